@@ -1,0 +1,200 @@
+// Package driver defines how shepherd talks to one replica database, and
+// the registry of the drivers it knows (postgres, mysql, sqlite, sqlite-cgo).
+//
+// A driver hides everything engine-specific below one small interface:
+// connecting, transaction control, running a statement already written in
+// the engine's dialect, answering in the canonical form of package answer,
+// and mapping the engine's errors onto SQLSTATEs (package pgerr). It also
+// declares the engine's concurrency class, which the scheduler needs to
+// know which orderings the engine enforces by itself.
+//
+// Concurrency contract: an Engine is safe for concurrent use; a Conn is
+// used by one goroutine at a time.
+package driver
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/shepherd-db/shepherd/internal/answer"
+)
+
+// Class is how an engine orders concurrent transactions (DESIGN.md,
+// "Replicas are not all two-phase locking").
+type Class uint8
+
+const (
+	// Locking engines hold locks to commit (strict two-phase locking at
+	// SERIALIZABLE): a statement that conflicts with an uncommitted
+	// transaction waits. Fit to be primary.
+	Locking Class = iota + 1
+	// MVCC engines let readers see a snapshot and never wait for writers;
+	// they run at READ COMMITTED as secondaries.
+	MVCC
+	// Serial engines run one transaction at a time.
+	Serial
+)
+
+// String returns the class name used in config and SHOW REPLICAS.
+func (c Class) String() string {
+	switch c {
+	case Locking:
+		return "locking"
+	case MVCC:
+		return "mvcc"
+	case Serial:
+		return "serial"
+	}
+	return fmt.Sprintf("class(%d)", uint8(c))
+}
+
+// MayBePrimary reports whether an engine of this class may be the primary:
+// its answers must reflect an order the secondaries can reproduce.
+func (c Class) MayBePrimary() bool { return c == Locking || c == Serial }
+
+// Dialect is the SQL dialect an engine speaks. Statements reach a driver
+// already translated into it.
+type Dialect uint8
+
+// Dialects.
+const (
+	Postgres Dialect = iota + 1
+	MySQL
+	SQLite
+)
+
+// String returns the dialect's name.
+func (d Dialect) String() string {
+	switch d {
+	case Postgres:
+		return "postgres"
+	case MySQL:
+		return "mysql"
+	case SQLite:
+		return "sqlite"
+	}
+	return fmt.Sprintf("dialect(%d)", uint8(d))
+}
+
+// Spec is what a driver needs to open an engine, from the config file.
+type Spec struct {
+	// Name is the replica's name in the config, for messages.
+	Name string
+	// DSN is the driver-specific connection string.
+	DSN string
+	// DataDir is the shepherd data directory; relative file paths in DSN
+	// (SQLite) are resolved under it.
+	DataDir string
+}
+
+// Engine is one replica database. It is safe for concurrent use.
+type Engine interface {
+	// Driver returns the driver name ("postgres", "mysql", ...).
+	Driver() string
+	// Class returns the engine's concurrency class.
+	Class() Class
+	// Dialect returns the SQL dialect the engine speaks.
+	Dialect() Dialect
+	// Connect opens a new session to the engine, configured for shepherd
+	// (isolation level, time zone UTC, autocommit off where that matters).
+	Connect(ctx context.Context) (Conn, error)
+	// Close releases what the engine holds (an embedded database file).
+	Close() error
+}
+
+// TxOptions are the options of BEGIN. Zero values mean the driver's
+// default for its class.
+type TxOptions struct {
+	// Isolation is "", "serializable", "repeatable read", "read committed"
+	// or "read uncommitted".
+	Isolation string
+	ReadOnly  bool
+}
+
+// Conn is one session on an engine. It is used by one goroutine at a time.
+//
+// Errors: every method returns a *pgerr.Error. An error in SQLSTATE class
+// 08 means the connection is unusable and must be closed; 57014 means ctx
+// ended the statement (the driver has asked the engine to cancel it); any
+// other code is an answer of the engine (the statement failed, the
+// connection is still usable, the transaction state follows the engine's
+// rules: PostgreSQL aborts the transaction, MySQL keeps it).
+type Conn interface {
+	// Begin starts a transaction.
+	Begin(ctx context.Context, opts TxOptions) error
+	// Commit commits the current transaction.
+	Commit(ctx context.Context) error
+	// Rollback rolls the current transaction back; it is a no-op without one.
+	Rollback(ctx context.Context) error
+	// Exec runs one statement inside the current transaction (or alone, in
+	// the engine's autocommit, when none is open).
+	Exec(ctx context.Context, q Query) (*answer.Answer, error)
+	// Close closes the connection, rolling back anything open.
+	Close() error
+}
+
+// Query is one statement in the engine's dialect.
+type Query struct {
+	// SQL is the statement text, parameters written the dialect's way
+	// ($1 for postgres, ? for mysql and sqlite).
+	SQL string
+	// Args are the parameter values, in the order the dialect's
+	// placeholders consume them.
+	Args []Arg
+	// ReturnsRows says the statement produces a result set (SELECT,
+	// VALUES, SHOW, ... RETURNING).
+	ReturnsRows bool
+	// Verb is the command tag verb ("SELECT", "INSERT", "CREATE TABLE").
+	Verb string
+}
+
+// Arg is one parameter value, in PostgreSQL text form (bytea as raw bytes).
+type Arg struct {
+	Null bool
+	// Type is the parameter's family, Unknown when the client did not say;
+	// a driver passes Unknown as a string and lets the engine coerce it.
+	Type answer.Type
+	Text string
+}
+
+// OpenFunc opens an engine from its spec. It checks the engine is
+// reachable before it returns.
+type OpenFunc func(ctx context.Context, spec Spec) (Engine, error)
+
+var (
+	registryMu sync.Mutex
+	registry   = map[string]OpenFunc{}
+)
+
+// Register makes a driver available under name. It panics if the name is
+// taken: two drivers claiming one name is a programming error.
+func Register(name string, open OpenFunc) {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	if _, dup := registry[name]; dup {
+		panic("driver: Register called twice for " + name)
+	}
+	registry[name] = open
+}
+
+// Lookup returns the driver registered under name.
+func Lookup(name string) (OpenFunc, bool) {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	f, ok := registry[name]
+	return f, ok
+}
+
+// Names returns the registered driver names, sorted.
+func Names() []string {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	var n []string
+	for k := range registry {
+		n = append(n, k)
+	}
+	slices.Sort(n)
+	return n
+}
