@@ -1,0 +1,493 @@
+package coord
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/shepherd-db/shepherd/internal/answer"
+	"github.com/shepherd-db/shepherd/internal/pgerr"
+)
+
+// TxnID names a transaction; the shell allocates them, never zero.
+type TxnID uint64
+
+// ReplicaID is a replica's index in the configuration.
+type ReplicaID int
+
+// OpKind is the kind of an operation a replica runs.
+type OpKind uint8
+
+// Operation kinds.
+const (
+	OpStmt OpKind = iota + 1
+	OpCommit
+	OpRollback
+)
+
+// Op is one operation of a transaction. Seq numbers the statements of a
+// transaction from 0; it is unused for COMMIT and ROLLBACK.
+type Op struct {
+	Txn  TxnID
+	Kind OpKind
+	Seq  int
+}
+
+// String renders an op as the scenario scripts write it: t1/0, t1/commit.
+func (o Op) String() string {
+	switch o.Kind {
+	case OpCommit:
+		return fmt.Sprintf("t%d/commit", o.Txn)
+	case OpRollback:
+		return fmt.Sprintf("t%d/rollback", o.Txn)
+	}
+	return fmt.Sprintf("t%d/%d", o.Txn, o.Seq)
+}
+
+// Vote is one replica's answer to an operation, reduced to what voting
+// compares: the digest of a successful answer, or an error's SQLSTATE.
+type Vote struct {
+	Digest answer.Digest
+	Code   string // "" for success
+}
+
+// OK reports whether the vote is a successful answer.
+func (v Vote) OK() bool { return v.Code == "" }
+
+// String renders the vote for logs and scripts.
+func (v Vote) String() string {
+	if v.OK() {
+		return v.Digest.String()
+	}
+	return "error " + v.Code
+}
+
+// Mode selects the scheduling rules.
+type Mode uint8
+
+// Modes.
+const (
+	Passthrough Mode = iota + 1
+	Serial
+)
+
+// Config is the coordinator's fixed configuration.
+type Config struct {
+	Mode Mode
+	// N is the number of replicas, F the number of faulty ones tolerated:
+	// N >= 2F+1 (passthrough: N = 1, F = 0).
+	N, F int
+}
+
+// Event is an input to Step.
+type Event interface{ event() }
+
+// Begin: the client started transaction Txn (explicitly or implicitly).
+type Begin struct{ Txn TxnID }
+
+// Submit: the client submitted an operation of a begun transaction.
+type Submit struct{ Op Op }
+
+// Answered: replica R finished operation Op with vote V.
+type Answered struct {
+	R  ReplicaID
+	Op Op
+	V  Vote
+}
+
+// Down: replica R is unusable (its connection broke, it answered with a
+// connection error, or the operator took it out). It gets no operations
+// and no longer votes until recovered.
+type Down struct{ R ReplicaID }
+
+func (Begin) event()    {}
+func (Submit) event()   {}
+func (Answered) event() {}
+func (Down) event()     {}
+
+// Action is an output of Ready.
+type Action interface{ action() }
+
+// Send: run Op on replica R. A replica runs the ops of one transaction in
+// the order sent.
+type Send struct {
+	R  ReplicaID
+	Op Op
+}
+
+// Reply: the client's operation Op is decided. When Fail is nil the reply
+// is replica From's answer (which may itself be an error the replicas
+// agreed on); otherwise Fail is the reply and the transaction must roll
+// back.
+type Reply struct {
+	Op   Op
+	From ReplicaID
+	Fail *pgerr.Error
+}
+
+// Mismatch: replica R's vote on Op differs from the decided one (Want is
+// the decided vote; for an undecidable op, Want is zero and R is one of
+// the replicas in disagreement).
+type Mismatch struct {
+	R         ReplicaID
+	Op        Op
+	Got, Want Vote
+}
+
+// MarkDown: the coordinator stopped using replica R (see Down).
+type MarkDown struct {
+	R   ReplicaID
+	Why string
+}
+
+// Finished: every live replica is done with transaction Txn; the shell may
+// forget it.
+type Finished struct{ Txn TxnID }
+
+func (Send) action()     {}
+func (Reply) action()    {}
+func (Mismatch) action() {}
+func (MarkDown) action() {}
+func (Finished) action() {}
+
+// Coordinator is the pure coordinator state machine. It is not safe for
+// concurrent use: the shell serialises Step and Ready.
+type Coordinator struct {
+	cfg      Config
+	replicas []replicaState
+	txns     map[TxnID]*txnState
+	// active holds the admission token (serial mode); waiting are the
+	// begun transactions queued for it, in arrival order.
+	active  TxnID
+	waiting []TxnID
+	out     []Action
+}
+
+type replicaState struct {
+	down bool
+	// cur is the transaction the replica is running (serial mode), 0 when
+	// idle; queue holds ops of later transactions, in order.
+	cur   TxnID
+	queue []Op
+}
+
+type txnState struct {
+	// pending holds ops submitted before the transaction was admitted.
+	pending  []Op
+	ballots  map[Op]*ballot
+	finished bool // client's last op (COMMIT/ROLLBACK) submitted
+	// doneAt marks replicas that finished the transaction's last op.
+	doneAt []bool
+}
+
+// New returns a coordinator for cfg. It panics on an impossible config
+// (the config package validates user input before this).
+func New(cfg Config) *Coordinator {
+	if cfg.N < 2*cfg.F+1 || cfg.N < 1 || (cfg.Mode == Passthrough && cfg.N != 1) {
+		panic(fmt.Sprintf("coord: impossible config %+v", cfg))
+	}
+	return &Coordinator{cfg: cfg, replicas: make([]replicaState, cfg.N), txns: map[TxnID]*txnState{}}
+}
+
+// Ready returns the actions produced since the last call, in the order the
+// shell must carry them out, and forgets them.
+func (c *Coordinator) Ready() []Action {
+	out := c.out
+	c.out = nil
+	return out
+}
+
+// HasReady reports whether Ready would return actions.
+func (c *Coordinator) HasReady() bool { return len(c.out) > 0 }
+
+// Step applies one event.
+func (c *Coordinator) Step(ev Event) {
+	switch e := ev.(type) {
+	case Begin:
+		c.begin(e.Txn)
+	case Submit:
+		c.submit(e.Op)
+	case Answered:
+		c.answered(e)
+	case Down:
+		c.markDown(e.R, "reported down")
+	default:
+		panic(fmt.Sprintf("coord: unknown event %T", ev))
+	}
+}
+
+// quorum is the number of matching votes that decide an op.
+func (c *Coordinator) quorum() int { return c.cfg.F + 1 }
+
+func (c *Coordinator) begin(id TxnID) {
+	if _, dup := c.txns[id]; dup || id == 0 {
+		panic(fmt.Sprintf("coord: Begin of t%d twice", id))
+	}
+	c.txns[id] = &txnState{ballots: map[Op]*ballot{}, doneAt: make([]bool, c.cfg.N)}
+	if c.cfg.Mode != Serial {
+		return
+	}
+	if c.active == 0 {
+		c.active = id
+		return
+	}
+	c.waiting = append(c.waiting, id)
+}
+
+// admitted reports whether a transaction's ops may go out.
+func (c *Coordinator) admitted(id TxnID) bool {
+	return c.cfg.Mode != Serial || c.active == id
+}
+
+func (c *Coordinator) submit(op Op) {
+	t := c.txns[op.Txn]
+	if t == nil || t.finished {
+		panic(fmt.Sprintf("coord: %v submitted outside a live transaction", op))
+	}
+	if op.Kind != OpStmt {
+		t.finished = true
+	}
+	if !c.admitted(op.Txn) {
+		if op.Kind == OpRollback && c.cfg.Mode == Serial {
+			// Never admitted: nothing ran anywhere, drop it from the queue.
+			c.waiting = slices.DeleteFunc(c.waiting, func(w TxnID) bool { return w == op.Txn })
+			c.emit(Reply{Op: op, From: -1})
+			c.forget(op.Txn)
+			return
+		}
+		t.pending = append(t.pending, op)
+		return
+	}
+	c.dispatch(t, op)
+}
+
+// dispatch sends op to every live replica (through their queues in serial
+// mode) and opens its ballot.
+func (c *Coordinator) dispatch(t *txnState, op Op) {
+	if op.Kind != OpRollback {
+		t.ballots[op] = &ballot{votes: make([]*Vote, c.cfg.N)}
+	}
+	for r := range c.replicas {
+		if c.replicas[r].down {
+			continue
+		}
+		c.sendTo(ReplicaID(r), op)
+	}
+	if op.Kind == OpRollback {
+		// A rollback needs no vote: the client is told at once, and the
+		// token passes on.
+		c.emit(Reply{Op: op, From: -1})
+		c.release(op.Txn)
+		c.checkFinished(op.Txn)
+		return
+	}
+	c.decide(op) // no live replica left: fails at once
+}
+
+func (c *Coordinator) sendTo(r ReplicaID, op Op) {
+	rs := &c.replicas[r]
+	if c.cfg.Mode == Serial {
+		if rs.cur != 0 && rs.cur != op.Txn {
+			rs.queue = append(rs.queue, op)
+			return
+		}
+		rs.cur = op.Txn
+	}
+	c.emit(Send{R: r, Op: op})
+}
+
+// release passes the admission token to the next waiting transaction.
+func (c *Coordinator) release(id TxnID) {
+	if c.cfg.Mode != Serial || c.active != id {
+		return
+	}
+	c.active = 0
+	if len(c.waiting) == 0 {
+		return
+	}
+	next := c.waiting[0]
+	c.waiting = c.waiting[1:]
+	c.active = next
+	t := c.txns[next]
+	pending := t.pending
+	t.pending = nil
+	for _, op := range pending {
+		c.dispatch(t, op)
+	}
+}
+
+func (c *Coordinator) answered(a Answered) {
+	t := c.txns[a.Op.Txn]
+	if t == nil {
+		return // transaction already forgotten
+	}
+	if c.replicas[a.R].down {
+		return
+	}
+	last := a.Op.Kind == OpCommit || a.Op.Kind == OpRollback
+	if !a.V.OK() && pgerr.IsConnection(&pgerr.Error{Code: a.V.Code}) && c.cfg.N > 1 {
+		// The replica lost its session mid-transaction: what it ran is
+		// unknown, so it stops voting until recovered.
+		c.markDown(a.R, "connection lost during "+a.Op.String())
+		return
+	}
+	if b := t.ballots[a.Op]; b != nil {
+		b.votes[a.R] = &a.V
+		if b.decided {
+			if v := a.V; v != b.outcome && !b.failed {
+				c.emit(Mismatch{R: a.R, Op: a.Op, Got: v, Want: b.outcome})
+			}
+		} else {
+			c.decide(a.Op)
+		}
+	}
+	if last {
+		t.doneAt[a.R] = true
+		c.replicaDone(a.R, a.Op.Txn)
+		c.checkFinished(a.Op.Txn)
+	}
+}
+
+// replicaDone moves replica r on to the next transaction in its queue.
+func (c *Coordinator) replicaDone(r ReplicaID, id TxnID) {
+	rs := &c.replicas[r]
+	if c.cfg.Mode != Serial || rs.cur != id {
+		return
+	}
+	rs.cur = 0
+	if len(rs.queue) == 0 {
+		return
+	}
+	next := rs.queue[0].Txn
+	rs.cur = next
+	i := 0
+	for ; i < len(rs.queue) && rs.queue[i].Txn == next; i++ {
+		c.emit(Send{R: r, Op: rs.queue[i]})
+	}
+	rs.queue = rs.queue[i:]
+}
+
+// decide settles op's ballot if its votes allow it.
+func (c *Coordinator) decide(op Op) {
+	t := c.txns[op.Txn]
+	b := t.ballots[op]
+	if b == nil || b.decided {
+		return
+	}
+	if v, from, ok := b.leader(c.quorum()); ok {
+		b.decided, b.outcome = true, v
+		c.emit(Reply{Op: op, From: from})
+		for r, got := range b.votes {
+			if got != nil && *got != v {
+				c.emit(Mismatch{R: ReplicaID(r), Op: op, Got: *got, Want: v})
+			}
+		}
+		if op.Kind == OpCommit {
+			c.release(op.Txn)
+		}
+		return
+	}
+	if b.reachable(c.quorum(), c.live()) {
+		return
+	}
+	b.decided, b.failed = true, true
+	for r, got := range b.votes {
+		if got != nil {
+			c.emit(Mismatch{R: ReplicaID(r), Op: op, Got: *got})
+		}
+	}
+	fail := pgerr.New(pgerr.SerializationFailure,
+		"replicas disagreed on %s: no answer was given by %d replicas", describe(op), c.quorum()).
+		WithHint("the transaction was rolled back on every replica; retry it")
+	c.emit(Reply{Op: op, From: -1, Fail: fail})
+	if op.Kind == OpCommit {
+		// The client is told the commit failed; replicas that did commit
+		// are out of step and are reported by the Mismatch actions.
+		c.release(op.Txn)
+	}
+}
+
+func describe(op Op) string {
+	switch op.Kind {
+	case OpCommit:
+		return "COMMIT"
+	case OpStmt:
+		return fmt.Sprintf("statement %d of the transaction", op.Seq+1)
+	}
+	return op.String()
+}
+
+// live returns which replicas still vote.
+func (c *Coordinator) live() []bool {
+	l := make([]bool, len(c.replicas))
+	for i, r := range c.replicas {
+		l[i] = !r.down
+	}
+	return l
+}
+
+func (c *Coordinator) checkFinished(id TxnID) {
+	t := c.txns[id]
+	if t == nil || !t.finished || len(t.pending) > 0 {
+		return
+	}
+	for r, done := range t.doneAt {
+		if !done && !c.replicas[r].down {
+			return
+		}
+	}
+	c.emit(Finished{Txn: id})
+	c.forget(id)
+}
+
+func (c *Coordinator) forget(id TxnID) { delete(c.txns, id) }
+
+func (c *Coordinator) markDown(r ReplicaID, why string) {
+	rs := &c.replicas[r]
+	if rs.down {
+		return
+	}
+	rs.down, rs.queue, rs.cur = true, nil, 0
+	c.emit(MarkDown{R: r, Why: why})
+	// Ballots that were waiting for r may now be decided (or be known to
+	// be undecidable), and transactions waiting for r to finish are done.
+	for _, id := range c.txnIDs() {
+		t := c.txns[id]
+		if t == nil {
+			continue
+		}
+		for _, op := range t.ballotOps() {
+			c.decide(op)
+		}
+		c.checkFinished(id)
+	}
+}
+
+// txnIDs returns the live transaction ids in increasing order, so that
+// actions come out in a deterministic order.
+func (c *Coordinator) txnIDs() []TxnID {
+	ids := make([]TxnID, 0, len(c.txns))
+	for id := range c.txns {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+func (t *txnState) ballotOps() []Op {
+	ops := make([]Op, 0, len(t.ballots))
+	for op := range t.ballots {
+		ops = append(ops, op)
+	}
+	slices.SortFunc(ops, func(a, b Op) int {
+		if a.Kind != b.Kind {
+			return int(a.Kind) - int(b.Kind)
+		}
+		return a.Seq - b.Seq
+	})
+	return ops
+}
+
+func (c *Coordinator) emit(a Action) { c.out = append(c.out, a) }
+
+// IsDown reports whether replica r has been taken out.
+func (c *Coordinator) IsDown(r ReplicaID) bool { return c.replicas[r].down }

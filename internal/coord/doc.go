@@ -1,0 +1,39 @@
+// Package coord is the coordinator of shepherd: a pure state machine that
+// decides which replica runs which operation when, which answers reach the
+// client, and whether a transaction commits.
+//
+// It does no I/O and owns no goroutines, clocks or randomness. The shell
+// (package cluster) feeds it events with Step — a client submitted a
+// statement, a replica answered — and, after each Step, collects the
+// actions it must carry out with Ready: send an operation to a replica,
+// reply to a client, report a replica whose answer lost the vote. The shell
+// performs the actions in the order given. This is the Step/Ready shape of
+// etcd-io/raft, and it is what lets scenario scripts (testdata/) and a
+// seeded simulator drive every interleaving deterministically.
+//
+// What the coordinator knows of a statement is only its identity (a
+// transaction and a sequence number) and, once answered, each replica's
+// vote: the digest of its canonical answer, or its error's SQLSTATE. The
+// statements themselves and the full answers stay in the shell.
+//
+// Modes implemented here:
+//
+//   - passthrough: one replica, f = 0; every operation goes out at once and
+//     its answer is the reply.
+//   - serial: one transaction at a time across the cluster (admission in
+//     arrival order); every replica runs the transactions in that order; a
+//     statement's reply is the answer f+1 replicas agree on; COMMIT is
+//     acknowledged once f+1 replicas have committed.
+//
+// Invariants kept by the serial mode:
+//
+//  1. At most one transaction holds the admission token; only its
+//     operations are sent to replicas that are not still finishing an
+//     earlier one.
+//  2. Each replica receives the operations of transactions in admission
+//     order, and receives a transaction's operations only after it has
+//     finished (committed or rolled back) the previous transaction.
+//  3. A reply carries an answer that at least f+1 replicas gave; when no
+//     answer can reach f+1 the reply is a failure and the transaction must
+//     roll back.
+package coord

@@ -1,0 +1,126 @@
+package coord
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/cockroachdb/datadriven"
+
+	"github.com/shepherd-db/shepherd/internal/answer"
+)
+
+// TestScripts runs the scenario scripts in testdata/. Each command feeds
+// events to a coordinator and prints the actions it produced; run with
+// -rewrite to regenerate the expected output, and review the diff.
+//
+//	init mode=serial n=3 f=1
+//	begin t=1
+//	stmt t=1 seq=0 | commit t=1 | rollback t=1
+//	answer r=0 op=t1/0 v=A      (v names an answer; err=40001 an error)
+//	down r=1
+func TestScripts(t *testing.T) {
+	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
+		var c *Coordinator
+		labels := map[answer.Digest]string{}
+		datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
+			args := map[string]string{}
+			for _, a := range d.CmdArgs {
+				args[a.Key] = strings.Join(a.Vals, ",")
+			}
+			num := func(k string) int {
+				n, err := strconv.Atoi(args[k])
+				if err != nil {
+					d.Fatalf(t, "%s: bad %s=%q", d.Pos, k, args[k])
+				}
+				return n
+			}
+			if d.Cmd == "init" {
+				mode := map[string]Mode{"serial": Serial, "passthrough": Passthrough}[args["mode"]]
+				c = New(Config{Mode: mode, N: num("n"), F: num("f")})
+				return ""
+			}
+			switch d.Cmd {
+			case "begin":
+				c.Step(Begin{Txn: TxnID(num("t"))})
+			case "stmt":
+				c.Step(Submit{Op: Op{Txn: TxnID(num("t")), Kind: OpStmt, Seq: num("seq")}})
+			case "commit":
+				c.Step(Submit{Op: Op{Txn: TxnID(num("t")), Kind: OpCommit}})
+			case "rollback":
+				c.Step(Submit{Op: Op{Txn: TxnID(num("t")), Kind: OpRollback}})
+			case "answer":
+				var v Vote
+				if code, ok := args["err"]; ok {
+					v.Code = code
+				} else {
+					v.Digest = sha256.Sum256([]byte(args["v"]))
+					labels[v.Digest] = args["v"]
+				}
+				c.Step(Answered{R: ReplicaID(num("r")), Op: parseOp(t, d, args["op"]), V: v})
+			case "down":
+				c.Step(Down{R: ReplicaID(num("r"))})
+			default:
+				d.Fatalf(t, "unknown command %q", d.Cmd)
+			}
+			var b strings.Builder
+			for _, a := range c.Ready() {
+				b.WriteString(render(a, labels))
+				b.WriteByte('\n')
+			}
+			return b.String()
+		})
+	})
+}
+
+func parseOp(t *testing.T, d *datadriven.TestData, s string) Op {
+	txn, rest, ok := strings.Cut(strings.TrimPrefix(s, "t"), "/")
+	id, err := strconv.Atoi(txn)
+	if !ok || err != nil {
+		d.Fatalf(t, "bad op %q", s)
+	}
+	switch rest {
+	case "commit":
+		return Op{Txn: TxnID(id), Kind: OpCommit}
+	case "rollback":
+		return Op{Txn: TxnID(id), Kind: OpRollback}
+	}
+	seq, err := strconv.Atoi(rest)
+	if err != nil {
+		d.Fatalf(t, "bad op %q", s)
+	}
+	return Op{Txn: TxnID(id), Kind: OpStmt, Seq: seq}
+}
+
+func render(a Action, labels map[answer.Digest]string) string {
+	vote := func(v Vote) string {
+		if !v.OK() {
+			return "err=" + v.Code
+		}
+		if v == (Vote{}) {
+			return "-"
+		}
+		return labels[v.Digest]
+	}
+	switch a := a.(type) {
+	case Send:
+		return fmt.Sprintf("send r%d %v", a.R, a.Op)
+	case Reply:
+		if a.Fail != nil {
+			return fmt.Sprintf("reply %v fail %s", a.Op, a.Fail.Code)
+		}
+		if a.From < 0 {
+			return fmt.Sprintf("reply %v", a.Op)
+		}
+		return fmt.Sprintf("reply %v from r%d", a.Op, a.From)
+	case Mismatch:
+		return fmt.Sprintf("mismatch r%d %v got=%s want=%s", a.R, a.Op, vote(a.Got), vote(a.Want))
+	case MarkDown:
+		return fmt.Sprintf("down r%d (%s)", a.R, a.Why)
+	case Finished:
+		return fmt.Sprintf("finished t%d", a.Txn)
+	}
+	return fmt.Sprintf("%T", a)
+}
