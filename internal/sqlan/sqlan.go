@@ -66,6 +66,7 @@ type Stmt struct {
 	ShowName       string
 
 	dialects [4]dialectForm
+	describe describeForm
 }
 
 // dialectForm is the statement written for one dialect.

@@ -151,3 +151,26 @@ func TestCache(t *testing.T) {
 		t.Error("syntax error not reported")
 	}
 }
+
+func TestDescribe(t *testing.T) {
+	for sql, want := range map[string]string{
+		"SELECT a, b FROM t WHERE id = $1 FOR UPDATE":                "SELECT * FROM (SELECT a, b FROM t WHERE id = $1) shepherd_describe LIMIT 0",
+		"INSERT INTO t (a) VALUES ($1) RETURNING id, a * 2 AS twice": "SELECT id, a * 2 AS twice FROM t LIMIT 0",
+		"UPDATE acc SET b = b + 1 WHERE id = 3 RETURNING b":          "SELECT b FROM acc LIMIT 0",
+	} {
+		st, err := ParseOne(sql)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := st.Describe()
+		if d == nil || d.SQL != want {
+			t.Errorf("%q: describe = %+v, want %q", sql, d, want)
+		}
+	}
+	for _, sql := range []string{"INSERT INTO t VALUES (1)", "SHOW TimeZone", "BEGIN"} {
+		st, _ := ParseOne(sql)
+		if st.Describe() != nil {
+			t.Errorf("%q: describe form for a statement without rows", sql)
+		}
+	}
+}

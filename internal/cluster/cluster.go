@@ -1,0 +1,292 @@
+// Package cluster is the shell around the coordinator: it owns the replica
+// managers, feeds the coordinator the client's operations and the
+// replicas' answers, and carries out the actions the coordinator returns.
+//
+// All coordinator calls happen under one mutex, and the actions of a Step
+// are carried out before the mutex is released: sending a task to a
+// manager and handing a reply to a waiting session never block, so the
+// critical section stays short and actions keep the coordinator's order.
+package cluster
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+
+	"github.com/shepherd-db/shepherd/internal/answer"
+	"github.com/shepherd-db/shepherd/internal/coord"
+	"github.com/shepherd-db/shepherd/internal/driver"
+	"github.com/shepherd-db/shepherd/internal/pgerr"
+	"github.com/shepherd-db/shepherd/internal/replica"
+	"github.com/shepherd-db/shepherd/internal/sqlan"
+)
+
+// Replica is one configured replica.
+type Replica struct {
+	Name   string
+	Engine driver.Engine
+}
+
+// Options configure a cluster.
+type Options struct {
+	Mode coord.Mode
+	F    int
+	Log  *slog.Logger
+}
+
+// Cluster runs transactions on the replicas under the coordinator's rules.
+// It is safe for concurrent use by many sessions.
+type Cluster struct {
+	opts     Options
+	log      *slog.Logger
+	managers []*replica.Manager
+	status   []replicaStatus
+	nextTxn  atomic.Uint64
+
+	mu struct {
+		sync.Mutex
+		core *coord.Coordinator
+		txns map[coord.TxnID]*Txn
+	}
+}
+
+type replicaStatus struct {
+	mismatches atomic.Int64
+	down       atomic.Bool
+	suspect    atomic.Bool
+}
+
+// New returns a cluster over replicas (already opened). The caller checks
+// the configuration (replica count for the mode and f).
+func New(opts Options, replicas []Replica) *Cluster {
+	if opts.Log == nil {
+		opts.Log = slog.Default()
+	}
+	c := &Cluster{opts: opts, log: opts.Log, status: make([]replicaStatus, len(replicas))}
+	c.mu.core = coord.New(coord.Config{Mode: opts.Mode, N: len(replicas), F: opts.F})
+	c.mu.txns = map[coord.TxnID]*Txn{}
+	for i, r := range replicas {
+		c.managers = append(c.managers, replica.New(coord.ReplicaID(i), r.Name, r.Engine, c.log, c.onResult))
+	}
+	return c
+}
+
+// Close shuts the managers down; transactions still open fail.
+func (c *Cluster) Close() {
+	for _, m := range c.managers {
+		m.Close()
+	}
+}
+
+// Txn is one client transaction. Its methods are called by one session
+// goroutine at a time.
+type Txn struct {
+	c    *Cluster
+	id   coord.TxnID
+	opts driver.TxOptions
+	seq  int
+	done bool
+
+	// Guarded by c.mu:
+	stmts   []stmtCall
+	waiting map[coord.Op]chan outcome
+	answers map[coord.Op][]replica.Result
+}
+
+type stmtCall struct {
+	st   *sqlan.Stmt
+	args []driver.Arg
+}
+
+type outcome struct {
+	answer *answer.Answer
+	err    *pgerr.Error
+}
+
+// Begin starts a transaction. Nothing reaches the replicas until its first
+// statement.
+func (c *Cluster) Begin(opts driver.TxOptions) *Txn {
+	t := &Txn{c: c, id: coord.TxnID(c.nextTxn.Add(1)), opts: opts, waiting: map[coord.Op]chan outcome{}}
+	c.mu.Lock()
+	c.mu.txns[t.id] = t
+	c.mu.core.Step(coord.Begin{Txn: t.id})
+	c.applyLocked()
+	c.mu.Unlock()
+	return t
+}
+
+// Exec runs one statement of the transaction on the replicas and returns
+// the answer the coordinator chose. When ctx ends first, the statement is
+// cancelled on every replica and Exec returns what they then agree on
+// (normally 57014).
+func (t *Txn) Exec(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (*answer.Answer, error) {
+	op := coord.Op{Txn: t.id, Kind: coord.OpStmt, Seq: t.seq}
+	t.seq++
+	return t.submit(ctx, op, stmtCall{st: st, args: args})
+}
+
+// Commit asks the replicas to commit. A nil error means at least f+1
+// replicas committed.
+func (t *Txn) Commit(ctx context.Context) error {
+	if t.done {
+		return pgerr.New(pgerr.InternalError, "transaction already ended")
+	}
+	t.done = true
+	_, err := t.submit(ctx, coord.Op{Txn: t.id, Kind: coord.OpCommit}, stmtCall{})
+	return err
+}
+
+// Rollback rolls the transaction back everywhere. It does not wait for the
+// replicas: a rollback cannot fail in a way the client could act on.
+func (t *Txn) Rollback() {
+	if t.done {
+		return
+	}
+	t.done = true
+	c := t.c
+	c.mu.Lock()
+	c.mu.core.Step(coord.Submit{Op: coord.Op{Txn: t.id, Kind: coord.OpRollback}})
+	c.applyLocked()
+	c.mu.Unlock()
+}
+
+func (t *Txn) submit(ctx context.Context, op coord.Op, call stmtCall) (*answer.Answer, error) {
+	c := t.c
+	ch := make(chan outcome, 1)
+	c.mu.Lock()
+	if op.Kind == coord.OpStmt {
+		t.stmts = append(t.stmts, call)
+	}
+	t.waiting[op] = ch
+	c.mu.core.Step(coord.Submit{Op: op})
+	c.applyLocked()
+	c.mu.Unlock()
+	select {
+	case o := <-ch:
+		return o.answer, errOrNil(o.err)
+	case <-ctx.Done():
+	}
+	// Cancelled: stop the statement everywhere, then take whatever the
+	// replicas agree on (they answer promptly once cancelled).
+	for _, m := range c.managers {
+		m.Cancel(t.id)
+	}
+	o := <-ch
+	return o.answer, errOrNil(o.err)
+}
+
+func errOrNil(e *pgerr.Error) error {
+	if e == nil {
+		return nil
+	}
+	return e
+}
+
+// onResult receives a replica's result (from a manager goroutine).
+func (c *Cluster) onResult(r replica.Result) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if t := c.mu.txns[r.Op.Txn]; t != nil {
+		t.results(r)
+	}
+	c.mu.core.Step(coord.Answered{R: r.R, Op: r.Op, V: r.Vote})
+	c.applyLocked()
+}
+
+// results keeps a replica's result until the ballot is decided.
+func (t *Txn) results(r replica.Result) {
+	if t.answers == nil {
+		t.answers = map[coord.Op][]replica.Result{}
+	}
+	rs := t.answers[r.Op]
+	if rs == nil {
+		rs = make([]replica.Result, len(t.c.managers))
+	}
+	rs[r.R] = r
+	t.answers[r.Op] = rs
+}
+
+// applyLocked carries out the coordinator's actions. c.mu is held.
+func (c *Cluster) applyLocked() {
+	for _, a := range c.mu.core.Ready() {
+		switch a := a.(type) {
+		case coord.Send:
+			c.sendLocked(a)
+		case coord.Reply:
+			c.replyLocked(a)
+		case coord.Mismatch:
+			c.mismatchLocked(a)
+		case coord.MarkDown:
+			c.status[a.R].down.Store(true)
+			c.log.Warn("replica taken out", "replica", c.managers[a.R].Name(), "why", a.Why)
+		case coord.Finished:
+			delete(c.mu.txns, a.Txn)
+		}
+	}
+}
+
+func (c *Cluster) sendLocked(a coord.Send) {
+	t := c.mu.txns[a.Op.Txn]
+	if t == nil {
+		return
+	}
+	m := c.managers[a.R]
+	task := replica.Task{Op: a.Op, TxOptions: t.opts}
+	if a.Op.Kind == coord.OpStmt {
+		call := t.stmts[a.Op.Seq]
+		task.Query = query(call, m.Engine().Dialect())
+		task.Ordered = call.st.Ordered
+	}
+	m.Submit(task)
+}
+
+// query writes a statement for one replica's dialect.
+func query(call stmtCall, d driver.Dialect) driver.Query {
+	sql, order := call.st.For(d)
+	args := call.args
+	if order != nil {
+		args = make([]driver.Arg, len(order))
+		for i, j := range order {
+			if j < len(call.args) {
+				args[i] = call.args[j]
+			} else {
+				args[i] = driver.Arg{Null: true}
+			}
+		}
+	}
+	return driver.Query{SQL: sql, Args: args, ReturnsRows: call.st.ReturnsRows, Verb: call.st.Verb}
+}
+
+func (c *Cluster) replyLocked(a coord.Reply) {
+	t := c.mu.txns[a.Op.Txn]
+	if t == nil {
+		return
+	}
+	ch := t.waiting[a.Op]
+	delete(t.waiting, a.Op)
+	var o outcome
+	switch {
+	case a.Fail != nil:
+		o.err = a.Fail
+	case a.From >= 0:
+		r := t.answers[a.Op][a.From]
+		o.answer, o.err = r.Answer, r.Err
+	}
+	if ch != nil {
+		ch <- o
+	}
+}
+
+func (c *Cluster) mismatchLocked(a coord.Mismatch) {
+	st := &c.status[a.R]
+	st.mismatches.Add(1)
+	st.suspect.Store(true)
+	sql := ""
+	if t := c.mu.txns[a.Op.Txn]; t != nil && a.Op.Kind == coord.OpStmt && a.Op.Seq < len(t.stmts) {
+		sql = t.stmts[a.Op.Seq].st.SQL
+	}
+	c.log.Warn("replica answer lost the vote",
+		"replica", c.managers[a.R].Name(), "txn", uint64(a.Op.Txn), "op", a.Op.String(),
+		"statement", sql, "got", a.Got.String(), "want", a.Want.String())
+}

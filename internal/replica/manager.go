@@ -1,0 +1,193 @@
+// Package replica runs operations on one replica database on behalf of the
+// coordinator: the I/O shell around a driver.Engine.
+//
+// A Manager keeps a pool of idle engine connections and, for every
+// transaction that has operations on the replica, one worker goroutine
+// that owns one connection and runs that transaction's operations in the
+// order they were submitted. Ordering between transactions is not the
+// manager's business: the coordinator sends a transaction's operations
+// only when the scheduling rules allow them to run.
+package replica
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+
+	"github.com/shepherd-db/shepherd/internal/answer"
+	"github.com/shepherd-db/shepherd/internal/coord"
+	"github.com/shepherd-db/shepherd/internal/driver"
+	"github.com/shepherd-db/shepherd/internal/pgerr"
+)
+
+// Task is one operation for the replica.
+type Task struct {
+	Op coord.Op
+	// Query is the statement in the replica's dialect (OpStmt only).
+	Query driver.Query
+	// Ordered says the statement's rows are compared in order.
+	Ordered bool
+	// TxOptions start the transaction, when this is its first task here.
+	TxOptions driver.TxOptions
+}
+
+// Result is the outcome of a task.
+type Result struct {
+	R      coord.ReplicaID
+	Op     coord.Op
+	Answer *answer.Answer // nil on error, and for COMMIT/ROLLBACK
+	Err    *pgerr.Error
+	Vote   coord.Vote
+}
+
+// Manager runs tasks on one replica. Submit and Cancel are safe for
+// concurrent use and never block on the replica.
+type Manager struct {
+	id     coord.ReplicaID
+	name   string
+	engine driver.Engine
+	log    *slog.Logger
+	report func(Result)
+
+	mu struct {
+		sync.Mutex
+		workers map[coord.TxnID]*worker
+		idle    []driver.Conn
+		closed  bool
+	}
+	wg sync.WaitGroup
+}
+
+// maxIdle bounds the pool of idle connections kept per replica.
+const maxIdle = 64
+
+// New returns a manager for engine. report receives every task's result,
+// from the manager's goroutines; it must not block for long.
+func New(id coord.ReplicaID, name string, engine driver.Engine, log *slog.Logger, report func(Result)) *Manager {
+	m := &Manager{id: id, name: name, engine: engine, log: log.With("replica", name), report: report}
+	m.mu.workers = map[coord.TxnID]*worker{}
+	return m
+}
+
+// Name returns the replica's name.
+func (m *Manager) Name() string { return m.name }
+
+// Engine returns the replica's engine.
+func (m *Manager) Engine() driver.Engine { return m.engine }
+
+// Submit queues a task. Tasks of one transaction run in submission order;
+// COMMIT and ROLLBACK end the transaction's worker.
+func (m *Manager) Submit(t Task) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.mu.closed {
+		go m.report(Result{R: m.id, Op: t.Op, Err: closedErr(m.name), Vote: coord.Vote{Code: pgerr.ConnectionFailure}})
+		return
+	}
+	w := m.mu.workers[t.Op.Txn]
+	if w == nil {
+		ctx, cancel := context.WithCancel(context.Background())
+		w = &worker{m: m, txn: t.Op.Txn, ctx: ctx, cancel: cancel, wake: make(chan struct{}, 1)}
+		m.mu.workers[t.Op.Txn] = w
+		m.wg.Add(1)
+		go w.run()
+	}
+	if t.Op.Kind == coord.OpRollback {
+		// The client gave up on the transaction: stop whatever of it is
+		// running rather than let the rollback wait behind it.
+		w.cancelRunning(true)
+	}
+	w.push(t)
+}
+
+func closedErr(name string) *pgerr.Error {
+	return pgerr.New(pgerr.ConnectionFailure, "replica %s is shut down", name)
+}
+
+// Cancel stops the statement transaction txn is running here, if any.
+func (m *Manager) Cancel(txn coord.TxnID) {
+	m.mu.Lock()
+	w := m.mu.workers[txn]
+	m.mu.Unlock()
+	if w != nil {
+		w.cancelRunning(false)
+	}
+}
+
+// Close stops accepting tasks, cancels running ones, waits for the
+// workers and closes the pooled connections.
+func (m *Manager) Close() {
+	m.mu.Lock()
+	m.mu.closed = true
+	for _, w := range m.mu.workers {
+		w.cancel()
+	}
+	m.mu.Unlock()
+	m.wg.Wait()
+	m.mu.Lock()
+	idle := m.mu.idle
+	m.mu.idle = nil
+	m.mu.Unlock()
+	for _, c := range idle {
+		c.Close()
+	}
+}
+
+// conn takes an idle connection or opens one.
+func (m *Manager) conn(ctx context.Context) (driver.Conn, error) {
+	m.mu.Lock()
+	if n := len(m.mu.idle); n > 0 {
+		c := m.mu.idle[n-1]
+		m.mu.idle = m.mu.idle[:n-1]
+		m.mu.Unlock()
+		return c, nil
+	}
+	m.mu.Unlock()
+	return m.engine.Connect(ctx)
+}
+
+// putConn returns a healthy connection to the pool.
+func (m *Manager) putConn(c driver.Conn) {
+	m.mu.Lock()
+	if m.mu.closed || len(m.mu.idle) >= maxIdle {
+		m.mu.Unlock()
+		c.Close()
+		return
+	}
+	m.mu.idle = append(m.mu.idle, c)
+	m.mu.Unlock()
+}
+
+// Describe runs q outside any transaction (engine autocommit) on a pooled
+// connection and returns its answer; used to learn a statement's result
+// columns before it runs for real.
+func (m *Manager) Describe(ctx context.Context, q driver.Query) (*answer.Answer, error) {
+	c, err := m.conn(ctx)
+	if err != nil {
+		return nil, withReplica(err, m.name)
+	}
+	a, err := c.Exec(ctx, q)
+	if err != nil && pgerr.IsConnection(err) {
+		c.Close()
+	} else {
+		m.putConn(c)
+	}
+	return a, withReplica(err, m.name)
+}
+
+func withReplica(err error, name string) *pgerr.Error {
+	if err == nil {
+		return nil
+	}
+	e := *pgerr.From(err)
+	if e.Replica == "" {
+		e.Replica = name
+	}
+	return &e
+}
+
+func (m *Manager) removeWorker(txn coord.TxnID) {
+	m.mu.Lock()
+	delete(m.mu.workers, txn)
+	m.mu.Unlock()
+}

@@ -1,0 +1,154 @@
+package replica
+
+import (
+	"context"
+	"sync"
+
+	"github.com/shepherd-db/shepherd/internal/answer"
+	"github.com/shepherd-db/shepherd/internal/coord"
+	"github.com/shepherd-db/shepherd/internal/driver"
+	"github.com/shepherd-db/shepherd/internal/pgerr"
+)
+
+// worker runs the tasks of one transaction on one connection.
+type worker struct {
+	m      *Manager
+	txn    coord.TxnID
+	ctx    context.Context // ends when the manager closes
+	cancel context.CancelFunc
+	wake   chan struct{}
+
+	mu struct {
+		sync.Mutex
+		queue     []Task
+		runCancel context.CancelFunc // cancels the running task
+		cancelled bool               // cancel the next task as soon as it starts
+	}
+}
+
+func (w *worker) push(t Task) {
+	w.mu.Lock()
+	w.mu.queue = append(w.mu.queue, t)
+	w.mu.Unlock()
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+// cancelRunning cancels the running statement; with rest, statements
+// still queued behind it are cancelled too (a rollback is coming).
+func (w *worker) cancelRunning(rest bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.mu.runCancel != nil {
+		w.mu.runCancel()
+	}
+	if rest {
+		w.mu.cancelled = true
+	}
+}
+
+// next waits for the next task.
+func (w *worker) next() Task {
+	for {
+		w.mu.Lock()
+		if len(w.mu.queue) > 0 {
+			t := w.mu.queue[0]
+			w.mu.queue = w.mu.queue[1:]
+			w.mu.Unlock()
+			return t
+		}
+		w.mu.Unlock()
+		<-w.wake
+	}
+}
+
+func (w *worker) run() {
+	defer w.m.wg.Done()
+	defer w.cancel()
+	var conn driver.Conn
+	var broken *pgerr.Error // set once the transaction cannot go on here
+	for {
+		t := w.next()
+		last := t.Op.Kind != coord.OpStmt
+		res := Result{R: w.m.id, Op: t.Op}
+		if conn == nil && broken == nil {
+			conn, broken = w.open(t)
+		}
+		switch {
+		case broken != nil && t.Op.Kind == coord.OpRollback:
+			// Nothing to roll back on a connection that is gone.
+		case broken != nil:
+			res.Err = broken
+		default:
+			res.Answer, res.Err = w.exec(conn, t)
+		}
+		if res.Err != nil {
+			res.Vote.Code = res.Err.Code
+			if pgerr.IsConnection(res.Err) && broken == nil {
+				broken = res.Err
+				conn.Close()
+				conn = nil
+			}
+		} else if res.Answer != nil {
+			res.Vote.Digest = res.Answer.Digest(t.Ordered)
+		}
+		if last {
+			if conn != nil {
+				w.m.putConn(conn)
+			}
+			w.m.removeWorker(w.txn)
+			w.m.report(res)
+			return
+		}
+		w.m.report(res)
+	}
+}
+
+// open connects and begins the transaction.
+func (w *worker) open(t Task) (driver.Conn, *pgerr.Error) {
+	conn, err := w.m.conn(w.ctx)
+	if err != nil {
+		return nil, withReplica(pgerr.Wrap(pgerr.ConnectionFailure, err, "cannot connect"), w.m.name)
+	}
+	if err := conn.Begin(w.ctx, t.TxOptions); err != nil {
+		conn.Close()
+		e := withReplica(err, w.m.name)
+		if !pgerr.IsConnection(e) {
+			e = withReplica(pgerr.Wrap(pgerr.ConnectionFailure, err, "cannot begin a transaction"), w.m.name)
+		}
+		return nil, e
+	}
+	return conn, nil
+}
+
+// exec runs one task with a context the client's cancel can end.
+func (w *worker) exec(conn driver.Conn, t Task) (*answer.Answer, *pgerr.Error) {
+	ctx, cancel := context.WithCancel(w.ctx)
+	defer cancel()
+	w.mu.Lock()
+	if w.mu.cancelled && t.Op.Kind == coord.OpStmt {
+		w.mu.Unlock()
+		return nil, withReplica(pgerr.New(pgerr.QueryCanceled, "canceling statement due to user request"), w.m.name)
+	}
+	w.mu.cancelled = false
+	w.mu.runCancel = cancel
+	w.mu.Unlock()
+	defer func() {
+		w.mu.Lock()
+		w.mu.runCancel = nil
+		w.mu.Unlock()
+	}()
+	var err error
+	var a *answer.Answer
+	switch t.Op.Kind {
+	case coord.OpStmt:
+		a, err = conn.Exec(ctx, t.Query)
+	case coord.OpCommit:
+		err = conn.Commit(ctx)
+	case coord.OpRollback:
+		err = conn.Rollback(w.ctx) // a rollback is never cancelled
+	}
+	return a, withReplica(err, w.m.name)
+}
