@@ -54,7 +54,7 @@ const (
 	AdminShutdown             = "57P01"
 	CannotConnectNow          = "57P03"
 	TooManyConnections        = "53300"
-	UndefinedParameter        = "42704"
+	UndefinedParameterRef     = "42P02"
 	InvalidSQLStatementName   = "26000"
 	InvalidCursorName         = "34000"
 	DuplicatePreparedStmt     = "42P05"

@@ -13,6 +13,10 @@ import (
 	"github.com/shepherd-db/shepherd/internal/pgerr"
 )
 
+// MaxParams is the most parameters a statement may use (the protocol's
+// limit: Bind counts them in 16 bits).
+const MaxParams = 65535
+
 // Kind is what a statement does, as far as replication cares.
 type Kind uint8
 
@@ -389,8 +393,8 @@ func (s *Stmt) writeDialects() error {
 		}
 		rewritten = true
 		n, err := strconv.Atoi(s.SQL[start+1 : end])
-		if err != nil || n < 1 {
-			return pgerr.New(pgerr.SyntaxError, "bad parameter reference %q", s.SQL[start:end])
+		if err != nil || n < 1 || n > MaxParams {
+			return pgerr.New(pgerr.UndefinedParameterRef, "there is no parameter %s", s.SQL[start:end])
 		}
 		s.NumParams = max(s.NumParams, n)
 		my.WriteString(s.SQL[last:start])

@@ -1,0 +1,31 @@
+# shepherd — see README.md.
+GO ?= go
+PKG := ./...
+
+.PHONY: test build run vet fuzz engines clean
+
+# The one test command (README, .ci/run): installs missing engines, vets,
+# runs every test with the race detector.
+test: engines vet
+	$(GO) test -race -count=1 -timeout 14m $(PKG)
+
+engines:
+	./scripts/install-engines.sh
+
+vet:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
+	$(GO) vet $(PKG)
+
+build:
+	$(GO) build -o shepherd ./cmd/shepherd
+
+run:
+	$(GO) run ./cmd/shepherd serve
+
+# Short fuzz runs of the wire front and the SQL layer (not part of test).
+fuzz:
+	$(GO) test -run '^$$' -fuzz=FuzzFront -fuzztime=60s ./internal/pgwire
+	$(GO) test -run '^$$' -fuzz=FuzzParse -fuzztime=60s ./internal/sqlan
+
+clean:
+	rm -rf shepherd shepherd-data

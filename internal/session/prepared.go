@@ -1,0 +1,94 @@
+package session
+
+import (
+	"context"
+
+	"github.com/shepherd-db/shepherd/internal/answer"
+	"github.com/shepherd-db/shepherd/internal/driver"
+	"github.com/shepherd-db/shepherd/internal/pgerr"
+	"github.com/shepherd-db/shepherd/internal/pgwire"
+	"github.com/shepherd-db/shepherd/internal/sqlan"
+)
+
+// statement is a prepared statement of the extended protocol.
+type statement struct {
+	sql       string
+	st        *sqlan.Stmt // nil for an empty query
+	paramOIDs []uint32
+	described bool
+	cols      []answer.Column
+}
+
+// SQL implements pgwire.Statement.
+func (p *statement) SQL() string { return p.sql }
+
+// Prepare implements pgwire.Session.
+func (s *Session) Prepare(ctx context.Context, sql string, paramOIDs []uint32) (pgwire.Statement, error) {
+	sts, err := s.cache.Parse(sql)
+	if err != nil {
+		s.fail()
+		return nil, err
+	}
+	if len(sts) > 1 {
+		s.fail()
+		return nil, pgerr.New(pgerr.SyntaxError, "cannot insert multiple commands into a prepared statement")
+	}
+	p := &statement{sql: sql}
+	if len(sts) == 1 {
+		p.st = sts[0]
+	}
+	n := len(paramOIDs)
+	if p.st != nil {
+		n = max(n, p.st.NumParams)
+	}
+	p.paramOIDs = make([]uint32, n)
+	// Parameters the client left untyped stay 0 ("unspecified"): clients
+	// then send them as text and each engine coerces the text as it
+	// would a literal.
+	copy(p.paramOIDs, paramOIDs)
+	return p, nil
+}
+
+// Describe implements pgwire.Session.
+func (s *Session) Describe(ctx context.Context, ps pgwire.Statement) ([]uint32, []answer.Column, error) {
+	p := ps.(*statement)
+	if p.described || p.st == nil {
+		return p.paramOIDs, p.cols, nil
+	}
+	switch {
+	case p.st.Kind == sqlan.Show:
+		p.cols = []answer.Column{{Name: p.st.ShowName, Type: answer.Text}}
+	case p.st.ReturnsRows:
+		ctx, done := s.cancellable(ctx)
+		defer done()
+		cols, err := s.cluster.Describe(ctx, p.st)
+		if err != nil {
+			s.fail()
+			return nil, nil, err
+		}
+		p.cols = cols
+	}
+	p.described = true
+	return p.paramOIDs, p.cols, nil
+}
+
+// Execute implements pgwire.Session.
+func (s *Session) Execute(ctx context.Context, ps pgwire.Statement, params []pgwire.Param) (*answer.Answer, error) {
+	p := ps.(*statement)
+	if p.st == nil {
+		return nil, pgwire.ErrEmptyQuery
+	}
+	ctx, done := s.cancellable(ctx)
+	defer done()
+	args := make([]driver.Arg, len(params))
+	for i, prm := range params {
+		args[i] = driver.Arg{Null: prm.Null, Text: prm.Text, Type: answer.TypeOfOID(prm.OID)}
+	}
+	if len(args) < p.st.NumParams {
+		return nil, pgerr.New(pgerr.ProtocolViolation, "statement needs %d parameters, %d given", p.st.NumParams, len(args))
+	}
+	return s.exec(ctx, p.st, args)
+}
+
+// CloseStatement implements pgwire.Session.
+func (s *Session) CloseStatement(pgwire.Statement) {}

@@ -1,0 +1,226 @@
+// Package session implements one client connection's SQL semantics on top
+// of the cluster: transaction blocks (explicit, implicit, failed), autocommit,
+// prepared statements, and the SET/SHOW parameters shepherd answers itself.
+//
+// Transaction rules follow PostgreSQL: a statement outside a block is its
+// own transaction and is answered only once it committed; after an error
+// inside a block every statement fails with 25P02 until ROLLBACK (COMMIT
+// then rolls back too); several statements in one simple Query message
+// form one implicit block unless they manage transactions themselves.
+package session
+
+import (
+	"context"
+	"strings"
+	"sync"
+
+	"github.com/shepherd-db/shepherd/internal/answer"
+	"github.com/shepherd-db/shepherd/internal/cluster"
+	"github.com/shepherd-db/shepherd/internal/driver"
+	"github.com/shepherd-db/shepherd/internal/pgerr"
+	"github.com/shepherd-db/shepherd/internal/pgwire"
+	"github.com/shepherd-db/shepherd/internal/sqlan"
+)
+
+// Session is one client's session. It implements pgwire.Session.
+type Session struct {
+	cluster *cluster.Cluster
+	cache   *sqlan.Cache
+	params  map[string]string
+
+	txn      *cluster.Txn     // open transaction on the replicas, nil before its first statement
+	inBlock  bool             // explicit BEGIN seen
+	implicit bool             // implicit block of a multi-statement Query
+	failed   bool             // block failed: 25P02 until it ends
+	txOpts   driver.TxOptions // options of the current block
+	defaults driver.TxOptions // SET SESSION CHARACTERISTICS
+
+	cancelMu sync.Mutex
+	cancel   context.CancelFunc // cancels the running call
+}
+
+// New returns a session on c. cache is shared between sessions.
+func New(c *cluster.Cluster, cache *sqlan.Cache, info pgwire.StartupInfo) *Session {
+	s := &Session{cluster: c, cache: cache, params: map[string]string{}}
+	for k, v := range info.Params {
+		if k != "user" && k != "database" {
+			s.params[strings.ToLower(k)] = v
+		}
+	}
+	return s
+}
+
+// TxStatus implements pgwire.Session.
+func (s *Session) TxStatus() byte {
+	switch {
+	case s.failed:
+		return 'E'
+	case s.inBlock:
+		return 'T'
+	}
+	return 'I'
+}
+
+// Cancel implements pgwire.Session.
+func (s *Session) Cancel() {
+	s.cancelMu.Lock()
+	if s.cancel != nil {
+		s.cancel()
+	}
+	s.cancelMu.Unlock()
+}
+
+// cancellable derives the context of one client call, which Cancel ends.
+func (s *Session) cancellable(ctx context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	s.cancelMu.Lock()
+	s.cancel = cancel
+	s.cancelMu.Unlock()
+	return ctx, func() {
+		s.cancelMu.Lock()
+		s.cancel = nil
+		s.cancelMu.Unlock()
+		cancel()
+	}
+}
+
+// Close implements pgwire.Session: whatever is open is rolled back.
+func (s *Session) Close(ctx context.Context) {
+	s.endBlock(false)
+}
+
+// Query implements pgwire.Session.
+func (s *Session) Query(ctx context.Context, sql string, emit func(*answer.Answer) error) error {
+	ctx, done := s.cancellable(ctx)
+	defer done()
+	sts, err := s.cache.Parse(sql)
+	if err != nil {
+		s.fail()
+		return err
+	}
+	if len(sts) == 0 {
+		return pgwire.ErrEmptyQuery
+	}
+	if len(sts) > 1 && !s.inBlock {
+		s.implicit = true
+	}
+	for _, st := range sts {
+		a, err := s.exec(ctx, st, nil)
+		if err != nil {
+			if s.implicit {
+				s.implicit = false
+				s.endBlock(false)
+			}
+			return err
+		}
+		if err := emit(a); err != nil {
+			return err
+		}
+	}
+	if s.implicit {
+		s.implicit = false
+		if !s.inBlock {
+			if err := s.commit(ctx); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// fail marks an open block failed (PostgreSQL's rule: any error aborts
+// the block).
+func (s *Session) fail() {
+	if s.inBlock {
+		s.failed = true
+	}
+}
+
+// exec runs one statement under the session's transaction rules.
+func (s *Session) exec(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (*answer.Answer, error) {
+	switch st.Kind {
+	case sqlan.Begin:
+		return s.begin(st)
+	case sqlan.Commit:
+		if !s.inBlock && !s.implicit {
+			return &answer.Answer{Tag: "COMMIT"}, nil // PostgreSQL warns; nothing to do
+		}
+		tag := "COMMIT"
+		if s.failed {
+			tag = "ROLLBACK"
+			s.endBlock(false)
+		} else if err := s.commit(ctx); err != nil {
+			return nil, err
+		}
+		return &answer.Answer{Tag: tag}, nil
+	case sqlan.Rollback:
+		s.endBlock(false)
+		return &answer.Answer{Tag: "ROLLBACK"}, nil
+	}
+	if s.failed {
+		return nil, pgerr.New(pgerr.InFailedSQLTransaction, "current transaction is aborted, commands ignored until end of transaction block")
+	}
+	switch st.Kind {
+	case sqlan.Set:
+		return s.set(st)
+	case sqlan.Show:
+		return s.show(st)
+	}
+	autocommit := !s.inBlock && !s.implicit
+	if s.txn == nil {
+		opts := s.txOpts
+		if autocommit {
+			opts = s.defaults
+		}
+		s.txn = s.cluster.Begin(opts)
+	}
+	a, err := s.txn.Exec(ctx, st, args)
+	if err != nil {
+		if autocommit {
+			s.endBlock(false)
+		} else {
+			s.fail()
+		}
+		return nil, err
+	}
+	if autocommit {
+		if err := s.commit(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return a, nil
+}
+
+func (s *Session) begin(st *sqlan.Stmt) (*answer.Answer, error) {
+	if s.inBlock {
+		// PostgreSQL only warns about a nested BEGIN.
+		return &answer.Answer{Tag: "BEGIN"}, nil
+	}
+	s.inBlock = true
+	s.txOpts = s.defaults
+	if st.TxOptions.Isolation != "" {
+		s.txOpts.Isolation = st.TxOptions.Isolation
+	}
+	if st.TxOptions.ReadOnly {
+		s.txOpts.ReadOnly = true
+	}
+	return &answer.Answer{Tag: "BEGIN"}, nil
+}
+
+// commit commits the open transaction, if any, and ends the block.
+func (s *Session) commit(ctx context.Context) error {
+	t := s.txn
+	s.txn, s.inBlock, s.failed = nil, false, false
+	if t == nil {
+		return nil
+	}
+	return t.Commit(ctx)
+}
+
+// endBlock ends the block; with commit false, rolls it back.
+func (s *Session) endBlock(commit bool) {
+	if s.txn != nil && !commit {
+		s.txn.Rollback()
+	}
+	s.txn, s.inBlock, s.failed = nil, false, false
+}
