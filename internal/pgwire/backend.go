@@ -51,8 +51,8 @@ type Session interface {
 
 	// Describe returns the parameter types of st (one OID per parameter,
 	// every one resolved: unknown ones as text) and its result columns (nil
-	// when it returns no rows). The front calls it for Describe and caches
-	// nothing itself.
+	// when it returns no rows). The front calls it at most once per
+	// statement, at the first Describe or Bind, and keeps the answer.
 	Describe(ctx context.Context, st Statement) (params []uint32, cols []answer.Column, err error)
 
 	// Execute runs st with bound parameter values (already decoded by the
@@ -61,7 +61,9 @@ type Session interface {
 	// this portal, are encoded following that description.
 	Execute(ctx context.Context, st Statement, params []Param) (*answer.Answer, error)
 
-	// Close releases st (Close message, or the session's end).
+	// CloseStatement releases st: on a Close message, when an unnamed
+	// statement is replaced, and, for every statement still open, at the
+	// session's end just before Close. Called once per prepared statement.
 	CloseStatement(st Statement)
 
 	// TxStatus returns the ReadyForQuery status: 'I' idle, 'T' in a

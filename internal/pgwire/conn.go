@@ -1,0 +1,249 @@
+package pgwire
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/shepherd-db/shepherd/internal/pgerr"
+)
+
+// writeBufferBytes is the size of the buffer in front of the socket: output
+// reaches the client when it fills, and at every ReadyForQuery and Flush.
+const writeBufferBytes = 32 << 10
+
+// errTerminate ends the message loop after a Terminate message.
+var errTerminate = errors.New("pgwire: client terminated")
+
+// errClientGone marks the end of a connection the client closed or broke;
+// nothing more can be said to it.
+var errClientGone = errors.New("pgwire: client gone")
+
+// conn is the state of one client connection. Only its own goroutine
+// touches it.
+type conn struct {
+	srv *Server
+	nc  net.Conn
+	log *slog.Logger
+
+	rd *framingReader
+	bw *bufio.Writer
+	be *pgproto3.Backend
+	// writeErr is the first error writing to the client; once set, the
+	// connection is finished.
+	writeErr error
+
+	sess Session
+	// types converts values between text and binary; created on first use
+	// because most connections never ask for binary.
+	types *pgtype.Map
+
+	statements map[string]*prepared
+	portals    map[string]*portal
+	// skipToSync is set by an error in an extended-protocol message: every
+	// message up to the next Sync is then ignored.
+	skipToSync bool
+}
+
+func newConn(s *Server, nc net.Conn) *conn {
+	rd := &framingReader{r: nc}
+	bw := bufio.NewWriterSize(nc, writeBufferBytes)
+	be := pgproto3.NewBackend(rd, bw)
+	be.SetMaxBodyLen(s.maxMessageBytes())
+	return &conn{
+		srv:        s,
+		nc:         nc,
+		log:        s.logger().With("remote", nc.RemoteAddr().String()),
+		rd:         rd,
+		bw:         bw,
+		be:         be,
+		statements: make(map[string]*prepared),
+		portals:    make(map[string]*portal),
+	}
+}
+
+// run takes the connection through startup, authentication and the message
+// loop. The Session, once opened, is closed exactly once on the way out.
+func (c *conn) run(ctx context.Context) error {
+	info, err := c.startup(ctx)
+	if err != nil {
+		return c.fail(err)
+	}
+	sess, err := c.srv.Handler.NewSession(ctx, info)
+	if err != nil {
+		return c.fail(pgerr.From(err).Fatal())
+	}
+	c.sess = sess
+	defer c.closeSession(ctx)
+
+	pid, secret, unregister, err := c.srv.register(sess)
+	if err != nil {
+		return c.fail(pgerr.Wrap(pgerr.InternalError, err, "allocating a backend key").Fatal())
+	}
+	defer unregister()
+
+	c.sendParameterStatuses(info)
+	c.send(&pgproto3.BackendKeyData{ProcessID: pid, SecretKey: uint32Bytes(secret)})
+	c.send(&pgproto3.ReadyForQuery{TxStatus: sess.TxStatus()})
+	if err := c.flush(); err != nil {
+		return err
+	}
+	c.log.Debug("pgwire: session started", "user", info.User, "database", info.Database)
+	return c.loop(ctx)
+}
+
+// closeSession releases every statement still prepared, then the Session.
+// It runs even when ctx is cancelled (server shutdown), with a bound.
+func (c *conn) closeSession(ctx context.Context) {
+	for name, p := range c.statements {
+		delete(c.statements, name)
+		if p.st != nil {
+			c.sess.CloseStatement(p.st)
+		}
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sessionCloseTimeout)
+	defer cancel()
+	c.sess.Close(cctx)
+}
+
+// fail sends err as an ErrorResponse if the client can still hear it, and
+// returns it for the caller to end the connection with.
+func (c *conn) fail(err error) error {
+	if isQuietEnd(err) {
+		return err
+	}
+	c.sendError(err)
+	_ = c.flush()
+	return err
+}
+
+// isQuietEnd reports whether err ends the connection without anything to
+// tell the client.
+func isQuietEnd(err error) bool {
+	return errors.Is(err, errTerminate) || errors.Is(err, errClientGone) || errors.Is(err, errCancelRequest)
+}
+
+// send queues msg for the client. A failure to write is remembered and
+// reported by flush.
+func (c *conn) send(msg pgproto3.BackendMessage) {
+	if c.writeErr != nil {
+		return
+	}
+	c.be.Send(msg)
+	if err := c.be.Flush(); err != nil {
+		c.writeErr = err
+	}
+}
+
+// flush pushes queued output to the client.
+func (c *conn) flush() error {
+	if c.writeErr == nil {
+		if err := c.bw.Flush(); err != nil {
+			c.writeErr = err
+		}
+	}
+	if c.writeErr != nil {
+		return errors.Join(errClientGone, c.writeErr)
+	}
+	return nil
+}
+
+// sendError queues err as an ErrorResponse.
+func (c *conn) sendError(err error) {
+	pe := pgerr.From(err)
+	sev := pe.Severity
+	if sev == "" {
+		sev = pgerr.SeverityError
+	}
+	c.send(&pgproto3.ErrorResponse{
+		Severity:            sev,
+		SeverityUnlocalized: sev,
+		Code:                pe.Code,
+		Message:             pe.Message,
+		Detail:              pe.Detail,
+		Hint:                pe.Hint,
+	})
+}
+
+// receiveError turns an error from Backend.Receive into the error that ends
+// the connection: the client leaving is quiet; anything else is a protocol
+// violation the client is told about.
+func (c *conn) receiveError(err error) error {
+	if c.rd.err != nil {
+		if errors.Is(c.rd.err, io.EOF) && c.rd.midMessage() {
+			// The stream ended inside a message.
+			return pgerr.New(pgerr.ProtocolViolation, "incomplete message from client").Fatal()
+		}
+		return errors.Join(errClientGone, c.rd.err)
+	}
+	var tooLong *pgproto3.ExceededMaxBodyLenErr
+	if errors.As(err, &tooLong) {
+		return pgerr.New(pgerr.ProtocolViolation, "message of %d bytes exceeds the limit of %d bytes",
+			tooLong.ActualBodyLen, tooLong.MaxExpectedBodyLen).Fatal()
+	}
+	return pgerr.New(pgerr.ProtocolViolation, "invalid message: %v", err).Fatal()
+}
+
+// framingReader passes the client's bytes to the Backend and follows the
+// message framing ([type][int32 length][body]) as they go by. It remembers
+// the first read error, so that an I/O failure can be told apart from a
+// malformed message, and a clean hang-up between messages from one in the
+// middle of a message. Only messages after the startup packet pass through
+// it.
+type framingReader struct {
+	r   io.Reader
+	err error
+
+	header    [5]byte
+	headerLen int   // bytes of the current header seen so far
+	bodyLeft  int64 // bytes of the current body not seen yet
+}
+
+func (r *framingReader) Read(p []byte) (int, error) {
+	if r.err != nil {
+		return 0, r.err
+	}
+	n, err := r.r.Read(p)
+	r.follow(p[:n])
+	if err != nil {
+		r.err = err
+	}
+	return n, err
+}
+
+// follow advances the framing state over b.
+func (r *framingReader) follow(b []byte) {
+	for len(b) > 0 {
+		if r.bodyLeft > 0 {
+			k := min(r.bodyLeft, int64(len(b)))
+			r.bodyLeft -= k
+			b = b[k:]
+			continue
+		}
+		r.header[r.headerLen] = b[0]
+		r.headerLen++
+		b = b[1:]
+		if r.headerLen == len(r.header) {
+			r.headerLen = 0
+			// A length below 4 is rejected by the Backend before the
+			// framing matters again.
+			r.bodyLeft = max(int64(int32(binary.BigEndian.Uint32(r.header[1:])))-4, 0)
+		}
+	}
+}
+
+// midMessage reports whether the bytes so far end inside a message.
+func (r *framingReader) midMessage() bool {
+	return r.headerLen > 0 || r.bodyLeft > 0
+}
+
+func uint32Bytes(v uint32) []byte {
+	return []byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)}
+}

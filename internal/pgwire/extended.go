@@ -1,0 +1,296 @@
+package pgwire
+
+import (
+	"context"
+	"errors"
+	"slices"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+
+	"github.com/shepherd-db/shepherd/internal/answer"
+	"github.com/shepherd-db/shepherd/internal/pgerr"
+)
+
+// programLimitExceeded is SQLSTATE 54000.
+const programLimitExceeded = "54000"
+
+// prepared is a prepared statement as the front knows it.
+type prepared struct {
+	// st is nil for an empty query, which the front answers itself.
+	st Statement
+	// described is set once params and cols hold Session.Describe's answer.
+	described bool
+	params    []uint32
+	cols      []answer.Column
+}
+
+// portal is a bound statement. Its answer is computed by the first Execute
+// and handed out over one or more Executes.
+type portal struct {
+	stmt   *prepared
+	params []Param
+	// formatCodes are the Bind's result format codes, checked but not yet
+	// expanded to the columns.
+	formatCodes []int16
+
+	executed bool
+	empty    bool // the Session reported an empty query
+	tag      string
+	oids     []uint32 // column types the rows are encoded with
+	formats  []int16
+	rows     [][]answer.Value // rows not yet sent
+}
+
+func (c *conn) parse(ctx context.Context, m *pgproto3.Parse) error {
+	if m.Name == "" {
+		c.closeStatement("")
+	} else if _, ok := c.statements[m.Name]; ok {
+		return pgerr.New(pgerr.DuplicatePreparedStmt, "prepared statement %q already exists", m.Name)
+	}
+	if len(c.statements) >= c.srv.maxStatements() {
+		return pgerr.New(programLimitExceeded, "too many prepared statements (limit %d)", c.srv.maxStatements())
+	}
+	st, err := c.sess.Prepare(ctx, m.Query, slices.Clone(m.ParameterOIDs))
+	p := &prepared{st: st}
+	if errors.Is(err, ErrEmptyQuery) {
+		p = &prepared{described: true}
+	} else if err != nil {
+		return err
+	}
+	c.statements[m.Name] = p
+	c.send(&pgproto3.ParseComplete{})
+	return nil
+}
+
+// describeStatement asks the Session, once, for p's parameter and result
+// types.
+func (c *conn) describeStatement(ctx context.Context, p *prepared) error {
+	if p.described {
+		return nil
+	}
+	params, cols, err := c.sess.Describe(ctx, p.st)
+	if err != nil {
+		return err
+	}
+	p.params, p.cols, p.described = params, cols, true
+	return nil
+}
+
+func (c *conn) statement(name string) (*prepared, error) {
+	p, ok := c.statements[name]
+	if !ok {
+		return nil, pgerr.New(pgerr.InvalidSQLStatementName, "prepared statement %q does not exist", name)
+	}
+	return p, nil
+}
+
+func (c *conn) portal(name string) (*portal, error) {
+	pt, ok := c.portals[name]
+	if !ok {
+		return nil, pgerr.New(pgerr.InvalidCursorName, "portal %q does not exist", name)
+	}
+	return pt, nil
+}
+
+func (c *conn) bind(ctx context.Context, m *pgproto3.Bind) error {
+	if m.DestinationPortal == "" {
+		c.dropPortal("")
+	} else if _, ok := c.portals[m.DestinationPortal]; ok {
+		return pgerr.New(pgerr.DuplicateCursor, "portal %q already exists", m.DestinationPortal)
+	}
+	if len(c.portals) >= c.srv.maxPortals() {
+		return pgerr.New(programLimitExceeded, "too many portals (limit %d)", c.srv.maxPortals())
+	}
+	p, err := c.statement(m.PreparedStatement)
+	if err != nil {
+		return err
+	}
+	if err := c.describeStatement(ctx, p); err != nil {
+		return err
+	}
+	if len(m.Parameters) != len(p.params) {
+		return pgerr.New(pgerr.ProtocolViolation, "bind message supplies %d parameters, but prepared statement %q requires %d",
+			len(m.Parameters), m.PreparedStatement, len(p.params))
+	}
+	paramFormats, err := normaliseFormats(m.ParameterFormatCodes, len(p.params), "parameter")
+	if err != nil {
+		return err
+	}
+	if p.cols != nil {
+		if _, err := normaliseFormats(m.ResultFormatCodes, len(p.cols), "result"); err != nil {
+			return err
+		}
+	} else if _, err := normaliseFormats(m.ResultFormatCodes, len(m.ResultFormatCodes), "result"); err != nil {
+		return err
+	}
+	params := make([]Param, len(m.Parameters))
+	for i, data := range m.Parameters {
+		if params[i], err = c.decodeParam(p.params[i], formatAt(paramFormats, i), data); err != nil {
+			return err
+		}
+	}
+	c.portals[m.DestinationPortal] = &portal{
+		stmt:        p,
+		params:      params,
+		formatCodes: slices.Clone(m.ResultFormatCodes),
+	}
+	c.send(&pgproto3.BindComplete{})
+	return nil
+}
+
+func (c *conn) describe(ctx context.Context, m *pgproto3.Describe) error {
+	switch m.ObjectType {
+	case 'S':
+		p, err := c.statement(m.Name)
+		if err != nil {
+			return err
+		}
+		if err := c.describeStatement(ctx, p); err != nil {
+			return err
+		}
+		c.send(&pgproto3.ParameterDescription{ParameterOIDs: p.params})
+		c.sendRowDescription(p.cols, nil)
+		return nil
+	case 'P':
+		pt, err := c.portal(m.Name)
+		if err != nil {
+			return err
+		}
+		formats, err := normaliseFormats(pt.formatCodes, len(pt.stmt.cols), "result")
+		if err != nil {
+			return err
+		}
+		c.sendRowDescription(pt.stmt.cols, formats)
+		return nil
+	}
+	return pgerr.New(pgerr.ProtocolViolation, "invalid DESCRIBE message subtype %d", m.ObjectType)
+}
+
+func (c *conn) sendRowDescription(cols []answer.Column, formats []int16) {
+	if cols == nil {
+		c.send(&pgproto3.NoData{})
+		return
+	}
+	c.send(rowDescription(cols, formats))
+}
+
+func (c *conn) execute(ctx context.Context, m *pgproto3.Execute) error {
+	pt, err := c.portal(m.Portal)
+	if err != nil {
+		return err
+	}
+	if pt.stmt.st == nil || pt.empty {
+		c.send(&pgproto3.EmptyQueryResponse{})
+		return nil
+	}
+	if !pt.executed {
+		if err := c.runPortal(ctx, pt); err != nil {
+			return err
+		}
+	}
+	return c.sendPortalRows(pt, m.MaxRows)
+}
+
+// runPortal executes pt's statement and keeps its answer in the portal.
+func (c *conn) runPortal(ctx context.Context, pt *portal) error {
+	a, err := c.sess.Execute(ctx, pt.stmt.st, pt.params)
+	if errors.Is(err, ErrEmptyQuery) {
+		pt.executed, pt.empty = true, true
+		c.send(&pgproto3.EmptyQueryResponse{})
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if a == nil {
+		return pgerr.New(pgerr.InternalError, "statement produced no answer")
+	}
+	if pt.oids, err = resultTypes(pt.stmt.cols, a); err != nil {
+		return err
+	}
+	if pt.formats, err = normaliseFormats(pt.formatCodes, len(pt.oids), "result"); err != nil {
+		return err
+	}
+	pt.executed, pt.tag, pt.rows = true, a.Tag, a.Rows
+	return nil
+}
+
+// resultTypes returns the column types to encode a's rows with: those the
+// client was told by Describe, or, when Describe said the statement
+// returns nothing, a's own.
+func resultTypes(described []answer.Column, a *answer.Answer) ([]uint32, error) {
+	if a.Columns == nil {
+		if len(a.Rows) > 0 {
+			return nil, pgerr.New(pgerr.InternalError, "answer has rows but no columns")
+		}
+		return nil, nil
+	}
+	if described == nil {
+		return columnOIDs(a.Columns), nil
+	}
+	if len(described) != len(a.Columns) {
+		return nil, pgerr.New(pgerr.InternalError, "statement returned %d columns but was described with %d",
+			len(a.Columns), len(described))
+	}
+	return columnOIDs(described), nil
+}
+
+// sendPortalRows sends up to maxRows (0: all) of pt's remaining rows, then
+// PortalSuspended if some remain, else CommandComplete.
+func (c *conn) sendPortalRows(pt *portal, maxRows uint32) error {
+	n := len(pt.rows)
+	if maxRows > 0 && uint64(maxRows) < uint64(n) {
+		n = int(maxRows)
+	}
+	for i := range n {
+		dr, err := c.dataRow(pt.oids, pt.formats, pt.rows[i])
+		if err != nil {
+			pt.rows = pt.rows[i:]
+			return err
+		}
+		c.send(dr)
+	}
+	pt.rows = pt.rows[n:]
+	if len(pt.rows) > 0 {
+		c.send(&pgproto3.PortalSuspended{})
+		return nil
+	}
+	pt.rows = nil
+	c.send(&pgproto3.CommandComplete{CommandTag: []byte(pt.tag)})
+	return nil
+}
+
+func (c *conn) close(m *pgproto3.Close) error {
+	switch m.ObjectType {
+	case 'S':
+		c.closeStatement(m.Name)
+	case 'P':
+		c.dropPortal(m.Name)
+	default:
+		return pgerr.New(pgerr.ProtocolViolation, "invalid CLOSE message subtype %d", m.ObjectType)
+	}
+	c.send(&pgproto3.CloseComplete{})
+	return nil
+}
+
+// closeStatement forgets the statement name, if it exists, and the portals
+// bound from it, and releases it in the Session.
+func (c *conn) closeStatement(name string) {
+	p, ok := c.statements[name]
+	if !ok {
+		return
+	}
+	delete(c.statements, name)
+	for pname, pt := range c.portals {
+		if pt.stmt == p {
+			delete(c.portals, pname)
+		}
+	}
+	if p.st != nil {
+		c.sess.CloseStatement(p.st)
+	}
+}
+
+func (c *conn) dropPortal(name string) {
+	delete(c.portals, name)
+}

@@ -1,0 +1,155 @@
+package pgwire
+
+import (
+	"context"
+	"errors"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+
+	"github.com/shepherd-db/shepherd/internal/answer"
+	"github.com/shepherd-db/shepherd/internal/pgerr"
+)
+
+// loop reads and runs client messages until the client leaves or a FATAL
+// error. Reading and running share this one goroutine: a CancelRequest
+// arrives on a connection of its own.
+func (c *conn) loop(ctx context.Context) error {
+	for {
+		msg, err := c.be.Receive()
+		if err != nil {
+			return c.fail(c.receiveError(err))
+		}
+		if err := c.dispatch(ctx, msg); err != nil {
+			return c.fail(err)
+		}
+	}
+}
+
+// dispatch runs one message. It returns an error only to end the
+// connection; errors the client may recover from are reported here.
+func (c *conn) dispatch(ctx context.Context, msg pgproto3.FrontendMessage) error {
+	if c.skipToSync {
+		switch msg.(type) {
+		case *pgproto3.Sync, *pgproto3.Terminate:
+		default:
+			return nil
+		}
+	}
+	switch m := msg.(type) {
+	case *pgproto3.Query:
+		return c.simpleQuery(ctx, m.String)
+	case *pgproto3.Parse:
+		return c.reportExtended(c.parse(ctx, m))
+	case *pgproto3.Bind:
+		return c.reportExtended(c.bind(ctx, m))
+	case *pgproto3.Describe:
+		return c.reportExtended(c.describe(ctx, m))
+	case *pgproto3.Execute:
+		return c.reportExtended(c.execute(ctx, m))
+	case *pgproto3.Close:
+		return c.reportExtended(c.close(m))
+	case *pgproto3.Sync:
+		return c.sync()
+	case *pgproto3.Flush:
+		return c.flush()
+	case *pgproto3.Terminate:
+		return errTerminate
+	case *pgproto3.CopyData, *pgproto3.CopyDone, *pgproto3.CopyFail:
+		// PostgreSQL ignores COPY traffic outside a COPY, which lets a
+		// client that raced an error out of COPY mode recover.
+		return nil
+	case *pgproto3.FunctionCall:
+		c.sendError(pgerr.New(pgerr.FeatureNotSupported, "the fast-path function call interface is not supported"))
+		c.send(&pgproto3.ReadyForQuery{TxStatus: c.sess.TxStatus()})
+		return c.flush()
+	}
+	return pgerr.New(pgerr.ProtocolViolation, "unexpected message type %T", msg).Fatal()
+}
+
+// reportExtended reports the error of an extended-protocol message, after which
+// every message is ignored until Sync. A FATAL error, or the client being
+// gone, ends the connection instead.
+func (c *conn) reportExtended(err error) error {
+	if err != nil && c.writeErr == nil {
+		pe := pgerr.From(err)
+		if pe.Severity == pgerr.SeverityFatal {
+			return pe
+		}
+		c.sendError(pe)
+		c.skipToSync = true
+	}
+	return c.checkWrite()
+}
+
+// checkWrite returns errClientGone once a write has failed.
+func (c *conn) checkWrite() error {
+	if c.writeErr != nil {
+		return errors.Join(errClientGone, c.writeErr)
+	}
+	return nil
+}
+
+// simpleQuery runs a Query message: every statement's answer in turn, then
+// ReadyForQuery.
+func (c *conn) simpleQuery(ctx context.Context, sql string) error {
+	c.dropPortal("")
+	c.closeStatement("")
+	err := c.sess.Query(ctx, sql, c.sendAnswer)
+	if c.writeErr != nil {
+		return c.checkWrite()
+	}
+	switch {
+	case err == nil:
+	case errors.Is(err, ErrEmptyQuery):
+		c.send(&pgproto3.EmptyQueryResponse{})
+	default:
+		pe := pgerr.From(err)
+		if pe.Severity == pgerr.SeverityFatal {
+			return pe
+		}
+		c.sendError(pe)
+	}
+	return c.readyForQuery()
+}
+
+// sendAnswer sends one statement's answer of a simple query, in text.
+func (c *conn) sendAnswer(a *answer.Answer) error {
+	if a == nil {
+		return pgerr.New(pgerr.InternalError, "statement produced no answer")
+	}
+	if a.Columns == nil && len(a.Rows) > 0 {
+		return pgerr.New(pgerr.InternalError, "answer has rows but no columns")
+	}
+	if a.Columns != nil {
+		c.send(rowDescription(a.Columns, nil))
+		oids := columnOIDs(a.Columns)
+		for _, row := range a.Rows {
+			dr, err := c.dataRow(oids, nil, row)
+			if err != nil {
+				return err
+			}
+			c.send(dr)
+		}
+	}
+	c.send(&pgproto3.CommandComplete{CommandTag: []byte(a.Tag)})
+	return c.checkWrite()
+}
+
+// sync ends an extended-protocol batch: error recovery stops, the unnamed
+// portal goes away (and every portal, once no transaction is open), and the
+// client hears ReadyForQuery.
+func (c *conn) sync() error {
+	c.skipToSync = false
+	c.dropPortal("")
+	return c.readyForQuery()
+}
+
+func (c *conn) readyForQuery() error {
+	status := c.sess.TxStatus()
+	if status == 'I' {
+		// Portals live no longer than their transaction.
+		clear(c.portals)
+	}
+	c.send(&pgproto3.ReadyForQuery{TxStatus: status})
+	return c.flush()
+}

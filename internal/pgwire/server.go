@@ -1,0 +1,222 @@
+package pgwire
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/binary"
+	"errors"
+	"log/slog"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/xdg-go/scram"
+)
+
+// Defaults for the Server's limits.
+const (
+	DefaultMaxMessageBytes = 64 << 20
+	DefaultAuthTimeout     = 60 * time.Second
+	DefaultMaxStatements   = 10_000
+	DefaultMaxPortals      = 10_000
+	// DefaultServerVersion starts with a PostgreSQL version number, which
+	// clients parse to decide which features they may use.
+	DefaultServerVersion = "15.0 (shepherd)"
+	// sessionCloseTimeout bounds Session.Close, which runs even when the
+	// connection's context is already cancelled.
+	sessionCloseTimeout = 30 * time.Second
+)
+
+// Server accepts PostgreSQL client connections and serves each one with a
+// Session from Handler. Set the exported fields before the first Serve or
+// ServeConn and do not change them afterwards; the zero value of every field
+// but Handler is usable.
+type Server struct {
+	// Handler opens a Session per authenticated connection. Required.
+	Handler Handler
+
+	// Users maps user names to passwords. A user with an empty password is
+	// let in without one (trust); any other user must authenticate with
+	// SCRAM-SHA-256. An unknown user fails authentication exactly like a
+	// wrong password. When Users is empty, every user name is trusted, but
+	// only on loopback (and in-process) connections.
+	Users map[string]string
+
+	// Logger receives connection-level events; nil means slog.Default().
+	Logger *slog.Logger
+
+	// MaxMessageBytes caps the body of one client message; a longer one
+	// ends the connection with 08P01. 0 means DefaultMaxMessageBytes.
+	MaxMessageBytes int
+
+	// AuthTimeout bounds the time from accepting a connection to the end
+	// of authentication. 0 means DefaultAuthTimeout.
+	AuthTimeout time.Duration
+
+	// MaxStatements and MaxPortals cap the prepared statements and portals
+	// one connection may hold at a time. 0 means the defaults.
+	MaxStatements int
+	MaxPortals    int
+
+	// ServerVersion is reported as server_version; "" means
+	// DefaultServerVersion.
+	ServerVersion string
+
+	mu struct {
+		sync.Mutex
+		// sessions finds a session by its BackendKeyData process id, for
+		// CancelRequest.
+		sessions map[uint32]cancelTarget
+		// creds caches SCRAM credentials per configured user.
+		creds map[string]scram.StoredCredentials
+		// mockSecret salts the fake credentials of unknown users, so that
+		// the same unknown name always sees the same salt.
+		mockSecret []byte
+	}
+}
+
+// cancelTarget is what a CancelRequest must name to cancel a session.
+type cancelTarget struct {
+	secret  uint32
+	session Session
+}
+
+// Serve accepts connections on ln until ctx is done or ln fails (for
+// instance because it was closed). Before returning it closes every
+// connection it accepted and waits for their goroutines. It returns nil
+// when ctx ended it, else the error of Accept.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	if s.Handler == nil {
+		return errors.New("pgwire: Server.Handler is nil")
+	}
+	connCtx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	stop := context.AfterFunc(ctx, func() { _ = ln.Close() })
+	defer stop()
+
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		wg.Go(func() { s.ServeConn(connCtx, nc) })
+	}
+}
+
+// ServeConn serves one client connection until the client leaves, a fatal
+// error ends it, or ctx is done. It always closes nc.
+func (s *Server) ServeConn(ctx context.Context, nc net.Conn) {
+	stop := context.AfterFunc(ctx, func() { _ = nc.Close() })
+	defer stop()
+	defer nc.Close()
+
+	c := newConn(s, nc)
+	err := c.run(ctx)
+	if err != nil && !isQuietEnd(err) {
+		c.log.Debug("pgwire: connection ended", "err", err)
+	}
+}
+
+func (s *Server) logger() *slog.Logger {
+	if s.Logger != nil {
+		return s.Logger
+	}
+	return slog.Default()
+}
+
+func (s *Server) maxMessageBytes() int {
+	if s.MaxMessageBytes > 0 {
+		return s.MaxMessageBytes
+	}
+	return DefaultMaxMessageBytes
+}
+
+func (s *Server) authTimeout() time.Duration {
+	if s.AuthTimeout > 0 {
+		return s.AuthTimeout
+	}
+	return DefaultAuthTimeout
+}
+
+func (s *Server) maxStatements() int {
+	if s.MaxStatements > 0 {
+		return s.MaxStatements
+	}
+	return DefaultMaxStatements
+}
+
+func (s *Server) maxPortals() int {
+	if s.MaxPortals > 0 {
+		return s.MaxPortals
+	}
+	return DefaultMaxPortals
+}
+
+func (s *Server) serverVersion() string {
+	if s.ServerVersion != "" {
+		return s.ServerVersion
+	}
+	return DefaultServerVersion
+}
+
+// register files sess under a fresh random process id and secret, which the
+// client receives in BackendKeyData. The returned func removes it.
+func (s *Server) register(sess Session) (pid, secret uint32, unregister func(), err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.mu.sessions == nil {
+		s.mu.sessions = make(map[uint32]cancelTarget)
+	}
+	for pid == 0 || s.hasSessionLocked(pid) {
+		if pid, err = randomUint32(); err != nil {
+			return 0, 0, nil, err
+		}
+	}
+	if secret, err = randomUint32(); err != nil {
+		return 0, 0, nil, err
+	}
+	s.mu.sessions[pid] = cancelTarget{secret: secret, session: sess}
+	unregister = func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		delete(s.mu.sessions, pid)
+	}
+	return pid, secret, unregister, nil
+}
+
+func (s *Server) hasSessionLocked(pid uint32) bool {
+	_, ok := s.mu.sessions[pid]
+	return ok
+}
+
+// cancel cancels the session registered under pid if secret matches. A
+// mismatch is silently ignored, as PostgreSQL does.
+func (s *Server) cancel(pid uint32, secret []byte) bool {
+	s.mu.Lock()
+	t, ok := s.mu.sessions[pid]
+	s.mu.Unlock()
+	if !ok || len(secret) != 4 {
+		return false
+	}
+	var want [4]byte
+	binary.BigEndian.PutUint32(want[:], t.secret)
+	if subtle.ConstantTimeCompare(want[:], secret) != 1 {
+		return false
+	}
+	t.session.Cancel()
+	return true
+}
+
+func randomUint32() (uint32, error) {
+	var b [4]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return 0, err
+	}
+	return binary.BigEndian.Uint32(b[:]), nil
+}

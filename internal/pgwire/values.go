@@ -1,0 +1,400 @@
+package pgwire
+
+import (
+	"encoding/hex"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/shepherd-db/shepherd/internal/answer"
+	"github.com/shepherd-db/shepherd/internal/pgerr"
+)
+
+// Wire format codes.
+const (
+	formatText   int16 = 0
+	formatBinary int16 = 1
+)
+
+// pgtypeValues makes, for each type converted through pgtype, a fresh
+// pgtype value to scan into. The wrapper types (pgtype.Date rather than
+// time.Time, pgtype.Numeric rather than a float) are chosen because they
+// keep what plain Go types lose: infinite dates and timestamps, numeric NaN
+// and infinities, the exact digits of a numeric.
+var pgtypeValues = map[uint32]func() any{
+	answer.OIDBool:        func() any { return new(pgtype.Bool) },
+	answer.OIDInt2:        func() any { return new(pgtype.Int2) },
+	answer.OIDInt4:        func() any { return new(pgtype.Int4) },
+	answer.OIDInt8:        func() any { return new(pgtype.Int8) },
+	answer.OIDOid:         func() any { return new(pgtype.Uint32) },
+	answer.OIDNumeric:     func() any { return new(pgtype.Numeric) },
+	answer.OIDFloat4:      func() any { return new(pgtype.Float4) },
+	answer.OIDFloat8:      func() any { return new(pgtype.Float8) },
+	answer.OIDDate:        func() any { return new(pgtype.Date) },
+	answer.OIDTime:        func() any { return new(pgtype.Time) },
+	answer.OIDTimestamp:   func() any { return new(pgtype.Timestamp) },
+	answer.OIDTimestampTZ: func() any { return new(pgtype.Timestamptz) },
+	answer.OIDInterval:    func() any { return new(pgtype.Interval) },
+	answer.OIDUUID:        func() any { return new(pgtype.UUID) },
+}
+
+// isTextLike reports whether the binary form of type oid is its text form
+// itself (character types and json). These need no codec: going through
+// pgtype would only risk reformatting the text (its json codec re-encodes
+// documents).
+func isTextLike(oid uint32) bool {
+	switch oid {
+	case answer.OIDText, answer.OIDVarchar, answer.OIDBPChar, answer.OIDName,
+		answer.OIDChar, answer.OIDUnknown, answer.OIDJSON:
+		return true
+	}
+	return false
+}
+
+// jsonbVersion is the first byte of jsonb's binary form: the format version
+// followed by the document as text.
+const jsonbVersion = 1
+
+// typeMap returns the connection's pgtype.Map, which is not safe for
+// concurrent use and so belongs to one connection.
+func (c *conn) typeMap() *pgtype.Map {
+	if c.types == nil {
+		c.types = pgtype.NewMap()
+	}
+	return c.types
+}
+
+// encodeResult returns the wire form of v, in a column of type oid, in the
+// given format; nil stands for NULL.
+func (c *conn) encodeResult(oid uint32, format int16, v answer.Value) ([]byte, error) {
+	if v.Null {
+		return nil, nil
+	}
+	raw := v.Type == answer.Bytes || (v.Type == answer.Unknown && oid == answer.OIDBytea)
+	if format == formatText {
+		if raw {
+			return byteaHex(v.Text), nil
+		}
+		return []byte(v.Text), nil
+	}
+	if oid == answer.OIDBytea {
+		return []byte(v.Text), nil
+	}
+	text := v.Text
+	if raw {
+		text = string(byteaHex(text))
+	}
+	return c.textToBinary(oid, text)
+}
+
+// textToBinary converts the text form of a value of type oid to its binary
+// form.
+func (c *conn) textToBinary(oid uint32, text string) ([]byte, error) {
+	switch {
+	case isTextLike(oid):
+		return []byte(text), nil
+	case oid == answer.OIDJSONB:
+		return append([]byte{jsonbVersion}, text...), nil
+	}
+	m := c.typeMap()
+	if newValue, ok := pgtypeValues[oid]; ok {
+		v := newValue()
+		if err := m.Scan(oid, pgtype.TextFormatCode, []byte(text), v); err != nil {
+			return nil, c.invalidText(oid, text)
+		}
+		return c.encodeBinary(oid, v)
+	}
+	t, ok := m.TypeForOID(oid)
+	if !ok {
+		return nil, pgerr.New(pgerr.FeatureNotSupported, "binary format is not supported for type %d", oid)
+	}
+	v, err := t.Codec.DecodeValue(m, oid, pgtype.TextFormatCode, []byte(text))
+	if err != nil {
+		return nil, c.invalidText(oid, text)
+	}
+	return c.encodeBinary(oid, v)
+}
+
+func (c *conn) encodeBinary(oid uint32, v any) ([]byte, error) {
+	b, err := c.typeMap().Encode(oid, pgtype.BinaryFormatCode, v, nil)
+	if err != nil {
+		return nil, pgerr.Wrap(pgerr.InvalidTextRepresentation, err, "cannot encode value in binary for type "+c.typeName(oid))
+	}
+	return b, nil
+}
+
+func (c *conn) invalidText(oid uint32, text string) error {
+	const maxShown = 64
+	if len(text) > maxShown {
+		text = text[:maxShown] + "..."
+	}
+	return pgerr.New(pgerr.InvalidTextRepresentation, "invalid input syntax for type %s: %q", c.typeName(oid), text)
+}
+
+func (c *conn) typeName(oid uint32) string {
+	if t, ok := c.typeMap().TypeForOID(oid); ok {
+		return t.Name
+	}
+	return "oid " + strconv.FormatUint(uint64(oid), 10)
+}
+
+// decodeParam turns one Bind parameter of type oid into PostgreSQL text
+// form (bytea as raw bytes).
+func (c *conn) decodeParam(oid uint32, format int16, data []byte) (Param, error) {
+	if data == nil {
+		return Param{Null: true, OID: oid}, nil
+	}
+	var text string
+	var err error
+	switch {
+	case format == formatBinary:
+		text, err = c.binaryToText(oid, data)
+	case oid == answer.OIDBytea:
+		text, err = decodeByteaText(string(data))
+	default:
+		text = string(data)
+	}
+	if err != nil {
+		return Param{}, err
+	}
+	return Param{OID: oid, Text: text}, nil
+}
+
+// binaryToText converts the binary form of a parameter of type oid to its
+// text form.
+func (c *conn) binaryToText(oid uint32, data []byte) (string, error) {
+	switch {
+	case isTextLike(oid), oid == answer.OIDBytea:
+		return string(data), nil
+	case oid == answer.OIDJSONB:
+		if len(data) == 0 || data[0] != jsonbVersion {
+			return "", pgerr.New(pgerr.ProtocolViolation, "unsupported jsonb version in binary parameter")
+		}
+		return string(data[1:]), nil
+	}
+	m := c.typeMap()
+	var v any
+	if newValue, ok := pgtypeValues[oid]; ok {
+		v = newValue()
+		if err := m.Scan(oid, pgtype.BinaryFormatCode, data, v); err != nil {
+			return "", c.invalidBinary(oid, err)
+		}
+	} else {
+		t, ok := m.TypeForOID(oid)
+		if !ok {
+			return "", pgerr.New(pgerr.FeatureNotSupported, "binary format is not supported for parameters of type %d", oid)
+		}
+		var err error
+		if v, err = t.Codec.DecodeValue(m, oid, pgtype.BinaryFormatCode, data); err != nil {
+			return "", c.invalidBinary(oid, err)
+		}
+	}
+	return c.canonicalText(oid, v)
+}
+
+func (c *conn) invalidBinary(oid uint32, err error) error {
+	return pgerr.Wrap(pgerr.ProtocolViolation, err, "invalid binary parameter of type "+c.typeName(oid))
+}
+
+// canonicalText writes v, decoded from a binary parameter, the way
+// PostgreSQL prints it where pgtype's text form differs: floats (pgtype
+// never uses an exponent), timestamptz (pgtype writes "Z" for UTC where
+// PostgreSQL writes "+00") and time (pgtype always writes six decimals).
+func (c *conn) canonicalText(oid uint32, v any) (string, error) {
+	switch x := v.(type) {
+	case *pgtype.Float8:
+		return formatFloat(x.Float64, 64), nil
+	case *pgtype.Float4:
+		return formatFloat(float64(x.Float32), 32), nil
+	}
+	b, err := c.typeMap().Encode(oid, pgtype.TextFormatCode, v, nil)
+	if err != nil {
+		return "", pgerr.Wrap(pgerr.ProtocolViolation, err, "cannot convert binary parameter of type "+c.typeName(oid))
+	}
+	s := string(b)
+	switch oid {
+	case answer.OIDTimestampTZ:
+		if rest, ok := strings.CutSuffix(s, "Z"); ok {
+			s = rest + "+00"
+		}
+	case answer.OIDTime:
+		if strings.Contains(s, ".") {
+			s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+		}
+	}
+	return s, nil
+}
+
+// formatFloat writes f as PostgreSQL does (extra_float_digits = 1): the
+// shortest exact digits, with an exponent when the decimal exponent is below
+// -4 or reaches the type's digit count (15 for float8, 6 for float4).
+func formatFloat(f float64, bits int) string {
+	switch {
+	case math.IsNaN(f):
+		return "NaN"
+	case math.IsInf(f, 1):
+		return "Infinity"
+	case math.IsInf(f, -1):
+		return "-Infinity"
+	}
+	limit := 15
+	if bits == 32 {
+		limit = 6
+	}
+	sci := strconv.FormatFloat(f, 'e', -1, bits)
+	exp, err := strconv.Atoi(sci[strings.IndexByte(sci, 'e')+1:])
+	if err != nil || exp < -4 || exp >= limit {
+		return sci
+	}
+	return strconv.FormatFloat(f, 'f', -1, bits)
+}
+
+// byteaHex writes raw bytes in bytea's text form, "\x" and hex digits.
+func byteaHex(raw string) []byte {
+	out := make([]byte, 2+hex.EncodedLen(len(raw)))
+	out[0], out[1] = '\\', 'x'
+	hex.Encode(out[2:], []byte(raw))
+	return out
+}
+
+// decodeByteaText decodes bytea's text input forms, hex ("\x0a0b") and the
+// older escape form ("a\\b\012"), into raw bytes. pgtype reads only the hex
+// form, hence this small decoder.
+func decodeByteaText(s string) (string, error) {
+	if rest, ok := strings.CutPrefix(s, `\x`); ok {
+		b, err := hex.DecodeString(rest)
+		if err != nil {
+			return "", pgerr.New(pgerr.InvalidTextRepresentation, "invalid hexadecimal data for type bytea")
+		}
+		return string(b), nil
+	}
+	var out strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' {
+			out.WriteByte(s[i])
+			continue
+		}
+		switch {
+		case i+1 < len(s) && s[i+1] == '\\':
+			out.WriteByte('\\')
+			i++
+		case i+3 < len(s) && isOctal(s[i+1], '3') && isOctal(s[i+2], '7') && isOctal(s[i+3], '7'):
+			out.WriteByte((s[i+1]-'0')<<6 | (s[i+2]-'0')<<3 | (s[i+3] - '0'))
+			i += 3
+		default:
+			return "", pgerr.New(pgerr.InvalidTextRepresentation, "invalid input syntax for type bytea")
+		}
+	}
+	return out.String(), nil
+}
+
+func isOctal(b, highest byte) bool { return b >= '0' && b <= highest }
+
+// normaliseFormats expands a Bind's format codes to one per value (n
+// values): none means all text, one applies to all. nil is returned for
+// "all text".
+func normaliseFormats(codes []int16, n int, what string) ([]int16, error) {
+	for _, f := range codes {
+		if f != formatText && f != formatBinary {
+			return nil, pgerr.New(pgerr.ProtocolViolation, "unsupported format code: %d", f)
+		}
+	}
+	switch {
+	case len(codes) == 0:
+		return nil, nil
+	case len(codes) == 1:
+		out := make([]int16, n)
+		for i := range out {
+			out[i] = codes[0]
+		}
+		return out, nil
+	case len(codes) == n:
+		return append([]int16(nil), codes...), nil
+	}
+	return nil, pgerr.New(pgerr.ProtocolViolation, "bind message has %d %s formats but %d %ss", len(codes), what, n, what)
+}
+
+// formatAt returns the i-th code of a normalised format list.
+func formatAt(formats []int16, i int) int16 {
+	if i < len(formats) {
+		return formats[i]
+	}
+	return formatText
+}
+
+// rowDescription describes cols, with the given (normalised) formats.
+func rowDescription(cols []answer.Column, formats []int16) *pgproto3.RowDescription {
+	fields := make([]pgproto3.FieldDescription, len(cols))
+	for i, col := range cols {
+		oid := col.TypeOID()
+		fields[i] = pgproto3.FieldDescription{
+			Name:         []byte(col.Name),
+			DataTypeOID:  oid,
+			DataTypeSize: typeSize(oid, col.Size),
+			TypeModifier: typeModifier(col.Mod),
+			Format:       formatAt(formats, i),
+		}
+	}
+	return &pgproto3.RowDescription{Fields: fields}
+}
+
+// typeSize returns the typlen to report: the column's own, or, when it left
+// it zero (which no type has), the size PostgreSQL gives the type.
+func typeSize(oid uint32, size int16) int16 {
+	if size != 0 {
+		return size
+	}
+	switch oid {
+	case answer.OIDBool, answer.OIDChar:
+		return 1
+	case answer.OIDInt2:
+		return 2
+	case answer.OIDInt4, answer.OIDOid, answer.OIDFloat4, answer.OIDDate:
+		return 4
+	case answer.OIDInt8, answer.OIDFloat8, answer.OIDTime, answer.OIDTimestamp, answer.OIDTimestampTZ:
+		return 8
+	case answer.OIDUUID, answer.OIDInterval:
+		return 16
+	case answer.OIDName:
+		return 64
+	}
+	return -1
+}
+
+// typeModifier returns the typmod to report. A column that left Mod zero
+// is taken to mean "none" (-1): answer.Column documents -1 for none, but a
+// driver that never sets Mod leaves it zero. The price is that a real
+// typmod 0 (timestamp(0)) is reported as -1.
+func typeModifier(mod int32) int32 {
+	if mod == 0 {
+		return -1
+	}
+	return mod
+}
+
+// dataRow encodes row with one column type and format per value.
+func (c *conn) dataRow(oids []uint32, formats []int16, row []answer.Value) (*pgproto3.DataRow, error) {
+	if len(row) != len(oids) {
+		return nil, pgerr.New(pgerr.InternalError, "result row has %d values but %d columns", len(row), len(oids))
+	}
+	values := make([][]byte, len(row))
+	for i, v := range row {
+		b, err := c.encodeResult(oids[i], formatAt(formats, i), v)
+		if err != nil {
+			return nil, err
+		}
+		values[i] = b
+	}
+	return &pgproto3.DataRow{Values: values}, nil
+}
+
+func columnOIDs(cols []answer.Column) []uint32 {
+	oids := make([]uint32, len(cols))
+	for i, col := range cols {
+		oids[i] = col.TypeOID()
+	}
+	return oids
+}
