@@ -1,0 +1,133 @@
+// Command shepherd serves one PostgreSQL-compatible database backed by
+// several replica databases that vote on every answer.
+//
+//	shepherd serve [--config FILE] [--listen ADDR] [--data-dir DIR]
+//	shepherd check-config FILE
+//	shepherd version
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/shepherd-db/shepherd/internal/config"
+	"github.com/shepherd-db/shepherd/internal/driver"
+	_ "github.com/shepherd-db/shepherd/internal/driver/all"
+	"github.com/shepherd-db/shepherd/internal/server"
+)
+
+const version = "0.1.0-dev"
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, `usage:
+  shepherd serve [--config FILE] [--listen ADDR] [--data-dir DIR]
+        serve clients; without --config, three embedded SQLite replicas
+  shepherd check-config FILE
+        check a configuration file and exit
+  shepherd version
+`)
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return 2
+	}
+	switch args[0] {
+	case "serve":
+		return serve(args[1:], stdout, stderr)
+	case "check-config":
+		if len(args) != 2 {
+			usage(stderr)
+			return 2
+		}
+		if _, err := config.Load(args[1], driver.Names()); err != nil {
+			fmt.Fprintln(stderr, err)
+			return 1
+		}
+		fmt.Fprintln(stdout, "config ok")
+		return 0
+	case "version":
+		fmt.Fprintln(stdout, "shepherd", version)
+		return 0
+	case "help", "-h", "--help":
+		usage(stdout)
+		return 0
+	}
+	fmt.Fprintf(stderr, "shepherd: unknown command %q\n", args[0])
+	usage(stderr)
+	return 2
+}
+
+func serve(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfgPath := fs.String("config", "", "configuration file (TOML); none: the embedded default")
+	listen := fs.String("listen", "", "address to listen on (overrides the config's listen)")
+	dataDir := fs.String("data-dir", "", "data directory (overrides the config's data_dir)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	var cfg *config.Config
+	if *cfgPath == "" {
+		cfg = config.Embedded()
+	} else {
+		c, err := config.Load(*cfgPath, driver.Names())
+		if err != nil {
+			fmt.Fprintln(stderr, err)
+			return 1
+		}
+		cfg = c
+	}
+	if *listen != "" {
+		cfg.Listen = *listen
+	}
+	if *dataDir != "" {
+		cfg.DataDir = *dataDir
+	}
+	if err := cfg.Check(driver.Names()); err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	srv, err := server.Open(ctx, cfg, log)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		fmt.Fprintln(stderr, &config.Error{Field: "listen", Msg: err.Error()})
+		return 1
+	}
+	var names []string
+	for _, r := range cfg.Replicas {
+		names = append(names, r.Name+" ("+r.Driver+")")
+	}
+	what := "configuration " + *cfgPath
+	if *cfgPath == "" {
+		what = "embedded default: three SQLite replicas under " + cfg.DataDir + ", any user by trust on loopback"
+	}
+	fmt.Fprintf(stdout, "shepherd %s listening on %s, mode %s, f=%d, replicas %s (%s)\n",
+		version, ln.Addr(), cfg.Mode, cfg.F, strings.Join(names, ", "), what)
+	if err := srv.Serve(ctx, ln); err != nil && !errors.Is(err, context.Canceled) {
+		fmt.Fprintln(stderr, "shepherd:", err)
+		return 1
+	}
+	return 0
+}
