@@ -172,7 +172,10 @@ func (m *Manager) Describe(ctx context.Context, q driver.Query) (*answer.Answer,
 	} else {
 		m.putConn(c)
 	}
-	return a, withReplica(err, m.name)
+	if err != nil {
+		return nil, withReplica(err, m.name)
+	}
+	return a, nil
 }
 
 func withReplica(err error, name string) *pgerr.Error {
