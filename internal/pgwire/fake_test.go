@@ -305,7 +305,8 @@ func countRows(arg string) (*answer.Answer, error) {
 }
 
 // echo answers one row holding each item of list: a parameter ($N) or a
-// literal as pgx's simple protocol writes them ('it''s', 42, true, null).
+// literal as pgx's simple protocol writes them: a quoted string, 42, true,
+// null.
 func echo(list string, params []Param) (*answer.Answer, error) {
 	var cols []answer.Column
 	var row []answer.Value
@@ -419,4 +420,11 @@ var rowsValues = [][]answer.Value{
 		answer.V(answer.Int, "2"), answer.Null, answer.Null, answer.Null, answer.Null,
 		answer.Null, answer.Null, answer.Null, answer.Null, answer.Null,
 	},
+}
+
+// cancelCount returns how often Close and Cancel were called.
+func (s *fakeSession) cancelCount() (closes, cancels int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closes, s.cancels
 }

@@ -1,0 +1,305 @@
+package pgwire
+
+import (
+	"bytes"
+	"encoding/hex"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+
+	"github.com/shepherd-db/shepherd/internal/answer"
+)
+
+func TestExtendedNamedStatementsAndPortals(t *testing.T) {
+	ts := startServer(t, nil)
+	c := ts.connect(t)
+	checkScript(t, c.exchange(
+		&pgproto3.Parse{Name: "s1", Query: "echo $1::int8, $2", ParameterOIDs: []uint32{0, answer.OIDInt4}},
+		&pgproto3.Describe{ObjectType: 'S', Name: "s1"},
+		&pgproto3.Bind{DestinationPortal: "p1", PreparedStatement: "s1", Parameters: [][]byte{[]byte("42"), []byte("7")},
+			ResultFormatCodes: []int16{1, 0}},
+		&pgproto3.Describe{ObjectType: 'P', Name: "p1"},
+		&pgproto3.Execute{Portal: "p1"},
+		&pgproto3.Sync{}),
+		"ParseComplete",
+		"ParameterDescription [20 23]",
+		"RowDescription c1:20/0 c2:25/0",
+		"BindComplete",
+		"RowDescription c1:20/1 c2:25/0",
+		"DataRow 0x000000000000002a|7",
+		"CommandComplete SELECT 1",
+		"ReadyForQuery I")
+
+	// A named statement cannot be parsed twice; the error skips to Sync.
+	checkScript(t, c.exchange(
+		&pgproto3.Parse{Name: "s1", Query: "count 1"},
+		&pgproto3.Bind{PreparedStatement: "s1"},
+		&pgproto3.Execute{},
+		&pgproto3.Sync{}),
+		`ErrorResponse ERROR 42P05 prepared statement "s1" already exists`,
+		"ReadyForQuery I")
+
+	// The unnamed statement is replaced; the old one is released.
+	s := onlySession(t, ts.h)
+	checkScript(t, c.exchange(
+		&pgproto3.Parse{Query: "count 1"},
+		&pgproto3.Parse{Query: "count 2"},
+		&pgproto3.Bind{},
+		&pgproto3.Execute{},
+		&pgproto3.Sync{}),
+		"ParseComplete", "ParseComplete", "BindComplete", "DataRow 1", "DataRow 2", "CommandComplete SELECT 2", "ReadyForQuery I")
+	if _, closed, _ := s.counts(); closed != 1 {
+		t.Errorf("%d statements released, want 1", closed)
+	}
+
+	// Closing s1 releases it; binding it afterwards fails.
+	checkScript(t, c.exchange(
+		&pgproto3.Close{ObjectType: 'S', Name: "s1"},
+		&pgproto3.Close{ObjectType: 'S', Name: "never-existed"},
+		&pgproto3.Bind{PreparedStatement: "s1"},
+		&pgproto3.Sync{}),
+		"CloseComplete", "CloseComplete", `ErrorResponse ERROR 26000 prepared statement "s1" does not exist`, "ReadyForQuery I")
+	if _, closed, _ := s.counts(); closed != 2 {
+		t.Errorf("%d statements released, want 2", closed)
+	}
+}
+
+func TestExtendedDescribeNoData(t *testing.T) {
+	ts := startServer(t, nil)
+	c := ts.connect(t)
+	checkScript(t, c.exchange(
+		&pgproto3.Parse{Name: "ins", Query: "insert into t values ($1, $2::int8)"},
+		&pgproto3.Describe{ObjectType: 'S', Name: "ins"},
+		&pgproto3.Bind{PreparedStatement: "ins", Parameters: [][]byte{nil, []byte("5")}},
+		&pgproto3.Describe{ObjectType: 'P'},
+		&pgproto3.Execute{},
+		&pgproto3.Sync{}),
+		"ParseComplete", "ParameterDescription [25 20]", "NoData", "BindComplete", "NoData",
+		"CommandComplete INSERT 0 1", "ReadyForQuery I")
+	got := onlySession(t, ts.h).params()
+	want := []Param{{Null: true, OID: answer.OIDText}, {OID: answer.OIDInt8, Text: "5"}}
+	if len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+		t.Errorf("params = %+v, want %+v", got, want)
+	}
+}
+
+func TestExtendedEmptyQuery(t *testing.T) {
+	ts := startServer(t, nil)
+	c := ts.connect(t)
+	checkScript(t, c.exchange(
+		&pgproto3.Parse{Query: "  "},
+		&pgproto3.Describe{ObjectType: 'S'},
+		&pgproto3.Bind{},
+		&pgproto3.Describe{ObjectType: 'P'},
+		&pgproto3.Execute{},
+		&pgproto3.Sync{}),
+		"ParseComplete", "ParameterDescription []", "NoData", "BindComplete", "NoData", "EmptyQueryResponse", "ReadyForQuery I")
+}
+
+func TestExtendedMaxRowsAcrossExecutes(t *testing.T) {
+	ts := startServer(t, nil)
+	c := ts.connect(t)
+	c.exchange(&pgproto3.Query{String: "begin"})
+	checkScript(t, c.exchange(
+		&pgproto3.Parse{Name: "five", Query: "count 5"},
+		&pgproto3.Bind{DestinationPortal: "cur", PreparedStatement: "five"},
+		&pgproto3.Execute{Portal: "cur", MaxRows: 2},
+		&pgproto3.Sync{}),
+		"ParseComplete", "BindComplete", "DataRow 1", "DataRow 2", "PortalSuspended", "ReadyForQuery T")
+	// Inside a transaction a named portal outlives Sync.
+	checkScript(t, c.exchange(
+		&pgproto3.Execute{Portal: "cur", MaxRows: 2},
+		&pgproto3.Execute{Portal: "cur", MaxRows: 2},
+		&pgproto3.Sync{}),
+		"DataRow 3", "DataRow 4", "PortalSuspended", "DataRow 5", "CommandComplete SELECT 5", "ReadyForQuery T")
+	c.exchange(&pgproto3.Query{String: "commit"})
+	// Once the transaction is over, so is the portal.
+	checkScript(t, c.exchange(&pgproto3.Execute{Portal: "cur"}, &pgproto3.Sync{}),
+		`ErrorResponse ERROR 34000 portal "cur" does not exist`, "ReadyForQuery I")
+}
+
+func TestExtendedErrorSkipsUntilSync(t *testing.T) {
+	ts := startServer(t, nil)
+	c := ts.connect(t)
+	checkScript(t, c.exchange(
+		&pgproto3.Bind{PreparedStatement: "nope"},
+		&pgproto3.Parse{Query: "insert"},
+		&pgproto3.Bind{},
+		&pgproto3.Execute{},
+		&pgproto3.Query{String: "insert"},
+		&pgproto3.Sync{}),
+		`ErrorResponse ERROR 26000 prepared statement "nope" does not exist`, "ReadyForQuery I")
+	// An execution error does the same, and the connection carries on.
+	checkScript(t, c.exchange(
+		&pgproto3.Parse{Query: "fail"},
+		&pgproto3.Bind{},
+		&pgproto3.Execute{},
+		&pgproto3.Execute{},
+		&pgproto3.Sync{},
+		&pgproto3.Parse{Query: "insert"},
+		&pgproto3.Bind{},
+		&pgproto3.Execute{},
+		&pgproto3.Sync{}),
+		"ParseComplete", "BindComplete", "ErrorResponse ERROR 42601 scripted failure / the detail / the hint", "ReadyForQuery I")
+	checkScript(t, c.untilReady(), "ParseComplete", "BindComplete", "CommandComplete INSERT 0 1", "ReadyForQuery I")
+}
+
+func TestExtendedErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		msgs []pgproto3.FrontendMessage
+		want string
+	}{
+		{"prepare fails", []pgproto3.FrontendMessage{&pgproto3.Parse{Query: "unpreparable x"}},
+			`ErrorResponse ERROR 42601 cannot prepare "unpreparable x"`},
+		{"too few parameters", []pgproto3.FrontendMessage{&pgproto3.Parse{Query: "echo $1::int8"}, &pgproto3.Bind{}},
+			`ErrorResponse ERROR 08P01 bind message supplies 0 parameters, but prepared statement "" requires 1`},
+		{"bad format code", []pgproto3.FrontendMessage{&pgproto3.Parse{Query: "echo $1::int8"},
+			&pgproto3.Bind{ParameterFormatCodes: []int16{7}, Parameters: [][]byte{[]byte("1")}}},
+			"ErrorResponse ERROR 08P01 unsupported format code: 7"},
+		{"result formats mismatch", []pgproto3.FrontendMessage{&pgproto3.Parse{Query: "count 1"},
+			&pgproto3.Bind{ResultFormatCodes: []int16{0, 1}}},
+			"ErrorResponse ERROR 08P01 bind message has 2 result formats but 1 results"},
+		{"malformed binary int8", []pgproto3.FrontendMessage{&pgproto3.Parse{Query: "echo $1::int8"},
+			&pgproto3.Bind{ParameterFormatCodes: []int16{1}, Parameters: [][]byte{{1, 2, 3}}}},
+			"ErrorResponse ERROR 08P01 invalid binary parameter of type int8"},
+		{"bad bytea text", []pgproto3.FrontendMessage{&pgproto3.Parse{Query: "echo $1::bytea"},
+			&pgproto3.Bind{Parameters: [][]byte{[]byte(`\xzz`)}}},
+			"ErrorResponse ERROR 22P02 invalid hexadecimal data for type bytea"},
+		{"value not of its type", []pgproto3.FrontendMessage{&pgproto3.Parse{Query: "badvalue"},
+			&pgproto3.Bind{ResultFormatCodes: []int16{1}}, &pgproto3.Execute{}},
+			`ErrorResponse ERROR 22P02 invalid input syntax for type int4: "abc"`},
+		{"unknown portal", []pgproto3.FrontendMessage{&pgproto3.Execute{Portal: "p"}},
+			`ErrorResponse ERROR 34000 portal "p" does not exist`},
+		{"describe unknown statement", []pgproto3.FrontendMessage{&pgproto3.Describe{ObjectType: 'S', Name: "x"}},
+			`ErrorResponse ERROR 26000 prepared statement "x" does not exist`},
+		{"bad describe kind", []pgproto3.FrontendMessage{&pgproto3.Describe{ObjectType: 'X'}},
+			"ErrorResponse ERROR 08P01 invalid DESCRIBE message subtype 88"},
+		{"duplicate portal", []pgproto3.FrontendMessage{&pgproto3.Parse{Query: "count 1"},
+			&pgproto3.Bind{DestinationPortal: "p"}, &pgproto3.Bind{DestinationPortal: "p"}},
+			`ErrorResponse ERROR 42P03 portal "p" already exists`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ts := startServer(t, nil)
+			c := ts.connect(t)
+			got := c.exchange(append(tc.msgs, &pgproto3.Sync{})...)
+			errors := 0
+			for _, m := range got {
+				if len(m) > 13 && m[:13] == "ErrorResponse" {
+					errors++
+					if !bytes.HasPrefix([]byte(m), []byte(tc.want)) {
+						t.Errorf("got %q, want %q", m, tc.want)
+					}
+				}
+			}
+			if errors != 1 {
+				t.Errorf("got %q, want exactly one error %q", got, tc.want)
+			}
+			checkScript(t, c.exchange(&pgproto3.Query{String: "insert"}), "CommandComplete INSERT 0 1", "ReadyForQuery I")
+		})
+	}
+}
+
+// typeCases pairs the PostgreSQL text form of a value with its binary form,
+// written out by hand from the PostgreSQL binary formats.
+var typeCases = []struct {
+	typ    string
+	text   string
+	binary string // hex
+}{
+	{"int2", "7", "0007"},
+	{"int4", "-2", "fffffffe"},
+	{"int8", "42", "000000000000002a"},
+	{"numeric", "12.5", "0002" + "0000" + "0000" + "0001" + "000c" + "1388"},
+	{"numeric", "-0.001", "0001" + "ffff" + "4000" + "0003" + "000a"},
+	{"numeric", "NaN", "0000" + "0000" + "c000" + "0000"},
+	{"float4", "1.5", "3fc00000"},
+	{"float8", "-0.25", "bfd0000000000000"},
+	{"float8", "1e+100", "54b249ad2594c37d"},
+	{"float8", "Infinity", "7ff0000000000000"},
+	{"bool", "t", "01"},
+	{"bool", "f", "00"},
+	{"text", "héllo", "68c3a96c6c6f"},
+	{"varchar", "v", "76"},
+	{"bpchar", "ab", "6162"},
+	{"name", "nm", "6e6d"},
+	{"date", "2000-01-02", "00000001"},
+	{"date", "infinity", "7fffffff"},
+	{"timestamp", "2000-01-01 00:00:01", "00000000000f4240"},
+	{"timestamptz", "2000-01-01 00:00:00.5+00", "000000000007a120"},
+	{"timestamptz", "-infinity", "8000000000000000"},
+	{"time", "12:34:56.5", "0000000a8be1bd20"},
+	{"interval", "1 day 02:03:04", "00000001b81ee600" + "00000001" + "00000000"},
+	{"uuid", "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11", "a0eebc999c0b4ef8bb6d6bb9bd380a11"},
+	{"json", `{"a":1}`, "7b2261223a317d"},
+	{"jsonb", `{"a": 1}`, "01" + "7b2261223a2031" + "7d"},
+}
+
+// execOne binds "echo $1::typ" with one parameter and returns the single
+// value of the answer.
+func (c *testClient) execOne(typ string, paramFormat int16, param []byte, resultFormat int16) []byte {
+	c.t.Helper()
+	c.send(
+		&pgproto3.Parse{Query: "echo $1::" + typ},
+		&pgproto3.Bind{ParameterFormatCodes: []int16{paramFormat}, Parameters: [][]byte{param}, ResultFormatCodes: []int16{resultFormat}},
+		&pgproto3.Execute{},
+		&pgproto3.Sync{})
+	var value []byte
+	for {
+		switch m := c.recv().(type) {
+		case *pgproto3.DataRow:
+			value = m.Values[0]
+		case *pgproto3.ErrorResponse:
+			c.t.Fatalf("%s: %s %s", typ, m.Code, m.Message)
+		case *pgproto3.ReadyForQuery:
+			return value
+		}
+	}
+}
+
+func TestBinaryResults(t *testing.T) {
+	ts := startServer(t, nil)
+	c := ts.connect(t)
+	for _, tc := range typeCases {
+		got := c.execOne(tc.typ, formatText, []byte(tc.text), formatBinary)
+		if hex.EncodeToString(got) != tc.binary {
+			t.Errorf("%s %q: binary %x, want %s", tc.typ, tc.text, got, tc.binary)
+		}
+	}
+	// bytea: the text parameter is hex, the value raw bytes.
+	if got := c.execOne("bytea", formatText, []byte(`\x00ff`), formatBinary); !bytes.Equal(got, []byte{0, 0xff}) {
+		t.Errorf("bytea binary %x", got)
+	}
+	if got := c.execOne("bytea", formatText, []byte(`a\\b\001`), formatText); string(got) != `\x615c6201` {
+		t.Errorf("bytea from escape form, as text: %q", got)
+	}
+}
+
+func TestBinaryParameters(t *testing.T) {
+	ts := startServer(t, nil)
+	c := ts.connect(t)
+	s := onlySession(t, ts.h)
+	for _, tc := range typeCases {
+		bin, _ := hex.DecodeString(tc.binary)
+		got := c.execOne(tc.typ, formatBinary, bin, formatText)
+		if string(got) != tc.text {
+			t.Errorf("%s %s: text %q, want %q", tc.typ, tc.binary, got, tc.text)
+		}
+		p := s.params()[0]
+		if p.Text != tc.text || p.OID != fakeTypes[tc.typ] || p.Null {
+			t.Errorf("%s %s: param %+v", tc.typ, tc.binary, p)
+		}
+	}
+	if got := c.execOne("bytea", formatBinary, []byte{0, 0xff}, formatText); string(got) != `\x00ff` {
+		t.Errorf("bytea as text: %q", got)
+	}
+	if p := s.params()[0]; p.Text != "\x00\xff" {
+		t.Errorf("bytea param %q, want raw bytes", p.Text)
+	}
+	if got := c.execOne("int8", formatBinary, nil, formatBinary); got != nil {
+		t.Errorf("NULL came back as %x", got)
+	}
+	if p := s.params()[0]; !p.Null || p.OID != answer.OIDInt8 {
+		t.Errorf("NULL param %+v", p)
+	}
+}
