@@ -1,0 +1,268 @@
+// Package mysql is the shepherd driver for MariaDB (10.11) and MySQL
+// replicas, built on github.com/go-sql-driver/mysql.
+//
+// Every session is configured to behave as close to PostgreSQL as MySQL
+// allows: SERIALIZABLE isolation (InnoDB then holds read locks to commit,
+// which makes the engine strict two-phase locking and fit to be primary),
+// UTC time zone, and an sql_mode with ANSI quoting, || as concatenation,
+// no backslash escapes and strict errors instead of silent truncation.
+//
+// Answers are read as the raw text the server sent, typed by the column's
+// database type name, so no value makes a round trip through a Go float.
+// Affected-row counts use the CLIENT_FOUND_ROWS flag, so UPDATE counts the
+// rows it matched, as PostgreSQL does, not only those it changed.
+//
+// Cancellation: go-sql-driver reacts to a done ctx by dropping the
+// connection, which would leave the statement running on the server with
+// its locks. So statements run under a ctx the library cannot see end;
+// when the caller's ctx ends, the driver sends KILL QUERY for the
+// session from another connection, and the session survives. Only if the
+// server has not stopped the statement within cancelGrace is the
+// connection dropped.
+//
+// Importing the package registers the driver as "mysql".
+package mysql
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/shepherd-db/shepherd/internal/driver"
+	"github.com/shepherd-db/shepherd/internal/pgerr"
+)
+
+// Name is the driver's registered name.
+const Name = "mysql"
+
+// cancelGrace is how long a statement may run on after KILL QUERY before
+// the connection is dropped.
+const cancelGrace = 10 * time.Second
+
+// sessionSQLMode is the sql_mode of every session.
+const sessionSQLMode = "ANSI_QUOTES,PIPES_AS_CONCAT,NO_BACKSLASH_ESCAPES,STRICT_ALL_TABLES," +
+	"NO_ZERO_DATE,NO_ZERO_IN_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION"
+
+func init() { driver.Register(Name, Open) }
+
+// Engine is a MariaDB or MySQL replica.
+type Engine struct {
+	replica string
+	db      *sql.DB
+}
+
+// Open parses spec.DSN (a go-sql-driver/mysql DSN) and connects once to
+// check the server is reachable.
+func Open(ctx context.Context, spec driver.Spec) (driver.Engine, error) {
+	cfg, err := mysql.ParseDSN(spec.DSN)
+	if err != nil {
+		return nil, openError(spec.Name, pgerr.Wrap(pgerr.ConnectionException, err, "bad mysql DSN"))
+	}
+	cfg.ClientFoundRows = true
+	cfg.ParseTime = false
+	cfg.InterpolateParams = false
+	cfg.MultiStatements = false
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 10 * time.Second
+	}
+	connector, err := mysql.NewConnector(cfg)
+	if err != nil {
+		return nil, openError(spec.Name, pgerr.Wrap(pgerr.ConnectionException, err, "bad mysql DSN"))
+	}
+	db := sql.OpenDB(connector)
+	// Sessions are pinned for their whole life and closed with it: a
+	// connection is never handed to a second session with state left over.
+	db.SetMaxIdleConns(0)
+	e := &Engine{replica: spec.Name, db: db}
+	c, err := e.Connect(ctx)
+	if err != nil {
+		db.Close()
+		return nil, openError(spec.Name, pgerr.From(err))
+	}
+	if err := c.Close(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return e, nil
+}
+
+func openError(replica string, cause *pgerr.Error) *pgerr.Error {
+	e := pgerr.Wrap(cause.Code, cause, "replica "+replica+": cannot reach mysql")
+	e.Replica = replica
+	return e
+}
+
+// Driver returns "mysql".
+func (e *Engine) Driver() string { return Name }
+
+// Class returns driver.Locking.
+func (e *Engine) Class() driver.Class { return driver.Locking }
+
+// Dialect returns driver.MySQL.
+func (e *Engine) Dialect() driver.Dialect { return driver.MySQL }
+
+// Close closes the connection pool.
+func (e *Engine) Close() error { return e.db.Close() }
+
+// Connect opens and configures a session.
+func (e *Engine) Connect(ctx context.Context) (driver.Conn, error) {
+	sc, err := e.db.Conn(ctx)
+	if err != nil {
+		return nil, e.tagged(classify(ctx, err))
+	}
+	c := &Conn{engine: e, conn: sc}
+	setup := []string{
+		"SET SESSION TRANSACTION ISOLATION LEVEL SERIALIZABLE",
+		"SET SESSION time_zone = '+00:00', sql_mode = '" + sessionSQLMode + "', autocommit = 1",
+	}
+	for _, stmt := range setup {
+		if err := c.run(ctx, stmt); err != nil {
+			sc.Close()
+			return nil, err
+		}
+	}
+	if err := sc.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&c.threadID); err != nil {
+		sc.Close()
+		return nil, e.tagged(classify(ctx, err))
+	}
+	return c, nil
+}
+
+func (e *Engine) tagged(err *pgerr.Error) *pgerr.Error {
+	err.Replica = e.replica
+	return err
+}
+
+// killQuery asks the server to stop the statement session threadID is
+// running. It uses its own short-lived connection.
+func (e *Engine) killQuery(threadID int64) {
+	ctx, cancel := context.WithTimeout(context.Background(), cancelGrace)
+	defer cancel()
+	// A failure leaves the grace timer to drop the connection.
+	_, _ = e.db.ExecContext(ctx, fmt.Sprintf("KILL QUERY %d", threadID))
+}
+
+// isolationSQL maps TxOptions.Isolation onto SQL; anything else is refused
+// rather than pasted into a statement.
+var isolationSQL = map[string]string{
+	"serializable":     "SERIALIZABLE",
+	"repeatable read":  "REPEATABLE READ",
+	"read committed":   "READ COMMITTED",
+	"read uncommitted": "READ UNCOMMITTED",
+}
+
+// Conn is one MariaDB/MySQL session, pinned to one connection.
+type Conn struct {
+	engine   *Engine
+	conn     *sql.Conn
+	threadID int64
+}
+
+// Begin starts a transaction, at the session's SERIALIZABLE unless opts
+// name another level.
+func (c *Conn) Begin(ctx context.Context, opts driver.TxOptions) error {
+	if opts.Isolation != "" {
+		level, ok := isolationSQL[strings.ToLower(opts.Isolation)]
+		if !ok {
+			return c.engine.tagged(pgerr.New(pgerr.InvalidParameterValue, "unknown isolation level %q", opts.Isolation))
+		}
+		// Applies to the next transaction only.
+		if err := c.run(ctx, "SET TRANSACTION ISOLATION LEVEL "+level); err != nil {
+			return err
+		}
+	}
+	stmt := "START TRANSACTION"
+	if opts.ReadOnly {
+		stmt += " READ ONLY"
+	}
+	return c.run(ctx, stmt)
+}
+
+// Commit commits the transaction.
+func (c *Conn) Commit(ctx context.Context) error { return c.run(ctx, "COMMIT") }
+
+// Rollback rolls the transaction back (a no-op without one).
+func (c *Conn) Rollback(ctx context.Context) error { return c.run(ctx, "ROLLBACK") }
+
+// Close rolls back anything open and closes the connection.
+func (c *Conn) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, _ = c.conn.ExecContext(ctx, "ROLLBACK") // closing rolls back anyway
+	_ = c.conn.Close()
+	return nil
+}
+
+// run executes one statement that returns nothing.
+func (c *Conn) run(ctx context.Context, stmt string) error {
+	return c.guard(ctx, true, func(ctx context.Context) error {
+		_, err := c.conn.ExecContext(ctx, stmt)
+		return err
+	})
+}
+
+// What became of a statement whose ctx may have ended.
+const (
+	notKilled = iota
+	killed    // KILL QUERY was sent
+	dropped   // the server did not stop in time; the connection is gone
+)
+
+// guard runs f under a ctx the library cannot see end, and turns the end
+// of the caller's ctx into KILL QUERY (see the package comment). The
+// returned error is already classified.
+//
+// trustSuccess says whether f succeeding after KILL QUERY means it ran to
+// the end: true for writes (an interrupted write fails and is rolled
+// back), false for reads (an interrupted SLEEP() returns 1, no error).
+func (c *Conn) guard(ctx context.Context, trustSuccess bool, f func(ctx context.Context) error) error {
+	if ctx.Err() != nil {
+		return c.engine.tagged(pgerr.Wrap(pgerr.QueryCanceled, ctx.Err(), "canceling statement due to user request"))
+	}
+	inner, drop := context.WithCancel(context.WithoutCancel(ctx))
+	defer drop()
+	finished := make(chan struct{})
+	fate := make(chan int, 1)
+	go func() {
+		select {
+		case <-finished:
+			fate <- notKilled
+			return
+		case <-ctx.Done():
+		}
+		select {
+		case <-finished: // both happened; the statement is over
+			fate <- notKilled
+			return
+		default:
+		}
+		c.engine.killQuery(c.threadID)
+		grace := time.NewTimer(cancelGrace)
+		defer grace.Stop()
+		select {
+		case <-finished:
+			fate <- killed
+		case <-grace.C:
+			drop() // go-sql-driver now closes the connection
+			fate <- dropped
+		}
+	}()
+	err := f(inner)
+	close(finished)
+	switch <-fate {
+	case dropped:
+		return c.engine.tagged(pgerr.Wrap(pgerr.ConnectionFailure, err, "statement did not stop after KILL QUERY; connection dropped"))
+	case killed:
+		if err == nil && !trustSuccess {
+			err = pgerr.New(pgerr.QueryCanceled, "canceling statement due to user request")
+		}
+	}
+	if err == nil {
+		return nil
+	}
+	return c.engine.tagged(classify(ctx, err))
+}

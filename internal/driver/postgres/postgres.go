@@ -1,0 +1,309 @@
+// Package postgres is the shepherd driver for PostgreSQL replicas.
+//
+// It talks to the server through pgx's low-level pgconn, the way a proxy
+// should: statements go out with text-format parameters (the server infers
+// the type of an untyped one), answers come back in text format exactly as
+// PostgreSQL prints them, and the server's command tag and SQLSTATE pass
+// through unchanged. PostgreSQL is an MVCC engine; as a secondary it runs
+// at READ COMMITTED so each statement sees the latest commits.
+//
+// Cancellation: when ctx ends during a statement the driver sends the
+// server a cancel request, so the statement stops there too and the
+// session stays usable; the caller gets SQLSTATE 57014. Should the server
+// not answer within cancelGrace, the connection is cut and the caller gets
+// 08006.
+//
+// Importing the package registers the driver as "postgres".
+package postgres
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
+
+	"github.com/shepherd-db/shepherd/internal/answer"
+	"github.com/shepherd-db/shepherd/internal/driver"
+	"github.com/shepherd-db/shepherd/internal/pgerr"
+)
+
+// Name is the driver's registered name.
+const Name = "postgres"
+
+// cancelGrace is how long a cancelled statement may keep the connection
+// after the cancel request was sent before the connection is cut.
+const cancelGrace = 10 * time.Second
+
+func init() { driver.Register(Name, Open) }
+
+// Engine is a PostgreSQL replica.
+type Engine struct {
+	replica string
+	config  *pgconn.Config
+}
+
+// Open parses spec.DSN (a PostgreSQL URL or keyword/value string) and
+// connects once to check the server is reachable.
+func Open(ctx context.Context, spec driver.Spec) (driver.Engine, error) {
+	cfg, err := pgconn.ParseConfig(spec.DSN)
+	if err != nil {
+		e := pgerr.Wrap(pgerr.ConnectionException, err, "replica "+spec.Name+": bad postgres DSN")
+		e.Replica = spec.Name
+		return nil, e
+	}
+	if cfg.RuntimeParams == nil {
+		cfg.RuntimeParams = map[string]string{}
+	}
+	cfg.RuntimeParams["TimeZone"] = "UTC"
+	cfg.RuntimeParams["DateStyle"] = "ISO, MDY"
+	cfg.RuntimeParams["IntervalStyle"] = "postgres"
+	cfg.RuntimeParams["extra_float_digits"] = "1"
+	cfg.RuntimeParams["client_encoding"] = "UTF8"
+	cfg.BuildContextWatcherHandler = func(c *pgconn.PgConn) ctxwatch.Handler {
+		return &pgconn.CancelRequestContextWatcherHandler{Conn: c, DeadlineDelay: cancelGrace}
+	}
+	e := &Engine{replica: spec.Name, config: cfg}
+	c, err := e.Connect(ctx)
+	if err != nil {
+		pe := pgerr.From(err)
+		wrapped := pgerr.Wrap(pe.Code, pe, "replica "+spec.Name+": cannot reach postgres")
+		wrapped.Replica = spec.Name
+		return nil, wrapped
+	}
+	if err := c.Close(); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// Driver returns "postgres".
+func (e *Engine) Driver() string { return Name }
+
+// Class returns driver.MVCC.
+func (e *Engine) Class() driver.Class { return driver.MVCC }
+
+// Dialect returns driver.Postgres.
+func (e *Engine) Dialect() driver.Dialect { return driver.Postgres }
+
+// Close does nothing: every Conn owns its own connection.
+func (e *Engine) Close() error { return nil }
+
+// Connect opens a session with TimeZone UTC and DateStyle ISO.
+func (e *Engine) Connect(ctx context.Context) (driver.Conn, error) {
+	pc, err := pgconn.ConnectConfig(ctx, e.config)
+	if err != nil {
+		return nil, e.connectError(ctx, err)
+	}
+	return &Conn{replica: e.replica, pc: pc}, nil
+}
+
+func (e *Engine) connectError(ctx context.Context, err error) *pgerr.Error {
+	var pgErr *pgconn.PgError
+	var out *pgerr.Error
+	switch {
+	case errors.As(err, &pgErr):
+		out = fromPgError(pgErr)
+	case ctx.Err() != nil:
+		out = pgerr.Wrap(pgerr.QueryCanceled, err, "connect cancelled")
+	default:
+		out = pgerr.Wrap(pgerr.ConnectionFailure, err, "")
+	}
+	out.Replica = e.replica
+	return out
+}
+
+// Conn is one PostgreSQL session.
+type Conn struct {
+	replica string
+	pc      *pgconn.PgConn
+}
+
+// isolationSQL maps TxOptions.Isolation onto the words of BEGIN; anything
+// else is refused rather than pasted into SQL.
+var isolationSQL = map[string]string{
+	"":                 "READ COMMITTED",
+	"serializable":     "SERIALIZABLE",
+	"repeatable read":  "REPEATABLE READ",
+	"read committed":   "READ COMMITTED",
+	"read uncommitted": "READ UNCOMMITTED",
+}
+
+// Begin starts a transaction, at READ COMMITTED unless opts say otherwise.
+func (c *Conn) Begin(ctx context.Context, opts driver.TxOptions) error {
+	level, ok := isolationSQL[strings.ToLower(opts.Isolation)]
+	if !ok {
+		return c.tagged(pgerr.New(pgerr.InvalidParameterValue, "unknown isolation level %q", opts.Isolation))
+	}
+	stmt := "BEGIN ISOLATION LEVEL " + level
+	if opts.ReadOnly {
+		stmt += " READ ONLY"
+	}
+	_, err := c.simple(ctx, stmt)
+	return err
+}
+
+// Commit commits the transaction. PostgreSQL answers COMMIT in a failed
+// transaction by rolling back; that is reported as 25P02, never as success.
+func (c *Conn) Commit(ctx context.Context) error {
+	tag, err := c.simple(ctx, "COMMIT")
+	if err != nil {
+		return err
+	}
+	if tag == "ROLLBACK" {
+		return c.tagged(pgerr.New(pgerr.InFailedSQLTransaction, "transaction was aborted; COMMIT rolled it back"))
+	}
+	return nil
+}
+
+// Rollback rolls the transaction back (a no-op without one).
+func (c *Conn) Rollback(ctx context.Context) error {
+	_, err := c.simple(ctx, "ROLLBACK")
+	return err
+}
+
+// Close ends the session; the server rolls back anything open.
+func (c *Conn) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = c.pc.Close(ctx) // the connection is gone either way
+	return nil
+}
+
+// simple runs one parameterless statement and returns its command tag.
+func (c *Conn) simple(ctx context.Context, stmt string) (string, error) {
+	rr := c.pc.ExecParams(ctx, stmt, nil, nil, nil, nil)
+	tag, err := rr.Close()
+	if err != nil {
+		return "", c.classify(ctx, err)
+	}
+	return tag.String(), nil
+}
+
+// Exec runs q with text parameters and text results.
+func (c *Conn) Exec(ctx context.Context, q driver.Query) (*answer.Answer, error) {
+	values, oids := encodeArgs(q.Args)
+	rr := c.pc.ExecParams(ctx, q.SQL, values, oids, nil, nil)
+	var rows [][]answer.Value
+	var cols []answer.Column
+	for rr.NextRow() {
+		if cols == nil {
+			cols = columnsOf(rr.FieldDescriptions())
+		}
+		rows = append(rows, decodeRow(cols, rr.Values()))
+	}
+	if cols == nil && rr.FieldDescriptions() != nil {
+		cols = columnsOf(rr.FieldDescriptions())
+	}
+	tag, err := rr.Close()
+	if err != nil {
+		return nil, c.classify(ctx, err)
+	}
+	a := &answer.Answer{Columns: cols, Rows: rows, Tag: tag.String(), RowsAffected: tag.RowsAffected()}
+	return a, nil
+}
+
+// encodeArgs turns Args into text-format parameters and their type OIDs:
+// 0 for an untyped one, so the server infers it as it would for a client.
+func encodeArgs(args []driver.Arg) ([][]byte, []uint32) {
+	if len(args) == 0 {
+		return nil, nil
+	}
+	values := make([][]byte, len(args))
+	oids := make([]uint32, len(args))
+	for i, a := range args {
+		if a.Type != answer.Unknown {
+			oids[i] = a.Type.DefaultOID()
+		}
+		switch {
+		case a.Null:
+			values[i] = nil
+		case a.Type == answer.Bytes:
+			values[i] = []byte(`\x` + hex.EncodeToString([]byte(a.Text)))
+		default:
+			values[i] = []byte(a.Text)
+		}
+	}
+	return values, oids
+}
+
+func columnsOf(fds []pgconn.FieldDescription) []answer.Column {
+	cols := make([]answer.Column, len(fds))
+	for i, fd := range fds {
+		cols[i] = answer.Column{
+			Name: fd.Name,
+			Type: answer.TypeOfOID(fd.DataTypeOID),
+			OID:  fd.DataTypeOID,
+			Size: fd.DataTypeSize,
+			Mod:  fd.TypeModifier,
+		}
+	}
+	return cols
+}
+
+// decodeRow copies one row out of pgconn's buffer. Values stay in
+// PostgreSQL's text form except bytea, which becomes raw bytes.
+func decodeRow(cols []answer.Column, raw [][]byte) []answer.Value {
+	row := make([]answer.Value, len(raw))
+	for i, b := range raw {
+		switch {
+		case b == nil:
+			row[i] = answer.Null
+		case cols[i].Type == answer.Bytes:
+			row[i] = answer.Value{Text: decodeBytea(b)}
+		default:
+			row[i] = answer.Value{Text: string(b)}
+		}
+	}
+	return row
+}
+
+// decodeBytea decodes bytea's hex output ("\x0102"). Anything else (the
+// old escape format, which the session never selects) is kept as is.
+func decodeBytea(b []byte) string {
+	if len(b) < 2 || b[0] != '\\' || b[1] != 'x' {
+		return string(b)
+	}
+	out := make([]byte, hex.DecodedLen(len(b)-2))
+	if _, err := hex.Decode(out, b[2:]); err != nil {
+		return string(b)
+	}
+	return string(out)
+}
+
+// classify maps an error from pgconn onto a SQLSTATE error.
+func (c *Conn) classify(ctx context.Context, err error) *pgerr.Error {
+	var pgErr *pgconn.PgError
+	var out *pgerr.Error
+	switch {
+	case errors.As(err, &pgErr):
+		out = fromPgError(pgErr)
+	case c.pc.IsClosed():
+		out = pgerr.Wrap(pgerr.ConnectionFailure, err, "connection to postgres lost")
+	case ctx.Err() != nil:
+		out = pgerr.Wrap(pgerr.QueryCanceled, err, "canceling statement due to user request")
+	default:
+		out = pgerr.Wrap(pgerr.InternalError, err, "")
+	}
+	out.Replica = c.replica
+	return out
+}
+
+func (c *Conn) tagged(e *pgerr.Error) *pgerr.Error {
+	e.Replica = c.replica
+	return e
+}
+
+func fromPgError(p *pgconn.PgError) *pgerr.Error {
+	e := pgerr.Wrap(p.Code, p, p.Message)
+	e.Message = p.Message
+	e.Detail = p.Detail
+	e.Hint = p.Hint
+	if p.Severity == pgerr.SeverityFatal || p.Severity == "PANIC" {
+		e.Severity = pgerr.SeverityFatal
+	}
+	return e
+}

@@ -1,0 +1,113 @@
+package sqlite
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/shepherd-db/shepherd/internal/pgerr"
+)
+
+// SQLite result codes (https://sqlite.org/rescode.html). An extended code
+// keeps its primary code in the low byte.
+const (
+	codeError      = 1
+	codeBusy       = 5
+	codeLocked     = 6
+	codeInterrupt  = 9
+	codeConstraint = 19
+	codeMismatch   = 20
+
+	codeConstraintCheck      = codeConstraint | 1<<8
+	codeConstraintForeignKey = codeConstraint | 3<<8
+	codeConstraintNotNull    = codeConstraint | 5<<8
+	codeConstraintPrimaryKey = codeConstraint | 6<<8
+	codeConstraintUnique     = codeConstraint | 8<<8
+)
+
+// classify maps an error of the library onto a SQLSTATE error.
+func (e *Engine) classify(ctx context.Context, err error) *pgerr.Error {
+	var out *pgerr.Error
+	code, msg, isSQLite := e.lib.resultCode(err)
+	switch {
+	case errors.As(err, &out):
+	case ctx.Err() != nil && (!isSQLite || code&0xff == codeInterrupt):
+		out = pgerr.Wrap(pgerr.QueryCanceled, err, "canceling statement due to user request")
+	case isSQLite:
+		out = pgerr.Wrap(sqlstateOf(code, msg), err, "")
+	default:
+		out = pgerr.Wrap(pgerr.InternalError, err, "")
+	}
+	return e.tagged(out)
+}
+
+// sqlstateOf maps an extended result code onto a SQLSTATE.
+func sqlstateOf(code int, msg string) string {
+	switch code {
+	case codeConstraintUnique, codeConstraintPrimaryKey:
+		return pgerr.UniqueViolation
+	case codeConstraintNotNull:
+		return pgerr.NotNullViolation
+	case codeConstraintForeignKey:
+		return pgerr.ForeignKeyViolation
+	case codeConstraintCheck:
+		return pgerr.CheckViolation
+	}
+	switch code & 0xff {
+	case codeConstraint:
+		return pgerr.IntegrityConstraint
+	case codeBusy, codeLocked:
+		return pgerr.SerializationFailure
+	case codeInterrupt:
+		return pgerr.QueryCanceled
+	case codeMismatch:
+		return pgerr.DatatypeMismatch
+	case codeError:
+		return classifyGenericError(msg)
+	}
+	return pgerr.InternalError
+}
+
+// genericErrors are the SQLSTATEs of the SQLITE_ERROR messages shepherd
+// tells apart, matched in order.
+var genericErrors = []struct {
+	fragment string
+	code     string
+}{
+	{"syntax error", pgerr.SyntaxError},
+	{"incomplete input", pgerr.SyntaxError},
+	{"unrecognized token", pgerr.SyntaxError},
+	{"no such table", pgerr.UndefinedTable},
+	{"no such column", pgerr.UndefinedColumn},
+	{"has no column named", pgerr.UndefinedColumn},
+	{"ambiguous column name", pgerr.AmbiguousColumn},
+	{"duplicate column name", pgerr.DuplicateColumn},
+	{"already exists", pgerr.DuplicateTable},
+	{"no such function", pgerr.UndefinedFunction},
+	{"wrong number of arguments to function", pgerr.UndefinedFunction},
+	{"no such index", pgerr.UndefinedObject},
+	{"cannot commit - no transaction is active", pgerr.NoActiveSQLTransaction},
+	{"cannot rollback - no transaction is active", pgerr.NoActiveSQLTransaction},
+	{"cannot start a transaction within a transaction", pgerr.ActiveSQLTransaction},
+	{"integer overflow", pgerr.NumericValueOutOfRange},
+}
+
+// classifyGenericError picks the SQLSTATE of a SQLITE_ERROR.
+//
+// This is the one place shepherd reads an engine's message text, against
+// its own rule, because SQLite leaves no other choice: a syntax error, a
+// missing table, a missing column, a duplicate table and an unknown
+// function all come back as the same result code, SQLITE_ERROR (1), with
+// no extended code to tell them apart, and those are distinctions a
+// client (and the vote) must see. The fragments are SQLite's own fixed
+// wording, which both builds share (modernc.org/sqlite is translated from
+// the same C source). Anything unrecognised stays XX000 with SQLite's
+// message.
+func classifyGenericError(msg string) string {
+	for _, g := range genericErrors {
+		if strings.Contains(msg, g.fragment) {
+			return g.code
+		}
+	}
+	return pgerr.InternalError
+}

@@ -1,0 +1,26 @@
+package sqlite
+
+import (
+	"errors"
+
+	msqlite "modernc.org/sqlite"
+
+	"github.com/shepherd-db/shepherd/internal/driver"
+)
+
+// Pure is the driver name of SQLite translated to Go (modernc.org/sqlite).
+const Pure = "sqlite"
+
+var moderncLibrary = &library{
+	name:      Pure,
+	sqlDriver: "sqlite",
+	resultCode: func(err error) (int, string, bool) {
+		var e *msqlite.Error
+		if !errors.As(err, &e) {
+			return 0, "", false
+		}
+		return e.Code(), e.Error(), true
+	},
+}
+
+func init() { driver.Register(Pure, moderncLibrary.opener()) }

@@ -1,0 +1,294 @@
+// Package sqlite holds two shepherd drivers for SQLite replicas that share
+// everything but the SQLite build underneath:
+//
+//   - "sqlite" runs modernc.org/sqlite, SQLite translated to pure Go;
+//   - "sqlite-cgo" runs github.com/mattn/go-sqlite3, the C amalgamation
+//     compiled by cgo (only in binaries built with cgo).
+//
+// The two are independently built engines, so a bug in one build can be
+// out-voted by replicas running the other.
+//
+// The DSN is the database file's path; a relative path is resolved under
+// the shepherd data directory. Files are opened in WAL mode with foreign
+// keys enforced and synchronous=NORMAL.
+//
+// SQLite runs one writing transaction at a time (class Serial). Begin says
+// BEGIN IMMEDIATE, taking the write lock up front: a transaction that
+// started as a reader and later wants to write could fail to upgrade its
+// lock, which would be an abort the other replicas never see.
+//
+// Values are typed per value, as SQLite stores them (see values.go);
+// errors are classified by result code, and by message only where SQLite
+// gives nothing finer (see errors.go). Both libraries interrupt a running
+// statement when its ctx ends.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/shepherd-db/shepherd/internal/answer"
+	"github.com/shepherd-db/shepherd/internal/driver"
+	"github.com/shepherd-db/shepherd/internal/pgerr"
+)
+
+// busyTimeout is how long a statement waits for another connection's lock
+// before failing with SQLITE_BUSY (40001).
+const busyTimeout = 10 * time.Second
+
+// library is one SQLite build behind database/sql.
+type library struct {
+	// name is the shepherd driver name.
+	name string
+	// sqlDriver is the database/sql driver name the library registers.
+	sqlDriver string
+	// resultCode extracts the extended result code and message of an error
+	// of the library; ok is false for errors that are not SQLite's.
+	resultCode func(err error) (code int, msg string, ok bool)
+}
+
+// opener returns the driver.OpenFunc of lib.
+func (lib *library) opener() driver.OpenFunc {
+	return func(ctx context.Context, spec driver.Spec) (driver.Engine, error) {
+		return open(ctx, lib, spec)
+	}
+}
+
+// Engine is one SQLite database file.
+type Engine struct {
+	lib     *library
+	replica string
+	path    string
+	db      *sql.DB
+}
+
+func open(ctx context.Context, lib *library, spec driver.Spec) (*Engine, error) {
+	path := spec.DSN
+	if path == "" {
+		return nil, openError(spec.Name, pgerr.New(pgerr.ConnectionException, "empty sqlite DSN: want a file path"))
+	}
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(spec.DataDir, path)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, openError(spec.Name, pgerr.Wrap(pgerr.ConnectionException, err, ""))
+	}
+	db, err := sql.Open(lib.sqlDriver, path)
+	if err != nil {
+		return nil, openError(spec.Name, pgerr.Wrap(pgerr.ConnectionException, err, ""))
+	}
+	// Sessions are pinned for their whole life and closed with it: a
+	// connection never carries one session's state into the next.
+	db.SetMaxIdleConns(0)
+	e := &Engine{lib: lib, replica: spec.Name, path: path, db: db}
+	if _, err := db.ExecContext(ctx, "PRAGMA journal_mode = WAL"); err != nil {
+		db.Close()
+		return nil, openError(spec.Name, e.classify(ctx, err))
+	}
+	c, err := e.Connect(ctx)
+	if err != nil {
+		db.Close()
+		return nil, openError(spec.Name, pgerr.From(err))
+	}
+	if err := c.Close(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return e, nil
+}
+
+func openError(replica string, cause *pgerr.Error) *pgerr.Error {
+	e := pgerr.Wrap(cause.Code, cause, "replica "+replica+": cannot open sqlite database")
+	e.Replica = replica
+	return e
+}
+
+// Driver returns "sqlite" or "sqlite-cgo".
+func (e *Engine) Driver() string { return e.lib.name }
+
+// Class returns driver.Serial.
+func (e *Engine) Class() driver.Class { return driver.Serial }
+
+// Dialect returns driver.SQLite.
+func (e *Engine) Dialect() driver.Dialect { return driver.SQLite }
+
+// Path returns the database file's absolute or DataDir-relative path.
+func (e *Engine) Path() string { return e.path }
+
+// Close closes the database file.
+func (e *Engine) Close() error { return e.db.Close() }
+
+// Connect opens a session with its per-connection settings.
+func (e *Engine) Connect(ctx context.Context) (driver.Conn, error) {
+	sc, err := e.db.Conn(ctx)
+	if err != nil {
+		return nil, e.classify(ctx, err)
+	}
+	c := &Conn{engine: e, conn: sc}
+	setup := []string{
+		"PRAGMA busy_timeout = " + itoa(busyTimeout.Milliseconds()),
+		"PRAGMA foreign_keys = ON",
+		"PRAGMA synchronous = NORMAL",
+	}
+	for _, stmt := range setup {
+		if _, err := sc.ExecContext(ctx, stmt); err != nil {
+			sc.Close()
+			return nil, e.classify(ctx, err)
+		}
+	}
+	return c, nil
+}
+
+// Conn is one session, pinned to one SQLite connection.
+type Conn struct {
+	engine *Engine
+	conn   *sql.Conn
+}
+
+// Begin starts a transaction. SQLite is always serializable, so the
+// isolation level is accepted and ignored. A read-only transaction begins
+// DEFERRED (it never writes, so it never upgrades its lock); read-only is
+// not enforced.
+func (c *Conn) Begin(ctx context.Context, opts driver.TxOptions) error {
+	switch strings.ToLower(opts.Isolation) {
+	case "", "serializable", "repeatable read", "read committed", "read uncommitted":
+	default:
+		return c.engine.tagged(pgerr.New(pgerr.InvalidParameterValue, "unknown isolation level %q", opts.Isolation))
+	}
+	stmt := "BEGIN IMMEDIATE"
+	if opts.ReadOnly {
+		stmt = "BEGIN DEFERRED"
+	}
+	return c.run(ctx, stmt)
+}
+
+// Commit commits the transaction. When SQLite has already rolled it back
+// by itself (an interrupted write does that), the answer is 25P01.
+func (c *Conn) Commit(ctx context.Context) error { return c.run(ctx, "COMMIT") }
+
+// Rollback rolls the transaction back; without one it does nothing.
+func (c *Conn) Rollback(ctx context.Context) error {
+	err := c.run(ctx, "ROLLBACK")
+	if pgerr.Code(err) == pgerr.NoActiveSQLTransaction {
+		return nil
+	}
+	return err
+}
+
+// Close rolls back anything open and closes the connection.
+func (c *Conn) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = c.Rollback(ctx) // closing rolls back anyway
+	_ = c.conn.Close()
+	return nil
+}
+
+func (c *Conn) run(ctx context.Context, stmt string) error {
+	if _, err := c.conn.ExecContext(ctx, stmt); err != nil {
+		return c.engine.classify(ctx, err)
+	}
+	return nil
+}
+
+// Exec runs q: through Query when it returns rows, else through Exec,
+// tagged with its affected rows.
+func (c *Conn) Exec(ctx context.Context, q driver.Query) (*answer.Answer, error) {
+	args := convertArgs(q.Args)
+	verb := verbOf(q)
+	if q.ReturnsRows {
+		a, err := c.query(ctx, q.SQL, args)
+		if err != nil {
+			return nil, c.engine.classify(ctx, err)
+		}
+		a.Tag = answer.Tag(verb, a.RowsAffected)
+		return a, nil
+	}
+	res, err := c.conn.ExecContext(ctx, q.SQL, args...)
+	if err != nil {
+		return nil, c.engine.classify(ctx, err)
+	}
+	var n int64
+	if countsRows(verb) {
+		// sqlite3_changes is only meaningful after INSERT, UPDATE and
+		// DELETE; after anything else it still holds an older count.
+		if n, err = res.RowsAffected(); err != nil {
+			return nil, c.engine.classify(ctx, err)
+		}
+	}
+	return &answer.Answer{Tag: answer.Tag(verb, n), RowsAffected: n}, nil
+}
+
+// query runs a statement that returns rows and reads them all.
+func (c *Conn) query(ctx context.Context, stmt string, args []any) (*answer.Answer, error) {
+	rows, err := c.conn.QueryContext(ctx, stmt, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	types, err := rows.ColumnTypes()
+	if err != nil {
+		return nil, err
+	}
+	declared := make([]answer.Type, len(types))
+	for i, ct := range types {
+		declared[i] = declaredFamily(ct.DatabaseTypeName())
+	}
+	raw := make([]any, len(types))
+	dest := make([]any, len(types))
+	for i := range raw {
+		dest[i] = &raw[i]
+	}
+	a := &answer.Answer{}
+	for rows.Next() {
+		if err := rows.Scan(dest...); err != nil {
+			return nil, err
+		}
+		row := make([]answer.Value, len(raw))
+		for i, v := range raw {
+			row[i] = convertValue(v, declared[i])
+		}
+		a.Rows = append(a.Rows, row)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	a.Columns = make([]answer.Column, len(types))
+	for i, ct := range types {
+		a.Columns[i] = answer.Column{Name: ct.Name(), Type: columnFamily(declared[i], a.Rows, i), Size: -1, Mod: -1}
+	}
+	a.RowsAffected = int64(len(a.Rows))
+	return a, nil
+}
+
+func (e *Engine) tagged(err *pgerr.Error) *pgerr.Error {
+	err.Replica = e.replica
+	return err
+}
+
+// verbOf returns q's command verb, or the statement's first word when the
+// caller gave none.
+func verbOf(q driver.Query) string {
+	if q.Verb != "" {
+		return q.Verb
+	}
+	f := strings.Fields(q.SQL)
+	if len(f) == 0 {
+		return ""
+	}
+	return strings.ToUpper(f[0])
+}
+
+// countsRows reports whether a statement's affected-row count is part of
+// its command tag.
+func countsRows(verb string) bool {
+	switch verb {
+	case "INSERT", "UPDATE", "DELETE":
+		return true
+	}
+	return false
+}
