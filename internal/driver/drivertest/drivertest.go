@@ -427,6 +427,10 @@ func testErrors(t *testing.T, e driver.Engine) {
 	c := connect(t, e)
 	must(t, c, "CREATE TABLE", "CREATE TABLE items (id int PRIMARY KEY, name varchar(20) NOT NULL)")
 	must(t, c, "INSERT", "INSERT INTO items VALUES (1, 'one')")
+	// Table-level FOREIGN KEY: MySQL ignores a REFERENCES clause on a column.
+	must(t, c, "CREATE TABLE", `CREATE TABLE orders (id int PRIMARY KEY, item int, qty int CHECK (qty > 0),
+		FOREIGN KEY (item) REFERENCES items (id))`)
+	must(t, c, "INSERT", "INSERT INTO orders VALUES (1, 1, 5)")
 	insert := "INSERT INTO items (id, name) VALUES (" + placeholders(e, 2) + ")"
 	cases := []struct {
 		what, verb, sql string
@@ -439,6 +443,9 @@ func testErrors(t *testing.T, e driver.Engine) {
 		{"missing column", "SELECT", "SELECT nosuchcol FROM items", nil, pgerr.UndefinedColumn},
 		{"NOT NULL", "INSERT", insert, []driver.Arg{typed(answer.Int, "2"), null}, pgerr.NotNullViolation},
 		{"existing table", "CREATE TABLE", "CREATE TABLE items (id int)", nil, pgerr.DuplicateTable},
+		{"foreign key", "INSERT", "INSERT INTO orders VALUES (2, 42, 1)", nil, pgerr.ForeignKeyViolation},
+		{"check", "INSERT", "INSERT INTO orders VALUES (2, 1, 0)", nil, pgerr.CheckViolation},
+		{"referenced row", "DELETE", "DELETE FROM items WHERE id = 1", nil, pgerr.ForeignKeyViolation},
 	}
 	for _, tc := range cases {
 		_, err := try(c, tc.verb, tc.sql, tc.args...)

@@ -39,3 +39,38 @@ func TestOpenUnreachable(t *testing.T) {
 		t.Errorf("error does not name the replica: %v", err)
 	}
 }
+
+// TestCommitOfFailedTransaction: PostgreSQL answers COMMIT in a failed
+// transaction with the tag ROLLBACK and no error; the driver must not
+// report that as a commit.
+func TestCommitOfFailedTransaction(t *testing.T) {
+	e, err := open(t, testenv.Postgres(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := e.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Begin(ctx, driver.TxOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Exec(ctx, driver.Query{SQL: "SELECT 1 / 0", ReturnsRows: true, Verb: "SELECT"})
+	if got := pgerr.Code(err); got != pgerr.DivisionByZero {
+		t.Fatalf("1 / 0: SQLSTATE %s (%v), want 22012", got, err)
+	}
+	_, err = c.Exec(ctx, driver.Query{SQL: "SELECT 1", ReturnsRows: true, Verb: "SELECT"})
+	if got := pgerr.Code(err); got != pgerr.InFailedSQLTransaction {
+		t.Errorf("statement in failed transaction: SQLSTATE %s, want 25P02", got)
+	}
+	if got := pgerr.Code(c.Commit(ctx)); got != pgerr.InFailedSQLTransaction {
+		t.Errorf("COMMIT of a failed transaction: SQLSTATE %q, want 25P02", got)
+	}
+	if _, err := c.Exec(ctx, driver.Query{SQL: "SELECT 1", ReturnsRows: true, Verb: "SELECT"}); err != nil {
+		t.Errorf("session after the failed transaction: %v", err)
+	}
+}

@@ -140,7 +140,10 @@ func columnFamily(decl answer.Type, rows [][]answer.Value, col int) answer.Type 
 			return r[col].Type
 		}
 	}
-	return answer.Text
+	// No declared type and no value to look at (an expression over no
+	// rows): only the statement text can tell, so say so and let the
+	// session's analysis fill it in.
+	return answer.Unknown
 }
 
 func boolText(b bool) string {
