@@ -223,34 +223,17 @@ func (c *Conn) guard(ctx context.Context, trustSuccess bool, f func(ctx context.
 	if ctx.Err() != nil {
 		return c.engine.tagged(pgerr.Wrap(pgerr.QueryCanceled, ctx.Err(), "canceling statement due to user request"))
 	}
+	if ctx.Done() == nil { // ctx can never end: nothing to watch
+		if err := f(ctx); err != nil {
+			return c.engine.tagged(classify(ctx, err))
+		}
+		return nil
+	}
 	inner, drop := context.WithCancel(context.WithoutCancel(ctx))
 	defer drop()
 	finished := make(chan struct{})
 	fate := make(chan int, 1)
-	go func() {
-		select {
-		case <-finished:
-			fate <- notKilled
-			return
-		case <-ctx.Done():
-		}
-		select {
-		case <-finished: // both happened; the statement is over
-			fate <- notKilled
-			return
-		default:
-		}
-		c.engine.killQuery(c.threadID)
-		grace := time.NewTimer(cancelGrace)
-		defer grace.Stop()
-		select {
-		case <-finished:
-			fate <- killed
-		case <-grace.C:
-			drop() // go-sql-driver now closes the connection
-			fate <- dropped
-		}
-	}()
+	go func() { fate <- c.watch(ctx, finished, drop) }()
 	err := f(inner)
 	close(finished)
 	switch <-fate {
@@ -265,4 +248,30 @@ func (c *Conn) guard(ctx context.Context, trustSuccess bool, f func(ctx context.
 		return nil
 	}
 	return c.engine.tagged(classify(ctx, err))
+}
+
+// watch waits until the statement has finished or ctx ends. In the second
+// case it kills the statement, and drops the connection if the statement
+// has not finished cancelGrace later. It returns what it did.
+func (c *Conn) watch(ctx context.Context, finished <-chan struct{}, drop func()) int {
+	select {
+	case <-finished:
+		return notKilled
+	case <-ctx.Done():
+	}
+	select {
+	case <-finished: // both happened; the statement is over
+		return notKilled
+	default:
+	}
+	c.engine.killQuery(c.threadID)
+	grace := time.NewTimer(cancelGrace)
+	defer grace.Stop()
+	select {
+	case <-finished:
+		return killed
+	case <-grace.C:
+		drop() // go-sql-driver now closes the connection
+		return dropped
+	}
 }
