@@ -1,14 +1,9 @@
 package cluster
 
 import (
-	"context"
 	"fmt"
 
-	"github.com/shepherd-db/shepherd/internal/answer"
 	"github.com/shepherd-db/shepherd/internal/coord"
-	"github.com/shepherd-db/shepherd/internal/driver"
-	"github.com/shepherd-db/shepherd/internal/pgerr"
-	"github.com/shepherd-db/shepherd/internal/sqlan"
 )
 
 // ReplicaStatus is one row of SHOW REPLICAS.
@@ -60,33 +55,4 @@ func (c *Cluster) Mode() string {
 		return "serial"
 	}
 	return fmt.Sprint(c.opts.Mode)
-}
-
-// Describe returns the result columns of a statement before it runs, by
-// running its describe form (no rows, NULL parameters) on the first
-// replica that is up, outside any transaction.
-func (c *Cluster) Describe(ctx context.Context, st *sqlan.Stmt) ([]answer.Column, error) {
-	dst := st.Describe()
-	if dst == nil {
-		return nil, nil
-	}
-	var last error = pgerr.New(pgerr.ConnectionFailure, "no replica is up to describe the statement")
-	for i, m := range c.managers {
-		if c.status[i].down.Load() {
-			continue
-		}
-		args := make([]driver.Arg, dst.NumParams)
-		for j := range args {
-			args[j] = driver.Arg{Null: true}
-		}
-		a, err := m.Describe(ctx, query(stmtCall{st: dst, args: args}, m.Engine().Dialect()))
-		if err == nil {
-			return a.Columns, nil
-		}
-		last = err
-		if !pgerr.IsConnection(err) {
-			break
-		}
-	}
-	return nil, last
 }

@@ -175,6 +175,10 @@ type txnState struct {
 	pending  []Op
 	ballots  map[Op]*ballot
 	finished bool // client's last op (COMMIT/ROLLBACK) submitted
+	// abandoned marks a transaction being rolled back: replicas still
+	// finishing its statements are cancelled, so their late answers are
+	// no evidence against them.
+	abandoned bool
 	// doneAt marks replicas that finished the transaction's last op.
 	doneAt []bool
 }
@@ -245,6 +249,9 @@ func (c *Coordinator) submit(op Op) {
 	}
 	if op.Kind != OpStmt {
 		t.finished = true
+	}
+	if op.Kind == OpRollback {
+		t.abandoned = true
 	}
 	if !c.admitted(op.Txn) {
 		if op.Kind == OpRollback && c.cfg.Mode == Serial {
@@ -333,7 +340,7 @@ func (c *Coordinator) answered(a Answered) {
 	if b := t.ballots[a.Op]; b != nil {
 		b.votes[a.R] = &a.V
 		if b.decided {
-			if v := a.V; v != b.outcome && !b.failed {
+			if v := a.V; v != b.outcome && !b.failed && !t.abandoned {
 				c.emit(Mismatch{R: a.R, Op: a.Op, Got: v, Want: b.outcome})
 			}
 		} else {

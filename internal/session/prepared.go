@@ -61,15 +61,43 @@ func (s *Session) Describe(ctx context.Context, ps pgwire.Statement) ([]uint32, 
 	case p.st.ReturnsRows:
 		ctx, done := s.cancellable(ctx)
 		defer done()
-		cols, err := s.cluster.Describe(ctx, p.st)
+		cols, err := s.describe(ctx, p.st)
 		if err != nil {
-			s.fail()
 			return nil, nil, err
 		}
 		p.cols = cols
 	}
 	p.described = true
 	return p.paramOIDs, p.cols, nil
+}
+
+// describe learns st's result columns by running its describe form (no
+// rows, NULL parameters) like any other statement: in the session's open
+// transaction if there is one, else on its own. Going through the
+// coordinator matters: a replica that has not yet caught up with the
+// latest DDL must not be the one asked.
+func (s *Session) describe(ctx context.Context, st *sqlan.Stmt) ([]answer.Column, error) {
+	if s.failed {
+		return nil, pgerr.New(pgerr.InFailedSQLTransaction, "current transaction is aborted, commands ignored until end of transaction block")
+	}
+	dst := st.Describe()
+	if dst == nil {
+		// Nothing to run: the text alone must do.
+		var cols []answer.Column
+		for _, g := range st.Columns() {
+			cols = append(cols, answer.Column{Name: g.Name, Type: g.Type, OID: g.OID, Size: -1, Mod: -1})
+		}
+		return cols, nil
+	}
+	args := make([]driver.Arg, dst.NumParams)
+	for i := range args {
+		args[i] = driver.Arg{Null: true}
+	}
+	a, err := s.exec(ctx, dst, args)
+	if err != nil {
+		return nil, err
+	}
+	return sqlan.Shape(a.Columns, st.Columns()), nil
 }
 
 // Execute implements pgwire.Session.

@@ -188,6 +188,9 @@ func (s *Session) exec(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (
 			return nil, err
 		}
 	}
+	if a.Columns != nil {
+		a.Columns = sqlan.Shape(a.Columns, st.Columns())
+	}
 	return a, nil
 }
 

@@ -71,6 +71,7 @@ type Stmt struct {
 
 	dialects [4]dialectForm
 	describe describeForm
+	columns  columnsForm
 }
 
 // dialectForm is the statement written for one dialect.
