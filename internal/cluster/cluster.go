@@ -48,6 +48,8 @@ type Cluster struct {
 		sync.Mutex
 		core *coord.Coordinator
 		txns map[coord.TxnID]*Txn
+		// idle is closed while no transaction is live anywhere.
+		idle chan struct{}
 	}
 }
 
@@ -66,6 +68,8 @@ func New(opts Options, replicas []Replica) *Cluster {
 	c := &Cluster{opts: opts, log: opts.Log, status: make([]replicaStatus, len(replicas))}
 	c.mu.core = coord.New(coord.Config{Mode: opts.Mode, N: len(replicas), F: opts.F})
 	c.mu.txns = map[coord.TxnID]*Txn{}
+	c.mu.idle = make(chan struct{})
+	close(c.mu.idle)
 	for i, r := range replicas {
 		c.managers = append(c.managers, replica.New(coord.ReplicaID(i), r.Name, r.Engine, c.log, c.onResult))
 	}
@@ -76,6 +80,22 @@ func New(opts Options, replicas []Replica) *Cluster {
 func (c *Cluster) Close() {
 	for _, m := range c.managers {
 		m.Close()
+	}
+}
+
+// Idle waits until every replica that is up has finished every
+// transaction begun so far (committed or rolled back), or ctx ends. A
+// replica may still be finishing work after the client was answered: f+1
+// replicas suffice for that.
+func (c *Cluster) Idle(ctx context.Context) error {
+	c.mu.Lock()
+	idle := c.mu.idle
+	c.mu.Unlock()
+	select {
+	case <-idle:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 
@@ -109,6 +129,9 @@ type outcome struct {
 func (c *Cluster) Begin(opts driver.TxOptions) *Txn {
 	t := &Txn{c: c, id: coord.TxnID(c.nextTxn.Add(1)), opts: opts, waiting: map[coord.Op]chan outcome{}}
 	c.mu.Lock()
+	if len(c.mu.txns) == 0 {
+		c.mu.idle = make(chan struct{})
+	}
 	c.mu.txns[t.id] = t
 	c.mu.core.Step(coord.Begin{Txn: t.id})
 	c.applyLocked()
@@ -222,6 +245,9 @@ func (c *Cluster) applyLocked() {
 			c.log.Warn("replica taken out", "replica", c.managers[a.R].Name(), "why", a.Why)
 		case coord.Finished:
 			delete(c.mu.txns, a.Txn)
+			if len(c.mu.txns) == 0 {
+				close(c.mu.idle)
+			}
 		}
 	}
 }
