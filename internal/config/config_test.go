@@ -75,3 +75,10 @@ func TestBad(t *testing.T) {
 		t.Errorf("syntax error: %v", err)
 	}
 }
+
+// TestExampleFile keeps the documented example valid.
+func TestExampleFile(t *testing.T) {
+	if _, err := Load("../../shepherd.example.toml", drivers); err != nil {
+		t.Fatal(err)
+	}
+}
