@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"runtime/debug"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/jackc/pgx/v5/pgtype"
@@ -97,6 +98,21 @@ func (c *conn) run(ctx context.Context) error {
 	}
 	c.log.Debug("pgwire: session started", "user", info.User, "database", info.Database)
 	return c.loop(ctx)
+}
+
+// recoverPanic keeps a panic in this connection (in the front or in its
+// Session) from taking the process and every other connection down: it is
+// logged with its stack and the client told FATAL XX000. The deferred
+// cleanup of run (Session.Close included) has already happened.
+func (c *conn) recoverPanic() {
+	p := recover()
+	if p == nil {
+		return
+	}
+	c.log.Error("pgwire: panic serving connection", "panic", p, "stack", string(debug.Stack()))
+	defer func() { _ = recover() }() // the output path itself may be what broke
+	c.sendError(pgerr.New(pgerr.InternalError, "internal error").Fatal())
+	_ = c.flush()
 }
 
 // closeSession releases every statement still prepared, then the Session.

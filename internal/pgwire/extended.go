@@ -156,11 +156,15 @@ func (c *conn) describe(ctx context.Context, m *pgproto3.Describe) error {
 		if err != nil {
 			return err
 		}
+		if pt.stmt.cols == nil {
+			c.send(&pgproto3.NoData{})
+			return nil
+		}
 		formats, err := normaliseFormats(pt.formatCodes, len(pt.stmt.cols), "result")
 		if err != nil {
 			return err
 		}
-		c.sendRowDescription(pt.stmt.cols, formats)
+		c.send(rowDescription(pt.stmt.cols, formats))
 		return nil
 	}
 	return pgerr.New(pgerr.ProtocolViolation, "invalid DESCRIBE message subtype %d", m.ObjectType)
@@ -208,8 +212,10 @@ func (c *conn) runPortal(ctx context.Context, pt *portal) error {
 	if pt.oids, err = resultTypes(pt.stmt.cols, a); err != nil {
 		return err
 	}
-	if pt.formats, err = normaliseFormats(pt.formatCodes, len(pt.oids), "result"); err != nil {
-		return err
+	if pt.oids != nil {
+		if pt.formats, err = normaliseFormats(pt.formatCodes, len(pt.oids), "result"); err != nil {
+			return err
+		}
 	}
 	pt.executed, pt.tag, pt.rows = true, a.Tag, a.Rows
 	return nil

@@ -159,7 +159,7 @@ func TestExtendedErrors(t *testing.T) {
 			"ErrorResponse ERROR 08P01 unsupported format code: 7"},
 		{"result formats mismatch", []pgproto3.FrontendMessage{&pgproto3.Parse{Query: "count 1"},
 			&pgproto3.Bind{ResultFormatCodes: []int16{0, 1}}},
-			"ErrorResponse ERROR 08P01 bind message has 2 result formats but 1 results"},
+			"ErrorResponse ERROR 08P01 bind message has 2 result formats but query has 1 columns"},
 		{"malformed binary int8", []pgproto3.FrontendMessage{&pgproto3.Parse{Query: "echo $1::int8"},
 			&pgproto3.Bind{ParameterFormatCodes: []int16{1}, Parameters: [][]byte{{1, 2, 3}}}},
 			"ErrorResponse ERROR 08P01 invalid binary parameter of type int8"},

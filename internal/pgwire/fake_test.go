@@ -24,6 +24,7 @@ import (
 //	fail               error 42601 with detail and hint ('E' inside a block)
 //	fatal              a FATAL error
 //	sleep              blocks until cancelled (Cancel or ctx)
+//	panic              panics, if the handler allows it
 //	badvalue           an int4 column holding "abc"
 //	badrow             a row with fewer values than columns
 //	copy ...           0A000
@@ -34,6 +35,8 @@ type fakeHandler struct {
 	newSessionErr error
 	// sleepReturns makes "sleep" return at once (for fuzzing).
 	sleepReturns bool
+	// panics makes "panic" panic.
+	panics bool
 	// sleeping receives each session whose "sleep" has started.
 	sleeping chan *fakeSession
 
@@ -126,7 +129,10 @@ func (s *fakeSession) Describe(ctx context.Context, st Statement) ([]uint32, []a
 	fs := st.(*fakeStmt)
 	var params []uint32
 	for _, m := range placeholder.FindAllStringSubmatch(fs.sql, -1) {
-		n, _ := strconv.Atoi(m[1])
+		n, err := strconv.Atoi(m[1])
+		if err != nil || n < 1 || n > 100 {
+			return nil, nil, pgerr.New("42P02", "there is no parameter $%s", m[1])
+		}
 		for len(params) < n {
 			params = append(params, answer.OIDText)
 		}
@@ -252,6 +258,10 @@ func (s *fakeSession) run(ctx context.Context, sql string, params []Param) (*ans
 		return nil, pgerr.New(pgerr.AdminShutdown, "scripted fatal error").Fatal()
 	case "sleep":
 		return nil, s.sleep(ctx)
+	case "panic":
+		if s.h.panics {
+			panic("scripted panic")
+		}
 	case "copy":
 		return nil, pgerr.New(pgerr.FeatureNotSupported, "COPY is not supported")
 	case "select":

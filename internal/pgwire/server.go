@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/xdg-go/scram"
@@ -97,15 +98,46 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	stop := context.AfterFunc(ctx, func() { _ = ln.Close() })
 	defer stop()
 
+	var backoff time.Duration
 	for {
 		nc, err := ln.Accept()
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
-			return err
+			if !isResourceExhausted(err) {
+				return err
+			}
+			// Out of file descriptors or memory: wait for connections to
+			// end rather than give up serving.
+			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+			s.logger().Warn("pgwire: accept failed, backing off", "err", err, "backoff", backoff)
+			if !waitFor(ctx, backoff) {
+				return nil
+			}
+			continue
 		}
+		backoff = 0
 		wg.Go(func() { s.ServeConn(connCtx, nc) })
+	}
+}
+
+// isResourceExhausted reports whether an Accept error is a shortage that
+// may pass.
+func isResourceExhausted(err error) bool {
+	return errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) ||
+		errors.Is(err, syscall.ENOBUFS) || errors.Is(err, syscall.ENOMEM)
+}
+
+// waitFor waits d, or until ctx is done; it reports whether d passed.
+func waitFor(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
 	}
 }
 
@@ -117,9 +149,10 @@ func (s *Server) ServeConn(ctx context.Context, nc net.Conn) {
 	defer nc.Close()
 
 	c := newConn(s, nc)
+	defer c.recoverPanic()
 	err := c.run(ctx)
 	if err != nil && !isQuietEnd(err) {
-		c.log.Debug("pgwire: connection ended", "err", err)
+		c.log.Info("pgwire: connection ended with an error", "err", err)
 	}
 }
 

@@ -314,6 +314,9 @@ func normaliseFormats(codes []int16, n int, what string) ([]int16, error) {
 	case len(codes) == n:
 		return append([]int16(nil), codes...), nil
 	}
+	if what == "result" {
+		return nil, pgerr.New(pgerr.ProtocolViolation, "bind message has %d result formats but query has %d columns", len(codes), n)
+	}
 	return nil, pgerr.New(pgerr.ProtocolViolation, "bind message has %d %s formats but %d %ss", len(codes), what, n, what)
 }
 
