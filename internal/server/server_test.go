@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -197,11 +196,11 @@ func TestRefusedAtOnce(t *testing.T) {
 	c := connect(t, addr, "app")
 	ctx := context.Background()
 	for sql, code := range map[string]string{
-		"COPY t FROM STDIN":           "0A000",
-		"COPY (SELECT 1) TO STDOUT":   "0A000",
-		"SAVEPOINT a":                 "0A000",
-		"SELEC 1":                     "42601",
-		"SELECT * FROM no_such_table": "42P01",
+		"COPY t FROM STDIN":            "0A000",
+		"COPY (SELECT 1) TO STDOUT":    "0A000",
+		"SAVEPOINT a":                  "0A000",
+		"SELEC 1":                      "42601",
+		"SELECT * FROM no_such_table":  "42P01",
 		"SET TimeZone = 'Europe/Oslo'": "0A000",
 	} {
 		if _, err := c.Exec(ctx, sql); sqlstate(err) != code {
@@ -229,4 +228,3 @@ func assertCount(t *testing.T, c *pgx.Conn, sql string, want int64) {
 	}
 }
 
-var _ = filepath.Join
