@@ -227,4 +227,3 @@ func assertCount(t *testing.T, c *pgx.Conn, sql string, want int64) {
 		t.Errorf("%s = %d, want %d", sql, n, want)
 	}
 }
-
