@@ -48,8 +48,10 @@ type Cluster struct {
 		sync.Mutex
 		core *coord.Coordinator
 		txns map[coord.TxnID]*Txn
-		// idle is closed while no transaction is live anywhere.
+		// idle is closed while no transaction is live anywhere; busy
+		// is closed while some transaction has sent work to replicas.
 		idle chan struct{}
+		busy chan struct{}
 	}
 }
 
@@ -70,6 +72,7 @@ func New(opts Options, replicas []Replica) *Cluster {
 	c.mu.txns = map[coord.TxnID]*Txn{}
 	c.mu.idle = make(chan struct{})
 	close(c.mu.idle)
+	c.mu.busy = make(chan struct{})
 	for i, r := range replicas {
 		c.managers = append(c.managers, replica.New(coord.ReplicaID(i), r.Name, r.Engine, c.log, c.onResult))
 	}
@@ -93,6 +96,20 @@ func (c *Cluster) Idle(ctx context.Context) error {
 	c.mu.Unlock()
 	select {
 	case <-idle:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Busy waits until some transaction has sent work to the replicas, or ctx
+// ends (for tests that must act while a statement runs).
+func (c *Cluster) Busy(ctx context.Context) error {
+	c.mu.Lock()
+	busy := c.mu.busy
+	c.mu.Unlock()
+	select {
+	case <-busy:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
@@ -247,6 +264,7 @@ func (c *Cluster) applyLocked() {
 			delete(c.mu.txns, a.Txn)
 			if len(c.mu.txns) == 0 {
 				close(c.mu.idle)
+				c.mu.busy = make(chan struct{})
 			}
 		}
 	}
@@ -256,6 +274,11 @@ func (c *Cluster) sendLocked(a coord.Send) {
 	t := c.mu.txns[a.Op.Txn]
 	if t == nil {
 		return
+	}
+	select {
+	case <-c.mu.busy:
+	default:
+		close(c.mu.busy)
 	}
 	m := c.managers[a.R]
 	task := replica.Task{Op: a.Op, TxOptions: t.opts}
