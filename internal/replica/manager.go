@@ -158,26 +158,6 @@ func (m *Manager) putConn(c driver.Conn) {
 	m.mu.Unlock()
 }
 
-// Describe runs q outside any transaction (engine autocommit) on a pooled
-// connection and returns its answer; used to learn a statement's result
-// columns before it runs for real.
-func (m *Manager) Describe(ctx context.Context, q driver.Query) (*answer.Answer, error) {
-	c, err := m.conn(ctx)
-	if err != nil {
-		return nil, withReplica(err, m.name)
-	}
-	a, err := c.Exec(ctx, q)
-	if err != nil && pgerr.IsConnection(err) {
-		c.Close()
-	} else {
-		m.putConn(c)
-	}
-	if err != nil {
-		return nil, withReplica(err, m.name)
-	}
-	return a, nil
-}
-
 func withReplica(err error, name string) *pgerr.Error {
 	if err == nil {
 		return nil
