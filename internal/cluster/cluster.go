@@ -124,6 +124,9 @@ type Txn struct {
 	opts driver.TxOptions
 	seq  int
 	done bool
+	// single marks a transaction of one statement that replicas may run in
+	// their own autocommit.
+	single bool
 
 	// Guarded by c.mu:
 	stmts   []stmtCall
@@ -164,6 +167,19 @@ func (t *Txn) Exec(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (*ans
 	op := coord.Op{Txn: t.id, Kind: coord.OpStmt, Seq: t.seq}
 	t.seq++
 	return t.submit(ctx, op, stmtCall{st: st, args: args})
+}
+
+// ExecSingle runs the only statement of a transaction that the caller
+// will commit right after (the client's autocommit). When nothing would
+// ever need undoing — one replica (passthrough), or a plain read — the
+// replicas run it in their own autocommit, which saves them the BEGIN and
+// COMMIT round trips. With several replicas a write must stay in a real
+// transaction: if the replicas disagree it has to roll back everywhere.
+func (t *Txn) ExecSingle(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (*answer.Answer, error) {
+	if t.seq == 0 && (t.c.opts.Mode == coord.Passthrough || st.Kind == sqlan.Read) {
+		t.single = true
+	}
+	return t.Exec(ctx, st, args)
 }
 
 // Commit asks the replicas to commit. A nil error means at least f+1
@@ -281,7 +297,7 @@ func (c *Cluster) sendLocked(a coord.Send) {
 		close(c.mu.busy)
 	}
 	m := c.managers[a.R]
-	task := replica.Task{Op: a.Op, TxOptions: t.opts}
+	task := replica.Task{Op: a.Op, TxOptions: t.opts, Autocommit: t.single}
 	if a.Op.Kind == coord.OpStmt {
 		call := t.stmts[a.Op.Seq]
 		task.Query = query(call, m.Engine().Dialect())

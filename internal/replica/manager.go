@@ -29,6 +29,11 @@ type Task struct {
 	Ordered bool
 	// TxOptions start the transaction, when this is its first task here.
 	TxOptions driver.TxOptions
+	// Autocommit runs the transaction's single statement in the engine's
+	// own autocommit: no BEGIN, and its COMMIT or ROLLBACK costs nothing.
+	// Only for transactions whose statement needs no undo (see
+	// cluster.Txn.Exec).
+	Autocommit bool
 }
 
 // Result is the outcome of a task.

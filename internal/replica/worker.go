@@ -69,11 +69,13 @@ func (w *worker) run() {
 	defer w.cancel()
 	var conn driver.Conn
 	var broken *pgerr.Error // set once the transaction cannot go on here
+	autocommit := false
 	for {
 		t := w.next()
 		last := t.Op.Kind != coord.OpStmt
 		res := Result{R: w.m.id, Op: t.Op}
 		if conn == nil && broken == nil {
+			autocommit = t.Autocommit
 			conn, broken = w.open(t)
 		}
 		switch {
@@ -81,6 +83,8 @@ func (w *worker) run() {
 			// Nothing to roll back on a connection that is gone.
 		case broken != nil:
 			res.Err = broken
+		case autocommit && last:
+			// The engine committed the statement by itself.
 		default:
 			res.Answer, res.Err = w.exec(conn, t)
 		}
@@ -111,6 +115,9 @@ func (w *worker) open(t Task) (driver.Conn, *pgerr.Error) {
 	conn, err := w.m.conn(w.ctx)
 	if err != nil {
 		return nil, withReplica(pgerr.Wrap(pgerr.ConnectionFailure, err, "cannot connect"), w.m.name)
+	}
+	if t.Autocommit {
+		return conn, nil
 	}
 	if err := conn.Begin(w.ctx, t.TxOptions); err != nil {
 		conn.Close()

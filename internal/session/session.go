@@ -174,7 +174,11 @@ func (s *Session) exec(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (
 		}
 		s.txn = s.cluster.Begin(opts)
 	}
-	a, err := s.txn.Exec(ctx, st, args)
+	exec := s.txn.Exec
+	if autocommit {
+		exec = s.txn.ExecSingle
+	}
+	a, err := exec(ctx, st, args)
 	if err != nil {
 		if autocommit {
 			s.endBlock(false)
