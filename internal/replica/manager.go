@@ -109,13 +109,16 @@ func closedErr(name string) *pgerr.Error {
 	return pgerr.New(pgerr.ConnectionFailure, "replica %s is shut down", name)
 }
 
-// Cancel stops the statement transaction txn is running here, if any.
+// Cancel stops the statement transaction txn is running here, or the one
+// it is about to run: the cancel may overtake the statement on its way to
+// the worker. Later statements of txn are cancelled too; a cancelled
+// transaction only ever rolls back (the client got 57014 for it).
 func (m *Manager) Cancel(txn coord.TxnID) {
 	m.mu.Lock()
 	w := m.mu.workers[txn]
 	m.mu.Unlock()
 	if w != nil {
-		w.cancelRunning(false)
+		w.cancelRunning(true)
 	}
 }
 
