@@ -2,7 +2,6 @@ package pgwire
 
 import (
 	"encoding/hex"
-	"math"
 	"strconv"
 	"strings"
 
@@ -206,9 +205,9 @@ func (c *conn) invalidBinary(oid uint32, err error) error {
 func (c *conn) canonicalText(oid uint32, v any) (string, error) {
 	switch x := v.(type) {
 	case *pgtype.Float8:
-		return formatFloat(x.Float64, 64), nil
+		return answer.FormatFloat(x.Float64, 64), nil
 	case *pgtype.Float4:
-		return formatFloat(float64(x.Float32), 32), nil
+		return answer.FormatFloat(float64(x.Float32), 32), nil
 	}
 	b, err := c.typeMap().Encode(oid, pgtype.TextFormatCode, v, nil)
 	if err != nil {
@@ -226,30 +225,6 @@ func (c *conn) canonicalText(oid uint32, v any) (string, error) {
 		}
 	}
 	return s, nil
-}
-
-// formatFloat writes f as PostgreSQL does (extra_float_digits = 1): the
-// shortest exact digits, with an exponent when the decimal exponent is below
-// -4 or reaches the type's digit count (15 for float8, 6 for float4).
-func formatFloat(f float64, bits int) string {
-	switch {
-	case math.IsNaN(f):
-		return "NaN"
-	case math.IsInf(f, 1):
-		return "Infinity"
-	case math.IsInf(f, -1):
-		return "-Infinity"
-	}
-	limit := 15
-	if bits == 32 {
-		limit = 6
-	}
-	sci := strconv.FormatFloat(f, 'e', -1, bits)
-	exp, err := strconv.Atoi(sci[strings.IndexByte(sci, 'e')+1:])
-	if err != nil || exp < -4 || exp >= limit {
-		return sci
-	}
-	return strconv.FormatFloat(f, 'f', -1, bits)
 }
 
 // byteaHex writes raw bytes in bytea's text form, "\x" and hex digits.

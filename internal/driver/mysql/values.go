@@ -1,7 +1,6 @@
 package mysql
 
 import (
-	"math"
 	"strconv"
 	"strings"
 
@@ -113,35 +112,6 @@ func floatText(bits int) func([]byte) string {
 		if err != nil {
 			return string(b)
 		}
-		return formatFloat(f, bits)
+		return answer.FormatFloat(f, bits)
 	}
-}
-
-// formatFloat prints f as PostgreSQL (12 and later) prints float8 or
-// float4: the shortest text that reads back as the same value, in fixed
-// notation when the decimal exponent is at least -4 and below 15 (float8)
-// or 6 (float4), else as d.ddde±XX.
-//
-// The sqlite driver has the same function; the two should move to package
-// answer together.
-func formatFloat(f float64, bits int) string {
-	switch {
-	case math.IsNaN(f):
-		return "NaN"
-	case math.IsInf(f, 1):
-		return "Infinity"
-	case math.IsInf(f, -1):
-		return "-Infinity"
-	}
-	sci := strconv.FormatFloat(f, 'e', -1, bits)
-	_, expText, _ := strings.Cut(sci, "e")
-	exp, _ := strconv.Atoi(expText)
-	limit := 15
-	if bits == 32 {
-		limit = 6
-	}
-	if exp < -4 || exp >= limit {
-		return sci
-	}
-	return strconv.FormatFloat(f, 'f', -1, bits)
 }

@@ -99,7 +99,7 @@ func convertValue(v any, decl answer.Type) answer.Value {
 		if decl == answer.Numeric && !math.IsInf(v, 0) {
 			return answer.V(answer.Numeric, strconv.FormatFloat(v, 'f', -1, 64))
 		}
-		return answer.V(answer.Float, formatFloat(v, 64))
+		return answer.V(answer.Float, answer.FormatFloat(v, 64))
 	case string:
 		if textual(decl) {
 			return answer.V(decl, v)
@@ -199,35 +199,6 @@ func parseBool(s string) (value, ok bool) {
 		return false, true
 	}
 	return false, false
-}
-
-// formatFloat prints f as PostgreSQL (12 and later) prints float8 or
-// float4: the shortest text that reads back as the same value, in fixed
-// notation when the decimal exponent is at least -4 and below 15 (float8)
-// or 6 (float4), else as d.ddde±XX.
-//
-// The mysql driver has the same function; the two should move to package
-// answer together.
-func formatFloat(f float64, bits int) string {
-	switch {
-	case math.IsNaN(f):
-		return "NaN"
-	case math.IsInf(f, 1):
-		return "Infinity"
-	case math.IsInf(f, -1):
-		return "-Infinity"
-	}
-	sci := strconv.FormatFloat(f, 'e', -1, bits)
-	_, expText, _ := strings.Cut(sci, "e")
-	exp, _ := strconv.Atoi(expText)
-	limit := 15
-	if bits == 32 {
-		limit = 6
-	}
-	if exp < -4 || exp >= limit {
-		return sci
-	}
-	return strconv.FormatFloat(f, 'f', -1, bits)
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
