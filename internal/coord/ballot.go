@@ -14,16 +14,7 @@ type ballot struct {
 // replica that gave it, if there is one.
 func (b *ballot) leader(q int) (Vote, ReplicaID, bool) {
 	for i, v := range b.votes {
-		if v == nil {
-			continue
-		}
-		n := 0
-		for _, w := range b.votes {
-			if w != nil && *w == *v {
-				n++
-			}
-		}
-		if n >= q {
+		if v != nil && b.count(*v) >= q {
 			return *v, ReplicaID(i), true
 		}
 	}
@@ -41,16 +32,20 @@ func (b *ballot) reachable(q int, live []bool) bool {
 	}
 	best := 0
 	for _, v := range b.votes {
-		if v == nil {
-			continue
+		if v != nil {
+			best = max(best, b.count(*v))
 		}
-		n := 0
-		for _, w := range b.votes {
-			if w != nil && *w == *v {
-				n++
-			}
-		}
-		best = max(best, n)
 	}
 	return best+missing >= q
+}
+
+// count returns how many replicas gave vote v.
+func (b *ballot) count(v Vote) int {
+	n := 0
+	for _, w := range b.votes {
+		if w != nil && *w == v {
+			n++
+		}
+	}
+	return n
 }

@@ -16,6 +16,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/shepherd-db/shepherd/internal/answer"
@@ -197,4 +198,27 @@ func Names() []string {
 	}
 	slices.Sort(n)
 	return n
+}
+
+// Command returns q's command tag verb, or the statement's first word in
+// upper case when the caller gave no Verb.
+func (q Query) Command() string {
+	if q.Verb != "" {
+		return q.Verb
+	}
+	f := strings.Fields(q.SQL)
+	if len(f) == 0 {
+		return ""
+	}
+	return strings.ToUpper(f[0])
+}
+
+// CountsRows reports whether a statement's affected-row count is part of
+// its command tag (and so of its answer).
+func CountsRows(verb string) bool {
+	switch verb {
+	case "INSERT", "UPDATE", "DELETE", "MERGE":
+		return true
+	}
+	return false
 }

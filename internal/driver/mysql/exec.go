@@ -14,7 +14,7 @@ import (
 // as raw text; the others through Exec, tagged with their affected rows.
 func (c *Conn) Exec(ctx context.Context, q driver.Query) (*answer.Answer, error) {
 	args := convertArgs(q.Args)
-	verb := verbOf(q)
+	verb := q.Command()
 	var a *answer.Answer
 	var err error
 	if q.ReturnsRows {
@@ -30,7 +30,7 @@ func (c *Conn) Exec(ctx context.Context, q driver.Query) (*answer.Answer, error)
 				return xerr
 			}
 			var n int64
-			if countsRows(verb) {
+			if driver.CountsRows(verb) {
 				n, _ = res.RowsAffected() // the protocol always carries it
 			}
 			a = &answer.Answer{Tag: answer.Tag(verb, n), RowsAffected: n}
@@ -86,32 +86,9 @@ func (c *Conn) query(ctx context.Context, stmt string, args []any) (*answer.Answ
 	return a, nil
 }
 
-// verbOf returns q's command verb, or the statement's first word when the
-// caller gave none.
-func verbOf(q driver.Query) string {
-	if q.Verb != "" {
-		return q.Verb
-	}
-	f := strings.Fields(q.SQL)
-	if len(f) == 0 {
-		return ""
-	}
-	return strings.ToUpper(f[0])
-}
-
-// countsRows reports whether a statement's affected-row count is part of
-// its command tag.
-func countsRows(verb string) bool {
-	switch verb {
-	case "INSERT", "UPDATE", "DELETE", "MERGE":
-		return true
-	}
-	return false
-}
-
 // isWrite reports whether a row-returning statement changes data (INSERT
 // ... RETURNING), so that its success stands even after a KILL QUERY.
-func isWrite(verb string) bool { return countsRows(verb) }
+func isWrite(verb string) bool { return driver.CountsRows(verb) }
 
 // convertArgs turns Args into values go-sql-driver sends as parameters.
 // Untyped ones go as strings and the server coerces them, as PostgreSQL

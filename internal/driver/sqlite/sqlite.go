@@ -199,7 +199,7 @@ func (c *Conn) run(ctx context.Context, stmt string) error {
 // tagged with its affected rows.
 func (c *Conn) Exec(ctx context.Context, q driver.Query) (*answer.Answer, error) {
 	args := convertArgs(q.Args)
-	verb := verbOf(q)
+	verb := q.Command()
 	if q.ReturnsRows {
 		a, err := c.query(ctx, q.SQL, args)
 		if err != nil {
@@ -213,7 +213,7 @@ func (c *Conn) Exec(ctx context.Context, q driver.Query) (*answer.Answer, error)
 		return nil, c.engine.classify(ctx, err)
 	}
 	var n int64
-	if countsRows(verb) {
+	if driver.CountsRows(verb) {
 		// sqlite3_changes is only meaningful after INSERT, UPDATE and
 		// DELETE; after anything else it still holds an older count.
 		if n, err = res.RowsAffected(); err != nil {
@@ -268,27 +268,4 @@ func (c *Conn) query(ctx context.Context, stmt string, args []any) (*answer.Answ
 func (e *Engine) tagged(err *pgerr.Error) *pgerr.Error {
 	err.Replica = e.replica
 	return err
-}
-
-// verbOf returns q's command verb, or the statement's first word when the
-// caller gave none.
-func verbOf(q driver.Query) string {
-	if q.Verb != "" {
-		return q.Verb
-	}
-	f := strings.Fields(q.SQL)
-	if len(f) == 0 {
-		return ""
-	}
-	return strings.ToUpper(f[0])
-}
-
-// countsRows reports whether a statement's affected-row count is part of
-// its command tag.
-func countsRows(verb string) bool {
-	switch verb {
-	case "INSERT", "UPDATE", "DELETE":
-		return true
-	}
-	return false
 }
