@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/shepherd-db/shepherd/internal/answer"
+	"github.com/shepherd-db/shepherd/internal/driver"
 	"github.com/shepherd-db/shepherd/internal/pgerr"
 )
 
@@ -68,7 +69,28 @@ type Mode uint8
 const (
 	Passthrough Mode = iota + 1
 	Serial
+	// CBS is commit barrier scheduling (HRDB paper, section 3.3).
+	CBS
+	// SS runs every secondary sequentially: a transaction reaches the
+	// secondaries once its COMMIT arrived, one transaction at a time
+	// (the paper's Pronto-like baseline, section 7).
+	SS
 )
+
+// String names the mode as the configuration does.
+func (m Mode) String() string {
+	switch m {
+	case Passthrough:
+		return "passthrough"
+	case Serial:
+		return "serial"
+	case CBS:
+		return "cbs"
+	case SS:
+		return "ss"
+	}
+	return fmt.Sprintf("mode(%d)", uint8(m))
+}
 
 // Config is the coordinator's fixed configuration.
 type Config struct {
@@ -76,7 +98,18 @@ type Config struct {
 	// N is the number of replicas, F the number of faulty ones tolerated:
 	// N >= 2F+1 (passthrough: N = 1, F = 0).
 	N, F int
+	// Classes are the replicas' concurrency classes (CBS and SS; nil
+	// means all Locking). The primary is the first replica whose class
+	// may be primary.
+	Classes []driver.Class
+	// StallTicks is how many Tick events an operation may run on a
+	// secondary before the secondary counts as blocked and aborts the
+	// undecided transactions in its way (CBS). 0 means DefaultStallTicks.
+	StallTicks int
 }
+
+// DefaultStallTicks is Config.StallTicks when left 0.
+const DefaultStallTicks = 10
 
 // Event is an input to Step.
 type Event interface{ event() }
@@ -87,11 +120,13 @@ type Begin struct{ Txn TxnID }
 // Submit: the client submitted an operation of a begun transaction.
 type Submit struct{ Op Op }
 
-// Answered: replica R finished operation Op with vote V.
+// Answered: replica R finished operation Op of attempt Try with vote V.
+// Answers of an attempt that was aborted since are ignored.
 type Answered struct {
-	R  ReplicaID
-	Op Op
-	V  Vote
+	R   ReplicaID
+	Op  Op
+	Try int
+	V   Vote
 }
 
 // Down: replica R is unusable (its connection broke, it answered with a
@@ -99,19 +134,38 @@ type Answered struct {
 // and no longer votes until recovered.
 type Down struct{ R ReplicaID }
 
+// Tick: time passed (the shell's clock; the core has none). A secondary
+// operation outstanding for Config.StallTicks ticks counts as blocked.
+type Tick struct{}
+
 func (Begin) event()    {}
 func (Submit) event()   {}
 func (Answered) event() {}
 func (Down) event()     {}
+func (Tick) event()     {}
 
 // Action is an output of Ready.
 type Action interface{ action() }
 
-// Send: run Op on replica R. A replica runs the ops of one transaction in
-// the order sent.
+// Send: run Op on replica R as part of attempt Try of its transaction
+// there. A replica runs the ops of one attempt in the order sent, on one
+// engine transaction; the first op of an attempt begins it, COMMIT or
+// ROLLBACK ends it. Tries start at 0; a higher try is a re-run after an
+// Abort.
 type Send struct {
-	R  ReplicaID
-	Op Op
+	R   ReplicaID
+	Op  Op
+	Try int
+}
+
+// Abort: roll back attempt Try of transaction Txn on replica R (stop its
+// running statement first). No answer is expected; late answers of that
+// attempt are ignored. The transaction may be sent again with a higher
+// Try.
+type Abort struct {
+	R   ReplicaID
+	Txn TxnID
+	Try int
 }
 
 // Reply: the client's operation Op is decided. When Fail is nil the reply
@@ -144,6 +198,7 @@ type MarkDown struct {
 type Finished struct{ Txn TxnID }
 
 func (Send) action()     {}
+func (Abort) action()    {}
 func (Reply) action()    {}
 func (Mismatch) action() {}
 func (MarkDown) action() {}
@@ -214,6 +269,7 @@ func (c *Coordinator) Step(ev Event) {
 		c.answered(e)
 	case Down:
 		c.markDown(e.R, "reported down")
+	case Tick:
 	default:
 		panic(fmt.Sprintf("coord: unknown event %T", ev))
 	}
