@@ -215,6 +215,8 @@ type Coordinator struct {
 	active  TxnID
 	waiting []TxnID
 	out     []Action
+	// cbs runs the CBS and SS modes; nil in the others.
+	cbs *cbs
 }
 
 type replicaState struct {
@@ -244,7 +246,14 @@ func New(cfg Config) *Coordinator {
 	if cfg.N < 2*cfg.F+1 || cfg.N < 1 || (cfg.Mode == Passthrough && cfg.N != 1) {
 		panic(fmt.Sprintf("coord: impossible config %+v", cfg))
 	}
-	return &Coordinator{cfg: cfg, replicas: make([]replicaState, cfg.N), txns: map[TxnID]*txnState{}}
+	if cfg.Classes != nil && len(cfg.Classes) != cfg.N {
+		panic(fmt.Sprintf("coord: %d classes for %d replicas", len(cfg.Classes), cfg.N))
+	}
+	c := &Coordinator{cfg: cfg, replicas: make([]replicaState, cfg.N), txns: map[TxnID]*txnState{}}
+	if cfg.Mode == CBS || cfg.Mode == SS {
+		c.cbs = newCBS(c)
+	}
+	return c
 }
 
 // Ready returns the actions produced since the last call, in the order the
@@ -260,6 +269,10 @@ func (c *Coordinator) HasReady() bool { return len(c.out) > 0 }
 
 // Step applies one event.
 func (c *Coordinator) Step(ev Event) {
+	if c.cbs != nil {
+		c.cbs.step(ev)
+		return
+	}
 	switch e := ev.(type) {
 	case Begin:
 		c.begin(e.Txn)
@@ -553,4 +566,18 @@ func (t *txnState) ballotOps() []Op {
 func (c *Coordinator) emit(a Action) { c.out = append(c.out, a) }
 
 // IsDown reports whether replica r has been taken out.
-func (c *Coordinator) IsDown(r ReplicaID) bool { return c.replicas[r].down }
+func (c *Coordinator) IsDown(r ReplicaID) bool {
+	if c.cbs != nil {
+		return c.cbs.down[r]
+	}
+	return c.replicas[r].down
+}
+
+// Primary returns the replica whose answers go to clients first (CBS and
+// SS), or -1 in the other modes.
+func (c *Coordinator) Primary() ReplicaID {
+	if c.cbs != nil {
+		return c.cbs.primary
+	}
+	return -1
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/cockroachdb/datadriven"
 
 	"github.com/shepherd-db/shepherd/internal/answer"
+	"github.com/shepherd-db/shepherd/internal/driver"
 )
 
 // TestScripts runs the scenario scripts in testdata/. Each command feeds
@@ -17,10 +18,13 @@ import (
 // -rewrite to regenerate the expected output, and review the diff.
 //
 //	init mode=serial n=3 f=1
+//	init mode=cbs n=3 f=1 classes=locking,mvcc,serial stall=3
 //	begin t=1
 //	stmt t=1 seq=0 | commit t=1 | rollback t=1
-//	answer r=0 op=t1/0 v=A      (v names an answer; err=40001 an error)
+//	answer r=0 op=t1/0 v=A      (v names an answer; err=40001 an error;
+//	                             try=1 answers a re-run)
 //	down r=1
+//	tick [n=3]
 func TestScripts(t *testing.T) {
 	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
 		var c *Coordinator
@@ -38,8 +42,21 @@ func TestScripts(t *testing.T) {
 				return n
 			}
 			if d.Cmd == "init" {
-				mode := map[string]Mode{"serial": Serial, "passthrough": Passthrough}[args["mode"]]
-				c = New(Config{Mode: mode, N: num("n"), F: num("f")})
+				mode := map[string]Mode{"serial": Serial, "passthrough": Passthrough, "cbs": CBS, "ss": SS}[args["mode"]]
+				cfg := Config{Mode: mode, N: num("n"), F: num("f")}
+				if cl, ok := args["classes"]; ok {
+					for _, name := range strings.Split(cl, ",") {
+						class := map[string]driver.Class{"locking": driver.Locking, "mvcc": driver.MVCC, "serial": driver.Serial}[name]
+						if class == 0 {
+							d.Fatalf(t, "unknown class %q", name)
+						}
+						cfg.Classes = append(cfg.Classes, class)
+					}
+				}
+				if _, ok := args["stall"]; ok {
+					cfg.StallTicks = num("stall")
+				}
+				c = New(cfg)
 				return ""
 			}
 			switch d.Cmd {
@@ -59,9 +76,21 @@ func TestScripts(t *testing.T) {
 					v.Digest = sha256.Sum256([]byte(args["v"]))
 					labels[v.Digest] = args["v"]
 				}
-				c.Step(Answered{R: ReplicaID(num("r")), Op: parseOp(t, d, args["op"]), V: v})
+				try := 0
+				if _, ok := args["try"]; ok {
+					try = num("try")
+				}
+				c.Step(Answered{R: ReplicaID(num("r")), Op: parseOp(t, d, args["op"]), Try: try, V: v})
 			case "down":
 				c.Step(Down{R: ReplicaID(num("r"))})
+			case "tick":
+				n := 1
+				if _, ok := args["n"]; ok {
+					n = num("n")
+				}
+				for range n {
+					c.Step(Tick{})
+				}
 			default:
 				d.Fatalf(t, "unknown command %q", d.Cmd)
 			}
@@ -106,7 +135,12 @@ func render(a Action, labels map[answer.Digest]string) string {
 	}
 	switch a := a.(type) {
 	case Send:
+		if a.Try > 0 {
+			return fmt.Sprintf("send r%d %v try=%d", a.R, a.Op, a.Try)
+		}
 		return fmt.Sprintf("send r%d %v", a.R, a.Op)
+	case Abort:
+		return fmt.Sprintf("abort r%d t%d try=%d", a.R, a.Txn, a.Try)
 	case Reply:
 		if a.Fail != nil {
 			return fmt.Sprintf("reply %v fail %s", a.Op, a.Fail.Code)

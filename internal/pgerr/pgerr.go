@@ -11,21 +11,27 @@ import (
 // SQLSTATE codes shepherd produces or classifies. The set is deliberately
 // small: drivers map engine-specific codes onto these classes.
 const (
-	SuccessfulCompletion      = "00000"
-	FeatureNotSupported       = "0A000"
-	ConnectionException       = "08000"
-	ConnectionFailure         = "08006"
-	ProtocolViolation         = "08P01"
-	InvalidAuthorization      = "28000"
-	InvalidPassword           = "28P01"
-	InvalidCatalogName        = "3D000"
-	InvalidTransactionState   = "25000"
-	ActiveSQLTransaction      = "25001"
-	NoActiveSQLTransaction    = "25P01"
-	InFailedSQLTransaction    = "25P02"
-	ReadOnlySQLTransaction    = "25006"
-	SerializationFailure      = "40001"
-	DeadlockDetected          = "40P01"
+	SuccessfulCompletion = "00000"
+	FeatureNotSupported  = "0A000"
+	ConnectionException  = "08000"
+	ConnectionFailure    = "08006"
+	// TransactionResolutionUnknown: a COMMIT whose outcome shepherd
+	// cannot vouch for.
+	TransactionResolutionUnknown = "08007"
+	ProtocolViolation            = "08P01"
+	InvalidAuthorization         = "28000"
+	InvalidPassword              = "28P01"
+	InvalidCatalogName           = "3D000"
+	InvalidTransactionState      = "25000"
+	ActiveSQLTransaction         = "25001"
+	NoActiveSQLTransaction       = "25P01"
+	InFailedSQLTransaction       = "25P02"
+	ReadOnlySQLTransaction       = "25006"
+	SerializationFailure         = "40001"
+	DeadlockDetected             = "40P01"
+	// LockNotAvailable: a lock wait timed out (MySQL 1205, PostgreSQL
+	// lock_timeout).
+	LockNotAvailable          = "55P03"
 	TransactionRollback       = "40000"
 	IntegrityConstraint       = "23000"
 	NotNullViolation          = "23502"

@@ -1,0 +1,789 @@
+package coord
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/shepherd-db/shepherd/internal/driver"
+	"github.com/shepherd-db/shepherd/internal/pgerr"
+)
+
+// cbs is the coordinator and the secondary managers' scheduling rules of
+// commit barrier scheduling (HRDB paper, section 3.3; DESIGN.md), and of
+// SS, which is CBS with every secondary run sequentially.
+//
+// The primary runs every statement at once and its answer is the client's
+// reply. On that answer the statement gets the current barrier and joins
+// every secondary's pool. Secondaries take statements from their pool by
+// the ordering rules below; a COMMIT waits until f+1 replicas are ready to
+// commit and is allowed only when f ready secondaries gave every answer the
+// client saw.
+//
+// Invariants:
+//
+//  1. Barriers of committed transactions are 0, 1, 2, … in decision order;
+//     a statement's barrier is the number of commits decided before the
+//     primary answered it.
+//  2. A secondary runs the statements of a transaction in order, in one
+//     engine transaction per attempt; an attempt that was aborted never
+//     votes again (its late answers carry an old try).
+//  3. A replica commits transaction T only after it finished every query
+//     of every transaction committed before T.
+//  4. The client's COMMIT succeeds only if f secondaries that are ready to
+//     commit gave, as their latest answers, the primary's answer to every
+//     statement of the transaction.
+type cbs struct {
+	c       *Coordinator
+	primary ReplicaID
+	// seq marks secondaries run one transaction at a time (serial class,
+	// or every secondary in SS mode).
+	seq []bool
+	// mvcc marks secondaries whose reads do not wait for writers.
+	mvcc []bool
+	down []bool
+	// cur is the transaction a sequential secondary is running (0: none).
+	cur []TxnID
+
+	barrier   int // B: the number of commits decided so far
+	now       int // ticks seen
+	commitSeq int // numbers COMMIT requests in arrival order
+	stall     int // ticks before an outstanding secondary op counts as blocked
+
+	txns map[TxnID]*ctxn
+	// live lists transactions not yet finished, in Begin order, so that
+	// every scan is deterministic.
+	live []*ctxn
+	// pend[r] lists the decided transactions not yet finished on
+	// replica r, in barrier order: what the ordering rules of r look at.
+	pend [][]*ctxn
+}
+
+type txnPhase uint8
+
+const (
+	phaseOpen      txnPhase = iota // running, COMMIT not decided
+	phaseCommitted                 // commit decided (barrier assigned)
+	phaseEnded                     // rolled back or refused
+)
+
+type ctxn struct {
+	id    TxnID
+	phase txnPhase
+	// stmts are the statements submitted, with the primary's answers.
+	stmts []cstmt
+	// commitSeq > 0 once the client asked to COMMIT.
+	commitSeq int
+	b         int // barrier, once committed
+	failed    bool
+	// commitOK counts replicas that committed; replied marks the COMMIT
+	// answered to the client.
+	commitOK int
+	replied  bool
+	at       []rtx // per replica
+}
+
+type cstmt struct {
+	answered bool // by the primary
+	b        int  // barrier when the primary answered
+	vote     Vote // the primary's answer
+}
+
+// rtx is a transaction's progress on one replica.
+type rtx struct {
+	try     int
+	sent    int    // statements sent in this try
+	votes   []Vote // answers of this try, in statement order
+	started bool   // an engine transaction is open for this try
+	// commitSent, finished: COMMIT or ROLLBACK sent / answered (finished
+	// is also set when nothing ever needs to run here).
+	commitSent bool
+	finished   bool
+	// since is the tick of the last op sent or answered here.
+	since int
+	// hold >= 0 delays a re-run until every transaction committed before
+	// barrier hold has finished here, so the re-run cannot take the locks
+	// those transactions wait for again.
+	hold int
+}
+
+func (r *rtx) done() int { return len(r.votes) }
+
+// outstanding reports whether an op of this try is still running.
+func (r *rtx) outstanding(t *ctxn) bool {
+	return r.sent > r.done() || (r.commitSent && !r.finished)
+}
+
+func newCBS(c *Coordinator) *cbs {
+	n := c.cfg.N
+	s := &cbs{c: c, primary: -1, seq: make([]bool, n), mvcc: make([]bool, n), down: make([]bool, n),
+		cur: make([]TxnID, n), txns: map[TxnID]*ctxn{}, stall: c.cfg.StallTicks,
+		pend: make([][]*ctxn, n)}
+	if s.stall <= 0 {
+		s.stall = DefaultStallTicks
+	}
+	class := func(r int) driver.Class {
+		if c.cfg.Classes == nil {
+			return driver.Locking
+		}
+		return c.cfg.Classes[r]
+	}
+	for r := range n {
+		if s.primary < 0 && class(r).MayBePrimary() {
+			s.primary = ReplicaID(r)
+		}
+	}
+	if s.primary < 0 {
+		panic(fmt.Sprintf("coord: no replica may be primary among %v", c.cfg.Classes))
+	}
+	for r := range n {
+		if ReplicaID(r) == s.primary {
+			continue
+		}
+		s.seq[r] = c.cfg.Mode == SS || class(r) == driver.Serial
+		s.mvcc[r] = class(r) == driver.MVCC
+	}
+	return s
+}
+
+func (s *cbs) emit(a Action) { s.c.emit(a) }
+func (s *cbs) quorum() int   { return s.c.cfg.F + 1 }
+
+func (s *cbs) step(ev Event) {
+	switch e := ev.(type) {
+	case Begin:
+		s.begin(e.Txn)
+	case Submit:
+		s.submit(e.Op)
+	case Answered:
+		s.answered(e)
+	case Down:
+		s.markDown(e.R, "reported down")
+	case Tick:
+		s.now++
+		s.unblock()
+	default:
+		panic(fmt.Sprintf("coord: unknown event %T", ev))
+	}
+	s.progress()
+}
+
+func (s *cbs) begin(id TxnID) {
+	if _, dup := s.txns[id]; dup || id == 0 {
+		panic(fmt.Sprintf("coord: Begin of t%d twice", id))
+	}
+	t := &ctxn{id: id, at: make([]rtx, s.c.cfg.N)}
+	for r := range t.at {
+		t.at[r].hold = -1
+	}
+	s.txns[id] = t
+	s.live = append(s.live, t)
+}
+
+func (s *cbs) submit(op Op) {
+	t := s.txns[op.Txn]
+	if t == nil || t.phase != phaseOpen || t.commitSeq > 0 {
+		panic(fmt.Sprintf("coord: %v submitted outside a live transaction", op))
+	}
+	switch op.Kind {
+	case OpStmt:
+		if op.Seq != len(t.stmts) {
+			panic(fmt.Sprintf("coord: %v submitted out of order", op))
+		}
+		t.stmts = append(t.stmts, cstmt{})
+		if s.down[s.primary] {
+			s.emit(Reply{Op: op, From: -1, Fail: s.primaryDownErr()})
+			t.failed = true
+			return
+		}
+		p := &t.at[s.primary]
+		p.sent++
+		p.started = true
+		s.emit(Send{R: s.primary, Op: op})
+	case OpCommit:
+		s.commitSeq++
+		t.commitSeq = s.commitSeq
+		if t.failed {
+			// The session rolls back failed transactions; a COMMIT of one
+			// is refused rather than trusted.
+			s.emit(Reply{Op: op, From: -1, Fail: pgerr.New(pgerr.InFailedSQLTransaction,
+				"current transaction is aborted, commands ignored until end of transaction block")})
+			s.end(t)
+		}
+	case OpRollback:
+		s.emit(Reply{Op: op, From: -1})
+		s.end(t)
+	}
+}
+
+func (s *cbs) primaryDownErr() *pgerr.Error {
+	return pgerr.New(pgerr.ConnectionFailure, "the primary replica is down").
+		WithHint("choosing a new primary is not implemented yet; restart shepherd once the replica is back")
+}
+
+func (s *cbs) answered(a Answered) {
+	t := s.txns[a.Op.Txn]
+	if t == nil || s.down[a.R] {
+		return
+	}
+	rt := &t.at[a.R]
+	if a.Try != rt.try {
+		return // an aborted attempt
+	}
+	rt.since = s.now
+	if !a.V.OK() && pgerr.IsConnection(&pgerr.Error{Code: a.V.Code}) {
+		// The replica lost its session mid-transaction: what it ran is
+		// unknown, so it stops voting until recovered.
+		s.markDown(a.R, "connection lost during "+a.Op.String())
+		return
+	}
+	switch a.Op.Kind {
+	case OpStmt:
+		if a.Op.Seq != rt.done() || a.Op.Seq >= rt.sent || rt.finished {
+			return // not the answer this attempt is waiting for
+		}
+		rt.votes = append(rt.votes, a.V)
+		if a.R == s.primary {
+			s.primaryAnswered(t, a)
+			return
+		}
+		if t.phase == phaseEnded {
+			return
+		}
+		if retryable(a.V) {
+			// The secondary aborted the attempt itself (deadlock,
+			// serialization failure, lock timeout): run it again. If a
+			// committed transaction was the victim, the undecided ones in
+			// its way go too, or they could catch it again.
+			s.abortAt(a.R, t)
+			if t.phase == phaseCommitted {
+				s.abortVictims(a.R, t)
+			}
+		}
+	case OpCommit:
+		if !rt.commitSent || rt.finished {
+			return
+		}
+		rt.finished = true
+		s.committedAt(a.R, t, a.V)
+	case OpRollback:
+		if !rt.commitSent {
+			return
+		}
+		rt.finished = true
+	}
+	s.checkFinished(t)
+}
+
+// retryable reports whether a secondary's error means its engine gave up
+// on the attempt for reasons of concurrency, so a re-run may succeed.
+func retryable(v Vote) bool {
+	return v.Code == pgerr.SerializationFailure || v.Code == pgerr.DeadlockDetected || v.Code == pgerr.LockNotAvailable
+}
+
+// primaryAnswered is the coordinator's rule for the primary's answer: it
+// goes to the client at once, and the statement joins the secondaries'
+// pools with the current barrier. A failed statement does not: the
+// transaction can only roll back now.
+func (s *cbs) primaryAnswered(t *ctxn, a Answered) {
+	if t.phase != phaseOpen {
+		return
+	}
+	st := &t.stmts[a.Op.Seq]
+	st.answered, st.b, st.vote = true, s.barrier, a.V
+	if !a.V.OK() {
+		t.failed = true
+	}
+	s.emit(Reply{Op: a.Op, From: s.primary})
+}
+
+// committedAt records replica r's answer to COMMIT of t: the client hears
+// of the commit once f+1 replicas committed, and a replica whose answers
+// differed from the primary's is reported now that they are final.
+func (s *cbs) committedAt(r ReplicaID, t *ctxn, v Vote) {
+	commit := Op{Txn: t.id, Kind: OpCommit}
+	if !v.OK() && retryable(v) && r != s.primary {
+		t.at[r].finished = false
+		s.abortAt(r, t)
+		s.abortVictims(r, t)
+		return
+	}
+	if s.seq[r] && s.cur[r] == t.id {
+		s.cur[r] = 0
+	}
+	s.pend[r] = slices.DeleteFunc(s.pend[r], func(x *ctxn) bool { return x == t })
+	if !v.OK() {
+		s.emit(Mismatch{R: r, Op: commit, Got: v})
+	} else {
+		t.commitOK++
+		if r != s.primary {
+			for i, got := range t.at[r].votes {
+				if want := t.stmts[i].vote; got != want {
+					s.emit(Mismatch{R: r, Op: Op{Txn: t.id, Kind: OpStmt, Seq: i}, Got: got, Want: want})
+				}
+			}
+		}
+	}
+	s.replyCommit(t, r)
+}
+
+// replyCommit answers the client's COMMIT once f+1 replicas committed, or
+// fails it once that can no longer happen.
+func (s *cbs) replyCommit(t *ctxn, from ReplicaID) {
+	if t.replied || t.phase != phaseCommitted {
+		return
+	}
+	commit := Op{Txn: t.id, Kind: OpCommit}
+	if t.commitOK >= s.quorum() {
+		t.replied = true
+		s.emit(Reply{Op: commit, From: from})
+		return
+	}
+	pending := 0
+	for r := range t.at {
+		if !s.down[r] && !t.at[r].finished {
+			pending++
+		}
+	}
+	if t.commitOK+pending < s.quorum() {
+		t.replied = true
+		s.emit(Reply{Op: commit, From: -1, Fail: pgerr.New(pgerr.TransactionResolutionUnknown,
+			"COMMIT reached fewer than %d replicas; the transaction may be committed on some of them", s.quorum())})
+	}
+}
+
+// progress applies the rules after every event: first the pending COMMIT
+// decisions, in the order the COMMITs arrived, then what each secondary
+// may run next.
+func (s *cbs) progress() {
+	for _, t := range s.pendingCommits() {
+		s.evaluate(t)
+	}
+	for r := range s.c.cfg.N {
+		rid := ReplicaID(r)
+		switch {
+		case s.down[r]:
+		case rid == s.primary:
+			s.schedulePrimary()
+		case s.seq[r]:
+			s.scheduleSequential(rid)
+		default:
+			s.scheduleConcurrent(rid)
+		}
+	}
+}
+
+func (s *cbs) pendingCommits() []*ctxn {
+	var p []*ctxn
+	for _, t := range s.live {
+		if t.phase == phaseOpen && t.commitSeq > 0 {
+			p = append(p, t)
+		}
+	}
+	slices.SortFunc(p, func(a, b *ctxn) int { return a.commitSeq - b.commitSeq })
+	return p
+}
+
+// readyToCommit: replica r has processed every query of t and of every
+// transaction committed so far (paper 3.3). The primary is ready by
+// construction once it answered t's statements: it ran everything first.
+func (s *cbs) readyToCommit(r ReplicaID, t *ctxn) bool {
+	rt := &t.at[r]
+	if s.down[r] || rt.hold >= 0 || rt.done() != len(t.stmts) {
+		return false
+	}
+	for _, d := range s.pend[r] {
+		if d.at[r].done() != len(d.stmts) && !d.at[r].finished {
+			return false
+		}
+	}
+	return true
+}
+
+// endorses reports whether r's latest answers are the primary's answers
+// to every statement of t.
+func (s *cbs) endorses(r ReplicaID, t *ctxn) bool {
+	for i, v := range t.at[r].votes {
+		if v != t.stmts[i].vote {
+			return false
+		}
+	}
+	return true
+}
+
+// evaluate is the coordinator's COMMIT rule: commit once f secondaries
+// ready to commit endorse every answer the client got; refuse once too
+// few secondaries are left that could still do so.
+func (s *cbs) evaluate(t *ctxn) {
+	if t.phase != phaseOpen {
+		return
+	}
+	if s.down[s.primary] {
+		s.emit(Reply{Op: Op{Txn: t.id, Kind: OpCommit}, From: -1, Fail: s.primaryDownErr()})
+		s.end(t)
+		return
+	}
+	if !s.readyToCommit(s.primary, t) {
+		return
+	}
+	endorsing, open := 0, 0
+	for r := range s.c.cfg.N {
+		rid := ReplicaID(r)
+		if rid == s.primary || s.down[r] {
+			continue
+		}
+		switch {
+		case !s.readyToCommit(rid, t):
+			open++
+		case s.endorses(rid, t):
+			endorsing++
+		}
+	}
+	switch {
+	case endorsing >= s.c.cfg.F:
+		s.decide(t)
+	case endorsing+open < s.c.cfg.F:
+		s.refuse(t)
+	}
+}
+
+// decide commits t: it takes the next barrier, and sequential secondaries
+// running another undecided transaction ahead of its COMMIT give it up,
+// since t now comes first.
+func (s *cbs) decide(t *ctxn) {
+	t.phase, t.b = phaseCommitted, s.barrier
+	s.barrier++
+	for r := range s.pend {
+		if !t.at[r].finished && !s.down[r] {
+			s.pend[r] = append(s.pend[r], t)
+		}
+	}
+	for r, id := range s.cur {
+		if id != 0 && id != t.id && s.seq[r] && s.txns[id].phase == phaseOpen {
+			s.abortAt(ReplicaID(r), s.txns[id])
+		}
+	}
+}
+
+// refuse aborts t everywhere and tells the client the replicas disagreed.
+// Replicas whose answers differ from one that f+1 replicas gave are
+// reported.
+func (s *cbs) refuse(t *ctxn) {
+	voters := []ReplicaID{s.primary}
+	for r := range s.c.cfg.N {
+		if rid := ReplicaID(r); rid != s.primary && !s.down[r] && s.readyToCommit(rid, t) {
+			voters = append(voters, rid)
+		}
+	}
+	bad := -1
+	for i := range t.stmts {
+		b := &ballot{votes: make([]*Vote, s.c.cfg.N)}
+		for _, r := range voters {
+			v := t.at[r].votes[i]
+			b.votes[r] = &v
+		}
+		want, _, ok := b.leader(s.quorum())
+		for _, r := range voters {
+			if got := *b.votes[r]; got != want && ok {
+				s.emit(Mismatch{R: r, Op: Op{Txn: t.id, Kind: OpStmt, Seq: i}, Got: got, Want: want})
+			}
+		}
+		if bad < 0 && (!ok || want != t.stmts[i].vote) {
+			bad = i
+		}
+	}
+	what := "the transaction"
+	if bad >= 0 {
+		what = fmt.Sprintf("statement %d of the transaction", bad+1)
+	}
+	s.emit(Reply{Op: Op{Txn: t.id, Kind: OpCommit}, From: -1, Fail: pgerr.New(pgerr.SerializationFailure,
+		"replicas disagreed on %s: the answer given was not confirmed by %d other replicas", what, s.c.cfg.F).
+		WithHint("the transaction was rolled back on every replica; retry it")})
+	s.end(t)
+}
+
+// end rolls t back wherever it started and forgets its pool entries.
+func (s *cbs) end(t *ctxn) {
+	t.phase = phaseEnded
+	for r := range t.at {
+		rt := &t.at[r]
+		if s.seq[r] && s.cur[r] == t.id {
+			s.cur[r] = 0
+		}
+		switch {
+		case rt.finished || s.down[r]:
+		case rt.started:
+			rt.commitSent = true
+			s.emit(Send{R: ReplicaID(r), Op: Op{Txn: t.id, Kind: OpRollback}, Try: rt.try})
+		default:
+			rt.finished = true
+		}
+	}
+	s.checkFinished(t)
+}
+
+// abortAt gives up t's current attempt on secondary r; its statements go
+// back to the pool and its answers there no longer count.
+func (s *cbs) abortAt(r ReplicaID, t *ctxn) {
+	rt := &t.at[r]
+	if rt.started {
+		s.emit(Abort{R: r, Txn: t.id, Try: rt.try})
+	}
+	rt.try++
+	rt.sent, rt.votes, rt.started, rt.commitSent = 0, nil, false, false
+	rt.hold = s.barrier
+	if t.phase == phaseCommitted {
+		rt.hold = t.b // it waits for those before it, not for itself
+	}
+	rt.since = s.now
+	if s.seq[r] && s.cur[r] == t.id {
+		s.cur[r] = 0
+	}
+}
+
+// schedulePrimary sends COMMIT of decided transactions to the primary: it
+// ran all their statements already.
+func (s *cbs) schedulePrimary() {
+	p := s.primary
+	for _, t := range s.pend[p] {
+		if rt := &t.at[p]; !rt.commitSent && !rt.finished {
+			s.sendCommit(p, t)
+		}
+	}
+}
+
+// scheduleConcurrent is the secondary manager of a locking or MVCC
+// secondary (paper figure 3): it sends every pooled statement and COMMIT
+// the ordering rules allow, many transactions at once.
+func (s *cbs) scheduleConcurrent(r ReplicaID) {
+	for _, t := range s.live {
+		rt := &t.at[r]
+		if t.phase == phaseEnded || rt.finished || rt.commitSent {
+			continue
+		}
+		if rt.hold >= 0 {
+			if !s.rerunMayStart(r, rt.hold) {
+				continue
+			}
+			rt.hold = -1
+		}
+		for rt.sent < len(t.stmts) && s.queryMaySend(r, t, rt.sent) {
+			s.sendStmt(r, t)
+		}
+		if t.phase == phaseCommitted && s.commitMaySend(r, t) {
+			s.sendCommit(r, t)
+		}
+	}
+}
+
+// queryMaySend is the query-ordering and transaction-ordering rule for
+// statement i of t on secondary r.
+//
+// Query ordering: the statements of one attempt go out in order and the
+// replica runs them in order on one engine transaction, so sending
+// statement i after i-1 is enough.
+//
+// Transaction ordering: a statement the primary answered after T's COMMIT
+// was decided (T.b < Q.b) waits until r processed all of T's queries —
+// or, on an MVCC secondary, until T's COMMIT finished there, since an
+// MVCC read does not wait for an uncommitted writer and would miss T's
+// writes. A statement the primary answered before T's COMMIT (Q.b <=
+// T.b) does not wait for T: two-phase locking at the primary let both run
+// at once, so they do not conflict. (The paper's figure 3 writes
+// T.b <= Q.b with barriers read after the increment; with Q.b = B at the
+// answer and T.b = B before the increment, the strict comparison is the
+// one that keeps that concurrency; testdata/figure4 checks it.)
+func (s *cbs) queryMaySend(r ReplicaID, t *ctxn, i int) bool {
+	q := t.stmts[i]
+	if !q.answered || !q.vote.OK() {
+		return false
+	}
+	for _, d := range s.pend[r] {
+		if d.b >= q.b {
+			break
+		}
+		if d == t {
+			continue
+		}
+		da := &d.at[r]
+		if da.finished {
+			continue
+		}
+		if s.mvcc[r] || da.done() != len(d.stmts) {
+			return false
+		}
+	}
+	return true
+}
+
+// commitMaySend is the commit-ordering rule: COMMIT of t goes to r once r
+// answered every statement of t and processed every query of every
+// transaction committed before t.
+func (s *cbs) commitMaySend(r ReplicaID, t *ctxn) bool {
+	rt := &t.at[r]
+	if rt.done() != len(t.stmts) {
+		return false
+	}
+	for _, d := range s.pend[r] {
+		if d.b >= t.b {
+			break
+		}
+		if da := &d.at[r]; !da.finished && da.done() != len(d.stmts) {
+			return false
+		}
+	}
+	return true
+}
+
+// rerunMayStart: an attempt aborted when the barrier was hold starts again
+// on r only once every transaction committed before then finished there.
+func (s *cbs) rerunMayStart(r ReplicaID, hold int) bool {
+	for _, d := range s.pend[r] {
+		if d.b >= hold {
+			break
+		}
+		if !d.at[r].finished {
+			return false
+		}
+	}
+	return true
+}
+
+// scheduleSequential runs one transaction at a time on a sequential
+// secondary: the oldest committed transaction it has not finished, else,
+// ahead of its COMMIT decision, the oldest transaction whose COMMIT the
+// client asked for, so the replica can be one of the f+1 ready ones (it
+// gives that one up if another commits first, see decide).
+func (s *cbs) scheduleSequential(r ReplicaID) {
+	if s.cur[r] == 0 {
+		s.cur[r] = s.nextSequential(r)
+	}
+	if s.cur[r] == 0 {
+		return
+	}
+	t := s.txns[s.cur[r]]
+	rt := &t.at[r]
+	if rt.commitSent {
+		return
+	}
+	rt.hold = -1
+	for rt.sent < len(t.stmts) && t.stmts[rt.sent].answered && t.stmts[rt.sent].vote.OK() {
+		s.sendStmt(r, t)
+	}
+	if t.phase == phaseCommitted && rt.done() == len(t.stmts) {
+		s.sendCommit(r, t)
+	}
+}
+
+func (s *cbs) nextSequential(r ReplicaID) TxnID {
+	for _, d := range s.pend[r] {
+		if !d.at[r].finished {
+			return d.id
+		}
+	}
+	for _, t := range s.pendingCommits() {
+		if !t.at[r].finished {
+			return t.id
+		}
+	}
+	return 0
+}
+
+func (s *cbs) sendStmt(r ReplicaID, t *ctxn) {
+	rt := &t.at[r]
+	op := Op{Txn: t.id, Kind: OpStmt, Seq: rt.sent}
+	rt.sent++
+	rt.started = true
+	rt.since = s.now
+	s.emit(Send{R: r, Op: op, Try: rt.try})
+}
+
+func (s *cbs) sendCommit(r ReplicaID, t *ctxn) {
+	rt := &t.at[r]
+	rt.commitSent = true
+	rt.since = s.now
+	s.emit(Send{R: r, Op: Op{Txn: t.id, Kind: OpCommit}, Try: rt.try})
+}
+
+// unblock is the progress rule at secondaries (paper 3.3.2): an op of a
+// transaction the system waits for — committed, or whose client waits in
+// COMMIT — that has been outstanding on a secondary for StallTicks ticks
+// is taken to be blocked by undecided transactions running there. Those
+// are aborted on that secondary (and later re-run); a transaction whose
+// COMMIT was asked for earlier than the blocked one is spared.
+func (s *cbs) unblock() {
+	for r := range s.c.cfg.N {
+		rid := ReplicaID(r)
+		if rid == s.primary || s.down[r] || s.seq[r] {
+			continue
+		}
+		for _, t := range s.live {
+			rt := &t.at[r]
+			waitedFor := t.phase == phaseCommitted || (t.phase == phaseOpen && t.commitSeq > 0)
+			if !waitedFor || !rt.outstanding(t) || s.now-rt.since < s.stall {
+				continue
+			}
+			s.abortVictims(rid, t)
+			rt.since = s.now
+			break
+		}
+	}
+}
+
+// abortVictims aborts on r the undecided attempts that may block t there.
+func (s *cbs) abortVictims(r ReplicaID, t *ctxn) {
+	for _, v := range s.live {
+		va := &v.at[r]
+		if v == t || v.phase != phaseOpen || !va.started || va.finished {
+			continue
+		}
+		if t.phase == phaseOpen && v.commitSeq > 0 && v.commitSeq < t.commitSeq {
+			continue
+		}
+		s.abortAt(r, v)
+	}
+}
+
+// checkFinished forgets t once every live replica is done with it and the
+// client has its answer.
+func (s *cbs) checkFinished(t *ctxn) {
+	if t.phase == phaseOpen || (t.phase == phaseCommitted && !t.replied) {
+		return
+	}
+	for r := range t.at {
+		if !t.at[r].finished && !s.down[r] {
+			return
+		}
+	}
+	s.emit(Finished{Txn: t.id})
+	delete(s.txns, t.id)
+	s.live = slices.DeleteFunc(s.live, func(x *ctxn) bool { return x == t })
+}
+
+// markDown takes replica r out: it no longer runs or votes, and nothing
+// waits for it.
+func (s *cbs) markDown(r ReplicaID, why string) {
+	if s.down[r] {
+		return
+	}
+	s.down[r] = true
+	s.cur[r] = 0
+	s.pend[r] = nil
+	s.emit(MarkDown{R: r, Why: why})
+	if r == s.primary {
+		// Without a view change (not built yet) nothing undecided can
+		// finish: clients waiting on a statement are told now.
+		for _, t := range slices.Clone(s.live) {
+			if t.phase != phaseOpen {
+				continue
+			}
+			if n := len(t.stmts); n > 0 && !t.stmts[n-1].answered && t.commitSeq == 0 && !t.failed {
+				s.emit(Reply{Op: Op{Txn: t.id, Kind: OpStmt, Seq: n - 1}, From: -1, Fail: s.primaryDownErr()})
+				t.failed = true
+			}
+		}
+	}
+	for _, t := range slices.Clone(s.live) {
+		s.replyCommit(t, -1)
+		s.checkFinished(t)
+	}
+}
