@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/shepherd-db/shepherd/internal/answer"
 	"github.com/shepherd-db/shepherd/internal/coord"
@@ -33,7 +34,14 @@ type Options struct {
 	Mode coord.Mode
 	F    int
 	Log  *slog.Logger
+	// Tick is the period of the coordinator's clock (CBS and SS): a
+	// secondary op outstanding for coord.DefaultStallTicks ticks counts
+	// as blocked. 0 means DefaultTick.
+	Tick time.Duration
 }
+
+// DefaultTick is Options.Tick when left 0.
+const DefaultTick = 10 * time.Millisecond
 
 // Cluster runs transactions on the replicas under the coordinator's rules.
 // It is safe for concurrent use by many sessions.
@@ -43,6 +51,9 @@ type Cluster struct {
 	managers []*replica.Manager
 	status   []replicaStatus
 	nextTxn  atomic.Uint64
+	primary  coord.ReplicaID // -1 unless CBS or SS
+	stop     chan struct{}
+	ticker   sync.WaitGroup
 
 	mu struct {
 		sync.Mutex
@@ -67,8 +78,13 @@ func New(opts Options, replicas []Replica) *Cluster {
 	if opts.Log == nil {
 		opts.Log = slog.Default()
 	}
-	c := &Cluster{opts: opts, log: opts.Log, status: make([]replicaStatus, len(replicas))}
-	c.mu.core = coord.New(coord.Config{Mode: opts.Mode, N: len(replicas), F: opts.F})
+	c := &Cluster{opts: opts, log: opts.Log, status: make([]replicaStatus, len(replicas)), stop: make(chan struct{})}
+	cfg := coord.Config{Mode: opts.Mode, N: len(replicas), F: opts.F}
+	for _, r := range replicas {
+		cfg.Classes = append(cfg.Classes, r.Engine.Class())
+	}
+	c.mu.core = coord.New(cfg)
+	c.primary = c.mu.core.Primary()
 	c.mu.txns = map[coord.TxnID]*Txn{}
 	c.mu.idle = make(chan struct{})
 	close(c.mu.idle)
@@ -76,11 +92,42 @@ func New(opts Options, replicas []Replica) *Cluster {
 	for i, r := range replicas {
 		c.managers = append(c.managers, replica.New(coord.ReplicaID(i), r.Name, r.Engine, c.log, c.onResult))
 	}
+	if opts.Mode == coord.CBS || opts.Mode == coord.SS {
+		period := opts.Tick
+		if period <= 0 {
+			period = DefaultTick
+		}
+		c.ticker.Add(1)
+		go c.tick(period)
+	}
 	return c
+}
+
+// tick is the coordinator's clock: it lets the core notice a secondary
+// that stopped making progress.
+func (c *Cluster) tick(period time.Duration) {
+	defer c.ticker.Done()
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.stop:
+			return
+		case <-t.C:
+		}
+		c.mu.Lock()
+		if len(c.mu.txns) > 0 {
+			c.mu.core.Step(coord.Tick{})
+			c.applyLocked()
+		}
+		c.mu.Unlock()
+	}
 }
 
 // Close shuts the managers down; transactions still open fail.
 func (c *Cluster) Close() {
+	close(c.stop)
+	c.ticker.Wait()
 	for _, m := range c.managers {
 		m.Close()
 	}
@@ -176,7 +223,11 @@ func (t *Txn) Exec(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (*ans
 // COMMIT round trips. With several replicas a write must stay in a real
 // transaction: if the replicas disagree it has to roll back everywhere.
 func (t *Txn) ExecSingle(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (*answer.Answer, error) {
-	if t.seq == 0 && (t.c.opts.Mode == coord.Passthrough || st.Kind == sqlan.Read) {
+	// In CBS and SS a read must hold its locks on the primary until the
+	// COMMIT decision: the primary's blocking is what orders the
+	// secondaries (a read in autocommit would let a writer overtake it).
+	serialish := t.c.opts.Mode == coord.Passthrough || t.c.opts.Mode == coord.Serial
+	if t.seq == 0 && serialish && (t.c.opts.Mode == coord.Passthrough || st.Kind == sqlan.Read) {
 		t.single = true
 	}
 	return t.Exec(ctx, st, args)
@@ -246,7 +297,7 @@ func (c *Cluster) onResult(r replica.Result) {
 	if t := c.mu.txns[r.Op.Txn]; t != nil {
 		t.results(r)
 	}
-	c.mu.core.Step(coord.Answered{R: r.R, Op: r.Op, V: r.Vote})
+	c.mu.core.Step(coord.Answered{R: r.R, Op: r.Op, Try: r.Try, V: r.Vote})
 	c.applyLocked()
 }
 
@@ -269,6 +320,8 @@ func (c *Cluster) applyLocked() {
 		switch a := a.(type) {
 		case coord.Send:
 			c.sendLocked(a)
+		case coord.Abort:
+			c.managers[a.R].Abort(a.Txn, a.Try)
 		case coord.Reply:
 			c.replyLocked(a)
 		case coord.Mismatch:
@@ -297,7 +350,12 @@ func (c *Cluster) sendLocked(a coord.Send) {
 		close(c.mu.busy)
 	}
 	m := c.managers[a.R]
-	task := replica.Task{Op: a.Op, TxOptions: t.opts, Autocommit: t.single}
+	task := replica.Task{Op: a.Op, Try: a.Try, TxOptions: t.opts, Autocommit: t.single}
+	if c.primary >= 0 {
+		// Each replica runs at the isolation its class needs for CBS
+		// (driver default); the client's level is served by the protocol.
+		task.TxOptions = driver.TxOptions{ReadOnly: t.opts.ReadOnly}
+	}
 	if a.Op.Kind == coord.OpStmt {
 		call := t.stmts[a.Op.Seq]
 		task.Query = query(call, m.Engine().Dialect())

@@ -1,8 +1,6 @@
 package cluster
 
 import (
-	"fmt"
-
 	"github.com/shepherd-db/shepherd/internal/coord"
 )
 
@@ -11,8 +9,9 @@ type ReplicaStatus struct {
 	Name   string
 	Driver string
 	Class  string
-	// Role is "primary" (passthrough's only replica) or "voter" (serial
-	// mode: every replica votes on every answer).
+	// Role is "primary" (passthrough's only replica; in CBS and SS the
+	// replica whose answers clients get first), "secondary" (CBS and SS)
+	// or "voter" (serial mode: every replica votes on every answer).
 	Role string
 	// State is "up", "suspect" (an answer of it lost a vote) or "down".
 	State      string
@@ -32,8 +31,11 @@ func (c *Cluster) Replicas() []ReplicaStatus {
 			State:      "up",
 			Mismatches: st.mismatches.Load(),
 		}
-		if c.opts.Mode == coord.Passthrough {
+		switch {
+		case c.opts.Mode == coord.Passthrough || coord.ReplicaID(i) == c.primary:
 			s.Role = "primary"
+		case c.primary >= 0:
+			s.Role = "secondary"
 		}
 		switch {
 		case st.down.Load():
@@ -47,12 +49,4 @@ func (c *Cluster) Replicas() []ReplicaStatus {
 }
 
 // Mode returns the cluster's mode name.
-func (c *Cluster) Mode() string {
-	switch c.opts.Mode {
-	case coord.Passthrough:
-		return "passthrough"
-	case coord.Serial:
-		return "serial"
-	}
-	return fmt.Sprint(c.opts.Mode)
-}
+func (c *Cluster) Mode() string { return c.opts.Mode.String() }

@@ -23,6 +23,9 @@ import (
 // Task is one operation for the replica.
 type Task struct {
 	Op coord.Op
+	// Try numbers the attempts of a transaction on this replica: each runs
+	// on its own engine transaction (see coord.Send).
+	Try int
 	// Query is the statement in the replica's dialect (OpStmt only).
 	Query driver.Query
 	// Ordered says the statement's rows are compared in order.
@@ -34,12 +37,17 @@ type Task struct {
 	// Only for transactions whose statement needs no undo (see
 	// cluster.Txn.Exec).
 	Autocommit bool
+
+	// silent marks the rollback of an aborted attempt: nobody waits for
+	// its result.
+	silent bool
 }
 
 // Result is the outcome of a task.
 type Result struct {
 	R      coord.ReplicaID
 	Op     coord.Op
+	Try    int
 	Answer *answer.Answer // nil on error, and for COMMIT/ROLLBACK
 	Err    *pgerr.Error
 	Vote   coord.Vote
@@ -56,11 +64,17 @@ type Manager struct {
 
 	mu struct {
 		sync.Mutex
-		workers map[coord.TxnID]*worker
+		workers map[attempt]*worker
 		idle    []driver.Conn
 		closed  bool
 	}
 	wg sync.WaitGroup
+}
+
+// attempt names one engine transaction: a try of a shepherd transaction.
+type attempt struct {
+	txn coord.TxnID
+	try int
 }
 
 // maxIdle bounds the pool of idle connections kept per replica.
@@ -70,7 +84,7 @@ const maxIdle = 64
 // from the manager's goroutines; it must not block for long.
 func New(id coord.ReplicaID, name string, engine driver.Engine, log *slog.Logger, report func(Result)) *Manager {
 	m := &Manager{id: id, name: name, engine: engine, log: log.With("replica", name), report: report}
-	m.mu.workers = map[coord.TxnID]*worker{}
+	m.mu.workers = map[attempt]*worker{}
 	return m
 }
 
@@ -86,14 +100,15 @@ func (m *Manager) Submit(t Task) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.mu.closed {
-		go m.report(Result{R: m.id, Op: t.Op, Err: closedErr(m.name), Vote: coord.Vote{Code: pgerr.ConnectionFailure}})
+		go m.report(Result{R: m.id, Op: t.Op, Try: t.Try, Err: closedErr(m.name), Vote: coord.Vote{Code: pgerr.ConnectionFailure}})
 		return
 	}
-	w := m.mu.workers[t.Op.Txn]
+	key := attempt{t.Op.Txn, t.Try}
+	w := m.mu.workers[key]
 	if w == nil {
 		ctx, cancel := context.WithCancel(context.Background())
-		w = &worker{m: m, txn: t.Op.Txn, ctx: ctx, cancel: cancel, wake: make(chan struct{}, 1)}
-		m.mu.workers[t.Op.Txn] = w
+		w = &worker{m: m, key: key, ctx: ctx, cancel: cancel, wake: make(chan struct{}, 1)}
+		m.mu.workers[key] = w
 		m.wg.Add(1)
 		go w.run()
 	}
@@ -115,11 +130,29 @@ func closedErr(name string) *pgerr.Error {
 // transaction only ever rolls back (the client got 57014 for it).
 func (m *Manager) Cancel(txn coord.TxnID) {
 	m.mu.Lock()
-	w := m.mu.workers[txn]
+	var ws []*worker
+	for k, w := range m.mu.workers {
+		if k.txn == txn {
+			ws = append(ws, w)
+		}
+	}
 	m.mu.Unlock()
-	if w != nil {
+	for _, w := range ws {
 		w.cancelRunning(true)
 	}
+}
+
+// Abort gives up attempt try of txn: its running statement is stopped,
+// its queued ones fail, and it rolls back without reporting anything.
+func (m *Manager) Abort(txn coord.TxnID, try int) {
+	m.mu.Lock()
+	w := m.mu.workers[attempt{txn, try}]
+	m.mu.Unlock()
+	if w == nil {
+		return
+	}
+	w.cancelRunning(true)
+	w.push(Task{Op: coord.Op{Txn: txn, Kind: coord.OpRollback}, Try: try, silent: true})
 }
 
 // Close stops accepting tasks, cancels running ones, waits for the
@@ -177,8 +210,8 @@ func withReplica(err error, name string) *pgerr.Error {
 	return &e
 }
 
-func (m *Manager) removeWorker(txn coord.TxnID) {
+func (m *Manager) removeWorker(key attempt) {
 	m.mu.Lock()
-	delete(m.mu.workers, txn)
+	delete(m.mu.workers, key)
 	m.mu.Unlock()
 }

@@ -13,7 +13,7 @@ import (
 // worker runs the tasks of one transaction on one connection.
 type worker struct {
 	m      *Manager
-	txn    coord.TxnID
+	key    attempt
 	ctx    context.Context // ends when the manager closes
 	cancel context.CancelFunc
 	wake   chan struct{}
@@ -73,7 +73,7 @@ func (w *worker) run() {
 	for {
 		t := w.next()
 		last := t.Op.Kind != coord.OpStmt
-		res := Result{R: w.m.id, Op: t.Op}
+		res := Result{R: w.m.id, Op: t.Op, Try: t.Try}
 		if conn == nil && broken == nil {
 			autocommit = t.Autocommit
 			conn, broken = w.open(t)
@@ -102,8 +102,10 @@ func (w *worker) run() {
 			if conn != nil {
 				w.m.putConn(conn)
 			}
-			w.m.removeWorker(w.txn)
-			w.m.report(res)
+			w.m.removeWorker(w.key)
+			if !t.silent {
+				w.m.report(res)
+			}
 			return
 		}
 		w.m.report(res)
