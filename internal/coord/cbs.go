@@ -90,10 +90,14 @@ type cstmt struct {
 
 // rtx is a transaction's progress on one replica.
 type rtx struct {
-	try     int
-	sent    int    // statements sent in this try
-	votes   []Vote // answers of this try, in statement order
-	started bool   // an engine transaction is open for this try
+	try   int
+	sent  int    // statements sent in this try
+	votes []Vote // answers of this try, in statement order
+	// snap[i] (MVCC secondaries) is how many decided transactions had
+	// surely committed here when statement i was sent: its snapshot
+	// includes at least those with barriers below snap[i].
+	snap    []int
+	started bool // an engine transaction is open for this try
 	// commitSent, finished: COMMIT or ROLLBACK sent / answered (finished
 	// is also set when nothing ever needs to run here).
 	commitSent bool
@@ -315,7 +319,9 @@ func (s *cbs) committedAt(r ReplicaID, t *ctxn, v Vote) {
 		s.emit(Mismatch{R: r, Op: commit, Got: v})
 	} else {
 		t.commitOK++
-		if r != s.primary {
+		// A stale MVCC answer is no evidence against the replica (see
+		// fresh); a fresh one must be the primary's.
+		if r != s.primary && (!s.mvcc[r] || s.fresh(r, t, t.b)) {
 			for i, got := range t.at[r].votes {
 				if want := t.stmts[i].vote; got != want {
 					s.emit(Mismatch{R: r, Op: Op{Txn: t.id, Kind: OpStmt, Seq: i}, Got: got, Want: want})
@@ -413,6 +419,10 @@ func (s *cbs) endorses(r ReplicaID, t *ctxn) bool {
 // evaluate is the coordinator's COMMIT rule: commit once f secondaries
 // ready to commit endorse every answer the client got; refuse once too
 // few secondaries are left that could still do so.
+//
+// An MVCC secondary endorses only answers computed on fresh snapshots
+// (see fresh). If stale answers are all it has and it is needed, it runs
+// the transaction again.
 func (s *cbs) evaluate(t *ctxn) {
 	if t.phase != phaseOpen {
 		return
@@ -426,6 +436,7 @@ func (s *cbs) evaluate(t *ctxn) {
 		return
 	}
 	endorsing, open := 0, 0
+	var stale []ReplicaID
 	for r := range s.c.cfg.N {
 		rid := ReplicaID(r)
 		if rid == s.primary || s.down[r] {
@@ -434,6 +445,8 @@ func (s *cbs) evaluate(t *ctxn) {
 		switch {
 		case !s.readyToCommit(rid, t):
 			open++
+		case s.mvcc[r] && !s.fresh(rid, t, s.barrier):
+			stale = append(stale, rid)
 		case s.endorses(rid, t):
 			endorsing++
 		}
@@ -441,9 +454,44 @@ func (s *cbs) evaluate(t *ctxn) {
 	switch {
 	case endorsing >= s.c.cfg.F:
 		s.decide(t)
-	case endorsing+open < s.c.cfg.F:
+	case endorsing+open+len(stale) < s.c.cfg.F:
 		s.refuse(t)
+	case endorsing+open < s.c.cfg.F:
+		for _, r := range stale {
+			s.abortAt(r, t)
+		}
 	}
+}
+
+// fresh reports whether every statement of t ran on MVCC secondary r
+// after each transaction with a barrier below m had committed there.
+//
+// This is where MVCC secondaries differ from the paper's two-phase locking
+// ones. A read at READ COMMITTED does not wait for a writer, so a
+// statement that ran before an earlier-ordered transaction committed on r
+// may have missed its writes. With a correct primary that cannot matter:
+// the primary let both run at once, so they do not conflict. But a primary
+// whose concurrency control lets conflicting work through (the paper's
+// figure 5) would get its wrong answer endorsed by such a stale read,
+// where a locking secondary would have blocked. So an MVCC secondary's
+// answers count only when computed after every transaction ordered before
+// t committed there; testdata/cbs-mvcc-fresh shows the schedule.
+func (s *cbs) fresh(r ReplicaID, t *ctxn, m int) bool {
+	for _, v := range t.at[r].snap {
+		if v < m {
+			return false
+		}
+	}
+	return true
+}
+
+// committedPrefix is the number of decided transactions that surely
+// committed on r: all of those with barriers below it have.
+func (s *cbs) committedPrefix(r ReplicaID) int {
+	if p := s.pend[r]; len(p) > 0 {
+		return p[0].b
+	}
+	return s.barrier
 }
 
 // decide commits t: it takes the next barrier, and sequential secondaries
@@ -470,7 +518,8 @@ func (s *cbs) decide(t *ctxn) {
 func (s *cbs) refuse(t *ctxn) {
 	voters := []ReplicaID{s.primary}
 	for r := range s.c.cfg.N {
-		if rid := ReplicaID(r); rid != s.primary && !s.down[r] && s.readyToCommit(rid, t) {
+		rid := ReplicaID(r)
+		if rid != s.primary && !s.down[r] && s.readyToCommit(rid, t) && (!s.mvcc[r] || s.fresh(rid, t, s.barrier)) {
 			voters = append(voters, rid)
 		}
 	}
@@ -529,7 +578,7 @@ func (s *cbs) abortAt(r ReplicaID, t *ctxn) {
 		s.emit(Abort{R: r, Txn: t.id, Try: rt.try})
 	}
 	rt.try++
-	rt.sent, rt.votes, rt.started, rt.commitSent = 0, nil, false, false
+	rt.sent, rt.votes, rt.snap, rt.started, rt.commitSent = 0, nil, nil, false, false
 	rt.hold = s.barrier
 	if t.phase == phaseCommitted {
 		rt.hold = t.b // it waits for those before it, not for itself
@@ -692,6 +741,9 @@ func (s *cbs) sendStmt(r ReplicaID, t *ctxn) {
 	rt := &t.at[r]
 	op := Op{Txn: t.id, Kind: OpStmt, Seq: rt.sent}
 	rt.sent++
+	if s.mvcc[r] {
+		rt.snap = append(rt.snap, s.committedPrefix(r))
+	}
 	rt.started = true
 	rt.since = s.now
 	s.emit(Send{R: r, Op: op, Try: rt.try})

@@ -1,0 +1,134 @@
+package sim
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+
+	"github.com/shepherd-db/shepherd/internal/driver"
+)
+
+// setup is everything a seed decides before the run starts.
+type setup struct {
+	n, f       int
+	classes    []driver.Class
+	faults     []faults // by replica; at most f are faulty
+	keys       int
+	clients    int
+	txns       int     // transactions the clients start, in all
+	tickChance float64 // chance that a step is a Tick
+	stallTicks int     // coord.Config.StallTicks (0: the core's default)
+	initial    store
+}
+
+// newSetup draws a configuration from rng.
+func newSetup(rng *rand.Rand) setup {
+	s := setup{f: 1}
+	if rng.IntN(4) == 0 {
+		s.f = 2
+	}
+	s.n = 2*s.f + 1
+	if rng.IntN(10) == 0 {
+		s.n++
+	}
+	s.classes = drawClasses(rng, s.n)
+	s.keys = 8 + rng.IntN(13)
+	s.clients = 8 + rng.IntN(9)
+	s.txns = 200 + rng.IntN(601)
+	s.tickChance = 0.02 + 0.18*rng.Float64()
+	if rng.IntN(2) == 0 {
+		s.stallTicks = 3 + rng.IntN(18)
+	}
+	s.initial = make(store, s.keys)
+	for k := range s.initial {
+		s.initial[k] = rng.IntN(100)
+	}
+	s.faults = drawFaults(rng, s)
+	return s
+}
+
+// drawClasses gives each replica a concurrency class; the first replica
+// fit to be primary (coord.Config.Classes) is locking most of the time.
+func drawClasses(rng *rand.Rand, n int) []driver.Class {
+	classes := make([]driver.Class, n)
+	for r := range classes {
+		switch p := rng.IntN(10); {
+		case p < 4:
+			classes[r] = driver.Locking
+		case p < 8:
+			classes[r] = driver.MVCC
+		default:
+			classes[r] = driver.Serial
+		}
+	}
+	if p := primaryOf(classes); p < 0 || rng.IntN(5) > 0 {
+		classes[max(p, 0)] = driver.Locking
+	}
+	return classes
+}
+
+// primaryOf returns the replica the core makes primary: the first whose
+// class may be primary.
+func primaryOf(classes []driver.Class) int {
+	for r, c := range classes {
+		if c.MayBePrimary() {
+			return r
+		}
+	}
+	return -1
+}
+
+// drawFaults makes up to f replicas misbehave, one or two ways each.
+func drawFaults(rng *rand.Rand, s setup) []faults {
+	fl := make([]faults, s.n)
+	bad := 0
+	if rng.IntN(5) > 0 {
+		bad = 1 + rng.IntN(s.f)
+	}
+	primary := primaryOf(s.classes)
+	for _, r := range rng.Perm(s.n)[:bad] {
+		fl[r] = drawFault(rng, s, r == primary)
+		if rng.IntN(3) == 0 {
+			extra := drawFault(rng, s, r == primary)
+			fl[r] = merge(fl[r], extra)
+		}
+	}
+	return fl
+}
+
+func drawFault(rng *rand.Rand, s setup, primary bool) faults {
+	if primary && rng.IntN(4) == 0 {
+		return faults{noLocks: true}
+	}
+	switch rng.IntN(5) {
+	case 0:
+		return faults{lie: pick(rng, 0.02, 0.2, 1)}
+	case 1:
+		return faults{stall: pick(rng, 0.1, 0.5, 1), stallMax: 5 + rng.IntN(40)}
+	case 2:
+		return faults{deadlock: pick(rng, 0.02, 0.1, 0.3)}
+	case 3:
+		return faults{noLocks: true}
+	}
+	return faults{crashAt: 1 + rng.IntN(s.txns*20)}
+}
+
+func pick(rng *rand.Rand, xs ...float64) float64 { return xs[rng.IntN(len(xs))] }
+
+func merge(a, b faults) faults {
+	a.lie = max(a.lie, b.lie)
+	a.stall, a.stallMax = max(a.stall, b.stall), max(a.stallMax, b.stallMax)
+	a.deadlock = max(a.deadlock, b.deadlock)
+	a.noLocks = a.noLocks || b.noLocks
+	a.crashAt = max(a.crashAt, b.crashAt)
+	return a
+}
+
+func (s setup) String() string {
+	var rs []string
+	for r := range s.n {
+		rs = append(rs, fmt.Sprintf("r%d=%v/%v", r, s.classes[r], s.faults[r]))
+	}
+	return fmt.Sprintf("n=%d f=%d keys=%d clients=%d txns=%d tick=%.2f stallTicks=%d [%s]",
+		s.n, s.f, s.keys, s.clients, s.txns, s.tickChance, s.stallTicks, strings.Join(rs, " "))
+}

@@ -1,0 +1,539 @@
+package sim
+
+import (
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"runtime/debug"
+	"slices"
+	"strings"
+
+	"github.com/shepherd-db/shepherd/internal/coord"
+)
+
+// Options select one run.
+type Options struct {
+	Mode coord.Mode
+	Seed int64
+	// Log, when set, receives a line for every event, action and decision
+	// of a fake replica.
+	Log io.Writer
+
+	// tweak and wrap let this package's tests change what the seed drew
+	// and interpose on the core (to show that the checks catch a broken
+	// core).
+	tweak func(*setup)
+	wrap  func(*sim, core) core
+}
+
+// core is what the simulator needs of the coordinator.
+type core interface {
+	Step(coord.Event)
+	Ready() []coord.Action
+}
+
+// Result is what one run did and found.
+type Result struct {
+	Seed  int64
+	Mode  coord.Mode
+	Setup string // the configuration the seed drew
+	// Txns were begun; Commits acknowledged; Refused had their COMMIT
+	// fail; RolledBack ended in ROLLBACK (asked for, or after an error).
+	Txns, Commits, Refused, RolledBack int
+	Steps, Ticks                       int
+	Aborts                             int // coord.Abort actions
+	// CorrectAccused counts Mismatch actions against correct replicas;
+	// CorrectDown the correct replicas the core took out.
+	CorrectAccused, CorrectDown int
+	// Err is the first check that failed, nil when every check passed.
+	Err error
+}
+
+// Run simulates one seeded run of the core in opt.Mode and checks it.
+func Run(opt Options) (res Result) {
+	rng := newRNG(opt.Seed)
+	s := &sim{opt: opt, rng: rng, setup: newSetup(rng)}
+	if opt.tweak != nil {
+		opt.tweak(&s.setup)
+	}
+	s.res = Result{Seed: opt.Seed, Mode: opt.Mode, Setup: s.setup.String()}
+	defer func() {
+		if p := recover(); p != nil {
+			s.failf("panic (in the core unless the stack says otherwise): %v\n%s", p, debug.Stack())
+		}
+		s.res.Err = s.err
+		res = s.res
+	}()
+	s.start()
+	s.loop()
+	if s.err == nil {
+		s.checkEnd()
+	}
+	return s.res
+}
+
+// PlannedTxns returns how many transactions the run of seed begins.
+func PlannedTxns(seed int64) int { return newSetup(newRNG(seed)).txns }
+
+func newRNG(seed int64) *rand.Rand { return rand.New(rand.NewPCG(uint64(seed), 0x5eed5eed)) }
+
+// sim is one run: the core, the fake replicas, the clients, and the
+// reference serial store the checks compare against.
+type sim struct {
+	opt   Options
+	rng   *rand.Rand
+	setup setup
+	core  core
+	fakes []*fake
+	// clients run transactions; started counts the transactions begun.
+	clients []*client
+	started int
+	txns    map[coord.TxnID]*txn
+	// ref is the reference store: the committed transactions replayed one
+	// at a time in the order their COMMITs were acknowledged.
+	ref          store
+	tick, steps  int
+	progressTick int // tick of the latest Reply or Finished
+	moves        []move
+	ring         traceRing
+	res          Result
+	err          error
+}
+
+// client is one simulated database client: one transaction at a time,
+// one operation at a time, waiting for each reply.
+type client struct {
+	id      int
+	cur     *txn
+	waiting bool // an op is out and its Reply has not come
+	op      coord.Op
+}
+
+// txn is one client transaction as the client sees it.
+type txn struct {
+	id     coord.TxnID
+	client *client
+	stmts  []stmt
+	got    []int // the answers the client received, by statement
+	sent   int   // statements submitted
+	ended  bool  // COMMIT or ROLLBACK submitted
+	// mustRollback: a statement failed, the client rolls back next.
+	mustRollback bool
+	finished     bool // the core reported Finished
+}
+
+func (s *sim) start() {
+	st := s.setup
+	s.core = coord.New(coord.Config{Mode: s.opt.Mode, N: st.n, F: st.f, Classes: st.classes, StallTicks: st.stallTicks})
+	if s.opt.wrap != nil {
+		s.core = s.opt.wrap(s, s.core)
+	}
+	for r := range st.n {
+		f := newFake(coord.ReplicaID(r), st.classes[r], st.faults[r], st.initial, s.rng)
+		if s.opt.Log != nil {
+			f.note = s.logf
+		}
+		s.fakes = append(s.fakes, f)
+	}
+	for i := range st.clients {
+		s.clients = append(s.clients, &client{id: i})
+	}
+	s.txns = map[coord.TxnID]*txn{}
+	s.ref = slices.Clone(st.initial)
+	s.logf("seed %d mode %v: %v", s.opt.Seed, s.opt.Mode, st)
+}
+
+// move is one thing that can happen next besides a Tick.
+type move struct {
+	c *client  // the client submits its next op
+	f *fake    // with a: a runs its next op; else answer i arrives
+	a *attempt //
+	i int
+}
+
+func (s *sim) loop() {
+	budget := 100_000 + 500*s.setup.txns
+	for s.err == nil && !s.done() {
+		s.steps++
+		s.res.Steps = s.steps
+		if s.steps > budget {
+			s.failf("livelock: %d steps and still not done", s.steps)
+			return
+		}
+		if s.tick-s.progressTick > s.stuckTicks() {
+			s.failf("stuck: no reply or finished transaction for %d ticks", s.tick-s.progressTick)
+			return
+		}
+		s.crashes()
+		ms := s.collect()
+		if len(ms) == 0 || s.rng.Float64() < s.setup.tickChance {
+			s.doTick()
+			continue
+		}
+		s.do(ms[s.rng.IntN(len(ms))])
+	}
+}
+
+// stuckTicks is how long the run may go without progress: well beyond
+// any stall a fake makes and any abort-and-retry the core may need.
+func (s *sim) stuckTicks() int {
+	stall := s.setup.stallTicks
+	if stall == 0 {
+		stall = coord.DefaultStallTicks
+	}
+	longest := 0
+	for _, f := range s.setup.faults {
+		longest = max(longest, f.stallMax)
+	}
+	return 300 + 30*stall + 4*longest
+}
+
+// done reports whether every client finished its work and the core
+// finished every transaction.
+func (s *sim) done() bool {
+	if s.started < s.setup.txns {
+		return false
+	}
+	for _, c := range s.clients {
+		if c.cur != nil || c.waiting {
+			return false
+		}
+	}
+	for _, t := range s.txns {
+		if !t.finished {
+			return false
+		}
+	}
+	for _, f := range s.fakes {
+		if len(f.inflight) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *sim) crashes() {
+	for _, f := range s.fakes {
+		if f.faults.crashAt == s.steps && !f.down {
+			f.crash()
+			s.stepCore(coord.Down{R: f.id})
+		}
+	}
+}
+
+// collect lists the possible moves, in a deterministic order.
+func (s *sim) collect() []move {
+	ms := s.moves[:0]
+	for _, c := range s.clients {
+		if !c.waiting && (c.cur != nil || s.started < s.setup.txns) {
+			ms = append(ms, move{c: c})
+		}
+	}
+	for _, f := range s.fakes {
+		for _, a := range f.open {
+			if f.runnable(a) {
+				ms = append(ms, move{f: f, a: a})
+			}
+		}
+		for i, m := range f.inflight {
+			if m.due <= s.tick {
+				ms = append(ms, move{f: f, i: i})
+			}
+		}
+	}
+	s.moves = ms
+	return ms
+}
+
+func (s *sim) doTick() {
+	s.tick++
+	s.res.Ticks = s.tick
+	s.stepCore(coord.Tick{})
+}
+
+func (s *sim) do(m move) {
+	switch {
+	case m.c != nil:
+		s.clientNext(m.c)
+	case m.a != nil:
+		var q stmt
+		if op := m.a.queue[0]; op.Kind == coord.OpStmt {
+			q = s.txns[op.Txn].stmts[op.Seq]
+		}
+		m.f.step(m.a, q, s.tick)
+	default:
+		msg := m.f.deliver(m.i)
+		ev := coord.Answered{R: m.f.id, Op: msg.op, Try: msg.a.try, V: msg.vote}
+		s.stepCoreNoted(ev, answered{ev, msg.val})
+	}
+}
+
+// clientNext makes client c submit its next operation.
+func (s *sim) clientNext(c *client) {
+	t := c.cur
+	if t == nil {
+		t = s.begin(c)
+	}
+	switch {
+	case t.mustRollback, t.sent > 0 && t.sent < len(t.stmts) && s.rng.IntN(50) == 0:
+		s.submit(c, coord.Op{Txn: t.id, Kind: coord.OpRollback})
+	case t.sent < len(t.stmts):
+		s.submit(c, coord.Op{Txn: t.id, Kind: coord.OpStmt, Seq: t.sent})
+	case s.rng.IntN(10) == 0:
+		s.submit(c, coord.Op{Txn: t.id, Kind: coord.OpRollback})
+	default:
+		s.submit(c, coord.Op{Txn: t.id, Kind: coord.OpCommit})
+	}
+}
+
+func (s *sim) begin(c *client) *txn {
+	s.started++
+	s.res.Txns = s.started
+	t := &txn{id: coord.TxnID(s.started), client: c}
+	for range 1 + s.rng.IntN(4) {
+		t.stmts = append(t.stmts, randomStmt(s.rng, s.setup.keys))
+	}
+	s.txns[t.id] = t
+	c.cur = t
+	s.stepCore(coord.Begin{Txn: t.id})
+	return t
+}
+
+func (s *sim) submit(c *client, op coord.Op) {
+	t := c.cur
+	switch op.Kind {
+	case coord.OpStmt:
+		t.sent++
+	default:
+		t.ended = true
+	}
+	c.waiting, c.op = true, op
+	s.stepCore(coord.Submit{Op: op})
+}
+
+// stepCore feeds ev to the core and carries out the actions it returns.
+func (s *sim) stepCore(ev coord.Event) { s.stepCoreNoted(ev, ev) }
+
+func (s *sim) stepCoreNoted(ev coord.Event, noted any) {
+	s.record(noted)
+	s.core.Step(ev)
+	for _, a := range s.core.Ready() {
+		s.record(a)
+		s.apply(a)
+		if s.err != nil {
+			return
+		}
+	}
+}
+
+func (s *sim) apply(a coord.Action) {
+	switch a := a.(type) {
+	case coord.Send:
+		s.send(a)
+	case coord.Abort:
+		s.res.Aborts++
+		if bad := s.fakes[a.R].abort(a.Txn, a.Try); bad != "" {
+			s.failf("contract: %s", bad)
+		}
+	case coord.Reply:
+		s.reply(a)
+	case coord.Mismatch:
+		if !s.fakes[a.R].faults.faulty() {
+			s.res.CorrectAccused++
+		}
+	case coord.MarkDown:
+		if f := s.fakes[a.R]; !f.faults.faulty() && !f.down {
+			s.res.CorrectDown++
+		}
+		s.fakes[a.R].crash()
+	case coord.Finished:
+		s.finished(a.Txn)
+	}
+}
+
+func (s *sim) send(a coord.Send) {
+	t := s.txns[a.Op.Txn]
+	if t == nil {
+		s.failf("contract: send of %v, a transaction never begun", a.Op)
+		return
+	}
+	if bad := s.fakes[a.R].send(a.Op, a.Try, t.sent); bad != "" {
+		s.failf("contract: %s", bad)
+	}
+}
+
+func (s *sim) finished(id coord.TxnID) {
+	t := s.txns[id]
+	switch {
+	case t == nil:
+		s.failf("contract: Finished t%d, a transaction never begun", id)
+	case t.finished:
+		s.failf("contract: Finished t%d twice", id)
+	case !t.ended:
+		s.failf("contract: Finished t%d before the client ended it", id)
+	}
+	if s.err != nil {
+		return
+	}
+	t.finished = true
+	s.progressTick = s.tick
+	for _, f := range s.fakes {
+		for seq := range t.sent {
+			delete(f.answers, coord.Op{Txn: id, Kind: coord.OpStmt, Seq: seq})
+		}
+		delete(f.answers, coord.Op{Txn: id, Kind: coord.OpCommit})
+		delete(f.answers, coord.Op{Txn: id, Kind: coord.OpRollback})
+	}
+}
+
+// reply hands a Reply to the client waiting for it.
+func (s *sim) reply(r coord.Reply) {
+	t := s.txns[r.Op.Txn]
+	if t == nil || !t.client.waiting || t.client.op != r.Op {
+		s.failf("contract: reply to %v, which no client is waiting for", r.Op)
+		return
+	}
+	val, code, ok := s.outcome(r)
+	if !ok {
+		return
+	}
+	c := t.client
+	c.waiting = false
+	s.progressTick = s.tick
+	switch r.Op.Kind {
+	case coord.OpStmt:
+		if code != "" {
+			t.mustRollback = true
+			return
+		}
+		t.got = append(t.got, val)
+	case coord.OpCommit:
+		c.cur = nil
+		if code != "" {
+			s.res.Refused++
+			return
+		}
+		s.res.Commits++
+		s.checkCommit(t)
+	case coord.OpRollback:
+		c.cur = nil
+		s.res.RolledBack++
+	}
+}
+
+// outcome turns a Reply into what the client receives: a value, or an
+// error's SQLSTATE.
+func (s *sim) outcome(r coord.Reply) (val int, code string, ok bool) {
+	switch {
+	case r.Fail != nil:
+		if r.Fail.Code == "" {
+			s.failf("contract: reply to %v fails without a SQLSTATE", r.Op)
+			return 0, "", false
+		}
+		return 0, r.Fail.Code, true
+	case r.From < 0:
+		if r.Op.Kind != coord.OpRollback {
+			s.failf("contract: reply to %v from no replica", r.Op)
+			return 0, "", false
+		}
+		return 0, "", true
+	case int(r.From) >= len(s.fakes):
+		s.failf("contract: reply to %v from r%d, which does not exist", r.Op, r.From)
+		return 0, "", false
+	}
+	rec, ok := s.fakes[r.From].answers[r.Op]
+	if !ok {
+		s.failf("contract: reply to %v from r%d, which has not answered it", r.Op, r.From)
+		return 0, "", false
+	}
+	return rec.val, rec.vote.Code, true
+}
+
+// checkCommit replays the transaction just acknowledged on the reference
+// store and compares the answers with what the client got (check 1).
+func (s *sim) checkCommit(t *txn) {
+	if len(t.got) != len(t.stmts) {
+		s.failf("t%d committed with %d of its %d statements answered", t.id, len(t.got), len(t.stmts))
+		return
+	}
+	want := s.ref.apply(t.stmts)
+	for i, q := range t.stmts {
+		if t.got[i] != want[i] {
+			s.failf("t%d (commit #%d) statement %d %v: the client got %d, the serial replay in commit order gives %d",
+				t.id, s.res.Commits, i, q, t.got[i], want[i])
+			return
+		}
+	}
+}
+
+// checkEnd compares every correct replica still in use with the reference
+// store once all work drained (check 2).
+func (s *sim) checkEnd() {
+	for _, f := range s.fakes {
+		if f.faults.faulty() || f.down {
+			continue
+		}
+		if len(f.open) > 0 {
+			s.failf("r%d (correct) still has %d open transactions after the run", f.id, len(f.open))
+			return
+		}
+		if !slices.Equal(f.committed, s.ref) {
+			s.failf("r%d (correct) ends with %v, the serial replay with %v", f.id, f.committed, s.ref)
+			return
+		}
+	}
+}
+
+// Failure is a failed check, with what is needed to reproduce it.
+type Failure struct {
+	Seed  int64
+	Mode  coord.Mode
+	Msg   string
+	State string // the fakes and clients when it failed
+	Trace string // the last events and actions
+}
+
+func (e *Failure) Error() string {
+	return fmt.Sprintf("seed %d mode %v: %s\nreplay: %s\n%s\nlast events:\n%s",
+		e.Seed, e.Mode, e.Msg, ReplayCommand(e.Mode, e.Seed), e.State, e.Trace)
+}
+
+// ReplayCommand is the command line that reruns one seed verbosely.
+func ReplayCommand(m coord.Mode, seed int64) string {
+	return fmt.Sprintf("go test ./internal/coord/sim -run 'TestSim$' -sim.modes=%v -sim.seed=%d -v", m, seed)
+}
+
+func (s *sim) failf(format string, args ...any) {
+	if s.err != nil {
+		return
+	}
+	msg := fmt.Sprintf(format, args...)
+	s.logf("FAIL: %s", msg)
+	s.err = &Failure{Seed: s.opt.Seed, Mode: s.opt.Mode, Msg: msg, State: s.describe(), Trace: s.ring.String(s)}
+}
+
+func (s *sim) describe() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "setup: %v\nstep %d tick %d (last progress at tick %d)\n", s.setup, s.steps, s.tick, s.progressTick)
+	for _, f := range s.fakes {
+		b.WriteString("  " + f.describe() + "\n")
+	}
+	for _, c := range s.clients {
+		if c.cur != nil {
+			fmt.Fprintf(&b, "  client %d: t%d %v sent=%d waiting=%v for %v\n", c.id, c.cur.id, c.cur.stmts, c.cur.sent, c.waiting, c.op)
+		}
+	}
+	var unfinished []coord.TxnID
+	for id, t := range s.txns {
+		if !t.finished {
+			unfinished = append(unfinished, id)
+		}
+	}
+	slices.Sort(unfinished)
+	if len(unfinished) > 20 {
+		unfinished = unfinished[:20]
+	}
+	fmt.Fprintf(&b, "  not finished by the core (first 20): %v\n", unfinished)
+	fmt.Fprintf(&b, "  reference store: %v", s.ref)
+	return b.String()
+}

@@ -1,0 +1,144 @@
+package sim
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/shepherd-db/shepherd/internal/coord"
+)
+
+var (
+	flagSeed  = flag.Int64("sim.seed", -1, "replay this one seed verbosely (in each mode of -sim.modes)")
+	flagTxns  = flag.Int("sim.txns", 6000, "transactions to simulate per mode, over as many seeds as that takes")
+	flagFirst = flag.Int64("sim.first", 1, "first seed of the sweep")
+	flagModes = flag.String("sim.modes", defaultModes(), "comma-separated modes to simulate: serial, cbs, ss "+
+		"(default from $SHEPHERD_SIM_MODES, else serial)")
+)
+
+// defaultModes is serial until the CBS and SS cores are in; set
+// SHEPHERD_SIM_MODES=serial,cbs,ss (or pass -sim.modes) to run them.
+func defaultModes() string {
+	if m := os.Getenv("SHEPHERD_SIM_MODES"); m != "" {
+		return m
+	}
+	return "serial"
+}
+
+func parseModes(t *testing.T) []coord.Mode {
+	var modes []coord.Mode
+	for _, name := range strings.Split(*flagModes, ",") {
+		m, ok := map[string]coord.Mode{"serial": coord.Serial, "cbs": coord.CBS, "ss": coord.SS}[strings.TrimSpace(name)]
+		if !ok {
+			t.Fatalf("-sim.modes: unknown mode %q", name)
+		}
+		modes = append(modes, m)
+	}
+	return modes
+}
+
+// TestSim sweeps seeds in each mode of -sim.modes until -sim.txns
+// transactions ran, or replays -sim.seed with a full trace.
+//
+//	go test ./internal/coord/sim                                  quick sweep, serial
+//	go test ./internal/coord/sim -sim.txns=100000                 long sweep
+//	go test ./internal/coord/sim -sim.modes=serial,cbs,ss         CBS and SS too
+//	go test ./internal/coord/sim -run 'TestSim$' -sim.modes=cbs -sim.seed=17 -v
+func TestSim(t *testing.T) {
+	for _, m := range parseModes(t) {
+		t.Run(m.String(), func(t *testing.T) {
+			if *flagSeed >= 0 {
+				replay(t, m, *flagSeed)
+				return
+			}
+			sweep(t, m, *flagFirst, *flagTxns)
+		})
+	}
+}
+
+func replay(t *testing.T, m coord.Mode, seed int64) {
+	w := bufio.NewWriter(os.Stdout)
+	res := Run(Options{Mode: m, Seed: seed, Log: w})
+	w.Flush()
+	t.Log(summary(res))
+	if res.Err != nil {
+		t.Fatal(res.Err)
+	}
+}
+
+// sweep runs seeds first, first+1, ... until they add up to txns
+// transactions, on every CPU, and reports the failing seeds.
+func sweep(t *testing.T, m coord.Mode, first int64, txns int) {
+	var seeds []int64
+	planned := 0
+	for seed := first; planned < txns; seed++ {
+		seeds = append(seeds, seed)
+		planned += PlannedTxns(seed)
+	}
+	start := time.Now()
+	results := runAll(m, seeds)
+	var total Result
+	var failures []Result
+	for _, r := range results {
+		total.Txns += r.Txns
+		total.Commits += r.Commits
+		total.Refused += r.Refused
+		total.RolledBack += r.RolledBack
+		total.Aborts += r.Aborts
+		total.Steps += r.Steps
+		total.CorrectAccused += r.CorrectAccused
+		total.CorrectDown += r.CorrectDown
+		if r.Err != nil {
+			failures = append(failures, r)
+		}
+	}
+	t.Logf("%v: %d seeds (%d..%d), %d txns: %d committed, %d commits refused, %d rolled back; %d aborts, %d steps; "+
+		"correct replicas accused %d times, taken out %d times; %v",
+		m, len(seeds), seeds[0], seeds[len(seeds)-1], total.Txns, total.Commits, total.Refused, total.RolledBack,
+		total.Aborts, total.Steps, total.CorrectAccused, total.CorrectDown, time.Since(start).Round(time.Millisecond))
+	if len(failures) == 0 {
+		return
+	}
+	var list []string
+	for _, r := range failures {
+		list = append(list, fmt.Sprint(r.Seed))
+	}
+	t.Errorf("%v: %d of %d seeds failed: %s", m, len(failures), len(seeds), strings.Join(list, " "))
+	for _, r := range failures[:min(3, len(failures))] {
+		t.Errorf("%v", r.Err)
+	}
+	for _, r := range failures[min(3, len(failures)):] {
+		t.Errorf("seed %d: %s", r.Seed, r.Err.(*Failure).Msg)
+	}
+}
+
+// runAll runs the seeds on every CPU; each run is single-threaded.
+func runAll(m coord.Mode, seeds []int64) []Result {
+	results := make([]Result, len(seeds))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			for i := range next {
+				results[i] = Run(Options{Mode: m, Seed: seeds[i]})
+			}
+		})
+	}
+	for i := range seeds {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return results
+}
+
+func summary(r Result) string {
+	return fmt.Sprintf("seed %d mode %v: %s\n%d txns: %d committed, %d refused, %d rolled back; %d aborts; %d steps, %d ticks; correct accused %d, correct down %d",
+		r.Seed, r.Mode, r.Setup, r.Txns, r.Commits, r.Refused, r.RolledBack, r.Aborts, r.Steps, r.Ticks, r.CorrectAccused, r.CorrectDown)
+}
