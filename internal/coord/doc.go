@@ -24,6 +24,13 @@
 //     arrival order); every replica runs the transactions in that order; a
 //     statement's reply is the answer f+1 replicas agree on; COMMIT is
 //     acknowledged once f+1 replicas have committed.
+//   - cbs: commit barrier scheduling (cbs.go, with its own invariants), the
+//     default. The primary runs statements at once and its answers are the
+//     replies; secondaries run them concurrently under the ordering rules;
+//     a COMMIT needs f ready secondaries endorsing every reply, or the
+//     transaction aborts everywhere.
+//   - ss: as cbs, but every secondary runs one transaction at a time, once
+//     its COMMIT was asked for (the paper's Pronto-like baseline).
 //
 // Invariants kept by the serial mode:
 //
