@@ -413,3 +413,20 @@ func (c *Cluster) mismatchLocked(a coord.Mismatch) {
 		"replica", c.managers[a.R].Name(), "txn", uint64(a.Op.Txn), "op", a.Op.String(),
 		"statement", sql, "got", a.Got.String(), "want", a.Want.String())
 }
+
+// TakeDown takes the named replica out, as if its connection had broken:
+// it stops running and voting until shepherd restarts (issue 5 brings it
+// back online). Operators use it to retire a misbehaving replica; tests
+// use it to need the remaining ones.
+func (c *Cluster) TakeDown(name string) error {
+	for i, m := range c.managers {
+		if m.Name() == name {
+			c.mu.Lock()
+			c.mu.core.Step(coord.Down{R: coord.ReplicaID(i)})
+			c.applyLocked()
+			c.mu.Unlock()
+			return nil
+		}
+	}
+	return pgerr.New(pgerr.UndefinedObject, "replica %q does not exist", name)
+}

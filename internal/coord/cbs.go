@@ -605,23 +605,40 @@ func (s *cbs) schedulePrimary() {
 // the ordering rules allow, many transactions at once.
 func (s *cbs) scheduleConcurrent(r ReplicaID) {
 	for _, t := range s.live {
-		rt := &t.at[r]
-		if t.phase == phaseEnded || rt.finished || rt.commitSent {
-			continue
-		}
-		if rt.hold >= 0 {
-			if !s.rerunMayStart(r, rt.hold) {
-				continue
-			}
-			rt.hold = -1
-		}
-		for rt.sent < len(t.stmts) && s.queryMaySend(r, t, rt.sent) {
-			s.sendStmt(r, t)
-		}
-		if t.phase == phaseCommitted && s.commitMaySend(r, t) {
-			s.sendCommit(r, t)
+		if s.scheduleOne(r, t) {
+			s.scheduleOne(r, t) // the re-run may start at once
 		}
 	}
+}
+
+// scheduleOne sends what t may run on concurrent secondary r now. It
+// reports whether it aborted t there to run it again.
+func (s *cbs) scheduleOne(r ReplicaID, t *ctxn) (rerun bool) {
+	rt := &t.at[r]
+	if t.phase == phaseEnded || rt.finished || rt.commitSent {
+		return false
+	}
+	if rt.hold >= 0 {
+		if !s.rerunMayStart(r, rt.hold) {
+			return false
+		}
+		rt.hold = -1
+	}
+	for rt.sent < len(t.stmts) && s.queryMaySend(r, t, rt.sent) {
+		s.sendStmt(r, t)
+	}
+	if t.phase != phaseCommitted || !s.commitMaySend(r, t) {
+		return false
+	}
+	if s.mvcc[r] && !s.fresh(r, t, t.b) && !s.endorses(r, t) {
+		// Stale and different: run it again on a fresh snapshot before
+		// committing, so that r's state follows the commit order and a
+		// wrong answer of r's own shows as one.
+		s.abortAt(r, t)
+		return true
+	}
+	s.sendCommit(r, t)
+	return false
 }
 
 // queryMaySend is the query-ordering and transaction-ordering rule for
