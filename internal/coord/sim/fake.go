@@ -473,11 +473,12 @@ func (f *fake) crash() {
 	f.inflight, f.down = nil, true
 }
 
-// describe lists what the fake is doing, for failure reports.
-func (f *fake) describe() string {
+// describe lists what the fake is doing, for failure reports; status
+// says where a transaction stands at the client and the core.
+func (f *fake) describe(status func(coord.TxnID) string) string {
 	s := fmt.Sprintf("r%d %v %v down=%v committed=%v", f.id, f.class, f.faults, f.down, f.committed)
 	for _, a := range f.open {
-		s += fmt.Sprintf("\n    %v %v queue=%v busy=%v blocked=%v", a, a.state, a.queue, a.busy, a.blocked)
+		s += fmt.Sprintf("\n    %v (%s) %v queue=%v busy=%v blocked=%v", a, status(a.txn), a.state, a.queue, a.busy, a.blocked)
 		if a.blocked {
 			s += fmt.Sprintf(" on %v", a.waitFor)
 		}

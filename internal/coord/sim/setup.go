@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strings"
 
@@ -10,14 +11,18 @@ import (
 
 // setup is everything a seed decides before the run starts.
 type setup struct {
-	n, f       int
-	classes    []driver.Class
-	faults     []faults // by replica; at most f are faulty
-	keys       int
-	clients    int
-	txns       int     // transactions the clients start, in all
-	tickChance float64 // chance that a step is a Tick
-	stallTicks int     // coord.Config.StallTicks (0: the core's default)
+	n, f    int
+	classes []driver.Class
+	faults  []faults // by replica; at most f are faulty
+	keys    int
+	clients int
+	txns    int // transactions the clients start, in all
+	// tickEvery is how many chances every possible move gets between two
+	// Ticks, on average: with m moves possible, a step is a Tick with
+	// chance 1/(1+tickEvery*m). Below 1, correct replicas often look
+	// stalled to the core; well above, only faulty stalls do.
+	tickEvery  float64
+	stallTicks int // coord.Config.StallTicks (0: the core's default)
 	initial    store
 }
 
@@ -35,7 +40,7 @@ func newSetup(rng *rand.Rand) setup {
 	s.keys = 8 + rng.IntN(13)
 	s.clients = 8 + rng.IntN(9)
 	s.txns = 200 + rng.IntN(601)
-	s.tickChance = 0.02 + 0.18*rng.Float64()
+	s.tickEvery = math.Exp(math.Log(0.1) + (math.Log(10)-math.Log(0.1))*rng.Float64())
 	if rng.IntN(2) == 0 {
 		s.stallTicks = 3 + rng.IntN(18)
 	}
@@ -129,6 +134,6 @@ func (s setup) String() string {
 	for r := range s.n {
 		rs = append(rs, fmt.Sprintf("r%d=%v/%v", r, s.classes[r], s.faults[r]))
 	}
-	return fmt.Sprintf("n=%d f=%d keys=%d clients=%d txns=%d tick=%.2f stallTicks=%d [%s]",
-		s.n, s.f, s.keys, s.clients, s.txns, s.tickChance, s.stallTicks, strings.Join(rs, " "))
+	return fmt.Sprintf("n=%d f=%d keys=%d clients=%d txns=%d tickEvery=%.2f stallTicks=%d [%s]",
+		s.n, s.f, s.keys, s.clients, s.txns, s.tickEvery, s.stallTicks, strings.Join(rs, " "))
 }

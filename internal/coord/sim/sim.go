@@ -15,6 +15,9 @@ import (
 type Options struct {
 	Mode coord.Mode
 	Seed int64
+	// Scenario, when set, names the cluster to use instead of the one the
+	// seed draws (see Scenarios).
+	Scenario string
 	// Log, when set, receives a line for every event, action and decision
 	// of a fake replica.
 	Log io.Writer
@@ -45,6 +48,9 @@ type Result struct {
 	// CorrectAccused counts Mismatch actions against correct replicas;
 	// CorrectDown the correct replicas the core took out.
 	CorrectAccused, CorrectDown int
+	// Lagging counts the transactions the core had not finished when the
+	// run stopped because only faulty replicas still worked on them.
+	Lagging int
 	// Err is the first check that failed, nil when every check passed.
 	Err error
 }
@@ -53,6 +59,13 @@ type Result struct {
 func Run(opt Options) (res Result) {
 	rng := newRNG(opt.Seed)
 	s := &sim{opt: opt, rng: rng, setup: newSetup(rng)}
+	if opt.Scenario != "" {
+		tweak := scenarios[opt.Scenario]
+		if tweak == nil {
+			return Result{Seed: opt.Seed, Mode: opt.Mode, Err: fmt.Errorf("sim: no scenario %q (have %v)", opt.Scenario, Scenarios())}
+		}
+		tweak(&s.setup)
+	}
 	if opt.tweak != nil {
 		opt.tweak(&s.setup)
 	}
@@ -88,10 +101,15 @@ type sim struct {
 	// clients run transactions; started counts the transactions begun.
 	clients []*client
 	started int
-	txns    map[coord.TxnID]*txn
+	// finishedTxns counts the transactions the core reported Finished.
+	finishedTxns int
+	txns         map[coord.TxnID]*txn
 	// ref is the reference store: the committed transactions replayed one
-	// at a time in the order their COMMITs were acknowledged.
+	// at a time in the order their commits were decided. order lists the
+	// transactions in that order; the first replayed of them are applied.
 	ref          store
+	order        []*txn
+	replayed     int
 	tick, steps  int
 	progressTick int // tick of the latest Reply or Finished
 	moves        []move
@@ -120,6 +138,9 @@ type txn struct {
 	// mustRollback: a statement failed, the client rolls back next.
 	mustRollback bool
 	finished     bool // the core reported Finished
+	// decided: the core sent COMMIT to some replica. acked, refused: the
+	// client's COMMIT succeeded, failed.
+	decided, acked, refused bool
 }
 
 func (s *sim) start() {
@@ -140,7 +161,7 @@ func (s *sim) start() {
 	}
 	s.txns = map[coord.TxnID]*txn{}
 	s.ref = slices.Clone(st.initial)
-	s.logf("seed %d mode %v: %v", s.opt.Seed, s.opt.Mode, st)
+	s.logf("seed %d mode %v %s: %v", s.opt.Seed, s.opt.Mode, s.opt.Scenario, st)
 }
 
 // move is one thing that can happen next besides a Tick.
@@ -153,6 +174,7 @@ type move struct {
 
 func (s *sim) loop() {
 	budget := 100_000 + 500*s.setup.txns
+	quietSince := -1 // tick since which the clients are done and correct replicas idle
 	for s.err == nil && !s.done() {
 		s.steps++
 		s.res.Steps = s.steps
@@ -160,18 +182,49 @@ func (s *sim) loop() {
 			s.failf("livelock: %d steps and still not done", s.steps)
 			return
 		}
-		if s.tick-s.progressTick > s.stuckTicks() {
+		if !s.clientsDone() || !s.correctQuiet() {
+			quietSince = -1
+		} else if quietSince < 0 {
+			quietSince = s.tick
+		}
+		switch {
+		case quietSince >= 0 && s.tick-quietSince > s.stuckTicks():
+			s.drainEnd()
+			return
+		case quietSince < 0 && s.tick-s.progressTick > s.stuckTicks():
 			s.failf("stuck: no reply or finished transaction for %d ticks", s.tick-s.progressTick)
 			return
 		}
 		s.crashes()
 		ms := s.collect()
-		if len(ms) == 0 || s.rng.Float64() < s.setup.tickChance {
+		if s.rng.Float64()*(1+s.setup.tickEvery*float64(len(ms))) < 1 {
 			s.doTick()
 			continue
 		}
 		s.do(ms[s.rng.IntN(len(ms))])
 	}
+}
+
+// drainEnd ends a run whose clients are done and whose correct replicas
+// have long been idle while the core has not finished every transaction.
+// That is fine while faulty replicas still work on them (they may fail or
+// stall forever; nobody else waits for them), and a core that forgot a
+// transaction otherwise.
+func (s *sim) drainEnd() {
+	for _, f := range s.fakes {
+		if f.faults.faulty() && !f.down && (len(f.open) > 0 || len(f.inflight) > 0) {
+			s.res.Lagging = s.unfinished()
+			return
+		}
+	}
+	var ids []coord.TxnID
+	for id, t := range s.txns {
+		if !t.finished {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	s.failf("the core never finished t%d (and %d more) though every replica is idle", ids[0], len(ids)-1)
 }
 
 // stuckTicks is how long the run may go without progress: well beyond
@@ -191,6 +244,18 @@ func (s *sim) stuckTicks() int {
 // done reports whether every client finished its work and the core
 // finished every transaction.
 func (s *sim) done() bool {
+	if !s.clientsDone() || s.unfinished() > 0 {
+		return false
+	}
+	for _, f := range s.fakes {
+		if len(f.inflight) > 0 || slices.ContainsFunc(f.open, f.runnable) {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *sim) clientsDone() bool {
 	if s.started < s.setup.txns {
 		return false
 	}
@@ -199,13 +264,17 @@ func (s *sim) done() bool {
 			return false
 		}
 	}
-	for _, t := range s.txns {
-		if !t.finished {
-			return false
-		}
-	}
+	return true
+}
+
+// unfinished counts the transactions the core has not finished.
+func (s *sim) unfinished() int { return s.started - s.finishedTxns }
+
+// correctQuiet reports whether every correct replica in use has nothing
+// open and nothing on its way.
+func (s *sim) correctQuiet() bool {
 	for _, f := range s.fakes {
-		if len(f.inflight) > 0 {
+		if !f.faults.faulty() && !f.down && (len(f.open) > 0 || len(f.inflight) > 0) {
 			return false
 		}
 	}
@@ -360,6 +429,10 @@ func (s *sim) send(a coord.Send) {
 	if bad := s.fakes[a.R].send(a.Op, a.Try, t.sent); bad != "" {
 		s.failf("contract: %s", bad)
 	}
+	if a.Op.Kind == coord.OpCommit && !t.decided {
+		t.decided = true
+		s.order = append(s.order, t)
+	}
 }
 
 func (s *sim) finished(id coord.TxnID) {
@@ -376,6 +449,7 @@ func (s *sim) finished(id coord.TxnID) {
 		return
 	}
 	t.finished = true
+	s.finishedTxns++
 	s.progressTick = s.tick
 	for _, f := range s.fakes {
 		for seq := range t.sent {
@@ -411,10 +485,12 @@ func (s *sim) reply(r coord.Reply) {
 		c.cur = nil
 		if code != "" {
 			s.res.Refused++
-			return
+			t.refused = true
+		} else {
+			s.res.Commits++
+			t.acked = true
 		}
-		s.res.Commits++
-		s.checkCommit(t)
+		s.replay()
 	case coord.OpRollback:
 		c.cur = nil
 		s.res.RolledBack++
@@ -449,9 +525,38 @@ func (s *sim) outcome(r coord.Reply) (val int, code string, ok bool) {
 	return rec.val, rec.vote.Code, true
 }
 
-// checkCommit replays the transaction just acknowledged on the reference
-// store and compares the answers with what the client got (check 1).
+// replay applies to the reference store the transactions whose commits
+// were decided, in decision order, as far as their clients know the
+// outcome, and compares the answers with what the clients got (check 1).
+//
+// The decision order is the order in which the core first sent each
+// transaction's COMMIT to a replica. It is not always the order of the
+// COMMIT replies: in CBS a reply waits for f+1 replicas to have committed,
+// so a slow answer can delay the reply of a transaction decided earlier
+// than one already acknowledged (concurrent transactions, so clients
+// cannot tell).
+func (s *sim) replay() {
+	for s.err == nil && s.replayed < len(s.order) {
+		t := s.order[s.replayed]
+		switch {
+		case t.acked:
+			s.checkCommit(t)
+		case t.refused:
+			s.failf("t%d: COMMIT was sent to replicas but the client was told it failed (the outcome is unknown)", t.id)
+		default:
+			return
+		}
+		s.replayed++
+	}
+}
+
+// checkCommit replays an acknowledged transaction on the reference store
+// and compares the answers with what its client got.
 func (s *sim) checkCommit(t *txn) {
+	if !t.decided {
+		s.failf("t%d: COMMIT acknowledged but never sent to a replica", t.id)
+		return
+	}
 	if len(t.got) != len(t.stmts) {
 		s.failf("t%d committed with %d of its %d statements answered", t.id, len(t.got), len(t.stmts))
 		return
@@ -459,8 +564,8 @@ func (s *sim) checkCommit(t *txn) {
 	want := s.ref.apply(t.stmts)
 	for i, q := range t.stmts {
 		if t.got[i] != want[i] {
-			s.failf("t%d (commit #%d) statement %d %v: the client got %d, the serial replay in commit order gives %d",
-				t.id, s.res.Commits, i, q, t.got[i], want[i])
+			s.failf("t%d (commit #%d in decision order) statement %d %v: the client got %d, the serial replay gives %d",
+				t.id, s.replayed+1, i, q, t.got[i], want[i])
 			return
 		}
 	}
@@ -469,6 +574,10 @@ func (s *sim) checkCommit(t *txn) {
 // checkEnd compares every correct replica still in use with the reference
 // store once all work drained (check 2).
 func (s *sim) checkEnd() {
+	if s.replayed < len(s.order) {
+		s.failf("t%d: COMMIT decided but its client never told the outcome", s.order[s.replayed].id)
+		return
+	}
 	for _, f := range s.fakes {
 		if f.faults.faulty() || f.down {
 			continue
@@ -484,23 +593,52 @@ func (s *sim) checkEnd() {
 	}
 }
 
+// status says where transaction id stands: what its client did last, and
+// where the core decided its commit among the others.
+func (s *sim) status(id coord.TxnID) string {
+	t := s.txns[id]
+	if t == nil {
+		return "?"
+	}
+	st := "running"
+	switch {
+	case t.acked:
+		st = "committed"
+	case t.refused:
+		st = "commit refused"
+	case t.ended && t.client.op.Kind == coord.OpCommit && t.client.cur == t:
+		st = "COMMIT asked"
+	case t.ended:
+		st = "rolled back"
+	}
+	if t.decided {
+		st += fmt.Sprintf(", decided #%d", slices.Index(s.order, t)+1)
+	}
+	return st
+}
+
 // Failure is a failed check, with what is needed to reproduce it.
 type Failure struct {
-	Seed  int64
-	Mode  coord.Mode
-	Msg   string
-	State string // the fakes and clients when it failed
-	Trace string // the last events and actions
+	Seed     int64
+	Mode     coord.Mode
+	Scenario string
+	Msg      string
+	State    string // the fakes and clients when it failed
+	Trace    string // the last events and actions
 }
 
 func (e *Failure) Error() string {
 	return fmt.Sprintf("seed %d mode %v: %s\nreplay: %s\n%s\nlast events:\n%s",
-		e.Seed, e.Mode, e.Msg, ReplayCommand(e.Mode, e.Seed), e.State, e.Trace)
+		e.Seed, e.Mode, e.Msg, ReplayCommand(e.Mode, e.Scenario, e.Seed), e.State, e.Trace)
 }
 
 // ReplayCommand is the command line that reruns one seed verbosely.
-func ReplayCommand(m coord.Mode, seed int64) string {
-	return fmt.Sprintf("go test ./internal/coord/sim -run 'TestSim$' -sim.modes=%v -sim.seed=%d -v", m, seed)
+func ReplayCommand(m coord.Mode, scenario string, seed int64) string {
+	sc := ""
+	if scenario != "" {
+		sc = " -sim.scenario=" + scenario
+	}
+	return fmt.Sprintf("go test ./internal/coord/sim -run 'TestSim$' -sim.modes=%v%s -sim.seed=%d -v", m, sc, seed)
 }
 
 func (s *sim) failf(format string, args ...any) {
@@ -509,14 +647,14 @@ func (s *sim) failf(format string, args ...any) {
 	}
 	msg := fmt.Sprintf(format, args...)
 	s.logf("FAIL: %s", msg)
-	s.err = &Failure{Seed: s.opt.Seed, Mode: s.opt.Mode, Msg: msg, State: s.describe(), Trace: s.ring.String(s)}
+	s.err = &Failure{Seed: s.opt.Seed, Mode: s.opt.Mode, Scenario: s.opt.Scenario, Msg: msg, State: s.describe(), Trace: s.ring.String(s)}
 }
 
 func (s *sim) describe() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "setup: %v\nstep %d tick %d (last progress at tick %d)\n", s.setup, s.steps, s.tick, s.progressTick)
 	for _, f := range s.fakes {
-		b.WriteString("  " + f.describe() + "\n")
+		b.WriteString("  " + f.describe(s.status) + "\n")
 	}
 	for _, c := range s.clients {
 		if c.cur != nil {

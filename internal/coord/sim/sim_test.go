@@ -16,8 +16,10 @@ import (
 
 var (
 	flagSeed  = flag.Int64("sim.seed", -1, "replay this one seed verbosely (in each mode of -sim.modes)")
-	flagTxns  = flag.Int("sim.txns", 6000, "transactions to simulate per mode, over as many seeds as that takes")
+	flagTxns  = flag.Int("sim.txns", 20000, "transactions to simulate per mode, over as many seeds as that takes")
 	flagFirst = flag.Int64("sim.first", 1, "first seed of the sweep")
+	flagScen  = flag.String("sim.scenario", "", "use this named cluster instead of the drawn one (see Scenarios)")
+	flagScenN = flag.Int("sim.scenario.seeds", 8, "seeds TestScenarios runs per scenario and mode")
 	flagModes = flag.String("sim.modes", defaultModes(), "comma-separated modes to simulate: serial, cbs, ss "+
 		"(default from $SHEPHERD_SIM_MODES, else serial)")
 )
@@ -50,21 +52,44 @@ func parseModes(t *testing.T) []coord.Mode {
 //	go test ./internal/coord/sim -sim.txns=100000                 long sweep
 //	go test ./internal/coord/sim -sim.modes=serial,cbs,ss         CBS and SS too
 //	go test ./internal/coord/sim -run 'TestSim$' -sim.modes=cbs -sim.seed=17 -v
+//	go test ./internal/coord/sim -run 'TestSim$' -sim.modes=cbs -sim.scenario=broken-primary -sim.seed=1 -v
 func TestSim(t *testing.T) {
 	for _, m := range parseModes(t) {
 		t.Run(m.String(), func(t *testing.T) {
 			if *flagSeed >= 0 {
-				replay(t, m, *flagSeed)
+				replay(t, m, *flagScen, *flagSeed)
 				return
 			}
-			sweep(t, m, *flagFirst, *flagTxns)
+			var seeds []int64
+			planned := 0
+			for seed := *flagFirst; planned < *flagTxns; seed++ {
+				seeds = append(seeds, seed)
+				planned += PlannedTxns(seed)
+			}
+			sweep(t, m, *flagScen, seeds)
 		})
 	}
 }
 
-func replay(t *testing.T, m coord.Mode, seed int64) {
+// TestScenarios runs every named scenario on a few seeds in each mode.
+func TestScenarios(t *testing.T) {
+	if *flagSeed >= 0 {
+		t.Skip("-sim.seed replays in TestSim")
+	}
+	var seeds []int64
+	for seed := range int64(*flagScenN) {
+		seeds = append(seeds, *flagFirst+seed)
+	}
+	for _, m := range parseModes(t) {
+		for _, sc := range Scenarios() {
+			t.Run(m.String()+"/"+sc, func(t *testing.T) { sweep(t, m, sc, seeds) })
+		}
+	}
+}
+
+func replay(t *testing.T, m coord.Mode, scenario string, seed int64) {
 	w := bufio.NewWriter(os.Stdout)
-	res := Run(Options{Mode: m, Seed: seed, Log: w})
+	res := Run(Options{Mode: m, Scenario: scenario, Seed: seed, Log: w})
 	w.Flush()
 	t.Log(summary(res))
 	if res.Err != nil {
@@ -72,17 +97,10 @@ func replay(t *testing.T, m coord.Mode, seed int64) {
 	}
 }
 
-// sweep runs seeds first, first+1, ... until they add up to txns
-// transactions, on every CPU, and reports the failing seeds.
-func sweep(t *testing.T, m coord.Mode, first int64, txns int) {
-	var seeds []int64
-	planned := 0
-	for seed := first; planned < txns; seed++ {
-		seeds = append(seeds, seed)
-		planned += PlannedTxns(seed)
-	}
+// sweep runs the seeds on every CPU and reports the failing ones.
+func sweep(t *testing.T, m coord.Mode, scenario string, seeds []int64) {
 	start := time.Now()
-	results := runAll(m, seeds)
+	results := runAll(m, scenario, seeds)
 	var total Result
 	var failures []Result
 	for _, r := range results {
@@ -94,14 +112,15 @@ func sweep(t *testing.T, m coord.Mode, first int64, txns int) {
 		total.Steps += r.Steps
 		total.CorrectAccused += r.CorrectAccused
 		total.CorrectDown += r.CorrectDown
+		total.Lagging += r.Lagging
 		if r.Err != nil {
 			failures = append(failures, r)
 		}
 	}
 	t.Logf("%v: %d seeds (%d..%d), %d txns: %d committed, %d commits refused, %d rolled back; %d aborts, %d steps; "+
-		"correct replicas accused %d times, taken out %d times; %v",
+		"correct replicas accused %d times, taken out %d times; %d txns left to lagging faulty replicas; %v",
 		m, len(seeds), seeds[0], seeds[len(seeds)-1], total.Txns, total.Commits, total.Refused, total.RolledBack,
-		total.Aborts, total.Steps, total.CorrectAccused, total.CorrectDown, time.Since(start).Round(time.Millisecond))
+		total.Aborts, total.Steps, total.CorrectAccused, total.CorrectDown, total.Lagging, time.Since(start).Round(time.Millisecond))
 	if len(failures) == 0 {
 		return
 	}
@@ -114,19 +133,21 @@ func sweep(t *testing.T, m coord.Mode, first int64, txns int) {
 		t.Errorf("%v", r.Err)
 	}
 	for _, r := range failures[min(3, len(failures)):] {
-		t.Errorf("seed %d: %s", r.Seed, r.Err.(*Failure).Msg)
+		if f, ok := r.Err.(*Failure); ok {
+			t.Errorf("seed %d: %s", r.Seed, f.Msg)
+		}
 	}
 }
 
 // runAll runs the seeds on every CPU; each run is single-threaded.
-func runAll(m coord.Mode, seeds []int64) []Result {
+func runAll(m coord.Mode, scenario string, seeds []int64) []Result {
 	results := make([]Result, len(seeds))
 	next := make(chan int)
 	var wg sync.WaitGroup
 	for range runtime.GOMAXPROCS(0) {
 		wg.Go(func() {
 			for i := range next {
-				results[i] = Run(Options{Mode: m, Seed: seeds[i]})
+				results[i] = Run(Options{Mode: m, Scenario: scenario, Seed: seeds[i]})
 			}
 		})
 	}
@@ -139,6 +160,6 @@ func runAll(m coord.Mode, seeds []int64) []Result {
 }
 
 func summary(r Result) string {
-	return fmt.Sprintf("seed %d mode %v: %s\n%d txns: %d committed, %d refused, %d rolled back; %d aborts; %d steps, %d ticks; correct accused %d, correct down %d",
-		r.Seed, r.Mode, r.Setup, r.Txns, r.Commits, r.Refused, r.RolledBack, r.Aborts, r.Steps, r.Ticks, r.CorrectAccused, r.CorrectDown)
+	return fmt.Sprintf("seed %d mode %v: %s\n%d txns: %d committed, %d refused, %d rolled back; %d aborts; %d steps, %d ticks; correct accused %d, correct down %d; lagging %d",
+		r.Seed, r.Mode, r.Setup, r.Txns, r.Commits, r.Refused, r.RolledBack, r.Aborts, r.Steps, r.Ticks, r.CorrectAccused, r.CorrectDown, r.Lagging)
 }

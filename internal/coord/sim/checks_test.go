@@ -1,0 +1,182 @@
+package sim
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/shepherd-db/shepherd/internal/coord"
+	"github.com/shepherd-db/shepherd/internal/driver"
+)
+
+// TestDeterministic: a seed replays exactly, trace and all.
+func TestDeterministic(t *testing.T) {
+	for _, m := range []coord.Mode{coord.Serial, coord.CBS} {
+		var a, b bytes.Buffer
+		ra := Run(Options{Mode: m, Seed: 7, Log: &a})
+		rb := Run(Options{Mode: m, Seed: 7, Log: &b})
+		if !bytes.Equal(a.Bytes(), b.Bytes()) {
+			t.Fatalf("%v: two runs of seed 7 logged differently", m)
+		}
+		ra.Err, rb.Err = nil, nil
+		if ra != rb {
+			t.Fatalf("%v: two runs of seed 7 differ:\n%+v\n%+v", m, ra, rb)
+		}
+		if quiet := Run(Options{Mode: m, Seed: 7}); quiet.Steps != ra.Steps || quiet.Commits != ra.Commits {
+			t.Fatalf("%v: logging changed the run: %+v vs %+v", m, quiet, ra)
+		}
+	}
+}
+
+// wrapped is a core whose actions pass through a hook before the
+// simulator sees them: the hook returns the actions to carry out.
+type wrapped struct {
+	inner core
+	hook  func(inner core, a coord.Action) []coord.Action
+}
+
+func (w *wrapped) Step(ev coord.Event) { w.inner.Step(ev) }
+
+func (w *wrapped) Ready() []coord.Action {
+	var out []coord.Action
+	for in := w.inner.Ready(); len(in) > 0; in = w.inner.Ready() {
+		for _, a := range in {
+			out = append(out, w.hook(w.inner, a)...)
+		}
+	}
+	return out
+}
+
+// threeCorrect is a serial-mode cluster of three correct locking replicas.
+func threeCorrect(s *setup) {
+	s.n, s.f = 3, 1
+	s.classes = []driver.Class{driver.Locking, driver.Locking, driver.Locking}
+	s.faults = make([]faults, 3)
+}
+
+// TestChecksCatchBrokenCores runs cores broken on purpose: each check must
+// notice.
+func TestChecksCatchBrokenCores(t *testing.T) {
+	cases := []struct {
+		name  string
+		tweak func(*setup)
+		hook  func(s *sim, inner core, a coord.Action) []coord.Action
+		want  string
+	}{{
+		// Check 1: statement replies come from a replica that always lies.
+		name: "reply from a liar",
+		tweak: func(s *setup) {
+			threeCorrect(s)
+			s.faults[2] = faults{lie: 1}
+		},
+		hook: func(s *sim, _ core, a coord.Action) []coord.Action {
+			if r, ok := a.(coord.Reply); ok && r.Op.Kind == coord.OpStmt && r.Fail == nil {
+				if _, answered := s.fakes[2].answers[r.Op]; answered {
+					r.From = 2
+				}
+				return []coord.Action{r}
+			}
+			return []coord.Action{a}
+		},
+		want: "the serial replay gives",
+	}, {
+		// Check 2: a correct replica rolls back instead of committing
+		// writing transactions; the core is told it committed.
+		name:  "lost commit",
+		tweak: threeCorrect,
+		hook: func(s *sim, inner core, a coord.Action) []coord.Action {
+			send, ok := a.(coord.Send)
+			if !ok || send.R != 1 || send.Op.Kind != coord.OpCommit || !writes(s.txns[send.Op.Txn]) {
+				return []coord.Action{a}
+			}
+			s.fakes[1].answers[send.Op] = answerRec{try: send.Try}
+			inner.Step(coord.Answered{R: 1, Op: send.Op, Try: send.Try})
+			send.Op.Kind = coord.OpRollback
+			return []coord.Action{send}
+		},
+		want: "r1 (correct) ends with",
+	}, {
+		// Check 3: one reply never reaches its client.
+		name:  "lost reply",
+		tweak: threeCorrect,
+		hook: func(s *sim, _ core, a coord.Action) []coord.Action {
+			if r, ok := a.(coord.Reply); ok && r.Op == (coord.Op{Txn: 20, Kind: coord.OpStmt}) {
+				return nil
+			}
+			return []coord.Action{a}
+		},
+		want: "stuck",
+	}, {
+		// Contract: a replica gets a transaction's statements twice.
+		name:  "duplicate send",
+		tweak: threeCorrect,
+		hook: func(s *sim, _ core, a coord.Action) []coord.Action {
+			if send, ok := a.(coord.Send); ok && send.Op == (coord.Op{Txn: 9, Kind: coord.OpStmt}) {
+				return []coord.Action{a, a}
+			}
+			return []coord.Action{a}
+		},
+		want: "out of order",
+	}}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			res := Run(Options{Mode: coord.Serial, Seed: 3, tweak: c.tweak,
+				wrap: func(s *sim, inner core) core {
+					return &wrapped{inner: inner, hook: func(inner core, a coord.Action) []coord.Action {
+						return c.hook(s, inner, a)
+					}}
+				}})
+			if res.Err == nil {
+				t.Fatalf("the broken core passed: %s", summary(res))
+			}
+			if f, ok := res.Err.(*Failure); !ok || !strings.Contains(f.Msg, c.want) {
+				t.Fatalf("failed, but not with %q:\n%v", c.want, res.Err)
+			}
+		})
+	}
+}
+
+func writes(t *txn) bool {
+	for _, q := range t.stmts {
+		if q.writes() {
+			return true
+		}
+	}
+	return false
+}
+
+// TestFakeDeadlock: two locking attempts that upgrade shared locks on the
+// same key deadlock, and one of them fails with 40P01.
+func TestFakeDeadlock(t *testing.T) {
+	f := newFake(0, driver.Locking, faults{}, store{0, 0}, newRNG(1))
+	read, add := stmt{kind: stmtRead, k: 0}, stmt{kind: stmtAdd, k: 0, d: 1}
+	for _, id := range []coord.TxnID{1, 2} {
+		if bad := f.send(coord.Op{Txn: id, Kind: coord.OpStmt}, 0, 1); bad != "" {
+			t.Fatal(bad)
+		}
+		if bad := f.send(coord.Op{Txn: id, Kind: coord.OpStmt, Seq: 1}, 0, 2); bad != "" {
+			t.Fatal(bad)
+		}
+	}
+	a1, a2 := f.latest[1], f.latest[2]
+	f.step(a1, read, 0)
+	f.deliver(0)
+	f.step(a2, read, 0)
+	f.deliver(0)
+	f.step(a1, add, 0)
+	if !a1.blocked || len(f.inflight) != 0 {
+		t.Fatalf("t1's upgrade should wait for t2: %s", f.describe(func(coord.TxnID) string { return "" }))
+	}
+	f.step(a2, add, 0)
+	if a2.state != failed || len(f.inflight) != 1 || f.inflight[0].vote.Code != "40P01" {
+		t.Fatalf("t2 should be the deadlock victim: %s", f.describe(func(coord.TxnID) string { return "" }))
+	}
+	f.deliver(0)
+	if a1.blocked {
+		t.Fatalf("t1 should be woken: %s", f.describe(func(coord.TxnID) string { return "" }))
+	}
+	f.step(a1, add, 0)
+	if m := f.deliver(0); m.val != 1 {
+		t.Fatalf("t1 add = %d, want 1", m.val)
+	}
+}

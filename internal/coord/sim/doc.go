@@ -1,0 +1,77 @@
+// Package sim is a seeded simulator over the pure coordinator core
+// (package coord): it drives the core with clients and fake replicas,
+// chooses every interleaving from one random seed, and checks the promise
+// of DESIGN.md after every commit and at the end of the run. No
+// goroutines, no clock: a seed replays exactly, trace and all.
+//
+// # The model
+//
+// The database is a handful of integer keys (8 to 20, so transactions
+// conflict). A statement reads a key, adds to a key and returns the new
+// value, or sums a range of keys; its answer is digested into a coord.Vote
+// as the shell digests canonical rows. Clients (8 to 16) run transactions
+// of one to four statements, one operation at a time, waiting for each
+// Reply; they COMMIT, or now and then ROLLBACK, and roll back after any
+// error as a PostgreSQL client must.
+//
+// Fake replicas keep committed state and run each attempt (coord.Send's
+// Try) of a transaction as one engine transaction, by their class:
+//
+//   - locking: strict two-phase locking, shared locks for reads and
+//     exclusive ones for writes, held to the end; a statement that
+//     conflicts waits; a wait that closes a cycle fails with 40P01 and
+//     rolls the attempt back.
+//   - mvcc: READ COMMITTED; reads see the latest commits and never wait,
+//     writes take row locks held to the end and re-read the row once
+//     granted.
+//   - serial: one transaction at a time; another waits for its first
+//     statement until the running one ends.
+//
+// After an error an attempt answers 25P02 until COMMIT or ROLLBACK, as
+// PostgreSQL does. An Abort rolls the attempt back at once; answers
+// already on their way still arrive (the core must ignore them).
+//
+// Up to f replicas misbehave, one or two ways each: lying (wrong answers
+// with some chance, or always), stalling (answers held back for ticks),
+// spurious deadlock errors, a crash (coord.Down), or broken concurrency
+// control that never blocks and loses updates (the paper's figure 5
+// primary). Each step the simulator picks at random among what can happen
+// next — a client submits its next operation, a replica runs its next
+// operation, an answer arrives — or sends a Tick.
+//
+// # The checks
+//
+//  1. Answers: the committed transactions, replayed one at a time on a
+//     reference store in the order the core decided their commits, give
+//     exactly the answers their clients received. The decision order is
+//     the order of each transaction's first COMMIT Send. (It is not always
+//     the order of the COMMIT replies: in CBS a reply waits for f+1
+//     commits, so a slow answer can delay the reply of a transaction
+//     decided before another already acknowledged.)
+//  2. State: once the run drained, every correct replica still in use
+//     holds exactly the reference state, with nothing left open.
+//  3. Progress: the clients finish their transactions, with no stretch
+//     of ticks without a reply or a finished transaction and within a
+//     step budget. Work that only faulty replicas still chew on at the
+//     end is left to them (Result.Lagging).
+//
+// Besides, every action must keep the contract of coord's Send, Abort,
+// Reply and Finished (ops of an attempt in order, a new try only after an
+// Abort, no Abort after COMMIT was sent, replies only to waiting clients,
+// from replicas that answered). A failure names the seed, the command
+// that replays it verbosely, the replicas' and clients' state and the
+// last events.
+//
+// # Running it
+//
+//	go test ./internal/coord/sim                           quick sweep (serial mode)
+//	go test ./internal/coord/sim -sim.txns=100000          100k transactions per mode
+//	go test ./internal/coord/sim -sim.modes=serial,cbs,ss  CBS and SS too
+//	SHEPHERD_SIM_MODES=serial,cbs,ss go test ./...         the same, by environment
+//	go test ./internal/coord/sim -run 'TestSim$' -sim.modes=cbs -sim.seed=49 -v
+//	                                                       replay one seed with a full trace
+//
+// -sim.first moves the sweep to other seeds; -sim.scenario=name runs a
+// named cluster (Scenarios) instead of the drawn one, and TestScenarios
+// runs each of them on a few seeds.
+package sim

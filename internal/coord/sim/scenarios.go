@@ -1,0 +1,60 @@
+package sim
+
+import (
+	"slices"
+
+	"github.com/shepherd-db/shepherd/internal/driver"
+)
+
+// scenarios are named clusters that replace the one a seed draws; the
+// workload and the schedule still come from the seed. Each pins down a
+// kind of cluster the random draw meets rarely, or a failure worth
+// replaying by name.
+var scenarios = map[string]func(*setup){
+	// The paper's figure 5 primary: it never blocks, so conflicting
+	// transactions run at once there and the secondaries must sort them
+	// out by aborting and re-running.
+	"broken-primary": func(s *setup) {
+		cluster(s, 0, []driver.Class{driver.Locking, driver.Locking, driver.Locking}, faults{noLocks: true})
+	},
+	// An MVCC secondary (its answers are often stale, so it must re-run
+	// to endorse) next to a secondary that fails every statement with a
+	// deadlock error.
+	"mvcc-failing-secondary": func(s *setup) {
+		cluster(s, 2, []driver.Class{driver.Locking, driver.MVCC, driver.Locking}, faults{deadlock: 1})
+	},
+	// The same next to a secondary that answers up to 1000 ticks late.
+	"mvcc-hung-secondary": func(s *setup) {
+		cluster(s, 2, []driver.Class{driver.Locking, driver.MVCC, driver.Locking}, faults{stall: 1, stallMax: 1000})
+	},
+	// Correct replicas whose operations take longer than StallTicks: the
+	// core cannot tell them from blocked ones.
+	"slow-correct": func(s *setup) {
+		cluster(s, -1, []driver.Class{driver.Locking, driver.MVCC, driver.Serial}, faults{})
+		s.tickEvery, s.stallTicks = 0.1, 3
+	},
+}
+
+// cluster makes s three replicas of the given classes, f = 1, with replica
+// bad (if any) misbehaving as fl.
+func cluster(s *setup, bad int, classes []driver.Class, fl faults) {
+	s.n, s.f, s.classes = len(classes), 1, classes
+	s.faults = make([]faults, s.n)
+	if bad >= 0 {
+		s.faults[bad] = fl
+	}
+	if s.tickEvery < 1 {
+		s.tickEvery = 3 // operations usually well within StallTicks
+	}
+	s.stallTicks = 0
+}
+
+// Scenarios returns the scenario names, sorted.
+func Scenarios() []string {
+	var names []string
+	for n := range scenarios {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
