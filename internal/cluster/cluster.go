@@ -274,10 +274,24 @@ func (t *Txn) submit(ctx context.Context, op coord.Op, call stmtCall) (*answer.A
 		return o.answer, errOrNil(o.err)
 	case <-ctx.Done():
 	}
-	// Cancelled: stop the statement everywhere, then take whatever the
-	// replicas agree on (they answer promptly once cancelled).
-	for _, m := range c.managers {
-		m.Cancel(t.id)
+	// Cancelled: stop what the client waits for, then take the reply that
+	// follows (it comes promptly once cancelled).
+	switch {
+	case c.primary < 0:
+		// Every replica votes on the statement: stop it everywhere.
+		for _, m := range c.managers {
+			m.Cancel(t.id)
+		}
+	case op.Kind == coord.OpStmt:
+		// The client waits for the primary only; the secondaries' runs
+		// are rolled back with the transaction, and are no evidence
+		// against them.
+		c.managers[c.primary].Cancel(t.id)
+	default:
+		c.mu.Lock()
+		c.mu.core.Step(coord.Cancel{Txn: t.id})
+		c.applyLocked()
+		c.mu.Unlock()
 	}
 	o := <-ch
 	return o.answer, errOrNil(o.err)
@@ -328,6 +342,7 @@ func (c *Cluster) applyLocked() {
 			c.mismatchLocked(a)
 		case coord.MarkDown:
 			c.status[a.R].down.Store(true)
+			c.managers[a.R].AbortAll()
 			c.log.Warn("replica taken out", "replica", c.managers[a.R].Name(), "why", a.Why)
 		case coord.Finished:
 			delete(c.mu.txns, a.Txn)

@@ -165,6 +165,13 @@ func (s *cbs) step(ev Event) {
 	case Tick:
 		s.now++
 		s.unblock()
+	case Cancel:
+		if t := s.txns[e.Txn]; t != nil && t.phase == phaseOpen && t.commitSeq > 0 {
+			s.emit(Reply{Op: Op{Txn: t.id, Kind: OpCommit}, From: -1,
+				Fail: pgerr.New(pgerr.QueryCanceled, "canceling statement due to user request").
+					WithDetail("the transaction was rolled back before its COMMIT was decided")})
+			s.end(t)
+		}
 	default:
 		panic(fmt.Sprintf("coord: unknown event %T", ev))
 	}

@@ -134,6 +134,12 @@ type Answered struct {
 // and no longer votes until recovered.
 type Down struct{ R ReplicaID }
 
+// Cancel: the client gave up waiting on transaction Txn's COMMIT (CBS and
+// SS). If the commit is not decided yet the transaction aborts and the
+// COMMIT fails with 57014; a decided commit goes on. Cancelling a
+// statement is the shell's business (it stops it on the primary).
+type Cancel struct{ Txn TxnID }
+
 // Tick: time passed (the shell's clock; the core has none). A secondary
 // operation outstanding for Config.StallTicks ticks counts as blocked.
 type Tick struct{}
@@ -143,6 +149,7 @@ func (Submit) event()   {}
 func (Answered) event() {}
 func (Down) event()     {}
 func (Tick) event()     {}
+func (Cancel) event()   {}
 
 // Action is an output of Ready.
 type Action interface{ action() }
@@ -282,7 +289,7 @@ func (c *Coordinator) Step(ev Event) {
 		c.answered(e)
 	case Down:
 		c.markDown(e.R, "reported down")
-	case Tick:
+	case Tick, Cancel:
 	default:
 		panic(fmt.Sprintf("coord: unknown event %T", ev))
 	}

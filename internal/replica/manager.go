@@ -155,6 +155,17 @@ func (m *Manager) Abort(txn coord.TxnID, try int) {
 	w.push(Task{Op: coord.Op{Txn: txn, Kind: coord.OpRollback}, Try: try, silent: true})
 }
 
+// AbortAll gives up every attempt running here (the replica was taken
+// out): running statements stop, open transactions roll back, and no
+// result is reported.
+func (m *Manager) AbortAll() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, w := range m.mu.workers {
+		w.cancel()
+	}
+}
+
 // Close stops accepting tasks, cancels running ones, waits for the
 // workers and closes the pooled connections.
 func (m *Manager) Close() {

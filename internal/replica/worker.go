@@ -3,12 +3,16 @@ package replica
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/shepherd-db/shepherd/internal/answer"
 	"github.com/shepherd-db/shepherd/internal/coord"
 	"github.com/shepherd-db/shepherd/internal/driver"
 	"github.com/shepherd-db/shepherd/internal/pgerr"
 )
+
+// rollbackTimeout bounds a rollback; past it the connection is dropped.
+const rollbackTimeout = 10 * time.Second
 
 // worker runs the tasks of one transaction on one connection.
 type worker struct {
@@ -60,7 +64,13 @@ func (w *worker) next() Task {
 			return t
 		}
 		w.mu.Unlock()
-		<-w.wake
+		select {
+		case <-w.wake:
+		case <-w.ctx.Done():
+			// The manager is closing or gave up on the replica: roll back
+			// whatever is open and stop, telling nobody.
+			return Task{Op: coord.Op{Txn: w.key.txn, Kind: coord.OpRollback}, Try: w.key.try, silent: true}
+		}
 	}
 }
 
@@ -99,7 +109,11 @@ func (w *worker) run() {
 			res.Vote.Digest = res.Answer.Digest(t.Ordered)
 		}
 		if last {
-			if conn != nil {
+			switch {
+			case conn == nil:
+			case res.Err != nil:
+				conn.Close() // its session state is unknown
+			default:
 				w.m.putConn(conn)
 			}
 			w.m.removeWorker(w.key)
@@ -157,7 +171,12 @@ func (w *worker) exec(conn driver.Conn, t Task) (*answer.Answer, *pgerr.Error) {
 	case coord.OpCommit:
 		err = conn.Commit(ctx)
 	case coord.OpRollback:
-		err = conn.Rollback(w.ctx) // a rollback is never cancelled
+		// A rollback is never cancelled, even when the manager gives up
+		// on the attempt; a replica that does not answer it in time loses
+		// the connection instead.
+		rctx, rcancel := context.WithTimeout(context.WithoutCancel(w.ctx), rollbackTimeout)
+		err = conn.Rollback(rctx)
+		rcancel()
 	}
 	return a, withReplica(err, w.m.name)
 }
