@@ -20,7 +20,7 @@ type Config struct {
 	Listen string `toml:"listen"`
 	// DataDir holds shepherd's files (embedded replicas, later its log).
 	DataDir string `toml:"data_dir"`
-	// Mode is the replication mode: passthrough or serial.
+	// Mode is the replication mode: passthrough, serial, cbs or ss.
 	Mode string `toml:"mode"`
 	// F is the number of faulty replicas tolerated; replicas must number
 	// at least 2F+1.
@@ -40,20 +40,46 @@ type Replica struct {
 	Name   string `toml:"name"`
 	Driver string `toml:"driver"`
 	DSN    string `toml:"dsn"`
+	// Fault makes the replica misbehave on purpose, for tests and demos.
+	Fault Fault `toml:"fault"`
 }
+
+// Fault is a replica's [replicas.fault] table: faults injected on
+// purpose (package driver/fault). The zero Fault injects nothing.
+type Fault struct {
+	// WrongAnswerRate is the probability that an answer with rows is
+	// corrupted.
+	WrongAnswerRate float64 `toml:"wrong_answer_rate"`
+	// WrongCountRate is the probability that a write reports one row
+	// more than it changed.
+	WrongCountRate float64 `toml:"wrong_count_rate"`
+	// StallRate is the probability that a statement waits StallMS first.
+	StallRate float64 `toml:"stall_rate"`
+	StallMS   int     `toml:"stall_ms"`
+	// Seed seeds the replica's fault decisions: the same seed and the same
+	// statements give the same faults.
+	Seed int64 `toml:"seed"`
+	// Isolation overrides the isolation level of a mysql replica, e.g.
+	// "read-uncommitted" to make it block too little (the HRDB paper's
+	// Figure 5). "" keeps the driver's SERIALIZABLE.
+	Isolation string `toml:"isolation"`
+}
+
+// MaxStallMS bounds fault.stall_ms: one hour.
+const MaxStallMS = 3_600_000
+
+// Isolations are the values fault.isolation accepts besides "".
+var Isolations = []string{"read-uncommitted", "read-committed", "repeatable-read", "serializable"}
 
 // Defaults for fields the file leaves out.
 const (
 	DefaultListen  = "127.0.0.1:6543"
 	DefaultDataDir = "./shepherd-data"
-	DefaultMode    = "serial"
+	DefaultMode    = "cbs"
 )
 
 // Modes lists the modes this build implements.
-var Modes = []string{"passthrough", "serial"}
-
-// plannedModes are modes users may know from the docs that are not built yet.
-var plannedModes = []string{"cbs", "ss"}
+var Modes = []string{"passthrough", "serial", "cbs", "ss"}
 
 // Error is a configuration error about one field.
 type Error struct {
@@ -128,11 +154,7 @@ func (c *Config) Check(knownDrivers []string) error {
 	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
 		return fieldErr("listen", "%q is not host:port", c.Listen)
 	}
-	switch {
-	case slices.Contains(Modes, c.Mode):
-	case slices.Contains(plannedModes, c.Mode):
-		return fieldErr("mode", "%q is not implemented yet; use one of %s", c.Mode, strings.Join(Modes, ", "))
-	default:
+	if !slices.Contains(Modes, c.Mode) {
 		return fieldErr("mode", "unknown mode %q; use one of %s", c.Mode, strings.Join(Modes, ", "))
 	}
 	if c.F < 0 {
@@ -167,6 +189,9 @@ func (c *Config) Check(knownDrivers []string) error {
 		case r.DSN == "":
 			return fieldErr(p+".dsn", "missing")
 		}
+		if err := r.Fault.check(p+".fault", r.Driver); err != nil {
+			return err
+		}
 		names[r.Name] = true
 	}
 	n := len(c.Replicas)
@@ -185,9 +210,36 @@ func (c *Config) Check(knownDrivers []string) error {
 	return nil
 }
 
+// check validates a fault table; p is its field path.
+func (f Fault) check(p, driverName string) error {
+	for _, r := range []struct {
+		key  string
+		rate float64
+	}{
+		{"wrong_answer_rate", f.WrongAnswerRate},
+		{"wrong_count_rate", f.WrongCountRate},
+		{"stall_rate", f.StallRate},
+	} {
+		if !(r.rate >= 0 && r.rate <= 1) { // NaN too
+			return fieldErr(p+"."+r.key, "must be between 0 and 1")
+		}
+	}
+	switch {
+	case f.StallMS < 0 || f.StallMS > MaxStallMS:
+		return fieldErr(p+".stall_ms", "must be between 0 and %d", MaxStallMS)
+	case f.StallRate > 0 && f.StallMS == 0:
+		return fieldErr(p+".stall_ms", "must be more than 0 when stall_rate is set")
+	case f.Isolation != "" && driverName != "mysql":
+		return fieldErr(p+".isolation", "only a mysql replica takes an isolation override, not %s", driverName)
+	case f.Isolation != "" && !slices.Contains(Isolations, f.Isolation):
+		return fieldErr(p+".isolation", "unknown level %q; use one of %s", f.Isolation, strings.Join(Isolations, ", "))
+	}
+	return nil
+}
+
 // Embedded returns the configuration used when no file is given: three
 // embedded SQLite replicas from two independent builds of the engine,
-// f = 1, serial mode, trust for any user on loopback.
+// f = 1, the default mode (cbs), trust for any user on loopback.
 func Embedded() *Config {
 	return &Config{
 		Listen:  DefaultListen,

@@ -1,6 +1,8 @@
 package config
 
 import (
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -19,10 +21,18 @@ password = "secret"
 name = "maria"
 driver = "mysql"
 dsn = "app:pw@tcp(127.0.0.1:3306)/app"
+[replicas.fault]
+isolation = "read-uncommitted"
 [[replicas]]
 name = "pg"
 driver = "postgres"
 dsn = "postgres://app@127.0.0.1:5432/app?sslmode=disable"
+[replicas.fault]
+wrong_answer_rate = 0.5
+wrong_count_rate = 1
+stall_rate = 0.25
+stall_ms = 200
+seed = -3
 [[replicas]]
 name = "lite"
 driver = "sqlite"
@@ -37,8 +47,27 @@ func TestGood(t *testing.T) {
 	if c.Listen != "127.0.0.1:7000" || c.F != 1 || len(c.Replicas) != 3 || c.Users[0].Password != "secret" {
 		t.Errorf("parsed %+v", c)
 	}
+	want := Fault{WrongAnswerRate: 0.5, WrongCountRate: 1, StallRate: 0.25, StallMS: 200, Seed: -3}
+	if c.Replicas[1].Fault != want || c.Replicas[0].Fault != (Fault{Isolation: "read-uncommitted"}) || c.Replicas[2].Fault != (Fault{}) {
+		t.Errorf("fault tables: %+v", c.Replicas)
+	}
 	if err := Embedded().Check(drivers); err != nil {
 		t.Errorf("embedded default: %v", err)
+	}
+}
+
+func TestModes(t *testing.T) {
+	for _, mode := range []string{"serial", "cbs", "ss"} {
+		if _, err := Parse(strings.Replace(good, `mode = "serial"`, `mode = "`+mode+`"`, 1), drivers); err != nil {
+			t.Errorf("mode %s: %v", mode, err)
+		}
+	}
+	c, err := Parse(strings.Replace(good, `mode = "serial"`+"\n", "", 1), drivers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Mode != "cbs" || DefaultMode != "cbs" || Embedded().Mode != "cbs" {
+		t.Errorf("default mode %q, constant %q, embedded %q; want cbs", c.Mode, DefaultMode, Embedded().Mode)
 	}
 }
 
@@ -53,6 +82,17 @@ func TestBad(t *testing.T) {
 		"replicas.nme":       strings.Replace(good, `name = "maria"`, `nme = "maria"`, 1),
 		"listen":             strings.Replace(good, `"127.0.0.1:7000"`, `"nowhere"`, 1),
 		"passthrough":        strings.Replace(good, `mode = "serial"`, `mode = "passthrough"`, 1),
+
+		"replicas[1].fault.wrong_answer_rate": strings.Replace(good, "wrong_answer_rate = 0.5", "wrong_answer_rate = 1.5", 1),
+		"replicas[1].fault.wrong_count_rate":  strings.Replace(good, "wrong_count_rate = 1", "wrong_count_rate = -0.1", 1),
+		"replicas[1].fault.stall_rate":        strings.Replace(good, "stall_rate = 0.25", "stall_rate = nan", 1),
+		"replicas[1].fault.stall_ms":          strings.Replace(good, "stall_ms = 200", "stall_ms = -1", 1),
+		"replicas[1].fault.stall_ms ":         strings.Replace(good, "stall_ms = 200", "stall_ms = 0", 1),
+		"replicas[1].fault.stall_ms  ":        strings.Replace(good, "stall_ms = 200", "stall_ms = 3600001", 1),
+		"replicas[1].fault.isolation":         strings.Replace(good, "seed = -3", `seed = -3`+"\n"+`isolation = "read-uncommitted"`, 1),
+		"replicas[0].fault.isolation":         strings.Replace(good, `isolation = "read-uncommitted"`, `isolation = "chaos"`, 1),
+		"replicas.fault.stall_rates":          strings.Replace(good, "stall_rate = 0.25", "stall_rates = 0.25", 1),
+		"replicas.fault.seed":                 strings.Replace(good, "seed = -3", `seed = "x"`, 1),
 	}
 	for field, text := range cases {
 		_, err := Parse(text, drivers)
@@ -60,7 +100,7 @@ func TestBad(t *testing.T) {
 			t.Errorf("%s: no error", field)
 			continue
 		}
-		want := field
+		want := strings.TrimSpace(field)
 		if field == "passthrough" {
 			want = "exactly one replica"
 		}
@@ -76,9 +116,24 @@ func TestBad(t *testing.T) {
 	}
 }
 
-// TestExampleFile keeps the documented example valid.
+// TestExampleFile keeps the documented example valid, with its
+// commented-out fault table too.
 func TestExampleFile(t *testing.T) {
-	if _, err := Load("../../shepherd.example.toml", drivers); err != nil {
+	const path = "../../shepherd.example.toml"
+	if _, err := Load(path, drivers); err != nil {
 		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	commented := regexp.MustCompile(`(?m)^# (\[replicas\.fault\]|(wrong_answer_rate|wrong_count_rate|stall_rate|stall_ms|seed|isolation) = )`)
+	text := commented.ReplaceAllString(string(data), "$1")
+	c, err := Parse(text, drivers)
+	if err != nil {
+		t.Fatalf("example with its fault table uncommented: %v", err)
+	}
+	if f := c.Replicas[0].Fault; f.StallMS == 0 || f.Isolation == "" {
+		t.Errorf("uncommented fault table not read: %+v", f)
 	}
 }

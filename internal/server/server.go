@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"strings"
 
 	"github.com/shepherd-db/shepherd/internal/admin"
 	"github.com/shepherd-db/shepherd/internal/cluster"
@@ -18,6 +19,8 @@ import (
 	"github.com/shepherd-db/shepherd/internal/coord"
 	"github.com/shepherd-db/shepherd/internal/driver"
 	_ "github.com/shepherd-db/shepherd/internal/driver/all" // every driver
+	"github.com/shepherd-db/shepherd/internal/driver/fault"
+	"github.com/shepherd-db/shepherd/internal/driver/mysql"
 	"github.com/shepherd-db/shepherd/internal/pgwire"
 	"github.com/shepherd-db/shepherd/internal/session"
 	"github.com/shepherd-db/shepherd/internal/sqlan"
@@ -39,29 +42,34 @@ type Server struct {
 // Open opens every replica (checking each is reachable) and builds the
 // cluster. Errors name the replica at fault.
 func Open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Server, error) {
+	mode, ok := modes[cfg.Mode]
+	if !ok {
+		return nil, &config.Error{Field: "mode", Msg: fmt.Sprintf("unknown mode %q", cfg.Mode)}
+	}
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return nil, &config.Error{Field: "data_dir", Msg: err.Error()}
 	}
 	s := &Server{cfg: cfg, log: log, cache: sqlan.NewCache(statementCacheSize)}
 	var reps []cluster.Replica
+	var names []string
+	var classes []driver.Class
 	for i, r := range cfg.Replicas {
-		open, ok := driver.Lookup(r.Driver)
-		if !ok {
-			s.closeEngines()
-			return nil, &config.Error{Field: fmt.Sprintf("replicas[%d].driver", i), Msg: fmt.Sprintf("unknown driver %q", r.Driver)}
-		}
-		e, err := open(ctx, driver.Spec{Name: r.Name, DSN: r.DSN, DataDir: cfg.DataDir})
+		e, err := openReplica(ctx, i, r, cfg.DataDir, log)
 		if err != nil {
 			s.closeEngines()
-			return nil, &config.Error{Field: fmt.Sprintf("replicas[%d] (%s)", i, r.Name), Msg: "cannot open: " + err.Error()}
+			return nil, err
 		}
 		s.engines = append(s.engines, e)
 		reps = append(reps, cluster.Replica{Name: r.Name, Engine: e})
+		names = append(names, r.Name)
+		classes = append(classes, e.Class())
 	}
-	mode := coord.Serial
-	if cfg.Mode == "passthrough" {
-		mode = coord.Passthrough
+	if err := checkPrimary(mode, names, classes); err != nil {
+		s.closeEngines()
+		return nil, err
 	}
+	// classes: TODO pass Classes: classes in cluster.Options once it has
+	// the field; the coordinator picks the primary among them.
 	s.cluster = cluster.New(cluster.Options{Mode: mode, F: cfg.F, Log: log}, reps)
 	users := map[string]string{}
 	for _, u := range cfg.Users {
@@ -69,6 +77,69 @@ func Open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Server, e
 	}
 	s.front = &pgwire.Server{Handler: handler{s}, Users: users, Logger: log, ServerVersion: session.ServerVersion}
 	return s, nil
+}
+
+// modes maps the configuration's mode names onto the coordinator's.
+var modes = map[string]coord.Mode{
+	"passthrough": coord.Passthrough,
+	"serial":      coord.Serial,
+	"cbs":         coord.CBS,
+	"ss":          coord.SS,
+}
+
+// openReplica opens replica i of the configuration, with the isolation
+// override and the injected faults its fault table asks for.
+func openReplica(ctx context.Context, i int, r config.Replica, dataDir string, log *slog.Logger) (driver.Engine, error) {
+	field := fmt.Sprintf("replicas[%d]", i)
+	open, ok := driver.Lookup(r.Driver)
+	if !ok {
+		return nil, &config.Error{Field: field + ".driver", Msg: fmt.Sprintf("unknown driver %q", r.Driver)}
+	}
+	if iso := r.Fault.Isolation; iso != "" {
+		if r.Driver != mysql.Name {
+			return nil, &config.Error{Field: field + ".fault.isolation", Msg: "only a mysql replica takes an isolation override, not " + r.Driver}
+		}
+		open = mysql.Opener(mysql.Options{Isolation: iso})
+		log.Warn("replica runs at a faulty isolation level on purpose", "replica", r.Name, "isolation", iso)
+	}
+	e, err := open(ctx, driver.Spec{Name: r.Name, DSN: r.DSN, DataDir: dataDir})
+	if err != nil {
+		return nil, &config.Error{Field: fmt.Sprintf("%s (%s)", field, r.Name), Msg: "cannot open: " + err.Error()}
+	}
+	fc := fault.Config{
+		WrongAnswerRate: r.Fault.WrongAnswerRate,
+		WrongCountRate:  r.Fault.WrongCountRate,
+		StallRate:       r.Fault.StallRate,
+		StallMS:         r.Fault.StallMS,
+		Seed:            r.Fault.Seed,
+		Replica:         r.Name,
+	}
+	if !fc.Active() {
+		return e, nil
+	}
+	log.Warn("replica injects faults on purpose", "replica", r.Name,
+		"wrong_answer_rate", fc.WrongAnswerRate, "wrong_count_rate", fc.WrongCountRate,
+		"stall_rate", fc.StallRate, "stall_ms", fc.StallMS, "seed", fc.Seed)
+	return fault.Wrap(e, fc), nil
+}
+
+// checkPrimary refuses a mode that needs a primary (cbs, ss) when no
+// replica's class may be one (DESIGN.md, "Replicas are not all two-phase
+// locking"). names and classes are the replicas', in config order.
+func checkPrimary(mode coord.Mode, names []string, classes []driver.Class) error {
+	if mode != coord.CBS && mode != coord.SS {
+		return nil
+	}
+	var got []string
+	for i, c := range classes {
+		if c.MayBePrimary() {
+			return nil
+		}
+		got = append(got, fmt.Sprintf("%s (%s)", names[i], c))
+	}
+	return &config.Error{Field: "replicas", Msg: fmt.Sprintf(
+		"mode %s needs a primary of class %s or %s (MariaDB/MySQL or SQLite); got %s",
+		mode, driver.Locking, driver.Serial, strings.Join(got, ", "))}
 }
 
 // Cluster returns the cluster, for tests and the admin console.

@@ -20,6 +20,14 @@
 // server has not stopped the statement within cancelGrace is the
 // connection dropped.
 //
+// Isolation override: Opener with Options.Isolation opens an engine whose
+// sessions all run at another level, whatever BEGIN asks for. It exists
+// for fault injection only: at READ UNCOMMITTED a MariaDB replica no
+// longer blocks conflicting statements, so it can commit in an order the
+// others cannot reproduce (the HRDB paper's Figure 5). Such an engine
+// still reports class Locking: it is a faulty locking replica, not
+// another kind of replica.
+//
 // Importing the package registers the driver as "mysql".
 package mysql
 
@@ -53,11 +61,44 @@ func init() { driver.Register(Name, Open) }
 type Engine struct {
 	replica string
 	db      *sql.DB
+	// isolation is the SQL name of the sessions' level.
+	isolation string
+	// pinned says the level was overridden: BEGIN cannot change it.
+	pinned bool
+}
+
+// Options change how an engine is opened. The zero Options is the
+// registered driver's behaviour.
+type Options struct {
+	// Isolation, when set, pins every session and transaction to this
+	// level instead of SERIALIZABLE: "serializable", "repeatable read",
+	// "read committed" or "read uncommitted" (a hyphen may replace the
+	// space). For fault injection; see the package comment.
+	Isolation string
 }
 
 // Open parses spec.DSN (a go-sql-driver/mysql DSN) and connects once to
 // check the server is reachable.
 func Open(ctx context.Context, spec driver.Spec) (driver.Engine, error) {
+	return open(ctx, spec, Options{})
+}
+
+// Opener returns an OpenFunc that opens engines with opts.
+func Opener(opts Options) driver.OpenFunc {
+	return func(ctx context.Context, spec driver.Spec) (driver.Engine, error) {
+		return open(ctx, spec, opts)
+	}
+}
+
+func open(ctx context.Context, spec driver.Spec, opts Options) (driver.Engine, error) {
+	e := &Engine{replica: spec.Name, isolation: "SERIALIZABLE"}
+	if opts.Isolation != "" {
+		level, ok := isolationLevel(opts.Isolation)
+		if !ok {
+			return nil, openError(spec.Name, pgerr.New(pgerr.InvalidParameterValue, "unknown isolation level %q", opts.Isolation))
+		}
+		e.isolation, e.pinned = level, true
+	}
 	cfg, err := mysql.ParseDSN(spec.DSN)
 	if err != nil {
 		return nil, openError(spec.Name, pgerr.Wrap(pgerr.ConnectionException, err, "bad mysql DSN"))
@@ -77,7 +118,7 @@ func Open(ctx context.Context, spec driver.Spec) (driver.Engine, error) {
 	// Sessions are pinned for their whole life and closed with it: a
 	// connection is never handed to a second session with state left over.
 	db.SetMaxIdleConns(0)
-	e := &Engine{replica: spec.Name, db: db}
+	e.db = db
 	c, err := e.Connect(ctx)
 	if err != nil {
 		db.Close()
@@ -99,7 +140,8 @@ func openError(replica string, cause *pgerr.Error) *pgerr.Error {
 // Driver returns "mysql".
 func (e *Engine) Driver() string { return Name }
 
-// Class returns driver.Locking.
+// Class returns driver.Locking, also for an engine whose isolation was
+// overridden.
 func (e *Engine) Class() driver.Class { return driver.Locking }
 
 // Dialect returns driver.MySQL.
@@ -116,7 +158,7 @@ func (e *Engine) Connect(ctx context.Context) (driver.Conn, error) {
 	}
 	c := &Conn{engine: e, conn: sc}
 	setup := []string{
-		"SET SESSION TRANSACTION ISOLATION LEVEL SERIALIZABLE",
+		"SET SESSION TRANSACTION ISOLATION LEVEL " + e.isolation,
 		"SET SESSION time_zone = '+00:00', sql_mode = '" + sessionSQLMode + "', autocommit = 1",
 	}
 	for _, stmt := range setup {
@@ -155,6 +197,13 @@ var isolationSQL = map[string]string{
 	"read uncommitted": "READ UNCOMMITTED",
 }
 
+// isolationLevel returns the SQL name of a level written "read committed"
+// or "read-committed", in any case.
+func isolationLevel(name string) (string, bool) {
+	level, ok := isolationSQL[strings.ReplaceAll(strings.ToLower(name), "-", " ")]
+	return level, ok
+}
+
 // Conn is one MariaDB/MySQL session, pinned to one connection.
 type Conn struct {
 	engine   *Engine
@@ -162,11 +211,11 @@ type Conn struct {
 	threadID int64
 }
 
-// Begin starts a transaction, at the session's SERIALIZABLE unless opts
-// name another level.
+// Begin starts a transaction, at the session's level (SERIALIZABLE) unless
+// opts name another one and the engine's level is not pinned.
 func (c *Conn) Begin(ctx context.Context, opts driver.TxOptions) error {
-	if opts.Isolation != "" {
-		level, ok := isolationSQL[strings.ToLower(opts.Isolation)]
+	if opts.Isolation != "" && !c.engine.pinned {
+		level, ok := isolationLevel(opts.Isolation)
 		if !ok {
 			return c.engine.tagged(pgerr.New(pgerr.InvalidParameterValue, "unknown isolation level %q", opts.Isolation))
 		}

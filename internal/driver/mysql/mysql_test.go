@@ -39,3 +39,52 @@ func TestOpenUnreachable(t *testing.T) {
 		t.Errorf("error does not name the replica: %v", err)
 	}
 }
+
+// TestIsolationOverride: an engine pinned at READ UNCOMMITTED lets a
+// reader see another session's uncommitted write at once, even inside a
+// transaction that asked for SERIALIZABLE, and still reports Locking.
+func TestIsolationOverride(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	e, err := mysql.Opener(mysql.Options{Isolation: "read-uncommitted"})(ctx, driver.Spec{Name: "maria1", DSN: testenv.MariaDB(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if e.Class() != driver.Locking {
+		t.Errorf("class %v, want locking", e.Class())
+	}
+	writer, reader := connect(t, e), connect(t, e)
+	for _, sql := range []string{"CREATE TABLE t (id INT PRIMARY KEY)", "BEGIN", "INSERT INTO t VALUES (1)"} {
+		var err error
+		if sql == "BEGIN" {
+			err = writer.Begin(ctx, driver.TxOptions{})
+		} else {
+			_, err = run(writer, "", sql)
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+	}
+	if err := reader.Begin(ctx, driver.TxOptions{Isolation: "serializable"}); err != nil {
+		t.Fatal(err)
+	}
+	// At SERIALIZABLE this read would wait for the writer's lock.
+	short, stop := context.WithTimeout(ctx, 5*time.Second)
+	defer stop()
+	a, err := reader.Exec(short, driver.Query{SQL: "SELECT count(*) FROM t", ReturnsRows: true, Verb: "SELECT"})
+	if err != nil {
+		t.Fatalf("read beside an uncommitted write: %v", err)
+	}
+	if got := a.Rows[0][0].Text; got != "1" {
+		t.Errorf("read saw %s rows, want the uncommitted 1", got)
+	}
+}
+
+func TestIsolationOverrideUnknown(t *testing.T) {
+	ctx := context.Background()
+	_, err := mysql.Opener(mysql.Options{Isolation: "chaos"})(ctx, driver.Spec{Name: "maria1", DSN: "nobody:x@tcp(127.0.0.1:1)/none"})
+	if pgerr.Code(err) != pgerr.InvalidParameterValue {
+		t.Errorf("unknown isolation level: %v, want SQLSTATE %s", err, pgerr.InvalidParameterValue)
+	}
+}

@@ -1,0 +1,180 @@
+// Package fault wraps a replica engine so that it misbehaves on purpose,
+// at rates the configuration sets: wrong answers, wrong affected-row
+// counts, and stalls. It exists to show that voting catches a lying
+// replica and that a slow one does not hold the cluster up (DESIGN.md,
+// "Fault model and promise").
+//
+// Every decision comes from one seeded random source per engine, guarded
+// by a mutex, and each Exec draws the same number of values from it, so
+// a run is reproduced by the same seed and the same order of statements.
+// Two replicas given the same seed make the same decisions.
+//
+// What is faked, per Exec (Begin, Commit, Rollback and Close pass through):
+//
+//   - stall: the statement waits StallMS before it reaches the engine. If
+//     ctx ends during the wait, Exec returns 57014 (query_canceled) as a
+//     driver does, and the statement never ran, so the error tells the
+//     truth. Stalling before rather than after the engine keeps that
+//     promise; the price is that a stalled statement holds no locks yet.
+//   - wrong answer: a successful answer with columns is corrupted: one
+//     value changes, a row is dropped, or a row is repeated (one of the
+//     three at random; a row of plausible values is added to an empty
+//     answer). The corrupted answer always has another answer.Digest.
+//   - wrong count: a successful INSERT, UPDATE, DELETE or MERGE reports
+//     one more affected row than it changed, in RowsAffected and the tag.
+package fault
+
+import (
+	"context"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/shepherd-db/shepherd/internal/answer"
+	"github.com/shepherd-db/shepherd/internal/driver"
+	"github.com/shepherd-db/shepherd/internal/pgerr"
+)
+
+// Config sets how often each fault happens. Rates are probabilities in
+// [0, 1], drawn per statement; the zero Config injects nothing.
+type Config struct {
+	// WrongAnswerRate corrupts answers that return rows.
+	WrongAnswerRate float64
+	// WrongCountRate adds one to the affected-row count of writes.
+	WrongCountRate float64
+	// StallRate delays statements by StallMS milliseconds.
+	StallRate float64
+	StallMS   int
+	// Seed seeds the engine's random source.
+	Seed int64
+	// Replica names the replica in the errors the wrapper makes itself.
+	Replica string
+}
+
+// Active reports whether c injects any fault.
+func (c Config) Active() bool {
+	return c.WrongAnswerRate > 0 || c.WrongCountRate > 0 || (c.StallRate > 0 && c.StallMS > 0)
+}
+
+// seedStream is PCG's second seed word, fixed so that Seed alone decides
+// the stream.
+const seedStream = 0x5eed_fa17_5eed_fa17
+
+// Wrap returns an engine that passes everything to inner and injects the
+// faults cfg asks for into the answers of its connections. Class, Dialect
+// and Driver are inner's: a faulty replica looks like any other.
+func Wrap(inner driver.Engine, cfg Config) driver.Engine {
+	e := &Engine{inner: inner, cfg: cfg}
+	e.mu.rng = rand.New(rand.NewPCG(uint64(cfg.Seed), seedStream))
+	return e
+}
+
+// Engine is an engine with injected faults.
+type Engine struct {
+	inner driver.Engine
+	cfg   Config
+
+	mu struct {
+		sync.Mutex
+		rng *rand.Rand
+	}
+}
+
+// Driver returns the inner engine's driver name.
+func (e *Engine) Driver() string { return e.inner.Driver() }
+
+// Class returns the inner engine's class.
+func (e *Engine) Class() driver.Class { return e.inner.Class() }
+
+// Dialect returns the inner engine's dialect.
+func (e *Engine) Dialect() driver.Dialect { return e.inner.Dialect() }
+
+// Close closes the inner engine.
+func (e *Engine) Close() error { return e.inner.Close() }
+
+// Connect opens a session on the inner engine and wraps it.
+func (e *Engine) Connect(ctx context.Context) (driver.Conn, error) {
+	c, err := e.inner.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &Conn{engine: e, inner: c}, nil
+}
+
+// plan is what happens to one statement, drawn before it runs.
+type plan struct {
+	stall, wrongAnswer, wrongCount bool
+	// seed drives the choices of a corruption.
+	seed uint64
+}
+
+// draw decides the fate of the next statement. It always draws four
+// values, so that the stream stays aligned with the statements.
+func (e *Engine) draw() plan {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	r := e.mu.rng
+	return plan{
+		stall:       r.Float64() < e.cfg.StallRate && e.cfg.StallMS > 0,
+		wrongAnswer: r.Float64() < e.cfg.WrongAnswerRate,
+		wrongCount:  r.Float64() < e.cfg.WrongCountRate,
+		seed:        r.Uint64(),
+	}
+}
+
+// Conn is a session whose answers may be faked.
+type Conn struct {
+	engine *Engine
+	inner  driver.Conn
+}
+
+// Begin passes through.
+func (c *Conn) Begin(ctx context.Context, opts driver.TxOptions) error {
+	return c.inner.Begin(ctx, opts)
+}
+
+// Commit passes through.
+func (c *Conn) Commit(ctx context.Context) error { return c.inner.Commit(ctx) }
+
+// Rollback passes through.
+func (c *Conn) Rollback(ctx context.Context) error { return c.inner.Rollback(ctx) }
+
+// Close passes through.
+func (c *Conn) Close() error { return c.inner.Close() }
+
+// Exec runs q on the inner connection, stalling before and corrupting
+// the answer after as the drawn plan says.
+func (c *Conn) Exec(ctx context.Context, q driver.Query) (*answer.Answer, error) {
+	p := c.engine.draw()
+	if p.stall {
+		if err := c.stall(ctx); err != nil {
+			return nil, err
+		}
+	}
+	a, err := c.inner.Exec(ctx, q)
+	if err != nil || a == nil {
+		return a, err
+	}
+	rng := rand.New(rand.NewPCG(p.seed, seedStream))
+	if p.wrongAnswer && a.Columns != nil {
+		corruptRows(a, rng)
+	}
+	if p.wrongCount {
+		miscount(a, q)
+	}
+	return a, nil
+}
+
+// stall waits StallMS, or until ctx ends.
+func (c *Conn) stall(ctx context.Context) error {
+	t := time.NewTimer(time.Duration(c.engine.cfg.StallMS) * time.Millisecond)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		err := pgerr.Wrap(pgerr.QueryCanceled, ctx.Err(), "canceling statement due to user request")
+		err.Replica = c.engine.cfg.Replica
+		return err
+	}
+}
