@@ -56,6 +56,8 @@ type cbs struct {
 	// pend[r] lists the decided transactions not yet finished on
 	// replica r, in barrier order: what the ordering rules of r look at.
 	pend [][]*ctxn
+	// limits are the secondaries' current stall limits (see unblock).
+	limits []int
 }
 
 type txnPhase uint8
@@ -108,6 +110,10 @@ type rtx struct {
 	// barrier hold has finished here, so the re-run cannot take the locks
 	// those transactions wait for again.
 	hold int
+	// holdFor, when set, also delays the re-run until that transaction
+	// (the one it was aborted for) has finished here, so two re-runs
+	// cannot catch each other again and again.
+	holdFor *ctxn
 }
 
 func (r *rtx) done() int { return len(r.votes) }
@@ -121,7 +127,7 @@ func newCBS(c *Coordinator) *cbs {
 	n := c.cfg.N
 	s := &cbs{c: c, primary: -1, seq: make([]bool, n), mvcc: make([]bool, n), down: make([]bool, n),
 		cur: make([]TxnID, n), txns: map[TxnID]*ctxn{}, stall: c.cfg.StallTicks,
-		pend: make([][]*ctxn, n)}
+		pend: make([][]*ctxn, n), limits: make([]int, n)}
 	if s.stall <= 0 {
 		s.stall = DefaultStallTicks
 	}
@@ -326,6 +332,7 @@ func (s *cbs) committedAt(r ReplicaID, t *ctxn, v Vote) {
 		s.emit(Mismatch{R: r, Op: commit, Got: v})
 	} else {
 		t.commitOK++
+		s.limits[r] = max(s.limits[r]-1, s.stall)
 		// A stale MVCC answer is no evidence against the replica (see
 		// fresh); a fresh one must be the primary's.
 		if r != s.primary && (!s.mvcc[r] || s.fresh(r, t, t.b)) {
@@ -463,9 +470,14 @@ func (s *cbs) evaluate(t *ctxn) {
 		s.decide(t)
 	case endorsing+open+len(stale) < s.c.cfg.F:
 		s.refuse(t)
-	case endorsing+open < s.c.cfg.F:
+	default:
+		// Re-run stale MVCC secondaries when the others cannot make up
+		// the f endorsements, or have not for a while (they may be
+		// faulty).
 		for _, r := range stale {
-			s.abortAt(r, t)
+			if endorsing+open < s.c.cfg.F || s.now-t.at[r].since >= s.limit(r) {
+				s.abortAt(r, t)
+			}
 		}
 	}
 }
@@ -579,7 +591,11 @@ func (s *cbs) end(t *ctxn) {
 
 // abortAt gives up t's current attempt on secondary r; its statements go
 // back to the pool and its answers there no longer count.
-func (s *cbs) abortAt(r ReplicaID, t *ctxn) {
+func (s *cbs) abortAt(r ReplicaID, t *ctxn) { s.abortFor(r, t, nil) }
+
+// abortFor is abortAt for a victim aborted to let blocked transaction
+// forT progress on r: its re-run also waits for forT to finish there.
+func (s *cbs) abortFor(r ReplicaID, t, forT *ctxn) {
 	rt := &t.at[r]
 	if rt.started {
 		s.emit(Abort{R: r, Txn: t.id, Try: rt.try})
@@ -590,6 +606,7 @@ func (s *cbs) abortAt(r ReplicaID, t *ctxn) {
 	if t.phase == phaseCommitted {
 		rt.hold = t.b // it waits for those before it, not for itself
 	}
+	rt.holdFor = forT
 	rt.since = s.now
 	if s.seq[r] && s.cur[r] == t.id {
 		s.cur[r] = 0
@@ -626,10 +643,10 @@ func (s *cbs) scheduleOne(r ReplicaID, t *ctxn) (rerun bool) {
 		return false
 	}
 	if rt.hold >= 0 {
-		if !s.rerunMayStart(r, rt.hold) {
+		if !s.rerunMayStart(r, t) {
 			return false
 		}
-		rt.hold = -1
+		rt.hold, rt.holdFor = -1, nil
 	}
 	for rt.sent < len(t.stmts) && s.queryMaySend(r, t, rt.sent) {
 		s.sendStmt(r, t)
@@ -707,11 +724,23 @@ func (s *cbs) commitMaySend(r ReplicaID, t *ctxn) bool {
 	return true
 }
 
-// rerunMayStart: an attempt aborted when the barrier was hold starts again
-// on r only once every transaction committed before then finished there.
-func (s *cbs) rerunMayStart(r ReplicaID, hold int) bool {
+// rerunMayStart: an attempt aborted when the barrier was rt.hold starts
+// again on r only once every transaction committed before then finished
+// there, and the transaction it was aborted for, if any, too.
+//
+// The wait for that transaction lapses once it is no longer ordered before
+// this one (this one committed first, or it did not commit): waiting then
+// could only deadlock the two.
+func (s *cbs) rerunMayStart(r ReplicaID, t *ctxn) bool {
+	rt := &t.at[r]
+	if f := rt.holdFor; f != nil && !f.at[r].finished && f.phase != phaseEnded {
+		before := t.phase != phaseCommitted || (f.phase == phaseCommitted && f.b < t.b)
+		if before {
+			return false
+		}
+	}
 	for _, d := range s.pend[r] {
-		if d.b >= hold {
+		if d.b >= rt.hold {
 			break
 		}
 		if !d.at[r].finished {
@@ -738,7 +767,7 @@ func (s *cbs) scheduleSequential(r ReplicaID) {
 	if rt.commitSent {
 		return
 	}
-	rt.hold = -1
+	rt.hold, rt.holdFor = -1, nil
 	for rt.sent < len(t.stmts) && t.stmts[rt.sent].answered && t.stmts[rt.sent].vote.OK() {
 		s.sendStmt(r, t)
 	}
@@ -782,10 +811,13 @@ func (s *cbs) sendCommit(r ReplicaID, t *ctxn) {
 
 // unblock is the progress rule at secondaries (paper 3.3.2): an op of a
 // transaction the system waits for — committed, or whose client waits in
-// COMMIT — that has been outstanding on a secondary for StallTicks ticks
-// is taken to be blocked by undecided transactions running there. Those
-// are aborted on that secondary (and later re-run); a transaction whose
-// COMMIT was asked for earlier than the blocked one is spared.
+// COMMIT — that has been outstanding on a secondary for the stall limit
+// is taken to be blocked by the transactions in its way there, which are
+// aborted on that secondary and later re-run (see abortVictims).
+//
+// A slow replica looks like a blocked one, so each time the rule fires on
+// a replica its limit there doubles (up to maxStallFactor times StallTicks), and each
+// transaction it then commits brings the limit one tick back down.
 func (s *cbs) unblock() {
 	for r := range s.c.cfg.N {
 		rid := ReplicaID(r)
@@ -795,27 +827,44 @@ func (s *cbs) unblock() {
 		for _, t := range s.live {
 			rt := &t.at[r]
 			waitedFor := t.phase == phaseCommitted || (t.phase == phaseOpen && t.commitSeq > 0)
-			if !waitedFor || !rt.outstanding(t) || s.now-rt.since < s.stall {
+			if !waitedFor || !rt.outstanding(t) || s.now-rt.since < s.limit(rid) {
 				continue
 			}
 			s.abortVictims(rid, t)
 			rt.since = s.now
+			s.limits[r] = min(2*s.limit(rid), maxStallFactor*s.stall)
 			break
 		}
 	}
 }
 
-// abortVictims aborts on r the undecided attempts that may block t there.
+// limit is the stall limit of replica r, in ticks.
+func (s *cbs) limit(r ReplicaID) int { return max(s.limits[r], s.stall) }
+
+// abortVictims aborts on r the attempts that may block t there: the
+// undecided ones (sparing those whose COMMIT was asked before t's, when t
+// is undecided itself), and, when t is committed, the committed ones
+// ordered after it whose COMMIT r has not received (paper 3.3.2: any
+// transaction in progress there).
 func (s *cbs) abortVictims(r ReplicaID, t *ctxn) {
 	for _, v := range s.live {
 		va := &v.at[r]
-		if v == t || v.phase != phaseOpen || !va.started || va.finished {
+		if v == t || !va.started || va.finished || va.commitSent {
 			continue
 		}
-		if t.phase == phaseOpen && v.commitSeq > 0 && v.commitSeq < t.commitSeq {
+		switch v.phase {
+		case phaseOpen:
+			if t.phase == phaseOpen && v.commitSeq > 0 && v.commitSeq < t.commitSeq {
+				continue
+			}
+		case phaseCommitted:
+			if t.phase != phaseCommitted || v.b < t.b {
+				continue
+			}
+		default:
 			continue
 		}
-		s.abortAt(r, v)
+		s.abortFor(r, v, t)
 	}
 }
 
@@ -863,3 +912,6 @@ func (s *cbs) markDown(r ReplicaID, why string) {
 		s.checkFinished(t)
 	}
 }
+
+// maxStallFactor bounds how far a secondary's stall limit grows.
+const maxStallFactor = 8

@@ -64,10 +64,10 @@
 //
 // # Running it
 //
-//	go test ./internal/coord/sim                           quick sweep (serial mode)
+//	go test ./internal/coord/sim                           40k transactions in each of serial, cbs, ss
 //	go test ./internal/coord/sim -sim.txns=100000          100k transactions per mode
-//	go test ./internal/coord/sim -sim.modes=serial,cbs,ss  CBS and SS too
-//	SHEPHERD_SIM_MODES=serial,cbs,ss go test ./...         the same, by environment
+//	go test ./internal/coord/sim -sim.modes=cbs            CBS only
+//	SHEPHERD_SIM_MODES=cbs go test ./...                   the same, by environment
 //	go test ./internal/coord/sim -run 'TestSim$' -sim.modes=cbs -sim.seed=49 -v
 //	                                                       replay one seed with a full trace
 //

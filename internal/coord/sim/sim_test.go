@@ -16,21 +16,21 @@ import (
 
 var (
 	flagSeed  = flag.Int64("sim.seed", -1, "replay this one seed verbosely (in each mode of -sim.modes)")
-	flagTxns  = flag.Int("sim.txns", 20000, "transactions to simulate per mode, over as many seeds as that takes")
+	flagTxns  = flag.Int("sim.txns", 40000, "transactions to simulate per mode, over as many seeds as that takes")
 	flagFirst = flag.Int64("sim.first", 1, "first seed of the sweep")
 	flagScen  = flag.String("sim.scenario", "", "use this named cluster instead of the drawn one (see Scenarios)")
 	flagScenN = flag.Int("sim.scenario.seeds", 8, "seeds TestScenarios runs per scenario and mode")
 	flagModes = flag.String("sim.modes", defaultModes(), "comma-separated modes to simulate: serial, cbs, ss "+
-		"(default from $SHEPHERD_SIM_MODES, else serial)")
+		"(default from $SHEPHERD_SIM_MODES, else all three)")
 )
 
-// defaultModes is serial until the CBS and SS cores are in; set
-// SHEPHERD_SIM_MODES=serial,cbs,ss (or pass -sim.modes) to run them.
+// defaultModes is every mode the core has a scheduler for, unless
+// SHEPHERD_SIM_MODES (or -sim.modes) names fewer.
 func defaultModes() string {
 	if m := os.Getenv("SHEPHERD_SIM_MODES"); m != "" {
 		return m
 	}
-	return "serial"
+	return "serial,cbs,ss"
 }
 
 func parseModes(t *testing.T) []coord.Mode {
@@ -48,9 +48,9 @@ func parseModes(t *testing.T) []coord.Mode {
 // TestSim sweeps seeds in each mode of -sim.modes until -sim.txns
 // transactions ran, or replays -sim.seed with a full trace.
 //
-//	go test ./internal/coord/sim                                  quick sweep, serial
+//	go test ./internal/coord/sim                                  sweep, 40,000 per mode
 //	go test ./internal/coord/sim -sim.txns=100000                 long sweep
-//	go test ./internal/coord/sim -sim.modes=serial,cbs,ss         CBS and SS too
+//	go test ./internal/coord/sim -sim.modes=cbs                   CBS only
 //	go test ./internal/coord/sim -run 'TestSim$' -sim.modes=cbs -sim.seed=17 -v
 //	go test ./internal/coord/sim -run 'TestSim$' -sim.modes=cbs -sim.scenario=broken-primary -sim.seed=1 -v
 func TestSim(t *testing.T) {
