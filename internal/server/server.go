@@ -68,8 +68,9 @@ func Open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Server, e
 		s.closeEngines()
 		return nil, err
 	}
-	// classes: TODO pass Classes: classes in cluster.Options once it has
-	// the field; the coordinator picks the primary among them.
+	// classes: cluster.New reads them from the engines itself and the
+	// coordinator picks the primary among them; checkPrimary made sure
+	// there is one.
 	s.cluster = cluster.New(cluster.Options{Mode: mode, F: cfg.F, Log: log}, reps)
 	users := map[string]string{}
 	for _, u := range cfg.Users {
