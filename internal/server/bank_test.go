@@ -18,7 +18,7 @@ import (
 
 // realCluster configures PostgreSQL, MariaDB and SQLite replicas, each
 // real and started by the test.
-func realCluster(t *testing.T, mode string) *config.Config {
+func realCluster(t testing.TB, mode string) *config.Config {
 	return &config.Config{
 		Listen:  "127.0.0.1:0",
 		DataDir: t.TempDir(),

@@ -70,7 +70,7 @@ func TestBankCBS(t *testing.T) {
 				}
 			}
 			addr, srv := start(t, cfg)
-			res := runBank(t, addr, bankClients, cbsBankSeconds(t))
+			res := runBank(t, addr, bankClients, 2, cbsBankSeconds(t))
 			ctx := context.Background()
 			if err := srv.Cluster().Idle(ctx); err != nil {
 				t.Fatal(err)
@@ -99,8 +99,8 @@ func TestBankCBS(t *testing.T) {
 }
 
 // runBank creates the accounts and runs transfers from clients
-// connections for d, with two readers checking the total meanwhile.
-func runBank(t *testing.T, addr string, clients int, d time.Duration) *bankResult {
+// connections for d, with readers checking the total meanwhile.
+func runBank(t testing.TB, addr string, clients, readers int, d time.Duration) *bankResult {
 	t.Helper()
 	setup := connect(t, addr, "app")
 	mustExec(t, setup, "CREATE TABLE acc (id int PRIMARY KEY, bal bigint NOT NULL, ver int NOT NULL)")
@@ -118,7 +118,7 @@ func runBank(t *testing.T, addr string, clients int, d time.Duration) *bankResul
 	var mu sync.Mutex
 	var commits, refused atomic.Int64
 	var wg sync.WaitGroup
-	errs := make(chan error, clients+2)
+	errs := make(chan error, clients+readers)
 	for c := range clients {
 		conn := connect(t, addr, "app")
 		rng := rand.New(rand.NewPCG(uint64(c), 99))
@@ -144,7 +144,7 @@ func runBank(t *testing.T, addr string, clients int, d time.Duration) *bankResul
 			}
 		})
 	}
-	for range 2 {
+	for range readers {
 		conn := connect(t, addr, "app")
 		wg.Go(func() {
 			for ctx.Err() == nil {

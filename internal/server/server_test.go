@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"sync"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -22,7 +23,15 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 
 // start runs a shepherd for cfg on a free loopback port until the test
 // ends, and returns its address.
-func start(t *testing.T, cfg *config.Config) (string, *Server) {
+func start(t testing.TB, cfg *config.Config) (string, *Server) {
+	t.Helper()
+	addr, srv, stop := startServer(t, cfg)
+	t.Cleanup(stop)
+	return addr, srv
+}
+
+// startServer opens cfg and serves it on a free port until stop.
+func startServer(t testing.TB, cfg *config.Config) (addr string, srv *Server, stop func()) {
 	t.Helper()
 	if err := cfg.Check(driver.Names()); err != nil {
 		t.Fatal(err)
@@ -44,13 +53,16 @@ func start(t *testing.T, cfg *config.Config) (string, *Server) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-	})
-	return ln.Addr().String(), srv
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("serve: %v", err)
+			}
+		})
+	}
+	return ln.Addr().String(), srv, stop
 }
 
 func embedded(t *testing.T) *config.Config {
@@ -210,14 +222,14 @@ func TestRefusedAtOnce(t *testing.T) {
 	assertCount(t, c, "SELECT 1", 1)
 }
 
-func mustExec(t *testing.T, c *pgx.Conn, sql string, args ...any) {
+func mustExec(t testing.TB, c *pgx.Conn, sql string, args ...any) {
 	t.Helper()
 	if _, err := c.Exec(context.Background(), sql, args...); err != nil {
 		t.Fatalf("%s: %v", sql, err)
 	}
 }
 
-func assertCount(t *testing.T, c *pgx.Conn, sql string, want int64) {
+func assertCount(t testing.TB, c *pgx.Conn, sql string, want int64) {
 	t.Helper()
 	var n int64
 	if err := c.QueryRow(context.Background(), sql).Scan(&n); err != nil {
