@@ -755,30 +755,37 @@ func (s *cbs) rerunMayStart(r ReplicaID, t *ctxn) bool {
 // ahead of its COMMIT decision, the oldest transaction whose COMMIT the
 // client asked for, so the replica can be one of the f+1 ready ones (it
 // gives that one up if another commits first, see decide).
+//
+// The next transaction starts as soon as the COMMIT of the previous one
+// is sent rather than answered: the engine runs one transaction at a time
+// by itself (its write lock), so the next one waits there for the commit,
+// and a round trip through the coordinator is saved.
 func (s *cbs) scheduleSequential(r ReplicaID) {
-	if s.cur[r] == 0 {
-		s.cur[r] = s.nextSequential(r)
-	}
-	if s.cur[r] == 0 {
-		return
-	}
-	t := s.txns[s.cur[r]]
-	rt := &t.at[r]
-	if rt.commitSent {
-		return
-	}
-	rt.hold, rt.holdFor = -1, nil
-	for rt.sent < len(t.stmts) && t.stmts[rt.sent].answered && t.stmts[rt.sent].vote.OK() {
-		s.sendStmt(r, t)
-	}
-	if t.phase == phaseCommitted && rt.done() == len(t.stmts) {
+	for {
+		if s.cur[r] == 0 {
+			s.cur[r] = s.nextSequential(r)
+		}
+		if s.cur[r] == 0 {
+			return
+		}
+		t := s.txns[s.cur[r]]
+		rt := &t.at[r]
+		rt.hold, rt.holdFor = -1, nil
+		for rt.sent < len(t.stmts) && t.stmts[rt.sent].answered && t.stmts[rt.sent].vote.OK() {
+			s.sendStmt(r, t)
+		}
+		if t.phase != phaseCommitted || rt.done() != len(t.stmts) {
+			return
+		}
 		s.sendCommit(r, t)
+		s.cur[r] = 0
 	}
 }
 
+// nextSequential picks what sequential secondary r runs next.
 func (s *cbs) nextSequential(r ReplicaID) TxnID {
 	for _, d := range s.pend[r] {
-		if !d.at[r].finished {
+		if !d.at[r].finished && !d.at[r].commitSent {
 			return d.id
 		}
 	}

@@ -69,6 +69,9 @@ type Manager struct {
 		closed  bool
 	}
 	wg sync.WaitGroup
+	// slot, for engines of the serial class, admits one engine
+	// transaction at a time (see worker.open).
+	slot chan struct{}
 }
 
 // attempt names one engine transaction: a try of a shepherd transaction.
@@ -85,6 +88,9 @@ const maxIdle = 64
 func New(id coord.ReplicaID, name string, engine driver.Engine, log *slog.Logger, report func(Result)) *Manager {
 	m := &Manager{id: id, name: name, engine: engine, log: log.With("replica", name), report: report}
 	m.mu.workers = map[attempt]*worker{}
+	if engine.Class() == driver.Serial {
+		m.slot = make(chan struct{}, 1)
+	}
 	return m
 }
 
@@ -107,7 +113,7 @@ func (m *Manager) Submit(t Task) {
 	w := m.mu.workers[key]
 	if w == nil {
 		ctx, cancel := context.WithCancel(context.Background())
-		w = &worker{m: m, key: key, ctx: ctx, cancel: cancel, wake: make(chan struct{}, 1)}
+		w = &worker{m: m, key: key, ctx: ctx, cancel: cancel, wake: make(chan struct{}, 1), gone: make(chan struct{})}
 		m.mu.workers[key] = w
 		m.wg.Add(1)
 		go w.run()

@@ -21,6 +21,11 @@ type worker struct {
 	ctx    context.Context // ends when the manager closes
 	cancel context.CancelFunc
 	wake   chan struct{}
+	// gone is closed when the attempt is given up (cancelRunning with
+	// rest): a wait for the engine's transaction slot ends then.
+	gone     chan struct{}
+	goneOnce sync.Once
+	gated    bool // holds the manager's transaction slot (serial engines)
 
 	mu struct {
 		sync.Mutex
@@ -50,6 +55,7 @@ func (w *worker) cancelRunning(rest bool) {
 	}
 	if rest {
 		w.mu.cancelled = true
+		w.goneOnce.Do(func() { close(w.gone) })
 	}
 }
 
@@ -116,6 +122,10 @@ func (w *worker) run() {
 			default:
 				w.m.putConn(conn)
 			}
+			if w.gated {
+				<-w.m.slot
+				w.gated = false
+			}
 			w.m.removeWorker(w.key)
 			if !t.silent {
 				w.m.report(res)
@@ -128,6 +138,19 @@ func (w *worker) run() {
 
 // open connects and begins the transaction.
 func (w *worker) open(t Task) (driver.Conn, *pgerr.Error) {
+	if w.m.slot != nil {
+		// A serial engine runs one transaction at a time: wait for the
+		// slot here rather than in the engine's busy handler, which polls
+		// with sleeps.
+		select {
+		case w.m.slot <- struct{}{}:
+			w.gated = true
+		case <-w.gone:
+			return nil, withReplica(pgerr.New(pgerr.QueryCanceled, "canceling statement due to user request"), w.m.name)
+		case <-w.ctx.Done():
+			return nil, closedErr(w.m.name)
+		}
+	}
 	conn, err := w.m.conn(w.ctx)
 	if err != nil {
 		return nil, withReplica(pgerr.Wrap(pgerr.ConnectionFailure, err, "cannot connect"), w.m.name)

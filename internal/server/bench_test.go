@@ -2,6 +2,9 @@ package server
 
 import (
 	"os"
+
+	"github.com/shepherd-db/shepherd/internal/config"
+	"github.com/shepherd-db/shepherd/internal/testenv"
 	"strconv"
 	"strings"
 	"testing"
@@ -21,12 +24,26 @@ func BenchmarkBankModes(b *testing.B) {
 	secs := benchEnv(b, "SHEPHERD_BENCH_SECONDS", 15)
 	rounds := benchEnv(b, "SHEPHERD_BENCH_ROUNDS", 2)
 	modes := []string{"serial", "ss", "cbs"}
+	if m := os.Getenv("SHEPHERD_BENCH_MODES"); m != "" {
+		// For profiling one mode, or adding passthrough (the MariaDB
+		// primary alone); ratios need serial.
+		modes = strings.Split(m, ",")
+	}
 	for b.Loop() {
 		commits := map[string]int64{}
 		refused := map[string]int64{}
 		for round := range rounds {
 			for _, mode := range modes {
 				cfg := realCluster(b, mode)
+				switch mode {
+				case "passthrough":
+					cfg.F, cfg.Replicas = 0, cfg.Replicas[:1] // the primary alone
+				case "cbs-locking":
+					// A second MariaDB database in place of SQLite: a
+					// locking secondary endorses concurrently.
+					cfg.Mode = "cbs"
+					cfg.Replicas[2] = config.Replica{Name: "maria2", Driver: "mysql", DSN: testenv.MariaDB(b)}
+				}
 				addr, _, stop := startServer(b, cfg)
 				res := runBank(b, addr, bankClients, 0, time.Duration(secs)*time.Second)
 				stop()
