@@ -2,7 +2,7 @@
 GO ?= go
 PKG := ./...
 
-.PHONY: test build run vet fuzz engines clean
+.PHONY: test build run vet fuzz engines clean bench-modes
 
 # The one test command (README, .ci/run): installs missing engines, vets,
 # runs every test with the race detector.
@@ -26,6 +26,12 @@ run:
 fuzz:
 	$(GO) test -run '^$$' -fuzz=FuzzFront -fuzztime=60s ./internal/pgwire
 	$(GO) test -run '^$$' -fuzz=FuzzParse -fuzztime=60s ./internal/sqlan
+
+# Bank-transfer throughput of serial, ss and cbs over MariaDB, PostgreSQL
+# and SQLite, alternating in one run, as ratios (not part of test).
+bench-modes: engines
+	SHEPHERD_BENCH_SECONDS=$${SHEPHERD_BENCH_SECONDS:-15} SHEPHERD_BENCH_ROUNDS=$${SHEPHERD_BENCH_ROUNDS:-2} \
+		$(GO) test -run '^$$' -bench BankModes -benchtime 1x -timeout 30m ./internal/server
 
 clean:
 	rm -rf shepherd shepherd-data
