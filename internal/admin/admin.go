@@ -2,7 +2,7 @@
 // "shepherd". It answers a few commands about the cluster itself and never
 // touches the replicas' data.
 //
-//	SHOW REPLICAS   one row per replica: name, driver, class, role, state, mismatches
+//	SHOW REPLICAS   one row per replica: name, driver, class, role, state, mismatches, reruns
 //	SHOW MODE       the replication mode
 package admin
 
@@ -48,10 +48,12 @@ func (s *Session) run(text string) (*answer.Answer, error) {
 func (s *Session) replicas() *answer.Answer {
 	var rows [][]string
 	for _, r := range s.c.Replicas() {
-		rows = append(rows, []string{r.Name, r.Driver, r.Class, r.Role, r.State, strconv.FormatInt(r.Mismatches, 10)})
+		rows = append(rows, []string{r.Name, r.Driver, r.Class, r.Role, r.State,
+			strconv.FormatInt(r.Mismatches, 10), strconv.FormatInt(r.Reruns, 10)})
 	}
-	a := table([]string{"name", "driver", "class", "role", "state", "mismatches"}, rows)
+	a := table([]string{"name", "driver", "class", "role", "state", "mismatches", "reruns"}, rows)
 	a.Columns[5].Type = answer.Int
+	a.Columns[6].Type = answer.Int
 	return a
 }
 

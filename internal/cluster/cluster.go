@@ -68,6 +68,7 @@ type Cluster struct {
 
 type replicaStatus struct {
 	mismatches atomic.Int64
+	reruns     atomic.Int64
 	down       atomic.Bool
 	suspect    atomic.Bool
 }
@@ -335,6 +336,7 @@ func (c *Cluster) applyLocked() {
 		case coord.Send:
 			c.sendLocked(a)
 		case coord.Abort:
+			c.status[a.R].reruns.Add(1)
 			c.managers[a.R].Abort(a.Txn, a.Try)
 		case coord.Reply:
 			c.replyLocked(a)

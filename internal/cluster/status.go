@@ -16,6 +16,10 @@ type ReplicaStatus struct {
 	// State is "up", "suspect" (an answer of it lost a vote) or "down".
 	State      string
 	Mismatches int64
+	// Reruns counts transaction attempts aborted on the replica to be run
+	// again (CBS and SS: deadlocks, lock waits, stale MVCC snapshots, a
+	// serial replica's run overtaken by another commit).
+	Reruns int64
 }
 
 // Replicas reports the state of every replica, in config order.
@@ -30,6 +34,7 @@ func (c *Cluster) Replicas() []ReplicaStatus {
 			Role:       "voter",
 			State:      "up",
 			Mismatches: st.mismatches.Load(),
+			Reruns:     st.reruns.Load(),
 		}
 		switch {
 		case c.opts.Mode == coord.Passthrough || coord.ReplicaID(i) == c.primary:

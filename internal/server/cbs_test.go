@@ -472,3 +472,59 @@ func TestCBSSerialReplicaNeeded(t *testing.T) {
 		}
 	}
 }
+
+// TestCBSMVCCWaitsForCommit: on PostgreSQL (the MVCC secondary) a read
+// that ran on the primary after a writer's COMMIT must wait until that
+// COMMIT finished there. PostgreSQL's commits are made slow on purpose (a
+// deferred trigger sleeps 50 ms), so the writer hears COMMIT from MariaDB
+// and SQLite while PostgreSQL is still committing, and the reader comes
+// next. Had the read gone out at once, PostgreSQL would have answered
+// from before the write and had to run it again (a re-run); with the rule
+// it never does.
+func TestCBSMVCCWaitsForCommit(t *testing.T) {
+	cfg := realCluster(t, "cbs")
+	addr, srv := start(t, cfg)
+	setup := connect(t, addr, "app")
+	mustExec(t, setup, "CREATE TABLE ctr (id int PRIMARY KEY, v int NOT NULL)")
+	mustExec(t, setup, "INSERT INTO ctr VALUES (1, 0)")
+	ctx := context.Background()
+	if err := srv.Cluster().Idle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	pg, err := pgx.Connect(ctx, cfg.Replicas[1].DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pg.Close(ctx)
+	for _, q := range []string{
+		"CREATE FUNCTION slow_commit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(0.05); RETURN NULL; END $$",
+		"CREATE CONSTRAINT TRIGGER slow AFTER UPDATE ON ctr DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION slow_commit()",
+	} {
+		if _, err := pg.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w, r := connect(t, addr, "app"), connect(t, addr, "app")
+	for want := 1; want <= 20; want++ {
+		mustExec(t, w, "UPDATE ctr SET v = v + 1 WHERE id = 1")
+		var got int
+		err := pgx.BeginFunc(ctx, r, func(tx pgx.Tx) error {
+			return tx.QueryRow(ctx, "SELECT v FROM ctr WHERE id = 1").Scan(&got)
+		})
+		if err != nil {
+			t.Fatalf("read after commit %d: %v", want, err)
+		}
+		if got != want {
+			t.Fatalf("read %d right after committing %d", got, want)
+		}
+	}
+	if err := srv.Cluster().Idle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, rs := range srv.Cluster().Replicas() {
+		if rs.Reruns > 0 || rs.Mismatches > 0 {
+			t.Errorf("%s: %d re-runs, %d mismatches; want none", rs.Name, rs.Reruns, rs.Mismatches)
+		}
+	}
+	assertIdentical(t, cfg, "SELECT id, v FROM ctr")
+}
