@@ -40,6 +40,10 @@ type cbs struct {
 	seq []bool
 	// mvcc marks secondaries whose reads do not wait for writers.
 	mvcc []bool
+	// pipe marks sequential secondaries of the serial class: the engine
+	// (with the manager's one-transaction slot) runs the next transaction
+	// only after the previous one ended, so it may be sent before that.
+	pipe []bool
 	down []bool
 	// cur is the transaction a sequential secondary is running (0: none).
 	cur []TxnID
@@ -125,7 +129,7 @@ func (r *rtx) outstanding(t *ctxn) bool {
 
 func newCBS(c *Coordinator) *cbs {
 	n := c.cfg.N
-	s := &cbs{c: c, primary: -1, seq: make([]bool, n), mvcc: make([]bool, n), down: make([]bool, n),
+	s := &cbs{c: c, primary: -1, seq: make([]bool, n), mvcc: make([]bool, n), pipe: make([]bool, n), down: make([]bool, n),
 		cur: make([]TxnID, n), txns: map[TxnID]*ctxn{}, stall: c.cfg.StallTicks,
 		pend: make([][]*ctxn, n), limits: make([]int, n)}
 	if s.stall <= 0 {
@@ -151,6 +155,7 @@ func newCBS(c *Coordinator) *cbs {
 		}
 		s.seq[r] = c.cfg.Mode == SS || class(r) == driver.Serial
 		s.mvcc[r] = class(r) == driver.MVCC
+		s.pipe[r] = s.seq[r] && class(r) == driver.Serial
 	}
 	return s
 }
@@ -317,29 +322,30 @@ func (s *cbs) primaryAnswered(t *ctxn, a Answered) {
 // of the commit once f+1 replicas committed, and a replica whose answers
 // differed from the primary's is reported now that they are final.
 func (s *cbs) committedAt(r ReplicaID, t *ctxn, v Vote) {
-	commit := Op{Txn: t.id, Kind: OpCommit}
-	if !v.OK() && retryable(v) && r != s.primary {
-		t.at[r].finished = false
-		s.abortAt(r, t)
-		s.abortVictims(r, t)
-		return
-	}
 	if s.seq[r] && s.cur[r] == t.id {
 		s.cur[r] = 0
 	}
 	s.pend[r] = slices.DeleteFunc(s.pend[r], func(x *ctxn) bool { return x == t })
+	commit := Op{Txn: t.id, Kind: OpCommit}
 	if !v.OK() {
+		// A replica that ran every statement of a committed transaction
+		// must be able to commit it (it holds what it needs). One that
+		// cannot now misses a committed transaction, and later ones may
+		// already have committed after it: its state can no longer be
+		// trusted, so it stops voting until recovered.
 		s.emit(Mismatch{R: r, Op: commit, Got: v})
-	} else {
-		t.commitOK++
-		s.limits[r] = max(s.limits[r]-1, s.stall)
-		// A stale MVCC answer is no evidence against the replica (see
-		// fresh); a fresh one must be the primary's.
-		if r != s.primary && (!s.mvcc[r] || s.fresh(r, t, t.b)) {
-			for i, got := range t.at[r].votes {
-				if want := t.stmts[i].vote; got != want {
-					s.emit(Mismatch{R: r, Op: Op{Txn: t.id, Kind: OpStmt, Seq: i}, Got: got, Want: want})
-				}
+		s.markDown(r, "COMMIT of a committed transaction failed with "+v.Code)
+		s.replyCommit(t, r)
+		return
+	}
+	t.commitOK++
+	s.limits[r] = max(s.limits[r]-1, s.stall)
+	// A stale MVCC answer is no evidence against the replica (see
+	// fresh); a fresh one must be the primary's.
+	if r != s.primary && (!s.mvcc[r] || s.fresh(r, t, t.b)) {
+		for i, got := range t.at[r].votes {
+			if want := t.stmts[i].vote; got != want {
+				s.emit(Mismatch{R: r, Op: Op{Txn: t.id, Kind: OpStmt, Seq: i}, Got: got, Want: want})
 			}
 		}
 	}
@@ -756,10 +762,12 @@ func (s *cbs) rerunMayStart(r ReplicaID, t *ctxn) bool {
 // client asked for, so the replica can be one of the f+1 ready ones (it
 // gives that one up if another commits first, see decide).
 //
-// The next transaction starts as soon as the COMMIT of the previous one
-// is sent rather than answered: the engine runs one transaction at a time
-// by itself (its write lock), so the next one waits there for the commit,
-// and a round trip through the coordinator is saved.
+// On a serial-class engine the next transaction starts as soon as the
+// COMMIT of the previous one is sent rather than answered: the manager
+// admits one engine transaction at a time, so the next one waits there
+// for the commit, and a round trip through the coordinator is saved.
+// Other engines (SS mode) wait for the answer: an MVCC read sent earlier
+// could miss the previous transaction's writes.
 func (s *cbs) scheduleSequential(r ReplicaID) {
 	for {
 		if s.cur[r] == 0 {
@@ -770,6 +778,9 @@ func (s *cbs) scheduleSequential(r ReplicaID) {
 		}
 		t := s.txns[s.cur[r]]
 		rt := &t.at[r]
+		if rt.commitSent {
+			return // committing; the answer moves r on
+		}
 		rt.hold, rt.holdFor = -1, nil
 		for rt.sent < len(t.stmts) && t.stmts[rt.sent].answered && t.stmts[rt.sent].vote.OK() {
 			s.sendStmt(r, t)
@@ -778,6 +789,9 @@ func (s *cbs) scheduleSequential(r ReplicaID) {
 			return
 		}
 		s.sendCommit(r, t)
+		if !s.pipe[r] {
+			return // the next one starts when this COMMIT is answered
+		}
 		s.cur[r] = 0
 	}
 }
@@ -785,7 +799,13 @@ func (s *cbs) scheduleSequential(r ReplicaID) {
 // nextSequential picks what sequential secondary r runs next.
 func (s *cbs) nextSequential(r ReplicaID) TxnID {
 	for _, d := range s.pend[r] {
-		if !d.at[r].finished && !d.at[r].commitSent {
+		if d.at[r].finished {
+			continue
+		}
+		if d.at[r].commitSent && !s.pipe[r] {
+			return 0 // still committing
+		}
+		if !d.at[r].commitSent {
 			return d.id
 		}
 	}

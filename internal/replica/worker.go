@@ -122,13 +122,16 @@ func (w *worker) run() {
 			default:
 				w.m.putConn(conn)
 			}
-			if w.gated {
-				<-w.m.slot
-				w.gated = false
-			}
 			w.m.removeWorker(w.key)
 			if !t.silent {
 				w.m.report(res)
+			}
+			// The slot is freed only after the coordinator heard how this
+			// transaction ended: a failed COMMIT must be known before the
+			// next transaction may run on the engine.
+			if w.gated {
+				<-w.m.slot
+				w.gated = false
 			}
 			return
 		}
