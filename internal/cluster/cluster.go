@@ -224,12 +224,15 @@ func (t *Txn) Exec(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (*ans
 // COMMIT round trips. With several replicas a write must stay in a real
 // transaction: if the replicas disagree it has to roll back everywhere.
 func (t *Txn) ExecSingle(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (*answer.Answer, error) {
-	// In CBS and SS a read must hold its locks on the primary until the
-	// COMMIT decision: the primary's blocking is what orders the
-	// secondaries (a read in autocommit would let a writer overtake it).
-	serialish := t.c.opts.Mode == coord.Passthrough || t.c.opts.Mode == coord.Serial
-	if t.seq == 0 && serialish && (t.c.opts.Mode == coord.Passthrough || st.Kind == sqlan.Read) {
-		t.single = true
+	// Not in CBS and SS: there a read must hold its locks on the primary
+	// until the COMMIT decision, since the primary's blocking is what
+	// orders the secondaries (a read in autocommit would let a writer
+	// overtake it).
+	switch t.c.opts.Mode {
+	case coord.Passthrough:
+		t.single = t.seq == 0
+	case coord.Serial:
+		t.single = t.seq == 0 && st.Kind == sqlan.Read
 	}
 	return t.Exec(ctx, st, args)
 }
