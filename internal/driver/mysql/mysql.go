@@ -105,7 +105,7 @@ func open(ctx context.Context, spec driver.Spec, opts Options) (driver.Engine, e
 	}
 	cfg.ClientFoundRows = true
 	cfg.ParseTime = false
-	cfg.InterpolateParams = false
+	cfg.InterpolateParams = true
 	cfg.MultiStatements = false
 	if cfg.Timeout == 0 {
 		cfg.Timeout = 10 * time.Second
