@@ -147,6 +147,7 @@ func (e *Engine) Connect(ctx context.Context) (driver.Conn, error) {
 type Conn struct {
 	engine *Engine
 	conn   *sql.Conn
+	stmts  map[string]*sql.Stmt // prepared on this connection, by text
 }
 
 // Begin starts a transaction. SQLite is always serializable, so the
@@ -184,15 +185,50 @@ func (c *Conn) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_ = c.Rollback(ctx) // closing rolls back anyway
+	for _, st := range c.stmts {
+		_ = st.Close()
+	}
 	_ = c.conn.Close()
 	return nil
 }
 
 func (c *Conn) run(ctx context.Context, stmt string) error {
-	if _, err := c.conn.ExecContext(ctx, stmt); err != nil {
+	st, err := c.prepared(ctx, stmt)
+	if err == nil {
+		_, err = st.ExecContext(ctx)
+	}
+	if err != nil {
 		return c.engine.classify(ctx, err)
 	}
 	return nil
+}
+
+// maxStmts bounds a connection's cache of prepared statements.
+const maxStmts = 256
+
+// prepared returns the connection's prepared statement for text, preparing
+// it on first use. Parsing is a good part of SQLite's cost for short
+// statements; a prepared statement survives schema changes (SQLite
+// prepares it again by itself when the schema moved).
+func (c *Conn) prepared(ctx context.Context, text string) (*sql.Stmt, error) {
+	if st, ok := c.stmts[text]; ok {
+		return st, nil
+	}
+	st, err := c.conn.PrepareContext(ctx, text)
+	if err != nil {
+		return nil, err
+	}
+	if len(c.stmts) >= maxStmts {
+		for k, old := range c.stmts {
+			_ = old.Close()
+			delete(c.stmts, k)
+		}
+	}
+	if c.stmts == nil {
+		c.stmts = map[string]*sql.Stmt{}
+	}
+	c.stmts[text] = st
+	return st, nil
 }
 
 // Exec runs q: through Query when it returns rows, else through Exec,
@@ -208,7 +244,11 @@ func (c *Conn) Exec(ctx context.Context, q driver.Query) (*answer.Answer, error)
 		a.Tag = answer.Tag(verb, a.RowsAffected)
 		return a, nil
 	}
-	res, err := c.conn.ExecContext(ctx, q.SQL, args...)
+	st, err := c.prepared(ctx, q.SQL)
+	if err != nil {
+		return nil, c.engine.classify(ctx, err)
+	}
+	res, err := st.ExecContext(ctx, args...)
 	if err != nil {
 		return nil, c.engine.classify(ctx, err)
 	}
@@ -225,7 +265,11 @@ func (c *Conn) Exec(ctx context.Context, q driver.Query) (*answer.Answer, error)
 
 // query runs a statement that returns rows and reads them all.
 func (c *Conn) query(ctx context.Context, stmt string, args []any) (*answer.Answer, error) {
-	rows, err := c.conn.QueryContext(ctx, stmt, args...)
+	st, err := c.prepared(ctx, stmt)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := st.QueryContext(ctx, args...)
 	if err != nil {
 		return nil, err
 	}
