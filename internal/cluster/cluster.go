@@ -27,6 +27,9 @@ import (
 type Replica struct {
 	Name   string
 	Engine driver.Engine
+	// Concurrent, when set, overrides coord.DefaultConcurrent for the
+	// replica as a CBS secondary.
+	Concurrent *bool
 }
 
 // Options configure a cluster.
@@ -83,6 +86,11 @@ func New(opts Options, replicas []Replica) *Cluster {
 	cfg := coord.Config{Mode: opts.Mode, N: len(replicas), F: opts.F}
 	for _, r := range replicas {
 		cfg.Classes = append(cfg.Classes, r.Engine.Class())
+		conc := coord.DefaultConcurrent(r.Engine.Class())
+		if r.Concurrent != nil {
+			conc = *r.Concurrent
+		}
+		cfg.Concurrent = append(cfg.Concurrent, conc)
 	}
 	c.mu.core = coord.New(cfg)
 	c.primary = c.mu.core.Primary()

@@ -42,6 +42,11 @@ type Replica struct {
 	DSN    string `toml:"dsn"`
 	// Fault makes the replica misbehave on purpose, for tests and demos.
 	Fault Fault `toml:"fault"`
+	// Schedule is how the replica runs as a cbs secondary: "concurrent"
+	// (under the ordering rules) or "sequential" (one transaction at a
+	// time, in commit order). "" picks by class: concurrent for locking
+	// engines, sequential for MVCC and serial ones.
+	Schedule string `toml:"schedule"`
 }
 
 // Fault is a replica's [replicas.fault] table: faults injected on
@@ -64,6 +69,9 @@ type Fault struct {
 	// Figure 5). "" keeps the driver's SERIALIZABLE.
 	Isolation string `toml:"isolation"`
 }
+
+// Schedules are the values replicas[].schedule accepts.
+var Schedules = []string{"", "concurrent", "sequential"}
 
 // MaxStallMS bounds fault.stall_ms: one hour.
 const MaxStallMS = 3_600_000
@@ -188,6 +196,9 @@ func (c *Config) Check(knownDrivers []string) error {
 			return fieldErr(p+".driver", "unknown driver %q (one of %s)", r.Driver, strings.Join(knownDrivers, ", "))
 		case r.DSN == "":
 			return fieldErr(p+".dsn", "missing")
+		}
+		if !slices.Contains(Schedules, r.Schedule) {
+			return fieldErr(p+".schedule", "unknown schedule %q; use concurrent or sequential", r.Schedule)
 		}
 		if err := r.Fault.check(p+".fault", r.Driver); err != nil {
 			return err

@@ -37,6 +37,7 @@ seed = -3
 name = "lite"
 driver = "sqlite"
 dsn = "lite.db"
+schedule = "sequential"
 `
 
 func TestGood(t *testing.T) {
@@ -91,6 +92,7 @@ func TestBad(t *testing.T) {
 		"replicas[1].fault.stall_ms  ":        strings.Replace(good, "stall_ms = 200", "stall_ms = 3600001", 1),
 		"replicas[1].fault.isolation":         strings.Replace(good, "seed = -3", `seed = -3`+"\n"+`isolation = "read-uncommitted"`, 1),
 		"replicas[0].fault.isolation":         strings.Replace(good, `isolation = "read-uncommitted"`, `isolation = "chaos"`, 1),
+		"replicas[2].schedule":                strings.Replace(good, `schedule = "sequential"`, `schedule = "parallel"`, 1),
 		"replicas.fault.stall_rates":          strings.Replace(good, "stall_rate = 0.25", "stall_rates = 0.25", 1),
 		"replicas.fault.seed":                 strings.Replace(good, "seed = -3", `seed = "x"`, 1),
 	}

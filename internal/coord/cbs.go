@@ -153,7 +153,11 @@ func newCBS(c *Coordinator) *cbs {
 		if ReplicaID(r) == s.primary {
 			continue
 		}
-		s.seq[r] = c.cfg.Mode == SS || class(r) == driver.Serial
+		concurrent := DefaultConcurrent(class(r))
+		if c.cfg.Concurrent != nil {
+			concurrent = c.cfg.Concurrent[r]
+		}
+		s.seq[r] = c.cfg.Mode == SS || class(r) == driver.Serial || !concurrent
 		s.mvcc[r] = class(r) == driver.MVCC
 		s.pipe[r] = s.seq[r] && class(r) == driver.Serial
 	}

@@ -102,11 +102,26 @@ type Config struct {
 	// means all Locking). The primary is the first replica whose class
 	// may be primary.
 	Classes []driver.Class
+	// Concurrent lists, per replica, whether a CBS secondary runs
+	// transactions concurrently under the ordering rules (true) or one at
+	// a time in commit order (false); nil means DefaultConcurrent for each
+	// class. Serial-class replicas and SS mode are always one at a time.
+	Concurrent []bool
 	// StallTicks is how many Tick events an operation may run on a
 	// secondary before the secondary counts as blocked and aborts the
 	// undecided transactions in its way (CBS). 0 means DefaultStallTicks.
 	StallTicks int
 }
+
+// DefaultConcurrent is how a CBS secondary of class c runs when the
+// configuration does not say. Locking secondaries run concurrently: their
+// blocking mirrors the primary's, so they can vouch for a concurrent order.
+// MVCC secondaries run one at a time: a READ COMMITTED read never blocks,
+// so an MVCC secondary can only vouch for answers computed after every
+// earlier commit (see fresh in cbs.go); run concurrently under load its
+// answers are mostly stale, and it does the work without being able to
+// endorse it (measured in BenchmarkBankModes).
+func DefaultConcurrent(c driver.Class) bool { return c == driver.Locking }
 
 // DefaultStallTicks is Config.StallTicks when left 0.
 const DefaultStallTicks = 10
@@ -255,6 +270,9 @@ func New(cfg Config) *Coordinator {
 	}
 	if cfg.Classes != nil && len(cfg.Classes) != cfg.N {
 		panic(fmt.Sprintf("coord: %d classes for %d replicas", len(cfg.Classes), cfg.N))
+	}
+	if cfg.Concurrent != nil && len(cfg.Concurrent) != cfg.N {
+		panic(fmt.Sprintf("coord: %d schedules for %d replicas", len(cfg.Concurrent), cfg.N))
 	}
 	c := &Coordinator{cfg: cfg, replicas: make([]replicaState, cfg.N), txns: map[TxnID]*txnState{}}
 	if cfg.Mode == CBS || cfg.Mode == SS {

@@ -18,7 +18,7 @@ import (
 // -rewrite to regenerate the expected output, and review the diff.
 //
 //	init mode=serial n=3 f=1
-//	init mode=cbs n=3 f=1 classes=locking,mvcc,serial stall=3
+//	init mode=cbs n=3 f=1 classes=locking,mvcc,serial stall=3 concurrent=1
 //	begin t=1
 //	stmt t=1 seq=0 | commit t=1 | rollback t=1
 //	answer r=0 op=t1/0 v=A      (v names an answer; err=40001 an error;
@@ -51,6 +51,18 @@ func TestScripts(t *testing.T) {
 							d.Fatalf(t, "unknown class %q", name)
 						}
 						cfg.Classes = append(cfg.Classes, class)
+					}
+				}
+				if list, ok := args["concurrent"]; ok {
+					// concurrent=1,2: those secondaries run concurrently,
+					// the others one at a time.
+					cfg.Concurrent = make([]bool, cfg.N)
+					for _, r := range strings.Split(list, ",") {
+						i, err := strconv.Atoi(r)
+						if err != nil || i >= cfg.N {
+							d.Fatalf(t, "bad concurrent=%q", list)
+						}
+						cfg.Concurrent[i] = true
 					}
 				}
 				if _, ok := args["stall"]; ok {

@@ -317,9 +317,19 @@ func retry40(t testing.TB, f func() error) {
 // secondaries (PostgreSQL, SQLite) must keep every such lost update from
 // committing: the counter ends equal to the number of acknowledged
 // increments, on every replica.
+//
+// It runs with PostgreSQL both one transaction at a time (its default) and
+// concurrently, where only its fresh answers may endorse.
 func TestCBSFigure5(t *testing.T) {
+	for _, schedule := range []string{"sequential", "concurrent"} {
+		t.Run("pg-"+schedule, func(t *testing.T) { figure5(t, schedule) })
+	}
+}
+
+func figure5(t *testing.T, pgSchedule string) {
 	cfg := realCluster(t, "cbs")
 	cfg.Replicas[0].Fault = config.Fault{Isolation: "read-uncommitted"}
+	cfg.Replicas[1].Schedule = pgSchedule
 	addr, srv := start(t, cfg)
 	setup := connect(t, addr, "app")
 	mustExec(t, setup, "CREATE TABLE counter (id int PRIMARY KEY, v int NOT NULL)")
@@ -378,6 +388,7 @@ func TestCBSFigure5(t *testing.T) {
 // agree (no refused commit, no mismatch).
 func TestCBSReadAfterCommit(t *testing.T) {
 	cfg := realCluster(t, "cbs")
+	cfg.Replicas[1].Schedule = "concurrent"
 	addr, srv := start(t, cfg)
 	setup := connect(t, addr, "app")
 	mustExec(t, setup, "CREATE TABLE ctr (id int PRIMARY KEY, v int NOT NULL)")
@@ -483,6 +494,7 @@ func TestCBSSerialReplicaNeeded(t *testing.T) {
 // it never does.
 func TestCBSMVCCWaitsForCommit(t *testing.T) {
 	cfg := realCluster(t, "cbs")
+	cfg.Replicas[1].Schedule = "concurrent"
 	addr, srv := start(t, cfg)
 	setup := connect(t, addr, "app")
 	mustExec(t, setup, "CREATE TABLE ctr (id int PRIMARY KEY, v int NOT NULL)")

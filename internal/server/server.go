@@ -60,7 +60,17 @@ func Open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Server, e
 			return nil, err
 		}
 		s.engines = append(s.engines, e)
-		reps = append(reps, cluster.Replica{Name: r.Name, Engine: e})
+		rep := cluster.Replica{Name: r.Name, Engine: e}
+		if r.Schedule != "" {
+			conc := r.Schedule == "concurrent"
+			if conc && e.Class() == driver.Serial {
+				s.closeEngines()
+				return nil, &config.Error{Field: fmt.Sprintf("replicas[%d].schedule", i),
+					Msg: fmt.Sprintf("replica %s is of class serial: it runs one transaction at a time", r.Name)}
+			}
+			rep.Concurrent = &conc
+		}
+		reps = append(reps, rep)
 		names = append(names, r.Name)
 		classes = append(classes, e.Class())
 	}

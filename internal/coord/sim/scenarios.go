@@ -39,6 +39,11 @@ var scenarios = map[string]func(*setup){
 // bad (if any) misbehaving as fl.
 func cluster(s *setup, bad int, classes []driver.Class, fl faults) {
 	s.n, s.f, s.classes = len(classes), 1, classes
+	// Scenarios exercise the concurrent schedules wherever a class has one.
+	s.concurrent = make([]bool, s.n)
+	for r, c := range classes {
+		s.concurrent[r] = c != driver.Serial
+	}
 	s.faults = make([]faults, s.n)
 	if bad >= 0 {
 		s.faults[bad] = fl

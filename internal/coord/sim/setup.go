@@ -13,10 +13,13 @@ import (
 type setup struct {
 	n, f    int
 	classes []driver.Class
-	faults  []faults // by replica; at most f are faulty
-	keys    int
-	clients int
-	txns    int // transactions the clients start, in all
+	// concurrent is coord.Config.Concurrent: which CBS secondaries run
+	// concurrently rather than one at a time.
+	concurrent []bool
+	faults     []faults // by replica; at most f are faulty
+	keys       int
+	clients    int
+	txns       int // transactions the clients start, in all
 	// tickEvery is how many chances every possible move gets between two
 	// Ticks, on average: with m moves possible, a step is a Tick with
 	// chance 1/(1+tickEvery*m). Below 1, correct replicas often look
@@ -49,6 +52,16 @@ func newSetup(rng *rand.Rand) setup {
 		s.initial[k] = rng.IntN(100)
 	}
 	s.faults = drawFaults(rng, s)
+	// Drawn last, so the draws above stay what they were for each seed.
+	s.concurrent = make([]bool, s.n)
+	for r, c := range s.classes {
+		switch c {
+		case driver.Locking:
+			s.concurrent[r] = rng.IntN(5) > 0
+		case driver.MVCC:
+			s.concurrent[r] = rng.IntN(2) == 0
+		}
+	}
 	return s
 }
 
@@ -132,7 +145,11 @@ func merge(a, b faults) faults {
 func (s setup) String() string {
 	var rs []string
 	for r := range s.n {
-		rs = append(rs, fmt.Sprintf("r%d=%v/%v", r, s.classes[r], s.faults[r]))
+		sched := "seq"
+		if s.concurrent != nil && s.concurrent[r] {
+			sched = "conc"
+		}
+		rs = append(rs, fmt.Sprintf("r%d=%v/%s/%v", r, s.classes[r], sched, s.faults[r]))
 	}
 	return fmt.Sprintf("n=%d f=%d keys=%d clients=%d txns=%d tickEvery=%.2f stallTicks=%d [%s]",
 		s.n, s.f, s.keys, s.clients, s.txns, s.tickEvery, s.stallTicks, strings.Join(rs, " "))

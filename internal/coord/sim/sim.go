@@ -145,7 +145,11 @@ type txn struct {
 
 func (s *sim) start() {
 	st := s.setup
-	s.core = coord.New(coord.Config{Mode: s.opt.Mode, N: st.n, F: st.f, Classes: st.classes, StallTicks: st.stallTicks})
+	concurrent := st.concurrent
+	if len(concurrent) != st.n {
+		concurrent = nil // a tweak reshaped the cluster: the class defaults
+	}
+	s.core = coord.New(coord.Config{Mode: s.opt.Mode, N: st.n, F: st.f, Classes: st.classes, Concurrent: concurrent, StallTicks: st.stallTicks})
 	if s.opt.wrap != nil {
 		s.core = s.opt.wrap(s, s.core)
 	}
