@@ -36,9 +36,11 @@ type cbs struct {
 	c       *Coordinator
 	primary ReplicaID
 	// seq marks secondaries run one transaction at a time (serial class,
-	// or every secondary in SS mode).
+	// MVCC by default, any not configured concurrent, every secondary in
+	// SS mode).
 	seq []bool
-	// mvcc marks secondaries whose reads do not wait for writers.
+	// mvcc marks concurrent secondaries whose reads do not wait for
+	// writers (see fresh).
 	mvcc []bool
 	// pipe marks sequential secondaries of the serial class: the engine
 	// (with the manager's one-transaction slot) runs the next transaction
@@ -158,7 +160,7 @@ func newCBS(c *Coordinator) *cbs {
 			concurrent = c.cfg.Concurrent[r]
 		}
 		s.seq[r] = c.cfg.Mode == SS || class(r) == driver.Serial || !concurrent
-		s.mvcc[r] = class(r) == driver.MVCC
+		s.mvcc[r] = class(r) == driver.MVCC && !s.seq[r]
 		s.pipe[r] = s.seq[r] && class(r) == driver.Serial
 	}
 	return s
