@@ -297,8 +297,10 @@ func (t *Txn) submit(ctx context.Context, op coord.Op, call stmtCall) (*answer.A
 	case op.Kind == coord.OpStmt:
 		// The client waits for the primary only; the secondaries' runs
 		// are rolled back with the transaction, and are no evidence
-		// against them.
-		c.managers[c.primary].Cancel(t.id)
+		// against them. The primary has the statement already (it is
+		// sent on submit), so a cancel that comes after it finished can
+		// be dropped rather than kept for the next one.
+		c.managers[c.primary].CancelOp(op)
 	default:
 		c.mu.Lock()
 		c.mu.core.Step(coord.Cancel{Txn: t.id})

@@ -148,6 +148,22 @@ func (m *Manager) Cancel(txn coord.TxnID) {
 	}
 }
 
+// CancelOp stops op of a transaction if it is running or waiting here; if
+// it already finished, nothing happens (unlike Cancel, nothing sticks).
+func (m *Manager) CancelOp(op coord.Op) {
+	m.mu.Lock()
+	var ws []*worker
+	for k, w := range m.mu.workers {
+		if k.txn == op.Txn {
+			ws = append(ws, w)
+		}
+	}
+	m.mu.Unlock()
+	for _, w := range ws {
+		w.cancelOp(op)
+	}
+}
+
 // Abort gives up attempt try of txn: its running statement is stopped,
 // its queued ones fail, and it rolls back without reporting anything.
 func (m *Manager) Abort(txn coord.TxnID, try int) {

@@ -32,6 +32,10 @@ type worker struct {
 		queue     []Task
 		runCancel context.CancelFunc // cancels the running task
 		cancelled bool               // cancel the next task as soon as it starts
+		// current is the task taken from the queue and not finished yet;
+		// cancelOp, when set, is an op to fail with 57014 when it starts.
+		current  coord.Op
+		cancelOp *coord.Op
 	}
 }
 
@@ -59,6 +63,28 @@ func (w *worker) cancelRunning(rest bool) {
 	}
 }
 
+// cancelOp cancels op if it is running or still waiting here. An op that
+// already finished is left alone, as PostgreSQL ignores a cancel that
+// arrives between statements: the next statement must not pay for it.
+func (w *worker) cancelOp(op coord.Op) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.mu.current == op {
+		if w.mu.runCancel != nil {
+			w.mu.runCancel()
+		} else {
+			w.mu.cancelOp = &op // taken from the queue, not started yet
+		}
+		return
+	}
+	for _, t := range w.mu.queue {
+		if t.Op == op {
+			w.mu.cancelOp = &op
+			return
+		}
+	}
+}
+
 // next waits for the next task.
 func (w *worker) next() Task {
 	for {
@@ -66,6 +92,7 @@ func (w *worker) next() Task {
 		if len(w.mu.queue) > 0 {
 			t := w.mu.queue[0]
 			w.mu.queue = w.mu.queue[1:]
+			w.mu.current = t.Op
 			w.mu.Unlock()
 			return t
 		}
@@ -177,7 +204,11 @@ func (w *worker) exec(conn driver.Conn, t Task) (*answer.Answer, *pgerr.Error) {
 	ctx, cancel := context.WithCancel(w.ctx)
 	defer cancel()
 	w.mu.Lock()
-	if w.mu.cancelled && t.Op.Kind == coord.OpStmt {
+	targeted := w.mu.cancelOp != nil && *w.mu.cancelOp == t.Op
+	if targeted {
+		w.mu.cancelOp = nil
+	}
+	if (w.mu.cancelled || targeted) && t.Op.Kind == coord.OpStmt {
 		w.mu.Unlock()
 		return nil, withReplica(pgerr.New(pgerr.QueryCanceled, "canceling statement due to user request"), w.m.name)
 	}
@@ -187,6 +218,7 @@ func (w *worker) exec(conn driver.Conn, t Task) (*answer.Answer, *pgerr.Error) {
 	defer func() {
 		w.mu.Lock()
 		w.mu.runCancel = nil
+		w.mu.current = coord.Op{}
 		w.mu.Unlock()
 	}()
 	var err error
