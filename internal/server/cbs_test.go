@@ -50,32 +50,39 @@ type bankResult struct {
 // TestBankCBS runs 16 clients of transfers over 1,000 accounts for 30 s in
 // cbs mode, MariaDB primary with PostgreSQL and SQLite secondaries: first
 // with no fault, then with 5% wrong answers on a secondary, then on the
-// primary. Every committed read is checked against the transfer log and
-// the final state (see checkChains), the total never changes, the
-// replicas end identical, and the faulty replica is caught.
+// primary; and for a third of that in ss mode with a faulty SQLite. Every
+// committed read is checked against the transfer log and the final state
+// (see checkChains), the total never changes, the replicas end identical,
+// and the faulty replica is caught.
 func TestBankCBS(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
+		mode   string
 		faulty string // replica given wrong_answer_rate = 0.05
 	}{
-		{"clean", ""},
-		{"faulty-secondary", "pg"},
-		{"faulty-primary", "maria"},
+		{"clean", "cbs", ""},
+		{"faulty-secondary", "cbs", "pg"},
+		{"faulty-primary", "cbs", "maria"},
+		{"ss-faulty-secondary", "ss", "lite"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := realCluster(t, "cbs")
+			cfg := realCluster(t, tc.mode)
 			for i := range cfg.Replicas {
 				if cfg.Replicas[i].Name == tc.faulty {
 					cfg.Replicas[i].Fault = config.Fault{WrongAnswerRate: 0.05, Seed: 7}
 				}
 			}
 			addr, srv := start(t, cfg)
-			res := runBank(t, addr, bankClients, 2, cbsBankSeconds(t))
+			d := cbsBankSeconds(t)
+			if tc.mode == "ss" {
+				d /= 3
+			}
+			res := runBank(t, addr, bankClients, 2, d)
 			ctx := context.Background()
 			if err := srv.Cluster().Idle(ctx); err != nil {
 				t.Fatal(err)
 			}
-			t.Logf("%d transfers committed in %v, %d refused and retried", res.commits, cbsBankSeconds(t), res.refused)
+			t.Logf("%d transfers committed in %v, %d refused and retried", res.commits, d, res.refused)
 			if res.commits == 0 {
 				t.Fatal("no transfer committed")
 			}
