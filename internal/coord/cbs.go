@@ -59,6 +59,9 @@ type cbs struct {
 	// live lists transactions not yet finished, in Begin order, so that
 	// every scan is deterministic.
 	live []*ctxn
+	// waiting lists the transactions whose COMMIT waits for a decision,
+	// in request order.
+	waiting []*ctxn
 	// pend[r] lists the decided transactions not yet finished on
 	// replica r, in barrier order: what the ordering rules of r look at.
 	pend [][]*ctxn
@@ -230,6 +233,7 @@ func (s *cbs) submit(op Op) {
 	case OpCommit:
 		s.commitSeq++
 		t.commitSeq = s.commitSeq
+		s.waiting = append(s.waiting, t)
 		if t.failed {
 			// The session rolls back failed transactions; a COMMIT of one
 			// is refused rather than trusted.
@@ -331,7 +335,7 @@ func (s *cbs) committedAt(r ReplicaID, t *ctxn, v Vote) {
 	if s.seq[r] && s.cur[r] == t.id {
 		s.cur[r] = 0
 	}
-	s.pend[r] = slices.DeleteFunc(s.pend[r], func(x *ctxn) bool { return x == t })
+	s.pend[r] = remove(s.pend[r], t)
 	commit := Op{Txn: t.id, Kind: OpCommit}
 	if !v.OK() {
 		// A replica that ran every statement of a committed transaction
@@ -404,15 +408,16 @@ func (s *cbs) progress() {
 	}
 }
 
-func (s *cbs) pendingCommits() []*ctxn {
-	var p []*ctxn
-	for _, t := range s.live {
-		if t.phase == phaseOpen && t.commitSeq > 0 {
-			p = append(p, t)
-		}
+// pendingCommits returns the transactions whose COMMIT waits for a
+// decision, oldest request first. The slice is a copy: deciding may
+// change the list.
+func (s *cbs) pendingCommits() []*ctxn { return slices.Clone(s.waiting) }
+
+// unwait takes t off the list of COMMITs waiting for a decision.
+func (s *cbs) unwait(t *ctxn) {
+	if t.commitSeq > 0 {
+		s.waiting = remove(s.waiting, t)
 	}
-	slices.SortFunc(p, func(a, b *ctxn) int { return a.commitSeq - b.commitSeq })
-	return p
 }
 
 // readyToCommit: replica r has processed every query of t and of every
@@ -529,6 +534,7 @@ func (s *cbs) committedPrefix(r ReplicaID) int {
 // running another undecided transaction ahead of its COMMIT give it up,
 // since t now comes first.
 func (s *cbs) decide(t *ctxn) {
+	s.unwait(t)
 	t.phase, t.b = phaseCommitted, s.barrier
 	s.barrier++
 	for r := range s.pend {
@@ -583,6 +589,7 @@ func (s *cbs) refuse(t *ctxn) {
 
 // end rolls t back wherever it started and forgets its pool entries.
 func (s *cbs) end(t *ctxn) {
+	s.unwait(t)
 	t.phase = phaseEnded
 	for r := range t.at {
 		rt := &t.at[r]
@@ -815,7 +822,7 @@ func (s *cbs) nextSequential(r ReplicaID) TxnID {
 			return d.id
 		}
 	}
-	for _, t := range s.pendingCommits() {
+	for _, t := range s.waiting {
 		if !t.at[r].finished {
 			return t.id
 		}
@@ -914,7 +921,7 @@ func (s *cbs) checkFinished(t *ctxn) {
 	}
 	s.emit(Finished{Txn: t.id})
 	delete(s.txns, t.id)
-	s.live = slices.DeleteFunc(s.live, func(x *ctxn) bool { return x == t })
+	s.live = remove(s.live, t)
 }
 
 // markDown takes replica r out: it no longer runs or votes, and nothing
@@ -948,3 +955,13 @@ func (s *cbs) markDown(r ReplicaID, why string) {
 
 // maxStallFactor bounds how far a secondary's stall limit grows.
 const maxStallFactor = 8
+
+// remove deletes t from list, keeping the order. Transactions mostly leave
+// these lists near their front (they are the oldest), so the search stops
+// early.
+func remove(list []*ctxn, t *ctxn) []*ctxn {
+	if i := slices.Index(list, t); i >= 0 {
+		return slices.Delete(list, i, i+1)
+	}
+	return list
+}
