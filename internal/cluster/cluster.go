@@ -54,7 +54,9 @@ type Cluster struct {
 	managers []*replica.Manager
 	status   []replicaStatus
 	nextTxn  atomic.Uint64
-	primary  coord.ReplicaID // -1 unless CBS or SS
+	// primary is the replica clients are answered from first (CBS and
+	// SS), -1 in the other modes; it changes with the view.
+	primary  atomic.Int32
 	stop     chan struct{}
 	ticker   sync.WaitGroup
 
@@ -93,7 +95,7 @@ func New(opts Options, replicas []Replica) *Cluster {
 		cfg.Concurrent = append(cfg.Concurrent, conc)
 	}
 	c.mu.core = coord.New(cfg)
-	c.primary = c.mu.core.Primary()
+	c.primary.Store(int32(c.mu.core.Primary()))
 	c.mu.txns = map[coord.TxnID]*Txn{}
 	c.mu.idle = make(chan struct{})
 	close(c.mu.idle)
@@ -288,8 +290,8 @@ func (t *Txn) submit(ctx context.Context, op coord.Op, call stmtCall) (*answer.A
 	}
 	// Cancelled: stop what the client waits for, then take the reply that
 	// follows (it comes promptly once cancelled).
-	switch {
-	case c.primary < 0:
+	switch p := c.primary.Load(); {
+	case p < 0:
 		// Every replica votes on the statement: stop it everywhere.
 		for _, m := range c.managers {
 			m.Cancel(t.id)
@@ -300,7 +302,7 @@ func (t *Txn) submit(ctx context.Context, op coord.Op, call stmtCall) (*answer.A
 		// against them. The primary has the statement already (it is
 		// sent on submit), so a cancel that comes after it finished can
 		// be dropped rather than kept for the next one.
-		c.managers[c.primary].CancelOp(op)
+		c.managers[p].CancelOp(op)
 	default:
 		c.mu.Lock()
 		c.mu.core.Step(coord.Cancel{Txn: t.id})
@@ -359,6 +361,9 @@ func (c *Cluster) applyLocked() {
 			c.status[a.R].down.Store(true)
 			c.managers[a.R].AbortAll()
 			c.log.Warn("replica taken out", "replica", c.managers[a.R].Name(), "why", a.Why)
+		case coord.NewPrimary:
+			c.primary.Store(int32(a.R))
+			c.log.Warn("new primary", "replica", c.managers[a.R].Name(), "view", a.View)
 		case coord.Finished:
 			delete(c.mu.txns, a.Txn)
 			if len(c.mu.txns) == 0 {
@@ -381,7 +386,7 @@ func (c *Cluster) sendLocked(a coord.Send) {
 	}
 	m := c.managers[a.R]
 	task := replica.Task{Op: a.Op, Try: a.Try, TxOptions: t.opts, Autocommit: t.single}
-	if c.primary >= 0 {
+	if c.primary.Load() >= 0 {
 		// Each replica runs at the isolation its class needs for CBS
 		// (driver default); the client's level is served by the protocol.
 		task.TxOptions = driver.TxOptions{ReadOnly: t.opts.ReadOnly}

@@ -37,9 +37,9 @@ func (c *Cluster) Replicas() []ReplicaStatus {
 			Reruns:     st.reruns.Load(),
 		}
 		switch {
-		case c.opts.Mode == coord.Passthrough || coord.ReplicaID(i) == c.primary:
+		case c.opts.Mode == coord.Passthrough || int32(i) == c.primary.Load():
 			s.Role = "primary"
-		case c.primary >= 0:
+		case c.primary.Load() >= 0:
 			s.Role = "secondary"
 		}
 		switch {

@@ -50,6 +50,16 @@ type cbs struct {
 	// cur is the transaction a sequential secondary is running (0: none).
 	cur []TxnID
 
+	// view numbers the primaries so far; while changing, candidate (or -1
+	// when no live replica may be primary) takes over once it committed
+	// every decided transaction, and statements of new transactions wait
+	// in held.
+	view      int
+	changing  bool
+	candidate ReplicaID
+	held      []Op
+	classes   []driver.Class
+
 	barrier   int // B: the number of commits decided so far
 	now       int // ticks seen
 	commitSeq int // numbers COMMIT requests in arrival order
@@ -86,6 +96,9 @@ type ctxn struct {
 	commitSeq int
 	b         int // barrier, once committed
 	failed    bool
+	// doom, when set, is why the transaction can no longer commit (its
+	// primary was lost): later statements and COMMIT fail with it.
+	doom *pgerr.Error
 	// commitOK counts replicas that committed; replied marks the COMMIT
 	// answered to the client.
 	commitOK int
@@ -155,6 +168,9 @@ func newCBS(c *Coordinator) *cbs {
 		panic(fmt.Sprintf("coord: no replica may be primary among %v", c.cfg.Classes))
 	}
 	for r := range n {
+		s.classes = append(s.classes, class(r))
+	}
+	for r := range n {
 		if ReplicaID(r) == s.primary {
 			continue
 		}
@@ -221,20 +237,27 @@ func (s *cbs) submit(op Op) {
 			panic(fmt.Sprintf("coord: %v submitted out of order", op))
 		}
 		t.stmts = append(t.stmts, cstmt{})
-		if s.down[s.primary] {
+		switch {
+		case t.doom != nil:
+			s.emit(Reply{Op: op, From: -1, Fail: t.doom})
+			t.failed = true
+		case s.changing && s.candidate >= 0:
+			s.held = append(s.held, op) // runs on the new primary
+		case s.changing:
 			s.emit(Reply{Op: op, From: -1, Fail: s.primaryDownErr()})
 			t.failed = true
-			return
+		default:
+			s.sendPrimary(t, op)
 		}
-		p := &t.at[s.primary]
-		p.sent++
-		p.started = true
-		s.emit(Send{R: s.primary, Op: op})
 	case OpCommit:
 		s.commitSeq++
 		t.commitSeq = s.commitSeq
 		s.waiting = append(s.waiting, t)
-		if t.failed {
+		switch {
+		case t.doom != nil:
+			s.emit(Reply{Op: op, From: -1, Fail: t.doom})
+			s.end(t)
+		case t.failed:
 			// The session rolls back failed transactions; a COMMIT of one
 			// is refused rather than trusted.
 			s.emit(Reply{Op: op, From: -1, Fail: pgerr.New(pgerr.InFailedSQLTransaction,
@@ -245,6 +268,14 @@ func (s *cbs) submit(op Op) {
 		s.emit(Reply{Op: op, From: -1})
 		s.end(t)
 	}
+}
+
+// sendPrimary sends statement op of t to the primary.
+func (s *cbs) sendPrimary(t *ctxn, op Op) {
+	p := &t.at[s.primary]
+	p.sent++
+	p.started = true
+	s.emit(Send{R: s.primary, Op: op})
 }
 
 func (s *cbs) primaryDownErr() *pgerr.Error {
@@ -391,6 +422,9 @@ func (s *cbs) replyCommit(t *ctxn, from ReplicaID) {
 // decisions, in the order the COMMITs arrived, then what each secondary
 // may run next.
 func (s *cbs) progress() {
+	if s.changing {
+		s.promote()
+	}
 	for _, t := range s.pendingCommits() {
 		s.evaluate(t)
 	}
@@ -399,7 +433,9 @@ func (s *cbs) progress() {
 		switch {
 		case s.down[r]:
 		case rid == s.primary:
-			s.schedulePrimary()
+			if !s.changing {
+				s.schedulePrimary()
+			}
 		case s.seq[r]:
 			s.scheduleSequential(rid)
 		default:
@@ -458,10 +494,8 @@ func (s *cbs) evaluate(t *ctxn) {
 	if t.phase != phaseOpen {
 		return
 	}
-	if s.down[s.primary] {
-		s.emit(Reply{Op: Op{Txn: t.id, Kind: OpCommit}, From: -1, Fail: s.primaryDownErr()})
-		s.end(t)
-		return
+	if s.changing {
+		return // nothing undecided survives a view change (see changeView)
 	}
 	if !s.readyToCommit(s.primary, t) {
 		return
@@ -658,7 +692,7 @@ func (s *cbs) scheduleConcurrent(r ReplicaID) {
 // reports whether it aborted t there to run it again.
 func (s *cbs) scheduleOne(r ReplicaID, t *ctxn) (rerun bool) {
 	rt := &t.at[r]
-	if t.phase == phaseEnded || rt.finished || rt.commitSent {
+	if t.phase == phaseEnded || t.doom != nil || rt.finished || rt.commitSent {
 		return false
 	}
 	if rt.hold >= 0 {
@@ -934,18 +968,10 @@ func (s *cbs) markDown(r ReplicaID, why string) {
 	s.cur[r] = 0
 	s.pend[r] = nil
 	s.emit(MarkDown{R: r, Why: why})
-	if r == s.primary {
-		// Without a view change (not built yet) nothing undecided can
-		// finish: clients waiting on a statement are told now.
-		for _, t := range slices.Clone(s.live) {
-			if t.phase != phaseOpen {
-				continue
-			}
-			if n := len(t.stmts); n > 0 && !t.stmts[n-1].answered && t.commitSeq == 0 && !t.failed {
-				s.emit(Reply{Op: Op{Txn: t.id, Kind: OpStmt, Seq: n - 1}, From: -1, Fail: s.primaryDownErr()})
-				t.failed = true
-			}
-		}
+	if r == s.primary && !s.changing {
+		s.changeView()
+	} else if r == s.candidate && s.changing {
+		s.candidate = s.nextCandidate(r)
 	}
 	for _, t := range slices.Clone(s.live) {
 		s.replyCommit(t, -1)
@@ -964,4 +990,80 @@ func remove(list []*ctxn, t *ctxn) []*ctxn {
 		return slices.Delete(list, i, i+1)
 	}
 	return list
+}
+
+// changeView starts a view change after the primary was lost (paper 3.4,
+// in its simple form): every transaction not yet decided is aborted — its
+// answers came from the lost primary and nobody else may vouch for them —
+// and the next replica fit to be primary takes over once it has committed
+// every decided transaction, so it starts from the state all clients saw.
+// Statements of new transactions wait for it. Decided transactions go on
+// committing on the secondaries.
+func (s *cbs) changeView() {
+	s.changing = true
+	s.view++
+	s.candidate = s.nextCandidate(s.primary)
+	doom := pgerr.New(pgerr.SerializationFailure, "the primary replica failed; the transaction was rolled back").
+		WithHint("retry the transaction")
+	for _, t := range slices.Clone(s.live) {
+		if t.phase != phaseOpen || t.doom != nil {
+			continue
+		}
+		t.doom = doom
+		for r := range t.at {
+			if rid := ReplicaID(r); rid != s.primary && !s.down[r] {
+				s.abortAt(rid, t)
+			}
+		}
+		switch n := len(t.stmts); {
+		case t.commitSeq > 0:
+			s.emit(Reply{Op: Op{Txn: t.id, Kind: OpCommit}, From: -1, Fail: doom})
+			s.end(t)
+		case n > 0 && !t.stmts[n-1].answered && !t.failed:
+			s.emit(Reply{Op: Op{Txn: t.id, Kind: OpStmt, Seq: n - 1}, From: -1, Fail: doom})
+			t.failed = true
+		}
+	}
+	if s.candidate < 0 {
+		for _, op := range s.held {
+			s.emit(Reply{Op: op, From: -1, Fail: s.primaryDownErr()})
+			s.txns[op.Txn].failed = true
+		}
+		s.held = nil
+	}
+}
+
+// nextCandidate picks the live replica after from, in configuration
+// order and wrapping around, that may be primary; -1 if there is none.
+// Rotating keeps a faulty replica from holding the role.
+func (s *cbs) nextCandidate(from ReplicaID) ReplicaID {
+	n := len(s.down)
+	for i := 1; i <= n; i++ {
+		r := (int(from) + i) % n
+		if !s.down[r] && s.classes[r].MayBePrimary() {
+			return ReplicaID(r)
+		}
+	}
+	return -1
+}
+
+// promote makes the candidate primary once it has committed every
+// decided transaction, and sends it the statements that waited.
+func (s *cbs) promote() {
+	c := s.candidate
+	if c < 0 || len(s.pend[c]) > 0 {
+		return
+	}
+	s.changing, s.primary = false, c
+	s.seq[c], s.mvcc[c], s.pipe[c], s.cur[c] = false, false, false, 0
+	s.emit(NewPrimary{R: c, View: s.view})
+	held := s.held
+	s.held = nil
+	for _, op := range held {
+		t := s.txns[op.Txn]
+		if t == nil || t.phase != phaseOpen || t.failed {
+			continue
+		}
+		s.sendPrimary(t, op)
+	}
 }

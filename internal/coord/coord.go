@@ -219,12 +219,20 @@ type MarkDown struct {
 // forget it.
 type Finished struct{ Txn TxnID }
 
-func (Send) action()     {}
-func (Abort) action()    {}
-func (Reply) action()    {}
-func (Mismatch) action() {}
-func (MarkDown) action() {}
-func (Finished) action() {}
+// NewPrimary: replica R became the primary of view View (CBS and SS),
+// after the previous primary was taken out.
+type NewPrimary struct {
+	R    ReplicaID
+	View int
+}
+
+func (Send) action()       {}
+func (Abort) action()      {}
+func (Reply) action()      {}
+func (Mismatch) action()   {}
+func (MarkDown) action()   {}
+func (Finished) action()   {}
+func (NewPrimary) action() {}
 
 // Coordinator is the pure coordinator state machine. It is not safe for
 // concurrent use: the shell serialises Step and Ready.

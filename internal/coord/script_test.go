@@ -167,6 +167,8 @@ func render(a Action, labels map[answer.Digest]string) string {
 		return fmt.Sprintf("down r%d (%s)", a.R, a.Why)
 	case Finished:
 		return fmt.Sprintf("finished t%d", a.Txn)
+	case NewPrimary:
+		return fmt.Sprintf("new primary r%d view %d", a.R, a.View)
 	}
 	return fmt.Sprintf("%T", a)
 }
