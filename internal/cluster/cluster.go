@@ -56,9 +56,9 @@ type Cluster struct {
 	nextTxn  atomic.Uint64
 	// primary is the replica clients are answered from first (CBS and
 	// SS), -1 in the other modes; it changes with the view.
-	primary  atomic.Int32
-	stop     chan struct{}
-	ticker   sync.WaitGroup
+	primary atomic.Int32
+	stop    chan struct{}
+	ticker  sync.WaitGroup
 
 	mu struct {
 		sync.Mutex
