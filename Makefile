@@ -26,6 +26,7 @@ run:
 fuzz:
 	$(GO) test -run '^$$' -fuzz=FuzzFront -fuzztime=60s ./internal/pgwire
 	$(GO) test -run '^$$' -fuzz=FuzzParse -fuzztime=60s ./internal/sqlan
+	$(GO) test -run '^$$' -fuzz=FuzzDecode -fuzztime=60s ./internal/wal
 
 # Bank-transfer throughput of serial, ss and cbs over MariaDB, PostgreSQL
 # and SQLite, alternating in one run, as ratios (not part of test).
