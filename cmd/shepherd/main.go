@@ -54,7 +54,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 			usage(stderr)
 			return 2
 		}
-		if _, err := config.Load(args[1], driver.Names()); err != nil {
+		cfg, err := config.Load(args[1], driver.Names())
+		if err == nil {
+			err = server.Check(cfg)
+		}
+		if err != nil {
 			fmt.Fprintln(stderr, err)
 			return 1
 		}

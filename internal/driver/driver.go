@@ -164,28 +164,43 @@ type Arg struct {
 // reachable before it returns.
 type OpenFunc func(ctx context.Context, spec Spec) (Engine, error)
 
+type registered struct {
+	open  OpenFunc
+	class Class
+}
+
 var (
 	registryMu sync.Mutex
-	registry   = map[string]OpenFunc{}
+	registry   = map[string]registered{}
 )
 
-// Register makes a driver available under name. It panics if the name is
-// taken: two drivers claiming one name is a programming error.
-func Register(name string, open OpenFunc) {
+// Register makes a driver available under name; class is the class of
+// the engines it opens, known before any is opened (for checking a
+// configuration). It panics if the name is taken: two drivers claiming
+// one name is a programming error.
+func Register(name string, class Class, open OpenFunc) {
 	registryMu.Lock()
 	defer registryMu.Unlock()
 	if _, dup := registry[name]; dup {
 		panic("driver: Register called twice for " + name)
 	}
-	registry[name] = open
+	registry[name] = registered{open: open, class: class}
 }
 
 // Lookup returns the driver registered under name.
 func Lookup(name string) (OpenFunc, bool) {
 	registryMu.Lock()
 	defer registryMu.Unlock()
-	f, ok := registry[name]
-	return f, ok
+	r, ok := registry[name]
+	return r.open, ok
+}
+
+// ClassOf returns the class of the engines the named driver opens.
+func ClassOf(name string) (Class, bool) {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	r, ok := registry[name]
+	return r.class, ok
 }
 
 // Names returns the registered driver names, sorted.

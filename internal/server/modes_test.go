@@ -34,6 +34,23 @@ func TestCheckPrimary(t *testing.T) {
 	}
 }
 
+// TestCheck: the checks that need the drivers' classes work on a config
+// alone, for check-config.
+func TestCheck(t *testing.T) {
+	cfg := &config.Config{Mode: "cbs", F: 0, Replicas: []config.Replica{{Name: "pg", Driver: "postgres", DSN: "x"}}}
+	if err := Check(cfg); err == nil || !strings.Contains(err.Error(), "got pg (mvcc)") {
+		t.Errorf("cbs over PostgreSQL alone: %v", err)
+	}
+	cfg.Replicas = append(cfg.Replicas, config.Replica{Name: "lite", Driver: "sqlite", DSN: "l.db", Schedule: "concurrent"})
+	if err := Check(cfg); err == nil || !strings.Contains(err.Error(), "replicas[1].schedule") {
+		t.Errorf("a concurrent serial replica: %v", err)
+	}
+	cfg.Replicas[1].Schedule = ""
+	if err := Check(cfg); err != nil {
+		t.Errorf("PostgreSQL and SQLite: %v", err)
+	}
+}
+
 func TestModeNames(t *testing.T) {
 	for _, name := range config.Modes {
 		m, ok := modes[name]

@@ -134,6 +134,32 @@ func openReplica(ctx context.Context, i int, r config.Replica, dataDir string, l
 	return fault.Wrap(e, fc), nil
 }
 
+// Check validates what config.Check cannot know without the drivers: a
+// replica fit to be primary for cbs and ss, and no concurrent schedule on
+// a serial-class replica. Open checks the same against the engines
+// themselves.
+func Check(cfg *config.Config) error {
+	mode, ok := modes[cfg.Mode]
+	if !ok {
+		return &config.Error{Field: "mode", Msg: fmt.Sprintf("unknown mode %q", cfg.Mode)}
+	}
+	var names []string
+	var classes []driver.Class
+	for i, r := range cfg.Replicas {
+		class, ok := driver.ClassOf(r.Driver)
+		if !ok {
+			return &config.Error{Field: fmt.Sprintf("replicas[%d].driver", i), Msg: fmt.Sprintf("unknown driver %q", r.Driver)}
+		}
+		if r.Schedule == "concurrent" && class == driver.Serial {
+			return &config.Error{Field: fmt.Sprintf("replicas[%d].schedule", i),
+				Msg: fmt.Sprintf("replica %s is of class serial: it runs one transaction at a time", r.Name)}
+		}
+		names = append(names, r.Name)
+		classes = append(classes, class)
+	}
+	return checkPrimary(mode, names, classes)
+}
+
 // checkPrimary refuses a mode that needs a primary (cbs, ss) when no
 // replica's class may be one (DESIGN.md, "Replicas are not all two-phase
 // locking"). names and classes are the replicas', in config order.

@@ -55,7 +55,7 @@ const cancelGrace = 10 * time.Second
 const sessionSQLMode = "ANSI_QUOTES,PIPES_AS_CONCAT,NO_BACKSLASH_ESCAPES,STRICT_ALL_TABLES," +
 	"NO_ZERO_DATE,NO_ZERO_IN_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION"
 
-func init() { driver.Register(Name, Open) }
+func init() { driver.Register(Name, driver.Locking, Open) }
 
 // Engine is a MariaDB or MySQL replica.
 type Engine struct {

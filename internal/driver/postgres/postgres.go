@@ -38,7 +38,7 @@ const Name = "postgres"
 // after the cancel request was sent before the connection is cut.
 const cancelGrace = 10 * time.Second
 
-func init() { driver.Register(Name, Open) }
+func init() { driver.Register(Name, driver.MVCC, Open) }
 
 // Engine is a PostgreSQL replica.
 type Engine struct {

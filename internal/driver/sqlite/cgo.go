@@ -26,4 +26,4 @@ var cgoLibrary = &library{
 	},
 }
 
-func init() { driver.Register(CGo, cgoLibrary.opener()) }
+func init() { driver.Register(CGo, driver.Serial, cgoLibrary.opener()) }

@@ -23,4 +23,4 @@ var moderncLibrary = &library{
 	},
 }
 
-func init() { driver.Register(Pure, moderncLibrary.opener()) }
+func init() { driver.Register(Pure, driver.Serial, moderncLibrary.opener()) }
