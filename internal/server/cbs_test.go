@@ -594,3 +594,19 @@ func TestCBSViewChange(t *testing.T) {
 	cfg.Replicas = cfg.Replicas[1:]
 	assertIdentical(t, cfg, "SELECT id, bal, ver FROM acc ORDER BY id")
 }
+
+// TestShutdownDrains: shepherd stops (as on SIGTERM) right after a burst
+// of transfers, with the sequential secondaries still behind. Before it
+// exits, every replica must have applied every committed transaction:
+// the replicas end identical without anybody waiting for them.
+func TestShutdownDrains(t *testing.T) {
+	cfg := realCluster(t, "cbs")
+	addr, _, stop := startServer(t, cfg)
+	defer stop()
+	res := runBank(t, addr, bankClients, 0, cbsBankSeconds(t)/10)
+	if res.commits == 0 {
+		t.Fatal("no transfer committed")
+	}
+	stop()
+	assertIdentical(t, cfg, "SELECT id, bal, ver FROM acc ORDER BY id")
+}

@@ -12,6 +12,7 @@ import (
 	"net"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/shepherd-db/shepherd/internal/admin"
 	"github.com/shepherd-db/shepherd/internal/cluster"
@@ -193,9 +194,28 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 }
 
 func (s *Server) close() {
+	// Every client is gone, so every transaction has ended; replicas that
+	// trail (sequential secondaries) may still be applying committed
+	// ones. Stopping them now would leave them without transactions the
+	// clients saw committed, and nothing would bring those back.
+	ctx, cancel := context.WithTimeout(context.Background(), drainTimeout)
+	defer cancel()
+	if err := s.cluster.Idle(ctx); err != nil {
+		behind := []string{}
+		for _, r := range s.cluster.Replicas() {
+			if r.State != "down" {
+				behind = append(behind, r.Name)
+			}
+		}
+		s.log.Error("stopping before every replica applied every committed transaction; compare them before serving again",
+			"waited", drainTimeout, "replicas", strings.Join(behind, ", "))
+	}
 	s.cluster.Close()
 	s.closeEngines()
 }
+
+// drainTimeout bounds how long shutdown waits for trailing replicas.
+const drainTimeout = time.Minute
 
 func (s *Server) closeEngines() {
 	for _, e := range s.engines {
