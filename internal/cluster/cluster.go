@@ -427,6 +427,11 @@ func (c *Cluster) replyLocked(a coord.Reply) {
 	switch {
 	case a.Fail != nil:
 		o.err = a.Fail
+		if a.Op.Kind == coord.OpCommit && a.Fail.Code == pgerr.SerializationFailure {
+			// The replicas accused (if any) were logged as mismatches;
+			// this says what the client was told.
+			c.log.Warn("commit refused", "txn", uint64(a.Op.Txn), "why", a.Fail.Message)
+		}
 	case a.From >= 0:
 		r := t.answers[a.Op][a.From]
 		o.answer, o.err = r.Answer, r.Err
