@@ -141,7 +141,7 @@ type rtx struct {
 func (r *rtx) done() int { return len(r.votes) }
 
 // outstanding reports whether an op of this try is still running.
-func (r *rtx) outstanding(t *ctxn) bool {
+func (r *rtx) outstanding() bool {
 	return r.sent > r.done() || (r.commitSent && !r.finished)
 }
 
@@ -901,7 +901,7 @@ func (s *cbs) unblock() {
 		for _, t := range s.live {
 			rt := &t.at[r]
 			waitedFor := t.phase == phaseCommitted || (t.phase == phaseOpen && t.commitSeq > 0)
-			if !waitedFor || !rt.outstanding(t) || s.now-rt.since < s.limit(rid) {
+			if !waitedFor || !rt.outstanding() || s.now-rt.since < s.limit(rid) {
 				continue
 			}
 			s.abortVictims(rid, t)

@@ -135,31 +135,28 @@ func closedErr(name string) *pgerr.Error {
 // the worker. Later statements of txn are cancelled too; a cancelled
 // transaction only ever rolls back (the client got 57014 for it).
 func (m *Manager) Cancel(txn coord.TxnID) {
+	for _, w := range m.workersOf(txn) {
+		w.cancelRunning(true)
+	}
+}
+
+// workersOf returns the workers of every attempt of txn.
+func (m *Manager) workersOf(txn coord.TxnID) []*worker {
 	m.mu.Lock()
+	defer m.mu.Unlock()
 	var ws []*worker
 	for k, w := range m.mu.workers {
 		if k.txn == txn {
 			ws = append(ws, w)
 		}
 	}
-	m.mu.Unlock()
-	for _, w := range ws {
-		w.cancelRunning(true)
-	}
+	return ws
 }
 
 // CancelOp stops op of a transaction if it is running or waiting here; if
 // it already finished, nothing happens (unlike Cancel, nothing sticks).
 func (m *Manager) CancelOp(op coord.Op) {
-	m.mu.Lock()
-	var ws []*worker
-	for k, w := range m.mu.workers {
-		if k.txn == op.Txn {
-			ws = append(ws, w)
-		}
-	}
-	m.mu.Unlock()
-	for _, w := range ws {
+	for _, w := range m.workersOf(op.Txn) {
 		w.cancelOp(op)
 	}
 }

@@ -78,23 +78,7 @@ func TestBankCBS(t *testing.T) {
 				d /= 3
 			}
 			res := runBank(t, addr, bankClients, 2, d)
-			ctx := context.Background()
-			if err := srv.Cluster().Idle(ctx); err != nil {
-				t.Fatal(err)
-			}
-			t.Logf("%d transfers committed in %v, %d refused and retried", res.commits, d, res.refused)
-			if res.commits == 0 {
-				t.Fatal("no transfer committed")
-			}
-			conn := connect(t, addr, "app")
-			if wrong := checkChains(t, conn, res.committed); wrong > 0 {
-				t.Errorf("%d committed reads were wrong", wrong)
-			}
-			var sum int64
-			retry40(t, func() error { return conn.QueryRow(ctx, "SELECT sum(bal) FROM acc").Scan(&sum) })
-			if sum != cbsAccounts*bankInitial {
-				t.Errorf("total %d, want %d", sum, cbsAccounts*bankInitial)
-			}
+			checkBank(t, srv, addr, res, d)
 			assertIdentical(t, cfg, "SELECT id, bal, ver FROM acc ORDER BY id")
 			for _, r := range srv.Cluster().Replicas() {
 				switch {
@@ -106,6 +90,30 @@ func TestBankCBS(t *testing.T) {
 				t.Logf("replica %s (%s, %s): %s, %d mismatches", r.Name, r.Class, r.Role, r.State, r.Mismatches)
 			}
 		})
+	}
+}
+
+// checkBank waits until every replica is done, then checks a bank run:
+// something committed, every committed read agrees with the log and the
+// final state (checkChains), and the total is unchanged.
+func checkBank(t *testing.T, srv *Server, addr string, res *bankResult, d time.Duration) {
+	t.Helper()
+	ctx := context.Background()
+	if err := srv.Cluster().Idle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d transfers committed in %v, %d refused and retried", res.commits, d, res.refused)
+	if res.commits == 0 {
+		t.Fatal("no transfer committed")
+	}
+	conn := connect(t, addr, "app")
+	if wrong := checkChains(t, conn, res.committed); wrong > 0 {
+		t.Errorf("%d committed reads were wrong", wrong)
+	}
+	var sum int64
+	retry40(t, func() error { return conn.QueryRow(ctx, "SELECT sum(bal) FROM acc").Scan(&sum) })
+	if sum != cbsAccounts*bankInitial {
+		t.Errorf("total %d, want %d", sum, cbsAccounts*bankInitial)
 	}
 }
 
@@ -567,20 +575,7 @@ func TestCBSViewChange(t *testing.T) {
 	})
 	defer down.Stop()
 	res := runBank(t, addr, bankClients, 2, d)
-	ctx := context.Background()
-	if err := srv.Cluster().Idle(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("%d transfers committed in %v, %d refused and retried", res.commits, d, res.refused)
-	conn := connect(t, addr, "app")
-	if wrong := checkChains(t, conn, res.committed); wrong > 0 {
-		t.Errorf("%d committed reads were wrong", wrong)
-	}
-	var sum int64
-	retry40(t, func() error { return conn.QueryRow(ctx, "SELECT sum(bal) FROM acc").Scan(&sum) })
-	if sum != cbsAccounts*bankInitial {
-		t.Errorf("total %d, want %d", sum, cbsAccounts*bankInitial)
-	}
+	checkBank(t, srv, addr, res, d)
 	roles := map[string]string{}
 	for _, r := range srv.Cluster().Replicas() {
 		roles[r.Name] = r.Role + "/" + r.State
