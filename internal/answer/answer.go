@@ -1,10 +1,3 @@
-// Package answer defines the one form in which every replica driver returns
-// the result of a statement, so that answers from different engines can be
-// voted on and sent to clients the same way.
-//
-// Values travel as PostgreSQL text (the way PostgreSQL itself would print
-// them), tagged with a type family. The wire front turns them into text or
-// binary wire values; Digest turns them into canonical bytes for voting.
 package answer
 
 import (

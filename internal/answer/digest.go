@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -27,45 +26,72 @@ func (d Digest) String() string {
 
 // Digest returns the fingerprint of a's meaning. Column names and engine
 // type details are left out (engines name expressions differently); the
-// values are compared in canonical form. Rows are compared as a multiset
-// unless ordered is true.
+// values are compared in canonical form (see the package doc). Rows are
+// compared as a multiset unless ordered is true.
 func (a *Answer) Digest(ordered bool) Digest {
+	return a.DigestWith(ordered, nil)
+}
+
+// DigestWith is Digest with hints about the columns: hints[j], when
+// present and of a family other than Unknown, says what column j is in
+// PostgreSQL terms (family, and OID where it matters: character(n),
+// real). A value the engine could only type as text is then read as a
+// value of the hinted family, so that, say, SQLite's text
+// "2026-01-01 12:00:00+02" for an expression matches PostgreSQL's
+// timestamptz. The caller must pass the same hints for every replica's
+// answer to one statement; hints may be shorter than the row.
+func (a *Answer) DigestWith(ordered bool, hints []Column) Digest {
 	h := sha256.New()
-	var buf bytes.Buffer
-	writeStr := func(s string) {
-		var l [4]byte
-		binary.BigEndian.PutUint32(l[:], uint32(len(s)))
-		buf.Write(l[:])
-		buf.WriteString(s)
-	}
-	writeStr(verbOf(a.Tag))
-	writeStr(strconv.FormatInt(a.RowsAffected, 10))
-	writeStr(strconv.Itoa(len(a.Columns)))
-	h.Write(buf.Bytes())
-	rows := make([][]byte, len(a.Rows))
-	for i, r := range a.Rows {
-		var rb bytes.Buffer
-		for j, v := range r {
-			t := v.Type
-			if t == Unknown && j < len(a.Columns) {
-				t = a.Columns[j].Type
-			}
-			appendCanonical(&rb, t, v)
+	var head []byte
+	head = appendField(head, verbOf(a.Tag))
+	head = appendField(head, strconv.FormatInt(a.RowsAffected, 10))
+	head = appendField(head, strconv.Itoa(len(a.Columns)))
+	h.Write(head)
+
+	// Every row's canonical bytes go into one buffer; spans marks them.
+	// Canonical forms are about as long as the text plus 5 bytes.
+	size := 0
+	for _, r := range a.Rows {
+		for j := range r {
+			size += len(r[j].Text) + 8
 		}
-		rows[i] = rb.Bytes()
+	}
+	buf := make([]byte, 0, size)
+	spans := make([][2]int, len(a.Rows))
+	for i, r := range a.Rows {
+		start := len(buf)
+		for j := range r {
+			var col, hint *Column
+			if j < len(a.Columns) {
+				col = &a.Columns[j]
+			}
+			if j < len(hints) {
+				hint = &hints[j]
+			}
+			buf = appendCanonical(buf, &r[j], readingOf(&r[j], col, hint))
+		}
+		spans[i] = [2]int{start, len(buf)}
 	}
 	if !ordered {
-		slices.SortFunc(rows, bytes.Compare)
+		slices.SortFunc(spans, func(x, y [2]int) int {
+			return bytes.Compare(buf[x[0]:x[1]], buf[y[0]:y[1]])
+		})
 	}
-	for _, r := range rows {
-		var l [4]byte
-		binary.BigEndian.PutUint32(l[:], uint32(len(r)))
+	var l [4]byte
+	for _, s := range spans {
+		binary.BigEndian.PutUint32(l[:], uint32(s[1]-s[0]))
 		h.Write(l[:])
-		h.Write(r)
+		h.Write(buf[s[0]:s[1]])
 	}
 	var d Digest
 	h.Sum(d[:0])
 	return d
+}
+
+// appendField appends s with its length in front.
+func appendField(dst []byte, s string) []byte {
+	dst = binary.BigEndian.AppendUint32(dst, uint32(len(s)))
+	return append(dst, s...)
 }
 
 // verbOf returns the command tag without its counts.
@@ -77,75 +103,4 @@ func verbOf(tag string) string {
 		}
 	}
 	return tag
-}
-
-// appendCanonical writes one value in canonical form: a family byte and
-// the value's canonical text, length-prefixed. Numbers of every width and
-// exact decimals share one form, so that 5, 5.0 and 5.00 agree.
-func appendCanonical(b *bytes.Buffer, t Type, v Value) {
-	var fam byte
-	text := v.Text
-	switch {
-	case v.Null:
-		b.WriteByte(0)
-		return
-	case t == Int || t == Numeric:
-		fam, text = 'n', CanonicalDecimal(text)
-	case t == Float:
-		fam = 'f'
-		if f, err := strconv.ParseFloat(text, 64); err == nil {
-			text = strconv.FormatFloat(f, 'g', -1, 64)
-			if math.IsNaN(f) {
-				text = "NaN"
-			}
-		}
-	case t == Bool:
-		fam = 'b'
-	case t == Bytes:
-		fam = 'x'
-	default:
-		fam = 's'
-	}
-	b.WriteByte(fam)
-	var l [4]byte
-	binary.BigEndian.PutUint32(l[:], uint32(len(text)))
-	b.Write(l[:])
-	b.WriteString(text)
-}
-
-// CanonicalDecimal returns the shortest exact form of a decimal number
-// written in text: no sign for zero, no leading zeros, no trailing
-// fractional zeros, no trailing point ("007.50" → "7.5", "-0.0" → "0").
-// Text that is not a plain decimal is returned unchanged.
-func CanonicalDecimal(s string) string {
-	neg := false
-	d := s
-	if d != "" && (d[0] == '-' || d[0] == '+') {
-		neg = d[0] == '-'
-		d = d[1:]
-	}
-	intPart, frac, hasPoint := strings.Cut(d, ".")
-	if intPart == "" && frac == "" {
-		return s
-	}
-	for _, c := range intPart + frac {
-		if c < '0' || c > '9' {
-			return s
-		}
-	}
-	intPart = strings.TrimLeft(intPart, "0")
-	if hasPoint {
-		frac = strings.TrimRight(frac, "0")
-	}
-	if intPart == "" {
-		intPart = "0"
-	}
-	out := intPart
-	if frac != "" {
-		out += "." + frac
-	}
-	if neg && out != "0" {
-		out = "-" + out
-	}
-	return out
 }

@@ -50,3 +50,29 @@ func TestDigestMeaning(t *testing.T) {
 		t.Error("ordered digests ignore row order")
 	}
 }
+
+// TestDigestWithHints: an expression SQLite can only type as text
+// matches PostgreSQL's typed column once the caller says what the column
+// is; without the hint, it does not.
+func TestDigestWithHints(t *testing.T) {
+	pgAnswer := &Answer{
+		Columns: []Column{{Type: TimestampTZ, OID: OIDTimestampTZ}, {Type: JSON, OID: OIDJSONB}, {Type: Bool, OID: OIDBool}},
+		Rows:    [][]Value{{{Text: "2026-01-01 10:00:00.5+00"}, {Text: `{"a": 1, "b": [true]}`}, {Text: "t"}}},
+		Tag:     "SELECT 1", RowsAffected: 1,
+	}
+	lite := &Answer{
+		Columns: []Column{{Type: Text}, {Type: Text}, {Type: Int}},
+		Rows:    [][]Value{{V(Text, "2026-01-01T12:00:00.500+02:00"), V(Text, `{"b":[true],"a":1.0}`), V(Int, "1")}},
+		Tag:     "SELECT 1", RowsAffected: 1,
+	}
+	hints := []Column{{Type: TimestampTZ}, {Type: JSON}}
+	if pgAnswer.DigestWith(false, hints) != lite.DigestWith(false, hints) {
+		t.Error("hinted digests differ")
+	}
+	if pgAnswer.Digest(false) != pgAnswer.DigestWith(false, hints) {
+		t.Error("hints changed the digest of an answer whose columns are typed")
+	}
+	if pgAnswer.Digest(false) == lite.Digest(false) {
+		t.Error("without hints, text matched a timestamptz and a jsonb")
+	}
+}
