@@ -17,6 +17,7 @@ import (
 
 	"github.com/shepherd-db/shepherd/internal/answer"
 	"github.com/shepherd-db/shepherd/internal/coord"
+	"github.com/shepherd-db/shepherd/internal/dialect"
 	"github.com/shepherd-db/shepherd/internal/driver"
 	"github.com/shepherd-db/shepherd/internal/pgerr"
 	"github.com/shepherd-db/shepherd/internal/replica"
@@ -393,25 +394,38 @@ func (c *Cluster) sendLocked(a coord.Send) {
 	}
 	if a.Op.Kind == coord.OpStmt {
 		call := t.stmts[a.Op.Seq]
-		task.Query = query(call, m.Engine().Dialect())
+		d := m.Engine().Dialect()
+		task.Query = query(call, d)
 		task.Ordered = call.st.Ordered
+		task.CountRows = call.st.CountRows(d)
 	}
 	m.Submit(task)
 }
 
-// query writes a statement for one replica's dialect.
+// query writes a statement for one replica's dialect: the text, and the
+// arguments (the client's, then the pinned values) in the order and the
+// form its placeholders take them.
 func query(call stmtCall, d driver.Dialect) driver.Query {
 	sql, order := call.st.For(d)
 	args := call.args
-	if order != nil {
-		args = make([]driver.Arg, len(order))
-		for i, j := range order {
-			if j < len(call.args) {
-				args[i] = call.args[j]
-			} else {
-				args[i] = driver.Arg{Null: true}
+	if hints := call.st.Hints(d); hints != nil {
+		args = append([]driver.Arg(nil), args...)
+		for i, h := range hints {
+			if i < len(args) {
+				args[i] = dialect.Arg(args[i], h, d)
 			}
 		}
+	}
+	if order != nil {
+		ordered := make([]driver.Arg, len(order))
+		for i, j := range order {
+			if j < len(args) {
+				ordered[i] = args[j]
+			} else {
+				ordered[i] = driver.Arg{Null: true}
+			}
+		}
+		args = ordered
 	}
 	return driver.Query{SQL: sql, Args: args, ReturnsRows: call.st.ReturnsRows, Verb: call.st.Verb}
 }

@@ -30,6 +30,9 @@ type Task struct {
 	Query driver.Query
 	// Ordered says the statement's rows are compared in order.
 	Ordered bool
+	// CountRows, when positive, replaces the row count the engine reports
+	// (the dialect counts otherwise; see dialect.Form).
+	CountRows int64
 	// TxOptions start the transaction, when this is its first task here.
 	TxOptions driver.TxOptions
 	// Autocommit runs the transaction's single statement in the engine's

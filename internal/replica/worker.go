@@ -139,6 +139,10 @@ func (w *worker) run() {
 				conn = nil
 			}
 		} else if res.Answer != nil {
+			if t.CountRows > 0 {
+				res.Answer.RowsAffected = t.CountRows
+				res.Answer.Tag = answer.Tag(t.Query.Verb, t.CountRows)
+			}
 			res.Vote.Digest = res.Answer.Digest(t.Ordered)
 		}
 		if last {

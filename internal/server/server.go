@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -23,6 +24,7 @@ import (
 	"github.com/shepherd-db/shepherd/internal/driver/fault"
 	"github.com/shepherd-db/shepherd/internal/driver/mysql"
 	"github.com/shepherd-db/shepherd/internal/pgwire"
+	"github.com/shepherd-db/shepherd/internal/schema"
 	"github.com/shepherd-db/shepherd/internal/session"
 	"github.com/shepherd-db/shepherd/internal/sqlan"
 )
@@ -50,7 +52,7 @@ func Open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Server, e
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return nil, &config.Error{Field: "data_dir", Msg: err.Error()}
 	}
-	s := &Server{cfg: cfg, log: log, cache: sqlan.NewCache(statementCacheSize)}
+	s := &Server{cfg: cfg, log: log}
 	var reps []cluster.Replica
 	var names []string
 	var classes []driver.Class
@@ -79,6 +81,16 @@ func Open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Server, e
 		s.closeEngines()
 		return nil, err
 	}
+	catalog, err := schema.Open(filepath.Join(cfg.DataDir, "catalog.json"))
+	if err != nil {
+		s.closeEngines()
+		return nil, &config.Error{Field: "data_dir", Msg: err.Error()}
+	}
+	dialects := map[driver.Dialect][]string{}
+	for i, e := range s.engines {
+		dialects[e.Dialect()] = append(dialects[e.Dialect()], names[i])
+	}
+	s.cache = sqlan.NewCache(statementCacheSize, dialects, catalog)
 	// classes: cluster.New reads them from the engines itself and the
 	// coordinator picks the primary among them; checkPrimary made sure
 	// there is one.

@@ -13,6 +13,7 @@ import (
 	"context"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/shepherd-db/shepherd/internal/answer"
 	"github.com/shepherd-db/shepherd/internal/cluster"
@@ -33,6 +34,8 @@ type Session struct {
 	implicit bool             // implicit block of a multi-statement Query
 	failed   bool             // block failed: 25P02 until it ends
 	txOpts   driver.TxOptions // options of the current block
+	txnTime  time.Time        // the transaction's timestamp (now())
+	ddl      []*sqlan.Stmt    // DDL of the open block, recorded in the catalog at COMMIT
 	defaults driver.TxOptions // SET SESSION CHARACTERISTICS
 
 	cancelMu sync.Mutex
@@ -167,12 +170,25 @@ func (s *Session) exec(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (
 		return s.show(st)
 	}
 	autocommit := !s.inBlock && !s.implicit
+	if st.Kind == sqlan.DDL && !autocommit && s.cache.Speaks(driver.MySQL) {
+		s.fail()
+		return nil, pgerr.New(pgerr.FeatureNotSupported,
+			"shepherd does not support DDL inside a transaction block with MariaDB/MySQL replicas (MariaDB commits it at once); run it on its own")
+	}
 	if s.txn == nil {
 		opts := s.txOpts
 		if autocommit {
 			opts = s.defaults
 		}
 		s.txn = s.cluster.Begin(opts)
+		s.txnTime = time.Now()
+	}
+	if len(st.Pins) > 0 {
+		var err error
+		if args, err = s.pinArgs(st, args); err != nil {
+			s.fail()
+			return nil, err
+		}
 	}
 	exec := s.txn.Exec
 	if autocommit {
@@ -186,6 +202,9 @@ func (s *Session) exec(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (
 			s.fail()
 		}
 		return nil, err
+	}
+	if st.Kind == sqlan.DDL {
+		s.ddl = append(s.ddl, st)
 	}
 	if autocommit {
 		if err := s.commit(ctx); err != nil {
@@ -214,14 +233,51 @@ func (s *Session) begin(st *sqlan.Stmt) (*answer.Answer, error) {
 	return &answer.Answer{Tag: "BEGIN"}, nil
 }
 
-// commit commits the open transaction, if any, and ends the block.
+// commit commits the open transaction, if any, and ends the block. DDL
+// that committed is recorded in the schema catalog.
 func (s *Session) commit(ctx context.Context) error {
-	t := s.txn
-	s.txn, s.inBlock, s.failed = nil, false, false
+	t, ddl := s.txn, s.ddl
+	s.txn, s.inBlock, s.failed, s.ddl = nil, false, false, nil
 	if t == nil {
 		return nil
 	}
-	return t.Commit(ctx)
+	if err := t.Commit(ctx); err != nil {
+		return err
+	}
+	for _, st := range ddl {
+		if err := s.cache.Catalog().Apply(st.Tree()); err != nil {
+			return pgerr.Wrap(pgerr.InternalError, err, "the statement committed, but shepherd could not record the schema change")
+		}
+		if tr := st.Tree().GetTruncateStmt(); tr != nil && tr.RestartSeqs {
+			for _, r := range tr.Relations {
+				if err := s.cache.Catalog().Restart(r.GetRangeVar().Relname); err != nil {
+					return pgerr.Wrap(pgerr.InternalError, err, "TRUNCATE ... RESTART IDENTITY")
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// pinArgs appends the values shepherd chose for st's pins to the client's
+// arguments (padded to the statement's parameter count).
+func (s *Session) pinArgs(st *sqlan.Stmt, args []driver.Arg) ([]driver.Arg, error) {
+	pins, err := st.PinArgs(sqlan.PinSource{
+		TxnTime:  s.txnTime,
+		StmtTime: time.Now(),
+		Next: func(table, column string) (int64, error) {
+			return s.cache.Catalog().Next(table, column, 1)
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]driver.Arg, st.NumParams, st.NumParams+len(pins))
+	copy(out, args)
+	for i := len(args); i < st.NumParams; i++ {
+		out[i] = driver.Arg{Null: true}
+	}
+	return append(out, pins...), nil
 }
 
 // endBlock ends the block; with commit false, rolls it back.
@@ -229,5 +285,5 @@ func (s *Session) endBlock(commit bool) {
 	if s.txn != nil && !commit {
 		s.txn.Rollback()
 	}
-	s.txn, s.inBlock, s.failed = nil, false, false
+	s.txn, s.inBlock, s.failed, s.ddl = nil, false, false, nil
 }

@@ -23,11 +23,11 @@ func (s *Stmt) Describe() *Stmt {
 	if !s.ReturnsRows || s.Kind == Show {
 		return nil
 	}
-	s.describe.once.Do(func() { s.describe.st = buildDescribe(s.SQL) })
+	s.describe.once.Do(func() { s.describe.st = buildDescribe(s.SQL, s.env) })
 	return s.describe.st
 }
 
-func buildDescribe(sql string) *Stmt {
+func buildDescribe(sql string, env *Env) *Stmt {
 	tree, err := pg_query.Parse(sql)
 	if err != nil || len(tree.Stmts) != 1 {
 		return nil
@@ -64,7 +64,7 @@ func buildDescribe(sql string) *Stmt {
 	if err != nil {
 		return nil
 	}
-	st, err := ParseOne(out)
+	st, err := ParseOneIn(out, env)
 	if err != nil || st == nil {
 		return nil
 	}

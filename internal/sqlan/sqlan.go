@@ -9,8 +9,11 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	pgparser "github.com/pganalyze/pg_query_go/v6/parser"
 
+	"github.com/shepherd-db/shepherd/internal/answer"
+	"github.com/shepherd-db/shepherd/internal/dialect"
 	"github.com/shepherd-db/shepherd/internal/driver"
 	"github.com/shepherd-db/shepherd/internal/pgerr"
+	"github.com/shepherd-db/shepherd/internal/schema"
 )
 
 // MaxParams is the most parameters a statement may use (the protocol's
@@ -69,10 +72,53 @@ type Stmt struct {
 	SetTransaction bool
 	ShowName       string
 
+	// Pins are the values shepherd chooses for the statement (now(),
+	// random(), generated keys), sent as parameters NumParams+1... after
+	// the client's.
+	Pins []Pin
+	// CountRows, per dialect, is the row count the statement reports when
+	// the engine counts otherwise (see dialect.Form).
+	countRows [4]int64
+	// hints, per dialect, are the families the dialect needs untyped
+	// parameters as (index n-1 for $n).
+	hints [4][]answer.Type
+
+	// tree is the parsed (and rewritten) statement.
+	tree    *pg_query.Node
+	version int32
+	env     *Env
+
 	dialects [4]dialectForm
 	describe describeForm
 	columns  columnsForm
 }
+
+// Env is what the analysis of a statement depends on besides its text:
+// which dialects the cluster's replicas speak (with their names, for
+// messages) and the schema shepherd knows. Statements are translated for
+// exactly those dialects; a construct one of them cannot express refuses
+// the statement.
+type Env struct {
+	// Replicas lists the replicas' names by dialect.
+	Replicas map[driver.Dialect][]string
+	// Schema is the catalog's snapshot (nil: no tables known).
+	Schema *schema.Snapshot
+}
+
+// replicated reports whether more than one replica runs each statement,
+// which is when answers must be made deterministic.
+func (e *Env) replicated() bool {
+	n := 0
+	for _, names := range e.Replicas {
+		n += len(names)
+	}
+	return n > 1
+}
+
+// DefaultEnv is the environment of Parse: one replica of each dialect.
+var DefaultEnv = &Env{Replicas: map[driver.Dialect][]string{
+	driver.Postgres: {"postgres"}, driver.MySQL: {"mysql"}, driver.SQLite: {"sqlite"},
+}}
 
 // dialectForm is the statement written for one dialect.
 type dialectForm struct {
@@ -83,12 +129,25 @@ type dialectForm struct {
 }
 
 // For returns the statement's text in dialect d and, when the dialect's
-// placeholders do not follow the client's $n numbering, the client
-// parameter index each placeholder takes (nil: use the client's order).
+// placeholders do not follow the $n numbering, the parameter index
+// (0-based, over the client's parameters followed by the pins) each
+// placeholder takes (nil: in order).
 func (s *Stmt) For(d driver.Dialect) (sql string, argOrder []int) {
 	f := s.dialects[d]
 	return f.sql, f.args
 }
+
+// Hints returns, for dialect d, the family each parameter ($n at index
+// n-1) must be sent as when the client left it untyped; nil for none.
+func (s *Stmt) Hints(d driver.Dialect) []answer.Type { return s.hints[d] }
+
+// CountRows returns the row count to report for dialect d in place of the
+// engine's, or 0 to keep the engine's.
+func (s *Stmt) CountRows(d driver.Dialect) int64 { return s.countRows[d] }
+
+// Tree returns the parsed statement (after shepherd's rewriting). It must
+// not be modified.
+func (s *Stmt) Tree() *pg_query.Node { return s.tree }
 
 // IsTransactionControl reports whether s begins or ends a transaction.
 func (s *Stmt) IsTransactionControl() bool {
@@ -99,7 +158,10 @@ func (s *Stmt) IsTransactionControl() bool {
 // only whitespace, comments and semicolons gives no statements and no
 // error. Errors carry a SQLSTATE: 42601 for syntax, 0A000 for constructs
 // shepherd refuses.
-func Parse(sql string) ([]*Stmt, error) {
+func Parse(sql string) ([]*Stmt, error) { return ParseIn(sql, DefaultEnv) }
+
+// ParseIn is Parse for the replicas and schema of env.
+func ParseIn(sql string, env *Env) ([]*Stmt, error) {
 	tree, err := pg_query.Parse(sql)
 	if err != nil {
 		return nil, syntaxError(err)
@@ -111,7 +173,8 @@ func Parse(sql string) ([]*Stmt, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := st.writeDialects(); err != nil {
+		st.tree, st.env, st.version = raw.Stmt, env, tree.Version
+		if err := st.prepare(); err != nil {
 			return nil, err
 		}
 		out = append(out, st)
@@ -121,8 +184,11 @@ func Parse(sql string) ([]*Stmt, error) {
 
 // ParseOne parses a query string that must hold at most one statement
 // (the extended protocol's rule). It returns nil for an empty string.
-func ParseOne(sql string) (*Stmt, error) {
-	sts, err := Parse(sql)
+func ParseOne(sql string) (*Stmt, error) { return ParseOneIn(sql, DefaultEnv) }
+
+// ParseOneIn is ParseOne for the replicas and schema of env.
+func ParseOneIn(sql string, env *Env) (*Stmt, error) {
+	sts, err := ParseIn(sql, env)
 	if err != nil {
 		return nil, err
 	}
@@ -366,59 +432,103 @@ func nodeName(n *pg_query.Node) string {
 	return name
 }
 
-// writeDialects fills the per-dialect texts: placeholders rewritten with
-// the scanner, so that $n inside strings, comments and identifiers is left
-// alone.
-func (s *Stmt) writeDialects() error {
-	s.dialects[driver.Postgres] = dialectForm{sql: s.SQL}
-	scan, err := pg_query.Scan(s.SQL)
+// prepare rewrites the statement for determinism and writes it in every
+// dialect the cluster needs.
+func (s *Stmt) prepare() error {
+	n, err := maxParam(s.tree)
 	if err != nil {
-		return syntaxError(err)
+		return err
 	}
-	var my, lite strings.Builder
-	var order []int
-	last := 0
-	rewritten := false
-	for _, tok := range scan.Tokens {
-		start, end := int(tok.Start), int(tok.End)
-		if tok.Token == pg_query.Token_SQL_COMMENT || tok.Token == pg_query.Token_C_COMMENT {
-			// MySQL wants a space after "--"; other engines do not need
-			// to see comments at all.
-			my.WriteString(s.SQL[last:start])
-			lite.WriteString(s.SQL[last:start])
-			last, rewritten = end, true
-			continue
-		}
-		if tok.Token != pg_query.Token_PARAM {
-			continue
-		}
-		rewritten = true
-		n, err := strconv.Atoi(s.SQL[start+1 : end])
-		if err != nil || n < 1 || n > MaxParams {
-			return pgerr.New(pgerr.UndefinedParameterRef, "there is no parameter %s", s.SQL[start:end])
-		}
-		s.NumParams = max(s.NumParams, n)
-		my.WriteString(s.SQL[last:start])
-		my.WriteString("?")
-		lite.WriteString(s.SQL[last:start])
-		lite.WriteString("?")
-		lite.WriteString(s.SQL[start+1 : end])
-		order = append(order, n-1)
-		last = end
+	s.NumParams = n
+	for d := range s.dialects {
+		s.dialects[d] = dialectForm{sql: s.SQL}
 	}
-	if !rewritten {
-		s.dialects[driver.MySQL] = dialectForm{sql: s.SQL}
-		s.dialects[driver.SQLite] = dialectForm{sql: s.SQL}
+	switch s.Kind {
+	case Read, Write, DDL:
+	default:
 		return nil
 	}
-	my.WriteString(s.SQL[last:])
-	lite.WriteString(s.SQL[last:])
-	if order == nil {
-		s.dialects[driver.MySQL] = dialectForm{sql: strings.TrimSpace(my.String())}
-		s.dialects[driver.SQLite] = dialectForm{sql: strings.TrimSpace(lite.String())}
+	env := s.env
+	r := &rewriter{schema: env.Schema, params: s.NumParams}
+	if env.replicated() {
+		if err := s.rewrite(r); err != nil {
+			return err
+		}
+	}
+	s.Pins = r.pins
+	total := s.NumParams + len(s.Pins)
+	for d, names := range env.Replicas {
+		if len(names) == 0 {
+			continue
+		}
+		if d == driver.Postgres {
+			if r.changed {
+				text, err := pg_query.Deparse(&pg_query.ParseResult{Version: s.version, Stmts: []*pg_query.RawStmt{{Stmt: s.tree}}})
+				if err != nil {
+					return pgerr.Wrap(pgerr.InternalError, err, "writing the statement back")
+				}
+				s.dialects[d] = dialectForm{sql: text}
+			}
+			continue
+		}
+		f, err := dialect.Write(s.tree, d, env.Schema)
+		if err != nil {
+			var pe *pgerr.Error
+			if errors.As(err, &pe) {
+				pe.Message += " (" + strings.Join(names, ", ") + ")"
+			}
+			return err
+		}
+		form := dialectForm{sql: f.SQL}
+		if f.Params != nil {
+			form.args = make([]int, len(f.Params))
+			for i, p := range f.Params {
+				if p > total {
+					return undefinedParam(p)
+				}
+				form.args[i] = p - 1
+			}
+		}
+		s.dialects[d] = form
+		s.hints[d] = f.Hints
+		s.countRows[d] = f.CountRows
+	}
+	return nil
+}
+
+// rewrite pins nondeterministic values, fills generated columns and
+// completes row orders (see rewriter).
+func (s *Stmt) rewrite(r *rewriter) error {
+	if cs := s.tree.GetCreateStmt(); cs != nil {
+		// Refuse what the catalog could not record or replicas would
+		// fill differently, also when only PostgreSQL replicas run it.
+		if _, err := schema.TableOf(cs); err != nil {
+			return err
+		}
 		return nil
 	}
-	s.dialects[driver.MySQL] = dialectForm{sql: strings.TrimSpace(my.String()), args: order}
-	s.dialects[driver.SQLite] = dialectForm{sql: strings.TrimSpace(lite.String())}
+	if s.Kind == DDL {
+		return nil
+	}
+	if ins := s.tree.GetInsertStmt(); ins != nil {
+		r.fillInsert(ins)
+		if r.err != nil {
+			return r.err
+		}
+	}
+	r.pinExpressions(s.tree)
+	if r.err != nil {
+		return r.err
+	}
+	walkNodes(s.tree, func(n *pg_query.Node) {
+		if sel := n.GetSelectStmt(); sel != nil && sel != s.tree.GetSelectStmt() {
+			if sel.LimitCount != nil || sel.LimitOffset != nil {
+				r.totalOrder(sel)
+			}
+		}
+	})
+	if sel := s.tree.GetSelectStmt(); sel != nil {
+		s.Ordered = r.totalOrder(sel)
+	}
 	return nil
 }

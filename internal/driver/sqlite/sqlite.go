@@ -132,6 +132,8 @@ func (e *Engine) Connect(ctx context.Context) (driver.Conn, error) {
 	setup := []string{
 		"PRAGMA busy_timeout = " + itoa(busyTimeout.Milliseconds()),
 		"PRAGMA foreign_keys = ON",
+		// PostgreSQL's LIKE is case-sensitive (the SQL writer turns ILIKE into lower()).
+		"PRAGMA case_sensitive_like = ON",
 		"PRAGMA synchronous = NORMAL",
 	}
 	for _, stmt := range setup {
@@ -278,9 +280,9 @@ func (c *Conn) query(ctx context.Context, stmt string, args []any) (*answer.Answ
 	if err != nil {
 		return nil, err
 	}
-	declared := make([]answer.Type, len(types))
+	declared := make([]declType, len(types))
 	for i, ct := range types {
-		declared[i] = declaredFamily(ct.DatabaseTypeName())
+		declared[i] = declare(ct.DatabaseTypeName())
 	}
 	raw := make([]any, len(types))
 	dest := make([]any, len(types))
@@ -294,7 +296,7 @@ func (c *Conn) query(ctx context.Context, stmt string, args []any) (*answer.Answ
 		}
 		row := make([]answer.Value, len(raw))
 		for i, v := range raw {
-			row[i] = convertValue(v, declared[i])
+			row[i] = declared[i].value(v)
 		}
 		a.Rows = append(a.Rows, row)
 	}
@@ -303,7 +305,7 @@ func (c *Conn) query(ctx context.Context, stmt string, args []any) (*answer.Answ
 	}
 	a.Columns = make([]answer.Column, len(types))
 	for i, ct := range types {
-		a.Columns[i] = answer.Column{Name: ct.Name(), Type: columnFamily(declared[i], a.Rows, i), Size: -1, Mod: -1}
+		a.Columns[i] = declared[i].column(ct.Name(), a.Rows, i)
 	}
 	a.RowsAffected = int64(len(a.Rows))
 	return a, nil

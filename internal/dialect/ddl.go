@@ -1,0 +1,608 @@
+package dialect
+
+import (
+	"strconv"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/shepherd-db/shepherd/internal/schema"
+)
+
+// keyTextLen is the VARCHAR length MariaDB gets for a text column that is
+// part of a key: InnoDB cannot index TEXT without a prefix, and a prefix
+// would change what UNIQUE means.
+const keyTextLen = 255
+
+// ddlType writes a column type. keyed marks a column in a key or index.
+func (w *writer) ddlType(c schema.Column, keyed bool) {
+	mod := func(i int) string { return strconv.Itoa(int(c.Mods[i])) }
+	if w.my() {
+		switch c.Type {
+		case "int2":
+			w.str("SMALLINT")
+		case "int4":
+			w.str("INT")
+		case "int8":
+			w.str("BIGINT")
+		case "numeric":
+			switch len(c.Mods) {
+			case 2:
+				w.str("DECIMAL(" + mod(0) + "," + mod(1) + ")")
+			case 1:
+				w.str("DECIMAL(" + mod(0) + ",0)")
+			default:
+				w.refuse("numeric without precision and scale (MariaDB's DECIMAL has a fixed scale)")
+			}
+		case "float4":
+			w.str("FLOAT")
+		case "float8":
+			w.str("DOUBLE")
+		case "bool":
+			w.str("BOOLEAN")
+		case "text":
+			if keyed {
+				w.str("VARCHAR(" + strconv.Itoa(keyTextLen) + ")")
+			} else {
+				w.str("LONGTEXT")
+			}
+		case "varchar":
+			if len(c.Mods) == 1 {
+				w.str("VARCHAR(" + mod(0) + ")")
+			} else if keyed {
+				w.str("VARCHAR(" + strconv.Itoa(keyTextLen) + ")")
+			} else {
+				w.str("LONGTEXT")
+			}
+		case "bpchar":
+			n := "1"
+			if len(c.Mods) == 1 {
+				n = mod(0)
+			}
+			w.str("CHAR(" + n + ")")
+		case "bytea":
+			if keyed {
+				w.refuse("bytea in a key")
+			}
+			w.str("LONGBLOB")
+		case "date":
+			w.str("DATE")
+		case "time":
+			w.str("TIME(6)")
+		case "timestamp", "timestamptz":
+			w.str("DATETIME(6)")
+		case "uuid":
+			w.str("UUID")
+		case "json", "jsonb":
+			if keyed {
+				w.refuse("json in a key")
+			}
+			w.str("JSON")
+		default:
+			w.refuse("columns of type %s", c.Type)
+		}
+		return
+	}
+	switch c.Type {
+	case "int2":
+		w.str("SMALLINT")
+	case "int4":
+		w.str("INTEGER")
+	case "int8":
+		w.str("BIGINT")
+	case "numeric":
+		switch len(c.Mods) {
+		case 2:
+			w.str("NUMERIC(" + mod(0) + "," + mod(1) + ")")
+		case 1:
+			w.str("NUMERIC(" + mod(0) + ")")
+		default:
+			w.str("NUMERIC")
+		}
+	case "float4":
+		w.str("REAL")
+	case "float8":
+		w.str("DOUBLE PRECISION")
+	case "bool":
+		w.str("BOOLEAN")
+	case "text":
+		w.str("TEXT")
+	case "varchar":
+		if len(c.Mods) == 1 {
+			w.str("VARCHAR(" + mod(0) + ")")
+		} else {
+			w.str("VARCHAR")
+		}
+	case "bpchar":
+		n := "1"
+		if len(c.Mods) == 1 {
+			n = mod(0)
+		}
+		w.str("CHAR(" + n + ")")
+	case "bytea":
+		w.str("BLOB")
+	case "date":
+		w.str("DATE")
+	case "time":
+		w.str("TIME")
+	case "timestamp":
+		w.str("TIMESTAMP")
+	case "timestamptz":
+		w.str("TIMESTAMPTZ")
+	case "uuid":
+		w.str("UUID")
+	case "json", "jsonb":
+		w.str("JSONTEXT")
+	default:
+		w.refuse("columns of type %s", c.Type)
+	}
+}
+
+func (w *writer) createTable(cs *pg_query.CreateStmt) {
+	if cs.Relation.Relpersistence == "t" {
+		w.refuse("temporary tables (replicas' sessions are pooled)")
+	}
+	if len(cs.Options) > 0 || cs.Tablespacename != "" || cs.AccessMethod != "" {
+		w.refuse("storage options in CREATE TABLE")
+	}
+	if cs.Oncommit != pg_query.OnCommitAction_ONCOMMIT_NOOP {
+		w.refuse("ON COMMIT")
+	}
+	t, err := schema.TableOf(cs)
+	if err != nil {
+		w.refuse("%s", err.Error())
+	}
+	keyed := keyColumns(cs)
+	// The table being created is in scope for its CHECK expressions.
+	w.scopes = append(w.scopes, scope{items: []scopeItem{{alias: t.Name, table: t}}})
+	defer w.popScope()
+
+	w.str("CREATE TABLE ")
+	if cs.IfNotExists {
+		w.str("IF NOT EXISTS ")
+	}
+	w.tableName(cs.Relation)
+	w.str(" (")
+	first := true
+	sep := func() {
+		if !first {
+			w.str(", ")
+		}
+		first = false
+	}
+	var tableCons []*pg_query.Constraint
+	for _, e := range cs.TableElts {
+		cd := e.GetColumnDef()
+		if cd == nil {
+			if con := e.GetConstraint(); con != nil {
+				tableCons = append(tableCons, con)
+			}
+			continue
+		}
+		col := t.Column(cd.Colname)
+		sep()
+		w.ident(col.Name)
+		w.str(" ")
+		w.ddlType(*col, keyed[col.Name])
+		if col.NotNull {
+			w.str(" NOT NULL")
+		}
+		for _, n := range cd.Constraints {
+			con := n.GetConstraint()
+			switch con.Contype {
+			case pg_query.ConstrType_CONSTR_DEFAULT:
+				if col.Fill == schema.FillNone {
+					w.str(" DEFAULT ")
+					if w.lite() {
+						w.str("(")
+					}
+					w.typed(con.RawExpr, col.Type)
+					if w.lite() {
+						w.str(")")
+					}
+				}
+			case pg_query.ConstrType_CONSTR_PRIMARY:
+				w.str(" PRIMARY KEY")
+			case pg_query.ConstrType_CONSTR_UNIQUE:
+				w.checkUnique(con)
+				w.str(" UNIQUE")
+			case pg_query.ConstrType_CONSTR_CHECK, pg_query.ConstrType_CONSTR_FOREIGN:
+				if w.my() {
+					// MariaDB ignores REFERENCES on a column; both go to
+					// the table's constraints.
+					if con.Contype == pg_query.ConstrType_CONSTR_FOREIGN && len(con.FkAttrs) == 0 {
+						con.FkAttrs = []*pg_query.Node{pg_query.MakeStrNode(col.Name)}
+					}
+					tableCons = append(tableCons, con)
+					continue
+				}
+				w.str(" ")
+				w.constraint(con, true)
+			case pg_query.ConstrType_CONSTR_NOTNULL, pg_query.ConstrType_CONSTR_NULL,
+				pg_query.ConstrType_CONSTR_IDENTITY:
+			default:
+				w.refuse("column constraint %s", con.Contype.String())
+			}
+		}
+	}
+	for _, con := range tableCons {
+		sep()
+		w.constraint(con, false)
+	}
+	w.str(")")
+	if w.my() {
+		w.str(" ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_nopad_bin")
+	}
+}
+
+// keyColumns returns the columns of a CREATE TABLE that are in a primary
+// key, a unique constraint or a foreign key.
+func keyColumns(cs *pg_query.CreateStmt) map[string]bool {
+	out := map[string]bool{}
+	addAll := func(l []*pg_query.Node) {
+		for _, n := range l {
+			if s := n.GetString_(); s != nil {
+				out[s.Sval] = true
+			}
+		}
+	}
+	for _, e := range cs.TableElts {
+		if cd := e.GetColumnDef(); cd != nil {
+			for _, n := range cd.Constraints {
+				switch n.GetConstraint().Contype {
+				case pg_query.ConstrType_CONSTR_PRIMARY, pg_query.ConstrType_CONSTR_UNIQUE, pg_query.ConstrType_CONSTR_FOREIGN:
+					out[cd.Colname] = true
+				}
+			}
+		}
+		if con := e.GetConstraint(); con != nil {
+			addAll(con.Keys)
+			addAll(con.FkAttrs)
+		}
+	}
+	return out
+}
+
+func (w *writer) checkUnique(con *pg_query.Constraint) {
+	if con.NullsNotDistinct {
+		w.refuse("UNIQUE NULLS NOT DISTINCT")
+	}
+	if len(con.Including) > 0 || len(con.Options) > 0 || con.Indexspace != "" {
+		w.refuse("index options on a constraint")
+	}
+}
+
+// constraint writes a table constraint (or, with column true, the body of
+// a column constraint in SQLite).
+func (w *writer) constraint(con *pg_query.Constraint, column bool) {
+	if con.Deferrable || con.Initdeferred {
+		w.refuse("DEFERRABLE constraints")
+	}
+	if con.Conname != "" {
+		w.str("CONSTRAINT ")
+		w.ident(con.Conname)
+		w.str(" ")
+	}
+	names := func(l []*pg_query.Node) {
+		w.str("(")
+		list(w, l, func(n *pg_query.Node) { w.ident(n.GetString_().Sval) })
+		w.str(")")
+	}
+	switch con.Contype {
+	case pg_query.ConstrType_CONSTR_PRIMARY:
+		w.checkUnique(con)
+		w.str("PRIMARY KEY ")
+		names(con.Keys)
+	case pg_query.ConstrType_CONSTR_UNIQUE:
+		w.checkUnique(con)
+		w.str("UNIQUE ")
+		names(con.Keys)
+	case pg_query.ConstrType_CONSTR_CHECK:
+		if con.IsNoInherit {
+			w.refuse("CHECK ... NO INHERIT")
+		}
+		w.str("CHECK (")
+		w.expr(con.RawExpr)
+		w.str(")")
+	case pg_query.ConstrType_CONSTR_FOREIGN:
+		if !column {
+			w.str("FOREIGN KEY ")
+			names(con.FkAttrs)
+			w.str(" ")
+		}
+		if con.FkMatchtype != "" && con.FkMatchtype != "s" {
+			w.refuse("MATCH FULL/PARTIAL foreign keys")
+		}
+		w.str("REFERENCES ")
+		w.tableName(con.Pktable)
+		if len(con.PkAttrs) > 0 {
+			w.str(" ")
+			names(con.PkAttrs)
+		} else if w.my() {
+			// MariaDB needs the referenced columns: the primary key.
+			pk := w.schema.Table(con.Pktable.Relname)
+			if pk == nil || len(pk.Key) == 0 {
+				w.refuse("REFERENCES without columns to a table whose key shepherd does not know")
+			}
+			w.str(" (")
+			list(w, pk.Key, func(k string) { w.ident(k) })
+			w.str(")")
+		}
+		w.fkAction(" ON DELETE ", con.FkDelAction)
+		w.fkAction(" ON UPDATE ", con.FkUpdAction)
+	default:
+		w.refuse("constraint %s", con.Contype.String())
+	}
+}
+
+func (w *writer) fkAction(prefix, a string) {
+	switch a {
+	case "", "a": // NO ACTION
+	case "r":
+		w.str(prefix + "RESTRICT")
+	case "c":
+		w.str(prefix + "CASCADE")
+	case "n":
+		w.str(prefix + "SET NULL")
+	case "d":
+		if w.my() {
+			w.refuse("ON DELETE/UPDATE SET DEFAULT")
+		}
+		w.str(prefix + "SET DEFAULT")
+	default:
+		w.refuse("foreign key action %q", a)
+	}
+}
+
+func (w *writer) createIndex(ix *pg_query.IndexStmt) {
+	if ix.AccessMethod != "" && ix.AccessMethod != "btree" {
+		w.refuse("index method %s", ix.AccessMethod)
+	}
+	if len(ix.IndexIncludingParams) > 0 || len(ix.Options) > 0 || ix.TableSpace != "" || ix.NullsNotDistinct {
+		w.refuse("index options (INCLUDE, WITH, TABLESPACE, NULLS NOT DISTINCT)")
+	}
+	if ix.Concurrent {
+		w.refuse("CREATE INDEX CONCURRENTLY")
+	}
+	if ix.WhereClause != nil && w.my() {
+		w.refuse("partial indexes")
+	}
+	table := w.schema.Table(ix.Relation.Relname)
+	w.str("CREATE ")
+	if ix.Unique {
+		w.str("UNIQUE ")
+	}
+	w.str("INDEX ")
+	if ix.IfNotExists {
+		w.str("IF NOT EXISTS ")
+	}
+	w.ident(schema.IndexName(ix))
+	w.str(" ON ")
+	w.tableName(ix.Relation)
+	w.str(" (")
+	list(w, ix.IndexParams, func(n *pg_query.Node) {
+		e := n.GetIndexElem()
+		if e.Name == "" || e.Expr != nil || len(e.Collation) > 0 || len(e.Opclass) > 0 {
+			w.refuse("index on an expression, or with a collation or operator class")
+		}
+		w.ident(e.Name)
+		if w.my() && table != nil {
+			if c := table.Column(e.Name); c != nil && (c.Type == "text" || c.Type == "varchar" && len(c.Mods) == 0) {
+				// A LONGTEXT column is indexed by a prefix: fine for
+				// lookups, not for uniqueness.
+				if ix.Unique {
+					w.refuse("a UNIQUE index on an unbounded text column (declare it UNIQUE in CREATE TABLE, or use varchar(n))")
+				}
+				w.str("(" + strconv.Itoa(keyTextLen) + ")")
+			}
+		}
+		switch e.Ordering {
+		case pg_query.SortByDir_SORTBY_DESC:
+			w.str(" DESC")
+		case pg_query.SortByDir_SORTBY_ASC:
+			w.str(" ASC")
+		}
+		if e.NullsOrdering != pg_query.SortByNulls_SORTBY_NULLS_DEFAULT {
+			w.refuse("NULLS FIRST/LAST in an index")
+		}
+	})
+	w.str(")")
+	if ix.WhereClause != nil {
+		w.pushTable(ix.Relation, nil)
+		w.str(" WHERE ")
+		w.expr(ix.WhereClause)
+		w.popScope()
+	}
+}
+
+func (w *writer) createView(v *pg_query.ViewStmt) {
+	if v.Replace && w.lite() {
+		w.refuse("CREATE OR REPLACE VIEW")
+	}
+	if v.WithCheckOption != pg_query.ViewCheckOption_NO_CHECK_OPTION || len(v.Options) > 0 {
+		w.refuse("view options")
+	}
+	if v.View.Relpersistence == "t" {
+		w.refuse("temporary views")
+	}
+	w.str("CREATE ")
+	if v.Replace {
+		w.str("OR REPLACE ")
+	}
+	w.str("VIEW ")
+	w.tableName(v.View)
+	if len(v.Aliases) > 0 {
+		w.str(" (")
+		list(w, v.Aliases, func(n *pg_query.Node) { w.ident(n.GetString_().Sval) })
+		w.str(")")
+	}
+	w.str(" AS ")
+	w.selectStmt(v.Query.GetSelectStmt(), true)
+}
+
+func (w *writer) drop(d *pg_query.DropStmt) {
+	if d.Concurrent {
+		w.refuse("DROP INDEX CONCURRENTLY")
+	}
+	if d.Behavior == pg_query.DropBehavior_DROP_CASCADE {
+		w.refuse("DROP ... CASCADE")
+	}
+	var what string
+	switch d.RemoveType {
+	case pg_query.ObjectType_OBJECT_TABLE:
+		what = "TABLE"
+	case pg_query.ObjectType_OBJECT_VIEW:
+		what = "VIEW"
+	case pg_query.ObjectType_OBJECT_INDEX:
+		what = "INDEX"
+	default:
+		w.refuse("DROP %s", d.RemoveType.String())
+	}
+	var objs []string
+	for _, o := range d.Objects {
+		l := o.GetList()
+		if l == nil || len(l.Items) == 0 || len(l.Items) > 2 {
+			w.refuse("this DROP object")
+		}
+		if len(l.Items) == 2 && l.Items[0].GetString_().Sval != "public" {
+			w.refuse("schema-qualified names in DROP")
+		}
+		objs = append(objs, l.Items[len(l.Items)-1].GetString_().Sval)
+	}
+	if len(objs) != 1 && (w.lite() || what == "INDEX") {
+		w.refuse("DROP of several objects in one statement")
+	}
+	w.str("DROP " + what + " ")
+	if d.MissingOk {
+		w.str("IF EXISTS ")
+	}
+	list(w, objs, func(o string) { w.ident(o) })
+	if what == "INDEX" && w.my() {
+		table, ok := w.schema.IndexTable(objs[0])
+		if !ok {
+			w.refuse("DROP INDEX of an index shepherd did not see created")
+		}
+		w.str(" ON ")
+		w.ident(table)
+	}
+}
+
+func (w *writer) alterTable(at *pg_query.AlterTableStmt) {
+	if at.Objtype != pg_query.ObjectType_OBJECT_TABLE {
+		w.refuse("ALTER %s", at.Objtype.String())
+	}
+	if len(at.Cmds) != 1 && w.lite() {
+		w.refuse("several changes in one ALTER TABLE")
+	}
+	table := w.schema.Table(at.Relation.Relname)
+	w.pushTable(at.Relation, nil)
+	defer w.popScope()
+	w.str("ALTER TABLE ")
+	w.tableName(at.Relation)
+	w.str(" ")
+	list(w, at.Cmds, func(n *pg_query.Node) {
+		cmd := n.GetAlterTableCmd()
+		if cmd.Behavior == pg_query.DropBehavior_DROP_CASCADE {
+			w.refuse("ALTER TABLE ... CASCADE")
+		}
+		switch cmd.Subtype {
+		case pg_query.AlterTableType_AT_AddColumn:
+			cd := cmd.Def.GetColumnDef()
+			col, _, err := schema.ColumnOf(cd)
+			if err != nil {
+				w.refuse("%s", err.Error())
+			}
+			w.str("ADD COLUMN ")
+			if cmd.MissingOk {
+				w.str("IF NOT EXISTS ")
+			}
+			w.ident(col.Name)
+			w.str(" ")
+			w.ddlType(col, false)
+			if col.NotNull {
+				w.str(" NOT NULL")
+			}
+			for _, cn := range cd.Constraints {
+				con := cn.GetConstraint()
+				switch con.Contype {
+				case pg_query.ConstrType_CONSTR_DEFAULT:
+					if col.Fill != schema.FillNone {
+						w.refuse("ADD COLUMN with a default shepherd fills in (rows already there would differ)")
+					}
+					w.str(" DEFAULT ")
+					if w.lite() {
+						w.str("(")
+					}
+					w.typed(con.RawExpr, col.Type)
+					if w.lite() {
+						w.str(")")
+					}
+				case pg_query.ConstrType_CONSTR_NOTNULL, pg_query.ConstrType_CONSTR_NULL:
+				case pg_query.ConstrType_CONSTR_CHECK:
+					w.str(" ")
+					w.constraint(con, true)
+				default:
+					w.refuse("ADD COLUMN with constraint %s", con.Contype.String())
+				}
+			}
+			if col.Fill == schema.FillSerial {
+				w.refuse("ADD COLUMN of a SERIAL or IDENTITY column (rows already there would differ)")
+			}
+		case pg_query.AlterTableType_AT_DropColumn:
+			w.str("DROP COLUMN ")
+			if cmd.MissingOk && w.my() {
+				w.str("IF EXISTS ")
+			} else if cmd.MissingOk {
+				w.refuse("DROP COLUMN IF EXISTS")
+			}
+			w.ident(cmd.Name)
+		case pg_query.AlterTableType_AT_ColumnDefault:
+			if w.lite() {
+				w.refuse("ALTER COLUMN ... SET/DROP DEFAULT")
+			}
+			w.str("ALTER COLUMN ")
+			w.ident(cmd.Name)
+			if cmd.Def == nil {
+				w.str(" DROP DEFAULT")
+				return
+			}
+			if !schema.IsConstant(cmd.Def) {
+				w.refuse("SET DEFAULT of an expression that is not a constant")
+			}
+			w.str(" SET DEFAULT ")
+			t := ""
+			if table != nil {
+				if c := table.Column(cmd.Name); c != nil {
+					t = c.Type
+				}
+			}
+			w.typed(cmd.Def, t)
+		case pg_query.AlterTableType_AT_AddConstraint:
+			if w.lite() {
+				w.refuse("ALTER TABLE ... ADD CONSTRAINT")
+			}
+			w.str("ADD ")
+			w.constraint(cmd.Def.GetConstraint(), false)
+		default:
+			w.refuse("ALTER TABLE %s", cmd.Subtype.String())
+		}
+	})
+}
+
+func (w *writer) rename(r *pg_query.RenameStmt) {
+	switch r.RenameType {
+	case pg_query.ObjectType_OBJECT_TABLE:
+		w.str("ALTER TABLE ")
+		w.tableName(r.Relation)
+		w.str(" RENAME TO ")
+		w.ident(r.Newname)
+	case pg_query.ObjectType_OBJECT_COLUMN:
+		w.str("ALTER TABLE ")
+		w.tableName(r.Relation)
+		w.str(" RENAME COLUMN ")
+		w.ident(r.Subname)
+		w.str(" TO ")
+		w.ident(r.Newname)
+	default:
+		w.refuse("ALTER ... RENAME of %s", r.RenameType.String())
+	}
+}

@@ -1,0 +1,352 @@
+package dialect
+
+import (
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/shepherd-db/shepherd/internal/schema"
+)
+
+func (w *writer) insertStmt(ins *pg_query.InsertStmt) {
+	if ins.WithClause != nil {
+		w.refuse("WITH on INSERT")
+	}
+	rv := ins.Relation
+	if rv.Alias != nil {
+		w.refuse("INSERT INTO ... AS alias")
+	}
+	table := w.schema.Table(rv.Relname)
+	w.pushTable(rv, nil)
+	defer w.popScope()
+	oc := ins.OnConflictClause
+	if oc != nil && oc.Infer != nil && oc.Infer.Conname != "" {
+		w.refuse("ON CONFLICT ON CONSTRAINT")
+	}
+	doNothing := oc != nil && oc.Action == pg_query.OnConflictAction_ONCONFLICT_NOTHING
+	w.str("INSERT ")
+	if doNothing && w.my() {
+		// MariaDB skips conflicting rows with IGNORE (which also turns
+		// other errors into warnings: the session's strict mode keeps
+		// NOT NULL and CHECK failures errors for single rows).
+		w.str("IGNORE ")
+	}
+	w.str("INTO ")
+	w.tableName(rv)
+	// Column types for constants: the listed columns, else the table's.
+	var types []string
+	if len(ins.Cols) > 0 {
+		w.str(" (")
+		list(w, ins.Cols, func(n *pg_query.Node) {
+			rt := n.GetResTarget()
+			if len(rt.Indirection) > 0 {
+				w.refuse("INSERT into a subfield or element")
+			}
+			w.ident(rt.Name)
+			if table != nil {
+				if c := table.Column(rt.Name); c != nil {
+					types = append(types, c.Type)
+					return
+				}
+			}
+			types = append(types, "")
+		})
+		w.str(")")
+	} else if table != nil {
+		for _, c := range table.Columns {
+			types = append(types, c.Type)
+		}
+	}
+	sel := ins.SelectStmt.GetSelectStmt()
+	rows := 0
+	switch {
+	case sel == nil:
+		if w.my() {
+			w.str(" () VALUES ()")
+		} else {
+			w.str(" DEFAULT VALUES")
+		}
+	case len(sel.ValuesLists) > 0 && sel.Op == pg_query.SetOperation_SETOP_NONE && len(sel.SortClause) == 0 && sel.LimitCount == nil:
+		w.str(" VALUES ")
+		rows = len(sel.ValuesLists)
+		list(w, sel.ValuesLists, func(r *pg_query.Node) {
+			w.str("(")
+			for i, n := range r.GetList().Items {
+				if i > 0 {
+					w.str(", ")
+				}
+				t := ""
+				if i < len(types) {
+					t = types[i]
+				}
+				w.typed(n, t)
+			}
+			w.str(")")
+		})
+	default:
+		if oc != nil && w.lite() {
+			w.refuse("INSERT ... SELECT with ON CONFLICT")
+		}
+		w.str(" ")
+		w.selectStmt(sel, false)
+	}
+	if oc != nil {
+		w.onConflict(oc, rows, len(ins.ReturningList) > 0)
+	}
+	w.returning(ins.ReturningList, "INSERT")
+}
+
+func (w *writer) onConflict(oc *pg_query.OnConflictClause, rows int, returning bool) {
+	if oc.Action == pg_query.OnConflictAction_ONCONFLICT_NOTHING {
+		if w.lite() {
+			w.str(" ON CONFLICT")
+			w.conflictTarget(oc)
+			w.str(" DO NOTHING")
+		}
+		return
+	}
+	if w.lite() {
+		w.str(" ON CONFLICT")
+		if oc.Infer == nil {
+			w.refuse("ON CONFLICT DO UPDATE without a conflict target")
+		}
+		w.conflictTarget(oc)
+		w.str(" DO UPDATE SET ")
+		w.assignments(oc.TargetList, "")
+		if oc.WhereClause != nil {
+			w.str(" WHERE ")
+			w.expr(oc.WhereClause)
+		}
+		return
+	}
+	// MariaDB: ON DUPLICATE KEY UPDATE, where VALUES(c) is the row that
+	// was proposed. It counts an updated row twice; PostgreSQL counts
+	// every proposed row once when there is no WHERE.
+	if oc.WhereClause != nil {
+		w.refuse("ON CONFLICT DO UPDATE ... WHERE")
+	}
+	if rows == 0 {
+		w.refuse("INSERT ... SELECT with ON CONFLICT DO UPDATE")
+	}
+	if returning {
+		w.refuse("RETURNING with ON CONFLICT DO UPDATE")
+	}
+	w.countRows = int64(rows)
+	w.str(" ON DUPLICATE KEY UPDATE ")
+	w.excluded = true
+	w.assignments(oc.TargetList, "")
+	w.excluded = false
+}
+
+func (w *writer) conflictTarget(oc *pg_query.OnConflictClause) {
+	if oc.Infer == nil {
+		return
+	}
+	if oc.Infer.WhereClause != nil {
+		w.refuse("ON CONFLICT (...) WHERE")
+	}
+	w.str(" (")
+	list(w, oc.Infer.IndexElems, func(n *pg_query.Node) {
+		e := n.GetIndexElem()
+		if e == nil || e.Name == "" {
+			w.refuse("ON CONFLICT on an expression")
+		}
+		w.ident(e.Name)
+	})
+	w.str(")")
+}
+
+// assignments writes SET lists. MariaDB evaluates them left to right
+// with the values already assigned; PostgreSQL with the old row. They
+// agree unless an expression reads a column assigned before it, which is
+// refused for MariaDB.
+func (w *writer) assignments(targets []*pg_query.Node, qualifier string) {
+	assigned := map[string]bool{}
+	list(w, targets, func(n *pg_query.Node) {
+		rt := n.GetResTarget()
+		if len(rt.Indirection) > 0 {
+			w.refuse("UPDATE of a subfield or element")
+		}
+		if rt.Val.GetMultiAssignRef() != nil {
+			w.refuse("SET (a, b) = (...)")
+		}
+		if w.my() && len(assigned) > 0 && readsAny(rt.Val, assigned) {
+			w.refuse("an UPDATE whose SET reads a column it assigns before (MariaDB would read the new value)")
+		}
+		if qualifier != "" {
+			w.ident(qualifier)
+			w.str(".")
+		}
+		w.ident(rt.Name)
+		w.str(" = ")
+		t := ""
+		if c, _ := w.column([]string{rt.Name}); c != nil {
+			t = c.Type
+		}
+		w.typed(rt.Val, t)
+		assigned[rt.Name] = true
+	})
+}
+
+// readsAny reports whether expression n refers to one of the columns.
+func readsAny(n *pg_query.Node, cols map[string]bool) bool {
+	found := false
+	walk(n.ProtoReflect(), func(m protoreflect.Message) bool {
+		if cr, ok := m.Interface().(*pg_query.ColumnRef); ok {
+			f := refFields(cr)
+			if len(f) > 0 && cols[f[len(f)-1]] {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
+}
+
+// walk visits every message under m, depth first, while visit says so.
+func walk(m protoreflect.Message, visit func(protoreflect.Message) bool) bool {
+	if !visit(m) {
+		return false
+	}
+	cont := true
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		if fd.Kind() != protoreflect.MessageKind {
+			return true
+		}
+		if fd.IsList() {
+			l := v.List()
+			for i := 0; i < l.Len() && cont; i++ {
+				cont = walk(l.Get(i).Message(), visit)
+			}
+			return cont
+		}
+		cont = walk(v.Message(), visit)
+		return cont
+	})
+	return cont
+}
+
+func (w *writer) returning(targets []*pg_query.Node, verb string) {
+	if len(targets) == 0 {
+		return
+	}
+	if w.my() && verb == "UPDATE" {
+		w.refuse("UPDATE ... RETURNING")
+	}
+	w.str(" RETURNING ")
+	list(w, targets, func(n *pg_query.Node) { w.target(n) })
+}
+
+func (w *writer) updateStmt(u *pg_query.UpdateStmt) {
+	if u.WithClause != nil {
+		w.refuse("WITH on UPDATE")
+	}
+	if len(u.ReturningList) > 0 && w.my() {
+		w.refuse("UPDATE ... RETURNING")
+	}
+	w.pushTable(u.Relation, u.FromClause)
+	defer w.popScope()
+	w.str("UPDATE ")
+	w.tableName(u.Relation)
+	alias := u.Relation.Relname
+	if u.Relation.Alias != nil {
+		alias = u.Relation.Alias.Aliasname
+		w.str(" AS ")
+		w.ident(alias)
+	}
+	qualifier := ""
+	if w.my() && len(u.FromClause) > 0 {
+		for _, f := range u.FromClause {
+			w.str(", ")
+			w.fromItem(f)
+		}
+		qualifier = alias
+	}
+	w.str(" SET ")
+	w.assignments(u.TargetList, qualifier)
+	if w.lite() && len(u.FromClause) > 0 {
+		w.str(" FROM ")
+		list(w, u.FromClause, func(n *pg_query.Node) { w.fromItem(n) })
+	}
+	if u.WhereClause != nil {
+		w.str(" WHERE ")
+		w.expr(u.WhereClause)
+	}
+	w.returning(u.ReturningList, "UPDATE")
+}
+
+func (w *writer) deleteStmt(d *pg_query.DeleteStmt) {
+	if d.WithClause != nil {
+		w.refuse("WITH on DELETE")
+	}
+	w.pushTable(d.Relation, d.UsingClause)
+	defer w.popScope()
+	rv := d.Relation
+	if w.my() {
+		if rv.Alias != nil || len(d.UsingClause) > 0 {
+			if len(d.ReturningList) > 0 {
+				w.refuse("DELETE ... USING or with an alias, with RETURNING")
+			}
+			alias := rv.Relname
+			if rv.Alias != nil {
+				alias = rv.Alias.Aliasname
+			}
+			w.str("DELETE ")
+			w.ident(alias)
+			w.str(" FROM ")
+			w.tableName(rv)
+			if rv.Alias != nil {
+				w.str(" AS ")
+				w.ident(alias)
+			}
+			for _, f := range d.UsingClause {
+				w.str(", ")
+				w.fromItem(f)
+			}
+		} else {
+			w.str("DELETE FROM ")
+			w.tableName(rv)
+		}
+		if d.WhereClause != nil {
+			w.str(" WHERE ")
+			w.expr(d.WhereClause)
+		}
+		w.returning(d.ReturningList, "DELETE")
+		return
+	}
+	w.str("DELETE FROM ")
+	w.tableName(rv)
+	if rv.Alias != nil {
+		w.str(" AS ")
+		w.ident(rv.Alias.Aliasname)
+	}
+	if len(d.UsingClause) > 0 {
+		// SQLite has no USING: the joined rows become an EXISTS.
+		w.str(" WHERE EXISTS (SELECT 1 FROM ")
+		list(w, d.UsingClause, func(n *pg_query.Node) { w.fromItem(n) })
+		if d.WhereClause != nil {
+			w.str(" WHERE ")
+			w.expr(d.WhereClause)
+		}
+		w.str(")")
+	} else if d.WhereClause != nil {
+		w.str(" WHERE ")
+		w.expr(d.WhereClause)
+	}
+	w.returning(d.ReturningList, "DELETE")
+}
+
+func (w *writer) truncate(t *pg_query.TruncateStmt) {
+	if len(t.Relations) != 1 {
+		w.refuse("TRUNCATE of several tables")
+	}
+	if t.Behavior == pg_query.DropBehavior_DROP_CASCADE {
+		w.refuse("TRUNCATE ... CASCADE")
+	}
+	// TRUNCATE commits implicitly in MariaDB and fails on a table that
+	// foreign keys reference; DELETE keeps PostgreSQL's transactional
+	// meaning.
+	w.str("DELETE FROM ")
+	w.tableName(t.Relations[0].GetRangeVar())
+}
+
+var _ = schema.FillNone

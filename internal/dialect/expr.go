@@ -1,0 +1,639 @@
+package dialect
+
+import (
+	"strconv"
+	"strings"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/shepherd-db/shepherd/internal/answer"
+	"github.com/shepherd-db/shepherd/internal/schema"
+)
+
+// expr writes an expression. Operators are fully parenthesised: the
+// dialects' precedence tables differ in corners (NOT, ||, comparison
+// chains), parentheses make them irrelevant.
+func (w *writer) expr(n *pg_query.Node) {
+	switch {
+	case n == nil:
+		w.refuse("an empty expression")
+	case n.GetAConst() != nil:
+		w.constant(n.GetAConst())
+	case n.GetColumnRef() != nil:
+		w.columnRef(n.GetColumnRef())
+	case n.GetParamRef() != nil:
+		w.param(int(n.GetParamRef().Number), 0)
+	case n.GetAExpr() != nil:
+		w.aExpr(n.GetAExpr())
+	case n.GetBoolExpr() != nil:
+		w.boolExpr(n.GetBoolExpr())
+	case n.GetNullTest() != nil:
+		nt := n.GetNullTest()
+		if nt.Arg.GetRowExpr() != nil {
+			w.refuse("IS NULL on a row value")
+		}
+		w.str("(")
+		w.expr(nt.Arg)
+		if nt.Nulltesttype == pg_query.NullTestType_IS_NULL {
+			w.str(" IS NULL)")
+		} else {
+			w.str(" IS NOT NULL)")
+		}
+	case n.GetBooleanTest() != nil:
+		bt := n.GetBooleanTest()
+		w.str("(")
+		w.expr(bt.Arg)
+		switch bt.Booltesttype {
+		case pg_query.BoolTestType_IS_TRUE:
+			w.str(" IS TRUE)")
+		case pg_query.BoolTestType_IS_NOT_TRUE:
+			w.str(" IS NOT TRUE)")
+		case pg_query.BoolTestType_IS_FALSE:
+			w.str(" IS FALSE)")
+		case pg_query.BoolTestType_IS_NOT_FALSE:
+			w.str(" IS NOT FALSE)")
+		case pg_query.BoolTestType_IS_UNKNOWN:
+			w.str(" IS NULL)")
+		case pg_query.BoolTestType_IS_NOT_UNKNOWN:
+			w.str(" IS NOT NULL)")
+		}
+	case n.GetTypeCast() != nil:
+		w.cast(n.GetTypeCast())
+	case n.GetFuncCall() != nil:
+		w.funcCall(n.GetFuncCall())
+	case n.GetCaseExpr() != nil:
+		ce := n.GetCaseExpr()
+		w.str("CASE")
+		if ce.Arg != nil {
+			w.str(" ")
+			w.expr(ce.Arg)
+		}
+		for _, a := range ce.Args {
+			cw := a.GetCaseWhen()
+			w.str(" WHEN ")
+			w.expr(cw.Expr)
+			w.str(" THEN ")
+			w.expr(cw.Result)
+		}
+		if ce.Defresult != nil {
+			w.str(" ELSE ")
+			w.expr(ce.Defresult)
+		}
+		w.str(" END")
+	case n.GetCoalesceExpr() != nil:
+		w.str("COALESCE(")
+		list(w, n.GetCoalesceExpr().Args, func(a *pg_query.Node) { w.expr(a) })
+		w.str(")")
+	case n.GetMinMaxExpr() != nil:
+		w.minMax(n.GetMinMaxExpr())
+	case n.GetSubLink() != nil:
+		w.subLink(n.GetSubLink())
+	case n.GetRowExpr() != nil:
+		w.str("(")
+		list(w, n.GetRowExpr().Args, func(a *pg_query.Node) { w.expr(a) })
+		w.str(")")
+	case n.GetSqlvalueFunction() != nil:
+		w.refuse("%s (shepherd pins it to a value first)", sqlValueName(n.GetSqlvalueFunction().Op))
+	case n.GetSetToDefault() != nil:
+		if w.lite() {
+			w.refuse("DEFAULT in VALUES")
+		}
+		w.str("DEFAULT")
+	case n.GetCollateClause() != nil:
+		w.refuse("COLLATE")
+	case n.GetAArrayExpr() != nil:
+		w.refuse("arrays")
+	case n.GetAIndirection() != nil:
+		w.refuse("subscripts and field selection")
+	default:
+		w.refuse("%s expressions", nodeName(n))
+	}
+}
+
+func sqlValueName(op pg_query.SQLValueFunctionOp) string {
+	name := strings.TrimPrefix(op.String(), "SVFOP_")
+	return strings.ToLower(strings.TrimSuffix(name, "_N"))
+}
+
+func (w *writer) constant(c *pg_query.A_Const) {
+	switch {
+	case c.Isnull:
+		w.str("NULL")
+	case c.GetIval() != nil:
+		w.str(strconv.FormatInt(int64(c.GetIval().Ival), 10))
+	case c.GetFval() != nil:
+		w.str(c.GetFval().Fval)
+	case c.GetBoolval() != nil:
+		if c.GetBoolval().Boolval {
+			w.str("TRUE")
+		} else {
+			w.str("FALSE")
+		}
+	case c.GetSval() != nil:
+		w.literal(c.GetSval().Sval)
+	case c.GetBsval() != nil:
+		w.refuse("bit-string constants")
+	default:
+		// An integer constant 0 has an empty value.
+		w.str("0")
+	}
+}
+
+func (w *writer) columnRef(cr *pg_query.ColumnRef) {
+	if len(cr.Fields) > 2 {
+		w.refuse("schema-qualified column references")
+	}
+	if f := refFields(cr); len(f) == 2 && f[0] == "excluded" && w.excluded {
+		w.str("VALUES(")
+		w.ident(f[1])
+		w.str(")")
+		return
+	}
+	for i, f := range cr.Fields {
+		if i > 0 {
+			w.str(".")
+		}
+		switch {
+		case f.GetString_() != nil:
+			w.ident(f.GetString_().Sval)
+		case f.GetAStar() != nil:
+			w.str("*")
+		default:
+			w.refuse("this column reference")
+		}
+	}
+}
+
+func refFields(cr *pg_query.ColumnRef) []string {
+	var out []string
+	for _, f := range cr.Fields {
+		if s := f.GetString_(); s != nil {
+			out = append(out, s.Sval)
+		} else {
+			return nil
+		}
+	}
+	return out
+}
+
+func (w *writer) boolExpr(b *pg_query.BoolExpr) {
+	if b.Boolop == pg_query.BoolExprType_NOT_EXPR {
+		w.str("(NOT ")
+		w.expr(b.Args[0])
+		w.str(")")
+		return
+	}
+	op := " AND "
+	if b.Boolop == pg_query.BoolExprType_OR_EXPR {
+		op = " OR "
+	}
+	w.str("(")
+	for i, a := range b.Args {
+		if i > 0 {
+			w.str(op)
+		}
+		w.expr(a)
+	}
+	w.str(")")
+}
+
+// minMax writes GREATEST / LEAST. PostgreSQL ignores NULL arguments; the
+// other engines return NULL if any is NULL, so arguments that may be NULL
+// are folded pairwise with explicit NULL handling.
+func (w *writer) minMax(m *pg_query.MinMaxExpr) {
+	greatest := m.Op == pg_query.MinMaxOp_IS_GREATEST
+	fn := "LEAST"
+	if greatest {
+		fn = "GREATEST"
+	}
+	if w.lite() {
+		fn = "MIN"
+		if greatest {
+			fn = "MAX"
+		}
+	}
+	nullable := false
+	for _, a := range m.Args {
+		if !w.notNull(a, nil) {
+			nullable = true
+		}
+	}
+	if !nullable || len(m.Args) == 1 {
+		if len(m.Args) == 1 {
+			w.expr(m.Args[0])
+			return
+		}
+		w.str(fn + "(")
+		list(w, m.Args, func(a *pg_query.Node) { w.expr(a) })
+		w.str(")")
+		return
+	}
+	if len(m.Args) > 3 {
+		w.refuse("%s of more than three arguments that may be NULL", fn)
+	}
+	// f(a, b) ignoring NULLs = COALESCE(fn(a, b), a, b).
+	w.str("COALESCE(" + fn + "(")
+	list(w, m.Args, func(a *pg_query.Node) { w.expr(a) })
+	w.str(")")
+	if len(m.Args) == 2 {
+		for _, a := range m.Args {
+			w.str(", ")
+			w.expr(a)
+		}
+		w.str(")")
+		return
+	}
+	// Three arguments: any two non-NULL, else the one.
+	pairs := [][2]int{{0, 1}, {0, 2}, {1, 2}}
+	for _, p := range pairs {
+		w.str(", " + fn + "(")
+		w.expr(m.Args[p[0]])
+		w.str(", ")
+		w.expr(m.Args[p[1]])
+		w.str(")")
+	}
+	for _, a := range m.Args {
+		w.str(", ")
+		w.expr(a)
+	}
+	w.str(")")
+}
+
+func (w *writer) subLink(s *pg_query.SubLink) {
+	sub := s.Subselect.GetSelectStmt()
+	switch s.SubLinkType {
+	case pg_query.SubLinkType_EXISTS_SUBLINK:
+		w.str("EXISTS (")
+		w.selectStmt(sub, false)
+		w.str(")")
+	case pg_query.SubLinkType_EXPR_SUBLINK:
+		w.str("(")
+		w.selectStmt(sub, false)
+		w.str(")")
+	case pg_query.SubLinkType_ANY_SUBLINK, pg_query.SubLinkType_ALL_SUBLINK:
+		op := schema.OpName(s.OperName)
+		if op == "" {
+			op = "="
+		}
+		w.str("(")
+		w.expr(s.Testexpr)
+		switch {
+		case s.SubLinkType == pg_query.SubLinkType_ANY_SUBLINK && op == "=":
+			w.str(" IN (")
+		case w.lite():
+			w.refuse("%s ANY/ALL (subquery)", op)
+		default:
+			if !comparison[op] {
+				w.refuse("operator %s with ANY/ALL", op)
+			}
+			w.str(" " + op)
+			if s.SubLinkType == pg_query.SubLinkType_ANY_SUBLINK {
+				w.str(" ANY (")
+			} else {
+				w.str(" ALL (")
+			}
+		}
+		w.selectStmt(sub, false)
+		w.str("))")
+	default:
+		w.refuse("ARRAY(subquery) and other subquery forms")
+	}
+}
+
+var comparison = map[string]bool{"=": true, "<>": true, "<": true, ">": true, "<=": true, ">=": true}
+
+func (w *writer) aExpr(e *pg_query.A_Expr) {
+	op := schema.OpName(e.Name)
+	switch e.Kind {
+	case pg_query.A_Expr_Kind_AEXPR_OP:
+		w.operator(op, e.Lexpr, e.Rexpr)
+	case pg_query.A_Expr_Kind_AEXPR_DISTINCT, pg_query.A_Expr_Kind_AEXPR_NOT_DISTINCT:
+		not := e.Kind == pg_query.A_Expr_Kind_AEXPR_NOT_DISTINCT
+		w.str("(")
+		if w.my() {
+			if !not {
+				w.str("NOT ")
+			}
+			w.str("(")
+			w.expr(e.Lexpr)
+			w.str(" <=> ")
+			w.expr(e.Rexpr)
+			w.str("))")
+			return
+		}
+		w.expr(e.Lexpr)
+		if not {
+			w.str(" IS ")
+		} else {
+			w.str(" IS NOT ")
+		}
+		w.expr(e.Rexpr)
+		w.str(")")
+	case pg_query.A_Expr_Kind_AEXPR_NULLIF:
+		w.str("NULLIF(")
+		w.expr(e.Lexpr)
+		w.str(", ")
+		w.expr(e.Rexpr)
+		w.str(")")
+	case pg_query.A_Expr_Kind_AEXPR_IN:
+		w.in(op, e.Lexpr, e.Rexpr.GetList().Items)
+	case pg_query.A_Expr_Kind_AEXPR_LIKE, pg_query.A_Expr_Kind_AEXPR_ILIKE:
+		w.like(op, e.Lexpr, e.Rexpr)
+	case pg_query.A_Expr_Kind_AEXPR_BETWEEN, pg_query.A_Expr_Kind_AEXPR_NOT_BETWEEN:
+		bounds := e.Rexpr.GetList().Items
+		w.str("(")
+		w.expr(e.Lexpr)
+		if e.Kind == pg_query.A_Expr_Kind_AEXPR_NOT_BETWEEN {
+			w.str(" NOT")
+		}
+		w.str(" BETWEEN ")
+		w.typed(bounds[0], w.typeOf(e.Lexpr))
+		w.str(" AND ")
+		w.typed(bounds[1], w.typeOf(e.Lexpr))
+		w.str(")")
+	default:
+		w.refuse("%s", strings.ToLower(strings.TrimPrefix(e.Kind.String(), "AEXPR_")))
+	}
+}
+
+// in writes x IN (a, b) and row-value (x, y) IN ((1, 2), (3, 4)), which
+// SQLite takes only as IN (VALUES ...).
+func (w *writer) in(op string, l *pg_query.Node, items []*pg_query.Node) {
+	w.str("(")
+	w.expr(l)
+	if op == "<>" {
+		w.str(" NOT IN (")
+	} else {
+		w.str(" IN (")
+	}
+	if l.GetRowExpr() != nil && w.lite() {
+		w.str("VALUES ")
+	}
+	t := w.typeOf(l)
+	list(w, items, func(n *pg_query.Node) { w.typed(n, t) })
+	w.str("))")
+}
+
+// like writes LIKE / ILIKE with PostgreSQL's default escape character,
+// which neither MariaDB (with NO_BACKSLASH_ESCAPES) nor SQLite has unless
+// told.
+func (w *writer) like(op string, l, r *pg_query.Node) {
+	not := strings.HasPrefix(op, "!")
+	ilike := strings.HasSuffix(op, "*")
+	esc := "'\\'"
+	if fc := r.GetFuncCall(); fc != nil && schema.FuncName(fc) == "like_escape" {
+		r = fc.Args[0]
+		c := fc.Args[1].GetAConst()
+		if c == nil || c.GetSval() == nil || len(c.GetSval().Sval) != 1 {
+			w.refuse("LIKE ... ESCAPE with an escape that is not one character")
+		}
+		esc = "'" + strings.ReplaceAll(c.GetSval().Sval, "'", "''") + "'"
+	}
+	w.str("(")
+	if ilike {
+		w.str("LOWER(")
+		w.expr(l)
+		w.str(")")
+	} else {
+		w.expr(l)
+	}
+	if not {
+		w.str(" NOT")
+	}
+	w.str(" LIKE ")
+	if ilike {
+		w.str("LOWER(")
+		w.expr(r)
+		w.str(")")
+	} else {
+		w.expr(r)
+	}
+	w.str(" ESCAPE " + esc + ")")
+}
+
+// operator writes a binary or prefix operator.
+func (w *writer) operator(op string, l, r *pg_query.Node) {
+	if l == nil {
+		switch op {
+		case "-", "+":
+			w.str("(" + op)
+			w.expr(r)
+			w.str(")")
+			return
+		}
+		w.refuse("prefix operator %s", op)
+	}
+	lt, rt := w.typeOf(l), w.typeOf(r)
+	switch op {
+	case "=", "<>", "<", ">", "<=", ">=":
+		w.str("(")
+		w.typed(l, rt)
+		w.str(" " + op + " ")
+		w.typed(r, lt)
+		w.str(")")
+	case "||":
+		if isJSON(lt) || isJSON(rt) {
+			w.refuse("|| on json values")
+		}
+		w.binary(l, op, r)
+	case "*":
+		w.binary(l, op, r)
+	case "+", "-":
+		w.arith(op, l, r, lt, rt)
+	case "/":
+		w.divide(l, r, lt, rt)
+	case "%":
+		if !isInt(lt) || !isInt(rt) {
+			if w.lite() || lt == "" || rt == "" {
+				w.refuse("%% on operands that are not both integers")
+			}
+		}
+		w.binary(l, op, r)
+	default:
+		w.refuse("operator %s", op)
+	}
+}
+
+func (w *writer) binary(l *pg_query.Node, op string, r *pg_query.Node) {
+	w.str("(")
+	w.expr(l)
+	w.str(" " + op + " ")
+	w.expr(r)
+	w.str(")")
+}
+
+// divide writes /. PostgreSQL divides integers by truncating toward zero,
+// as SQLite does; MariaDB's / gives a decimal, its DIV truncates. SQLite
+// keeps an integral numeric value as an integer, so a numeric operand is
+// made real there.
+func (w *writer) divide(l, r *pg_query.Node, lt, rt string) {
+	switch {
+	case isInt(lt) && isInt(rt):
+		if w.my() {
+			w.binary(l, "DIV", r)
+			return
+		}
+		w.binary(l, "/", r)
+	case isNumber(lt) && isNumber(rt) && (!isInt(lt) || !isInt(rt)):
+		if w.lite() && (lt == "numeric" || rt == "numeric") {
+			w.str("(CAST(")
+			w.expr(l)
+			w.str(" AS REAL) / ")
+			w.expr(r)
+			w.str(")")
+			return
+		}
+		w.binary(l, "/", r)
+	default:
+		w.refuse("division whose operand types shepherd cannot tell (add a cast, e.g. x::numeric / y)")
+	}
+}
+
+// arith writes + and -, including date and timestamp arithmetic.
+func (w *writer) arith(op string, l, r *pg_query.Node, lt, rt string) {
+	switch {
+	case isNumber(lt) && isNumber(rt), lt == "" && isNumber(rt), isNumber(lt) && rt == "":
+		w.binary(l, op, r)
+	case lt == "date" && isInt(rt):
+		if w.my() {
+			w.str("(")
+			w.expr(l)
+			w.str(" " + op + " INTERVAL ")
+			w.expr(r)
+			w.str(" DAY)")
+			return
+		}
+		w.str("date(")
+		w.expr(l)
+		w.str(", (")
+		w.expr(r)
+		if op == "-" {
+			w.str(" * -1")
+		}
+		w.str(") || ' days')")
+	case isInt(lt) && rt == "date" && op == "+":
+		w.arith(op, r, l, rt, lt)
+	case lt == "date" && rt == "date" && op == "-":
+		if w.my() {
+			w.str("DATEDIFF(")
+			w.expr(l)
+			w.str(", ")
+			w.expr(r)
+			w.str(")")
+			return
+		}
+		w.str("CAST(julianday(")
+		w.expr(l)
+		w.str(") - julianday(")
+		w.expr(r)
+		w.str(") AS INTEGER)")
+	case isTime(lt) && rt == "interval":
+		n, unit := w.interval(r)
+		if op == "-" {
+			n = -n
+		}
+		if w.my() {
+			w.str("(")
+			if lt == "date" {
+				// PostgreSQL's date + interval is a timestamp.
+				w.str("CAST(")
+				w.expr(l)
+				w.str(" AS DATETIME(6))")
+			} else {
+				w.expr(l)
+			}
+			w.str(" + INTERVAL " + strconv.FormatInt(n, 10) + " " + strings.ToUpper(unit) + ")")
+			return
+		}
+		w.str("strftime('%Y-%m-%d %H:%M:%f', ")
+		w.expr(l)
+		w.str(", '" + strconv.FormatInt(n, 10) + " " + unit + "s')")
+	case lt == "interval" && isTime(rt) && op == "+":
+		w.arith(op, r, l, rt, lt)
+	default:
+		if lt == "" || rt == "" {
+			w.refuse("%s on operands whose types shepherd cannot tell (add a cast)", op)
+		}
+		w.refuse("%s between %s and %s", op, lt, rt)
+	}
+}
+
+// interval reads a constant interval of one unit ('3 days', '1 hour').
+func (w *writer) interval(n *pg_query.Node) (int64, string) {
+	tc := n.GetTypeCast()
+	if tc == nil || len(tc.TypeName.Typmods) > 0 {
+		w.refuse("intervals other than a constant like interval '3 days'")
+	}
+	c := tc.Arg.GetAConst()
+	if c == nil || c.GetSval() == nil {
+		w.refuse("intervals other than a constant like interval '3 days'")
+	}
+	f := strings.Fields(strings.ToLower(c.GetSval().Sval))
+	if len(f) != 2 {
+		w.refuse("interval %q (one number and one unit only)", c.GetSval().Sval)
+	}
+	v, err := strconv.ParseInt(f[0], 10, 64)
+	if err != nil {
+		w.refuse("interval %q (whole numbers only)", c.GetSval().Sval)
+	}
+	unit := strings.TrimSuffix(f[1], "s")
+	switch unit {
+	case "year", "month", "day", "hour", "minute", "second":
+	case "week":
+		return v * 7, "day"
+	default:
+		w.refuse("interval unit %q", f[1])
+	}
+	return v, unit
+}
+
+// typed writes n where a value of type t is expected: a string constant
+// for a date, timestamp or boolean is written in the form the dialect
+// reads (MariaDB cannot read a time zone offset, SQLite compares dates as
+// text).
+func (w *writer) typed(n *pg_query.Node, t string) {
+	if p := n.GetParamRef(); p != nil && t != "" {
+		switch f := Family(t); f {
+		case answer.Date, answer.Time, answer.Timestamp, answer.TimestampTZ, answer.Bool:
+			w.param(int(p.Number), f)
+			return
+		}
+	}
+	c := n.GetAConst()
+	if c == nil || c.GetSval() == nil || t == "" {
+		w.expr(n)
+		return
+	}
+	switch {
+	case t == "date" || t == "timestamp" || t == "timestamptz" || t == "time":
+		w.timeLiteral(c.GetSval().Sval, t)
+	case t == "bool":
+		b, ok := parseBool(c.GetSval().Sval)
+		if !ok {
+			w.refuse("boolean constant %q", c.GetSval().Sval)
+		}
+		if b {
+			w.str("TRUE")
+		} else {
+			w.str("FALSE")
+		}
+	default:
+		w.expr(n)
+	}
+}
+
+func parseBool(s string) (value, ok bool) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "t", "true", "y", "yes", "on", "1":
+		return true, true
+	case "f", "false", "n", "no", "off", "0":
+		return false, true
+	}
+	return false, false
+}
+
+func isInt(t string) bool     { return schema.IsInteger(t) }
+func isNumber(t string) bool  { return isInt(t) || t == "numeric" || t == "float4" || t == "float8" }
+func isTime(t string) bool    { return t == "date" || t == "timestamp" || t == "timestamptz" }
+func isJSON(t string) bool    { return t == "json" || t == "jsonb" }
+func isTextual(t string) bool { return schema.IsText(t) }

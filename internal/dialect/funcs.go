@@ -1,0 +1,502 @@
+package dialect
+
+import (
+	"strconv"
+	"strings"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/shepherd-db/shepherd/internal/schema"
+)
+
+// sameEverywhere are functions every dialect spells and means alike, by
+// their argument counts.
+var sameEverywhere = map[string][]int{
+	"lower": {1}, "upper": {1}, "replace": {3}, "abs": {1}, "round": {1, 2},
+	"nullif": {2},
+	"count": {0, 1}, "sum": {1}, "avg": {1}, "min": {1}, "max": {1},
+	"row_number": {0}, "rank": {0}, "dense_rank": {0}, "ntile": {1},
+	"percent_rank": {0}, "cume_dist": {0},
+	"lag": {1, 2, 3}, "lead": {1, 2, 3}, "first_value": {1}, "last_value": {1},
+	"concat_ws": nil,
+}
+
+// mathFunctions exist in MariaDB and in SQLite's math extension under
+// the same name and meaning.
+var mathFunctions = map[string][]int{
+	"ceil": {1}, "ceiling": {1}, "floor": {1}, "sqrt": {1}, "exp": {1}, "ln": {1},
+	"power": {2}, "pi": {0}, "sign": {1},
+}
+
+func argsOK(table map[string][]int, name string, n int) bool {
+	counts, ok := table[name]
+	if !ok {
+		return false
+	}
+	if counts == nil {
+		return n > 0
+	}
+	for _, c := range counts {
+		if c == n {
+			return true
+		}
+	}
+	return false
+}
+
+// funcCall writes a function call, aggregate or window function.
+func (w *writer) funcCall(fc *pg_query.FuncCall) {
+	name := schema.FuncName(fc)
+	if name == "" {
+		w.refuse("user-defined or schema-qualified functions")
+	}
+	if fc.AggWithinGroup {
+		w.refuse("WITHIN GROUP")
+	}
+	if fc.FuncVariadic {
+		w.refuse("VARIADIC arguments")
+	}
+	if len(fc.AggOrder) > 0 && name != "string_agg" {
+		w.refuse("ORDER BY inside %s()", name)
+	}
+	n := len(fc.Args)
+	switch {
+	case name == "now" || name == "random" || name == "gen_random_uuid" || name == "clock_timestamp" ||
+		name == "statement_timestamp" || name == "transaction_timestamp" || name == "nextval" ||
+		name == "currval" || name == "lastval" || name == "setval" || name == "uuid_generate_v4":
+		// Pinned to parameters before writing; left here only when the
+		// form was not one shepherd pins.
+		w.refuse("%s() in this form", name)
+	case argsOK(sameEverywhere, name, n):
+		w.call(strings.ToUpper(name), fc)
+	case argsOK(mathFunctions, name, n):
+		if name == "power" && w.my() {
+			w.call("POW", fc)
+			return
+		}
+		w.call(strings.ToUpper(name), fc)
+	default:
+		w.special(name, fc)
+	}
+	if fc.Over != nil {
+		w.str(" OVER ")
+		if fc.Over.Name != "" && len(fc.Over.PartitionClause) == 0 && len(fc.Over.OrderClause) == 0 {
+			w.ident(fc.Over.Name)
+		} else {
+			w.windowDef(fc.Over)
+		}
+	}
+}
+
+// call writes NAME(args) with the aggregate decorations PostgreSQL and
+// the dialect share: *, DISTINCT and (SQLite only) FILTER.
+func (w *writer) call(name string, fc *pg_query.FuncCall) {
+	w.str(name + "(")
+	if fc.AggDistinct {
+		w.str("DISTINCT ")
+	}
+	if fc.AggStar {
+		w.str("*")
+	}
+	list(w, fc.Args, func(a *pg_query.Node) { w.expr(a) })
+	w.str(")")
+	if fc.AggFilter != nil {
+		if w.my() {
+			w.refuse("aggregate FILTER (WHERE ...)")
+		}
+		w.str(" FILTER (WHERE ")
+		w.expr(fc.AggFilter)
+		w.str(")")
+	}
+}
+
+// special writes the functions whose name or meaning differs.
+func (w *writer) special(name string, fc *pg_query.FuncCall) {
+	a := fc.Args
+	n := len(a)
+	arg := func(i int) { w.expr(a[i]) }
+	switch {
+	case (name == "length" || name == "char_length" || name == "character_length") && n == 1:
+		if w.typeOf(a[0]) == "bytea" {
+			w.refuse("length() of bytea")
+		}
+		if w.my() {
+			w.call("CHAR_LENGTH", fc)
+		} else {
+			w.call("LENGTH", fc)
+		}
+	case name == "octet_length" && n == 1:
+		if w.my() {
+			w.call("LENGTH", fc)
+		} else {
+			w.call("OCTET_LENGTH", fc)
+		}
+	case (name == "substr" || name == "substring") && (n == 2 || n == 3):
+		if w.typeOf(a[1]) == "text" || a[1].GetAConst() != nil && a[1].GetAConst().GetSval() != nil {
+			w.refuse("substring with a regular expression")
+		}
+		// PostgreSQL counts a start before 1 toward the length; the
+		// others count from the end for negative starts. Equal for
+		// starts of 1 or more.
+		if c, ok := intConst(a[1]); !ok || c < 1 {
+			if !ok && w.lite() {
+				w.refuse("substring with a start that is not a positive constant")
+			}
+			if ok {
+				w.refuse("substring with a start below 1")
+			}
+		}
+		w.call("SUBSTR", fc)
+	case (name == "strpos" && n == 2) || (name == "position" && n == 2):
+		// POSITION(x IN s) parses as position(s, x).
+		if w.my() {
+			w.str("LOCATE(")
+			arg(1)
+			w.str(", ")
+			arg(0)
+			w.str(")")
+		} else {
+			w.str("INSTR(")
+			arg(0)
+			w.str(", ")
+			arg(1)
+			w.str(")")
+		}
+	case (name == "btrim" || name == "ltrim" || name == "rtrim") && (n == 1 || n == 2):
+		fn := map[string]string{"btrim": "TRIM", "ltrim": "LTRIM", "rtrim": "RTRIM"}[name]
+		if n == 1 {
+			w.str(fn + "(")
+			arg(0)
+			w.str(")")
+			return
+		}
+		if w.lite() {
+			w.str(fn + "(")
+			arg(0)
+			w.str(", ")
+			arg(1)
+			w.str(")")
+			return
+		}
+		// MariaDB strips a string, PostgreSQL a set of characters: the
+		// same for one character.
+		c, ok := strConst(a[1])
+		if !ok || len([]rune(c)) != 1 {
+			w.refuse("%s with more than one character to strip", name)
+		}
+		where := map[string]string{"btrim": "BOTH", "ltrim": "LEADING", "rtrim": "TRAILING"}[name]
+		w.str("TRIM(" + where + " ")
+		arg(1)
+		w.str(" FROM ")
+		arg(0)
+		w.str(")")
+	case name == "concat" && n > 0:
+		// concat() skips NULLs, as CONCAT_WS does.
+		w.str("CONCAT_WS(''")
+		for i := range a {
+			w.str(", ")
+			arg(i)
+		}
+		w.str(")")
+	case (name == "lpad" || name == "rpad") && (n == 2 || n == 3):
+		if w.lite() {
+			w.refuse("%s()", name)
+		}
+		// PostgreSQL pads with spaces by default; MariaDB needs the pad.
+		w.str(strings.ToUpper(name) + "(")
+		arg(0)
+		w.str(", ")
+		arg(1)
+		w.str(", ")
+		if n == 3 {
+			arg(2)
+		} else {
+			w.str("' '")
+		}
+		w.str(")")
+	case (name == "left" || name == "right") && n == 2:
+		if c, ok := intConst(a[1]); !ok || c < 0 {
+			w.refuse("%s() with a length that is not a constant of 0 or more", name)
+		}
+		if w.my() {
+			w.call(strings.ToUpper(name), fc)
+			return
+		}
+		w.str("SUBSTR(")
+		arg(0)
+		if name == "left" {
+			w.str(", 1, ")
+			arg(1)
+		} else {
+			c, _ := intConst(a[1])
+			if c == 0 {
+				w.str(", 1, 0")
+			} else {
+				w.str(", -" + strconv.FormatInt(c, 10))
+			}
+		}
+		w.str(")")
+	case (name == "repeat" || name == "reverse" || name == "md5") && w.my():
+		w.call(strings.ToUpper(name), fc)
+	case name == "mod" && n == 2:
+		if !isInt(w.typeOf(a[0])) || !isInt(w.typeOf(a[1])) {
+			w.refuse("mod() of operands that are not both integers")
+		}
+		w.binary(a[0], "%", a[1])
+	case name == "trunc" && (n == 1 || n == 2):
+		if w.my() {
+			w.str("TRUNCATE(")
+			arg(0)
+			w.str(", ")
+			if n == 2 {
+				arg(1)
+			} else {
+				w.str("0")
+			}
+			w.str(")")
+			return
+		}
+		if n == 2 {
+			w.refuse("trunc(x, n)")
+		}
+		w.call("TRUNC", fc)
+	case name == "log" && n == 1:
+		// PostgreSQL's log is base 10, MariaDB's natural.
+		if w.my() {
+			w.call("LOG10", fc)
+		} else {
+			w.call("LOG10", fc)
+		}
+	case name == "string_agg" && n == 2:
+		w.stringAgg(fc)
+	case (name == "bool_and" || name == "every" || name == "bool_or") && n == 1:
+		fn := "MIN"
+		if name == "bool_or" {
+			fn = "MAX"
+		}
+		if fc.AggFilter != nil || fc.AggDistinct {
+			w.refuse("%s with DISTINCT or FILTER", name)
+		}
+		w.str(fn + "(")
+		arg(0)
+		w.str(")")
+	case (name == "extract" || name == "date_part") && n == 2:
+		w.extract(a)
+	case name == "date_trunc" && n == 2:
+		w.dateTrunc(a)
+	case name == "coalesce":
+		w.call("COALESCE", fc)
+	default:
+		w.refuse("function %s() with %d arguments", name, n)
+	}
+}
+
+func intConst(n *pg_query.Node) (int64, bool) {
+	if c := n.GetAConst(); c != nil && c.GetIval() != nil {
+		return int64(c.GetIval().Ival), true
+	}
+	if c := n.GetAConst(); c != nil && !c.Isnull && c.GetSval() == nil && c.GetFval() == nil && c.GetBoolval() == nil && c.GetBsval() == nil {
+		return 0, true
+	}
+	return 0, false
+}
+
+func strConst(n *pg_query.Node) (string, bool) {
+	if c := n.GetAConst(); c != nil && c.GetSval() != nil {
+		return c.GetSval().Sval, true
+	}
+	return "", false
+}
+
+// stringAgg writes string_agg(x, sep [ORDER BY ...]).
+func (w *writer) stringAgg(fc *pg_query.FuncCall) {
+	if fc.AggFilter != nil && w.my() {
+		w.refuse("aggregate FILTER (WHERE ...)")
+	}
+	if len(fc.AggOrder) == 0 {
+		// Without ORDER BY the concatenation order is whatever each
+		// engine's plan gives.
+		w.refuse("string_agg() without ORDER BY (its result order is not fixed)")
+	}
+	if w.my() {
+		w.str("GROUP_CONCAT(")
+		if fc.AggDistinct {
+			w.str("DISTINCT ")
+		}
+		w.expr(fc.Args[0])
+		w.str(" ORDER BY ")
+		list(w, fc.AggOrder, func(n *pg_query.Node) { w.sortBy(n.GetSortBy(), nil) })
+		w.str(" SEPARATOR ")
+		w.expr(fc.Args[1])
+		w.str(")")
+		return
+	}
+	w.str("GROUP_CONCAT(")
+	if fc.AggDistinct {
+		w.refuse("string_agg(DISTINCT ...)")
+	}
+	w.expr(fc.Args[0])
+	w.str(", ")
+	w.expr(fc.Args[1])
+	w.str(" ORDER BY ")
+	list(w, fc.AggOrder, func(n *pg_query.Node) { w.sortBy(n.GetSortBy(), nil) })
+	w.str(")")
+	if fc.AggFilter != nil {
+		w.str(" FILTER (WHERE ")
+		w.expr(fc.AggFilter)
+		w.str(")")
+	}
+}
+
+// extract writes EXTRACT(field FROM x) for the integer fields.
+func (w *writer) extract(a []*pg_query.Node) {
+	field, ok := strConst(a[0])
+	if !ok {
+		w.refuse("extract() of a field that is not a constant")
+	}
+	field = strings.ToLower(field)
+	my := map[string]string{"year": "YEAR", "month": "MONTH", "day": "DAY", "hour": "HOUR", "minute": "MINUTE", "quarter": "QUARTER"}
+	lite := map[string]string{"year": "%Y", "month": "%m", "day": "%d", "hour": "%H", "minute": "%M", "dow": "%w", "doy": "%j"}
+	if w.my() {
+		switch {
+		case my[field] != "":
+			w.str("EXTRACT(" + my[field] + " FROM ")
+			w.expr(a[1])
+			w.str(")")
+		case field == "dow":
+			w.str("(DAYOFWEEK(")
+			w.expr(a[1])
+			w.str(") - 1)")
+		case field == "doy":
+			w.str("DAYOFYEAR(")
+			w.expr(a[1])
+			w.str(")")
+		default:
+			w.refuse("extract(%s ...)", field)
+		}
+		return
+	}
+	f, ok := lite[field]
+	if !ok {
+		w.refuse("extract(%s ...)", field)
+	}
+	w.str("CAST(strftime('" + f + "', ")
+	w.expr(a[1])
+	w.str(") AS INTEGER)")
+}
+
+// dateTrunc writes date_trunc('unit', ts) for whole units.
+func (w *writer) dateTrunc(a []*pg_query.Node) {
+	unit, ok := strConst(a[0])
+	if !ok {
+		w.refuse("date_trunc() of a unit that is not a constant")
+	}
+	formats := map[string]string{
+		"year":   "%Y-01-01 00:00:00",
+		"month":  "%Y-%m-01 00:00:00",
+		"day":    "%Y-%m-%d 00:00:00",
+		"hour":   "%Y-%m-%d %H:00:00",
+		"minute": "%Y-%m-%d %H:%i:00",
+		"second": "%Y-%m-%d %H:%i:%s",
+	}
+	f, ok := formats[strings.ToLower(unit)]
+	if !ok {
+		w.refuse("date_trunc('%s', ...)", unit)
+	}
+	if w.my() {
+		w.str("CAST(DATE_FORMAT(")
+		w.expr(a[1])
+		w.str(", '" + f + "') AS DATETIME(6))")
+		return
+	}
+	f = strings.ReplaceAll(strings.ReplaceAll(f, "%i", "%M"), "%s", "%S")
+	w.str("strftime('" + f + "', ")
+	w.expr(a[1])
+	w.str(")")
+}
+
+// windowDef writes a window specification (PARTITION BY, ORDER BY, frame).
+func (w *writer) windowDef(wd *pg_query.WindowDef) {
+	w.str("(")
+	sep := ""
+	if wd.Refname != "" {
+		w.ident(wd.Refname)
+		sep = " "
+	}
+	if len(wd.PartitionClause) > 0 {
+		w.str(sep + "PARTITION BY ")
+		list(w, wd.PartitionClause, func(n *pg_query.Node) { w.expr(n) })
+		sep = " "
+	}
+	if len(wd.OrderClause) > 0 {
+		w.str(sep + "ORDER BY ")
+		list(w, wd.OrderClause, func(n *pg_query.Node) { w.sortBy(n.GetSortBy(), nil) })
+		sep = " "
+	}
+	if frame := w.frame(wd); frame != "" {
+		w.str(sep + frame)
+	}
+	w.str(")")
+}
+
+// Frame option bits (PostgreSQL's FRAMEOPTION_*).
+const (
+	frameNonDefault        = 0x1
+	frameRange             = 0x2
+	frameRows              = 0x4
+	frameGroups            = 0x8
+	frameBetween           = 0x10
+	frameStartUnbPreceding = 0x20
+	frameEndUnbFollowing   = 0x100
+	frameStartCurrent      = 0x200
+	frameEndCurrent        = 0x400
+	frameStartOffPreceding = 0x800
+	frameEndOffPreceding   = 0x1000
+	frameStartOffFollowing = 0x2000
+	frameEndOffFollowing   = 0x4000
+	frameExclusions        = 0x8000 | 0x10000 | 0x20000
+)
+
+func (w *writer) frame(wd *pg_query.WindowDef) string {
+	o := wd.FrameOptions
+	if o&frameNonDefault == 0 {
+		return ""
+	}
+	if o&(frameGroups|frameExclusions) != 0 {
+		w.refuse("GROUPS frames and frame exclusions")
+	}
+	if o&(frameStartOffPreceding|frameEndOffPreceding|frameStartOffFollowing|frameEndOffFollowing) != 0 {
+		if o&frameRows == 0 {
+			w.refuse("RANGE frames with offsets")
+		}
+	}
+	kind := "RANGE"
+	if o&frameRows != 0 {
+		kind = "ROWS"
+	}
+	bound := func(unb, cur, offPre, offFol int32, off *pg_query.Node, unbWord string) string {
+		switch {
+		case o&unb != 0:
+			return "UNBOUNDED " + unbWord
+		case o&cur != 0:
+			return "CURRENT ROW"
+		case o&(offPre|offFol) != 0:
+			v, ok := intConst(off)
+			if !ok {
+				w.refuse("frame offsets that are not integer constants")
+			}
+			if o&offPre != 0 {
+				return strconv.FormatInt(v, 10) + " PRECEDING"
+			}
+			return strconv.FormatInt(v, 10) + " FOLLOWING"
+		}
+		w.refuse("this window frame")
+		return ""
+	}
+	start := bound(frameStartUnbPreceding, frameStartCurrent, frameStartOffPreceding, frameStartOffFollowing, wd.StartOffset, "PRECEDING")
+	if o&frameBetween == 0 {
+		return kind + " " + start
+	}
+	end := bound(frameEndUnbFollowing, frameEndCurrent, frameEndOffPreceding, frameEndOffFollowing, wd.EndOffset, "FOLLOWING")
+	return kind + " BETWEEN " + start + " AND " + end
+}

@@ -1,0 +1,529 @@
+package dialect
+
+import (
+	"strconv"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/shepherd-db/shepherd/internal/answer"
+	"github.com/shepherd-db/shepherd/internal/schema"
+)
+
+// selectStmt writes a query. top is false for subqueries and set-operation
+// members, which a caller has already parenthesised as the dialect needs.
+func (w *writer) selectStmt(s *pg_query.SelectStmt, top bool) {
+	if s.IntoClause != nil {
+		w.refuse("SELECT INTO")
+	}
+	if s.WithClause != nil {
+		w.with(s.WithClause)
+	}
+	if s.Op != pg_query.SetOperation_SETOP_NONE {
+		w.setOp(s)
+		return
+	}
+	if len(s.ValuesLists) > 0 {
+		w.values(s.ValuesLists)
+		w.orderLimit(s, nil)
+		return
+	}
+	w.pushScope(s.FromClause)
+	defer w.popScope()
+	w.str("SELECT ")
+	if len(s.DistinctClause) > 0 {
+		if s.DistinctClause[0].GetNode() != nil {
+			w.refuse("SELECT DISTINCT ON")
+		}
+		w.str("DISTINCT ")
+	}
+	if len(s.TargetList) == 0 {
+		w.refuse("SELECT with no columns")
+	}
+	list(w, s.TargetList, func(n *pg_query.Node) { w.target(n) })
+	if len(s.FromClause) > 0 {
+		w.str(" FROM ")
+		list(w, s.FromClause, func(n *pg_query.Node) { w.fromItem(n) })
+	}
+	if s.WhereClause != nil {
+		w.str(" WHERE ")
+		w.expr(s.WhereClause)
+	}
+	if len(s.GroupClause) > 0 {
+		w.str(" GROUP BY ")
+		list(w, s.GroupClause, func(n *pg_query.Node) {
+			if n.GetGroupingSet() != nil {
+				w.refuse("GROUPING SETS, ROLLUP or CUBE")
+			}
+			w.expr(n)
+		})
+	}
+	if s.GroupDistinct {
+		w.refuse("GROUP BY DISTINCT")
+	}
+	if s.HavingClause != nil {
+		w.str(" HAVING ")
+		w.expr(s.HavingClause)
+	}
+	if len(s.WindowClause) > 0 {
+		w.str(" WINDOW ")
+		list(w, s.WindowClause, func(n *pg_query.Node) {
+			wd := n.GetWindowDef()
+			w.ident(wd.Name)
+			w.str(" AS ")
+			w.windowDef(wd)
+		})
+	}
+	w.orderLimit(s, s.TargetList)
+	w.locking(s.LockingClause)
+}
+
+// setOp writes UNION / INTERSECT / EXCEPT. Its ORDER BY and LIMIT apply to
+// the whole; MariaDB sorts a compound's result reliably only when it is
+// wrapped in a derived table, so a sorted compound is written that way.
+func (w *writer) setOp(s *pg_query.SelectStmt) {
+	sorted := len(s.SortClause) > 0 || s.LimitCount != nil || s.LimitOffset != nil
+	if sorted {
+		w.str("SELECT * FROM (")
+	}
+	w.member(s.Larg, s.Op, true)
+	switch s.Op {
+	case pg_query.SetOperation_SETOP_UNION:
+		w.str(" UNION ")
+	case pg_query.SetOperation_SETOP_INTERSECT:
+		w.str(" INTERSECT ")
+	case pg_query.SetOperation_SETOP_EXCEPT:
+		w.str(" EXCEPT ")
+	}
+	if s.All {
+		if w.lite() && s.Op != pg_query.SetOperation_SETOP_UNION {
+			w.refuse("INTERSECT ALL / EXCEPT ALL")
+		}
+		w.str("ALL ")
+	}
+	w.member(s.Rarg, s.Op, false)
+	if sorted {
+		w.str(") AS ")
+		w.ident("_shepherd_set")
+		w.orderLimit(s, nil)
+	}
+	w.locking(s.LockingClause)
+}
+
+// member writes one operand of a set operation. A plain SELECT is written
+// bare; a nested compound, or one with its own ORDER BY / LIMIT, becomes a
+// derived table (SQLite allows no parentheses there, and evaluates
+// compounds strictly left to right, where the others bind INTERSECT
+// tighter).
+func (w *writer) member(s *pg_query.SelectStmt, parent pg_query.SetOperation, left bool) {
+	nested := s.Op != pg_query.SetOperation_SETOP_NONE
+	own := len(s.SortClause) > 0 || s.LimitCount != nil || s.LimitOffset != nil || s.WithClause != nil
+	if !own && (!nested || left && (s.Op == parent || s.Op == pg_query.SetOperation_SETOP_INTERSECT)) {
+		w.selectStmt(s, false)
+		return
+	}
+	w.str("SELECT * FROM (")
+	w.selectStmt(s, false)
+	w.str(") AS ")
+	w.derived++
+	w.ident("_shepherd_m" + strconv.Itoa(w.derived))
+}
+
+// values writes a VALUES list as a query (VALUES (1, 'a'), (2, 'b')).
+func (w *writer) values(rows []*pg_query.Node) {
+	w.str("VALUES ")
+	list(w, rows, func(r *pg_query.Node) {
+		w.str("(")
+		list(w, r.GetList().Items, func(n *pg_query.Node) { w.expr(n) })
+		w.str(")")
+	})
+}
+
+func (w *writer) with(wc *pg_query.WithClause) {
+	w.str("WITH ")
+	if wc.Recursive {
+		w.str("RECURSIVE ")
+	}
+	list(w, wc.Ctes, func(n *pg_query.Node) {
+		cte := n.GetCommonTableExpr()
+		if cte.SearchClause != nil || cte.CycleClause != nil {
+			w.refuse("SEARCH or CYCLE in WITH RECURSIVE")
+		}
+		w.ident(cte.Ctename)
+		if len(cte.Aliascolnames) > 0 {
+			w.str(" (")
+			list(w, cte.Aliascolnames, func(a *pg_query.Node) { w.ident(a.GetString_().Sval) })
+			w.str(")")
+		}
+		w.str(" AS (")
+		q := cte.Ctequery.GetSelectStmt()
+		if q == nil {
+			w.refuse("a data-modifying statement in WITH")
+		}
+		w.selectStmt(q, false)
+		w.str(")")
+	})
+	w.str(" ")
+}
+
+// target writes one SELECT-list item.
+func (w *writer) target(n *pg_query.Node) {
+	rt := n.GetResTarget()
+	w.expr(rt.Val)
+	if rt.Name != "" {
+		w.str(" AS ")
+		w.ident(rt.Name)
+	}
+}
+
+// fromItem writes one FROM-list item.
+func (w *writer) fromItem(n *pg_query.Node) {
+	switch {
+	case n.GetRangeVar() != nil:
+		rv := n.GetRangeVar()
+		w.tableName(rv)
+		if rv.Alias != nil {
+			if len(rv.Alias.Colnames) > 0 {
+				w.refuse("column aliases on a table in FROM")
+			}
+			w.str(" AS ")
+			w.ident(rv.Alias.Aliasname)
+		}
+	case n.GetRangeSubselect() != nil:
+		rs := n.GetRangeSubselect()
+		if rs.Lateral {
+			w.refuse("LATERAL subqueries")
+		}
+		sub := rs.Subquery.GetSelectStmt()
+		if rs.Alias == nil {
+			w.refuse("a subquery in FROM without an alias")
+		}
+		if len(rs.Alias.Colnames) > 0 {
+			w.aliasedSubquery(sub, rs.Alias)
+			return
+		}
+		w.str("(")
+		w.selectStmt(sub, false)
+		w.str(") AS ")
+		w.ident(rs.Alias.Aliasname)
+	case n.GetJoinExpr() != nil:
+		w.join(n.GetJoinExpr())
+	case n.GetRangeFunction() != nil:
+		w.refuse("functions in FROM (generate_series, unnest, ...)")
+	default:
+		w.refuse("%s in FROM", nodeName(n))
+	}
+}
+
+// aliasedSubquery writes (subquery) AS a(x, y): neither MariaDB nor SQLite
+// takes column aliases on a derived table, so the columns are renamed
+// inside: (SELECT * FROM (sub) AS s) becomes a SELECT of the renamed
+// columns, and a VALUES list becomes SELECTs joined by UNION ALL.
+func (w *writer) aliasedSubquery(sub *pg_query.SelectStmt, alias *pg_query.Alias) {
+	cols := alias.Colnames
+	if len(sub.ValuesLists) > 0 && sub.Op == pg_query.SetOperation_SETOP_NONE && len(sub.SortClause) == 0 {
+		w.str("(")
+		for i, r := range sub.ValuesLists {
+			if i > 0 {
+				w.str(" UNION ALL ")
+			}
+			items := r.GetList().Items
+			if len(items) != len(cols) {
+				w.refuse("VALUES in FROM with %d column aliases for %d columns", len(cols), len(items))
+			}
+			w.str("SELECT ")
+			for j, n := range items {
+				if j > 0 {
+					w.str(", ")
+				}
+				w.expr(n)
+				if i == 0 { // UNION takes the first member's names
+					w.str(" AS ")
+					w.ident(cols[j].GetString_().Sval)
+				}
+			}
+		}
+		w.str(") AS ")
+		w.ident(alias.Aliasname)
+		return
+	}
+	w.refuse("column aliases on a subquery in FROM")
+}
+
+// tableName writes a table reference, dropping the public schema.
+func (w *writer) tableName(rv *pg_query.RangeVar) {
+	if rv.Catalogname != "" || rv.Schemaname != "" && rv.Schemaname != "public" {
+		w.refuse("schema-qualified table names (%s.%s)", rv.Schemaname, rv.Relname)
+	}
+	if !rv.Inh {
+		w.refuse("ONLY")
+	}
+	w.ident(rv.Relname)
+}
+
+func (w *writer) join(j *pg_query.JoinExpr) {
+	if j.Alias != nil {
+		w.refuse("an alias on a JOIN")
+	}
+	w.fromItem(j.Larg)
+	if j.IsNatural {
+		w.str(" NATURAL")
+	}
+	switch j.Jointype {
+	case pg_query.JoinType_JOIN_INNER:
+		if j.Quals == nil && len(j.UsingClause) == 0 && !j.IsNatural {
+			w.str(" CROSS JOIN ")
+		} else {
+			w.str(" JOIN ")
+		}
+	case pg_query.JoinType_JOIN_LEFT:
+		w.str(" LEFT JOIN ")
+	case pg_query.JoinType_JOIN_RIGHT:
+		w.str(" RIGHT JOIN ")
+	case pg_query.JoinType_JOIN_FULL:
+		if w.my() {
+			w.refuse("FULL JOIN")
+		}
+		w.str(" FULL JOIN ")
+	default:
+		w.refuse("this kind of JOIN")
+	}
+	w.fromItem(j.Rarg)
+	if len(j.UsingClause) > 0 {
+		if j.JoinUsingAlias != nil {
+			w.refuse("JOIN USING ... AS")
+		}
+		w.str(" USING (")
+		list(w, j.UsingClause, func(n *pg_query.Node) { w.ident(n.GetString_().Sval) })
+		w.str(")")
+	}
+	if j.Quals != nil {
+		w.str(" ON ")
+		w.expr(j.Quals)
+	}
+}
+
+// orderLimit writes ORDER BY, LIMIT and OFFSET. targets is the SELECT
+// list, for resolving ordinals (nil for compounds and VALUES).
+func (w *writer) orderLimit(s *pg_query.SelectStmt, targets []*pg_query.Node) {
+	if len(s.SortClause) > 0 {
+		w.str(" ORDER BY ")
+		list(w, s.SortClause, func(n *pg_query.Node) { w.sortBy(n.GetSortBy(), targets) })
+	}
+	if s.LimitOption == pg_query.LimitOption_LIMIT_OPTION_WITH_TIES {
+		w.refuse("FETCH ... WITH TIES")
+	}
+	count := s.LimitCount
+	if c := count.GetAConst(); c != nil && c.Isnull {
+		count = nil // LIMIT ALL
+	}
+	if count == nil && s.LimitOffset == nil {
+		return
+	}
+	w.str(" LIMIT ")
+	switch {
+	case count != nil:
+		w.limitValue(count)
+	case w.my():
+		w.str("18446744073709551615")
+	default:
+		w.str("-1")
+	}
+	if s.LimitOffset != nil {
+		w.str(" OFFSET ")
+		w.limitValue(s.LimitOffset)
+	}
+}
+
+// limitValue writes a LIMIT or OFFSET value: MariaDB takes only integer
+// constants and placeholders there.
+func (w *writer) limitValue(n *pg_query.Node) {
+	if p := n.GetParamRef(); p != nil {
+		w.param(int(p.Number), answer.Int)
+		return
+	}
+	if c := n.GetAConst(); c != nil && c.GetIval() != nil {
+		w.str(strconv.FormatInt(int64(c.GetIval().Ival), 10))
+		return
+	}
+	if w.my() {
+		w.refuse("a LIMIT or OFFSET that is not an integer constant or parameter")
+	}
+	w.expr(n)
+}
+
+// sortBy writes one ORDER BY item with PostgreSQL's placement of NULLs
+// (last ascending, first descending). SQLite says so directly; MariaDB
+// has no NULLS FIRST/LAST and sorts NULLs first ascending, so an
+// "IS NULL" key goes before the item unless the item cannot be NULL.
+func (w *writer) sortBy(sb *pg_query.SortBy, targets []*pg_query.Node) {
+	if sb.SortbyDir == pg_query.SortByDir_SORTBY_USING || len(sb.UseOp) > 0 {
+		w.refuse("ORDER BY ... USING")
+	}
+	desc := sb.SortbyDir == pg_query.SortByDir_SORTBY_DESC
+	nullsFirst := desc
+	switch sb.SortbyNulls {
+	case pg_query.SortByNulls_SORTBY_NULLS_FIRST:
+		nullsFirst = true
+	case pg_query.SortByNulls_SORTBY_NULLS_LAST:
+		nullsFirst = false
+	}
+	dir := ""
+	if desc {
+		dir = " DESC"
+	}
+	if w.lite() {
+		w.expr(sb.Node)
+		w.str(dir)
+		if nullsFirst {
+			w.str(" NULLS FIRST")
+		} else {
+			w.str(" NULLS LAST")
+		}
+		return
+	}
+	// MariaDB: NULLs sort as the smallest value, so they come first
+	// ascending and last descending: PostgreSQL's default is the other.
+	if nullsFirst == desc && !w.notNull(sb.Node, targets) {
+		key := sb.Node
+		if i, ok := ordinal(sb.Node); ok && targets != nil && i <= len(targets) {
+			key = targets[i-1].GetResTarget().Val
+			if name := targets[i-1].GetResTarget().Name; name != "" {
+				key = nil
+				w.ident(name)
+			}
+		} else if ok {
+			w.refuse("ORDER BY a column number with NULLS placement on a compound query")
+		}
+		if key != nil {
+			w.expr(key)
+		}
+		w.str(" IS NULL")
+		if nullsFirst {
+			w.str(" DESC")
+		}
+		w.str(", ")
+	}
+	w.expr(sb.Node)
+	w.str(dir)
+}
+
+// ordinal returns the column number of an ORDER BY / GROUP BY item that is
+// an integer constant.
+func ordinal(n *pg_query.Node) (int, bool) {
+	if c := n.GetAConst(); c != nil && c.GetIval() != nil {
+		return int(c.GetIval().Ival), true
+	}
+	return 0, false
+}
+
+// locking writes FOR UPDATE / FOR SHARE. SQLite runs one writer at a time
+// and is scheduled as a serial replica, so row locks are moot there.
+func (w *writer) locking(lcs []*pg_query.Node) {
+	if len(lcs) == 0 {
+		return
+	}
+	strength := pg_query.LockClauseStrength_LCS_FORKEYSHARE
+	var wait pg_query.LockWaitPolicy
+	for _, n := range lcs {
+		lc := n.GetLockingClause()
+		if lc.WaitPolicy == pg_query.LockWaitPolicy_LockWaitSkip {
+			w.refuse("SKIP LOCKED (its answer depends on timing)")
+		}
+		if lc.WaitPolicy == pg_query.LockWaitPolicy_LockWaitError {
+			w.refuse("NOWAIT (its answer depends on timing)")
+		}
+		strength = max(strength, lc.Strength)
+		wait = lc.WaitPolicy
+	}
+	_ = wait
+	if w.lite() {
+		return
+	}
+	if strength >= pg_query.LockClauseStrength_LCS_FORNOKEYUPDATE {
+		w.str(" FOR UPDATE")
+	} else {
+		w.str(" LOCK IN SHARE MODE")
+	}
+}
+
+// pushScope makes a query level's FROM items visible to column references.
+func (w *writer) pushScope(from []*pg_query.Node) {
+	var sc scope
+	var add func(n *pg_query.Node, nullable bool)
+	add = func(n *pg_query.Node, nullable bool) {
+		switch {
+		case n.GetRangeVar() != nil:
+			rv := n.GetRangeVar()
+			alias := rv.Relname
+			if rv.Alias != nil {
+				alias = rv.Alias.Aliasname
+			}
+			sc.items = append(sc.items, scopeItem{alias: alias, table: w.schema.Table(rv.Relname), nullable: nullable})
+		case n.GetRangeSubselect() != nil:
+			if a := n.GetRangeSubselect().Alias; a != nil {
+				sc.items = append(sc.items, scopeItem{alias: a.Aliasname})
+			}
+		case n.GetJoinExpr() != nil:
+			j := n.GetJoinExpr()
+			add(j.Larg, nullable || j.Jointype == pg_query.JoinType_JOIN_RIGHT || j.Jointype == pg_query.JoinType_JOIN_FULL)
+			add(j.Rarg, nullable || j.Jointype == pg_query.JoinType_JOIN_LEFT || j.Jointype == pg_query.JoinType_JOIN_FULL)
+		}
+	}
+	for _, n := range from {
+		add(n, false)
+	}
+	w.scopes = append(w.scopes, sc)
+}
+
+func (w *writer) popScope() { w.scopes = w.scopes[:len(w.scopes)-1] }
+
+// pushTable makes one table visible (the target of INSERT/UPDATE/DELETE).
+func (w *writer) pushTable(rv *pg_query.RangeVar, more []*pg_query.Node) {
+	w.pushScope(append([]*pg_query.Node{{Node: &pg_query.Node_RangeVar{RangeVar: rv}}}, more...))
+}
+
+// column finds the declared column a reference names: qualified by an
+// alias, or the only known table in scope that has it. nullable says the
+// table is on the outer side of an outer join, where even a NOT NULL
+// column reads NULL.
+func (w *writer) column(fields []string) (c *schema.Column, nullable bool) {
+	switch len(fields) {
+	case 1:
+		for i := len(w.scopes) - 1; i >= 0; i-- {
+			var found *scopeItem
+			var col *schema.Column
+			unknown := false
+			for j := range w.scopes[i].items {
+				it := &w.scopes[i].items[j]
+				if it.table == nil {
+					unknown = true
+					continue
+				}
+				if c := it.table.Column(fields[0]); c != nil {
+					if found != nil {
+						return nil, false
+					}
+					found, col = it, c
+				}
+			}
+			if unknown {
+				return nil, false // a subquery might have the name too
+			}
+			if found != nil {
+				return col, found.nullable
+			}
+		}
+	case 2:
+		for i := len(w.scopes) - 1; i >= 0; i-- {
+			for _, it := range w.scopes[i].items {
+				if it.alias == fields[0] {
+					if it.table == nil {
+						return nil, false
+					}
+					return it.table.Column(fields[1]), it.nullable
+				}
+			}
+		}
+	}
+	return nil, false
+}

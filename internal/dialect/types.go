@@ -1,0 +1,531 @@
+package dialect
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/shepherd-db/shepherd/internal/answer"
+	"github.com/shepherd-db/shepherd/internal/driver"
+	"github.com/shepherd-db/shepherd/internal/schema"
+)
+
+// typeOf infers the PostgreSQL type of an expression as far as the
+// writer needs it: "" when it cannot tell.
+func (w *writer) typeOf(n *pg_query.Node) string {
+	switch {
+	case n == nil:
+		return ""
+	case n.GetAConst() != nil:
+		c := n.GetAConst()
+		switch {
+		case c.Isnull, c.GetSval() != nil:
+			return ""
+		case c.GetFval() != nil:
+			return "numeric"
+		case c.GetBoolval() != nil:
+			return "bool"
+		}
+		return "int4"
+	case n.GetColumnRef() != nil:
+		if c, _ := w.column(refFields(n.GetColumnRef())); c != nil {
+			return c.Type
+		}
+	case n.GetTypeCast() != nil:
+		t, _, serial, ok := schema.TypeOf(n.GetTypeCast().TypeName)
+		if ok && !serial {
+			return t
+		}
+	case n.GetAExpr() != nil:
+		e := n.GetAExpr()
+		if e.Kind != pg_query.A_Expr_Kind_AEXPR_OP {
+			if e.Kind == pg_query.A_Expr_Kind_AEXPR_NULLIF {
+				return w.typeOf(e.Lexpr)
+			}
+			return "bool"
+		}
+		op := schema.OpName(e.Name)
+		if e.Lexpr == nil {
+			return w.typeOf(e.Rexpr)
+		}
+		lt, rt := w.typeOf(e.Lexpr), w.typeOf(e.Rexpr)
+		switch op {
+		case "=", "<>", "<", ">", "<=", ">=":
+			return "bool"
+		case "||":
+			return "text"
+		case "+", "-", "*", "/", "%":
+			switch {
+			case isInt(lt) && isInt(rt):
+				if lt == "int8" || rt == "int8" {
+					return "int8"
+				}
+				return "int4"
+			case isNumber(lt) && isNumber(rt):
+				if strings.HasPrefix(lt, "float") || strings.HasPrefix(rt, "float") {
+					return "float8"
+				}
+				return "numeric"
+			case lt == "date" && isInt(rt), isInt(lt) && rt == "date":
+				return "date"
+			case lt == "date" && rt == "date":
+				return "int4"
+			case isTime(lt) && rt == "interval":
+				if lt == "date" {
+					return "timestamp"
+				}
+				return lt
+			case lt == "interval" && isTime(rt):
+				return rt
+			}
+		}
+	case n.GetBoolExpr() != nil, n.GetNullTest() != nil, n.GetBooleanTest() != nil:
+		return "bool"
+	case n.GetSubLink() != nil:
+		if n.GetSubLink().SubLinkType != pg_query.SubLinkType_EXPR_SUBLINK {
+			return "bool"
+		}
+	case n.GetCaseExpr() != nil:
+		ce := n.GetCaseExpr()
+		for _, a := range ce.Args {
+			if t := w.typeOf(a.GetCaseWhen().Result); t != "" {
+				return t
+			}
+		}
+		return w.typeOf(ce.Defresult)
+	case n.GetCoalesceExpr() != nil:
+		return w.firstType(n.GetCoalesceExpr().Args)
+	case n.GetMinMaxExpr() != nil:
+		return w.firstType(n.GetMinMaxExpr().Args)
+	case n.GetFuncCall() != nil:
+		return w.funcType(n.GetFuncCall())
+	}
+	return ""
+}
+
+func (w *writer) firstType(args []*pg_query.Node) string {
+	for _, a := range args {
+		if t := w.typeOf(a); t != "" {
+			return t
+		}
+	}
+	return ""
+}
+
+// funcType is the result type of the functions the writer knows.
+func (w *writer) funcType(fc *pg_query.FuncCall) string {
+	arg := ""
+	if len(fc.Args) > 0 {
+		arg = w.typeOf(fc.Args[0])
+	}
+	switch schema.FuncName(fc) {
+	case "count", "row_number", "rank", "dense_rank", "ntile":
+		return "int8"
+	case "sum":
+		if isInt(arg) {
+			return "int8"
+		}
+		return arg
+	case "avg":
+		if isNumber(arg) && !strings.HasPrefix(arg, "float") {
+			return "numeric"
+		}
+		return arg
+	case "min", "max", "abs", "ceil", "ceiling", "floor", "lag", "lead", "first_value", "last_value":
+		return arg
+	case "round", "trunc":
+		if len(fc.Args) == 2 {
+			return "numeric"
+		}
+		return arg
+	case "mod":
+		return arg
+	case "length", "char_length", "character_length", "octet_length", "strpos", "position":
+		return "int4"
+	case "lower", "upper", "substr", "substring", "replace", "btrim", "ltrim", "rtrim", "concat",
+		"concat_ws", "lpad", "rpad", "left", "right", "string_agg", "md5", "repeat", "reverse":
+		return "text"
+	case "bool_and", "bool_or", "every":
+		return "bool"
+	case "extract", "date_part":
+		return "numeric"
+	case "date_trunc":
+		if len(fc.Args) == 2 {
+			return w.typeOf(fc.Args[1])
+		}
+	case "power", "pow", "sqrt", "exp", "ln", "log":
+		return "float8"
+	}
+	return ""
+}
+
+// notNull reports whether an expression can never be NULL (as far as
+// the writer can tell). targets resolves ORDER BY ordinals.
+func (w *writer) notNull(n *pg_query.Node, targets []*pg_query.Node) bool {
+	switch {
+	case n == nil:
+		return false
+	case n.GetAConst() != nil:
+		if i, ok := ordinal(n); ok && targets != nil {
+			if i >= 1 && i <= len(targets) {
+				return w.notNull(targets[i-1].GetResTarget().Val, nil)
+			}
+			return false
+		}
+		return !n.GetAConst().Isnull
+	case n.GetColumnRef() != nil:
+		c, nullable := w.column(refFields(n.GetColumnRef()))
+		return c != nil && c.NotNull && !nullable
+	case n.GetTypeCast() != nil:
+		return w.notNull(n.GetTypeCast().Arg, nil)
+	case n.GetFuncCall() != nil:
+		switch schema.FuncName(n.GetFuncCall()) {
+		case "count", "row_number", "rank", "dense_rank":
+			return true
+		}
+	case n.GetAExpr() != nil:
+		e := n.GetAExpr()
+		if e.Kind == pg_query.A_Expr_Kind_AEXPR_OP {
+			return (e.Lexpr == nil || w.notNull(e.Lexpr, nil)) && w.notNull(e.Rexpr, nil)
+		}
+	}
+	return false
+}
+
+// cast writes a type cast.
+func (w *writer) cast(tc *pg_query.TypeCast) {
+	t, mods, serial, ok := schema.TypeOf(tc.TypeName)
+	if !ok || serial {
+		w.refuse("casts to %s", schema.TypeText(tc.TypeName))
+	}
+	if c := tc.Arg.GetAConst(); c != nil && c.GetSval() != nil {
+		switch t {
+		case "date", "timestamp", "timestamptz", "time":
+			v, err := NormalizeTime(c.GetSval().Sval, t)
+			if err != nil {
+				w.refuse("%s constant %q (%v)", t, c.GetSval().Sval, err)
+			}
+			if w.my() {
+				// Keep it typed, not a string, for arithmetic.
+				w.str("CAST(")
+				w.literal(v)
+				w.str(" AS " + myCastType(t, mods) + ")")
+				return
+			}
+			w.literal(v)
+			return
+		case "bool":
+			w.typed(tc.Arg, t)
+			return
+		case "interval":
+			w.refuse("interval values outside date arithmetic")
+		case "bytea":
+			w.bytesLiteral(c.GetSval().Sval)
+			return
+		}
+	}
+	src := w.typeOf(tc.Arg)
+	switch t {
+	case "interval":
+		w.refuse("interval values outside date arithmetic")
+	case "json", "jsonb", "uuid":
+		w.expr(tc.Arg)
+		return
+	case "bool":
+		if isInt(src) {
+			w.str("(")
+			w.expr(tc.Arg)
+			w.str(" <> 0)")
+			return
+		}
+		if src == "bool" {
+			w.expr(tc.Arg)
+			return
+		}
+		w.refuse("casts to boolean from %s", orUnknown(src))
+	case "bytea":
+		w.refuse("casts to bytea other than of a constant")
+	}
+	if w.my() {
+		w.str("CAST(")
+		w.expr(tc.Arg)
+		w.str(" AS " + myCastType(t, mods) + ")")
+		return
+	}
+	// SQLite.
+	switch {
+	case isInt(t):
+		if isInt(src) {
+			w.expr(tc.Arg)
+			return
+		}
+		// PostgreSQL rounds to the nearest integer; SQLite's CAST
+		// truncates.
+		w.str("CAST(ROUND(")
+		w.expr(tc.Arg)
+		w.str(") AS INTEGER)")
+	case t == "numeric":
+		if len(mods) == 2 {
+			w.str("ROUND(")
+			w.expr(tc.Arg)
+			w.str(", " + strconv.Itoa(int(mods[1])) + ")")
+			return
+		}
+		if isNumber(src) {
+			w.expr(tc.Arg)
+			return
+		}
+		w.str("CAST(")
+		w.expr(tc.Arg)
+		w.str(" AS NUMERIC)")
+	case t == "float4" || t == "float8":
+		w.str("CAST(")
+		w.expr(tc.Arg)
+		w.str(" AS REAL)")
+	case isTextual(t):
+		if len(mods) == 1 && t != "text" {
+			w.str("substr(CAST(")
+			w.expr(tc.Arg)
+			w.str(" AS TEXT), 1, " + strconv.Itoa(int(mods[0])) + ")")
+			return
+		}
+		w.str("CAST(")
+		w.expr(tc.Arg)
+		w.str(" AS TEXT)")
+	case t == "date":
+		if isTime(src) || src == "" {
+			w.str("date(")
+			w.expr(tc.Arg)
+			w.str(")")
+			return
+		}
+		w.refuse("casts to date from %s", src)
+	case t == "timestamp" || t == "timestamptz":
+		if src == "date" {
+			w.str("(")
+			w.expr(tc.Arg)
+			w.str(" || ' 00:00:00')")
+			return
+		}
+		if isTime(src) || src == "" {
+			w.expr(tc.Arg)
+			return
+		}
+		w.refuse("casts to %s from %s", t, src)
+	default:
+		w.refuse("casts to %s", t)
+	}
+}
+
+func orUnknown(t string) string {
+	if t == "" {
+		return "a value of unknown type"
+	}
+	return t
+}
+
+// myCastType is MariaDB's CAST target for a PostgreSQL type.
+func myCastType(t string, mods []int32) string {
+	switch {
+	case isInt(t):
+		return "SIGNED"
+	case t == "numeric":
+		if len(mods) == 2 {
+			return "DECIMAL(" + strconv.Itoa(int(mods[0])) + "," + strconv.Itoa(int(mods[1])) + ")"
+		}
+		if len(mods) == 1 {
+			return "DECIMAL(" + strconv.Itoa(int(mods[0])) + ",0)"
+		}
+		return "DECIMAL(65,30)"
+	case t == "float4":
+		return "FLOAT"
+	case t == "float8":
+		return "DOUBLE"
+	case t == "text" || t == "varchar":
+		if len(mods) == 1 {
+			return "CHAR(" + strconv.Itoa(int(mods[0])) + ")"
+		}
+		return "CHAR"
+	case t == "bpchar":
+		n := 1
+		if len(mods) == 1 {
+			n = int(mods[0])
+		}
+		return "CHAR(" + strconv.Itoa(n) + ")"
+	case t == "date":
+		return "DATE"
+	case t == "timestamp" || t == "timestamptz":
+		return "DATETIME(6)"
+	case t == "time":
+		return "TIME(6)"
+	}
+	return "CHAR"
+}
+
+// timeLiteral writes a date or time constant in the one form every
+// replica stores and compares alike: ISO, UTC for timestamptz, fractional
+// seconds without trailing zeros.
+func (w *writer) timeLiteral(s, t string) {
+	v, err := NormalizeTime(s, t)
+	if err != nil {
+		w.refuse("%s constant %q (%v)", t, s, err)
+	}
+	w.literal(v)
+}
+
+// timeLayouts are the input forms NormalizeTime reads, most specific first.
+var timeLayouts = []string{
+	"2006-01-02 15:04:05.999999999Z07:00",
+	"2006-01-02 15:04:05.999999999Z07",
+	"2006-01-02 15:04:05.999999999",
+	"2006-01-02T15:04:05.999999999Z07:00",
+	"2006-01-02T15:04:05.999999999Z07",
+	"2006-01-02T15:04:05.999999999",
+	"2006-01-02 15:04Z07:00",
+	"2006-01-02 15:04",
+	"2006-01-02",
+}
+
+type timeError string
+
+func (e timeError) Error() string { return string(e) }
+
+// NormalizeTime rewrites a date, time, timestamp or timestamptz written
+// as PostgreSQL reads it into the canonical form replicas store: dates as
+// YYYY-MM-DD, timestamps as YYYY-MM-DD HH:MM:SS[.ffffff] (timestamptz
+// converted to UTC, as the replicas' sessions run in UTC), times as
+// HH:MM:SS[.ffffff]. Words whose value depends on the clock ('now',
+// 'today') are refused: shepherd pins time itself.
+func NormalizeTime(s, t string) (string, error) {
+	in := strings.TrimSpace(s)
+	switch strings.ToLower(in) {
+	case "now", "today", "tomorrow", "yesterday":
+		return "", timeError("depends on the clock; use now() or current_date")
+	case "infinity", "-infinity", "epoch", "allballs":
+		return "", timeError("special values are not supported")
+	}
+	if t == "time" {
+		for _, layout := range []string{"15:04:05.999999999", "15:04"} {
+			if v, err := time.Parse(layout, in); err == nil {
+				return v.Format("15:04:05.999999"), nil
+			}
+		}
+		return "", timeError("not a time")
+	}
+	for _, layout := range timeLayouts {
+		v, err := time.Parse(layout, in)
+		if err != nil {
+			continue
+		}
+		if t == "timestamptz" {
+			v = v.UTC()
+		}
+		if t == "date" {
+			if v.Hour() != 0 || v.Minute() != 0 || v.Second() != 0 || v.Nanosecond() != 0 {
+				return "", timeError("a date with a time of day")
+			}
+			return v.Format("2006-01-02"), nil
+		}
+		if v.Nanosecond()%1000 != 0 {
+			v = v.Round(time.Microsecond)
+		}
+		return v.Format("2006-01-02 15:04:05.999999"), nil
+	}
+	return "", timeError("not an ISO date or time")
+}
+
+// bytesLiteral writes a bytea constant ('\x0102' or plain text).
+func (w *writer) bytesLiteral(s string) {
+	var raw string
+	if h, ok := strings.CutPrefix(s, `\x`); ok {
+		b := make([]byte, 0, len(h)/2)
+		for i := 0; i+1 < len(h); i += 2 {
+			v, err := strconv.ParseUint(h[i:i+2], 16, 8)
+			if err != nil {
+				w.refuse("bytea constant %q", s)
+			}
+			b = append(b, byte(v))
+		}
+		if len(h)%2 != 0 {
+			w.refuse("bytea constant %q", s)
+		}
+		raw = string(b)
+	} else {
+		if strings.IndexByte(s, '\\') >= 0 {
+			w.refuse("bytea escape format; use '\\x...'")
+		}
+		raw = s
+	}
+	const hex = "0123456789ABCDEF"
+	var b strings.Builder
+	b.WriteString("X'")
+	for i := 0; i < len(raw); i++ {
+		b.WriteByte(hex[raw[i]>>4])
+		b.WriteByte(hex[raw[i]&15])
+	}
+	b.WriteString("'")
+	w.str(b.String())
+}
+
+// Family returns the answer family of a PostgreSQL type name.
+func Family(t string) answer.Type {
+	switch {
+	case isInt(t):
+		return answer.Int
+	case t == "numeric":
+		return answer.Numeric
+	case t == "float4" || t == "float8":
+		return answer.Float
+	case t == "bool":
+		return answer.Bool
+	case isTextual(t):
+		return answer.Text
+	case t == "bytea":
+		return answer.Bytes
+	case t == "date":
+		return answer.Date
+	case t == "time":
+		return answer.Time
+	case t == "timestamp":
+		return answer.Timestamp
+	case t == "timestamptz":
+		return answer.TimestampTZ
+	case t == "uuid":
+		return answer.UUID
+	case isJSON(t):
+		return answer.JSON
+	}
+	return answer.Unknown
+}
+
+// Arg prepares a parameter the client sent untyped for a placeholder
+// where dialect d needs a value of family hint: a LIMIT count as an
+// integer, a timestamp in the UTC form replicas store.
+func Arg(a driver.Arg, hint answer.Type, d driver.Dialect) driver.Arg {
+	if a.Null || a.Type != answer.Unknown && a.Type != answer.Text || hint == answer.Unknown {
+		return a
+	}
+	a.Type = hint
+	if d == driver.Postgres {
+		return a
+	}
+	var t string
+	switch hint {
+	case answer.Date:
+		t = "date"
+	case answer.Time:
+		t = "time"
+	case answer.Timestamp:
+		t = "timestamp"
+	case answer.TimestampTZ:
+		t = "timestamptz"
+	default:
+		return a
+	}
+	if v, err := NormalizeTime(a.Text, t); err == nil {
+		a.Text = v
+	}
+	return a
+}

@@ -1,0 +1,206 @@
+package dialect
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/shepherd-db/shepherd/internal/answer"
+	"github.com/shepherd-db/shepherd/internal/driver"
+	"github.com/shepherd-db/shepherd/internal/pgerr"
+	"github.com/shepherd-db/shepherd/internal/schema"
+)
+
+// Form is a statement written for one dialect.
+type Form struct {
+	SQL string
+	// Params lists, for each placeholder in SQL in order, the 1-based
+	// number of the $n parameter it takes. For SQLite, which numbers its
+	// placeholders (?n), it is nil.
+	Params []int
+	// Hints gives, per $n parameter (index n-1), the family the dialect
+	// needs the value as when the client sent it untyped (a LIMIT count
+	// must be an integer for MariaDB); Unknown means "as sent".
+	Hints []answer.Type
+	// CountRows, when positive, is the row count the statement reports
+	// in PostgreSQL terms when the engine counts otherwise (MariaDB counts
+	// a row that an upsert updated twice).
+	CountRows int64
+}
+
+// errRefused marks a construct the dialect cannot express.
+var errRefused = errors.New("refused")
+
+// refusal is a construct the writer cannot express in its dialect.
+type refusal struct{ what string }
+
+func (r refusal) Error() string { return r.what }
+func (r refusal) Unwrap() error { return errRefused }
+
+// Write writes the statement n in dialect d (MySQL or SQLite). s describes
+// the tables the statement may use (nil: none known). The error is a
+// *pgerr.Error with SQLSTATE 0A000 naming the construct and the dialect.
+func Write(n *pg_query.Node, d driver.Dialect, s *schema.Snapshot) (f Form, err error) {
+	w := &writer{d: d, schema: s}
+	defer func() {
+		if r := recover(); r != nil {
+			ref, ok := r.(refusal)
+			if !ok {
+				panic(r)
+			}
+			f, err = Form{}, pgerr.New(pgerr.FeatureNotSupported,
+				"shepherd cannot write %s for %s replicas", ref.what, dialectName(d))
+		}
+	}()
+	w.stmt(n)
+	f = Form{SQL: w.b.String(), CountRows: w.countRows}
+	if d != driver.SQLite {
+		f.Params = w.params
+	}
+	if w.hints != nil {
+		f.Hints = w.hints
+	}
+	return f, nil
+}
+
+func dialectName(d driver.Dialect) string {
+	switch d {
+	case driver.MySQL:
+		return "MariaDB/MySQL"
+	case driver.SQLite:
+		return "SQLite"
+	}
+	return d.String()
+}
+
+// writer prints one statement. Constructs it cannot print panic with a
+// refusal, which Write turns into the statement's error.
+type writer struct {
+	d         driver.Dialect
+	schema    *schema.Snapshot
+	b         strings.Builder
+	params    []int
+	hints     []answer.Type
+	countRows int64
+	// excluded makes EXCLUDED.c read VALUES(c) (MariaDB's upsert).
+	excluded bool
+	// derived numbers the derived tables the writer introduces.
+	derived int
+	// scopes are the FROM items visible to column references, innermost
+	// last.
+	scopes []scope
+}
+
+// scope is one query level's FROM items: alias (or table name) → table.
+type scope struct {
+	items []scopeItem
+}
+
+type scopeItem struct {
+	alias string
+	table *schema.Table // nil: a subquery or unknown table
+	// nullable marks the outer side of an outer join.
+	nullable bool
+}
+
+func (w *writer) refuse(format string, args ...any) {
+	panic(refusal{what: fmt.Sprintf(format, args...)})
+}
+
+func (w *writer) my() bool   { return w.d == driver.MySQL }
+func (w *writer) lite() bool { return w.d == driver.SQLite }
+
+func (w *writer) str(s string) { w.b.WriteString(s) }
+
+// ident writes an identifier quoted for the dialect. The parser has
+// already folded unquoted names to lower case, so quoting keeps exactly
+// the name PostgreSQL would use.
+func (w *writer) ident(name string) {
+	if w.my() {
+		w.b.WriteByte('`')
+		w.b.WriteString(strings.ReplaceAll(name, "`", "``"))
+		w.b.WriteByte('`')
+		return
+	}
+	w.b.WriteByte('"')
+	w.b.WriteString(strings.ReplaceAll(name, `"`, `""`))
+	w.b.WriteByte('"')
+}
+
+// literal writes a string constant. Both dialects take '' for a quote;
+// MariaDB's session has NO_BACKSLASH_ESCAPES, so backslashes are plain.
+func (w *writer) literal(s string) {
+	if strings.IndexByte(s, 0) >= 0 {
+		w.refuse("a string constant containing a NUL byte")
+	}
+	w.b.WriteByte('\'')
+	w.b.WriteString(strings.ReplaceAll(s, "'", "''"))
+	w.b.WriteByte('\'')
+}
+
+// param writes the placeholder of $n.
+func (w *writer) param(n int, hint answer.Type) {
+	if n < 1 || n > 65535 {
+		w.refuse("parameter $%d", n)
+	}
+	if hint != answer.Unknown {
+		for len(w.hints) < n {
+			w.hints = append(w.hints, answer.Unknown)
+		}
+		w.hints[n-1] = hint
+	}
+	if w.lite() {
+		w.str("?" + strconv.Itoa(n))
+		return
+	}
+	w.params = append(w.params, n)
+	w.str("?")
+}
+
+// list writes items separated by ", ".
+func list[T any](w *writer, items []T, each func(T)) {
+	for i, it := range items {
+		if i > 0 {
+			w.str(", ")
+		}
+		each(it)
+	}
+}
+
+func nodeName(n *pg_query.Node) string {
+	name := fmt.Sprintf("%T", n.GetNode())
+	return strings.TrimPrefix(name, "*pg_query.Node_")
+}
+
+// stmt writes one top-level statement.
+func (w *writer) stmt(n *pg_query.Node) {
+	switch {
+	case n.GetSelectStmt() != nil:
+		w.selectStmt(n.GetSelectStmt(), true)
+	case n.GetInsertStmt() != nil:
+		w.insertStmt(n.GetInsertStmt())
+	case n.GetUpdateStmt() != nil:
+		w.updateStmt(n.GetUpdateStmt())
+	case n.GetDeleteStmt() != nil:
+		w.deleteStmt(n.GetDeleteStmt())
+	case n.GetCreateStmt() != nil:
+		w.createTable(n.GetCreateStmt())
+	case n.GetIndexStmt() != nil:
+		w.createIndex(n.GetIndexStmt())
+	case n.GetViewStmt() != nil:
+		w.createView(n.GetViewStmt())
+	case n.GetDropStmt() != nil:
+		w.drop(n.GetDropStmt())
+	case n.GetAlterTableStmt() != nil:
+		w.alterTable(n.GetAlterTableStmt())
+	case n.GetRenameStmt() != nil:
+		w.rename(n.GetRenameStmt())
+	case n.GetTruncateStmt() != nil:
+		w.truncate(n.GetTruncateStmt())
+	default:
+		w.refuse("%s statements", nodeName(n))
+	}
+}

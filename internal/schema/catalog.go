@@ -1,0 +1,203 @@
+package schema
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+)
+
+// seqReserve is how many sequence values are handed out per write of the
+// catalog file: after a crash up to this many values are skipped, as
+// PostgreSQL's own sequences skip the values they had cached.
+const seqReserve = 1024
+
+// Catalog holds the current schema snapshot and the key sequences, and
+// keeps both in a file (none: in memory only). Safe for concurrent use.
+type Catalog struct {
+	path string
+	snap atomic.Pointer[Snapshot]
+
+	mu sync.Mutex
+	// seqs is the next value of each sequence ("table.column"); saved
+	// is the bound the file allows values up to (exclusive).
+	seqs  map[string]int64
+	saved map[string]int64
+}
+
+// fileForm is the catalog file's content.
+type fileForm struct {
+	Schema *Snapshot `json:"schema"`
+	// Sequences are bounds: no value at or above was handed out.
+	Sequences map[string]int64 `json:"sequences"`
+}
+
+// Open reads the catalog kept in path, or starts an empty one if the file
+// does not exist. An empty path keeps the catalog in memory only.
+func Open(path string) (*Catalog, error) {
+	c := &Catalog{path: path, seqs: map[string]int64{}, saved: map[string]int64{}}
+	var f fileForm
+	if path != "" {
+		b, err := os.ReadFile(path)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+		case err != nil:
+			return nil, fmt.Errorf("schema: %w", err)
+		default:
+			if err := json.Unmarshal(b, &f); err != nil {
+				return nil, fmt.Errorf("schema: %s is damaged: %w", path, err)
+			}
+		}
+	}
+	if f.Schema == nil {
+		f.Schema = (*Snapshot)(nil).clone()
+	}
+	for k, v := range f.Sequences {
+		// Values below the saved bound may have been handed out before
+		// a crash: start above it.
+		c.seqs[k], c.saved[k] = v, v
+	}
+	c.snap.Store(f.Schema)
+	return c, nil
+}
+
+// Snapshot returns the current schema.
+func (c *Catalog) Snapshot() *Snapshot { return c.snap.Load() }
+
+// Apply records a DDL statement that committed on the replicas.
+func (c *Catalog) Apply(n *pg_query.Node) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	old := c.snap.Load()
+	next, err := old.Apply(n)
+	if err != nil || next == old {
+		return err
+	}
+	c.resetSequences(old, next, n)
+	c.snap.Store(next)
+	return c.saveLocked()
+}
+
+// resetSequences starts, renames and drops sequences with their tables.
+// c.mu is held.
+func (c *Catalog) resetSequences(old, next *Snapshot, n *pg_query.Node) {
+	if r := n.GetRenameStmt(); r != nil {
+		for k, v := range c.seqs {
+			table, col := splitSeq(k)
+			switch {
+			case r.RenameType == pg_query.ObjectType_OBJECT_TABLE && table == r.Relation.Relname:
+				table = r.Newname
+			case r.RenameType == pg_query.ObjectType_OBJECT_COLUMN && table == r.Relation.Relname && col == r.Subname:
+				col = r.Newname
+			default:
+				continue
+			}
+			delete(c.seqs, k)
+			nk := table + "." + col
+			c.seqs[nk], c.saved[nk] = v, max(c.saved[k], v)
+			delete(c.saved, k)
+		}
+		return
+	}
+	for name, t := range old.Tables {
+		if nt := next.Tables[name]; nt == nil || nt != t && n.GetCreateStmt() != nil {
+			for _, col := range t.Columns {
+				delete(c.seqs, name+"."+col.Name)
+				delete(c.saved, name+"."+col.Name)
+			}
+		}
+	}
+	for name, t := range next.Tables {
+		for _, col := range t.Columns {
+			k := name + "." + col.Name
+			if _, ok := c.seqs[k]; col.Fill == FillSerial && !ok {
+				c.seqs[k], c.saved[k] = 1, 1
+			}
+		}
+	}
+}
+
+// Restart sets the sequences of a table back to 1 (TRUNCATE ... RESTART
+// IDENTITY).
+func (c *Catalog) Restart(table string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k := range c.seqs {
+		if t, _ := splitSeq(k); t == table {
+			c.seqs[k] = 1
+		}
+	}
+	return c.saveLocked()
+}
+
+// Next reserves n consecutive values of the sequence of table.column and
+// returns the first. Values are never handed out twice, also across
+// restarts; values of transactions that rolled back are skipped, as in
+// PostgreSQL.
+func (c *Catalog) Next(table, column string, n int64) (int64, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	k := table + "." + column
+	v, ok := c.seqs[k]
+	if !ok {
+		v = 1
+	}
+	c.seqs[k] = v + n
+	if v+n > c.saved[k] {
+		c.saved[k] = v + n + seqReserve
+		if err := c.saveLocked(); err != nil {
+			return 0, err
+		}
+	}
+	return v, nil
+}
+
+func splitSeq(k string) (table, col string) {
+	for i := len(k) - 1; i >= 0; i-- {
+		if k[i] == '.' {
+			return k[:i], k[i+1:]
+		}
+	}
+	return k, ""
+}
+
+// saveLocked writes the file atomically and durably. c.mu is held.
+func (c *Catalog) saveLocked() error {
+	if c.path == "" {
+		return nil
+	}
+	b, err := json.MarshalIndent(fileForm{Schema: c.snap.Load(), Sequences: c.saved}, "", "  ")
+	if err != nil {
+		return fmt.Errorf("schema: %w", err)
+	}
+	tmp := c.path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	if err != nil {
+		return fmt.Errorf("schema: %w", err)
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return fmt.Errorf("schema: %w", err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("schema: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("schema: %w", err)
+	}
+	if err := os.Rename(tmp, c.path); err != nil {
+		return fmt.Errorf("schema: %w", err)
+	}
+	if d, err := os.Open(filepath.Dir(c.path)); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+	return nil
+}

@@ -1,0 +1,394 @@
+package schema
+
+import (
+	"errors"
+	"strings"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/shepherd-db/shepherd/internal/pgerr"
+)
+
+func unsupported(format string, args ...any) error {
+	return pgerr.New(pgerr.FeatureNotSupported, "shepherd does not support "+format, args...)
+}
+
+// TableOf works out the table a CREATE TABLE statement creates, refusing
+// column types and defaults shepherd cannot keep identical on every
+// replica.
+func TableOf(cs *pg_query.CreateStmt) (*Table, error) {
+	if cs.Relation == nil {
+		return nil, unsupported("CREATE TABLE without a name")
+	}
+	if len(cs.InhRelations) > 0 || cs.Partspec != nil || cs.Partbound != nil || cs.OfTypename != nil {
+		return nil, unsupported("inheritance, partitions or typed tables in CREATE TABLE")
+	}
+	t := &Table{Name: cs.Relation.Relname}
+	for _, e := range cs.TableElts {
+		switch {
+		case e.GetColumnDef() != nil:
+			c, key, err := ColumnOf(e.GetColumnDef())
+			if err != nil {
+				return nil, err
+			}
+			if t.Column(c.Name) != nil {
+				return nil, pgerr.New(pgerr.DuplicateColumn, "column %q specified more than once", c.Name)
+			}
+			t.Columns = append(t.Columns, c)
+			if key {
+				t.Key = []string{c.Name}
+			}
+		case e.GetConstraint() != nil:
+			con := e.GetConstraint()
+			if con.Contype == pg_query.ConstrType_CONSTR_PRIMARY {
+				t.Key = names(con.Keys)
+				for _, k := range t.Key {
+					if c := t.Column(k); c != nil {
+						c.NotNull = true
+					}
+				}
+			}
+		case e.GetTableLikeClause() != nil:
+			return nil, unsupported("CREATE TABLE ... (LIKE ...)")
+		}
+	}
+	return t, nil
+}
+
+// ColumnOf describes one column definition; key is true when the column
+// is declared PRIMARY KEY.
+func ColumnOf(cd *pg_query.ColumnDef) (c Column, key bool, err error) {
+	typ, mods, serial, ok := TypeOf(cd.TypeName)
+	if !ok {
+		return c, false, unsupported("the type of column %q (%s)", cd.Colname, typeText(cd.TypeName))
+	}
+	if cd.CollClause != nil {
+		return c, false, unsupported("COLLATE on column %q: replicas compare text byte-wise", cd.Colname)
+	}
+	c = Column{Name: cd.Colname, Type: typ, Mods: mods, NotNull: cd.IsNotNull}
+	if serial {
+		c.Fill, c.NotNull = FillSerial, true
+	}
+	for _, n := range cd.Constraints {
+		con := n.GetConstraint()
+		if con == nil {
+			continue
+		}
+		switch con.Contype {
+		case pg_query.ConstrType_CONSTR_NOTNULL:
+			c.NotNull = true
+		case pg_query.ConstrType_CONSTR_PRIMARY:
+			key, c.NotNull = true, true
+		case pg_query.ConstrType_CONSTR_IDENTITY:
+			if !IsInteger(typ) {
+				return c, false, unsupported("IDENTITY on a column of type %s", typ)
+			}
+			if len(con.Options) > 0 {
+				return c, false, unsupported("sequence options of IDENTITY column %q", cd.Colname)
+			}
+			c.Fill, c.NotNull, c.Always = FillSerial, true, con.GeneratedWhen == "a"
+		case pg_query.ConstrType_CONSTR_DEFAULT:
+			f, err := fillOf(con.RawExpr)
+			if err != nil {
+				return c, false, unsupported("the DEFAULT of column %q: %s", cd.Colname, err.Error())
+			}
+			if c.Fill == FillNone {
+				c.Fill = f
+			}
+		case pg_query.ConstrType_CONSTR_GENERATED:
+			return c, false, unsupported("generated column %q", cd.Colname)
+		}
+	}
+	if c.Fill == FillSerial && !IsInteger(typ) {
+		return c, false, unsupported("a sequence default on column %q of type %s", cd.Colname, typ)
+	}
+	return c, key, nil
+}
+
+// fillOf classifies a DEFAULT expression: a constant (FillNone), or one
+// of the nondeterministic defaults shepherd fills in itself. Anything else
+// is refused: it could evaluate differently on different replicas.
+func fillOf(n *pg_query.Node) (Fill, error) {
+	if n == nil {
+		return FillNone, nil
+	}
+	if tc := n.GetTypeCast(); tc != nil {
+		return fillOf(tc.Arg)
+	}
+	if IsConstant(n) {
+		return FillNone, nil
+	}
+	if sv := n.GetSqlvalueFunction(); sv != nil {
+		switch sv.Op {
+		case pg_query.SQLValueFunctionOp_SVFOP_CURRENT_TIMESTAMP, pg_query.SQLValueFunctionOp_SVFOP_CURRENT_TIMESTAMP_N,
+			pg_query.SQLValueFunctionOp_SVFOP_LOCALTIMESTAMP, pg_query.SQLValueFunctionOp_SVFOP_LOCALTIMESTAMP_N:
+			return FillNow, nil
+		case pg_query.SQLValueFunctionOp_SVFOP_CURRENT_DATE:
+			return FillDate, nil
+		}
+	}
+	if fc := n.GetFuncCall(); fc != nil && len(fc.Args) <= 1 {
+		switch FuncName(fc) {
+		case "now", "transaction_timestamp", "statement_timestamp", "clock_timestamp":
+			if len(fc.Args) == 0 {
+				return FillNow, nil
+			}
+		case "gen_random_uuid", "uuid_generate_v4":
+			if len(fc.Args) == 0 {
+				return FillUUID, nil
+			}
+		case "random":
+			if len(fc.Args) == 0 {
+				return FillRandom, nil
+			}
+		case "nextval":
+			return FillNone, errors.New("nextval(...) defaults; use SERIAL or GENERATED ... AS IDENTITY")
+		}
+	}
+	return FillNone, errors.New("a column default must be a constant, now(), current_timestamp, current_date, gen_random_uuid() or random()")
+}
+
+// IsConstant reports whether n is a literal: a constant, a signed number,
+// or a cast of one.
+func IsConstant(n *pg_query.Node) bool {
+	switch {
+	case n == nil:
+		return false
+	case n.GetAConst() != nil:
+		return true
+	case n.GetTypeCast() != nil:
+		return IsConstant(n.GetTypeCast().Arg)
+	case n.GetAExpr() != nil:
+		e := n.GetAExpr()
+		return e.Kind == pg_query.A_Expr_Kind_AEXPR_OP && e.Lexpr == nil && len(e.Name) == 1 &&
+			(OpName(e.Name) == "-" || OpName(e.Name) == "+") && IsConstant(e.Rexpr)
+	}
+	return false
+}
+
+// FuncName returns a function call's name, lower case, without the
+// pg_catalog schema; "" for a schema-qualified user function.
+func FuncName(fc *pg_query.FuncCall) string {
+	var parts []string
+	for _, n := range fc.Funcname {
+		if s := n.GetString_(); s != nil {
+			parts = append(parts, s.Sval)
+		}
+	}
+	if len(parts) == 2 && parts[0] == "pg_catalog" {
+		parts = parts[1:]
+	}
+	if len(parts) != 1 {
+		return ""
+	}
+	return strings.ToLower(parts[0])
+}
+
+// OpName returns an operator's name ("+", "~~").
+func OpName(name []*pg_query.Node) string {
+	var parts []string
+	for _, n := range name {
+		if s := n.GetString_(); s != nil {
+			parts = append(parts, s.Sval)
+		}
+	}
+	if len(parts) == 2 && parts[0] == "pg_catalog" {
+		parts = parts[1:]
+	}
+	return strings.Join(parts, ".")
+}
+
+func names(list []*pg_query.Node) []string {
+	var out []string
+	for _, n := range list {
+		if s := n.GetString_(); s != nil {
+			out = append(out, s.Sval)
+		}
+	}
+	return out
+}
+
+func typeText(tn *pg_query.TypeName) string {
+	if tn == nil {
+		return "?"
+	}
+	var parts []string
+	for _, n := range tn.Names {
+		if s := n.GetString_(); s != nil && s.Sval != "pg_catalog" {
+			parts = append(parts, s.Sval)
+		}
+	}
+	s := strings.Join(parts, ".")
+	if len(tn.ArrayBounds) > 0 {
+		s += "[]"
+	}
+	return s
+}
+
+// TypeText returns a type as the client wrote it, for messages.
+func TypeText(tn *pg_query.TypeName) string { return typeText(tn) }
+
+// Apply returns the schema after one DDL statement that committed. A
+// statement that does not change what the schema records returns s
+// itself.
+func (s *Snapshot) Apply(n *pg_query.Node) (*Snapshot, error) {
+	next := s.clone()
+	changed := true
+	switch {
+	case n.GetCreateStmt() != nil:
+		cs := n.GetCreateStmt()
+		if cs.IfNotExists && s.Table(cs.Relation.Relname) != nil {
+			return s, nil
+		}
+		t, err := TableOf(cs)
+		if err != nil {
+			return nil, err
+		}
+		next.Tables[t.Name] = t
+	case n.GetViewStmt() != nil:
+		v := n.GetViewStmt()
+		next.Tables[v.View.Relname] = &Table{Name: v.View.Relname, View: true}
+	case n.GetIndexStmt() != nil:
+		ix := n.GetIndexStmt()
+		next.Indexes[IndexName(ix)] = ix.Relation.Relname
+	case n.GetDropStmt() != nil:
+		d := n.GetDropStmt()
+		for _, o := range d.Objects {
+			name := lastName(o)
+			switch d.RemoveType {
+			case pg_query.ObjectType_OBJECT_TABLE, pg_query.ObjectType_OBJECT_VIEW:
+				delete(next.Tables, name)
+				for ix, t := range next.Indexes {
+					if t == name {
+						delete(next.Indexes, ix)
+					}
+				}
+			case pg_query.ObjectType_OBJECT_INDEX:
+				delete(next.Indexes, name)
+			}
+		}
+	case n.GetAlterTableStmt() != nil:
+		at := n.GetAlterTableStmt()
+		old := s.Table(at.Relation.Relname)
+		if old == nil {
+			return s, nil
+		}
+		t := old.clone()
+		for _, cn := range at.Cmds {
+			cmd := cn.GetAlterTableCmd()
+			if cmd == nil {
+				continue
+			}
+			switch cmd.Subtype {
+			case pg_query.AlterTableType_AT_AddColumn:
+				c, key, err := ColumnOf(cmd.Def.GetColumnDef())
+				if err != nil {
+					return nil, err
+				}
+				t.Columns = append(t.Columns, c)
+				if key {
+					t.Key = []string{c.Name}
+				}
+			case pg_query.AlterTableType_AT_DropColumn:
+				for i, c := range t.Columns {
+					if c.Name == cmd.Name {
+						t.Columns = append(t.Columns[:i:i], t.Columns[i+1:]...)
+						break
+					}
+				}
+			case pg_query.AlterTableType_AT_ColumnDefault:
+				if c := t.Column(cmd.Name); c != nil && c.Fill != FillSerial {
+					f, err := fillOf(cmd.Def)
+					if err != nil {
+						return nil, unsupported("the DEFAULT of column %q: %s", cmd.Name, err.Error())
+					}
+					c.Fill = f
+				}
+			case pg_query.AlterTableType_AT_SetNotNull:
+				if c := t.Column(cmd.Name); c != nil {
+					c.NotNull = true
+				}
+			case pg_query.AlterTableType_AT_DropNotNull:
+				if c := t.Column(cmd.Name); c != nil {
+					c.NotNull = false
+				}
+			}
+		}
+		next.Tables[t.Name] = t
+	case n.GetRenameStmt() != nil:
+		r := n.GetRenameStmt()
+		switch r.RenameType {
+		case pg_query.ObjectType_OBJECT_TABLE, pg_query.ObjectType_OBJECT_VIEW:
+			old := s.Table(r.Relation.Relname)
+			if old == nil {
+				return s, nil
+			}
+			t := old.clone()
+			t.Name = r.Newname
+			delete(next.Tables, old.Name)
+			next.Tables[t.Name] = t
+			for ix, tn := range next.Indexes {
+				if tn == old.Name {
+					next.Indexes[ix] = t.Name
+				}
+			}
+		case pg_query.ObjectType_OBJECT_COLUMN:
+			old := s.Table(r.Relation.Relname)
+			if old == nil {
+				return s, nil
+			}
+			t := old.clone()
+			if c := t.Column(r.Subname); c != nil {
+				c.Name = r.Newname
+			}
+			for i, k := range t.Key {
+				if k == r.Subname {
+					t.Key[i] = r.Newname
+				}
+			}
+			next.Tables[t.Name] = t
+		case pg_query.ObjectType_OBJECT_INDEX:
+			if tn, ok := next.Indexes[r.Relation.Relname]; ok {
+				delete(next.Indexes, r.Relation.Relname)
+				next.Indexes[r.Newname] = tn
+			}
+		default:
+			changed = false
+		}
+	default:
+		changed = false
+	}
+	if !changed {
+		return s, nil
+	}
+	next.Version++
+	return next, nil
+}
+
+// IndexName returns the name of the index a CREATE INDEX makes: the
+// given one, or PostgreSQL's default (table_col_idx) when none is given.
+func IndexName(ix *pg_query.IndexStmt) string {
+	if ix.Idxname != "" {
+		return ix.Idxname
+	}
+	parts := []string{ix.Relation.Relname}
+	for _, p := range ix.IndexParams {
+		if e := p.GetIndexElem(); e != nil && e.Name != "" {
+			parts = append(parts, e.Name)
+		}
+	}
+	return strings.Join(parts, "_") + "_idx"
+}
+
+// lastName returns the last element of a qualified name list node.
+func lastName(o *pg_query.Node) string {
+	if l := o.GetList(); l != nil && len(l.Items) > 0 {
+		if s := l.Items[len(l.Items)-1].GetString_(); s != nil {
+			return s.Sval
+		}
+	}
+	if s := o.GetString_(); s != nil {
+		return s.Sval
+	}
+	return ""
+}

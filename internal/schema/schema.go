@@ -1,0 +1,140 @@
+// Package schema is shepherd's own record of the tables clients created
+// through it: column types as the client declared them (PostgreSQL's
+// names), which columns shepherd fills in itself (keys it generates,
+// defaults that would differ between replicas), keys and indexes.
+//
+// The SQL writer needs it to translate (integer division, SELECT *, index
+// names that MariaDB scopes by table) and the statement analyser needs it
+// to pin generated values. A Snapshot is immutable; a Catalog holds the
+// current one and replaces it, with a new version, after each DDL
+// statement that committed. The catalog is kept in a file under the data
+// directory so that a restarted shepherd still knows which columns it must
+// fill in, and where each key sequence stands.
+package schema
+
+import (
+	"strings"
+)
+
+// Fill says how shepherd fills a column that an INSERT leaves out, when
+// the engines' own default would give different values on different
+// replicas.
+type Fill uint8
+
+// Fills.
+const (
+	FillNone   Fill = iota // the engine's default (none, or a constant) is fine
+	FillSerial             // SERIAL / IDENTITY: the next value of the column's sequence
+	FillNow                // now(), current_timestamp: the transaction's timestamp
+	FillDate               // current_date
+	FillUUID               // gen_random_uuid(): a fresh UUID per row
+	FillRandom             // random(): a fresh float per row
+)
+
+var fillNames = [...]string{"", "serial", "now", "date", "uuid", "random"}
+
+// String returns the fill's name.
+func (f Fill) String() string {
+	if int(f) < len(fillNames) {
+		return fillNames[f]
+	}
+	return "fill?"
+}
+
+// Column is one column of a table.
+type Column struct {
+	Name string `json:"name"`
+	// Type is PostgreSQL's internal name of the declared type: int2, int4,
+	// int8, numeric, float4, float8, bool, text, varchar, bpchar, bytea,
+	// date, time, timestamp, timestamptz, uuid, json, jsonb.
+	Type string `json:"type"`
+	// Mods are the type modifiers: varchar/char length, numeric
+	// precision and scale.
+	Mods    []int32 `json:"mods,omitempty"`
+	NotNull bool    `json:"not_null,omitempty"`
+	Fill    Fill    `json:"fill,omitempty"`
+	// Always marks GENERATED ALWAYS AS IDENTITY: PostgreSQL accepts the
+	// value shepherd chose only with OVERRIDING SYSTEM VALUE.
+	Always bool `json:"always,omitempty"`
+}
+
+// Table is one table (or view, with no fills).
+type Table struct {
+	Name    string   `json:"name"`
+	Columns []Column `json:"columns"`
+	// Key is the primary key's columns, if any.
+	Key []string `json:"key,omitempty"`
+	// View marks a view.
+	View bool `json:"view,omitempty"`
+}
+
+// Column returns the named column, or nil.
+func (t *Table) Column(name string) *Column {
+	for i := range t.Columns {
+		if t.Columns[i].Name == name {
+			return &t.Columns[i]
+		}
+	}
+	return nil
+}
+
+// HasFills reports whether some column is filled by shepherd.
+func (t *Table) HasFills() bool {
+	for _, c := range t.Columns {
+		if c.Fill != FillNone {
+			return true
+		}
+	}
+	return false
+}
+
+// Snapshot is the schema at one version. It is never modified once
+// published.
+type Snapshot struct {
+	Version uint64            `json:"version"`
+	Tables  map[string]*Table `json:"tables"`
+	// Indexes maps an index name to its table.
+	Indexes map[string]string `json:"indexes"`
+}
+
+// Table returns the named table (names as the parser folded them), or nil
+// when shepherd does not know it. A nil snapshot knows nothing.
+func (s *Snapshot) Table(name string) *Table {
+	if s == nil {
+		return nil
+	}
+	return s.Tables[strings.ToLower(name)]
+}
+
+// IndexTable returns the table an index belongs to.
+func (s *Snapshot) IndexTable(index string) (string, bool) {
+	if s == nil {
+		return "", false
+	}
+	t, ok := s.Indexes[index]
+	return t, ok
+}
+
+// clone returns a deep-enough copy for applying one DDL statement: maps
+// are copied, tables are copied when changed (by the caller).
+func (s *Snapshot) clone() *Snapshot {
+	n := &Snapshot{Tables: map[string]*Table{}, Indexes: map[string]string{}}
+	if s == nil {
+		return n
+	}
+	n.Version = s.Version
+	for k, v := range s.Tables {
+		n.Tables[k] = v
+	}
+	for k, v := range s.Indexes {
+		n.Indexes[k] = v
+	}
+	return n
+}
+
+func (t *Table) clone() *Table {
+	n := *t
+	n.Columns = append([]Column(nil), t.Columns...)
+	n.Key = append([]string(nil), t.Key...)
+	return &n
+}

@@ -1,0 +1,541 @@
+package sqlan
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"strconv"
+	"time"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/shepherd-db/shepherd/internal/answer"
+	"github.com/shepherd-db/shepherd/internal/driver"
+	"github.com/shepherd-db/shepherd/internal/pgerr"
+	"github.com/shepherd-db/shepherd/internal/schema"
+)
+
+// PinKind says which value shepherd chooses for a pinned expression.
+type PinKind uint8
+
+// Pin kinds. The transaction-stable ones have one value per transaction,
+// as PostgreSQL defines them; the others one per statement (and, for
+// random and UUIDs, per occurrence in the statement).
+const (
+	PinNow          PinKind = iota + 1 // now(), current_timestamp, transaction_timestamp(): timestamptz
+	PinLocalNow                        // localtimestamp: timestamp
+	PinDate                            // current_date
+	PinLocalTime                       // localtime: time
+	PinStatementNow                    // statement_timestamp(), clock_timestamp()
+	PinRandom                          // random(): float8 in [0, 1)
+	PinUUID                            // gen_random_uuid()
+	PinSerial                          // the next value of a SERIAL/IDENTITY column
+)
+
+var pinNames = [...]string{"", "now", "localtimestamp", "current_date", "localtime", "statement_timestamp", "random", "uuid", "serial"}
+
+// String returns the pin's name.
+func (k PinKind) String() string {
+	if int(k) < len(pinNames) {
+		return pinNames[k]
+	}
+	return "pin?"
+}
+
+// Pin is one value shepherd chooses and sends to every replica as an
+// extra parameter, so that all of them store the same thing.
+type Pin struct {
+	Kind PinKind
+	// Table and Column name the sequence of a PinSerial.
+	Table, Column string
+}
+
+// pinType is the PostgreSQL type a pinned parameter is cast to.
+func (k PinKind) pinType() string {
+	switch k {
+	case PinNow, PinStatementNow:
+		return "timestamptz"
+	case PinLocalNow:
+		return "timestamp"
+	case PinDate:
+		return "date"
+	case PinLocalTime:
+		return "time"
+	case PinRandom:
+		return "float8"
+	case PinUUID:
+		return "uuid"
+	}
+	return "int8"
+}
+
+// rewriter changes a parsed statement so that every replica computes the
+// same answer: nondeterministic functions become parameters, generated
+// columns get explicit values, and a LIMIT over an order with ties gets a
+// total order.
+type rewriter struct {
+	schema  *schema.Snapshot
+	params  int // the client's parameters
+	pins    []Pin
+	shared  map[PinKind]int // pin kind -> parameter number, for shared pins
+	changed bool
+	err     error
+}
+
+// pin returns a parameter reference for a new (or shared) pinned value.
+func (r *rewriter) pin(p Pin) *pg_query.Node {
+	r.changed = true
+	n := 0
+	switch p.Kind {
+	case PinNow, PinLocalNow, PinDate, PinLocalTime, PinStatementNow:
+		if r.shared == nil {
+			r.shared = map[PinKind]int{}
+		}
+		if n = r.shared[p.Kind]; n == 0 {
+			r.pins = append(r.pins, p)
+			n = r.params + len(r.pins)
+			r.shared[p.Kind] = n
+		}
+	default:
+		r.pins = append(r.pins, p)
+		n = r.params + len(r.pins)
+	}
+	return &pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: &pg_query.TypeCast{
+		Arg:      pg_query.MakeParamRefNode(int32(n), -1),
+		TypeName: &pg_query.TypeName{Names: []*pg_query.Node{pg_query.MakeStrNode("pg_catalog"), pg_query.MakeStrNode(p.Kind.pinType())}, Typemod: -1, Location: -1},
+		Location: -1,
+	}}}
+}
+
+// pinExpressions replaces nondeterministic calls anywhere in the tree.
+func (r *rewriter) pinExpressions(root *pg_query.Node) {
+	walkNodes(root, func(n *pg_query.Node) {
+		if r.err != nil {
+			return
+		}
+		if fc := n.GetFuncCall(); fc != nil && fc.Over == nil {
+			kind := PinKind(0)
+			switch schema.FuncName(fc) {
+			case "now", "transaction_timestamp":
+				kind = PinNow
+			case "statement_timestamp", "clock_timestamp":
+				kind = PinStatementNow
+			case "random":
+				kind = PinRandom
+			case "gen_random_uuid", "uuid_generate_v4":
+				kind = PinUUID
+			case "nextval", "currval", "lastval", "setval":
+				r.err = unsupported("sequence functions (%s); use SERIAL or IDENTITY columns", schema.FuncName(fc))
+				return
+			case "timeofday", "pg_backend_pid", "inet_client_addr", "txid_current", "version", "pg_sleep":
+				r.err = unsupported("%s(): its value differs between replicas", schema.FuncName(fc))
+				return
+			}
+			if kind != 0 {
+				if len(fc.Args) > 0 {
+					r.err = unsupported("%s() with arguments", schema.FuncName(fc))
+					return
+				}
+				*n = *r.pin(Pin{Kind: kind})
+			}
+			return
+		}
+		if sv := n.GetSqlvalueFunction(); sv != nil {
+			var kind PinKind
+			switch sv.Op {
+			case pg_query.SQLValueFunctionOp_SVFOP_CURRENT_TIMESTAMP, pg_query.SQLValueFunctionOp_SVFOP_CURRENT_TIMESTAMP_N:
+				kind = PinNow
+			case pg_query.SQLValueFunctionOp_SVFOP_LOCALTIMESTAMP, pg_query.SQLValueFunctionOp_SVFOP_LOCALTIMESTAMP_N:
+				kind = PinLocalNow
+			case pg_query.SQLValueFunctionOp_SVFOP_CURRENT_DATE:
+				kind = PinDate
+			case pg_query.SQLValueFunctionOp_SVFOP_LOCALTIME, pg_query.SQLValueFunctionOp_SVFOP_LOCALTIME_N:
+				kind = PinLocalTime
+			default:
+				r.err = unsupported("%s: its value differs between replicas", sv.Op.String())
+				return
+			}
+			*n = *r.pin(Pin{Kind: kind})
+		}
+	})
+}
+
+// fillInsert gives the columns shepherd fills (SERIAL keys, now() and
+// UUID defaults) explicit values in an INSERT that leaves them out or
+// asks for DEFAULT.
+func (r *rewriter) fillInsert(ins *pg_query.InsertStmt) {
+	t := r.schema.Table(ins.Relation.Relname)
+	if t == nil || !t.HasFills() {
+		return
+	}
+	sel := ins.SelectStmt.GetSelectStmt()
+	values := sel != nil && len(sel.ValuesLists) > 0 && sel.Op == pg_query.SetOperation_SETOP_NONE
+	if sel == nil {
+		// DEFAULT VALUES: one row of defaults.
+		sel = &pg_query.SelectStmt{ValuesLists: []*pg_query.Node{{Node: &pg_query.Node_List{List: &pg_query.List{}}}}}
+		ins.SelectStmt = &pg_query.Node{Node: &pg_query.Node_SelectStmt{SelectStmt: sel}}
+		values = true
+	}
+	// Make the column list explicit.
+	if len(ins.Cols) == 0 {
+		width := len(sel.TargetList)
+		if values {
+			width = len(sel.ValuesLists[0].GetList().Items)
+		}
+		if width > len(t.Columns) || !values && sel.Op != pg_query.SetOperation_SETOP_NONE {
+			if width > len(t.Columns) {
+				return // the engines report too many values
+			}
+		}
+		for _, c := range t.Columns[:width] {
+			ins.Cols = append(ins.Cols, pg_query.MakeResTargetNodeWithName(c.Name, -1))
+		}
+	}
+	listed := map[string]int{}
+	for i, n := range ins.Cols {
+		listed[n.GetResTarget().Name] = i
+	}
+	always := false
+	for _, c := range t.Columns {
+		if c.Fill == schema.FillNone {
+			continue
+		}
+		pin := func() *pg_query.Node {
+			switch c.Fill {
+			case schema.FillSerial:
+				always = always || c.Always
+				return r.pin(Pin{Kind: PinSerial, Table: t.Name, Column: c.Name})
+			case schema.FillNow:
+				if c.Type == "timestamp" {
+					return r.pin(Pin{Kind: PinLocalNow})
+				}
+				return r.pin(Pin{Kind: PinNow})
+			case schema.FillDate:
+				return r.pin(Pin{Kind: PinDate})
+			case schema.FillUUID:
+				return r.pin(Pin{Kind: PinUUID})
+			default:
+				return r.pin(Pin{Kind: PinRandom})
+			}
+		}
+		if i, ok := listed[c.Name]; ok {
+			if !values {
+				continue
+			}
+			for _, row := range sel.ValuesLists {
+				items := row.GetList().Items
+				if i < len(items) && items[i].GetSetToDefault() != nil {
+					items[i] = pin()
+				}
+			}
+			continue
+		}
+		switch {
+		case values:
+			ins.Cols = append(ins.Cols, pg_query.MakeResTargetNodeWithName(c.Name, -1))
+			for _, row := range sel.ValuesLists {
+				l := row.GetList()
+				l.Items = append(l.Items, pin())
+			}
+		case (c.Fill == schema.FillNow || c.Fill == schema.FillDate) && sel.Op == pg_query.SetOperation_SETOP_NONE &&
+			len(sel.DistinctClause) == 0 && len(sel.GroupClause) == 0:
+			ins.Cols = append(ins.Cols, pg_query.MakeResTargetNodeWithName(c.Name, -1))
+			sel.TargetList = append(sel.TargetList, pg_query.MakeResTargetNodeWithVal(pin(), -1))
+		default:
+			r.err = unsupported("INSERT ... SELECT into %s without a value for column %s, which shepherd fills in row by row (%s); list the column",
+				t.Name, c.Name, c.Fill)
+			return
+		}
+	}
+	if always {
+		ins.Override = pg_query.OverridingKind_OVERRIDING_SYSTEM_VALUE
+	}
+	r.changed = true
+}
+
+// totalOrder makes the row order of a query complete where it matters:
+// a query with ORDER BY gets the output columns it does not sort by
+// appended as further keys (rows that tie on every column are identical,
+// so any order of them is the same answer), and a LIMIT or OFFSET without
+// ORDER BY gets every output column as its order. It returns whether the
+// order is now total.
+func (r *rewriter) totalOrder(sel *pg_query.SelectStmt) bool {
+	limited := sel.LimitCount != nil && !isNullConst(sel.LimitCount) || sel.LimitOffset != nil
+	if len(sel.SortClause) == 0 && !limited {
+		return false
+	}
+	if len(sel.DistinctClause) > 0 && sel.DistinctClause[0].GetNode() != nil {
+		return false // DISTINCT ON: its own rules
+	}
+	targets := r.outputs(sel)
+	if targets == nil {
+		return false
+	}
+	covered := map[int]bool{}
+	for _, s := range sel.SortClause {
+		sb := s.GetSortBy()
+		if c := sb.Node.GetAConst(); c != nil && c.GetIval() != nil {
+			covered[int(c.GetIval().Ival)] = true
+			continue
+		}
+		for i, t := range targets {
+			if t.GetResTarget() != nil && sameExpr(t.GetResTarget().Val, sb.Node) ||
+				t.GetResTarget().Name != "" && isColumn(sb.Node, t.GetResTarget().Name) {
+				covered[i+1] = true
+			}
+		}
+	}
+	total := true
+	for i, t := range targets {
+		if covered[i+1] {
+			continue
+		}
+		if !orderable(r.schema, sel, t.GetResTarget().Val) {
+			total = false
+			continue
+		}
+		sel.SortClause = append(sel.SortClause, &pg_query.Node{Node: &pg_query.Node_SortBy{SortBy: &pg_query.SortBy{
+			Node: pg_query.MakeAConstIntNode(int64(i+1), -1), Location: -1,
+		}}})
+		r.changed = true
+	}
+	return total
+}
+
+// outputs returns the output columns of a query, with * expanded from the
+// schema; nil when they cannot be known.
+func (r *rewriter) outputs(sel *pg_query.SelectStmt) []*pg_query.Node {
+	if sel.Op != pg_query.SetOperation_SETOP_NONE {
+		left := sel.Larg
+		for left.Op != pg_query.SetOperation_SETOP_NONE {
+			left = left.Larg
+		}
+		if hasStar(left.TargetList) {
+			return nil
+		}
+		return left.TargetList
+	}
+	if len(sel.ValuesLists) > 0 || len(sel.TargetList) == 0 {
+		return nil
+	}
+	if !hasStar(sel.TargetList) {
+		return sel.TargetList
+	}
+	// Expand * when every FROM item is a table shepherd knows.
+	var out []*pg_query.Node
+	for _, t := range sel.TargetList {
+		cr := t.GetResTarget().Val.GetColumnRef()
+		if cr == nil || cr.Fields[len(cr.Fields)-1].GetAStar() == nil {
+			out = append(out, t)
+			continue
+		}
+		qual := ""
+		if len(cr.Fields) == 2 {
+			qual = cr.Fields[0].GetString_().GetSval()
+		}
+		cols, ok := r.starColumns(sel.FromClause, qual)
+		if !ok {
+			return nil
+		}
+		out = append(out, cols...)
+	}
+	sel.TargetList = out
+	r.changed = true
+	return out
+}
+
+// starColumns lists the columns * (or alias.*) stands for.
+func (r *rewriter) starColumns(from []*pg_query.Node, qual string) ([]*pg_query.Node, bool) {
+	var out []*pg_query.Node
+	for _, f := range from {
+		rv := f.GetRangeVar()
+		if rv == nil {
+			return nil, false // joins (USING merges columns), subqueries
+		}
+		alias := rv.Relname
+		if rv.Alias != nil {
+			alias = rv.Alias.Aliasname
+		}
+		if qual != "" && alias != qual {
+			continue
+		}
+		t := r.schema.Table(rv.Relname)
+		if t == nil || t.View {
+			return nil, false
+		}
+		for _, c := range t.Columns {
+			ref := pg_query.MakeColumnRefNode([]*pg_query.Node{pg_query.MakeStrNode(alias), pg_query.MakeStrNode(c.Name)}, -1)
+			out = append(out, pg_query.MakeResTargetNodeWithVal(ref, -1))
+		}
+	}
+	return out, len(out) > 0
+}
+
+func hasStar(targets []*pg_query.Node) bool {
+	for _, t := range targets {
+		if cr := t.GetResTarget().GetVal().GetColumnRef(); cr != nil && cr.Fields[len(cr.Fields)-1].GetAStar() != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// orderable reports whether a column may be a sort key: PostgreSQL cannot
+// sort json.
+func orderable(s *schema.Snapshot, sel *pg_query.SelectStmt, n *pg_query.Node) bool {
+	cr := n.GetColumnRef()
+	if cr == nil {
+		return true
+	}
+	name := cr.Fields[len(cr.Fields)-1].GetString_().GetSval()
+	for _, f := range sel.FromClause {
+		if rv := f.GetRangeVar(); rv != nil {
+			if t := s.Table(rv.Relname); t != nil {
+				if c := t.Column(name); c != nil && (c.Type == "json" || c.Type == "jsonb") {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
+
+func isNullConst(n *pg_query.Node) bool {
+	c := n.GetAConst()
+	return c != nil && c.Isnull
+}
+
+func isColumn(n *pg_query.Node, name string) bool {
+	cr := n.GetColumnRef()
+	return cr != nil && len(cr.Fields) == 1 && cr.Fields[0].GetString_().GetSval() == name
+}
+
+// sameExpr compares two expressions ignoring source locations.
+func sameExpr(a, b *pg_query.Node) bool {
+	fa, err1 := pg_query.Deparse(wrapExpr(a))
+	fb, err2 := pg_query.Deparse(wrapExpr(b))
+	return err1 == nil && err2 == nil && fa == fb
+}
+
+func wrapExpr(n *pg_query.Node) *pg_query.ParseResult {
+	sel := &pg_query.SelectStmt{TargetList: []*pg_query.Node{pg_query.MakeResTargetNodeWithVal(n, -1)}}
+	return &pg_query.ParseResult{Version: pgVersion, Stmts: []*pg_query.RawStmt{{Stmt: &pg_query.Node{Node: &pg_query.Node_SelectStmt{SelectStmt: sel}}}}}
+}
+
+// pgVersion is the parse tree version of the linked parser.
+var pgVersion = func() int32 {
+	t, err := pg_query.Parse("SELECT 1")
+	if err != nil {
+		panic("pg_query cannot parse SELECT 1: " + err.Error())
+	}
+	return t.Version
+}()
+
+// walkNodes calls visit on every Node in the tree, parents before
+// children; visit may replace the node's content (the replacement is not
+// walked).
+func walkNodes(root *pg_query.Node, visit func(*pg_query.Node)) {
+	var walk func(m protoreflect.Message)
+	walk = func(m protoreflect.Message) {
+		if n, ok := m.Interface().(*pg_query.Node); ok {
+			before := n.Node
+			visit(n)
+			if n.Node != before {
+				return
+			}
+		}
+		m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+			if fd.Kind() != protoreflect.MessageKind {
+				return true
+			}
+			if fd.IsList() {
+				l := v.List()
+				for i := 0; i < l.Len(); i++ {
+					walk(l.Get(i).Message())
+				}
+				return true
+			}
+			walk(v.Message())
+			return true
+		})
+	}
+	walk(root.ProtoReflect())
+}
+
+// maxParam returns the highest $n in the tree.
+func maxParam(root *pg_query.Node) (int, error) {
+	hi := 0
+	var err error
+	walkNodes(root, func(n *pg_query.Node) {
+		if p := n.GetParamRef(); p != nil {
+			if p.Number < 1 || p.Number > MaxParams {
+				err = undefinedParam(int(p.Number))
+			}
+			hi = max(hi, int(p.Number))
+		}
+	})
+	return hi, err
+}
+
+func undefinedParam(n int) error {
+	return pgerr.New(pgerr.UndefinedParameterRef, "there is no parameter $%d", n)
+}
+
+// PinSource supplies the values of pins.
+type PinSource struct {
+	// TxnTime is the transaction's timestamp (now()); StmtTime the
+	// statement's (statement_timestamp(), clock_timestamp()).
+	TxnTime, StmtTime time.Time
+	// Next reserves the next value of a column's sequence.
+	Next func(table, column string) (int64, error)
+}
+
+// PinArgs returns the values of the statement's pins, as parameters that
+// follow the client's.
+func (s *Stmt) PinArgs(src PinSource) ([]driver.Arg, error) {
+	out := make([]driver.Arg, len(s.Pins))
+	for i, p := range s.Pins {
+		switch p.Kind {
+		case PinNow:
+			out[i] = driver.Arg{Type: answer.TimestampTZ, Text: src.TxnTime.UTC().Format(tsLayout) + "+00"}
+		case PinLocalNow:
+			out[i] = driver.Arg{Type: answer.Timestamp, Text: src.TxnTime.UTC().Format(tsLayout)}
+		case PinDate:
+			out[i] = driver.Arg{Type: answer.Date, Text: src.TxnTime.UTC().Format("2006-01-02")}
+		case PinLocalTime:
+			out[i] = driver.Arg{Type: answer.Time, Text: src.TxnTime.UTC().Format("15:04:05.999999")}
+		case PinStatementNow:
+			out[i] = driver.Arg{Type: answer.TimestampTZ, Text: src.StmtTime.UTC().Format(tsLayout) + "+00"}
+		case PinRandom:
+			var b [8]byte
+			if _, err := rand.Read(b[:]); err != nil {
+				return nil, pgerr.Wrap(pgerr.InternalError, err, "random()")
+			}
+			f := float64(binary.BigEndian.Uint64(b[:])>>11) / (1 << 53)
+			out[i] = driver.Arg{Type: answer.Float, Text: strconv.FormatFloat(f, 'g', -1, 64)}
+		case PinUUID:
+			var b [16]byte
+			if _, err := rand.Read(b[:]); err != nil {
+				return nil, pgerr.Wrap(pgerr.InternalError, err, "gen_random_uuid()")
+			}
+			b[6] = b[6]&0x0f | 0x40 // version 4
+			b[8] = b[8]&0x3f | 0x80 // RFC 4122 variant
+			h := hex.EncodeToString(b[:])
+			out[i] = driver.Arg{Type: answer.UUID, Text: h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]}
+		case PinSerial:
+			if src.Next == nil {
+				return nil, pgerr.New(pgerr.InternalError, "no sequence for %s.%s", p.Table, p.Column)
+			}
+			v, err := src.Next(p.Table, p.Column)
+			if err != nil {
+				return nil, pgerr.Wrap(pgerr.InternalError, err, "sequence of "+p.Table+"."+p.Column)
+			}
+			out[i] = driver.Arg{Type: answer.Int, Text: strconv.FormatInt(v, 10)}
+		}
+	}
+	return out, nil
+}
+
+// tsLayout prints timestamps with microseconds and no trailing zeros.
+const tsLayout = "2006-01-02 15:04:05.999999"
