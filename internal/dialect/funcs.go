@@ -14,7 +14,7 @@ import (
 var sameEverywhere = map[string][]int{
 	"lower": {1}, "upper": {1}, "replace": {3}, "abs": {1}, "round": {1, 2},
 	"nullif": {2},
-	"count": {0, 1}, "sum": {1}, "avg": {1}, "min": {1}, "max": {1},
+	"count":  {0, 1}, "sum": {1}, "avg": {1}, "min": {1}, "max": {1},
 	"row_number": {0}, "rank": {0}, "dense_rank": {0}, "ntile": {1},
 	"percent_rank": {0}, "cume_dist": {0},
 	"lag": {1, 2, 3}, "lead": {1, 2, 3}, "first_value": {1}, "last_value": {1},

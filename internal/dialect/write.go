@@ -130,7 +130,7 @@ func (w *writer) ident(name string) {
 	w.b.WriteByte('"')
 }
 
-// literal writes a string constant. Both dialects take '' for a quote;
+// literal writes a string constant. Both dialects take ” for a quote;
 // MariaDB's session has NO_BACKSLASH_ESCAPES, so backslashes are plain.
 func (w *writer) literal(s string) {
 	if strings.IndexByte(s, 0) >= 0 {

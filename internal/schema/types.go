@@ -18,7 +18,7 @@ var typeAliases = map[string]string{
 	"bool": "bool", "boolean": "bool",
 	"text": "text", "varchar": "varchar", "bpchar": "bpchar", "char": "bpchar",
 	"bytea": "bytea",
-	"date": "date", "time": "time", "timestamp": "timestamp", "timestamptz": "timestamptz",
+	"date":  "date", "time": "time", "timestamp": "timestamp", "timestamptz": "timestamptz",
 	"uuid": "uuid", "json": "json", "jsonb": "jsonb", "interval": "interval",
 }
 
