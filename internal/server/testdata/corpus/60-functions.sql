@@ -1,0 +1,180 @@
+-- Cross-engine SQL corpus: built-in functions and casts.
+
+-- feature: string functions
+SELECT lower(name), upper(name) FROM emp ORDER BY id;
+
+SELECT name, length(name) FROM emp ORDER BY id;
+
+SELECT id, char_length(w), octet_length(w) FROM words ORDER BY id;
+
+SELECT substr(name, 2, 3), substring(name FROM 1 FOR 2), substring(name, 3) FROM emp ORDER BY id;
+
+SELECT name, position('a' IN name), strpos(name, 'a') FROM emp ORDER BY id;
+
+SELECT trim('  padded  '), ltrim('xxabcxx', 'x'), rtrim('xxabcxx', 'x'), trim(both 'x' FROM 'xxabcxx');
+
+SELECT id, '[' || trim(w) || ']' FROM words WHERE w IS NOT NULL ORDER BY id;
+
+SELECT id, replace(w, 'a', 'A') FROM words ORDER BY id;
+
+SELECT concat(name, '-', grade), concat_ws('/', name, dept_id, grade) FROM emp ORDER BY id;
+
+SELECT name || ' (' || dept_id || ')' FROM emp ORDER BY id;
+
+SELECT 'abc' || 42, 'a' || NULL, 1 || 'x';
+
+SELECT lpad(name, 8, '*'), rpad(name, 8, '.'), lpad(name, 2) FROM emp ORDER BY id;
+
+SELECT left(name, 2), right(name, 2), left(name, -1) FROM emp ORDER BY id;
+
+SELECT reverse('shepherd'), repeat('ab', 3), initcap('hello wORLD');
+
+SELECT split_part('a,b,c', ',', 2), split_part('a,b,c', ',', 5);
+
+SELECT md5('shepherd');
+
+SELECT ascii('A'), chr(66);
+
+SELECT translate('hello', 'el', 'ip');
+
+SELECT format('%s has grade %s', name, grade) FROM emp WHERE id = 1;
+
+SELECT name FROM emp WHERE lower(name) LIKE '%a%' ORDER BY name;
+
+SELECT sku || '|', length(sku), octet_length(sku) FROM product ORDER BY sku;
+
+SELECT code || '|', length(code) FROM words ORDER BY id;
+
+SELECT regexp_replace('a1b22c333', '[0-9]+', '#', 'g');
+
+SELECT name FROM emp WHERE name ~ '^[A-D]' ORDER BY name;
+
+SELECT starts_with(name, 'A'), name LIKE '_u' FROM emp ORDER BY id;
+
+SELECT upper('naïve café'), lower('ÄPFEL'), length('naïve café');
+
+-- feature: numeric functions
+SELECT round(2.5), round(-2.5), round(2.345, 2), round(1234.5678, -2);
+
+SELECT round(2.5::double precision), round(3.5::double precision), round(-0.5::double precision);
+
+SELECT abs(-7), abs(-7.25), ceil(4.1), ceil(-4.1), floor(4.9), floor(-4.9), ceiling(1.2);
+
+SELECT mod(7, 3), mod(-7, 3), 7 % -3, -7 % 3, mod(7.5, 2);
+
+SELECT trunc(4.567, 2), trunc(-4.567), sign(-3), sign(0), sign(2.5);
+
+SELECT power(2, 10), sqrt(16), exp(0), ln(1), log(100);
+
+SELECT 0.1 + 0.2, 0.1::float8 + 0.2::float8, 1e3::float8, 1.5e-3;
+
+SELECT pi(), greatest(1.5, 2), least(-1, 0);
+
+SELECT id, round(x, 1), round(x), x * 2 FROM nums ORDER BY id;
+
+SELECT id, f, r FROM nums ORDER BY id;
+
+SELECT big * 2 FROM nums WHERE id IN (1, 2, 4, 5) ORDER BY id;
+
+SELECT id, abs(a), a * a FROM nums WHERE a IS NOT NULL AND id <> 7 ORDER BY id;
+
+-- feature: integer division
+SELECT 7 / 2, -7 / 2, 7 / -2, 1 / 3;
+
+SELECT 7.0 / 2, 7 / 2.0, 10::numeric / 4, 10::float8 / 4;
+
+SELECT id, a / b, a % b FROM nums WHERE b <> 0 ORDER BY id;
+
+SELECT sum(a) / count(a), sum(a) % count(a) FROM nums;
+
+SELECT 1 / 3.0, 2.0 / 3;
+
+SELECT salary / 3 FROM emp WHERE id = 1;
+
+SELECT count(*) / 5, count(*) * 100 / 7 FROM emp;
+
+-- feature: casts
+SELECT '42'::int, CAST('42' AS bigint), '3.14'::numeric(5,2), CAST(3.14159 AS numeric(4,2));
+
+SELECT 3.7::int, (-3.5)::int, 2.5::int, 3.5::integer;
+
+SELECT 42::text, 42::varchar, 'abc'::char(5) || '|', 3::float8;
+
+SELECT '2024-02-29'::date, '2024-02-29 13:45:00'::timestamp, CAST('2024-02-29' AS timestamp);
+
+SELECT 'true'::boolean, 't'::boolean, 'no'::boolean, 1::boolean, true::int;
+
+SELECT '0.1'::real, '0.1'::double precision, 0.1::real::double precision;
+
+SELECT CAST(salary AS integer), salary::text, CAST(salary AS varchar) FROM emp ORDER BY id;
+
+SELECT CAST(hired AS text), to_char(hired, 'YYYY-MM-DD'), to_char(hired, 'DD Mon YYYY') FROM emp ORDER BY id;
+
+SELECT '123'::int + 1, '1e3'::float8::int, '  7 '::int;
+
+SELECT 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'::uuid, CAST(1 AS numeric(10,2));
+
+SELECT id::text || '#', CAST(id AS char(4)) || '#' FROM dept ORDER BY id;
+
+SELECT CAST(x AS double precision), CAST(f AS numeric(20,5)) FROM nums WHERE id IN (1, 2, 3) ORDER BY id;
+
+-- feature: date and time functions
+SELECT extract(year FROM hired), extract(month FROM hired), extract(day FROM hired) FROM emp ORDER BY id;
+
+SELECT extract(dow FROM DATE '2024-03-01'), extract(doy FROM DATE '2024-03-01'), extract(epoch FROM TIMESTAMP '2024-01-01 00:00:00');
+
+SELECT date_part('hour', TIMESTAMP '2024-05-06 07:08:09'), date_part('minute', TIMESTAMP '2024-05-06 07:08:09');
+
+SELECT date_trunc('month', TIMESTAMP '2024-05-17 13:14:15'), date_trunc('day', TIMESTAMP '2024-05-17 13:14:15'),
+    date_trunc('year', TIMESTAMP '2024-05-17 13:14:15'), date_trunc('hour', TIMESTAMP '2024-05-17 13:14:15');
+
+SELECT date_trunc('month', hired)::date, count(*) FROM emp GROUP BY 1 ORDER BY 1;
+
+SELECT DATE '2024-01-31' + 1, DATE '2024-03-01' - 1, DATE '2024-03-01' - DATE '2024-02-01';
+
+SELECT DATE '2024-01-31' + INTERVAL '1 month', DATE '2023-01-31' + INTERVAL '1 month';
+
+SELECT TIMESTAMP '2024-01-01 10:00:00' + INTERVAL '90 minutes', TIMESTAMP '2024-03-01 00:00:00' - INTERVAL '1 day';
+
+SELECT TIMESTAMP '2024-03-01 12:00:00' - TIMESTAMP '2024-02-28 06:30:00';
+
+SELECT age(TIMESTAMP '2024-03-01', TIMESTAMP '2023-01-15');
+
+SELECT name, hired FROM emp WHERE hired >= DATE '2020-01-01' ORDER BY hired, name;
+
+SELECT name FROM emp WHERE hired + INTERVAL '10 years' < DATE '2026-01-01' ORDER BY name;
+
+SELECT make_date(2024, 2, 29), DATE '2024-12-31' - DATE '2024-01-01';
+
+SELECT id, at FROM event ORDER BY id;
+
+SELECT id, at AT TIME ZONE 'UTC' FROM event ORDER BY id;
+
+SELECT id, extract(hour FROM at), to_char(at, 'YYYY-MM-DD HH24:MI:SS') FROM event ORDER BY id;
+
+SELECT id, extract(epoch FROM at) FROM event ORDER BY id;
+
+SELECT CAST(TIMESTAMP '2024-05-06 07:08:09.5' AS date), CAST(DATE '2024-05-06' AS timestamp);
+
+SELECT TIMESTAMPTZ '2024-06-01 12:00:00+02', TIMESTAMP '2024-06-01 12:00:00.123456';
+
+SELECT INTERVAL '1 day' * 3, INTERVAL '2 hours' + INTERVAL '30 minutes';
+
+SELECT placed, placed::date, placed + INTERVAL '1 day' FROM orders ORDER BY id;
+
+SELECT count(*) FROM orders WHERE placed BETWEEN '2023-02-01' AND '2023-03-10 17:45:30';
+
+-- feature: json, bytea, uuid values
+SELECT id, payload FROM event ORDER BY id;
+
+SELECT id, payload->>'user', payload->'parts' FROM event ORDER BY id;
+
+SELECT id, body, length(body), encode(body, 'hex') FROM event ORDER BY id;
+
+SELECT id FROM event WHERE ref = 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11';
+
+SELECT id, ref, upper(ref::text) FROM event ORDER BY id;
+
+SELECT id FROM event WHERE ref = 'b1ffcd00-0d1c-4ef8-bb6d-6bb9bd380a22';
+
+SELECT '{"a": [1, 2]}'::json, '\x0102'::bytea, decode('414243', 'hex');
