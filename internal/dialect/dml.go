@@ -1,6 +1,8 @@
 package dialect
 
 import (
+	"strconv"
+
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
@@ -33,7 +35,7 @@ func (w *writer) insertStmt(ins *pg_query.InsertStmt) {
 	w.str("INTO ")
 	w.tableName(rv)
 	// Column types for constants: the listed columns, else the table's.
-	var types []string
+	var types []*schema.Column
 	if len(ins.Cols) > 0 {
 		w.str(" (")
 		list(w, ins.Cols, func(n *pg_query.Node) {
@@ -42,18 +44,16 @@ func (w *writer) insertStmt(ins *pg_query.InsertStmt) {
 				w.refuse("INSERT into a subfield or element")
 			}
 			w.ident(rt.Name)
+			var c *schema.Column
 			if table != nil {
-				if c := table.Column(rt.Name); c != nil {
-					types = append(types, c.Type)
-					return
-				}
+				c = table.Column(rt.Name)
 			}
-			types = append(types, "")
+			types = append(types, c)
 		})
 		w.str(")")
 	} else if table != nil {
-		for _, c := range table.Columns {
-			types = append(types, c.Type)
+		for i := range table.Columns {
+			types = append(types, &table.Columns[i])
 		}
 	}
 	sel := ins.SelectStmt.GetSelectStmt()
@@ -74,11 +74,11 @@ func (w *writer) insertStmt(ins *pg_query.InsertStmt) {
 				if i > 0 {
 					w.str(", ")
 				}
-				t := ""
+				var c *schema.Column
 				if i < len(types) {
-					t = types[i]
+					c = types[i]
 				}
-				w.typed(n, t)
+				w.assigned(n, c)
 			}
 			w.str(")")
 		})
@@ -178,11 +178,8 @@ func (w *writer) assignments(targets []*pg_query.Node, qualifier string) {
 		}
 		w.ident(rt.Name)
 		w.str(" = ")
-		t := ""
-		if c, _ := w.column([]string{rt.Name}); c != nil {
-			t = c.Type
-		}
-		w.typed(rt.Val, t)
+		c, _ := w.column([]string{rt.Name})
+		w.assigned(rt.Val, c)
 		assigned[rt.Name] = true
 	})
 }
@@ -223,6 +220,23 @@ func walk(m protoreflect.Message, visit func(protoreflect.Message) bool) bool {
 		return cont
 	})
 	return cont
+}
+
+// assigned writes a value stored into column c (nil: unknown). PostgreSQL
+// rounds a value stored into numeric(p,s) to s places; SQLite, which
+// keeps it as a float, is told to do the same.
+func (w *writer) assigned(n *pg_query.Node, c *schema.Column) {
+	if c == nil {
+		w.expr(n)
+		return
+	}
+	if w.lite() && c.Type == "numeric" && len(c.Mods) == 2 && !schema.IsConstant(n) && n.GetParamRef() == nil {
+		w.str("ROUND(")
+		w.expr(n)
+		w.str(", " + strconv.Itoa(int(c.Mods[1])) + ")")
+		return
+	}
+	w.typed(n, c.Type)
 }
 
 func (w *writer) returning(targets []*pg_query.Node, verb string) {
@@ -349,4 +363,3 @@ func (w *writer) truncate(t *pg_query.TruncateStmt) {
 	w.tableName(t.Relations[0].GetRangeVar())
 }
 
-var _ = schema.FillNone

@@ -437,9 +437,9 @@ func (w *writer) operator(op string, l, r *pg_query.Node) {
 		}
 		w.binary(l, op, r)
 	case "*":
-		w.binary(l, op, r)
+		w.rounded(func() { w.binary(l, op, r) }, lt, rt, l, r, op)
 	case "+", "-":
-		w.arith(op, l, r, lt, rt)
+		w.rounded(func() { w.arith(op, l, r, lt, rt) }, lt, rt, l, r, op)
 	case "/":
 		w.divide(l, r, lt, rt)
 	case "%":
@@ -452,6 +452,29 @@ func (w *writer) operator(op string, l, r *pg_query.Node) {
 	default:
 		w.refuse("operator %s", op)
 	}
+}
+
+// rounded writes an arithmetic expression; in SQLite, one on numeric
+// values of known scale is rounded to that scale, which is what
+// PostgreSQL's exact result has.
+func (w *writer) rounded(write func(), lt, rt string, l, r *pg_query.Node, op string) {
+	if !w.lite() || lt != "numeric" && rt != "numeric" {
+		write()
+		return
+	}
+	ls, lok := w.scaleOf(l)
+	rs, rok := w.scaleOf(r)
+	if !lok || !rok {
+		write()
+		return
+	}
+	scale := max(ls, rs)
+	if op == "*" {
+		scale = ls + rs
+	}
+	w.str("ROUND(")
+	write()
+	w.str(", " + strconv.Itoa(scale) + ")")
 }
 
 func (w *writer) binary(l *pg_query.Node, op string, r *pg_query.Node) {

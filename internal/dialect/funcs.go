@@ -67,6 +67,19 @@ func (w *writer) funcCall(fc *pg_query.FuncCall) {
 		// Pinned to parameters before writing; left here only when the
 		// form was not one shepherd pins.
 		w.refuse("%s() in this form", name)
+	case name == "sum" && n == 1 && w.lite() && w.exact(fc.Args[0]):
+		// SQLite sums numeric values as floats: round back to the
+		// scale PostgreSQL's exact sum has.
+		scale, ok := w.scaleOf(fc.Args[0])
+		if !ok {
+			w.refuse("sum() of numeric values of unknown scale (SQLite adds them as floats)")
+		}
+		if fc.Over != nil {
+			w.refuse("sum() of numeric values over a window")
+		}
+		w.str("ROUND(")
+		w.call("SUM", fc)
+		w.str(", " + strconv.Itoa(scale) + ")")
 	case argsOK(sameEverywhere, name, n):
 		w.call(strings.ToUpper(name), fc)
 	case argsOK(mathFunctions, name, n):

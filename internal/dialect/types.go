@@ -161,6 +161,79 @@ func (w *writer) funcType(fc *pg_query.FuncCall) string {
 	return ""
 }
 
+// scaleOf returns the number of decimal places of an exact numeric
+// expression when the writer can tell: SQLite keeps numeric values as
+// binary floats, so sums and products of money must be rounded back to
+// the scale PostgreSQL's exact arithmetic would give.
+func (w *writer) scaleOf(n *pg_query.Node) (int, bool) {
+	switch {
+	case n == nil:
+	case n.GetColumnRef() != nil:
+		if c, _ := w.column(refFields(n.GetColumnRef())); c != nil {
+			if isInt(c.Type) {
+				return 0, true
+			}
+			if c.Type == "numeric" && len(c.Mods) == 2 {
+				return int(c.Mods[1]), true
+			}
+		}
+	case n.GetAConst() != nil:
+		c := n.GetAConst()
+		if c.GetIval() != nil {
+			return 0, true
+		}
+		if c.GetFval() != nil {
+			f := c.GetFval().Fval
+			if i := strings.IndexByte(f, '.'); i >= 0 && !strings.ContainsAny(f, "eE") {
+				return len(f) - i - 1, true
+			}
+		}
+	case n.GetTypeCast() != nil:
+		t, mods, _, ok := schema.TypeOf(n.GetTypeCast().TypeName)
+		if ok && t == "numeric" && len(mods) == 2 {
+			return int(mods[1]), true
+		}
+		if ok && isInt(t) {
+			return 0, true
+		}
+	case n.GetFuncCall() != nil:
+		fc := n.GetFuncCall()
+		switch schema.FuncName(fc) {
+		case "sum", "min", "max", "abs":
+			if len(fc.Args) == 1 {
+				return w.scaleOf(fc.Args[0])
+			}
+		}
+	case n.GetAExpr() != nil:
+		e := n.GetAExpr()
+		if e.Kind != pg_query.A_Expr_Kind_AEXPR_OP {
+			break
+		}
+		if e.Lexpr == nil {
+			return w.scaleOf(e.Rexpr)
+		}
+		ls, lok := w.scaleOf(e.Lexpr)
+		rs, rok := w.scaleOf(e.Rexpr)
+		if !lok || !rok {
+			break
+		}
+		switch schema.OpName(e.Name) {
+		case "+", "-":
+			return max(ls, rs), true
+		case "*":
+			return ls + rs, true
+		}
+	}
+	return 0, false
+}
+
+// exact reports whether an expression computes with numeric (not
+// integer or float) values, where SQLite's float arithmetic needs
+// rounding.
+func (w *writer) exact(n *pg_query.Node) bool {
+	return w.typeOf(n) == "numeric"
+}
+
 // notNull reports whether an expression can never be NULL (as far as
 // the writer can tell). targets resolves ORDER BY ordinals.
 func (w *writer) notNull(n *pg_query.Node, targets []*pg_query.Node) bool {
