@@ -362,4 +362,3 @@ func (w *writer) truncate(t *pg_query.TruncateStmt) {
 	w.str("DELETE FROM ")
 	w.tableName(t.Relations[0].GetRangeVar())
 }
-
