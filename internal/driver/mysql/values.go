@@ -37,10 +37,18 @@ func kindOf(dbType string) columnKind {
 		}
 		return columnKind{typ: answer.Int, oid: answer.OIDInt8, size: 8}
 	case "BIT":
+		// Not a boolean: the width is not in the metadata, and MariaDB
+		// sends the result of MAX(), MIN(), IF() over a BIT column as a
+		// BIT whose payload is the decimal text ("1" reads 49). Booleans
+		// are BOOLEAN (TINYINT(1)), whose 0 and 1 equal PostgreSQL's f
+		// and t in answer's canonical form.
 		return columnKind{typ: answer.Int, oid: answer.OIDInt8, size: 8, rewrite: bitText}
 	case "DECIMAL":
 		return columnKind{typ: answer.Numeric, oid: answer.OIDNumeric, size: -1}
 	case "FLOAT":
+		// MariaDB prints a FLOAT with six significant digits (16777216
+		// as 1.67772e+07), so digits past the sixth are lost before they
+		// reach here; PostgreSQL's real is better kept in a DOUBLE.
 		return columnKind{typ: answer.Float, oid: answer.OIDFloat4, size: 4, rewrite: floatText(32)}
 	case "DOUBLE":
 		return columnKind{typ: answer.Float, oid: answer.OIDFloat8, size: 8, rewrite: floatText(64)}

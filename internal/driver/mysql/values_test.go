@@ -170,8 +170,28 @@ func openEngineSet(t *testing.T) engineSet {
 		set.conns = append(set.conns, c)
 		set.dialects = append(set.dialects, dialect)
 	}
+	// The database's own defaults print values otherwise (escaped bytea,
+	// SQL DateStyle, another time zone, 15-digit floats): the driver's
+	// session settings must win.
 	pg, err := postgres.Open(ctx, driver.Spec{Name: "pg", DSN: testenv.Postgres(t)})
-	add("postgres", 0, pg, err)
+	if err != nil {
+		t.Fatal(err)
+	}
+	setup, err := pg.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = setup.Exec(ctx, driver.Query{SQL: `DO $$ BEGIN
+		EXECUTE format('ALTER DATABASE %I SET bytea_output = escape', current_database());
+		EXECUTE format('ALTER DATABASE %I SET DateStyle = ''SQL, DMY''', current_database());
+		EXECUTE format('ALTER DATABASE %I SET TimeZone = ''Asia/Kolkata''', current_database());
+		EXECUTE format('ALTER DATABASE %I SET extra_float_digits = 0', current_database());
+		END $$`, Verb: "DO"})
+	setup.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	add("postgres", 0, pg, nil)
 	maria, err := open(t, testenv.MariaDB(t))
 	add("mariadb", 1, maria, err)
 	dir := t.TempDir()
@@ -385,20 +405,22 @@ func TestCanonicalAcrossEngines(t *testing.T) {
 }
 
 // TestCanonicalExpressions: values computed by expressions, which SQLite
-// does not type, agree across engines: booleans against integers,
-// numeric against float arithmetic; a timestamp that is text in SQLite
-// needs the hint.
+// does not type, agree across engines: booleans against integers (a
+// BOOLEAN column in MariaDB is TINYINT(1): comparisons, NOT, OR,
+// COALESCE and WHERE on it answer as PostgreSQL's boolean does), numeric
+// against float arithmetic; a timestamp that is text in SQLite needs the
+// hint.
 func TestCanonicalExpressions(t *testing.T) {
 	set := openEngineSet(t)
 	ddl := [3]string{
-		"CREATE TABLE x (id int, n numeric(10,2), ts timestamptz)",
-		"CREATE TABLE x (id int, n DECIMAL(10,2), ts DATETIME(6))",
-		"CREATE TABLE x (id int, n NUMERIC(10,2), ts TIMESTAMPTZ TEXT)",
+		"CREATE TABLE x (id int, n numeric(10,2), ts timestamptz, flag boolean)",
+		"CREATE TABLE x (id int, n DECIMAL(10,2), ts DATETIME(6), flag BOOLEAN CHECK (flag IN (0, 1)))",
+		"CREATE TABLE x (id int, n NUMERIC(10,2), ts TIMESTAMPTZ TEXT, flag BOOLEAN CHECK (flag IN (0, 1)))",
 	}
 	insert := [3]string{
-		"INSERT INTO x VALUES (1, 1.25, '2026-01-01 12:00:00+02'), (2, 2.50, '2026-01-01 09:00:00+00')",
-		"INSERT INTO x VALUES (1, 1.25, '2026-01-01 10:00:00'), (2, 2.50, '2026-01-01 09:00:00')",
-		"INSERT INTO x VALUES (1, 1.25, '2026-01-01 12:00:00+02'), (2, 2.50, '2026-01-01 09:00:00Z')",
+		"INSERT INTO x VALUES (1, 1.25, '2026-01-01 12:00:00+02', TRUE), (2, 2.50, '2026-01-01 09:00:00+00', FALSE), (3, NULL, NULL, NULL)",
+		"INSERT INTO x VALUES (1, 1.25, '2026-01-01 10:00:00', TRUE), (2, 2.50, '2026-01-01 09:00:00', FALSE), (3, NULL, NULL, NULL)",
+		"INSERT INTO x VALUES (1, 1.25, '2026-01-01 12:00:00+02', TRUE), (2, 2.50, '2026-01-01 09:00:00Z', FALSE), (3, NULL, NULL, NULL)",
 	}
 	for k, c := range set.conns {
 		for _, s := range []string{ddl[set.dialects[k]], insert[set.dialects[k]]} {
@@ -415,6 +437,10 @@ func TestCanonicalExpressions(t *testing.T) {
 		{"SELECT sum(n), count(*), max(id) FROM x", nil},
 		{"SELECT 1 > 2, 2 > 1, 1.50, 3.00 * 1", nil},
 		{"SELECT ts FROM x WHERE id = 1", nil},
+		{"SELECT id, flag, flag = TRUE, NOT flag, flag OR FALSE, flag AND TRUE, COALESCE(flag, FALSE) FROM x", nil},
+		{"SELECT count(*) FROM x WHERE flag", nil},
+		{"SELECT id FROM x WHERE NOT flag", nil},
+		{"SELECT count(flag), count(*) FROM x", nil},
 		{"SELECT max(ts) FROM x WHERE id = 1", []answer.Column{{Type: answer.TimestampTZ}}},
 	}
 	for _, q := range queries {

@@ -62,6 +62,7 @@ func Open(ctx context.Context, spec driver.Spec) (driver.Engine, error) {
 	cfg.RuntimeParams["DateStyle"] = "ISO, MDY"
 	cfg.RuntimeParams["IntervalStyle"] = "postgres"
 	cfg.RuntimeParams["extra_float_digits"] = "1"
+	cfg.RuntimeParams["bytea_output"] = "hex"
 	cfg.RuntimeParams["client_encoding"] = "UTF8"
 	cfg.BuildContextWatcherHandler = func(c *pgconn.PgConn) ctxwatch.Handler {
 		return &pgconn.CancelRequestContextWatcherHandler{Conn: c, DeadlineDelay: cancelGrace}
@@ -92,7 +93,9 @@ func (e *Engine) Dialect() driver.Dialect { return driver.Postgres }
 // Close does nothing: every Conn owns its own connection.
 func (e *Engine) Close() error { return nil }
 
-// Connect opens a session with TimeZone UTC and DateStyle ISO.
+// Connect opens a session with TimeZone UTC, DateStyle ISO, shortest
+// round-trip float output and hex bytea, whatever the server's or
+// database's defaults: answers are read in that form.
 func (e *Engine) Connect(ctx context.Context) (driver.Conn, error) {
 	pc, err := pgconn.ConnectConfig(ctx, e.config)
 	if err != nil {
