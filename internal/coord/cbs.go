@@ -945,6 +945,9 @@ func (s *cbs) abortVictims(r ReplicaID, t *ctxn) {
 // checkFinished forgets t once every live replica is done with it and the
 // client has its answer.
 func (s *cbs) checkFinished(t *ctxn) {
+	if s.txns[t.id] != t {
+		return // finished already (taking a replica down can finish it)
+	}
 	if t.phase == phaseOpen || (t.phase == phaseCommitted && !t.replied) {
 		return
 	}
