@@ -1,0 +1,157 @@
+package dialect
+
+import (
+	"strings"
+	"testing"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/shepherd-db/shepherd/internal/driver"
+	"github.com/shepherd-db/shepherd/internal/pgerr"
+	"github.com/shepherd-db/shepherd/internal/schema"
+)
+
+// testSchema knows one table, created the way a client would.
+func testSchema(t *testing.T) *schema.Snapshot {
+	t.Helper()
+	var s *schema.Snapshot
+	for _, q := range []string{
+		"CREATE TABLE acct (id serial PRIMARY KEY, name text NOT NULL UNIQUE, bal numeric(12,2) NOT NULL, n int, created timestamptz DEFAULT now())",
+		"CREATE INDEX acct_n ON acct (n)",
+	} {
+		next, err := s.Apply(parse(t, q))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s = next
+	}
+	return s
+}
+
+func parse(t *testing.T, q string) *pg_query.Node {
+	t.Helper()
+	tree, err := pg_query.Parse(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tree.Stmts[0].Stmt
+}
+
+// TestWrite pins down translations whose meaning depends on the details:
+// each line is what the engine must receive for PostgreSQL's answer.
+func TestWrite(t *testing.T) {
+	s := testSchema(t)
+	cases := []struct {
+		sql, my, lite string
+	}{
+		// PostgreSQL truncates integer division; MariaDB's / does not.
+		{"SELECT n / 2 FROM acct", "SELECT (`n` DIV 2) FROM `acct`", `SELECT ("n" / 2) FROM "acct"`},
+		// NULLs sort last ascending in PostgreSQL, first in MariaDB; a
+		// NOT NULL column needs no help.
+		{"SELECT id FROM acct ORDER BY n, name DESC",
+			"SELECT `id` FROM `acct` ORDER BY `n` IS NULL, `n`, `name` DESC",
+			`SELECT "id" FROM "acct" ORDER BY "n" NULLS LAST, "name" DESC NULLS FIRST`},
+		// LIKE's default escape is a backslash only in PostgreSQL.
+		{"SELECT 1 FROM acct WHERE name LIKE 'a\\_%'",
+			"SELECT 1 FROM `acct` WHERE (`name` LIKE 'a\\_%' ESCAPE '\\')",
+			`SELECT 1 FROM "acct" WHERE ("name" LIKE 'a\_%' ESCAPE '\')`},
+		// Row-value IN: SQLite takes a VALUES list.
+		{"SELECT 1 FROM acct WHERE (id, n) IN ((1, 2), (3, 4))",
+			"SELECT 1 FROM `acct` WHERE ((`id`, `n`) IN ((1, 2), (3, 4)))",
+			`SELECT 1 FROM "acct" WHERE (("id", "n") IN (VALUES (1, 2), (3, 4)))`},
+		// A timestamptz constant is stored as its UTC instant.
+		{"SELECT 1 FROM acct WHERE created > '2026-01-01 12:00:00+02'",
+			"SELECT 1 FROM `acct` WHERE (`created` > '2026-01-01 10:00:00')",
+			`SELECT 1 FROM "acct" WHERE ("created" > '2026-01-01 10:00:00')`},
+		// Money: SQLite adds floats, so sums and stored results are
+		// rounded to the column's scale.
+		{"SELECT sum(bal) FROM acct", "SELECT SUM(`bal`) FROM `acct`", `SELECT ROUND(SUM("bal"), 2) FROM "acct"`},
+		{"UPDATE acct SET bal = bal * 1.05 WHERE id = $1",
+			"UPDATE `acct` SET `bal` = (`bal` * 1.05) WHERE (`id` = ?)",
+			`UPDATE "acct" SET "bal" = ROUND(ROUND(("bal" * 1.05), 4), 2) WHERE ("id" = ?1)`},
+		// OFFSET without LIMIT.
+		{"SELECT id FROM acct OFFSET 5", "SELECT `id` FROM `acct` LIMIT 18446744073709551615 OFFSET 5", `SELECT "id" FROM "acct" LIMIT -1 OFFSET 5`},
+		// FOR UPDATE is moot on SQLite, which runs one writer at a time.
+		{"SELECT id FROM acct WHERE id = 1 FOR UPDATE", "SELECT `id` FROM `acct` WHERE (`id` = 1) FOR UPDATE", `SELECT "id" FROM "acct" WHERE ("id" = 1)`},
+		{"SELECT a IS DISTINCT FROM b FROM (SELECT 1 AS a, NULL AS b) AS x",
+			"SELECT (NOT (`a` <=> `b`)) FROM (SELECT 1 AS `a`, NULL AS `b`) AS `x`",
+			`SELECT ("a" IS NOT "b") FROM (SELECT 1 AS "a", NULL AS "b") AS "x"`},
+		{"DROP INDEX acct_n", "DROP INDEX `acct_n` ON `acct`", `DROP INDEX "acct_n"`},
+	}
+	for _, c := range cases {
+		n := parse(t, c.sql)
+		for _, want := range []struct {
+			d   driver.Dialect
+			sql string
+		}{{driver.MySQL, c.my}, {driver.SQLite, c.lite}} {
+			f, err := Write(n, want.d, s)
+			if err != nil {
+				t.Errorf("%s for %v: %v", c.sql, want.d, err)
+				continue
+			}
+			if f.SQL != want.sql {
+				t.Errorf("%s for %v:\n got %s\nwant %s", c.sql, want.d, f.SQL, want.sql)
+			}
+		}
+	}
+}
+
+// TestUpsertCount: MariaDB counts a row an upsert updated twice; the form
+// says how many rows PostgreSQL reports.
+func TestUpsertCount(t *testing.T) {
+	s := testSchema(t)
+	f, err := Write(parse(t, "INSERT INTO acct (id, name, bal) VALUES (1, 'a', 1), (2, 'b', 2) ON CONFLICT (id) DO UPDATE SET bal = excluded.bal"), driver.MySQL, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(f.SQL, "ON DUPLICATE KEY UPDATE `bal` = VALUES(`bal`)") || f.CountRows != 2 {
+		t.Errorf("got %s, count %d", f.SQL, f.CountRows)
+	}
+}
+
+// TestRefused: constructs a dialect cannot express are refused with
+// 0A000 naming the construct and the dialect.
+func TestRefused(t *testing.T) {
+	s := testSchema(t)
+	for _, c := range []struct {
+		sql  string
+		d    driver.Dialect
+		word string
+	}{
+		{"SELECT 1 FROM acct a FULL JOIN acct b ON a.id = b.id", driver.MySQL, "FULL JOIN"},
+		{"SELECT DISTINCT ON (n) n FROM acct", driver.SQLite, "DISTINCT ON"},
+		{"UPDATE acct SET n = 1 RETURNING id", driver.MySQL, "RETURNING"},
+		{"UPDATE acct SET n = 1, bal = n", driver.MySQL, "assigns before"},
+		{"SELECT id FROM acct FOR UPDATE SKIP LOCKED", driver.MySQL, "SKIP LOCKED"},
+		{"SELECT $1 / $2", driver.MySQL, "division"},
+		{"SELECT ARRAY[1, 2]", driver.SQLite, "arrays"},
+		{"SELECT lpad(name, 5) FROM acct", driver.SQLite, "lpad"},
+		{"CREATE TABLE t (a int[])", driver.MySQL, "type"},
+		{"SELECT string_agg(name, ',') FROM acct", driver.MySQL, "ORDER BY"},
+	} {
+		_, err := Write(parse(t, c.sql), c.d, s)
+		if pgerr.Code(err) != pgerr.FeatureNotSupported || !strings.Contains(err.Error(), c.word) {
+			t.Errorf("%s for %v: got %v, want 0A000 about %q", c.sql, c.d, err, c.word)
+		}
+	}
+}
+
+func TestNormalizeTime(t *testing.T) {
+	for _, c := range []struct{ in, typ, want string }{
+		{"2026-01-01 12:00:00+02", "timestamptz", "2026-01-01 10:00:00"},
+		{"2026-01-01T10:00:00.500000Z", "timestamptz", "2026-01-01 10:00:00.5"},
+		{"2026-01-01 10:00:00.123456", "timestamp", "2026-01-01 10:00:00.123456"},
+		{"2026-03-04", "date", "2026-03-04"},
+		{"10:30", "time", "10:30:00"},
+	} {
+		got, err := NormalizeTime(c.in, c.typ)
+		if err != nil || got != c.want {
+			t.Errorf("%q as %s: got %q, %v; want %q", c.in, c.typ, got, err, c.want)
+		}
+	}
+	for _, bad := range []string{"now", "today", "infinity", "2026-13-01"} {
+		if _, err := NormalizeTime(bad, "timestamp"); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
