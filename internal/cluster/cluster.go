@@ -398,6 +398,7 @@ func (c *Cluster) sendLocked(a coord.Send) {
 		task.Query = query(call, d)
 		task.Ordered = call.st.Ordered
 		task.CountRows = call.st.CountRows(d)
+		task.Hints = call.st.DigestHints()
 	}
 	m.Submit(task)
 }

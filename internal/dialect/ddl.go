@@ -33,9 +33,9 @@ func (w *writer) ddlType(c schema.Column, keyed bool) {
 			default:
 				w.refuse("numeric without precision and scale (MariaDB's DECIMAL has a fixed scale)")
 			}
-		case "float4":
-			w.str("FLOAT")
-		case "float8":
+		case "float4", "float8":
+			// MariaDB prints FLOAT with six digits; DOUBLE keeps a real's
+			// value, which the vote then reads as a real.
 			w.str("DOUBLE")
 		case "bool":
 			w.str("BOOLEAN")
@@ -90,20 +90,24 @@ func (w *writer) ddlType(c schema.Column, keyed bool) {
 	case "int8":
 		w.str("BIGINT")
 	case "numeric":
-		switch len(c.Mods) {
-		case 2:
+		// SQLite keeps numbers as 64-bit floats: exact to 15 digits.
+		if len(c.Mods) == 0 || c.Mods[0] > 15 {
+			w.refuse("numeric columns of more than 15 digits, or of unlimited precision (SQLite keeps 15 digits exactly); declare numeric(p,s) with p <= 15")
+		}
+		if len(c.Mods) == 2 {
 			w.str("NUMERIC(" + mod(0) + "," + mod(1) + ")")
-		case 1:
+		} else {
 			w.str("NUMERIC(" + mod(0) + ")")
-		default:
-			w.str("NUMERIC")
 		}
 	case "float4":
 		w.str("REAL")
 	case "float8":
 		w.str("DOUBLE PRECISION")
 	case "bool":
-		w.str("BOOLEAN")
+		// The two SQLite builds read other integers differently.
+		w.str("BOOLEAN CHECK (")
+		w.ident(c.Name)
+		w.str(" IN (0, 1))")
 	case "text":
 		w.str("TEXT")
 	case "varchar":
@@ -121,11 +125,13 @@ func (w *writer) ddlType(c schema.Column, keyed bool) {
 	case "bytea":
 		w.str("BLOB")
 	case "date":
-		w.str("DATE")
+		// Not DATE or TIMESTAMP alone: the C build of SQLite turns text
+		// it cannot parse in such columns into year 1.
+		w.str("DATE TEXT")
 	case "time":
 		w.str("TIME")
 	case "timestamp":
-		w.str("TIMESTAMP")
+		w.str("TIMESTAMP TEXT")
 	case "timestamptz":
 		w.str("TIMESTAMPTZ")
 	case "uuid":

@@ -2,6 +2,7 @@ package dialect
 
 import (
 	"strconv"
+	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -231,13 +232,39 @@ func (w *writer) assigned(n *pg_query.Node, c *schema.Column) {
 		return
 	}
 	if w.lite() && c.Type == "numeric" && len(c.Mods) == 2 && !schema.IsConstant(n) && n.GetParamRef() == nil {
+		s := int(c.Mods[1])
+		w.rounding++
+		defer func() { w.rounding-- }()
+		if from, ok := w.scaleOf(n); ok && from > s && from <= 15 {
+			w.exactRound(n, from, s)
+			return
+		}
 		w.str("ROUND(")
 		w.expr(n)
-		w.str(", " + strconv.Itoa(int(c.Mods[1])) + ")")
+		w.str(", " + strconv.Itoa(s) + ")")
 		return
 	}
 	w.typed(n, c.Type)
 }
+
+// exactRound writes, for SQLite, x (a numeric value of scale from)
+// rounded to scale to as PostgreSQL rounds the exact value: half away
+// from zero. A float near a tie may round the wrong way, so the value is
+// taken to an integer at its own scale first (exact below 2^53).
+func (w *writer) exactRound(x *pg_query.Node, from, to int) {
+	w.str("(CAST((CAST(ROUND((")
+	w.expr(x)
+	w.str(") * " + pow10(from) + ") AS INTEGER) + (CASE WHEN (")
+	w.expr(x)
+	w.str(") < 0 THEN -" + half(from-to) + " ELSE " + half(from-to) + " END)) / " + pow10(from-to) +
+		" AS REAL) / " + pow10(to) + ")")
+}
+
+// pow10 writes 10^n as an integer constant.
+func pow10(n int) string { return "1" + strings.Repeat("0", n) }
+
+// half writes 10^n / 2, the amount that rounds half away from zero.
+func half(n int) string { return "5" + strings.Repeat("0", n-1) }
 
 func (w *writer) returning(targets []*pg_query.Node, verb string) {
 	if len(targets) == 0 {

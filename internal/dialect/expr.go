@@ -7,6 +7,7 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/shepherd-db/shepherd/internal/answer"
+	"github.com/shepherd-db/shepherd/internal/pgerr"
 	"github.com/shepherd-db/shepherd/internal/schema"
 )
 
@@ -391,9 +392,7 @@ func (w *writer) like(op string, l, r *pg_query.Node) {
 	}
 	w.str("(")
 	if ilike {
-		w.str("LOWER(")
-		w.expr(l)
-		w.str(")")
+		w.caseMap(false, l)
 	} else {
 		w.expr(l)
 	}
@@ -402,9 +401,7 @@ func (w *writer) like(op string, l, r *pg_query.Node) {
 	}
 	w.str(" LIKE ")
 	if ilike {
-		w.str("LOWER(")
-		w.expr(r)
-		w.str(")")
+		w.caseMap(false, r)
 	} else {
 		w.expr(r)
 	}
@@ -437,9 +434,9 @@ func (w *writer) operator(op string, l, r *pg_query.Node) {
 		}
 		w.binary(l, op, r)
 	case "*":
-		w.rounded(func() { w.binary(l, op, r) }, lt, rt, l, r, op)
+		w.int4(lt, rt, l, r, func() { w.rounded(func() { w.binary(l, op, r) }, lt, rt, l, r, op) })
 	case "+", "-":
-		w.rounded(func() { w.arith(op, l, r, lt, rt) }, lt, rt, l, r, op)
+		w.int4(lt, rt, l, r, func() { w.rounded(func() { w.arith(op, l, r, lt, rt) }, lt, rt, l, r, op) })
 	case "/":
 		w.divide(l, r, lt, rt)
 	case "%":
@@ -448,10 +445,40 @@ func (w *writer) operator(op string, l, r *pg_query.Node) {
 				w.refuse("%% on operands that are not both integers")
 			}
 		}
-		w.binary(l, op, r)
+		w.str("(")
+		w.expr(l)
+		w.str(" % ")
+		w.divisor(r)
+		w.str(")")
 	default:
 		w.refuse("operator %s", op)
 	}
+}
+
+// int4 writes integer arithmetic that PostgreSQL does in 32 bits (both
+// operands int4 or int2) with PostgreSQL's overflow check: the others
+// compute in 64 bits and would answer 2147483648 where PostgreSQL fails
+// with 22003. SQLite calls shepherd's range check; MariaDB evaluates an
+// unsigned overflow when the value is out of range.
+func (w *writer) int4(lt, rt string, l, r *pg_query.Node, write func()) {
+	small := func(t string) bool { return t == "int4" || t == "int2" }
+	if !small(lt) || !small(rt) {
+		write()
+		return
+	}
+	if w.lite() {
+		w.str("shepherd_int4(")
+		write()
+		w.str(")")
+		return
+	}
+	w.str("(CASE WHEN ")
+	write()
+	w.str(" BETWEEN -2147483648 AND 2147483647 THEN ")
+	write()
+	w.str(" ELSE 18446744073709551614 + (")
+	write()
+	w.str(" * 0 + 2) END)")
 }
 
 // rounded writes an arithmetic expression; in SQLite, one on numeric
@@ -492,24 +519,69 @@ func (w *writer) binary(l *pg_query.Node, op string, r *pg_query.Node) {
 func (w *writer) divide(l, r *pg_query.Node, lt, rt string) {
 	switch {
 	case isInt(lt) && isInt(rt):
+		op := "/"
 		if w.my() {
-			w.binary(l, "DIV", r)
-			return
+			op = "DIV"
 		}
-		w.binary(l, "/", r)
+		w.str("(")
+		w.expr(l)
+		w.str(" " + op + " ")
+		w.divisor(r)
+		w.str(")")
 	case isNumber(lt) && isNumber(rt) && (!isInt(lt) || !isInt(rt)):
-		if w.lite() && (lt == "numeric" || rt == "numeric") {
-			w.str("(CAST(")
-			w.expr(l)
-			w.str(" AS REAL) / ")
-			w.expr(r)
-			w.str(")")
-			return
+		if w.rounding == 0 && !strings.HasPrefix(lt, "float") && !strings.HasPrefix(rt, "float") {
+			// PostgreSQL gives at least 16 significant digits, chosen by
+			// the operands' magnitudes; the others give other digits.
+			// Once rounded to a stated scale, all agree.
+			w.refuse("numeric division whose result is not rounded (PostgreSQL's digits depend on the values); round it, e.g. round(a / b, 4), or cast it to numeric(p,s)")
 		}
-		w.binary(l, "/", r)
+		w.str("(")
+		if w.lite() && (lt == "numeric" || rt == "numeric") {
+			w.str("CAST(")
+			w.expr(l)
+			w.str(" AS REAL)")
+		} else {
+			w.expr(l)
+		}
+		w.str(" / ")
+		w.divisor(r)
+		w.str(")")
 	default:
 		w.refuse("division whose operand types shepherd cannot tell (add a cast, e.g. x::numeric / y)")
 	}
+}
+
+// divisor writes the right operand of /, % and mod(). PostgreSQL fails a
+// division by zero (22012); MariaDB and SQLite return NULL, so a divisor
+// that may be zero is checked: SQLite calls shepherd's function, which
+// fails on zero; MariaDB, which has no way to raise an error from an
+// expression at will, evaluates an unsigned overflow only when the
+// divisor is zero, an error its driver reports as 22012 (see
+// mysql.DivisionByZeroMark).
+func (w *writer) divisor(r *pg_query.Node) {
+	if c := r.GetAConst(); c != nil && !c.Isnull {
+		if v, ok := intConst(r); ok && v != 0 {
+			w.expr(r)
+			return
+		}
+		if c.GetFval() != nil && strings.Trim(c.GetFval().Fval, "0.-+") != "" {
+			w.expr(r)
+			return
+		}
+	}
+	if w.lite() {
+		w.str("shepherd_divisor(")
+		w.expr(r)
+		w.str(")")
+		return
+	}
+	w.str("(CASE WHEN ")
+	w.expr(r)
+	w.str(" = 0 THEN 18446744073709551615 + (")
+	w.expr(r)
+	w.str(" + 22012) ELSE ")
+	w.expr(r)
+	w.str(" END)")
 }
 
 // arith writes + and -, including date and timestamp arithmetic.
@@ -570,7 +642,13 @@ func (w *writer) arith(op string, l, r *pg_query.Node, lt, rt string) {
 		}
 		w.str("strftime('%Y-%m-%d %H:%M:%f', ")
 		w.expr(l)
-		w.str(", '" + strconv.FormatInt(n, 10) + " " + unit + "s')")
+		w.str(", '" + strconv.FormatInt(n, 10) + " " + unit + "s'")
+		if unit == "month" || unit == "year" {
+			// PostgreSQL keeps to the month's last day (Jan 31 + 1
+			// month is Feb 29); SQLite overflows unless told.
+			w.str(", 'floor'")
+		}
+		w.str(")")
 	case lt == "interval" && isTime(rt) && op == "+":
 		w.arith(op, r, l, rt, lt)
 	default:
@@ -617,7 +695,7 @@ func (w *writer) interval(n *pg_query.Node) (int64, string) {
 func (w *writer) typed(n *pg_query.Node, t string) {
 	if p := n.GetParamRef(); p != nil && t != "" {
 		switch f := Family(t); f {
-		case answer.Date, answer.Time, answer.Timestamp, answer.TimestampTZ, answer.Bool:
+		case answer.Date, answer.Time, answer.Timestamp, answer.TimestampTZ, answer.Bool, answer.UUID:
 			w.param(int(p.Number), f)
 			return
 		}
@@ -630,6 +708,14 @@ func (w *writer) typed(n *pg_query.Node, t string) {
 	switch {
 	case t == "date" || t == "timestamp" || t == "timestamptz" || t == "time":
 		w.timeLiteral(c.GetSval().Sval, t)
+	case t == "uuid":
+		u, ok := NormalizeUUID(c.GetSval().Sval)
+		if !ok {
+			w.fail(pgerr.InvalidTextRepresentation, "invalid input syntax for type uuid: %q", c.GetSval().Sval)
+		}
+		w.literal(u)
+	case t == "bytea":
+		w.bytesLiteral(c.GetSval().Sval)
 	case t == "bool":
 		b, ok := parseBool(c.GetSval().Sval)
 		if !ok {

@@ -12,12 +12,11 @@ import (
 // sameEverywhere are functions every dialect spells and means alike, by
 // their argument counts.
 var sameEverywhere = map[string][]int{
-	"lower": {1}, "upper": {1}, "replace": {3}, "abs": {1}, "round": {1, 2},
+	"replace": {3}, "abs": {1},
 	"nullif": {2},
 	"count":  {0, 1}, "sum": {1}, "avg": {1}, "min": {1}, "max": {1},
 	"row_number": {0}, "rank": {0}, "dense_rank": {0}, "ntile": {1},
-	"percent_rank": {0}, "cume_dist": {0},
-	"lag": {1, 2, 3}, "lead": {1, 2, 3}, "first_value": {1}, "last_value": {1},
+	"lag": {1, 2}, "lead": {1, 2}, "first_value": {1}, "last_value": {1},
 	"concat_ws": nil,
 }
 
@@ -82,6 +81,9 @@ func (w *writer) funcCall(fc *pg_query.FuncCall) {
 		w.str(", " + strconv.Itoa(scale) + ")")
 	case argsOK(sameEverywhere, name, n):
 		w.call(strings.ToUpper(name), fc)
+	case name == "pi" && n == 0 && w.my():
+		// MariaDB's PI() shows six decimals.
+		w.str("3.141592653589793E0")
 	case argsOK(mathFunctions, name, n):
 		if name == "power" && w.my() {
 			w.call("POW", fc)
@@ -90,6 +92,9 @@ func (w *writer) funcCall(fc *pg_query.FuncCall) {
 		w.call(strings.ToUpper(name), fc)
 	default:
 		w.special(name, fc)
+		if name == "percent_rank" || name == "cume_dist" {
+			return
+		}
 	}
 	if fc.Over != nil {
 		w.str(" OVER ")
@@ -110,6 +115,13 @@ func (w *writer) call(name string, fc *pg_query.FuncCall) {
 	}
 	if fc.AggStar {
 		w.str("*")
+	}
+	for _, a := range fc.Args {
+		if a.GetRowExpr() != nil {
+			// count(DISTINCT (a, b)) counts rows with NULL fields too;
+			// MariaDB's count(DISTINCT a, b) skips them.
+			w.refuse("a row value as a function argument")
+		}
 	}
 	list(w, fc.Args, func(a *pg_query.Node) { w.expr(a) })
 	w.str(")")
@@ -138,6 +150,8 @@ func (w *writer) special(name string, fc *pg_query.FuncCall) {
 		} else {
 			w.call("LENGTH", fc)
 		}
+	case name == "octet_length" && n == 1 && w.typeOf(a[0]) == "bpchar":
+		w.refuse("octet_length() of char(n) (PostgreSQL counts the padding)")
 	case name == "octet_length" && n == 1:
 		if w.my() {
 			w.call("LENGTH", fc)
@@ -255,7 +269,11 @@ func (w *writer) special(name string, fc *pg_query.FuncCall) {
 		if !isInt(w.typeOf(a[0])) || !isInt(w.typeOf(a[1])) {
 			w.refuse("mod() of operands that are not both integers")
 		}
-		w.binary(a[0], "%", a[1])
+		w.str("(")
+		w.expr(a[0])
+		w.str(" % ")
+		w.divisor(a[1])
+		w.str(")")
 	case name == "trunc" && (n == 1 || n == 2):
 		if w.my() {
 			w.str("TRUNCATE(")
@@ -297,8 +315,15 @@ func (w *writer) special(name string, fc *pg_query.FuncCall) {
 		w.extract(a)
 	case name == "date_trunc" && n == 2:
 		w.dateTrunc(a)
-	case name == "coalesce":
-		w.call("COALESCE", fc)
+	case (name == "lag" || name == "lead") && n == 3:
+		if w.my() {
+			w.refuse("%s() with a default value", name)
+		}
+		w.call(strings.ToUpper(name), fc)
+	case (name == "lower" || name == "upper") && n == 1:
+		w.caseMap(name == "upper", a[0])
+	case name == "round" && (n == 1 || n == 2):
+		w.round(fc)
 	default:
 		w.refuse("function %s() with %d arguments", name, n)
 	}
@@ -319,6 +344,107 @@ func strConst(n *pg_query.Node) (string, bool) {
 		return c.GetSval().Sval, true
 	}
 	return "", false
+}
+
+// distribution writes percent_rank() and cume_dist() over an inline
+// window. MariaDB computes them with ten decimals; written as ratios of
+// counts they are exact doubles everywhere. It writes OVER itself.
+func (w *writer) distribution(name string, fc *pg_query.FuncCall) {
+	if !w.my() {
+		w.call(strings.ToUpper(name), fc)
+		w.str(" OVER ")
+		w.windowDef(fc.Over)
+		return
+	}
+	wd := fc.Over
+	if wd == nil || wd.Name != "" || wd.Refname != "" || wd.FrameOptions&frameNonDefault != 0 {
+		w.refuse("%s() over a named window or a frame", name)
+	}
+	partition := func() {
+		w.str("(")
+		if len(wd.PartitionClause) > 0 {
+			w.str("PARTITION BY ")
+			list(w, wd.PartitionClause, func(n *pg_query.Node) { w.expr(n) })
+		}
+		w.str(")")
+	}
+	if name == "percent_rank" {
+		// (rank - 1) / (rows - 1), and 0 for a partition of one row.
+		w.str("COALESCE(CAST(RANK() OVER ")
+		w.windowDef(wd)
+		w.str(" - 1 AS DOUBLE) / NULLIF(COUNT(*) OVER ")
+		partition()
+		w.str(" - 1, 0), 0E0)")
+		return
+	}
+	// Rows up to and including the current row's peers, over all rows.
+	w.str("(CAST(COUNT(*) OVER ")
+	w.windowDef(wd)
+	w.str(" AS DOUBLE) / COUNT(*) OVER ")
+	partition()
+	w.str(")")
+}
+
+// caseMap writes lower() or upper(). PostgreSQL replicas run with the C
+// collation, where case mapping touches ASCII letters only, as SQLite's
+// does; MariaDB maps all of Unicode, so there each ASCII letter is
+// replaced on its own (byte-exact under utf8mb4_nopad_bin).
+func (w *writer) caseMap(upper bool, x *pg_query.Node) {
+	if w.lite() {
+		if upper {
+			w.str("UPPER(")
+		} else {
+			w.str("LOWER(")
+		}
+		w.expr(x)
+		w.str(")")
+		return
+	}
+	from, to := 'A', 'a'
+	if upper {
+		from, to = 'a', 'A'
+	}
+	for range 26 {
+		w.str("REPLACE(")
+	}
+	w.expr(x)
+	for i := range 26 {
+		w.str(", '" + string(from+rune(i)) + "', '" + string(to+rune(i)) + "')")
+	}
+}
+
+// round writes round(x) and round(x, n). On numeric values PostgreSQL
+// rounds the exact value half away from zero; SQLite holds floats, so a
+// value of known scale is rounded in integers (see exactRound). Rounding
+// a float is half-to-even in PostgreSQL, which SQLite does not do.
+func (w *writer) round(fc *pg_query.FuncCall) {
+	x := fc.Args[0]
+	digits := int64(0)
+	if len(fc.Args) == 2 {
+		d, ok := intConst(fc.Args[1])
+		if !ok {
+			w.refuse("round() to a number of places that is not a constant")
+		}
+		digits = d
+	}
+	w.rounding++
+	defer func() { w.rounding-- }()
+	if w.my() {
+		w.call("ROUND", fc)
+		return
+	}
+	t := w.typeOf(x)
+	if strings.HasPrefix(t, "float") {
+		w.refuse("round() of a float (PostgreSQL rounds half to even)")
+	}
+	if from, ok := w.scaleOf(x); ok && digits >= 0 && int64(from) > digits && from <= 15 {
+		w.exactRound(x, from, int(digits))
+		return
+	}
+	if digits < 0 {
+		w.refuse("round() to negative places")
+	}
+	w.call("ROUND", fc)
 }
 
 // stringAgg writes string_agg(x, sep [ORDER BY ...]).

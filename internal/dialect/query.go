@@ -386,17 +386,13 @@ func (w *writer) sortBy(sb *pg_query.SortBy, targets []*pg_query.Node) {
 	if nullsFirst == desc && !w.notNull(sb.Node, targets) {
 		key := sb.Node
 		if i, ok := ordinal(sb.Node); ok && targets != nil && i <= len(targets) {
+			// The expression, not its alias: MariaDB cannot use the
+			// alias of an aggregate inside an ORDER BY expression.
 			key = targets[i-1].GetResTarget().Val
-			if name := targets[i-1].GetResTarget().Name; name != "" {
-				key = nil
-				w.ident(name)
-			}
 		} else if ok {
 			w.refuse("ORDER BY a column number with NULLS placement on a compound query")
 		}
-		if key != nil {
-			w.expr(key)
-		}
+		w.expr(key)
 		w.str(" IS NULL")
 		if nullsFirst {
 			w.str(" DESC")
@@ -465,6 +461,9 @@ func (w *writer) pushScope(from []*pg_query.Node) {
 			}
 		case n.GetJoinExpr() != nil:
 			j := n.GetJoinExpr()
+			if j.IsNatural || len(j.UsingClause) > 0 {
+				sc.merged = true
+			}
 			add(j.Larg, nullable || j.Jointype == pg_query.JoinType_JOIN_RIGHT || j.Jointype == pg_query.JoinType_JOIN_FULL)
 			add(j.Rarg, nullable || j.Jointype == pg_query.JoinType_JOIN_LEFT || j.Jointype == pg_query.JoinType_JOIN_FULL)
 		}

@@ -1,6 +1,7 @@
 package dialect
 
 import (
+	"errors"
 	"strconv"
 	"strings"
 	"time"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/shepherd-db/shepherd/internal/answer"
 	"github.com/shepherd-db/shepherd/internal/driver"
+	"github.com/shepherd-db/shepherd/internal/pgerr"
 	"github.com/shepherd-db/shepherd/internal/schema"
 )
 
@@ -84,8 +86,14 @@ func (w *writer) typeOf(n *pg_query.Node) string {
 	case n.GetBoolExpr() != nil, n.GetNullTest() != nil, n.GetBooleanTest() != nil:
 		return "bool"
 	case n.GetSubLink() != nil:
-		if n.GetSubLink().SubLinkType != pg_query.SubLinkType_EXPR_SUBLINK {
+		sl := n.GetSubLink()
+		if sl.SubLinkType != pg_query.SubLinkType_EXPR_SUBLINK {
 			return "bool"
+		}
+		if sub := sl.Subselect.GetSelectStmt(); sub != nil && sub.Op == pg_query.SetOperation_SETOP_NONE && len(sub.TargetList) == 1 {
+			w.pushScope(sub.FromClause)
+			defer w.popScope()
+			return w.typeOf(sub.TargetList[0].GetResTarget().Val)
 		}
 	case n.GetCaseExpr() != nil:
 		ce := n.GetCaseExpr()
@@ -123,14 +131,25 @@ func (w *writer) funcType(fc *pg_query.FuncCall) string {
 	switch schema.FuncName(fc) {
 	case "count", "row_number", "rank", "dense_rank", "ntile":
 		return "int8"
+	case "percent_rank", "cume_dist":
+		return "float8"
 	case "sum":
-		if isInt(arg) {
+		if arg == "int2" || arg == "int4" {
 			return "int8"
+		}
+		if arg == "int8" {
+			return "numeric"
+		}
+		if arg == "float4" {
+			return "float4"
 		}
 		return arg
 	case "avg":
 		if isNumber(arg) && !strings.HasPrefix(arg, "float") {
 			return "numeric"
+		}
+		if strings.HasPrefix(arg, "float") {
+			return "float8"
 		}
 		return arg
 	case "min", "max", "abs", "ceil", "ceiling", "floor", "lag", "lead", "first_value", "last_value":
@@ -196,6 +215,14 @@ func (w *writer) scaleOf(n *pg_query.Node) (int, bool) {
 		if ok && isInt(t) {
 			return 0, true
 		}
+	case n.GetSubLink() != nil && n.GetSubLink().SubLinkType == pg_query.SubLinkType_EXPR_SUBLINK:
+		sub := n.GetSubLink().Subselect.GetSelectStmt()
+		if sub == nil || sub.Op != pg_query.SetOperation_SETOP_NONE || len(sub.TargetList) != 1 {
+			break
+		}
+		w.pushScope(sub.FromClause)
+		defer w.popScope()
+		return w.scaleOf(sub.TargetList[0].GetResTarget().Val)
 	case n.GetFuncCall() != nil:
 		fc := n.GetFuncCall()
 		switch schema.FuncName(fc) {
@@ -292,6 +319,10 @@ func (w *writer) cast(tc *pg_query.TypeCast) {
 		case "bool":
 			w.typed(tc.Arg, t)
 			return
+		case "int2", "int4", "int8", "numeric", "float4", "float8":
+			// The engines read bad numbers as 0; PostgreSQL fails.
+			w.numberConstant(c.GetSval().Sval, t, mods)
+			return
 		case "interval":
 			w.refuse("interval values outside date arithmetic")
 		case "bytea":
@@ -300,7 +331,15 @@ func (w *writer) cast(tc *pg_query.TypeCast) {
 		}
 	}
 	src := w.typeOf(tc.Arg)
+	if t == "numeric" && len(mods) == 2 || isInt(t) {
+		w.rounding++
+		defer func() { w.rounding-- }()
+	}
 	switch t {
+	case "float8":
+		if src == "float4" {
+			w.refuse("casts from real to double precision (the replicas keep reals as doubles)")
+		}
 	case "interval":
 		w.refuse("interval values outside date arithmetic")
 	case "json", "jsonb", "uuid":
@@ -357,6 +396,15 @@ func (w *writer) cast(tc *pg_query.TypeCast) {
 		w.str("CAST(")
 		w.expr(tc.Arg)
 		w.str(" AS REAL)")
+	case isTextual(t) && src == "numeric":
+		// SQLite prints 12.50 as 12.5: PostgreSQL's text keeps the scale.
+		scale, ok := w.scaleOf(tc.Arg)
+		if !ok || len(mods) == 1 && t != "text" {
+			w.refuse("casts of numeric values of unknown scale to text")
+		}
+		w.str("printf('%." + strconv.Itoa(scale) + "f', ")
+		w.expr(tc.Arg)
+		w.str(")")
 	case isTextual(t):
 		if len(mods) == 1 && t != "text" {
 			w.str("substr(CAST(")
@@ -392,6 +440,128 @@ func (w *writer) cast(tc *pg_query.TypeCast) {
 	}
 }
 
+// numberConstant writes a string constant cast to a number type as the
+// number, after checking it reads as PostgreSQL reads it.
+func (w *writer) numberConstant(s, t string, mods []int32) {
+	v := strings.TrimSpace(s)
+	switch {
+	case isInt(t):
+		bits := map[string]int{"int2": 16, "int4": 32, "int8": 64}[t]
+		n, err := strconv.ParseInt(v, 10, bits)
+		if err != nil {
+			if errors.Is(err, strconv.ErrRange) {
+				w.fail(pgerr.NumericValueOutOfRange, "value %q is out of range for type %s", s, pgTypeWord(t))
+			}
+			w.fail(pgerr.InvalidTextRepresentation, "invalid input syntax for type %s: %q", pgTypeWord(t), s)
+		}
+		w.str(strconv.FormatInt(n, 10))
+	case t == "numeric":
+		if _, err := strconv.ParseFloat(v, 64); err != nil || strings.ContainsAny(v, "xXpP_") || strings.EqualFold(v, "infinity") || strings.EqualFold(v, "nan") {
+			w.fail(pgerr.InvalidTextRepresentation, "invalid input syntax for type numeric: %q", s)
+		}
+		if w.my() {
+			w.str("CAST(" + v + " AS " + myCastType(t, mods) + ")")
+			return
+		}
+		if len(mods) == 2 {
+			r, ok := roundDecimal(v, int(mods[1]))
+			if !ok {
+				w.refuse("numeric constant %q", s)
+			}
+			v = r
+		}
+		w.str(v)
+	default:
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || strings.ContainsAny(v, "xXpP_") {
+			w.fail(pgerr.InvalidTextRepresentation, "invalid input syntax for type %s: %q", pgTypeWord(t), s)
+		}
+		w.str(strconv.FormatFloat(f, 'g', -1, 64))
+		if !strings.ContainsAny(strconv.FormatFloat(f, 'g', -1, 64), ".eE") {
+			w.str(".0")
+		}
+		if w.my() {
+			w.str("E0")
+		}
+	}
+}
+
+// NormalizeUUID writes a UUID in any form PostgreSQL reads (upper case,
+// braces, without hyphens) in its canonical form.
+func NormalizeUUID(s string) (string, bool) {
+	h := strings.ToLower(strings.TrimSpace(s))
+	h = strings.TrimSuffix(strings.TrimPrefix(h, "{"), "}")
+	h = strings.ReplaceAll(h, "-", "")
+	if len(h) != 32 {
+		return "", false
+	}
+	for _, c := range h {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return "", false
+		}
+	}
+	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:], true
+}
+
+// roundDecimal rounds a plain decimal number written in text to scale
+// places, half away from zero, as PostgreSQL rounds numeric.
+func roundDecimal(v string, scale int) (string, bool) {
+	neg := strings.HasPrefix(v, "-")
+	v = strings.TrimLeft(v, "+-")
+	ip, fp, _ := strings.Cut(v, ".")
+	if ip == "" {
+		ip = "0"
+	}
+	for _, c := range ip + fp {
+		if c < '0' || c > '9' {
+			return "", false
+		}
+	}
+	if len(fp) <= scale {
+		fp += strings.Repeat("0", scale-len(fp))
+	} else {
+		up := fp[scale] >= '5'
+		fp = fp[:scale]
+		if up {
+			digits := []byte(ip + fp)
+			i := len(digits) - 1
+			for ; i >= 0 && digits[i] == '9'; i-- {
+				digits[i] = '0'
+			}
+			if i < 0 {
+				digits = append([]byte{'1'}, digits...)
+			} else {
+				digits[i]++
+			}
+			ip, fp = string(digits[:len(digits)-scale]), string(digits[len(digits)-scale:])
+		}
+	}
+	out := ip
+	if scale > 0 {
+		out += "." + fp
+	}
+	if neg && strings.Trim(out, "0.") != "" {
+		out = "-" + out
+	}
+	return out, true
+}
+
+func pgTypeWord(t string) string {
+	switch t {
+	case "int2":
+		return "smallint"
+	case "int4":
+		return "integer"
+	case "int8":
+		return "bigint"
+	case "float4":
+		return "real"
+	case "float8":
+		return "double precision"
+	}
+	return t
+}
+
 func orUnknown(t string) string {
 	if t == "" {
 		return "a value of unknown type"
@@ -412,9 +582,7 @@ func myCastType(t string, mods []int32) string {
 			return "DECIMAL(" + strconv.Itoa(int(mods[0])) + ",0)"
 		}
 		return "DECIMAL(65,30)"
-	case t == "float4":
-		return "FLOAT"
-	case t == "float8":
+	case t == "float4" || t == "float8":
 		return "DOUBLE"
 	case t == "text" || t == "varchar":
 		if len(mods) == 1 {
@@ -594,6 +762,11 @@ func Arg(a driver.Arg, hint answer.Type, d driver.Dialect) driver.Arg {
 		t = "timestamp"
 	case answer.TimestampTZ:
 		t = "timestamptz"
+	case answer.UUID:
+		if u, ok := NormalizeUUID(a.Text); ok {
+			a.Text = u
+		}
+		return a
 	default:
 		return a
 	}

@@ -40,30 +40,38 @@ type refusal struct{ what string }
 func (r refusal) Error() string { return r.what }
 func (r refusal) Unwrap() error { return errRefused }
 
+// failure is an error PostgreSQL itself gives for the statement, found
+// while writing it (a constant that does not read as its type).
+type failure struct{ err *pgerr.Error }
+
 // Write writes the statement n in dialect d (MySQL or SQLite). s describes
 // the tables the statement may use (nil: none known). The error is a
 // *pgerr.Error with SQLSTATE 0A000 naming the construct and the dialect.
-func Write(n *pg_query.Node, d driver.Dialect, s *schema.Snapshot) (f Form, err error) {
+func Write(n *pg_query.Node, d driver.Dialect, s *schema.Snapshot) (form Form, err error) {
 	w := &writer{d: d, schema: s}
 	defer func() {
 		if r := recover(); r != nil {
+			if f, ok := r.(failure); ok {
+				form, err = Form{}, f.err
+				return
+			}
 			ref, ok := r.(refusal)
 			if !ok {
 				panic(r)
 			}
-			f, err = Form{}, pgerr.New(pgerr.FeatureNotSupported,
+			form, err = Form{}, pgerr.New(pgerr.FeatureNotSupported,
 				"shepherd cannot write %s for %s replicas", ref.what, dialectName(d))
 		}
 	}()
 	w.stmt(n)
-	f = Form{SQL: w.b.String(), CountRows: w.countRows}
+	form = Form{SQL: w.b.String(), CountRows: w.countRows}
 	if d != driver.SQLite {
-		f.Params = w.params
+		form.Params = w.params
 	}
 	if w.hints != nil {
-		f.Hints = w.hints
+		form.Hints = w.hints
 	}
-	return f, nil
+	return form, nil
 }
 
 func dialectName(d driver.Dialect) string {
@@ -87,6 +95,10 @@ type writer struct {
 	countRows int64
 	// excluded makes EXCLUDED.c read VALUES(c) (MariaDB's upsert).
 	excluded bool
+	// rounding counts the enclosing expressions that round their value
+	// to a stated scale (round(x, n), a numeric(p,s) cast or column),
+	// inside which a numeric division may be written.
+	rounding int
 	// derived numbers the derived tables the writer introduces.
 	derived int
 	// scopes are the FROM items visible to column references, innermost
@@ -97,6 +109,9 @@ type writer struct {
 // scope is one query level's FROM items: alias (or table name) → table.
 type scope struct {
 	items []scopeItem
+	// merged marks a NATURAL or USING join, whose * is not the
+	// concatenation of its tables' columns.
+	merged bool
 }
 
 type scopeItem struct {
@@ -108,6 +123,11 @@ type scopeItem struct {
 
 func (w *writer) refuse(format string, args ...any) {
 	panic(refusal{what: fmt.Sprintf(format, args...)})
+}
+
+// fail stops writing with an error PostgreSQL gives for the statement.
+func (w *writer) fail(code, format string, args ...any) {
+	panic(failure{pgerr.New(code, format, args...)})
 }
 
 func (w *writer) my() bool   { return w.d == driver.MySQL }

@@ -68,7 +68,10 @@ func TestWrite(t *testing.T) {
 		{"SELECT sum(bal) FROM acct", "SELECT SUM(`bal`) FROM `acct`", `SELECT ROUND(SUM("bal"), 2) FROM "acct"`},
 		{"UPDATE acct SET bal = bal * 1.05 WHERE id = $1",
 			"UPDATE `acct` SET `bal` = (`bal` * 1.05) WHERE (`id` = ?)",
-			`UPDATE "acct" SET "bal" = ROUND(ROUND(("bal" * 1.05), 4), 2) WHERE ("id" = ?1)`},
+			// ... and a tie (7200.50 * 1.05 = 7560.525) rounds away from
+			// zero as in PostgreSQL, in integers, not as the float
+			// nearest to it would.
+			`UPDATE "acct" SET "bal" = (CAST((CAST(ROUND((ROUND(("bal" * 1.05), 4)) * 10000) AS INTEGER) + (CASE WHEN (ROUND(("bal" * 1.05), 4)) < 0 THEN -50 ELSE 50 END)) / 100 AS REAL) / 100) WHERE ("id" = ?1)`},
 		// OFFSET without LIMIT.
 		{"SELECT id FROM acct OFFSET 5", "SELECT `id` FROM `acct` LIMIT 18446744073709551615 OFFSET 5", `SELECT "id" FROM "acct" LIMIT -1 OFFSET 5`},
 		// FOR UPDATE is moot on SQLite, which runs one writer at a time.
@@ -152,6 +155,37 @@ func TestNormalizeTime(t *testing.T) {
 	for _, bad := range []string{"now", "today", "infinity", "2026-13-01"} {
 		if _, err := NormalizeTime(bad, "timestamp"); err == nil {
 			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+func TestRoundDecimal(t *testing.T) {
+	for _, c := range []struct {
+		in    string
+		scale int
+		want  string
+	}{
+		{"1.555", 2, "1.56"}, {"-1.555", 2, "-1.56"}, {"9.995", 2, "10.00"}, {"0.004", 2, "0.00"},
+		{"-0.004", 2, "0.00"}, {"12", 2, "12.00"}, {"999.5", 0, "1000"}, {".5", 0, "1"},
+	} {
+		if got, ok := roundDecimal(c.in, c.scale); !ok || got != c.want {
+			t.Errorf("roundDecimal(%q, %d) = %q, want %q", c.in, c.scale, got, c.want)
+		}
+	}
+}
+
+// TestBadConstants: a constant that does not read as its type fails as
+// in PostgreSQL (the engines would read it as 0).
+func TestBadConstants(t *testing.T) {
+	for q, code := range map[string]string{
+		"SELECT CAST('abc' AS integer)": pgerr.InvalidTextRepresentation,
+		"SELECT '99999999999'::int4":    pgerr.NumericValueOutOfRange,
+		"SELECT 'x1'::numeric":          pgerr.InvalidTextRepresentation,
+	} {
+		for _, d := range []driver.Dialect{driver.MySQL, driver.SQLite} {
+			if _, err := Write(parse(t, q), d, nil); pgerr.Code(err) != code {
+				t.Errorf("%s for %v: %v, want %s", q, d, err, code)
+			}
 		}
 	}
 }

@@ -30,6 +30,9 @@ type Task struct {
 	Query driver.Query
 	// Ordered says the statement's rows are compared in order.
 	Ordered bool
+	// Hints are the PostgreSQL types of the result columns, the same for
+	// every replica, for reading their answers alike (answer.DigestWith).
+	Hints []answer.Column
 	// CountRows, when positive, replaces the row count the engine reports
 	// (the dialect counts otherwise; see dialect.Form).
 	CountRows int64

@@ -143,7 +143,7 @@ func (w *worker) run() {
 				res.Answer.RowsAffected = t.CountRows
 				res.Answer.Tag = answer.Tag(t.Query.Verb, t.CountRows)
 			}
-			res.Vote.Digest = res.Answer.Digest(t.Ordered)
+			res.Vote.Digest = res.Answer.DigestWith(t.Ordered, t.Hints)
 		}
 		if last {
 			switch {

@@ -212,7 +212,7 @@ func (s *Session) exec(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (
 		}
 	}
 	if a.Columns != nil {
-		a.Columns = sqlan.Shape(a.Columns, st.Columns())
+		a = sqlan.ShapeAnswer(a, st.Columns())
 	}
 	return a, nil
 }

@@ -1,12 +1,15 @@
 package sqlan
 
 import (
+	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/shepherd-db/shepherd/internal/answer"
+	"github.com/shepherd-db/shepherd/internal/dialect"
 )
 
 // ColumnGuess is what the statement text alone tells about one result
@@ -17,6 +20,13 @@ type ColumnGuess struct {
 	Name string
 	Type answer.Type
 	OID  uint32
+	// Mod is the type modifier (char(n), numeric(p,s)); 0 when none.
+	Mod int32
+}
+
+type hintsForm struct {
+	once sync.Once
+	cols []answer.Column
 }
 
 type columnsForm struct {
@@ -33,8 +43,75 @@ func (s *Stmt) Columns() []ColumnGuess {
 	if !s.ReturnsRows || s.Kind == Show {
 		return nil
 	}
-	s.columns.once.Do(func() { s.columns.cols = guessColumns(s.SQL) })
+	s.columns.once.Do(func() { s.columns.cols = s.guess() })
 	return s.columns.cols
+}
+
+// DigestHints returns the PostgreSQL types of the result columns, as far
+// as the statement and schema tell, for reading every replica's answer
+// alike when voting (see answer.DigestWith); nil when unknown.
+func (s *Stmt) DigestHints() []answer.Column {
+	s.hints.once.Do(func() {
+		g := s.Columns()
+		if g == nil {
+			return
+		}
+		out := make([]answer.Column, len(g))
+		for i, c := range g {
+			out[i] = answer.Column{Name: c.Name, Type: c.Type, OID: c.OID, Mod: c.Mod}
+		}
+		s.hints.cols = out
+	})
+	return s.hints.cols
+}
+
+// guess combines what the text says (names, the types of expressions)
+// with what the schema says (the declared types of columns, and of *).
+func (s *Stmt) guess() []ColumnGuess {
+	text := guessColumns(s.SQL)
+	var typed []dialect.Typed
+	if s.env != nil && s.tree != nil {
+		typed = dialect.OutputTypes(s.tree, s.env.Schema)
+	}
+	if text == nil {
+		if typed == nil {
+			return nil
+		}
+		out := make([]ColumnGuess, len(typed))
+		for i, t := range typed {
+			if t.Name == "" {
+				return nil
+			}
+			out[i] = guessOf(t)
+			out[i].Name = t.Name
+		}
+		return out
+	}
+	if len(typed) == len(text) {
+		for i, t := range typed {
+			if g := guessOf(t); g.Type != answer.Unknown {
+				g.Name = text[i].Name
+				text[i] = g
+			}
+		}
+	}
+	return text
+}
+
+// guessOf turns a PostgreSQL type into a column guess, with the type
+// modifier PostgreSQL reports (length + 4; (precision << 16 | scale) + 4).
+func guessOf(t dialect.Typed) ColumnGuess {
+	g, ok := typeByName[t.Type]
+	if !ok {
+		return ColumnGuess{}
+	}
+	switch {
+	case (t.Type == "bpchar" || t.Type == "varchar") && len(t.Mods) == 1:
+		g.Mod = t.Mods[0] + 4
+	case t.Type == "numeric" && len(t.Mods) == 2:
+		g.Mod = t.Mods[0]<<16 | t.Mods[1] + 4
+	}
+	return g
 }
 
 func guessColumns(sql string) []ColumnGuess {
@@ -296,8 +373,9 @@ func guessOperator(e *pg_query.A_Expr) ColumnGuess {
 }
 
 // Shape makes an answer's columns look the way PostgreSQL would show
-// them: PostgreSQL's names, and the guessed type for columns the engine
-// could not type. Values keep their own types.
+// them: PostgreSQL's names, and PostgreSQL's type wherever the statement
+// and the schema tell it (the primary may be an engine without booleans
+// or column types).
 func Shape(cols []answer.Column, guesses []ColumnGuess) []answer.Column {
 	if len(guesses) != len(cols) {
 		return cols
@@ -306,10 +384,111 @@ func Shape(cols []answer.Column, guesses []ColumnGuess) []answer.Column {
 	for i, c := range cols {
 		g := guesses[i]
 		c.Name = g.Name
-		if c.Type == answer.Unknown && g.Type != answer.Unknown {
-			c.Type, c.OID, c.Size, c.Mod = g.Type, g.OID, 0, -1
+		if g.Type != answer.Unknown && (c.Type != g.Type || c.OID != g.OID) {
+			c.Type, c.OID, c.Size, c.Mod = g.Type, g.OID, sizeOf(g.OID), -1
+		}
+		if g.Mod != 0 {
+			c.Mod = g.Mod
 		}
 		out[i] = c
 	}
 	return out
+}
+
+// sizeOf is pg_type.typlen of the OIDs guesses use.
+func sizeOf(oid uint32) int16 {
+	switch oid {
+	case answer.OIDBool:
+		return 1
+	case answer.OIDInt2:
+		return 2
+	case answer.OIDInt4, answer.OIDFloat4, answer.OIDDate:
+		return 4
+	case answer.OIDInt8, answer.OIDFloat8, answer.OIDTimestamp, answer.OIDTimestampTZ, answer.OIDTime:
+		return 8
+	case answer.OIDUUID:
+		return 16
+	}
+	return -1
+}
+
+// ShapeAnswer is Shape for a whole answer: the columns, and the values
+// whose text PostgreSQL would write differently for the column's type
+// (booleans as t/f, char(n) padded to n, numeric(p,s) with s digits). It
+// returns a new answer when something changed; a is not modified.
+func ShapeAnswer(a *answer.Answer, guesses []ColumnGuess) *answer.Answer {
+	if a.Columns == nil {
+		return a
+	}
+	cols := Shape(a.Columns, guesses)
+	out := *a
+	out.Columns = cols
+	var fix []int
+	for i, c := range cols {
+		if c.Type == answer.Bool || c.OID == answer.OIDBPChar && c.Mod > 4 || c.Type == answer.Numeric && c.Mod > 4 {
+			fix = append(fix, i)
+		}
+	}
+	if len(fix) == 0 {
+		return &out
+	}
+	out.Rows = make([][]answer.Value, len(a.Rows))
+	for r, row := range a.Rows {
+		nr := append([]answer.Value(nil), row...)
+		for _, i := range fix {
+			if i >= len(nr) || nr[i].Null {
+				continue
+			}
+			nr[i] = pgValue(cols[i], nr[i])
+		}
+		out.Rows[r] = nr
+	}
+	return &out
+}
+
+// pgValue writes a value the way PostgreSQL prints it for column c.
+func pgValue(c answer.Column, v answer.Value) answer.Value {
+	switch {
+	case c.Type == answer.Bool:
+		switch strings.ToLower(v.Text) {
+		case "1", "t", "true":
+			return answer.Value{Type: answer.Bool, Text: "t"}
+		case "0", "f", "false":
+			return answer.Value{Type: answer.Bool, Text: "f"}
+		}
+	case c.OID == answer.OIDBPChar:
+		n := int(c.Mod - 4)
+		if k := utf8.RuneCountInString(v.Text); k < n {
+			return answer.Value{Type: v.Type, Text: v.Text + strings.Repeat(" ", n-k)}
+		}
+	case c.Type == answer.Numeric:
+		scale := int((c.Mod - 4) & 0xffff)
+		return answer.Value{Type: answer.Numeric, Text: withScale(v.Text, scale)}
+	}
+	return v
+}
+
+// withScale writes a decimal number with exactly scale fractional digits
+// when that loses nothing (text that is not a plain decimal, or has more
+// digits, is left alone).
+func withScale(s string, scale int) string {
+	if f, err := strconv.ParseFloat(s, 64); err == nil && strings.ContainsAny(s, "eE") {
+		s = strconv.FormatFloat(f, 'f', -1, 64)
+	}
+	intPart, frac, _ := strings.Cut(s, ".")
+	for _, ch := range strings.TrimPrefix(intPart, "-") + frac {
+		if ch < '0' || ch > '9' {
+			return s
+		}
+	}
+	if len(frac) > scale {
+		if strings.Trim(frac[scale:], "0") != "" {
+			return s
+		}
+		frac = frac[:scale]
+	}
+	if scale == 0 {
+		return intPart
+	}
+	return intPart + "." + frac + strings.Repeat("0", scale-len(frac))
 }

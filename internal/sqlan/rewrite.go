@@ -220,6 +220,11 @@ func (r *rewriter) fillInsert(ins *pg_query.InsertStmt) {
 			}
 		}
 		if i, ok := listed[c.Name]; ok {
+			if c.Always && ins.Override != pg_query.OverridingKind_OVERRIDING_SYSTEM_VALUE && !allDefault(sel, i, values) {
+				r.err = pgerr.New(generatedAlways, "cannot insert a non-DEFAULT value into column %q", c.Name).
+					WithDetail("Column %q is an identity column defined as GENERATED ALWAYS.", c.Name)
+				return
+			}
 			if !values {
 				continue
 			}
@@ -252,6 +257,42 @@ func (r *rewriter) fillInsert(ins *pg_query.InsertStmt) {
 		ins.Override = pg_query.OverridingKind_OVERRIDING_SYSTEM_VALUE
 	}
 	r.changed = true
+}
+
+// generatedAlways is PostgreSQL's SQLSTATE for a value given to a
+// GENERATED ALWAYS column.
+const generatedAlways = "428C9"
+
+// allDefault reports whether every row gives column i the DEFAULT
+// keyword.
+func allDefault(sel *pg_query.SelectStmt, i int, values bool) bool {
+	if !values {
+		return false
+	}
+	for _, row := range sel.ValuesLists {
+		items := row.GetList().Items
+		if i >= len(items) || items[i].GetSetToDefault() == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// checkUpdate refuses, as PostgreSQL does, an UPDATE that sets a
+// GENERATED ALWAYS column to anything but DEFAULT.
+func (r *rewriter) checkUpdate(u *pg_query.UpdateStmt) {
+	t := r.schema.Table(u.Relation.Relname)
+	if t == nil {
+		return
+	}
+	for _, n := range u.TargetList {
+		rt := n.GetResTarget()
+		if c := t.Column(rt.Name); c != nil && c.Always && rt.Val.GetSetToDefault() == nil {
+			r.err = pgerr.New(generatedAlways, "column %q can only be updated to DEFAULT", c.Name).
+				WithDetail("Column %q is an identity column defined as GENERATED ALWAYS.", c.Name)
+			return
+		}
+	}
 }
 
 // totalOrder makes the row order of a query complete where it matters:
@@ -498,7 +539,9 @@ func (s *Stmt) PinArgs(src PinSource) ([]driver.Arg, error) {
 	for i, p := range s.Pins {
 		switch p.Kind {
 		case PinNow:
-			out[i] = driver.Arg{Type: answer.TimestampTZ, Text: src.TxnTime.UTC().Format(tsLayout) + "+00"}
+			// No offset: every replica's session runs in UTC, and neither
+			// MariaDB nor SQLite reads one.
+			out[i] = driver.Arg{Type: answer.TimestampTZ, Text: src.TxnTime.UTC().Format(tsLayout)}
 		case PinLocalNow:
 			out[i] = driver.Arg{Type: answer.Timestamp, Text: src.TxnTime.UTC().Format(tsLayout)}
 		case PinDate:
@@ -506,7 +549,7 @@ func (s *Stmt) PinArgs(src PinSource) ([]driver.Arg, error) {
 		case PinLocalTime:
 			out[i] = driver.Arg{Type: answer.Time, Text: src.TxnTime.UTC().Format("15:04:05.999999")}
 		case PinStatementNow:
-			out[i] = driver.Arg{Type: answer.TimestampTZ, Text: src.StmtTime.UTC().Format(tsLayout) + "+00"}
+			out[i] = driver.Arg{Type: answer.TimestampTZ, Text: src.StmtTime.UTC().Format(tsLayout)}
 		case PinRandom:
 			var b [8]byte
 			if _, err := rand.Read(b[:]); err != nil {

@@ -58,7 +58,7 @@ func TestPins(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if args[0].Text != "1" || args[2].Text != "3" || args[3].Text != "2026-01-02 03:04:05.6+00" {
+	if args[0].Text != "1" || args[2].Text != "3" || args[3].Text != "2026-01-02 03:04:05.6" {
 		t.Errorf("pin values %+v", args)
 	}
 }

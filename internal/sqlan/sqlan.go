@@ -79,9 +79,9 @@ type Stmt struct {
 	// CountRows, per dialect, is the row count the statement reports when
 	// the engine counts otherwise (see dialect.Form).
 	countRows [4]int64
-	// hints, per dialect, are the families the dialect needs untyped
+	// paramHints, per dialect, are the families the dialect needs untyped
 	// parameters as (index n-1 for $n).
-	hints [4][]answer.Type
+	paramHints [4][]answer.Type
 
 	// tree is the parsed (and rewritten) statement.
 	tree    *pg_query.Node
@@ -91,6 +91,7 @@ type Stmt struct {
 	dialects [4]dialectForm
 	describe describeForm
 	columns  columnsForm
+	hints    hintsForm
 }
 
 // Env is what the analysis of a statement depends on besides its text:
@@ -139,7 +140,7 @@ func (s *Stmt) For(d driver.Dialect) (sql string, argOrder []int) {
 
 // Hints returns, for dialect d, the family each parameter ($n at index
 // n-1) must be sent as when the client left it untyped; nil for none.
-func (s *Stmt) Hints(d driver.Dialect) []answer.Type { return s.hints[d] }
+func (s *Stmt) Hints(d driver.Dialect) []answer.Type { return s.paramHints[d] }
 
 // CountRows returns the row count to report for dialect d in place of the
 // engine's, or 0 to keep the engine's.
@@ -490,7 +491,7 @@ func (s *Stmt) prepare() error {
 			}
 		}
 		s.dialects[d] = form
-		s.hints[d] = f.Hints
+		s.paramHints[d] = f.Hints
 		s.countRows[d] = f.CountRows
 	}
 	return nil
@@ -513,6 +514,11 @@ func (s *Stmt) rewrite(r *rewriter) error {
 	if ins := s.tree.GetInsertStmt(); ins != nil {
 		r.fillInsert(ins)
 		if r.err != nil {
+			return r.err
+		}
+	}
+	if u := s.tree.GetUpdateStmt(); u != nil {
+		if r.checkUpdate(u); r.err != nil {
 			return r.err
 		}
 	}

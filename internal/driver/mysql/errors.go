@@ -14,6 +14,12 @@ import (
 	"github.com/shepherd-db/shepherd/internal/pgerr"
 )
 
+// DivisionByZeroMark is the constant of the expression the SQL writer
+// makes MariaDB evaluate when a divisor is zero: MariaDB returns NULL
+// for x / 0, and the only error an expression can raise at will is an
+// overflow, which the driver reports as 22012 when it names this value.
+const DivisionByZeroMark = "18446744073709551615 + ("
+
 // invalidDatetimeFormat is SQLSTATE 22007, which package pgerr does not
 // name.
 const invalidDatetimeFormat = "22007"
@@ -98,6 +104,9 @@ func fromMySQLError(me *mysql.MySQLError) *pgerr.Error {
 	}
 	e := pgerr.Wrap(code, me, me.Message)
 	e.Message = me.Message
+	if me.Number == 1690 && strings.Contains(me.Message, DivisionByZeroMark) {
+		e.Code, e.Message = pgerr.DivisionByZero, "division by zero"
+	}
 	return e
 }
 

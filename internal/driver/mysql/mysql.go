@@ -160,6 +160,10 @@ func (e *Engine) Connect(ctx context.Context) (driver.Conn, error) {
 	setup := []string{
 		"SET SESSION TRANSACTION ISOLATION LEVEL " + e.isolation,
 		"SET SESSION time_zone = '+00:00', sql_mode = '" + sessionSQLMode + "', autocommit = 1",
+		// Decimal division keeps 30 more digits (the most MariaDB
+		// allows): the SQL writer lets a numeric division through only
+		// where PostgreSQL's result is rounded to a stated scale.
+		"SET SESSION div_precision_increment = 30",
 	}
 	for _, stmt := range setup {
 		if err := c.run(ctx, stmt); err != nil {

@@ -3,6 +3,7 @@
 package sqlite
 
 import (
+	"database/sql"
 	"errors"
 
 	msqlite3 "github.com/mattn/go-sqlite3"
@@ -16,7 +17,7 @@ const CGo = "sqlite-cgo"
 
 var cgoLibrary = &library{
 	name:      CGo,
-	sqlDriver: "sqlite3",
+	sqlDriver: cgoSQLDriver,
 	resultCode: func(err error) (int, string, bool) {
 		var e msqlite3.Error
 		if !errors.As(err, &e) {
@@ -26,4 +27,16 @@ var cgoLibrary = &library{
 	},
 }
 
-func init() { driver.Register(CGo, driver.Serial, cgoLibrary.opener()) }
+// cgoSQLDriver is go-sqlite3 registered once more, with shepherd's
+// functions on every connection.
+const cgoSQLDriver = "sqlite3-shepherd"
+
+func init() {
+	sql.Register(cgoSQLDriver, &msqlite3.SQLiteDriver{ConnectHook: func(c *msqlite3.SQLiteConn) error {
+		if err := c.RegisterFunc(DivisorFunction, func(v any) (any, error) { return divisor(v) }, true); err != nil {
+			return err
+		}
+		return c.RegisterFunc(Int4Function, func(v any) (any, error) { return int4(v) }, true)
+	}})
+	driver.Register(CGo, driver.Serial, cgoLibrary.opener())
+}

@@ -90,6 +90,7 @@ var genericErrors = []struct {
 	{"cannot rollback - no transaction is active", pgerr.NoActiveSQLTransaction},
 	{"cannot start a transaction within a transaction", pgerr.ActiveSQLTransaction},
 	{"integer overflow", pgerr.NumericValueOutOfRange},
+	{errDivisionByZero.Error(), pgerr.DivisionByZero}, // DivisorFunction
 }
 
 // classifyGenericError picks the SQLSTATE of a SQLITE_ERROR.

@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	sqldriver "database/sql/driver"
 	"errors"
 
 	msqlite "modernc.org/sqlite"
@@ -23,4 +24,14 @@ var moderncLibrary = &library{
 	},
 }
 
-func init() { driver.Register(Pure, driver.Serial, moderncLibrary.opener()) }
+func init() {
+	msqlite.MustRegisterDeterministicScalarFunction(DivisorFunction, 1,
+		func(_ *msqlite.FunctionContext, args []sqldriver.Value) (sqldriver.Value, error) {
+			return divisor(args[0])
+		})
+	msqlite.MustRegisterDeterministicScalarFunction(Int4Function, 1,
+		func(_ *msqlite.FunctionContext, args []sqldriver.Value) (sqldriver.Value, error) {
+			return int4(args[0])
+		})
+	driver.Register(Pure, driver.Serial, moderncLibrary.opener())
+}

@@ -1,0 +1,57 @@
+package sqlite
+
+import (
+	"errors"
+	"fmt"
+)
+
+// DivisorFunction is the SQL function the SQL writer wraps a divisor in
+// for SQLite: PostgreSQL fails a division by zero with 22012 where
+// SQLite returns NULL, and a replica that quietly returns NULL would be
+// outvoted as faulty or, worse, outvote the others. It returns its
+// argument, or fails when that is zero.
+const DivisorFunction = "shepherd_divisor"
+
+// errDivisionByZero is the error DivisorFunction fails with; its text is
+// what classify maps to 22012.
+var errDivisionByZero = errors.New("division by zero")
+
+// divisor implements DivisorFunction over the values either library
+// hands a function.
+func divisor(v any) (any, error) {
+	switch x := v.(type) {
+	case int64:
+		if x == 0 {
+			return nil, errDivisionByZero
+		}
+	case float64:
+		if x == 0 {
+			return nil, errDivisionByZero
+		}
+	case nil:
+	case []byte, string:
+		// Text in arithmetic is read as a number by SQLite; do the same.
+		var f float64
+		if _, err := fmt.Sscan(fmt.Sprint(x), &f); err == nil && f == 0 {
+			return nil, errDivisionByZero
+		}
+	}
+	return v, nil
+}
+
+// Int4Function is the SQL function the SQL writer wraps integer
+// arithmetic in for SQLite where PostgreSQL computes in 32 bits: there
+// 2147483647 + 1 fails with 22003, where SQLite computes in 64.
+const Int4Function = "shepherd_int4"
+
+// errInt4Range is the error Int4Function fails with; classify maps it to
+// 22003.
+var errInt4Range = errors.New("integer out of range")
+
+// int4 implements Int4Function.
+func int4(v any) (any, error) {
+	if x, ok := v.(int64); ok && (x < -1<<31 || x > 1<<31-1) {
+		return nil, errInt4Range
+	}
+	return v, nil
+}
