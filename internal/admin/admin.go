@@ -49,11 +49,12 @@ func (s *Session) replicas() *answer.Answer {
 	var rows [][]string
 	for _, r := range s.c.Replicas() {
 		rows = append(rows, []string{r.Name, r.Driver, r.Class, r.Role, r.State,
-			strconv.FormatInt(r.Mismatches, 10), strconv.FormatInt(r.Reruns, 10)})
+			strconv.FormatInt(r.Mismatches, 10), strconv.FormatInt(r.Reruns, 10), strconv.FormatInt(r.Digests, 10)})
 	}
-	a := table([]string{"name", "driver", "class", "role", "state", "mismatches", "reruns"}, rows)
+	a := table([]string{"name", "driver", "class", "role", "state", "mismatches", "reruns", "digests"}, rows)
 	a.Columns[5].Type = answer.Int
 	a.Columns[6].Type = answer.Int
+	a.Columns[7].Type = answer.Int
 	return a
 }
 

@@ -38,6 +38,9 @@ type Options struct {
 	Mode coord.Mode
 	F    int
 	Log  *slog.Logger
+	// DigestRows: a secondary keeps only the digest of an answer of more
+	// rows than this (CBS and SS); -1 keeps every answer whole.
+	DigestRows int
 	// Tick is the period of the coordinator's clock (CBS and SS): a
 	// secondary op outstanding for coord.DefaultStallTicks ticks counts
 	// as blocked. 0 means DefaultTick.
@@ -75,6 +78,7 @@ type Cluster struct {
 type replicaStatus struct {
 	mismatches atomic.Int64
 	reruns     atomic.Int64
+	digested   atomic.Int64
 	down       atomic.Bool
 	suspect    atomic.Bool
 }
@@ -323,6 +327,9 @@ func errOrNil(e *pgerr.Error) error {
 
 // onResult receives a replica's result (from a manager goroutine).
 func (c *Cluster) onResult(r replica.Result) {
+	if r.Digested {
+		c.status[r.R].digested.Add(1)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if t := c.mu.txns[r.Op.Txn]; t != nil {
@@ -399,6 +406,10 @@ func (c *Cluster) sendLocked(a coord.Send) {
 		task.Ordered = call.st.Ordered
 		task.CountRows = call.st.CountRows(d)
 		task.Hints = call.st.DigestHints()
+		task.DigestRows = -1
+		if p := c.primary.Load(); p >= 0 && int32(a.R) != p {
+			task.DigestRows = c.opts.DigestRows
+		}
 	}
 	m.Submit(task)
 }
@@ -450,6 +461,11 @@ func (c *Cluster) replyLocked(a coord.Reply) {
 	case a.From >= 0:
 		r := t.answers[a.Op][a.From]
 		o.answer, o.err = r.Answer, r.Err
+		if r.Digested {
+			// Never hand a client an answer whose rows were dropped.
+			o.answer, o.err = nil, pgerr.New(pgerr.InternalError, "the answer chosen for the client was kept as a digest only")
+			c.log.Error("digest-only answer chosen for a reply", "replica", c.managers[a.From].Name(), "op", a.Op.String())
+		}
 	}
 	if ch != nil {
 		ch <- o

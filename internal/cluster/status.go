@@ -20,6 +20,9 @@ type ReplicaStatus struct {
 	// again (CBS and SS: deadlocks, lock waits, stale MVCC snapshots, a
 	// serial replica's run overtaken by another commit).
 	Reruns int64
+	// Digests counts answers the replica kept as digests only (see
+	// Options.DigestRows).
+	Digests int64
 }
 
 // Replicas reports the state of every replica, in config order.
@@ -35,6 +38,7 @@ func (c *Cluster) Replicas() []ReplicaStatus {
 			State:      "up",
 			Mismatches: st.mismatches.Load(),
 			Reruns:     st.reruns.Load(),
+			Digests:    st.digested.Load(),
 		}
 		switch {
 		case c.opts.Mode == coord.Passthrough || int32(i) == c.primary.Load():

@@ -24,9 +24,14 @@ type Config struct {
 	Mode string `toml:"mode"`
 	// F is the number of faulty replicas tolerated; replicas must number
 	// at least 2F+1.
-	F        int       `toml:"f"`
-	Users    []User    `toml:"users"`
-	Replicas []Replica `toml:"replicas"`
+	F int `toml:"f"`
+	// DigestRows: in cbs and ss, a secondary keeps only the digest of an
+	// answer of more rows than this (the vote needs no more; clients get
+	// the primary's rows). -1 keeps every answer whole. Unset means
+	// DefaultDigestRows.
+	DigestRows *int      `toml:"digest_rows"`
+	Users      []User    `toml:"users"`
+	Replicas   []Replica `toml:"replicas"`
 }
 
 // User is a client login. A user without password is let in by trust.
@@ -84,6 +89,8 @@ const (
 	DefaultListen  = "127.0.0.1:6543"
 	DefaultDataDir = "./shepherd-data"
 	DefaultMode    = "cbs"
+	// DefaultDigestRows is DigestRows when unset.
+	DefaultDigestRows = 64
 )
 
 // Modes lists the modes this build implements.
@@ -157,6 +164,14 @@ func (c *Config) applyDefaults() {
 	}
 }
 
+// Digests returns DigestRows with its default applied.
+func (c *Config) Digests() int {
+	if c.DigestRows == nil {
+		return DefaultDigestRows
+	}
+	return *c.DigestRows
+}
+
 // Check validates a complete configuration.
 func (c *Config) Check(knownDrivers []string) error {
 	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
@@ -167,6 +182,9 @@ func (c *Config) Check(knownDrivers []string) error {
 	}
 	if c.F < 0 {
 		return fieldErr("f", "must be 0 or more, not %d", c.F)
+	}
+	if c.DigestRows != nil && *c.DigestRows < -1 {
+		return fieldErr("digest_rows", "must be -1 (keep every answer) or more, not %d", *c.DigestRows)
 	}
 	users := map[string]bool{}
 	for i, u := range c.Users {

@@ -33,6 +33,9 @@ type Task struct {
 	// Hints are the PostgreSQL types of the result columns, the same for
 	// every replica, for reading their answers alike (answer.DigestWith).
 	Hints []answer.Column
+	// DigestRows: an answer of more rows than this is reported as its
+	// digest only (Result.Digested); -1 keeps it whole.
+	DigestRows int
 	// CountRows, when positive, replaces the row count the engine reports
 	// (the dialect counts otherwise; see dialect.Form).
 	CountRows int64
@@ -57,6 +60,9 @@ type Result struct {
 	Answer *answer.Answer // nil on error, and for COMMIT/ROLLBACK
 	Err    *pgerr.Error
 	Vote   coord.Vote
+	// Digested says Answer's rows were dropped once Vote held their
+	// digest (Task.DigestRows): it must not be sent to a client.
+	Digested bool
 }
 
 // Manager runs tasks on one replica. Submit and Cancel are safe for

@@ -144,6 +144,10 @@ func (w *worker) run() {
 				res.Answer.Tag = answer.Tag(t.Query.Verb, t.CountRows)
 			}
 			res.Vote.Digest = res.Answer.DigestWith(t.Ordered, t.Hints)
+			if t.DigestRows >= 0 && len(res.Answer.Rows) > t.DigestRows {
+				res.Answer = &answer.Answer{Columns: res.Answer.Columns, Tag: res.Answer.Tag, RowsAffected: res.Answer.RowsAffected}
+				res.Digested = true
+			}
 		}
 		if last {
 			switch {

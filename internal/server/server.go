@@ -94,7 +94,7 @@ func Open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Server, e
 	// classes: cluster.New reads them from the engines itself and the
 	// coordinator picks the primary among them; checkPrimary made sure
 	// there is one.
-	s.cluster = cluster.New(cluster.Options{Mode: mode, F: cfg.F, Log: log}, reps)
+	s.cluster = cluster.New(cluster.Options{Mode: mode, F: cfg.F, Log: log, DigestRows: cfg.Digests()}, reps)
 	users := map[string]string{}
 	for _, u := range cfg.Users {
 		users[u.Name] = u.Password

@@ -58,6 +58,8 @@ func (s *Session) Describe(ctx context.Context, ps pgwire.Statement) ([]uint32, 
 	switch {
 	case p.st.Kind == sqlan.Show:
 		p.cols = []answer.Column{{Name: p.st.ShowName, Type: answer.Text}}
+	case p.st.Kind == sqlan.Explain:
+		p.cols = explain(nil).Columns
 	case p.st.ReturnsRows:
 		ctx, done := s.cancellable(ctx)
 		defer done()

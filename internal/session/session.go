@@ -168,6 +168,8 @@ func (s *Session) exec(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (
 		return s.set(st)
 	case sqlan.Show:
 		return s.show(st)
+	case sqlan.Explain:
+		return explain(st.Inner), nil
 	}
 	autocommit := !s.inBlock && !s.implicit
 	if st.Kind == sqlan.DDL && !autocommit && s.cache.Speaks(driver.MySQL) {
@@ -257,6 +259,27 @@ func (s *Session) commit(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// explain answers EXPLAIN (SHEPHERD): per dialect, the replicas, the
+// statement they receive, and what each placeholder is bound to.
+func explain(st *sqlan.Stmt) *answer.Answer {
+	a := &answer.Answer{Columns: []answer.Column{
+		{Name: "dialect", Type: answer.Text}, {Name: "replicas", Type: answer.Text},
+		{Name: "statement", Type: answer.Text}, {Name: "parameters", Type: answer.Text},
+	}}
+	if st == nil {
+		a.Tag = answer.Tag("EXPLAIN", 0)
+		return a
+	}
+	for _, f := range st.Forms() {
+		a.Rows = append(a.Rows, []answer.Value{
+			answer.V(answer.Text, f.Dialect.String()), answer.V(answer.Text, strings.Join(f.Replicas, ", ")),
+			answer.V(answer.Text, f.SQL), answer.V(answer.Text, strings.Join(f.Params, ", ")),
+		})
+	}
+	a.Tag, a.RowsAffected = "EXPLAIN", int64(len(a.Rows))
+	return a
 }
 
 // pinArgs appends the values shepherd chose for st's pins to the client's

@@ -33,9 +33,10 @@ const (
 	Rollback                 // ROLLBACK, ABORT
 	Set                      // SET, RESET, SET TRANSACTION: answered by shepherd
 	Show                     // SHOW: answered by shepherd
+	Explain                  // EXPLAIN (SHEPHERD): answered by shepherd
 )
 
-var kindNames = [...]string{"", "read", "write", "ddl", "begin", "commit", "rollback", "set", "show"}
+var kindNames = [...]string{"", "read", "write", "ddl", "begin", "commit", "rollback", "set", "show", "explain"}
 
 // String returns the kind's name.
 func (k Kind) String() string {
@@ -82,6 +83,9 @@ type Stmt struct {
 	// paramHints, per dialect, are the families the dialect needs untyped
 	// parameters as (index n-1 for $n).
 	paramHints [4][]answer.Type
+
+	// Inner is the statement EXPLAIN (SHEPHERD) explains.
+	Inner *Stmt
 
 	// tree is the parsed (and rewritten) statement.
 	tree    *pg_query.Node
@@ -145,6 +149,54 @@ func (s *Stmt) Hints(d driver.Dialect) []answer.Type { return s.paramHints[d] }
 // CountRows returns the row count to report for dialect d in place of the
 // engine's, or 0 to keep the engine's.
 func (s *Stmt) CountRows(d driver.Dialect) int64 { return s.countRows[d] }
+
+// Forms describes what each dialect's replicas receive for s: one entry
+// per dialect in use, in a fixed order (EXPLAIN (SHEPHERD)).
+func (s *Stmt) Forms() []Form {
+	var out []Form
+	for _, d := range []driver.Dialect{driver.Postgres, driver.MySQL, driver.SQLite} {
+		names := s.env.Replicas[d]
+		if len(names) == 0 {
+			continue
+		}
+		sql, order := s.For(d)
+		f := Form{Dialect: d, Replicas: names, SQL: sql}
+		n := s.NumParams + len(s.Pins)
+		if order == nil {
+			for i := 0; i < n && d != driver.SQLite; i++ {
+				order = append(order, i)
+			}
+		}
+		for _, i := range order {
+			f.Params = append(f.Params, s.paramName(i))
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// paramName names parameter i (0-based): $n for the client's, the pin
+// otherwise.
+func (s *Stmt) paramName(i int) string {
+	if i < s.NumParams {
+		return "$" + strconv.Itoa(i+1)
+	}
+	p := s.Pins[i-s.NumParams]
+	if p.Kind == PinSerial {
+		return "nextval(" + p.Table + "." + p.Column + ")"
+	}
+	return p.Kind.String()
+}
+
+// Form is one dialect's text of a statement, for EXPLAIN (SHEPHERD).
+type Form struct {
+	Dialect  driver.Dialect
+	Replicas []string
+	SQL      string
+	// Params names what each placeholder receives, in order ("$1",
+	// "now", "nextval(t.id)").
+	Params []string
+}
 
 // Tree returns the parsed statement (after shepherd's rewriting). It must
 // not be modified.
@@ -264,6 +316,20 @@ func analyse(text string, n *pg_query.Node) (*Stmt, error) {
 	case n.GetVariableShowStmt() != nil:
 		st.Kind, st.Verb, st.ReturnsRows = Show, "SHOW", true
 		st.ShowName = strings.ToLower(n.GetVariableShowStmt().Name)
+	case n.GetExplainStmt() != nil:
+		ex := n.GetExplainStmt()
+		ours := false
+		for _, o := range ex.Options {
+			if d := o.GetDefElem(); d != nil && strings.EqualFold(d.Defname, "shepherd") {
+				ours = true
+			} else {
+				return nil, unsupported("EXPLAIN options other than (SHEPHERD)")
+			}
+		}
+		if !ours {
+			return nil, unsupported("EXPLAIN: every engine plans differently; EXPLAIN (SHEPHERD) statement shows what each replica receives")
+		}
+		st.Kind, st.Verb, st.ReturnsRows = Explain, "EXPLAIN", true
 	case n.GetCopyStmt() != nil:
 		return nil, unsupported("COPY yet; use INSERT")
 	default:
@@ -446,6 +512,13 @@ func (s *Stmt) prepare() error {
 	}
 	switch s.Kind {
 	case Read, Write, DDL:
+	case Explain:
+		inner, err := pg_query.Deparse(&pg_query.ParseResult{Version: s.version, Stmts: []*pg_query.RawStmt{{Stmt: s.tree.GetExplainStmt().Query}}})
+		if err != nil {
+			return pgerr.Wrap(pgerr.InternalError, err, "EXPLAIN (SHEPHERD)")
+		}
+		s.Inner, err = ParseOneIn(inner, s.env)
+		return err
 	default:
 		return nil
 	}
