@@ -52,8 +52,8 @@ package server
 // mismatch, and every table must hold the same rows on the three replicas.
 //
 // testdata/corpus/expected.txt holds the outcome of every statement; the
-// test fails when an outcome changes, and, unless
-// SHEPHERD_CORPUS_ALLOW_DIFFERS=1, while any statement differs.
+// test fails when an outcome changes (a new difference, or a statement
+// now refused), and with SHEPHERD_CORPUS_STRICT=1 while any differs.
 // docs/sql-support.md is generated from the corpus and expected.txt.
 // Rewrite both with
 //
@@ -62,8 +62,8 @@ package server
 // SHEPHERD_CORPUS_TRACE=1 with -v logs every statement before it runs
 // (to find the one that crashes or hangs shepherd).
 //
-// TestCorpus runs only with SHEPHERD_CORPUS=1 (or -update-corpus) until the
-// dialect translator is finished. TestCorpusFiles (the corpus parses, the
+// TestCorpus and TestCorpusPinnedValues run in every run but -short.
+// TestCorpusFiles (the corpus parses, the
 // expected outcomes and the document are up to date) and
 // TestCorpusOnPostgres (every statement does on PostgreSQL what the corpus
 // says) always run.
@@ -718,12 +718,11 @@ func (r *corpusRun) mirror(res *corpusResult) {
 	}
 }
 
-// skipUnlessCorpus skips the real-engine corpus tests until the dialect
-// translator is finished.
+// skipUnlessCorpus skips the real-engine corpus tests in -short runs.
 func skipUnlessCorpus(t *testing.T) {
 	t.Helper()
-	if os.Getenv("SHEPHERD_CORPUS") != "1" && !*updateCorpus {
-		t.Skip("corpus: translator not finished (issue 4); run with SHEPHERD_CORPUS=1")
+	if testing.Short() && !*updateCorpus {
+		t.Skip("corpus: real engines (not in -short)")
 	}
 }
 
@@ -824,8 +823,12 @@ func checkCorpusOutcomes(t *testing.T, stmts []*corpusStmt, results []corpusResu
 				len(changed), corpusExpected, strings.Join(changed, "\n"))
 		}
 	}
-	if len(differs) > 0 && os.Getenv("SHEPHERD_CORPUS_ALLOW_DIFFERS") != "1" {
-		t.Errorf("%d statements differ from PostgreSQL alone (SHEPHERD_CORPUS_ALLOW_DIFFERS=1 tolerates them):\n%s",
+	// The differences expected.txt records are known gaps, listed in
+	// docs/sql-support.md; a new one fails above as a changed outcome.
+	if len(differs) > 0 && os.Getenv("SHEPHERD_CORPUS_STRICT") == "1" {
+		t.Errorf("%d statements differ from PostgreSQL alone:\n%s", len(differs), strings.Join(differs, "\n"))
+	} else if len(differs) > 0 {
+		t.Logf("%d statements differ from PostgreSQL alone, as expected.txt records (SHEPHERD_CORPUS_STRICT=1 fails on them):\n%s",
 			len(differs), strings.Join(differs, "\n"))
 	}
 }
