@@ -1,6 +1,7 @@
 package dialect
 
 import (
+	"slices"
 	"strconv"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
@@ -477,6 +478,11 @@ func (w *writer) drop(d *pg_query.DropStmt) {
 	if len(objs) != 1 && (w.lite() || what == "INDEX") {
 		w.refuse("DROP of several objects in one statement")
 	}
+	if what == "INDEX" && w.my() {
+		if w.dropFKIndex(objs[0], d.MissingOk) {
+			return
+		}
+	}
 	w.str("DROP " + what + " ")
 	if d.MissingOk {
 		w.str("IF EXISTS ")
@@ -490,6 +496,38 @@ func (w *writer) drop(d *pg_query.DropStmt) {
 		w.str(" ON ")
 		w.ident(table)
 	}
+}
+
+// dropFKIndex writes, for MariaDB, the drop of an index that a foreign
+// key may be using: InnoDB keeps an index starting with a foreign key's
+// columns and refuses to drop the last one, where PostgreSQL needs none.
+// The foreign key gets an index of its own in the same statement. It
+// reports whether it wrote the statement.
+func (w *writer) dropFKIndex(index string, missingOK bool) bool {
+	table, ok := w.schema.IndexTable(index)
+	if !ok || missingOK {
+		return false
+	}
+	t := w.schema.Table(table)
+	cols := w.schema.IndexColumns[index]
+	if t == nil || len(cols) == 0 {
+		return false
+	}
+	for _, ref := range t.Refs {
+		if len(ref) == 0 || len(ref) > len(cols) || !slices.Equal(ref, cols[:len(ref)]) {
+			continue
+		}
+		w.str("ALTER TABLE ")
+		w.ident(table)
+		w.str(" ADD INDEX ")
+		w.ident("shepherd_fk_" + index)
+		w.str(" (")
+		list(w, ref, func(c string) { w.ident(c) })
+		w.str("), DROP INDEX ")
+		w.ident(index)
+		return true
+	}
+	return false
 }
 
 func (w *writer) alterTable(at *pg_query.AlterTableStmt) {

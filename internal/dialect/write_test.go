@@ -189,3 +189,30 @@ func TestBadConstants(t *testing.T) {
 		}
 	}
 }
+
+// TestDropForeignKeyIndex: MariaDB refuses to drop the index a foreign
+// key uses, PostgreSQL needs none: the key gets its own index first.
+func TestDropForeignKeyIndex(t *testing.T) {
+	var s *schema.Snapshot
+	for _, q := range []string{
+		"CREATE TABLE dept (id int PRIMARY KEY)",
+		"CREATE TABLE emp (id int PRIMARY KEY, dept_id int REFERENCES dept (id), n int)",
+		"CREATE INDEX emp_dept_idx ON emp (dept_id, n)",
+		"CREATE INDEX emp_n ON emp (n)",
+	} {
+		next, err := s.Apply(parse(t, q))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s = next
+	}
+	for q, want := range map[string]string{
+		"DROP INDEX emp_dept_idx": "ALTER TABLE `emp` ADD INDEX `shepherd_fk_emp_dept_idx` (`dept_id`), DROP INDEX `emp_dept_idx`",
+		"DROP INDEX emp_n":        "DROP INDEX `emp_n` ON `emp`",
+	} {
+		f, err := Write(parse(t, q), driver.MySQL, s)
+		if err != nil || f.SQL != want {
+			t.Errorf("%s: got %q, %v; want %q", q, f.SQL, err, want)
+		}
+	}
+}

@@ -38,8 +38,16 @@ func TableOf(cs *pg_query.CreateStmt) (*Table, error) {
 			if key {
 				t.Key = []string{c.Name}
 			}
+			for _, n := range e.GetColumnDef().Constraints {
+				if con := n.GetConstraint(); con != nil && con.Contype == pg_query.ConstrType_CONSTR_FOREIGN {
+					t.Refs = append(t.Refs, []string{c.Name})
+				}
+			}
 		case e.GetConstraint() != nil:
 			con := e.GetConstraint()
+			if con.Contype == pg_query.ConstrType_CONSTR_FOREIGN {
+				t.Refs = append(t.Refs, names(con.FkAttrs))
+			}
 			if con.Contype == pg_query.ConstrType_CONSTR_PRIMARY {
 				t.Key = names(con.Keys)
 				for _, k := range t.Key {
@@ -251,6 +259,13 @@ func (s *Snapshot) Apply(n *pg_query.Node) (*Snapshot, error) {
 	case n.GetIndexStmt() != nil:
 		ix := n.GetIndexStmt()
 		next.Indexes[IndexName(ix)] = ix.Relation.Relname
+		var cols []string
+		for _, p := range ix.IndexParams {
+			if e := p.GetIndexElem(); e != nil {
+				cols = append(cols, e.Name)
+			}
+		}
+		next.IndexColumns[IndexName(ix)] = cols
 	case n.GetDropStmt() != nil:
 		d := n.GetDropStmt()
 		for _, o := range d.Objects {
@@ -265,6 +280,7 @@ func (s *Snapshot) Apply(n *pg_query.Node) (*Snapshot, error) {
 				}
 			case pg_query.ObjectType_OBJECT_INDEX:
 				delete(next.Indexes, name)
+				delete(next.IndexColumns, name)
 			}
 		}
 	case n.GetAlterTableStmt() != nil:

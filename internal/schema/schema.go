@@ -66,6 +66,9 @@ type Table struct {
 	Key []string `json:"key,omitempty"`
 	// View marks a view.
 	View bool `json:"view,omitempty"`
+	// Refs are the column lists of the table's foreign keys (MariaDB
+	// needs an index starting with each).
+	Refs [][]string `json:"refs,omitempty"`
 }
 
 // Column returns the named column, or nil.
@@ -95,6 +98,8 @@ type Snapshot struct {
 	Tables  map[string]*Table `json:"tables"`
 	// Indexes maps an index name to its table.
 	Indexes map[string]string `json:"indexes"`
+	// IndexColumns maps an index name to its columns.
+	IndexColumns map[string][]string `json:"index_columns,omitempty"`
 }
 
 // Table returns the named table (names as the parser folded them), or nil
@@ -118,9 +123,12 @@ func (s *Snapshot) IndexTable(index string) (string, bool) {
 // clone returns a deep-enough copy for applying one DDL statement: maps
 // are copied, tables are copied when changed (by the caller).
 func (s *Snapshot) clone() *Snapshot {
-	n := &Snapshot{Tables: map[string]*Table{}, Indexes: map[string]string{}}
+	n := &Snapshot{Tables: map[string]*Table{}, Indexes: map[string]string{}, IndexColumns: map[string][]string{}}
 	if s == nil {
 		return n
+	}
+	for k, v := range s.IndexColumns {
+		n.IndexColumns[k] = v
 	}
 	n.Version = s.Version
 	for k, v := range s.Tables {
