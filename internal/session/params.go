@@ -93,6 +93,23 @@ func isUTC(v string) bool {
 	return false
 }
 
+// showNames are the parameters whose canonical spelling is not lower
+// case: SHOW names its column by the canonical spelling, whatever the
+// client wrote.
+var showNames = map[string]string{
+	"datestyle":     "DateStyle",
+	"intervalstyle": "IntervalStyle",
+	"timezone":      "TimeZone",
+}
+
+// showColumn is the result column of SHOW name.
+func showColumn(name string) answer.Column {
+	if canon, ok := showNames[name]; ok {
+		name = canon
+	}
+	return answer.Column{Name: name, Type: answer.Text, OID: answer.OIDText, Size: -1, Mod: -1}
+}
+
 func (s *Session) show(st *sqlan.Stmt) (*answer.Answer, error) {
 	name := st.ShowName
 	v, ok := s.params[name]
@@ -106,7 +123,7 @@ func (s *Session) show(st *sqlan.Stmt) (*answer.Answer, error) {
 		return nil, pgerr.New(pgerr.UndefinedObject, "unrecognized configuration parameter %q", name)
 	}
 	return &answer.Answer{
-		Columns:      []answer.Column{{Name: name, Type: answer.Text}},
+		Columns:      []answer.Column{showColumn(name)},
 		Rows:         [][]answer.Value{{answer.V(answer.Text, v)}},
 		Tag:          "SHOW",
 		RowsAffected: 1,

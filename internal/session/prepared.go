@@ -57,7 +57,7 @@ func (s *Session) Describe(ctx context.Context, ps pgwire.Statement) ([]uint32, 
 	}
 	switch {
 	case p.st.Kind == sqlan.Show:
-		p.cols = []answer.Column{{Name: p.st.ShowName, Type: answer.Text}}
+		p.cols = []answer.Column{showColumn(p.st.ShowName)}
 	case p.st.Kind == sqlan.Explain:
 		p.cols = explain(nil).Columns
 	case p.st.ReturnsRows:
@@ -73,14 +73,19 @@ func (s *Session) Describe(ctx context.Context, ps pgwire.Statement) ([]uint32, 
 	return p.paramOIDs, p.cols, nil
 }
 
-// describe learns st's result columns by running its describe form (no
-// rows, NULL parameters) like any other statement: in the session's open
-// transaction if there is one, else on its own. Going through the
-// coordinator matters: a replica that has not yet caught up with the
-// latest DDL must not be the one asked.
+// describe learns st's result columns: from the statement and the schema
+// when they tell every column's name and type, else by running its
+// describe form (no rows, NULL parameters) like any other statement: in
+// the session's open transaction if there is one, else on its own. Going
+// through the coordinator matters: a replica that has not yet caught up
+// with the latest DDL must not be the one asked.
 func (s *Session) describe(ctx context.Context, st *sqlan.Stmt) ([]answer.Column, error) {
 	if s.failed {
 		return nil, pgerr.New(pgerr.InFailedSQLTransaction, "current transaction is aborted, commands ignored until end of transaction block")
+	}
+	if cols, ok := st.KnownColumns(); ok {
+		// The text and the schema tell everything the probe would.
+		return cols, nil
 	}
 	dst := st.Describe()
 	if dst == nil {

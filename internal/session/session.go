@@ -220,9 +220,10 @@ func (s *Session) exec(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (
 }
 
 func (s *Session) begin(st *sqlan.Stmt) (*answer.Answer, error) {
+	// The tag is the statement's verb: BEGIN or START TRANSACTION.
 	if s.inBlock {
 		// PostgreSQL only warns about a nested BEGIN.
-		return &answer.Answer{Tag: "BEGIN"}, nil
+		return &answer.Answer{Tag: st.Verb}, nil
 	}
 	s.inBlock = true
 	s.txOpts = s.defaults
@@ -232,7 +233,7 @@ func (s *Session) begin(st *sqlan.Stmt) (*answer.Answer, error) {
 	if st.TxOptions.ReadOnly {
 		s.txOpts.ReadOnly = true
 	}
-	return &answer.Answer{Tag: "BEGIN"}, nil
+	return &answer.Answer{Tag: st.Verb}, nil
 }
 
 // commit commits the open transaction, if any, and ends the block. DDL

@@ -1,6 +1,7 @@
 package sqlan
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -10,12 +11,13 @@ import (
 
 	"github.com/shepherd-db/shepherd/internal/answer"
 	"github.com/shepherd-db/shepherd/internal/dialect"
+	"github.com/shepherd-db/shepherd/internal/schema"
 )
 
-// ColumnGuess is what the statement text alone tells about one result
-// column: the name PostgreSQL would give it, and its type when the
-// expression fixes one (Type Unknown when only the engine knows, as for
-// a plain column reference).
+// ColumnGuess is what the statement and the schema tell about one result
+// column: the name PostgreSQL would give it, and the type PostgreSQL's
+// typing rules give it (Type Unknown when only the engine can tell, as
+// for a parameter or a column of a table shepherd does not know).
 type ColumnGuess struct {
 	Name string
 	Type answer.Type
@@ -31,20 +33,43 @@ type hintsForm struct {
 
 type columnsForm struct {
 	once sync.Once
-	cols []ColumnGuess // nil when not worked out (SELECT *, set operations)
+	cols []ColumnGuess // nil when not worked out (a * over an unknown table)
 }
 
-// Columns returns the guesses for the result columns of a SELECT or
-// RETURNING list, or nil when the list cannot be known from the text
-// (SELECT *, UNION, ...). Engines name and type expressions differently
-// (SQLite calls count(*) "count(*)" and gives it no type); these guesses
-// make every replica's answer look the way PostgreSQL's would.
+// Columns returns the guesses for the result columns of a SELECT, VALUES
+// or RETURNING list, or nil when the list cannot be known (a * over a
+// table shepherd does not know). Engines name and type expressions
+// differently (SQLite calls count(*) "count(*)" and gives it no type);
+// these guesses make every replica's answer look the way PostgreSQL's
+// would.
 func (s *Stmt) Columns() []ColumnGuess {
 	if !s.ReturnsRows || s.Kind == Show {
 		return nil
 	}
 	s.columns.once.Do(func() { s.columns.cols = s.guess() })
 	return s.columns.cols
+}
+
+// KnownColumns returns the result columns as PostgreSQL would describe
+// them when the statement and the schema tell the name and type of every
+// one, so that the extended protocol's Describe needs no probe (see
+// Describe); ok is false otherwise.
+func (s *Stmt) KnownColumns() (cols []answer.Column, ok bool) {
+	g := s.Columns()
+	if len(g) == 0 {
+		return nil, false
+	}
+	cols = make([]answer.Column, len(g))
+	for i, c := range g {
+		if c.Type == answer.Unknown {
+			return nil, false
+		}
+		cols[i] = answer.Column{Name: c.Name, Type: c.Type, OID: c.OID, Size: sizeOf(c.OID), Mod: -1}
+		if c.Mod != 0 {
+			cols[i].Mod = c.Mod
+		}
+	}
+	return cols, true
 }
 
 // DigestHints returns the PostgreSQL types of the result columns, as far
@@ -65,10 +90,15 @@ func (s *Stmt) DigestHints() []answer.Column {
 	return s.hints.cols
 }
 
-// guess combines what the text says (names, the types of expressions)
-// with what the schema says (the declared types of columns, and of *).
+// guess works the columns out from the text and the schema (see
+// guessColumns), and takes the types the SQL writer's own typing gives
+// (dialect.OutputTypes) where that knows more.
 func (s *Stmt) guess() []ColumnGuess {
-	text := guessColumns(s.SQL)
+	var snap *schema.Snapshot
+	if s.env != nil {
+		snap = s.env.Schema
+	}
+	text := guessColumns(s.SQL, snap)
 	var typed []dialect.Typed
 	if s.env != nil && s.tree != nil {
 		typed = dialect.OutputTypes(s.tree, s.env.Schema)
@@ -89,6 +119,9 @@ func (s *Stmt) guess() []ColumnGuess {
 	}
 	if len(typed) == len(text) {
 		for i, t := range typed {
+			if text[i].Type != answer.Unknown {
+				continue
+			}
 			if g := guessOf(t); g.Type != answer.Unknown {
 				g.Name = text[i].Name
 				text[i] = g
@@ -101,108 +134,76 @@ func (s *Stmt) guess() []ColumnGuess {
 // guessOf turns a PostgreSQL type into a column guess, with the type
 // modifier PostgreSQL reports (length + 4; (precision << 16 | scale) + 4).
 func guessOf(t dialect.Typed) ColumnGuess {
-	g, ok := typeByName[t.Type]
-	if !ok {
-		return ColumnGuess{}
-	}
-	switch {
-	case (t.Type == "bpchar" || t.Type == "varchar") && len(t.Mods) == 1:
-		g.Mod = t.Mods[0] + 4
-	case t.Type == "numeric" && len(t.Mods) == 2:
-		g.Mod = t.Mods[0]<<16 | t.Mods[1] + 4
-	}
-	return g
+	return pgType{name: t.Type, mods: t.Mods}.guess()
 }
 
-func guessColumns(sql string) []ColumnGuess {
+// guessColumns works out the result columns of a statement from its text
+// and the schema: the names PostgreSQL gives them and the types its
+// typing rules give them. It returns nil when the columns cannot be
+// listed (a * over a table shepherd does not know, a statement without a
+// result list).
+func guessColumns(sql string, snap *schema.Snapshot) []ColumnGuess {
 	tree, err := pg_query.Parse(sql)
 	if err != nil || len(tree.Stmts) != 1 {
 		return nil
 	}
-	n := tree.Stmts[0].Stmt
-	var targets []*pg_query.Node
-	switch {
-	case n.GetSelectStmt() != nil:
-		sel := n.GetSelectStmt()
-		if sel.Op != pg_query.SetOperation_SETOP_NONE || len(sel.ValuesLists) > 0 {
-			return nil
-		}
-		targets = sel.TargetList
-	case n.GetInsertStmt() != nil:
-		targets = n.GetInsertStmt().ReturningList
-	case n.GetUpdateStmt() != nil:
-		targets = n.GetUpdateStmt().ReturningList
-	case n.GetDeleteStmt() != nil:
-		targets = n.GetDeleteStmt().ReturningList
+	t := &typer{schema: snap}
+	r := t.stmtRel(tree.Stmts[0].Stmt)
+	if r == nil || len(r.cols) == 0 {
+		return nil
 	}
-	var out []ColumnGuess
-	for _, t := range targets {
-		rt := t.GetResTarget()
-		if rt == nil || isStar(rt.Val) {
-			return nil
-		}
-		g := guessExpr(rt.Val)
-		g.Name = outputName(rt.Val)
-		if rt.Name != "" {
-			g.Name = rt.Name
-		}
-		out = append(out, g)
+	out := make([]ColumnGuess, len(r.cols))
+	for i, c := range r.cols {
+		out[i] = c.t.resolved().guess()
+		out[i].Name = c.name
 	}
 	return out
 }
 
-func isStar(n *pg_query.Node) bool {
-	cr := n.GetColumnRef()
-	if cr == nil || len(cr.Fields) == 0 {
-		return false
-	}
-	return cr.Fields[len(cr.Fields)-1].GetAStar() != nil
+// pgType is what shepherd knows of the PostgreSQL type of an expression.
+type pgType struct {
+	// name is the type's internal name ("int4", "varchar"), litType for
+	// an untyped literal, "" when shepherd cannot tell.
+	name string
+	// mods are the type's modifiers as declared (varchar(n): [n],
+	// numeric(p,s): [p s]); nil when none or unknown.
+	mods []int32
 }
 
-// outputName is PostgreSQL's rule for naming an unaliased result column.
-func outputName(n *pg_query.Node) string {
+// litType names the type of a quoted string or NULL that nothing gave a
+// type yet (PostgreSQL's "unknown"): it takes the type its context needs,
+// and is text where nothing needs one.
+const litType = "unknown"
+
+func typ(name string) pgType { return pgType{name: name} }
+
+func (p pgType) lit() bool { return p.name == litType }
+
+// resolved is the type of a result column: PostgreSQL makes untyped
+// literals text there.
+func (p pgType) resolved() pgType {
+	if p.lit() {
+		return typ("text")
+	}
+	return p
+}
+
+// guess turns the type into a column guess (no name); Type Unknown for
+// types the guesses do not cover.
+func (p pgType) guess() ColumnGuess {
+	g, ok := typeByName[p.name]
+	if !ok {
+		return ColumnGuess{}
+	}
 	switch {
-	case n.GetColumnRef() != nil:
-		f := n.GetColumnRef().Fields
-		if s := f[len(f)-1].GetString_(); s != nil {
-			return s.Sval
-		}
-	case n.GetFuncCall() != nil:
-		f := n.GetFuncCall().Funcname
-		if s := f[len(f)-1].GetString_(); s != nil {
-			return s.Sval
-		}
-	case n.GetTypeCast() != nil:
-		tc := n.GetTypeCast()
-		if name := outputName(tc.Arg); name != "?column?" {
-			return name
-		}
-		return typeName(tc.TypeName)
-	case n.GetCoalesceExpr() != nil:
-		return "coalesce"
-	case n.GetCaseExpr() != nil:
-		return "case"
-	case n.GetSubLink() != nil && n.GetSubLink().SubLinkType == pg_query.SubLinkType_EXISTS_SUBLINK:
-		return "exists"
-	case n.GetMinMaxExpr() != nil:
-		if n.GetMinMaxExpr().Op == pg_query.MinMaxOp_IS_GREATEST {
-			return "greatest"
-		}
-		return "least"
-	case n.GetSqlvalueFunction() != nil:
-		return sqlValueFunc(n.GetSqlvalueFunction().Op).name
+	case (p.name == "bpchar" || p.name == "varchar") && len(p.mods) == 1:
+		g.Mod = p.mods[0] + 4
+	case p.name == "numeric" && len(p.mods) == 1:
+		g.Mod = p.mods[0]<<16 + 4
+	case p.name == "numeric" && len(p.mods) == 2:
+		g.Mod = p.mods[0]<<16 | p.mods[1] + 4
 	}
-	return "?column?"
-}
-
-func typeName(t *pg_query.TypeName) string {
-	if t == nil || len(t.Names) == 0 {
-		return "?column?"
-	}
-	if s := t.Names[len(t.Names)-1].GetString_(); s != nil {
-		return s.Sval
-	}
-	return "?column?"
+	return g
 }
 
 var typeByName = map[string]ColumnGuess{
@@ -211,6 +212,7 @@ var typeByName = map[string]ColumnGuess{
 	"float4": {Type: answer.Float, OID: answer.OIDFloat4}, "float8": {Type: answer.Float, OID: answer.OIDFloat8},
 	"bool": {Type: answer.Bool, OID: answer.OIDBool}, "text": {Type: answer.Text, OID: answer.OIDText},
 	"varchar": {Type: answer.Text, OID: answer.OIDVarchar}, "bpchar": {Type: answer.Text, OID: answer.OIDBPChar},
+	"name": {Type: answer.Text, OID: answer.OIDName},
 	"date": {Type: answer.Date, OID: answer.OIDDate}, "timestamp": {Type: answer.Timestamp, OID: answer.OIDTimestamp},
 	"timestamptz": {Type: answer.TimestampTZ, OID: answer.OIDTimestampTZ}, "uuid": {Type: answer.UUID, OID: answer.OIDUUID},
 	"bytea": {Type: answer.Bytes, OID: answer.OIDBytea}, "time": {Type: answer.Time, OID: answer.OIDTime},
@@ -218,158 +220,1019 @@ var typeByName = map[string]ColumnGuess{
 	"interval": {Type: answer.Interval, OID: answer.OIDInterval},
 }
 
-type sqlValue struct {
-	name string
-	g    ColumnGuess
-}
+// numericRank orders the numeric types the way PostgreSQL's implicit
+// casts go: each casts implicitly to every type of higher rank.
+var numericRank = map[string]int{"int2": 1, "int4": 2, "int8": 3, "numeric": 4, "float4": 5, "float8": 6}
 
-func sqlValueFunc(op pg_query.SQLValueFunctionOp) sqlValue {
-	switch op {
-	case pg_query.SQLValueFunctionOp_SVFOP_CURRENT_DATE:
-		return sqlValue{"current_date", typeByName["date"]}
-	case pg_query.SQLValueFunctionOp_SVFOP_CURRENT_TIMESTAMP, pg_query.SQLValueFunctionOp_SVFOP_CURRENT_TIMESTAMP_N:
-		return sqlValue{"current_timestamp", typeByName["timestamptz"]}
-	case pg_query.SQLValueFunctionOp_SVFOP_LOCALTIMESTAMP, pg_query.SQLValueFunctionOp_SVFOP_LOCALTIMESTAMP_N:
-		return sqlValue{"localtimestamp", typeByName["timestamp"]}
-	case pg_query.SQLValueFunctionOp_SVFOP_CURRENT_USER, pg_query.SQLValueFunctionOp_SVFOP_USER,
-		pg_query.SQLValueFunctionOp_SVFOP_SESSION_USER, pg_query.SQLValueFunctionOp_SVFOP_CURRENT_ROLE:
-		return sqlValue{"current_user", typeByName["text"]}
+// category is PostgreSQL's typcategory of the types shepherd knows; 0 for
+// types that only match themselves here.
+func category(name string) byte {
+	switch name {
+	case "int2", "int4", "int8", "numeric", "float4", "float8":
+		return 'N'
+	case "text", "varchar", "bpchar", "name":
+		return 'S'
+	case "date", "timestamp", "timestamptz", "time":
+		return 'D'
+	case "interval":
+		return 'T'
+	case "bool":
+		return 'B'
 	}
-	return sqlValue{"?column?", ColumnGuess{}}
+	return 0
 }
 
-// guessExpr works out an expression's type where PostgreSQL's typing
-// rules fix it from the text alone.
-func guessExpr(n *pg_query.Node) ColumnGuess {
-	switch {
-	case n.GetAConst() != nil:
-		c := n.GetAConst()
+// preferred reports typispreferred.
+func preferred(name string) bool {
+	switch name {
+	case "float8", "text", "timestamptz", "interval", "bool":
+		return true
+	}
+	return false
+}
+
+// implicitCast reports whether PostgreSQL casts a to b implicitly (for
+// two types of the same category).
+func implicitCast(a, b string) bool {
+	if a == b {
+		return true
+	}
+	switch category(a) {
+	case 'N':
+		return numericRank[a] < numericRank[b]
+	case 'S':
+		// Every pair casts implicitly, except name to varchar or bpchar.
+		return a != "name" || b == "text"
+	case 'D':
+		switch a {
+		case "date":
+			return b == "timestamp" || b == "timestamptz"
+		case "timestamp":
+			return b == "timestamptz"
+		}
+	}
+	return false
+}
+
+// commonType is PostgreSQL's select_common_type and
+// select_common_typmod: the type CASE, COALESCE, GREATEST, VALUES and
+// UNION give to a list of expressions. Untyped literals follow the typed
+// expressions (and are text when all are literals); the modifiers survive
+// when every input has the same type and modifiers.
+func commonType(ts []pgType) pgType {
+	if len(ts) == 0 {
+		return pgType{}
+	}
+	var p pgType
+	for _, t := range ts {
 		switch {
-		case c.GetIval() != nil:
-			return typeByName["int4"]
-		case c.GetFval() != nil:
-			return typeByName["numeric"]
-		case c.GetSval() != nil:
-			return typeByName["text"]
-		case c.GetBoolval() != nil:
-			return typeByName["bool"]
+		case t.name == "":
+			return pgType{}
+		case t.lit() || t.name == p.name:
+		case p.name == "":
+			p = t
+		case category(t.name) == 0 || category(t.name) != category(p.name):
+			return pgType{} // PostgreSQL fails, or shepherd cannot tell
+		case !preferred(p.name) && implicitCast(p.name, t.name) && !implicitCast(t.name, p.name):
+			p = t
+		}
+	}
+	if p.name == "" {
+		return typ("text")
+	}
+	out := pgType{name: p.name, mods: p.mods}
+	for _, t := range ts {
+		if t.name != p.name || !slices.Equal(t.mods, p.mods) {
+			out.mods = nil
+			break
+		}
+	}
+	return out
+}
+
+// relCol is one column of a relation in a FROM clause or of a result.
+type relCol struct {
+	name string
+	t    pgType
+}
+
+// rel is a relation whose columns shepherd can list (their types may
+// still be unknown). A nil *rel is one it cannot see into.
+type rel struct {
+	cols []relCol
+}
+
+// scopeItem is one relation visible in a FROM clause, under its alias.
+type scopeItem struct {
+	alias string
+	rel   *rel
+}
+
+// typer types expressions the way PostgreSQL's parse analysis does, as
+// far as the schema and the statement tell.
+type typer struct {
+	schema *schema.Snapshot
+	scopes [][]scopeItem
+	// ctes are the WITH frames in force, innermost last; a name mapped
+	// to nil is a CTE whose columns are unknown.
+	ctes []map[string]*rel
+}
+
+// stmtRel returns the result columns of a statement that returns rows.
+func (t *typer) stmtRel(n *pg_query.Node) *rel {
+	switch {
+	case n == nil:
+	case n.GetSelectStmt() != nil:
+		return t.selectRel(n.GetSelectStmt())
+	case n.GetInsertStmt() != nil:
+		i := n.GetInsertStmt()
+		return t.returningRel(i.WithClause, i.Relation, nil, i.ReturningList)
+	case n.GetUpdateStmt() != nil:
+		u := n.GetUpdateStmt()
+		return t.returningRel(u.WithClause, u.Relation, u.FromClause, u.ReturningList)
+	case n.GetDeleteStmt() != nil:
+		d := n.GetDeleteStmt()
+		return t.returningRel(d.WithClause, d.Relation, d.UsingClause, d.ReturningList)
+	}
+	return nil
+}
+
+func (t *typer) returningRel(with *pg_query.WithClause, target *pg_query.RangeVar, from, list []*pg_query.Node) *rel {
+	if len(list) == 0 {
+		return nil
+	}
+	if with != nil {
+		t.pushWith(with)
+		defer t.popWith()
+	}
+	items := t.rangeVar(target)
+	for _, f := range from {
+		items = append(items, t.fromItem(f, items)...)
+	}
+	t.scopes = append(t.scopes, items)
+	defer t.popScope()
+	return t.targetRel(list)
+}
+
+func (t *typer) popScope() { t.scopes = t.scopes[:len(t.scopes)-1] }
+
+func (t *typer) pushWith(w *pg_query.WithClause) {
+	frame := map[string]*rel{}
+	t.ctes = append(t.ctes, frame)
+	for _, n := range w.Ctes {
+		cte := n.GetCommonTableExpr()
+		if cte == nil {
+			continue
+		}
+		var r *rel
+		q := cte.Ctequery.GetSelectStmt()
+		if w.Recursive && q != nil && q.Op == pg_query.SetOperation_SETOP_UNION {
+			// The non-recursive term fixes the columns' types.
+			frame[cte.Ctename] = nil
+			r = t.selectRel(q.Larg)
+		} else {
+			r = t.stmtRel(cte.Ctequery)
+		}
+		frame[cte.Ctename] = renamed(resolvedRel(r), cte.Aliascolnames)
+	}
+}
+
+func (t *typer) popWith() { t.ctes = t.ctes[:len(t.ctes)-1] }
+
+// cte finds a WITH query by name.
+func (t *typer) cte(name string) (*rel, bool) {
+	for i := len(t.ctes) - 1; i >= 0; i-- {
+		if r, ok := t.ctes[i][name]; ok {
+			return r, true
+		}
+	}
+	return nil, false
+}
+
+// resolvedRel makes the untyped literals of a result text, as PostgreSQL
+// does for every SELECT list but the arms of a set operation.
+func resolvedRel(r *rel) *rel {
+	if r == nil {
+		return nil
+	}
+	out := &rel{cols: make([]relCol, len(r.cols))}
+	for i, c := range r.cols {
+		out.cols[i] = relCol{name: c.name, t: c.t.resolved()}
+	}
+	return out
+}
+
+// renamed applies column aliases (AS x(a, b)) to a relation.
+func renamed(r *rel, names []*pg_query.Node) *rel {
+	if r == nil || len(names) == 0 {
+		return r
+	}
+	out := &rel{cols: append([]relCol(nil), r.cols...)}
+	for i, n := range names {
+		if i < len(out.cols) {
+			out.cols[i].name = n.GetString_().GetSval()
+		}
+	}
+	return out
+}
+
+// selectRel returns a SELECT's (or VALUES') result columns, with untyped
+// literals left untyped (a set operation types them).
+func (t *typer) selectRel(sel *pg_query.SelectStmt) *rel {
+	if sel == nil {
+		return nil
+	}
+	if sel.WithClause != nil {
+		t.pushWith(sel.WithClause)
+		defer t.popWith()
+	}
+	switch {
+	case sel.Op != pg_query.SetOperation_SETOP_NONE:
+		l, r := t.selectRel(sel.Larg), t.selectRel(sel.Rarg)
+		if l == nil {
+			return nil
+		}
+		out := &rel{cols: make([]relCol, len(l.cols))}
+		for i, c := range l.cols {
+			out.cols[i].name = c.name
+			if r != nil && len(r.cols) == len(l.cols) {
+				out.cols[i].t = commonType([]pgType{c.t, r.cols[i].t})
+			}
+		}
+		return out
+	case len(sel.ValuesLists) > 0:
+		// VALUES types each column like a UNION of its rows.
+		var out rel
+		for i, row := range sel.ValuesLists {
+			items := row.GetList().GetItems()
+			if i == 0 {
+				out.cols = make([]relCol, len(items))
+			}
+			if len(items) != len(out.cols) {
+				return nil
+			}
+		}
+		for j := range out.cols {
+			ts := make([]pgType, len(sel.ValuesLists))
+			for i, row := range sel.ValuesLists {
+				ts[i] = t.typeOf(row.GetList().GetItems()[j])
+			}
+			out.cols[j] = relCol{name: "column" + strconv.Itoa(j+1), t: commonType(ts)}
+		}
+		return &out
+	}
+	var items []scopeItem
+	for _, f := range sel.FromClause {
+		items = append(items, t.fromItem(f, items)...)
+	}
+	t.scopes = append(t.scopes, items)
+	defer t.popScope()
+	return t.targetRel(sel.TargetList)
+}
+
+// targetRel names and types a target list in the innermost scope.
+func (t *typer) targetRel(list []*pg_query.Node) *rel {
+	out := &rel{}
+	for _, n := range list {
+		rt := n.GetResTarget()
+		if rt == nil {
+			return nil
+		}
+		if cr := rt.Val.GetColumnRef(); cr != nil && cr.Fields[len(cr.Fields)-1].GetAStar() != nil {
+			cols, ok := t.star(cr.Fields)
+			if !ok {
+				return nil
+			}
+			out.cols = append(out.cols, cols...)
+			continue
+		}
+		name := rt.Name
+		if name == "" {
+			name, _ = t.figureName(rt.Val)
+		}
+		out.cols = append(out.cols, relCol{name: name, t: t.typeOf(rt.Val)})
+	}
+	return out
+}
+
+// star lists the columns of * or alias.* over the innermost scope.
+func (t *typer) star(fields []*pg_query.Node) ([]relCol, bool) {
+	if len(t.scopes) == 0 {
+		return nil, false
+	}
+	qual := ""
+	if len(fields) >= 2 {
+		qual = fields[len(fields)-2].GetString_().GetSval()
+	}
+	var out []relCol
+	found := false
+	for _, it := range t.scopes[len(t.scopes)-1] {
+		if qual != "" && it.alias != qual {
+			continue
+		}
+		if it.rel == nil {
+			return nil, false
+		}
+		found = true
+		out = append(out, it.rel.cols...)
+	}
+	return out, found
+}
+
+// fromItem returns the relations one FROM item makes visible; sofar are
+// the items before it (which a LATERAL subquery sees).
+func (t *typer) fromItem(n *pg_query.Node, sofar []scopeItem) []scopeItem {
+	switch {
+	case n.GetRangeVar() != nil:
+		return t.rangeVar(n.GetRangeVar())
+	case n.GetRangeSubselect() != nil:
+		rs := n.GetRangeSubselect()
+		if rs.Lateral {
+			t.scopes = append(t.scopes, sofar)
+			defer t.popScope()
+		}
+		r := resolvedRel(t.stmtRel(rs.Subquery))
+		item := scopeItem{rel: r}
+		if rs.Alias != nil {
+			item.alias, item.rel = rs.Alias.Aliasname, renamed(r, rs.Alias.Colnames)
+		}
+		return []scopeItem{item}
+	case n.GetJoinExpr() != nil:
+		j := n.GetJoinExpr()
+		items := t.fromItem(j.Larg, sofar)
+		items = append(items, t.fromItem(j.Rarg, append(append([]scopeItem(nil), sofar...), items...))...)
+		if j.Alias == nil {
+			return items
+		}
+		// (a JOIN b) AS j hides a and b.
+		merged := &rel{}
+		for _, it := range items {
+			if it.rel == nil {
+				merged = nil
+				break
+			}
+			merged.cols = append(merged.cols, it.rel.cols...)
+		}
+		return []scopeItem{{alias: j.Alias.Aliasname, rel: renamed(merged, j.Alias.Colnames)}}
+	case n.GetRangeFunction() != nil:
+		return []scopeItem{t.rangeFunction(n.GetRangeFunction())}
+	}
+	return []scopeItem{{}}
+}
+
+// rangeVar resolves a table (or WITH query) named in FROM or as the
+// target of INSERT, UPDATE or DELETE.
+func (t *typer) rangeVar(rv *pg_query.RangeVar) []scopeItem {
+	if rv == nil {
+		return []scopeItem{{}}
+	}
+	item := scopeItem{alias: rv.Relname}
+	found := false
+	if rv.Schemaname == "" {
+		item.rel, found = t.cte(rv.Relname)
+	}
+	if !found && (rv.Schemaname == "" || rv.Schemaname == "public") {
+		if tb := t.schema.Table(rv.Relname); tb != nil && !tb.View {
+			r := &rel{cols: make([]relCol, len(tb.Columns))}
+			for i, c := range tb.Columns {
+				r.cols[i] = relCol{name: c.Name, t: pgType{name: c.Type, mods: c.Mods}}
+			}
+			item.rel = r
+		}
+	}
+	if rv.Alias != nil {
+		item.alias, item.rel = rv.Alias.Aliasname, renamed(item.rel, rv.Alias.Colnames)
+	}
+	return []scopeItem{item}
+}
+
+// rangeFunction types a function in FROM; only generate_series over
+// numbers is known.
+func (t *typer) rangeFunction(rf *pg_query.RangeFunction) scopeItem {
+	item := scopeItem{}
+	if rf.Alias != nil {
+		item.alias = rf.Alias.Aliasname
+	}
+	if len(rf.Functions) != 1 || rf.Ordinality || len(rf.Coldeflist) > 0 {
+		return item
+	}
+	parts := rf.Functions[0].GetList().GetItems()
+	if len(parts) == 0 {
+		return item
+	}
+	fc := parts[0].GetFuncCall()
+	if fc == nil || schema.FuncName(fc) != "generate_series" || len(fc.Args) < 2 {
+		return item
+	}
+	var args []pgType
+	for _, a := range fc.Args[:2] {
+		args = append(args, t.typeOf(a))
+	}
+	ct := commonType(args)
+	if category(ct.name) != 'N' {
+		return item
+	}
+	ct.mods = nil
+	name := "generate_series"
+	if item.alias != "" {
+		name = item.alias
+	} else {
+		item.alias = name
+	}
+	item.rel = renamed(&rel{cols: []relCol{{name: name, t: ct}}}, rf.Alias.GetColnames())
+	return item
+}
+
+// column types a column reference.
+func (t *typer) column(cr *pg_query.ColumnRef) pgType {
+	var fields []string
+	for _, f := range cr.Fields {
+		s := f.GetString_()
+		if s == nil {
+			return pgType{}
+		}
+		fields = append(fields, s.Sval)
+	}
+	if len(fields) == 0 {
+		return pgType{}
+	}
+	name := fields[len(fields)-1]
+	qual := ""
+	if len(fields) >= 2 {
+		qual = fields[len(fields)-2]
+	}
+	for i := len(t.scopes) - 1; i >= 0; i-- {
+		var found []pgType
+		for _, it := range t.scopes[i] {
+			if qual != "" && it.alias != qual {
+				continue
+			}
+			if it.rel == nil {
+				return pgType{} // it may have the column
+			}
+			for _, c := range it.rel.cols {
+				if c.name == name {
+					found = append(found, c.t)
+				}
+			}
+			if qual != "" {
+				if len(found) == 0 {
+					return pgType{}
+				}
+				return found[0]
+			}
+		}
+		switch len(found) {
+		case 0:
+		case 1:
+			return found[0]
+		default:
+			return commonType(found) // a JOIN ... USING column
+		}
+	}
+	return pgType{}
+}
+
+// figureName is PostgreSQL's FigureColname: the name of an unaliased
+// result column, with its strength (2: a column or function name, 1: a
+// type name or "case", 0: nothing, "?column?"). A cast is named by what
+// it casts when that has a strong name, else by its type.
+func (t *typer) figureName(n *pg_query.Node) (string, int) {
+	switch {
+	case n == nil:
+	case n.GetColumnRef() != nil:
+		f := n.GetColumnRef().Fields
+		for i := len(f) - 1; i >= 0; i-- {
+			if s := f[i].GetString_(); s != nil {
+				return s.Sval, 2
+			}
+		}
+	case n.GetAIndirection() != nil:
+		ind := n.GetAIndirection()
+		for i := len(ind.Indirection) - 1; i >= 0; i-- {
+			if s := ind.Indirection[i].GetString_(); s != nil {
+				return s.Sval, 2
+			}
+		}
+		return t.figureName(ind.Arg)
+	case n.GetFuncCall() != nil:
+		f := n.GetFuncCall().Funcname
+		if s := f[len(f)-1].GetString_(); s != nil {
+			return s.Sval, 2
+		}
+	case n.GetAExpr() != nil:
+		if n.GetAExpr().Kind == pg_query.A_Expr_Kind_AEXPR_NULLIF {
+			return "nullif", 2
 		}
 	case n.GetTypeCast() != nil:
-		name := typeName(n.GetTypeCast().TypeName)
-		switch name {
-		case "integer", "int":
-			name = "int4"
-		case "bigint":
-			name = "int8"
-		case "smallint":
-			name = "int2"
-		case "decimal":
-			name = "numeric"
-		case "real":
-			name = "float4"
-		case "boolean":
-			name = "bool"
-		}
-		return typeByName[name]
-	case n.GetFuncCall() != nil:
-		return guessFunc(n.GetFuncCall())
-	case n.GetAExpr() != nil:
-		return guessOperator(n.GetAExpr())
-	case n.GetBoolExpr() != nil, n.GetNullTest() != nil, n.GetBooleanTest() != nil:
-		return typeByName["bool"]
-	case n.GetSubLink() != nil && n.GetSubLink().SubLinkType == pg_query.SubLinkType_EXISTS_SUBLINK:
-		return typeByName["bool"]
-	case n.GetCoalesceExpr() != nil:
-		for _, a := range n.GetCoalesceExpr().Args {
-			if g := guessExpr(a); g.Type != answer.Unknown {
-				return g
+		tc := n.GetTypeCast()
+		name, strength := t.figureName(tc.Arg)
+		if strength <= 1 && tc.TypeName != nil && len(tc.TypeName.Names) > 0 {
+			if s := tc.TypeName.Names[len(tc.TypeName.Names)-1].GetString_(); s != nil {
+				return s.Sval, 1
 			}
 		}
+		return name, strength
+	case n.GetCollateClause() != nil:
+		return t.figureName(n.GetCollateClause().Arg)
+	case n.GetGroupingFunc() != nil:
+		return "grouping", 2
+	case n.GetSubLink() != nil:
+		sl := n.GetSubLink()
+		switch sl.SubLinkType {
+		case pg_query.SubLinkType_EXISTS_SUBLINK:
+			return "exists", 2
+		case pg_query.SubLinkType_ARRAY_SUBLINK:
+			return "array", 2
+		case pg_query.SubLinkType_EXPR_SUBLINK:
+			// The subquery's only column's name, whatever it is.
+			if r := t.stmtRel(sl.Subselect); r != nil && len(r.cols) > 0 {
+				return r.cols[0].name, 2
+			}
+			return "?column?", 2
+		}
+	case n.GetCaseExpr() != nil:
+		name, strength := t.figureName(n.GetCaseExpr().Defresult)
+		if strength <= 1 {
+			return "case", 1
+		}
+		return name, strength
+	case n.GetAArrayExpr() != nil:
+		return "array", 2
+	case n.GetRowExpr() != nil:
+		return "row", 2
+	case n.GetCoalesceExpr() != nil:
+		return "coalesce", 2
+	case n.GetMinMaxExpr() != nil:
+		if n.GetMinMaxExpr().Op == pg_query.MinMaxOp_IS_GREATEST {
+			return "greatest", 2
+		}
+		return "least", 2
 	case n.GetSqlvalueFunction() != nil:
-		return sqlValueFunc(n.GetSqlvalueFunction().Op).g
+		if name := sqlValueNames[n.GetSqlvalueFunction().Op]; name != "" {
+			return name, 2
+		}
 	}
-	return ColumnGuess{}
+	return "?column?", 0
 }
 
-func guessFunc(f *pg_query.FuncCall) ColumnGuess {
-	name := ""
-	if s := f.Funcname[len(f.Funcname)-1].GetString_(); s != nil {
-		name = strings.ToLower(s.Sval)
-	}
-	arg := ColumnGuess{}
-	if len(f.Args) > 0 {
-		arg = guessExpr(f.Args[0])
-	}
-	switch name {
-	case "count":
-		return typeByName["int8"]
-	case "sum":
-		if arg.Type == answer.Float {
-			return typeByName["float8"]
-		}
-		return typeByName["numeric"]
-	case "avg":
-		if arg.Type == answer.Float {
-			return typeByName["float8"]
-		}
-		return typeByName["numeric"]
-	case "min", "max", "abs":
-		return arg
-	case "length", "char_length", "octet_length", "strpos", "position":
-		return typeByName["int4"]
-	case "lower", "upper", "substr", "substring", "trim", "btrim", "ltrim", "rtrim", "concat", "replace", "lpad", "rpad":
-		return typeByName["text"]
-	case "now", "statement_timestamp", "transaction_timestamp", "clock_timestamp":
-		return typeByName["timestamptz"]
-	case "random":
-		return typeByName["float8"]
-	case "round", "trunc":
-		if arg.Type == answer.Float && len(f.Args) == 1 {
-			return typeByName["float8"]
-		}
-		return typeByName["numeric"]
-	}
-	return ColumnGuess{}
+// sqlValueNames and sqlValueTypes name and type the SQL-standard
+// functions written without parentheses.
+var sqlValueNames = map[pg_query.SQLValueFunctionOp]string{
+	pg_query.SQLValueFunctionOp_SVFOP_CURRENT_DATE:        "current_date",
+	pg_query.SQLValueFunctionOp_SVFOP_CURRENT_TIME:        "current_time",
+	pg_query.SQLValueFunctionOp_SVFOP_CURRENT_TIME_N:      "current_time",
+	pg_query.SQLValueFunctionOp_SVFOP_CURRENT_TIMESTAMP:   "current_timestamp",
+	pg_query.SQLValueFunctionOp_SVFOP_CURRENT_TIMESTAMP_N: "current_timestamp",
+	pg_query.SQLValueFunctionOp_SVFOP_LOCALTIME:           "localtime",
+	pg_query.SQLValueFunctionOp_SVFOP_LOCALTIME_N:         "localtime",
+	pg_query.SQLValueFunctionOp_SVFOP_LOCALTIMESTAMP:      "localtimestamp",
+	pg_query.SQLValueFunctionOp_SVFOP_LOCALTIMESTAMP_N:    "localtimestamp",
+	pg_query.SQLValueFunctionOp_SVFOP_CURRENT_ROLE:        "current_role",
+	pg_query.SQLValueFunctionOp_SVFOP_CURRENT_USER:        "current_user",
+	pg_query.SQLValueFunctionOp_SVFOP_USER:                "user",
+	pg_query.SQLValueFunctionOp_SVFOP_SESSION_USER:        "session_user",
+	pg_query.SQLValueFunctionOp_SVFOP_CURRENT_CATALOG:     "current_catalog",
+	pg_query.SQLValueFunctionOp_SVFOP_CURRENT_SCHEMA:      "current_schema",
 }
 
-func guessOperator(e *pg_query.A_Expr) ColumnGuess {
-	if e.Kind != pg_query.A_Expr_Kind_AEXPR_OP {
-		switch e.Kind {
-		case pg_query.A_Expr_Kind_AEXPR_IN, pg_query.A_Expr_Kind_AEXPR_LIKE, pg_query.A_Expr_Kind_AEXPR_ILIKE,
-			pg_query.A_Expr_Kind_AEXPR_BETWEEN, pg_query.A_Expr_Kind_AEXPR_NOT_BETWEEN, pg_query.A_Expr_Kind_AEXPR_DISTINCT,
-			pg_query.A_Expr_Kind_AEXPR_NOT_DISTINCT:
-			return typeByName["bool"]
+var sqlValueTypes = map[string]string{
+	"current_date": "date", "current_time": "timetz", "current_timestamp": "timestamptz",
+	"localtime": "time", "localtimestamp": "timestamp", "current_role": "name",
+	"current_user": "name", "user": "name", "session_user": "name",
+	"current_catalog": "name", "current_schema": "name",
+}
+
+// typeOf works out an expression's type by PostgreSQL's rules, as far as
+// shepherd knows them ("" otherwise).
+func (t *typer) typeOf(n *pg_query.Node) pgType {
+	switch {
+	case n == nil:
+	case n.GetAConst() != nil:
+		return constType(n.GetAConst())
+	case n.GetColumnRef() != nil:
+		return t.column(n.GetColumnRef())
+	case n.GetTypeCast() != nil:
+		return castType(n.GetTypeCast().TypeName)
+	case n.GetCollateClause() != nil:
+		return t.typeOf(n.GetCollateClause().Arg)
+	case n.GetAExpr() != nil:
+		return t.exprType(n.GetAExpr())
+	case n.GetBoolExpr() != nil, n.GetNullTest() != nil, n.GetBooleanTest() != nil:
+		return typ("bool")
+	case n.GetSubLink() != nil:
+		sl := n.GetSubLink()
+		switch sl.SubLinkType {
+		case pg_query.SubLinkType_EXPR_SUBLINK:
+			if r := resolvedRel(t.stmtRel(sl.Subselect)); r != nil && len(r.cols) == 1 {
+				return r.cols[0].t
+			}
+		case pg_query.SubLinkType_ARRAY_SUBLINK, pg_query.SubLinkType_MULTIEXPR_SUBLINK, pg_query.SubLinkType_CTE_SUBLINK:
+		default:
+			return typ("bool")
 		}
-		return ColumnGuess{}
+	case n.GetCaseExpr() != nil:
+		ce := n.GetCaseExpr()
+		var ts []pgType
+		for _, w := range ce.Args {
+			ts = append(ts, t.typeOf(w.GetCaseWhen().GetResult()))
+		}
+		if ce.Defresult != nil {
+			ts = append(ts, t.typeOf(ce.Defresult))
+		}
+		return commonType(ts)
+	case n.GetCoalesceExpr() != nil:
+		return t.commonOf(n.GetCoalesceExpr().Args)
+	case n.GetMinMaxExpr() != nil:
+		return t.commonOf(n.GetMinMaxExpr().Args)
+	case n.GetSqlvalueFunction() != nil:
+		return typ(sqlValueTypes[sqlValueNames[n.GetSqlvalueFunction().Op]])
+	case n.GetGroupingFunc() != nil:
+		return typ("int4")
+	case n.GetFuncCall() != nil:
+		return t.funcType(n.GetFuncCall())
 	}
-	op := ""
-	if s := e.Name[len(e.Name)-1].GetString_(); s != nil {
-		op = s.Sval
+	return pgType{}
+}
+
+func (t *typer) commonOf(args []*pg_query.Node) pgType {
+	ts := make([]pgType, len(args))
+	for i, a := range args {
+		ts[i] = t.typeOf(a)
+	}
+	return commonType(ts)
+}
+
+// constType types a constant: integers that fit in 32 bits are integer,
+// in 64 bits bigint, other numbers numeric; strings and NULL are untyped.
+func constType(c *pg_query.A_Const) pgType {
+	switch {
+	case c.Isnull, c.GetSval() != nil:
+		return typ(litType)
+	case c.GetIval() != nil:
+		return typ("int4")
+	case c.GetFval() != nil:
+		if _, err := strconv.ParseInt(c.GetFval().Fval, 10, 64); err == nil {
+			return typ("int8")
+		}
+		return typ("numeric")
+	case c.GetBoolval() != nil:
+		return typ("bool")
+	}
+	return pgType{}
+}
+
+// castType types a cast's target type.
+func castType(tn *pg_query.TypeName) pgType {
+	name, mods, serial, ok := schema.TypeOf(tn)
+	if ok && !serial {
+		return pgType{name: name, mods: mods}
+	}
+	if tn != nil && len(tn.ArrayBounds) == 0 && len(tn.Names) > 0 {
+		// INTERVAL '1' DAY: a field restriction, still an interval.
+		if tn.Names[len(tn.Names)-1].GetString_().GetSval() == "interval" {
+			return typ("interval")
+		}
+	}
+	return pgType{}
+}
+
+// exprType types an operator expression.
+func (t *typer) exprType(e *pg_query.A_Expr) pgType {
+	switch e.Kind {
+	case pg_query.A_Expr_Kind_AEXPR_OP:
+	case pg_query.A_Expr_Kind_AEXPR_NULLIF:
+		// NULLIF(a, b) is a with b's type when a is an untyped literal.
+		l := t.typeOf(e.Lexpr)
+		if l.lit() {
+			if r := t.typeOf(e.Rexpr); r.name != "" {
+				return pgType{name: r.name}
+			}
+		}
+		return l
+	default:
+		// IN, LIKE, BETWEEN, IS DISTINCT FROM, = ANY (...), SIMILAR TO.
+		return typ("bool")
+	}
+	op := schema.OpName(e.Name)
+	if e.Lexpr == nil {
+		r := t.typeOf(e.Rexpr)
+		if (op == "-" || op == "+") && (category(r.name) == 'N' || r.name == "interval") {
+			return pgType{name: r.name}
+		}
+		return pgType{}
+	}
+	l, r := t.typeOf(e.Lexpr), t.typeOf(e.Rexpr)
+	switch op {
+	case "=", "<>", "<", ">", "<=", ">=", "~~", "!~~", "~~*", "!~~*", "~", "~*", "!~", "!~*",
+		"@>", "<@", "?", "?|", "?&", "&&", "@@":
+		return typ("bool")
+	case "||":
+		return concatType(l, r)
+	case "->", "#>":
+		if l.name == "json" || l.name == "jsonb" {
+			return typ(l.name)
+		}
+	case "->>", "#>>":
+		if l.name == "json" || l.name == "jsonb" {
+			return typ("text")
+		}
+	case "+", "-", "*", "/", "%", "^":
+		return arithType(op, l, r)
+	}
+	return pgType{}
+}
+
+// concatType types a || b.
+func concatType(l, r pgType) pgType {
+	switch {
+	case l.name == "" || r.name == "":
+	case l.lit() && r.lit():
+		return typ("text")
+	case l.lit() || r.lit():
+		other := l
+		if l.lit() {
+			other = r
+		}
+		if other.name == "bytea" || other.name == "jsonb" {
+			return typ(other.name)
+		}
+		return typ("text") // text || anynonarray
+	case l.name == r.name && (l.name == "bytea" || l.name == "jsonb"):
+		return typ(l.name)
+	case category(l.name) == 'S' || category(r.name) == 'S':
+		return typ("text")
+	}
+	return pgType{}
+}
+
+// arithType types the arithmetic operators.
+func arithType(op string, l, r pgType) pgType {
+	switch {
+	case l.name == "" || r.name == "" || l.lit() && r.lit():
+		return pgType{}
+	case l.lit():
+		l = pgType{name: r.name}
+	case r.lit():
+		r = pgType{name: l.name}
+	}
+	ln, rn := l.name, r.name
+	if category(ln) == 'N' && category(rn) == 'N' {
+		lr, rr := numericRank[ln], numericRank[rn]
+		hi := ln
+		if rr > lr {
+			hi = rn
+		}
+		switch {
+		case op == "^":
+			// power: numeric when numeric is involved without floats,
+			// else double precision.
+			if hi == "numeric" {
+				return typ("numeric")
+			}
+			return typ("float8")
+		case op == "%" && numericRank[hi] > numericRank["numeric"]:
+			return pgType{}
+		case hi == "float4" && ln != rn:
+			// float4 meets a non-float4: the float4-float8 operators win.
+			return typ("float8")
+		}
+		return typ(hi)
 	}
 	switch op {
-	case "=", "<>", "!=", "<", ">", "<=", ">=", "~~", "!~~":
-		return typeByName["bool"]
-	case "||":
-		return typeByName["text"]
-	case "+", "-", "*", "/", "%":
-		var l, r ColumnGuess
-		if e.Lexpr != nil {
-			l = guessExpr(e.Lexpr)
-		}
-		r = guessExpr(e.Rexpr)
+	case "+":
 		switch {
-		case l.Type == answer.Float || r.Type == answer.Float:
-			return typeByName["float8"]
-		case l.Type == answer.Numeric || r.Type == answer.Numeric:
-			return typeByName["numeric"]
-		case (l.Type == answer.Int || e.Lexpr == nil) && r.Type == answer.Int:
-			if l.OID == answer.OIDInt8 || r.OID == answer.OIDInt8 {
-				return typeByName["int8"]
-			}
-			return typeByName["int4"]
+		case ln == "date" && isInteger(rn), isInteger(ln) && rn == "date":
+			return typ("date")
+		case ln == "date" && (rn == "interval" || rn == "time"), rn == "date" && (ln == "interval" || ln == "time"):
+			return typ("timestamp")
+		case (ln == "timestamp" || ln == "timestamptz" || ln == "time") && rn == "interval":
+			return typ(ln)
+		case ln == "interval" && (rn == "timestamp" || rn == "timestamptz" || rn == "time"):
+			return typ(rn)
+		case ln == "interval" && rn == "interval":
+			return typ("interval")
+		}
+	case "-":
+		switch {
+		case ln == "date" && isInteger(rn):
+			return typ("date")
+		case ln == "date" && rn == "date":
+			return typ("int4")
+		case ln == "date" && rn == "interval":
+			return typ("timestamp")
+		case (ln == "timestamp" || ln == "timestamptz" || ln == "time") && rn == "interval":
+			return typ(ln)
+		case ln == "interval" && rn == "interval":
+			return typ("interval")
+		case category(ln) == 'D' && category(rn) == 'D' && ln != "time" && rn != "time":
+			return typ("interval") // timestamps (and dates against them)
+		case ln == "time" && rn == "time":
+			return typ("interval")
+		}
+	case "*":
+		if ln == "interval" && category(rn) == 'N' || rn == "interval" && category(ln) == 'N' {
+			return typ("interval")
+		}
+	case "/":
+		if ln == "interval" && category(rn) == 'N' {
+			return typ("interval")
 		}
 	}
-	return ColumnGuess{}
+	return pgType{}
+}
+
+func isInteger(name string) bool { return name == "int2" || name == "int4" || name == "int8" }
+
+// funcType types a function call by PostgreSQL's catalog for the
+// functions shepherd knows.
+func (t *typer) funcType(fc *pg_query.FuncCall) pgType {
+	name := schema.FuncName(fc)
+	args := make([]pgType, len(fc.Args))
+	for i, a := range fc.Args {
+		args[i] = t.typeOf(a)
+	}
+	arg := pgType{}
+	if len(args) > 0 {
+		arg = pgType{name: args[0].name}
+	}
+	a := arg.name
+	num := category(a) == 'N'
+	float := a == "float4" || a == "float8"
+	switch name {
+	case "count", "row_number", "rank", "dense_rank":
+		return typ("int8")
+	case "ntile", "length", "char_length", "character_length", "octet_length", "bit_length",
+		"strpos", "position", "ascii", "width_bucket", "num_nulls", "num_nonnulls", "scale",
+		"min_scale", "json_array_length", "jsonb_array_length", "array_length", "cardinality":
+		return typ("int4")
+	case "percent_rank", "cume_dist", "pi", "random", "cbrt", "degrees", "radians", "sin", "cos",
+		"tan", "cot", "asin", "acos", "atan", "atan2", "sind", "cosd", "tand", "date_part":
+		return typ("float8")
+	case "extract", "div", "to_number", "factorial", "trim_scale":
+		return typ("numeric")
+	case "sum":
+		switch {
+		case a == "int2" || a == "int4":
+			return typ("int8")
+		case a == "int8":
+			return typ("numeric")
+		case num || a == "interval":
+			return arg
+		}
+	case "avg":
+		switch {
+		case float:
+			return typ("float8")
+		case num:
+			return typ("numeric")
+		case a == "interval":
+			return arg
+		}
+	case "stddev", "stddev_pop", "stddev_samp", "variance", "var_pop", "var_samp":
+		switch {
+		case float:
+			return typ("float8")
+		case num:
+			return typ("numeric")
+		}
+	case "corr", "covar_pop", "covar_samp", "regr_slope", "regr_intercept", "regr_r2",
+		"regr_avgx", "regr_avgy", "regr_sxx", "regr_syy", "regr_sxy":
+		return typ("float8")
+	case "regr_count":
+		return typ("int8")
+	case "min", "max":
+		switch {
+		case a == "varchar":
+			return typ("text") // min(text) serves varchar
+		case arg.lit():
+			return typ("text")
+		case a == "" || a == "bool" || a == "json":
+			return pgType{}
+		}
+		return arg
+	case "bit_and", "bit_or", "bit_xor":
+		if isInteger(a) {
+			return arg
+		}
+	case "bool_and", "bool_or", "every", "starts_with", "isfinite":
+		return typ("bool")
+	case "lag", "lead", "first_value", "last_value", "nth_value":
+		if (name == "lag" || name == "lead") && len(args) == 3 {
+			return pgType{name: commonType([]pgType{args[0], args[2]}).name}
+		}
+		if arg.lit() {
+			return typ("text")
+		}
+		return arg
+	case "abs":
+		if num {
+			return arg
+		}
+	case "round", "trunc":
+		switch {
+		case len(args) == 2:
+			return typ("numeric")
+		case a == "numeric":
+			return arg
+		case num:
+			return typ("float8")
+		}
+	case "ceil", "ceiling", "floor", "sign":
+		switch {
+		case a == "numeric":
+			return arg
+		case num:
+			return typ("float8")
+		}
+	case "sqrt", "exp", "ln", "log10":
+		switch {
+		case a == "numeric":
+			return arg
+		case num:
+			return typ("float8")
+		}
+	case "log":
+		if len(args) == 2 {
+			return typ("numeric")
+		}
+		switch {
+		case a == "numeric":
+			return arg
+		case num:
+			return typ("float8")
+		}
+	case "power", "pow":
+		if len(args) == 2 {
+			return arithType("^", args[0], args[1])
+		}
+	case "mod", "gcd", "lcm":
+		if len(args) == 2 {
+			ct := commonType(args)
+			if ct.lit() || ct.name == "float4" || ct.name == "float8" {
+				return pgType{}
+			}
+			if category(ct.name) == 'N' {
+				return pgType{name: ct.name}
+			}
+		}
+	case "lower", "upper", "initcap", "replace", "translate", "lpad", "rpad", "left", "right",
+		"repeat", "reverse", "concat", "concat_ws", "md5", "split_part", "regexp_replace",
+		"format", "to_char", "to_hex", "quote_ident", "quote_literal", "quote_nullable", "chr",
+		"string_agg", "encode", "timeofday", "version", "current_setting", "json_typeof",
+		"jsonb_typeof", "jsonb_pretty", "json_extract_path_text", "jsonb_extract_path_text",
+		"btrim", "ltrim", "rtrim", "substr", "substring", "overlay", "regexp_substr":
+		if a == "bytea" {
+			switch name {
+			case "btrim", "ltrim", "rtrim", "substr", "substring", "overlay", "string_agg":
+				return typ("bytea")
+			}
+		}
+		return typ("text")
+	case "decode", "sha224", "sha256", "sha384", "sha512":
+		return typ("bytea")
+	case "now", "transaction_timestamp", "statement_timestamp", "clock_timestamp", "make_timestamptz":
+		return typ("timestamptz")
+	case "to_timestamp":
+		return typ("timestamptz")
+	case "to_date", "make_date", "date":
+		return typ("date")
+	case "make_timestamp":
+		return typ("timestamp")
+	case "make_time":
+		return typ("time")
+	case "age", "justify_days", "justify_hours", "justify_interval", "make_interval":
+		return typ("interval")
+	case "date_trunc":
+		if len(args) == 3 {
+			return typ("timestamptz")
+		}
+		if len(args) == 2 {
+			switch args[1].name {
+			case "timestamp", "timestamptz", "interval":
+				return typ(args[1].name)
+			case "date":
+				return typ("timestamptz")
+			}
+		}
+	case "timezone":
+		// x AT TIME ZONE z flips between timestamp and timestamptz.
+		if len(args) == 2 {
+			switch args[1].name {
+			case "timestamp":
+				return typ("timestamptz")
+			case "timestamptz":
+				return typ("timestamp")
+			}
+		}
+	case "gen_random_uuid", "uuid_generate_v4":
+		return typ("uuid")
+	case "to_json", "json_build_object", "json_build_array", "json_agg", "json_object_agg", "row_to_json", "array_to_json":
+		return typ("json")
+	case "to_jsonb", "jsonb_build_object", "jsonb_build_array", "jsonb_agg", "jsonb_object_agg", "jsonb_set", "jsonb_strip_nulls":
+		return typ("jsonb")
+	}
+	return pgType{}
 }
 
 // Shape makes an answer's columns look the way PostgreSQL would show
@@ -406,8 +1269,10 @@ func sizeOf(oid uint32) int16 {
 		return 4
 	case answer.OIDInt8, answer.OIDFloat8, answer.OIDTimestamp, answer.OIDTimestampTZ, answer.OIDTime:
 		return 8
-	case answer.OIDUUID:
+	case answer.OIDUUID, answer.OIDInterval:
 		return 16
+	case answer.OIDName:
+		return 64
 	}
 	return -1
 }

@@ -8,9 +8,11 @@ import (
 	"io"
 	"net"
 	"strings"
+	"time"
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/shepherd-db/shepherd/internal/driver"
 	"github.com/shepherd-db/shepherd/internal/pgerr"
 )
 
@@ -20,41 +22,79 @@ import (
 // overflow, which the driver reports as 22012 when it names this value.
 const DivisionByZeroMark = "18446744073709551615 + ("
 
-// invalidDatetimeFormat is SQLSTATE 22007, which package pgerr does not
-// name.
-const invalidDatetimeFormat = "22007"
+// SQLSTATEs package pgerr does not name.
+const (
+	invalidDatetimeFormat  = "22007"
+	cardinalityViolation   = "21000" // a scalar subquery found several rows
+	dependentObjects       = "2BP01" // dependent_objects_still_exist
+	groupingError          = "42803"
+	duplicateAlias         = "42712"
+	invalidForeignKey      = "42830"
+	invalidTableDefinition = "42P16"
+)
 
 // errorCodes maps MySQL/MariaDB error numbers onto the SQLSTATE
 // PostgreSQL gives the same failure. Numbers not listed fall back to the
-// server's own SQLSTATE when it is specific.
+// server's own SQLSTATE, translated by sqlstates where MySQL's differs
+// from PostgreSQL's.
 var errorCodes = map[uint16]string{
-	1213: pgerr.DeadlockDetected,       // ER_LOCK_DEADLOCK
-	1205: pgerr.SerializationFailure,   // ER_LOCK_WAIT_TIMEOUT
-	1020: pgerr.SerializationFailure,   // ER_CHECKREAD: record changed since last read
-	1062: pgerr.UniqueViolation,        // ER_DUP_ENTRY
-	1586: pgerr.UniqueViolation,        // ER_DUP_ENTRY_WITH_KEY_NAME
-	1451: pgerr.ForeignKeyViolation,    // ER_ROW_IS_REFERENCED_2
-	1452: pgerr.ForeignKeyViolation,    // ER_NO_REFERENCED_ROW_2
-	1216: pgerr.ForeignKeyViolation,    // ER_NO_REFERENCED_ROW
-	1217: pgerr.ForeignKeyViolation,    // ER_ROW_IS_REFERENCED
-	1048: pgerr.NotNullViolation,       // ER_BAD_NULL_ERROR
-	1364: pgerr.NotNullViolation,       // ER_NO_DEFAULT_FOR_FIELD
-	3819: pgerr.CheckViolation,         // MySQL ER_CHECK_CONSTRAINT_VIOLATED
-	4025: pgerr.CheckViolation,         // MariaDB ER_CONSTRAINT_FAILED
-	1064: pgerr.SyntaxError,            // ER_PARSE_ERROR
-	1149: pgerr.SyntaxError,            // ER_SYNTAX_ERROR
-	1146: pgerr.UndefinedTable,         // ER_NO_SUCH_TABLE
-	1051: pgerr.UndefinedTable,         // ER_BAD_TABLE_ERROR
-	1054: pgerr.UndefinedColumn,        // ER_BAD_FIELD_ERROR
-	1052: pgerr.AmbiguousColumn,        // ER_NON_UNIQ_ERROR
-	1060: pgerr.DuplicateColumn,        // ER_DUP_FIELDNAME
-	1050: pgerr.DuplicateTable,         // ER_TABLE_EXISTS_ERROR
-	1049: pgerr.InvalidCatalogName,     // ER_BAD_DB_ERROR
-	1305: pgerr.UndefinedFunction,      // ER_SP_DOES_NOT_EXIST
-	1630: pgerr.UndefinedFunction,      // ER_FUNC_INEXISTENT_NAME_COLLISION
-	1365: pgerr.DivisionByZero,         // ER_DIVISION_BY_ZERO
-	1264: pgerr.NumericValueOutOfRange, // ER_WARN_DATA_OUT_OF_RANGE
-	1690: pgerr.NumericValueOutOfRange, // ER_DATA_OUT_OF_RANGE
+	1213: pgerr.DeadlockDetected,          // ER_LOCK_DEADLOCK
+	1205: pgerr.SerializationFailure,      // ER_LOCK_WAIT_TIMEOUT
+	1020: pgerr.SerializationFailure,      // ER_CHECKREAD: record changed since last read
+	1062: pgerr.UniqueViolation,           // ER_DUP_ENTRY
+	1586: pgerr.UniqueViolation,           // ER_DUP_ENTRY_WITH_KEY_NAME
+	1451: pgerr.ForeignKeyViolation,       // ER_ROW_IS_REFERENCED_2 (DROP TABLE: see Conn.failure)
+	1452: pgerr.ForeignKeyViolation,       // ER_NO_REFERENCED_ROW_2
+	1216: pgerr.ForeignKeyViolation,       // ER_NO_REFERENCED_ROW
+	1217: pgerr.ForeignKeyViolation,       // ER_ROW_IS_REFERENCED
+	1048: pgerr.NotNullViolation,          // ER_BAD_NULL_ERROR
+	1364: pgerr.NotNullViolation,          // ER_NO_DEFAULT_FOR_FIELD
+	1138: pgerr.NotNullViolation,          // ER_INVALID_USE_OF_NULL: SET NOT NULL over NULLs
+	3819: pgerr.CheckViolation,            // MySQL ER_CHECK_CONSTRAINT_VIOLATED
+	4025: pgerr.CheckViolation,            // MariaDB ER_CONSTRAINT_FAILED
+	1064: pgerr.SyntaxError,               // ER_PARSE_ERROR
+	1149: pgerr.SyntaxError,               // ER_SYNTAX_ERROR
+	1221: pgerr.SyntaxError,               // ER_WRONG_USAGE ("Incorrect usage of UNION and ORDER BY")
+	1136: pgerr.SyntaxError,               // ER_WRONG_VALUE_COUNT_ON_ROW: INSERT has more expressions than target columns
+	1058: pgerr.SyntaxError,               // ER_WRONG_VALUE_COUNT
+	1222: pgerr.SyntaxError,               // ER_WRONG_NUMBER_OF_COLUMNS_IN_SELECT: each UNION query must have the same number of columns
+	1241: pgerr.SyntaxError,               // ER_OPERAND_COLUMNS: subquery must return only one column
+	1242: cardinalityViolation,            // ER_SUBQUERY_NO_1_ROW
+	1146: pgerr.UndefinedTable,            // ER_NO_SUCH_TABLE
+	1051: pgerr.UndefinedTable,            // ER_BAD_TABLE_ERROR
+	1109: pgerr.UndefinedTable,            // ER_UNKNOWN_TABLE: missing FROM-clause entry
+	1054: pgerr.UndefinedColumn,           // ER_BAD_FIELD_ERROR
+	1072: pgerr.UndefinedColumn,           // ER_KEY_COLUMN_DOES_NOT_EXITS
+	1247: pgerr.UndefinedColumn,           // ER_ILLEGAL_REFERENCE: an output alias where PostgreSQL wants a column
+	1052: pgerr.AmbiguousColumn,           // ER_NON_UNIQ_ERROR
+	1060: pgerr.DuplicateColumn,           // ER_DUP_FIELDNAME
+	1050: pgerr.DuplicateTable,            // ER_TABLE_EXISTS_ERROR
+	1061: pgerr.DuplicateTable,            // ER_DUP_KEYNAME: an index name is a relation name
+	1066: duplicateAlias,                  // ER_NONUNIQ_TABLE
+	1068: invalidTableDefinition,          // ER_MULTIPLE_PRI_KEY
+	1049: pgerr.InvalidCatalogName,        // ER_BAD_DB_ERROR
+	1305: pgerr.UndefinedFunction,         // ER_SP_DOES_NOT_EXIST
+	1630: pgerr.UndefinedFunction,         // ER_FUNC_INEXISTENT_NAME_COLLISION
+	1582: pgerr.UndefinedFunction,         // ER_WRONG_PARAMCOUNT_TO_NATIVE_FCT: no function takes that many arguments
+	1583: pgerr.UndefinedFunction,         // ER_WRONG_PARAMETERS_TO_NATIVE_FCT
+	1318: pgerr.UndefinedFunction,         // ER_SP_WRONG_NO_OF_ARGS
+	4078: pgerr.UndefinedFunction,         // ER_ILLEGAL_PARAMETER_DATA_TYPES2_FOR_OPERATION: operator does not exist
+	4079: pgerr.UndefinedFunction,         // ER_ILLEGAL_PARAMETER_DATA_TYPE_FOR_OPERATION
+	1111: groupingError,                   // ER_INVALID_GROUP_FUNC_USE: aggregate where none is allowed
+	1055: groupingError,                   // ER_WRONG_FIELD_WITH_GROUP
+	1140: groupingError,                   // ER_MIX_OF_GROUP_FUNC_AND_FIELDS
+	1005: invalidForeignKey,               // ER_CANT_CREATE_TABLE (errno 150: see fromMySQLError, Conn.failure)
+	1215: invalidForeignKey,               // ER_CANNOT_ADD_FOREIGN
+	1553: dependentObjects,                // ER_DROP_INDEX_FK: the index serves a foreign key
+	1828: dependentObjects,                // ER_FK_COLUMN_CANNOT_DROP
+	1829: dependentObjects,                // ER_FK_COLUMN_CANNOT_DROP_CHILD
+	1701: pgerr.FeatureNotSupported,       // ER_TRUNCATE_ILLEGAL_FK: PostgreSQL refuses it with 0A000 too
+	1235: pgerr.FeatureNotSupported,       // ER_NOT_SUPPORTED_YET
+	1365: pgerr.DivisionByZero,            // ER_DIVISION_BY_ZERO
+	1264: pgerr.NumericValueOutOfRange,    // ER_WARN_DATA_OUT_OF_RANGE
+	1690: pgerr.NumericValueOutOfRange,    // ER_DATA_OUT_OF_RANGE
+	1367: pgerr.NumericValueOutOfRange,    // ER_ILLEGAL_VALUE_FOR_TYPE ("Illegal double '1e500' value")
+	1918: pgerr.InvalidTextRepresentation, // ER_BAD_DATA
 	1406: pgerr.StringDataRightTruncation,
 	1044: pgerr.InvalidAuthorization,  // ER_DBACCESS_DENIED_ERROR
 	1045: pgerr.InvalidAuthorization,  // ER_ACCESS_DENIED_ERROR
@@ -70,6 +110,22 @@ var errorCodes = map[uint16]string{
 	3024: pgerr.QueryCanceled, // MySQL ER_QUERY_TIMEOUT
 	1927: pgerr.ConnectionFailure,
 	1053: pgerr.AdminShutdown, // ER_SERVER_SHUTDOWN
+}
+
+// sqlstates translates the SQLSTATEs MySQL defines for itself (ODBC's
+// 42S.., 21S01, ...) into PostgreSQL's, for error numbers errorCodes
+// does not list. Others are standard, or shared with PostgreSQL.
+var sqlstates = map[string]string{
+	"42S01": pgerr.DuplicateTable,  // base table or view already exists
+	"42S02": pgerr.UndefinedTable,  // base table or view not found
+	"42S11": pgerr.DuplicateTable,  // index already exists
+	"42S12": pgerr.UndefinedObject, // index not found
+	"42S21": pgerr.DuplicateColumn, // column already exists
+	"42S22": pgerr.UndefinedColumn, // column not found
+	"21S01": pgerr.SyntaxError,     // insert value list does not match column list
+	"08S01": pgerr.ConnectionFailure,
+	"01000": pgerr.DataException, // a warning (data truncated) raised as an error
+	"HY000": pgerr.InternalError,
 }
 
 // classify maps an error from go-sql-driver onto a SQLSTATE error.
@@ -94,11 +150,19 @@ func classify(ctx context.Context, err error) *pgerr.Error {
 func fromMySQLError(me *mysql.MySQLError) *pgerr.Error {
 	code, ok := errorCodes[me.Number]
 	switch {
-	case me.Number == 1366 || me.Number == 1292:
+	case me.Number == 1366 || me.Number == 1292 || me.Number == 1411 || me.Number == 1525:
 		code = badValueCode(me.Message)
+	case me.Number == 1091:
+		code = cantDropCode(me.Message)
+	case me.Number == 1005 && !strings.Contains(me.Message, "errno: 150 "):
+		// Can't create table for a reason other than a foreign key.
+		code = pgerr.InternalError
 	case !ok:
 		code = string(me.SQLState[:])
-		if code == "HY000" || code == "\x00\x00\x00\x00\x00" || code == "" {
+		if c, ok := sqlstates[code]; ok {
+			code = c
+		}
+		if code == "\x00\x00\x00\x00\x00" || code == "" {
 			code = pgerr.InternalError
 		}
 	}
@@ -108,6 +172,93 @@ func fromMySQLError(me *mysql.MySQLError) *pgerr.Error {
 		e.Code, e.Message = pgerr.DivisionByZero, "division by zero"
 	}
 	return e
+}
+
+// cantDropCode picks the SQLSTATE of "Can't DROP <kind> `name`; check that
+// it exists" (1091): a column PostgreSQL calls undefined (42703), an
+// index or a constraint an undefined object (42704).
+func cantDropCode(msg string) string {
+	if strings.HasPrefix(msg, "Can't DROP COLUMN ") {
+		return pgerr.UndefinedColumn
+	}
+	return pgerr.UndefinedObject
+}
+
+// failure refines the error of statement q, already classified, by what
+// classify cannot see: the statement's verb, and the warnings the server
+// left on the connection. Exec calls it for every failed statement. It
+// only changes errors classify gave the default code of their error
+// number, so calling it twice is harmless.
+//
+//   - DROP TABLE of a table a foreign key references fails with 1451, a
+//     foreign key violation, where PostgreSQL says dependent objects
+//     still exist (2BP01);
+//   - a foreign key MariaDB cannot create fails with 1005 (errno 150) for
+//     any reason, and only SHOW WARNINGS tells which: a referenced table
+//     that does not exist (42P01), a referenced column that does not
+//     exist (42703), columns of types that do not match (42804), or no
+//     unique key on the referenced columns (42830).
+func (c *Conn) failure(ctx context.Context, q driver.Query, err error) error {
+	var pe *pgerr.Error
+	var me *mysql.MySQLError
+	if !errors.As(err, &pe) || !errors.As(err, &me) {
+		return err
+	}
+	switch {
+	case (me.Number == 1451 || me.Number == 1217) && q.Command() == "DROP TABLE" && pe.Code == pgerr.ForeignKeyViolation:
+		out := *pe
+		out.Code = dependentObjects
+		out.Message = "cannot drop a table that a foreign key references: " + me.Message
+		return &out
+	case (me.Number == 1005 || me.Number == 1215) && pe.Code == invalidForeignKey:
+		if code := c.foreignKeyCode(ctx); code != "" {
+			out := *pe
+			out.Code = code
+			return &out
+		}
+	}
+	return err
+}
+
+// foreignKeyCode reads why the last foreign key could not be created from
+// the connection's warnings (InnoDB's fixed wording); "" when they do not
+// say.
+func (c *Conn) foreignKeyCode(ctx context.Context) string {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	rows, err := c.conn.QueryContext(ctx, "SHOW WARNINGS")
+	if err != nil {
+		return ""
+	}
+	defer rows.Close()
+	code := ""
+	for rows.Next() {
+		var level, msg string
+		var number int
+		if rows.Scan(&level, &number, &msg) != nil {
+			return ""
+		}
+		if number == 150 && code == "" {
+			code = foreignKeyWarningCode(msg)
+		}
+	}
+	return code
+}
+
+// foreignKeyWarningCode maps InnoDB's warning 150 onto PostgreSQL's code
+// for the same mistake; "" when the wording is not known.
+func foreignKeyWarningCode(msg string) string {
+	switch {
+	case strings.Contains(msg, "Referenced table") && strings.Contains(msg, "not found"):
+		return pgerr.UndefinedTable
+	case strings.Contains(msg, "was not found"):
+		return pgerr.UndefinedColumn // "Column x was not found."
+	case strings.Contains(msg, "does not match referenced column"):
+		return pgerr.DatatypeMismatch
+	case strings.Contains(msg, "no index in the referenced table"):
+		return invalidForeignKey
+	}
+	return ""
 }
 
 // badValueCode picks the SQLSTATE for "Incorrect <type> value" errors

@@ -112,3 +112,21 @@ func classifyGenericError(msg string) string {
 	}
 	return pgerr.InternalError
 }
+
+// dependentObjects is SQLSTATE 2BP01, which package pgerr does not name.
+const dependentObjects = "2BP01"
+
+// statementError refines a classified error by the verb of the statement
+// that failed, for the driver's Exec: SQLite drops a table with an
+// implicit DELETE, so dropping a table whose rows a foreign key
+// references fails as a foreign key violation, where PostgreSQL says
+// dependent objects still exist (2BP01), as the other drivers do.
+func statementError(verb string, e *pgerr.Error) *pgerr.Error {
+	if e == nil || verb != "DROP TABLE" || e.Code != pgerr.ForeignKeyViolation {
+		return e
+	}
+	out := *e
+	out.Code = dependentObjects
+	out.Message = "cannot drop a table that a foreign key references: " + e.Message
+	return &out
+}
