@@ -17,11 +17,11 @@ import (
 
 	"github.com/shepherd-db/shepherd/internal/answer"
 	"github.com/shepherd-db/shepherd/internal/coord"
-	"github.com/shepherd-db/shepherd/internal/dialect"
 	"github.com/shepherd-db/shepherd/internal/driver"
 	"github.com/shepherd-db/shepherd/internal/pgerr"
 	"github.com/shepherd-db/shepherd/internal/replica"
 	"github.com/shepherd-db/shepherd/internal/sqlan"
+	"github.com/shepherd-db/shepherd/internal/wal"
 )
 
 // Replica is one configured replica.
@@ -38,6 +38,13 @@ type Options struct {
 	Mode coord.Mode
 	F    int
 	Log  *slog.Logger
+	// WAL, in CBS and SS, is the write-ahead log: a decided transaction is
+	// appended, durably, before any replica is sent its COMMIT. nil: none.
+	WAL *wal.Log
+	// Base is the log barrier of this run's first commit (the core counts
+	// from 0): above every barrier in the log and in the replicas' log
+	// tables.
+	Base uint64
 	// DigestRows: a secondary keeps only the digest of an answer of more
 	// rows than this (CBS and SS); -1 keeps every answer whole.
 	DigestRows int
@@ -62,7 +69,8 @@ type Cluster struct {
 	// SS), -1 in the other modes; it changes with the view.
 	primary atomic.Int32
 	stop    chan struct{}
-	ticker  sync.WaitGroup
+	ticker  sync.WaitGroup // the clock and the log waiter
+	logq    logQueue
 
 	mu struct {
 		sync.Mutex
@@ -90,7 +98,17 @@ func New(opts Options, replicas []Replica) *Cluster {
 		opts.Log = slog.Default()
 	}
 	c := &Cluster{opts: opts, log: opts.Log, status: make([]replicaStatus, len(replicas)), stop: make(chan struct{})}
+	c.logq.more = make(chan struct{}, 1)
 	cfg := coord.Config{Mode: opts.Mode, N: len(replicas), F: opts.F}
+	if opts.WAL != nil && (opts.Mode == coord.CBS || opts.Mode == coord.SS) {
+		cfg.Log = true
+		if opts.Base == 0 {
+			opts.Base = 1 // 0 means "no barrier" in a replica task
+		}
+		c.opts.Base = opts.Base
+	} else {
+		c.opts.WAL = nil
+	}
 	for _, r := range replicas {
 		cfg.Classes = append(cfg.Classes, r.Engine.Class())
 		conc := coord.DefaultConcurrent(r.Engine.Class())
@@ -115,6 +133,10 @@ func New(opts Options, replicas []Replica) *Cluster {
 		}
 		c.ticker.Add(1)
 		go c.tick(period)
+	}
+	if c.opts.WAL != nil {
+		c.ticker.Add(1)
+		go c.awaitLog()
 	}
 	return c
 }
@@ -192,6 +214,7 @@ type Txn struct {
 	single bool
 
 	// Guarded by c.mu:
+	barrier uint64 // in the write-ahead log, once logged
 	stmts   []stmtCall
 	waiting map[coord.Op]chan outcome
 	answers map[coord.Op][]replica.Result
@@ -369,6 +392,8 @@ func (c *Cluster) applyLocked() {
 			c.status[a.R].down.Store(true)
 			c.managers[a.R].AbortAll()
 			c.log.Warn("replica taken out", "replica", c.managers[a.R].Name(), "why", a.Why)
+		case coord.Log:
+			c.logLocked(a)
 		case coord.NewPrimary:
 			c.primary.Store(int32(a.R))
 			c.log.Warn("new primary", "replica", c.managers[a.R].Name(), "view", a.View)
@@ -394,6 +419,9 @@ func (c *Cluster) sendLocked(a coord.Send) {
 	}
 	m := c.managers[a.R]
 	task := replica.Task{Op: a.Op, Try: a.Try, TxOptions: t.opts, Autocommit: t.single}
+	if a.Op.Kind == coord.OpCommit {
+		task.Barrier = t.barrier
+	}
 	if c.primary.Load() >= 0 {
 		// Each replica runs at the isolation its class needs for CBS
 		// (driver default); the client's level is served by the protocol.
@@ -414,33 +442,8 @@ func (c *Cluster) sendLocked(a coord.Send) {
 	m.Submit(task)
 }
 
-// query writes a statement for one replica's dialect: the text, and the
-// arguments (the client's, then the pinned values) in the order and the
-// form its placeholders take them.
-func query(call stmtCall, d driver.Dialect) driver.Query {
-	sql, order := call.st.For(d)
-	args := call.args
-	if hints := call.st.Hints(d); hints != nil {
-		args = append([]driver.Arg(nil), args...)
-		for i, h := range hints {
-			if i < len(args) {
-				args[i] = dialect.Arg(args[i], h, d)
-			}
-		}
-	}
-	if order != nil {
-		ordered := make([]driver.Arg, len(order))
-		for i, j := range order {
-			if j < len(args) {
-				ordered[i] = args[j]
-			} else {
-				ordered[i] = driver.Arg{Null: true}
-			}
-		}
-		args = ordered
-	}
-	return driver.Query{SQL: sql, Args: args, ReturnsRows: call.st.ReturnsRows, Verb: call.st.Verb}
-}
+// query writes a statement for one replica's dialect.
+func query(call stmtCall, d driver.Dialect) driver.Query { return sqlan.Query(call.st, d, call.args) }
 
 func (c *Cluster) replyLocked(a coord.Reply) {
 	t := c.mu.txns[a.Op.Txn]

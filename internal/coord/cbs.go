@@ -60,7 +60,10 @@ type cbs struct {
 	held      []Op
 	classes   []driver.Class
 
-	barrier   int // B: the number of commits decided so far
+	barrier int // B: the number of commits decided so far
+	// logged is the number of barriers the write-ahead log holds: a
+	// COMMIT with a barrier at or above it waits (Config.Log).
+	logged    int
 	now       int // ticks seen
 	commitSeq int // numbers COMMIT requests in arrival order
 	stall     int // ticks before an outstanding secondary op counts as blocked
@@ -201,6 +204,8 @@ func (s *cbs) step(ev Event) {
 	case Tick:
 		s.now++
 		s.unblock()
+	case Logged:
+		s.logged = max(s.logged, e.Barrier+1)
 	case Cancel:
 		if t := s.txns[e.Txn]; t != nil && t.phase == phaseOpen && t.commitSeq > 0 {
 			s.emit(Reply{Op: Op{Txn: t.id, Kind: OpCommit}, From: -1,
@@ -571,6 +576,9 @@ func (s *cbs) decide(t *ctxn) {
 	s.unwait(t)
 	t.phase, t.b = phaseCommitted, s.barrier
 	s.barrier++
+	if s.c.cfg.Log {
+		s.emit(Log{Txn: t.id, Barrier: t.b})
+	}
 	for r := range s.pend {
 		if !t.at[r].finished && !s.down[r] {
 			s.pend[r] = append(s.pend[r], t)
@@ -672,6 +680,9 @@ func (s *cbs) schedulePrimary() {
 	p := s.primary
 	for _, t := range s.pend[p] {
 		if rt := &t.at[p]; !rt.commitSent && !rt.finished {
+			if !s.isLogged(t) {
+				return // later ones are not logged either
+			}
 			s.sendCommit(p, t)
 		}
 	}
@@ -704,7 +715,7 @@ func (s *cbs) scheduleOne(r ReplicaID, t *ctxn) (rerun bool) {
 	for rt.sent < len(t.stmts) && s.queryMaySend(r, t, rt.sent) {
 		s.sendStmt(r, t)
 	}
-	if t.phase != phaseCommitted || !s.commitMaySend(r, t) {
+	if t.phase != phaseCommitted || !s.isLogged(t) || !s.commitMaySend(r, t) {
 		return false
 	}
 	if s.mvcc[r] && !s.fresh(r, t, t.b) && !s.endorses(r, t) {
@@ -832,7 +843,7 @@ func (s *cbs) scheduleSequential(r ReplicaID) {
 		for rt.sent < len(t.stmts) && t.stmts[rt.sent].answered && t.stmts[rt.sent].vote.OK() {
 			s.sendStmt(r, t)
 		}
-		if t.phase != phaseCommitted || rt.done() != len(t.stmts) {
+		if t.phase != phaseCommitted || !s.isLogged(t) || rt.done() != len(t.stmts) {
 			return
 		}
 		s.sendCommit(r, t)
@@ -875,6 +886,10 @@ func (s *cbs) sendStmt(r ReplicaID, t *ctxn) {
 	rt.since = s.now
 	s.emit(Send{R: r, Op: op, Try: rt.try})
 }
+
+// isLogged reports whether t's COMMIT may be sent: the write-ahead log
+// holds it (or there is no log).
+func (s *cbs) isLogged(t *ctxn) bool { return !s.c.cfg.Log || t.b < s.logged }
 
 func (s *cbs) sendCommit(r ReplicaID, t *ctxn) {
 	rt := &t.at[r]

@@ -107,6 +107,10 @@ type Config struct {
 	// a time in commit order (false); nil means DefaultConcurrent for each
 	// class. Serial-class replicas and SS mode are always one at a time.
 	Concurrent []bool
+	// Log makes commits wait for the shell's write-ahead log (CBS and
+	// SS): a decided transaction is announced with a Log action, and no
+	// replica is sent its COMMIT until a Logged event covers its barrier.
+	Log bool
 	// StallTicks is how many Tick events an operation may run on a
 	// secondary before the secondary counts as blocked and aborts the
 	// undecided transactions in its way (CBS). 0 means DefaultStallTicks.
@@ -159,6 +163,12 @@ type Cancel struct{ Txn TxnID }
 // operation outstanding for Config.StallTicks ticks counts as blocked.
 type Tick struct{}
 
+// Logged: the write-ahead log holds every transaction with a barrier up
+// to and including Barrier (the log is written in barrier order, so one
+// event covers all before it). Only with Config.Log.
+type Logged struct{ Barrier int }
+
+func (Logged) event()   {}
 func (Begin) event()    {}
 func (Submit) event()   {}
 func (Answered) event() {}
@@ -226,6 +236,15 @@ type NewPrimary struct {
 	View int
 }
 
+// Log: transaction Txn is decided with commit barrier Barrier; append it
+// to the write-ahead log and step Logged once it is durable. Emitted in
+// barrier order, only with Config.Log.
+type Log struct {
+	Txn     TxnID
+	Barrier int
+}
+
+func (Log) action()        {}
 func (Send) action()       {}
 func (Abort) action()      {}
 func (Reply) action()      {}

@@ -68,6 +68,7 @@ func TestScripts(t *testing.T) {
 				if _, ok := args["stall"]; ok {
 					cfg.StallTicks = num("stall")
 				}
+				cfg.Log = args["log"] == "1"
 				c = New(cfg)
 				return ""
 			}
@@ -95,6 +96,8 @@ func TestScripts(t *testing.T) {
 				c.Step(Answered{R: ReplicaID(num("r")), Op: parseOp(t, d, args["op"]), Try: try, V: v})
 			case "down":
 				c.Step(Down{R: ReplicaID(num("r"))})
+			case "logged":
+				c.Step(Logged{Barrier: num("b")})
 			case "tick":
 				n := 1
 				if _, ok := args["n"]; ok {
@@ -167,6 +170,8 @@ func render(a Action, labels map[answer.Digest]string) string {
 		return fmt.Sprintf("down r%d (%s)", a.R, a.Why)
 	case Finished:
 		return fmt.Sprintf("finished t%d", a.Txn)
+	case Log:
+		return fmt.Sprintf("log t%d b=%d", a.Txn, a.Barrier)
 	case NewPrimary:
 		return fmt.Sprintf("new primary r%d view %d", a.R, a.View)
 	}

@@ -33,6 +33,10 @@ type Task struct {
 	// Hints are the PostgreSQL types of the result columns, the same for
 	// every replica, for reading their answers alike (answer.DigestWith).
 	Hints []answer.Column
+	// Barrier, for a COMMIT, is the transaction's commit barrier in the
+	// write-ahead log: the commit also records it in the replica's log
+	// table. 0 when there is no write-ahead log.
+	Barrier uint64
 	// DigestRows: an answer of more rows than this is reported as its
 	// digest only (Result.Digested); -1 keeps it whole.
 	DigestRows int

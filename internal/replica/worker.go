@@ -235,7 +235,15 @@ func (w *worker) exec(conn driver.Conn, t Task) (*answer.Answer, *pgerr.Error) {
 	case coord.OpStmt:
 		a, err = conn.Exec(ctx, t.Query)
 	case coord.OpCommit:
-		err = conn.Commit(ctx)
+		if t.Barrier > 0 {
+			// The transaction's row in the replica's own log of what it
+			// committed, in the same engine transaction: after a crash it
+			// tells what this replica has (see LogTable).
+			_, err = conn.Exec(ctx, LogInsert(w.m.engine.Dialect(), t.Barrier))
+		}
+		if err == nil {
+			err = conn.Commit(ctx)
+		}
 	case coord.OpRollback:
 		// A rollback is never cancelled, even when the manager gives up
 		// on the attempt; a replica that does not answer it in time loses

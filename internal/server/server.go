@@ -27,6 +27,7 @@ import (
 	"github.com/shepherd-db/shepherd/internal/schema"
 	"github.com/shepherd-db/shepherd/internal/session"
 	"github.com/shepherd-db/shepherd/internal/sqlan"
+	"github.com/shepherd-db/shepherd/internal/wal"
 )
 
 // statementCacheSize bounds the analysed statements kept for reuse.
@@ -40,6 +41,7 @@ type Server struct {
 	engines []driver.Engine
 	cache   *sqlan.Cache
 	front   *pgwire.Server
+	wal     *wal.Log // cbs and ss
 }
 
 // Open opens every replica (checking each is reachable) and builds the
@@ -91,10 +93,28 @@ func Open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Server, e
 		dialects[e.Dialect()] = append(dialects[e.Dialect()], names[i])
 	}
 	s.cache = sqlan.NewCache(statementCacheSize, dialects, catalog)
+	copts := cluster.Options{Mode: mode, F: cfg.F, Log: log, DigestRows: cfg.Digests()}
+	if mode == coord.CBS || mode == coord.SS {
+		w, records, err := wal.Open(filepath.Join(cfg.DataDir, "wal"), wal.Options{})
+		if err != nil {
+			s.closeEngines()
+			return nil, &config.Error{Field: "data_dir", Msg: "write-ahead log: " + err.Error()}
+		}
+		if r, ok := w.Repaired(); ok {
+			log.Warn("write-ahead log had a torn tail, dropped", "repair", r.String())
+		}
+		base, err := recoverReplicas(ctx, s.engines, names, s.cache, records, log)
+		if err != nil {
+			w.Close()
+			s.closeEngines()
+			return nil, err
+		}
+		s.wal, copts.WAL, copts.Base = w, w, base
+	}
 	// classes: cluster.New reads them from the engines itself and the
 	// coordinator picks the primary among them; checkPrimary made sure
 	// there is one.
-	s.cluster = cluster.New(cluster.Options{Mode: mode, F: cfg.F, Log: log, DigestRows: cfg.Digests()}, reps)
+	s.cluster = cluster.New(copts, reps)
 	users := map[string]string{}
 	for _, u := range cfg.Users {
 		users[u.Name] = u.Password
@@ -223,6 +243,11 @@ func (s *Server) close() {
 			"waited", drainTimeout, "replicas", strings.Join(behind, ", "))
 	}
 	s.cluster.Close()
+	if s.wal != nil {
+		if err := s.wal.Close(); err != nil {
+			s.log.Error("closing the write-ahead log", "err", err)
+		}
+	}
 	s.closeEngines()
 }
 

@@ -198,6 +198,33 @@ type Form struct {
 	Params []string
 }
 
+// Query writes s for dialect d: the text, and the arguments (the
+// client's, then the pinned values) in the order and the form the
+// dialect's placeholders take them.
+func Query(s *Stmt, d driver.Dialect, args []driver.Arg) driver.Query {
+	sql, order := s.For(d)
+	if hints := s.Hints(d); hints != nil {
+		args = append([]driver.Arg(nil), args...)
+		for i, h := range hints {
+			if i < len(args) {
+				args[i] = dialect.Arg(args[i], h, d)
+			}
+		}
+	}
+	if order != nil {
+		ordered := make([]driver.Arg, len(order))
+		for i, j := range order {
+			if j < len(args) {
+				ordered[i] = args[j]
+			} else {
+				ordered[i] = driver.Arg{Null: true}
+			}
+		}
+		args = ordered
+	}
+	return driver.Query{SQL: sql, Args: args, ReturnsRows: s.ReturnsRows, Verb: s.Verb}
+}
+
 // Tree returns the parsed statement (after shepherd's rewriting). It must
 // not be modified.
 func (s *Stmt) Tree() *pg_query.Node { return s.tree }

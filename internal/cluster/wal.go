@@ -1,0 +1,113 @@
+package cluster
+
+import (
+	"context"
+	"sync"
+
+	"github.com/shepherd-db/shepherd/internal/coord"
+	"github.com/shepherd-db/shepherd/internal/driver"
+	"github.com/shepherd-db/shepherd/internal/sqlan"
+	"github.com/shepherd-db/shepherd/internal/wal"
+)
+
+// logQueue hands the records the coordinator asked to log to the one
+// goroutine that waits for them to be durable, in barrier order. It is
+// unbounded, so that queueing under c.mu never waits.
+type logQueue struct {
+	mu    sync.Mutex
+	items []logItem
+	more  chan struct{} // poked when items grows
+}
+
+type logItem struct {
+	p       *wal.Pending
+	barrier int // the core's barrier
+}
+
+func (q *logQueue) push(it logItem) {
+	q.mu.Lock()
+	q.items = append(q.items, it)
+	q.mu.Unlock()
+	select {
+	case q.more <- struct{}{}:
+	default:
+	}
+}
+
+func (q *logQueue) pop(stop <-chan struct{}) (logItem, bool) {
+	for {
+		q.mu.Lock()
+		if len(q.items) > 0 {
+			it := q.items[0]
+			q.items = q.items[1:]
+			q.mu.Unlock()
+			return it, true
+		}
+		q.mu.Unlock()
+		select {
+		case <-q.more:
+		case <-stop:
+			return logItem{}, false
+		}
+	}
+}
+
+// logLocked appends a decided transaction to the write-ahead log. The
+// coordinator holds its COMMITs back until the record is durable (see
+// awaitLog). c.mu is held.
+func (c *Cluster) logLocked(a coord.Log) {
+	t := c.mu.txns[a.Txn]
+	if t == nil {
+		return
+	}
+	rec := wal.Record{Txn: uint64(a.Txn), Barrier: c.opts.Base + uint64(a.Barrier)}
+	for _, call := range t.stmts {
+		rec.Statements = append(rec.Statements, wal.Statement{
+			SQL: call.st.SQL, Args: walArgs(call.args), Writes: call.st.Kind != sqlan.Read,
+		})
+	}
+	t.barrier = rec.Barrier
+	p, err := c.opts.WAL.Enqueue(rec)
+	if err != nil {
+		// Without the log nothing may commit: the transaction waits,
+		// like every later one (PostgreSQL stops on a failed fsync too).
+		c.log.Error("write-ahead log failed: commits stop", "err", err)
+		return
+	}
+	c.logq.push(logItem{p: p, barrier: a.Barrier})
+}
+
+// awaitLog tells the coordinator, in barrier order, which records are
+// durable.
+func (c *Cluster) awaitLog() {
+	defer c.ticker.Done()
+	for {
+		it, ok := c.logq.pop(c.stop)
+		if !ok {
+			return
+		}
+		select {
+		case <-it.p.Done():
+		case <-c.stop:
+			return
+		}
+		if err := it.p.Wait(context.Background()); err != nil {
+			c.log.Error("write-ahead log failed: commits stop", "err", err)
+			return
+		}
+		c.mu.Lock()
+		c.mu.core.Step(coord.Logged{Barrier: it.barrier})
+		c.applyLocked()
+		c.mu.Unlock()
+	}
+}
+
+// walArgs converts statement arguments for the log; Type keeps the
+// family.
+func walArgs(args []driver.Arg) []wal.Value {
+	out := make([]wal.Value, len(args))
+	for i, a := range args {
+		out[i] = wal.Value{Null: a.Null, Type: uint8(a.Type), Text: a.Text}
+	}
+	return out
+}
