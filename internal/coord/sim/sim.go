@@ -113,7 +113,15 @@ type sim struct {
 	tick, steps  int
 	progressTick int // tick of the latest Reply or Finished
 	moves        []move
-	ring         traceRing
+	// The write-ahead log, in runs that have one (Config.Log): logQ are
+	// the barriers logged but not yet durable; logged counts the durable
+	// ones; barrierOf is each logged transaction's barrier.
+	wal       bool
+	logQ      []int
+	logged    int
+	nextLog   int
+	barrierOf map[coord.TxnID]int
+	ring      traceRing
 	res          Result
 	err          error
 }
@@ -149,7 +157,11 @@ func (s *sim) start() {
 	if len(concurrent) != st.n {
 		concurrent = nil // a tweak reshaped the cluster: the class defaults
 	}
-	s.core = coord.New(coord.Config{Mode: s.opt.Mode, N: st.n, F: st.f, Classes: st.classes, Concurrent: concurrent, StallTicks: st.stallTicks})
+	// Half the cbs/ss runs have a write-ahead log, whose flushes are one
+	// more thing that can happen at any moment.
+	s.wal = (s.opt.Mode == coord.CBS || s.opt.Mode == coord.SS) && s.opt.Seed%2 == 0
+	s.barrierOf = map[coord.TxnID]int{}
+	s.core = coord.New(coord.Config{Mode: s.opt.Mode, N: st.n, F: st.f, Classes: st.classes, Concurrent: concurrent, StallTicks: st.stallTicks, Log: s.wal})
 	if s.opt.wrap != nil {
 		s.core = s.opt.wrap(s, s.core)
 	}
@@ -174,6 +186,8 @@ type move struct {
 	f *fake    // with a: a runs its next op; else answer i arrives
 	a *attempt //
 	i int
+	// flush: the log makes some of its queued records durable.
+	flush bool
 }
 
 func (s *sim) loop() {
@@ -314,6 +328,9 @@ func (s *sim) collect() []move {
 			}
 		}
 	}
+	if len(s.logQ) > 0 {
+		ms = append(ms, move{flush: true})
+	}
 	s.moves = ms
 	return ms
 }
@@ -326,6 +343,13 @@ func (s *sim) doTick() {
 
 func (s *sim) do(m move) {
 	switch {
+	case m.flush:
+		// A group commit: a prefix of the queue becomes durable at once.
+		k := 1 + s.rng.IntN(len(s.logQ))
+		b := s.logQ[k-1]
+		s.logQ = s.logQ[k:]
+		s.logged = b + 1
+		s.stepCore(coord.Logged{Barrier: b})
 	case m.c != nil:
 		s.clientNext(m.c)
 	case m.a != nil:
@@ -421,10 +445,25 @@ func (s *sim) apply(a coord.Action) {
 		s.fakes[a.R].crash()
 	case coord.Finished:
 		s.finished(a.Txn)
+	case coord.Log:
+		if !s.wal {
+			s.failf("contract: Log of t%d without a write-ahead log", a.Txn)
+		}
+		if a.Barrier != s.nextLog {
+			s.failf("contract: Log of t%d with barrier %d, want %d (barrier order)", a.Txn, a.Barrier, s.nextLog)
+		}
+		s.nextLog++
+		s.barrierOf[a.Txn] = a.Barrier
+		s.logQ = append(s.logQ, a.Barrier)
 	}
 }
 
 func (s *sim) send(a coord.Send) {
+	if s.wal && a.Op.Kind == coord.OpCommit {
+		if b, ok := s.barrierOf[a.Op.Txn]; !ok || b >= s.logged {
+			s.failf("contract: COMMIT of t%d sent to r%d before the log held it", a.Op.Txn, a.R)
+		}
+	}
 	t := s.txns[a.Op.Txn]
 	if t == nil {
 		s.failf("contract: send of %v, a transaction never begun", a.Op)
