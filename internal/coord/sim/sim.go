@@ -122,8 +122,8 @@ type sim struct {
 	nextLog   int
 	barrierOf map[coord.TxnID]int
 	ring      traceRing
-	res          Result
-	err          error
+	res       Result
+	err       error
 }
 
 // client is one simulated database client: one transaction at a time,
