@@ -24,6 +24,13 @@ type ColumnGuess struct {
 	OID  uint32
 	// Mod is the type modifier (char(n), numeric(p,s)); 0 when none.
 	Mod int32
+	// pad is the width character(n) values have where PostgreSQL reports
+	// no modifier (max() of a char(n) column): ShapeAnswer pads to it.
+	pad int32
+	// scale is 1 + the number of fractional digits numeric values have
+	// where PostgreSQL reports no modifier (sum() of a numeric(p,s)
+	// column); 0 when unknown. ShapeAnswer writes that many digits.
+	scale int32
 }
 
 type hintsForm struct {
@@ -168,6 +175,14 @@ type pgType struct {
 	// mods are the type's modifiers as declared (varchar(n): [n],
 	// numeric(p,s): [p s]); nil when none or unknown.
 	mods []int32
+	// width is the length of character(n) values whose type has lost
+	// its modifier (min, max, lag of a char(n) column).
+	width int32
+	// scale, when scaled, is the number of fractional digits of numeric
+	// values whose type has no modifier (PostgreSQL's numeric arithmetic
+	// keeps the digits of its operands: sums, products, min, max).
+	scale  int32
+	scaled bool
 }
 
 // litType names the type of a quoted string or NULL that nothing gave a
@@ -202,8 +217,60 @@ func (p pgType) guess() ColumnGuess {
 		g.Mod = p.mods[0]<<16 + 4
 	case p.name == "numeric" && len(p.mods) == 2:
 		g.Mod = p.mods[0]<<16 | p.mods[1] + 4
+	case p.name == "bpchar":
+		g.pad = p.width
+	case p.name == "numeric" && p.scaled:
+		g.scale = p.scale + 1
 	}
 	return g
+}
+
+// numericScale is the number of fractional digits of the values of a
+// numeric (or integer) expression, when known.
+func numericScale(p pgType) (int32, bool) {
+	switch {
+	case isInteger(p.name):
+		return 0, true
+	case p.name != "numeric":
+		return 0, false
+	case len(p.mods) == 2:
+		return p.mods[1], true
+	case len(p.mods) == 1:
+		return 0, true
+	}
+	return p.scale, p.scaled
+}
+
+// withScaleOf is t, a numeric type without modifiers, with the scale of
+// its values when known.
+func withScaleOf(name string, scale int32, ok bool) pgType {
+	if name != "numeric" || !ok {
+		return typ(name)
+	}
+	return pgType{name: name, scale: scale, scaled: true}
+}
+
+// keepValues is the type of an expression whose values are its
+// argument's (min, max, lag, abs, -x): the argument's type without its
+// modifiers, with the width or scale the values keep.
+func keepValues(name string, arg pgType) pgType {
+	if name == "bpchar" {
+		return pgType{name: name, width: charWidth(arg)}
+	}
+	sc, ok := numericScale(arg)
+	return withScaleOf(name, sc, ok)
+}
+
+// charWidth is the length of the values of a character(n) expression, 0
+// when unknown or not character(n).
+func charWidth(p pgType) int32 {
+	switch {
+	case p.name != "bpchar":
+		return 0
+	case len(p.mods) == 1:
+		return p.mods[0]
+	}
+	return p.width
 }
 
 var typeByName = map[string]ColumnGuess{
@@ -300,11 +367,34 @@ func commonType(ts []pgType) pgType {
 	if p.name == "" {
 		return typ("text")
 	}
-	out := pgType{name: p.name, mods: p.mods}
+	out := pgType{name: p.name, mods: p.mods, width: charWidth(p)}
 	for _, t := range ts {
 		if t.name != p.name || !slices.Equal(t.mods, p.mods) {
 			out.mods = nil
-			break
+		}
+		if charWidth(t) != out.width {
+			out.width = 0 // a literal, or values of other lengths
+		}
+	}
+	if out.mods != nil {
+		out.width = 0
+	}
+	if out.name == "numeric" && out.mods == nil {
+		// Every value keeps its own digits: known when all agree (an
+		// untyped literal is taken for a NULL).
+		first := true
+		for _, t := range ts {
+			if t.lit() {
+				continue
+			}
+			sc, ok := numericScale(t)
+			switch {
+			case !ok || !first && sc != out.scale:
+				out.scale, out.scaled = 0, false
+				return out
+			case first:
+				out.scale, out.scaled, first = sc, true, false
+			}
 		}
 	}
 	return out
@@ -872,8 +962,12 @@ func constType(c *pg_query.A_Const) pgType {
 	case c.GetIval() != nil:
 		return typ("int4")
 	case c.GetFval() != nil:
-		if _, err := strconv.ParseInt(c.GetFval().Fval, 10, 64); err == nil {
+		f := c.GetFval().Fval
+		if _, err := strconv.ParseInt(f, 10, 64); err == nil {
 			return typ("int8")
+		}
+		if _, frac, ok := strings.Cut(f, "."); ok && !strings.ContainsAny(f, "eE") {
+			return pgType{name: "numeric", scale: int32(len(frac)), scaled: true}
 		}
 		return typ("numeric")
 	case c.GetBoolval() != nil:
@@ -918,7 +1012,7 @@ func (t *typer) exprType(e *pg_query.A_Expr) pgType {
 	if e.Lexpr == nil {
 		r := t.typeOf(e.Rexpr)
 		if (op == "-" || op == "+") && (category(r.name) == 'N' || r.name == "interval") {
-			return pgType{name: r.name}
+			return keepValues(r.name, r)
 		}
 		return pgType{}
 	}
@@ -996,6 +1090,13 @@ func arithType(op string, l, r pgType) pgType {
 		case hi == "float4" && ln != rn:
 			// float4 meets a non-float4: the float4-float8 operators win.
 			return typ("float8")
+		case hi == "numeric" && (op == "+" || op == "-" || op == "*"):
+			ls, lok := numericScale(l)
+			rs, rok := numericScale(r)
+			if op == "*" {
+				return withScaleOf(hi, ls+rs, lok && rok)
+			}
+			return withScaleOf(hi, max(ls, rs), lok && rok)
 		}
 		return typ(hi)
 	}
@@ -1078,7 +1179,7 @@ func (t *typer) funcType(fc *pg_query.FuncCall) pgType {
 		case a == "int8":
 			return typ("numeric")
 		case num || a == "interval":
-			return arg
+			return keepValues(a, args[0])
 		}
 	case "avg":
 		switch {
@@ -1110,7 +1211,7 @@ func (t *typer) funcType(fc *pg_query.FuncCall) pgType {
 		case a == "" || a == "bool" || a == "json":
 			return pgType{}
 		}
-		return arg
+		return keepValues(a, args[0])
 	case "bit_and", "bit_or", "bit_xor":
 		if isInteger(a) {
 			return arg
@@ -1124,21 +1225,32 @@ func (t *typer) funcType(fc *pg_query.FuncCall) pgType {
 		if arg.lit() {
 			return typ("text")
 		}
-		return arg
+		return keepValues(a, args[0])
 	case "abs":
 		if num {
-			return arg
+			return keepValues(a, args[0])
 		}
 	case "round", "trunc":
 		switch {
 		case len(args) == 2:
+			// round(x, n) has n digits when n is a constant.
+			if c := fc.Args[1].GetAConst(); c != nil && c.GetIval() != nil {
+				return withScaleOf("numeric", max(c.GetIval().Ival, 0), true)
+			}
 			return typ("numeric")
 		case a == "numeric":
-			return arg
+			return withScaleOf(a, 0, true)
 		case num:
 			return typ("float8")
 		}
-	case "ceil", "ceiling", "floor", "sign":
+	case "ceil", "ceiling", "floor":
+		switch {
+		case a == "numeric":
+			return withScaleOf(a, 0, true)
+		case num:
+			return typ("float8")
+		}
+	case "sign":
 		switch {
 		case a == "numeric":
 			return arg
@@ -1279,8 +1391,11 @@ func sizeOf(oid uint32) int16 {
 
 // ShapeAnswer is Shape for a whole answer: the columns, and the values
 // whose text PostgreSQL would write differently for the column's type
-// (booleans as t/f, char(n) padded to n, numeric(p,s) with s digits). It
-// returns a new answer when something changed; a is not modified.
+// (booleans as t/f, char(n) padded to n, numeric(p,s) with s digits, and,
+// for the columns whose type the guesses know, floats, dates, times,
+// timestamps and UUIDs as PostgreSQL prints them: a timestamptz with its
+// +00). It returns a new answer when something changed; a is not
+// modified.
 func ShapeAnswer(a *answer.Answer, guesses []ColumnGuess) *answer.Answer {
 	if a.Columns == nil {
 		return a
@@ -1288,9 +1403,28 @@ func ShapeAnswer(a *answer.Answer, guesses []ColumnGuess) *answer.Answer {
 	cols := Shape(a.Columns, guesses)
 	out := *a
 	out.Columns = cols
+	known := len(guesses) == len(cols)
 	var fix []int
+	widths := make([]int, len(cols)) // char(n) length, numeric scale + 1
 	for i, c := range cols {
-		if c.Type == answer.Bool || c.OID == answer.OIDBPChar && c.Mod > 4 || c.Type == answer.Numeric && c.Mod > 4 {
+		switch {
+		case c.OID == answer.OIDBPChar && c.Mod > 4:
+			widths[i] = int(c.Mod - 4)
+		case c.OID == answer.OIDBPChar && known:
+			widths[i] = int(guesses[i].pad)
+		case c.Type == answer.Numeric && c.Mod > 4:
+			widths[i] = int((c.Mod-4)&0xffff) + 1
+		case c.Type == answer.Numeric && known:
+			widths[i] = int(guesses[i].scale)
+		}
+		retext := false
+		if known && guesses[i].Type != answer.Unknown {
+			switch c.Type {
+			case answer.Float, answer.Date, answer.Time, answer.Timestamp, answer.TimestampTZ, answer.UUID:
+				retext = true
+			}
+		}
+		if c.Type == answer.Bool || widths[i] > 0 || retext {
 			fix = append(fix, i)
 		}
 	}
@@ -1304,15 +1438,17 @@ func ShapeAnswer(a *answer.Answer, guesses []ColumnGuess) *answer.Answer {
 			if i >= len(nr) || nr[i].Null {
 				continue
 			}
-			nr[i] = pgValue(cols[i], nr[i])
+			nr[i] = pgValue(cols[i], widths[i], nr[i])
 		}
 		out.Rows[r] = nr
 	}
 	return &out
 }
 
-// pgValue writes a value the way PostgreSQL prints it for column c.
-func pgValue(c answer.Column, v answer.Value) answer.Value {
+// pgValue writes a value the way PostgreSQL prints it for column c: width
+// is the length of character(n), 1 + the scale of numeric, 0 when
+// unknown.
+func pgValue(c answer.Column, width int, v answer.Value) answer.Value {
 	switch {
 	case c.Type == answer.Bool:
 		switch strings.ToLower(v.Text) {
@@ -1322,13 +1458,25 @@ func pgValue(c answer.Column, v answer.Value) answer.Value {
 			return answer.Value{Type: answer.Bool, Text: "f"}
 		}
 	case c.OID == answer.OIDBPChar:
-		n := int(c.Mod - 4)
-		if k := utf8.RuneCountInString(v.Text); k < n {
-			return answer.Value{Type: v.Type, Text: v.Text + strings.Repeat(" ", n-k)}
+		if k := utf8.RuneCountInString(v.Text); k < width {
+			return answer.Value{Type: v.Type, Text: v.Text + strings.Repeat(" ", width-k)}
 		}
 	case c.Type == answer.Numeric:
-		scale := int((c.Mod - 4) & 0xffff)
-		return answer.Value{Type: answer.Numeric, Text: withScale(v.Text, scale)}
+		if width > 0 {
+			return answer.Value{Type: answer.Numeric, Text: withScale(v.Text, width-1)}
+		}
+	case c.Type == answer.Float:
+		bits := 64
+		if c.OID == answer.OIDFloat4 {
+			bits = 32
+		}
+		if f, err := strconv.ParseFloat(v.Text, 64); err == nil {
+			return answer.Value{Type: answer.Float, Text: answer.FormatFloat(f, bits)}
+		}
+	default:
+		if text, ok := answer.PGText(c.Type, v.Text); ok {
+			return answer.Value{Type: c.Type, Text: text}
+		}
 	}
 	return v
 }

@@ -2,6 +2,8 @@ package sqlan
 
 import (
 	"context"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -373,19 +375,21 @@ func typeByOID(oid uint32) string {
 	return ""
 }
 
-// TestDescribeOnEngines runs describe forms on PostgreSQL, MariaDB and
-// SQLite with every parameter NULL, as the session does: each must run
-// and return no rows, even where NULL parameters would make a scalar
-// subquery find several rows (MariaDB evaluates uncorrelated subqueries
-// while planning), a LIMIT take NULL, or two columns share a name.
-func TestDescribeOnEngines(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	type replica struct {
-		dialect driver.Dialect
-		conn    driver.Conn
-	}
-	var reps []replica
+// engines is one connection to each of PostgreSQL, MariaDB and SQLite,
+// with the schema shepherd knows of them.
+type engines struct {
+	t     *testing.T
+	ctx   context.Context
+	env   *Env
+	conns []driver.Conn
+	dials []driver.Dialect
+}
+
+// newEngines connects to fresh databases of the three engines.
+func newEngines(t *testing.T, ctx context.Context) *engines {
+	en := &engines{t: t, ctx: ctx, env: &Env{Replicas: map[driver.Dialect][]string{
+		driver.Postgres: {"pg"}, driver.MySQL: {"maria"}, driver.SQLite: {"lite"},
+	}}}
 	for _, r := range []struct {
 		driver string
 		spec   driver.Spec
@@ -402,57 +406,75 @@ func TestDescribeOnEngines(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer e.Close()
+		t.Cleanup(func() { e.Close() })
 		c, err := e.Connect(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer c.Close()
-		reps = append(reps, replica{e.Dialect(), c})
+		t.Cleanup(func() { c.Close() })
+		en.conns, en.dials = append(en.conns, c), append(en.dials, e.Dialect())
 	}
-	env := &Env{Replicas: map[driver.Dialect][]string{
-		driver.Postgres: {"pg"}, driver.MySQL: {"maria"}, driver.SQLite: {"lite"},
-	}}
-	run := func(st *Stmt, rows bool) []*answer.Answer {
-		var out []*answer.Answer
-		for _, r := range reps {
-			sql, order := st.For(r.dialect)
-			n := st.NumParams + len(st.Pins)
-			if order != nil {
-				n = len(order)
-			}
-			args := make([]driver.Arg, n)
-			for i := range args {
-				args[i] = driver.Arg{Null: true}
-			}
-			a, err := r.conn.Exec(ctx, driver.Query{SQL: sql, Args: args, ReturnsRows: rows, Verb: st.Verb})
-			if err != nil {
-				t.Errorf("%s on %v: %s: %v", st.SQL, r.dialect, sql, err)
-				continue
-			}
-			out = append(out, a)
+	return en
+}
+
+// run runs st on every engine with NULL parameters and returns the
+// answers, PostgreSQL's first (nil for an engine that failed).
+func (en *engines) run(st *Stmt) []*answer.Answer {
+	out := make([]*answer.Answer, len(en.conns))
+	for i, c := range en.conns {
+		sql, order := st.For(en.dials[i])
+		n := st.NumParams + len(st.Pins)
+		if order != nil {
+			n = len(order)
 		}
-		return out
+		args := make([]driver.Arg, n)
+		for j := range args {
+			args[j] = driver.Arg{Null: true}
+		}
+		a, err := c.Exec(en.ctx, driver.Query{SQL: sql, Args: args, ReturnsRows: st.ReturnsRows, Verb: st.Verb})
+		if err != nil {
+			en.t.Errorf("%s on %v: %s: %v", st.SQL, en.dials[i], sql, err)
+			continue
+		}
+		out[i] = a
 	}
-	for _, sql := range []string{
+	return out
+}
+
+// exec parses and runs statements, recording DDL in the schema.
+func (en *engines) exec(sqls ...string) {
+	for _, sql := range sqls {
+		st, err := ParseOneIn(sql, en.env)
+		if err != nil {
+			en.t.Fatalf("%s: %v", sql, err)
+		}
+		en.run(st)
+		if st.Kind == DDL {
+			snap, err := en.env.Schema.Apply(st.Tree())
+			if err != nil {
+				en.t.Fatal(err)
+			}
+			en.env = &Env{Replicas: en.env.Replicas, Schema: snap}
+		}
+	}
+}
+
+// TestDescribeOnEngines runs describe forms on PostgreSQL, MariaDB and
+// SQLite with every parameter NULL, as the session does: each must run
+// and return no rows, even where NULL parameters would make a scalar
+// subquery find several rows (MariaDB evaluates uncorrelated subqueries
+// while planning), a LIMIT take NULL, or two columns share a name.
+func TestDescribeOnEngines(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	en := newEngines(t, ctx)
+	en.exec(
 		`CREATE TABLE emp (id integer PRIMARY KEY, name text, dept_id integer, salary numeric(10,2), bonus numeric(10,2), hired date)`,
 		`CREATE TABLE dept (id integer PRIMARY KEY, name text)`,
 		`INSERT INTO emp VALUES (1, 'a', 1, 10, NULL, DATE '2020-01-01'), (2, 'b', 1, 20, NULL, DATE '2021-01-01'), (3, 'c', 2, 30, 5, DATE '2022-01-01')`,
 		`INSERT INTO dept VALUES (1, 'x'), (2, 'y')`,
-	} {
-		st, err := ParseOneIn(sql, env)
-		if err != nil {
-			t.Fatalf("%s: %v", sql, err)
-		}
-		run(st, false)
-		if st.Kind == DDL {
-			snap, err := env.Schema.Apply(st.Tree())
-			if err != nil {
-				t.Fatal(err)
-			}
-			env = &Env{Replicas: env.Replicas, Schema: snap}
-		}
-	}
+	)
+	env := en.env
 	for _, sql := range []string{
 		`SELECT id FROM emp ORDER BY id LIMIT $1 OFFSET $2`,
 		`SELECT count(*) FROM emp WHERE bonus IS NOT DISTINCT FROM $1`,
@@ -477,8 +499,8 @@ func TestDescribeOnEngines(t *testing.T) {
 			t.Errorf("%s: no describe form", sql)
 			continue
 		}
-		for _, a := range run(d, true) {
-			if len(a.Rows) != 0 || len(a.Columns) != len(st.Columns()) {
+		for _, a := range en.run(d) {
+			if a != nil && (len(a.Rows) != 0 || len(a.Columns) != len(st.Columns())) {
 				t.Errorf("%s: describe form gave %d rows, %d columns; want 0 rows, %d columns", sql, len(a.Rows), len(a.Columns), len(st.Columns()))
 			}
 		}
@@ -505,4 +527,67 @@ func FuzzColumns(f *testing.F) {
 			d.Columns()
 		}
 	})
+}
+
+// TestShapeOnEngines: the answers of MariaDB and SQLite, shaped by the
+// guesses, read as PostgreSQL's own, text for text, where the engines
+// hold the same values: timestamps with time zone with their +00, dates,
+// booleans, char(n) padded also where PostgreSQL reports no modifier,
+// floats, uuids.
+func TestShapeOnEngines(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	en := newEngines(t, ctx)
+	en.exec(
+		`CREATE TABLE ty (id integer PRIMARY KEY, ts timestamp, tz timestamptz, d date, f4 real, f8 double precision, b boolean, n numeric(10,2), c char(3), u uuid)`,
+		`INSERT INTO ty VALUES (1, TIMESTAMP '2024-01-01 10:00:00', TIMESTAMPTZ '2024-01-01 10:00:00+02', DATE '2024-01-02', 0.5, 1e20, true, 1.5, 'ab', 'A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11')`,
+		`INSERT INTO ty VALUES (2, TIMESTAMP '2024-01-01 10:00:00.5', TIMESTAMPTZ '2024-01-01 10:00:00.25+00', DATE '2024-02-29', 0.25, 0.1, false, 2, 'xyz', NULL)`,
+	)
+	for _, sql := range []string{
+		`SELECT id, ts, tz, d, f4, f8, b, n, c, u FROM ty ORDER BY id`,
+		`SELECT id, max(c), min(c), max(tz), min(d), max(n), NOT b FROM ty GROUP BY id, b ORDER BY id`,
+		`SELECT id, lag(c) OVER (ORDER BY id), first_value(tz) OVER (ORDER BY id) FROM ty ORDER BY id`,
+		`SELECT sum(n), max(n), min(n * 2), max(n + 1), min(-n), max(abs(n)), max(round(n, 1)), min(n * n) FROM ty`,
+		`SELECT id, n * 3, n - 0.125, f8 * 2, f4 + f4 FROM ty ORDER BY id`,
+		`SELECT c, tz FROM (SELECT c, tz FROM ty UNION ALL SELECT c, tz FROM ty) AS s ORDER BY c, tz`,
+	} {
+		st, err := ParseOneIn(sql, en.env)
+		if err != nil {
+			t.Errorf("%s: %v", sql, err)
+			continue
+		}
+		answers := en.run(st)
+		if answers[0] == nil {
+			continue
+		}
+		want := rowsText(ShapeAnswer(answers[0], st.Columns()))
+		for i, a := range answers[1:] {
+			if a == nil {
+				continue
+			}
+			if got := rowsText(ShapeAnswer(a, st.Columns())); got != want {
+				t.Errorf("%s on %v:\n got %s\nwant %s", sql, en.dials[i+1], got, want)
+			}
+		}
+	}
+}
+
+// rowsText prints an answer's rows.
+func rowsText(a *answer.Answer) string {
+	var b strings.Builder
+	for _, row := range a.Rows {
+		b.WriteString("(")
+		for i, v := range row {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			if v.Null {
+				b.WriteString("NULL")
+			} else {
+				b.WriteString(strconv.Quote(v.Text))
+			}
+		}
+		b.WriteString(") ")
+	}
+	return b.String()
 }
