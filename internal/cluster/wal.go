@@ -98,8 +98,35 @@ func (c *Cluster) awaitLog() {
 		c.mu.Lock()
 		c.mu.core.Step(coord.Logged{Barrier: it.barrier})
 		c.applyLocked()
+		var applied int
+		if it.barrier%truncateEvery == 0 {
+			applied = c.appliedLocked()
+		}
 		c.mu.Unlock()
+		if applied > 0 {
+			if err := c.opts.WAL.TruncateBefore(c.opts.Base + uint64(applied)); err != nil {
+				c.log.Warn("truncating the write-ahead log", "err", err)
+			}
+		}
 	}
+}
+
+// truncateEvery is how many logged barriers pass between attempts to
+// drop log segments every replica has applied.
+const truncateEvery = 1024
+
+// appliedLocked returns the barrier below which every replica, up or
+// down, has committed every transaction: the log must keep the rest for
+// replay. c.mu is held.
+func (c *Cluster) appliedLocked() int {
+	low := -1
+	for r := range c.managers {
+		a := c.mu.core.Applied(coord.ReplicaID(r))
+		if low < 0 || a < low {
+			low = a
+		}
+	}
+	return low
 }
 
 // walArgs converts statement arguments for the log; Type keeps the

@@ -61,6 +61,9 @@ type cbs struct {
 	classes   []driver.Class
 
 	barrier int // B: the number of commits decided so far
+	// downAt is, for a replica taken out, the barrier below which it had
+	// committed everything when it went (what it lacks starts there).
+	downAt []int
 	// logged is the number of barriers the write-ahead log holds: a
 	// COMMIT with a barrier at or above it waits (Config.Log).
 	logged    int
@@ -151,7 +154,7 @@ func (r *rtx) outstanding() bool {
 func newCBS(c *Coordinator) *cbs {
 	n := c.cfg.N
 	s := &cbs{c: c, primary: -1, seq: make([]bool, n), mvcc: make([]bool, n), pipe: make([]bool, n), down: make([]bool, n),
-		cur: make([]TxnID, n), txns: map[TxnID]*ctxn{}, stall: c.cfg.StallTicks,
+		cur: make([]TxnID, n), downAt: make([]int, n), txns: map[TxnID]*ctxn{}, stall: c.cfg.StallTicks,
 		pend: make([][]*ctxn, n), limits: make([]int, n)}
 	if s.stall <= 0 {
 		s.stall = DefaultStallTicks
@@ -984,6 +987,7 @@ func (s *cbs) markDown(r ReplicaID, why string) {
 	}
 	s.down[r] = true
 	s.cur[r] = 0
+	s.downAt[r] = s.committedPrefix(ReplicaID(r))
 	s.pend[r] = nil
 	s.emit(MarkDown{R: r, Why: why})
 	if r == s.primary && !s.changing {

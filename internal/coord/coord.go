@@ -625,6 +625,20 @@ func (c *Coordinator) IsDown(r ReplicaID) bool {
 	return c.replicas[r].down
 }
 
+// Applied returns the barrier below which replica r has committed every
+// decided transaction (CBS and SS; for a replica taken out, as of when it
+// went); -1 in other modes. The write-ahead log may forget what every
+// replica applied.
+func (c *Coordinator) Applied(r ReplicaID) int {
+	if c.cbs == nil {
+		return -1
+	}
+	if c.cbs.down[r] {
+		return c.cbs.downAt[r]
+	}
+	return c.cbs.committedPrefix(r)
+}
+
 // Primary returns the replica whose answers go to clients first (CBS and
 // SS), or -1 in the other modes.
 func (c *Coordinator) Primary() ReplicaID {

@@ -98,6 +98,14 @@ func TestScripts(t *testing.T) {
 				c.Step(Down{R: ReplicaID(num("r"))})
 			case "logged":
 				c.Step(Logged{Barrier: num("b")})
+			case "applied":
+				// What the write-ahead log may forget: per replica, the
+				// barrier below which it committed everything.
+				var b strings.Builder
+				for r := range c.cfg.N {
+					fmt.Fprintf(&b, "r%d applied %d\n", r, c.Applied(ReplicaID(r)))
+				}
+				return b.String()
 			case "tick":
 				n := 1
 				if _, ok := args["n"]; ok {
