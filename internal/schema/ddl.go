@@ -41,12 +41,14 @@ func TableOf(cs *pg_query.CreateStmt) (*Table, error) {
 			for _, n := range e.GetColumnDef().Constraints {
 				if con := n.GetConstraint(); con != nil && con.Contype == pg_query.ConstrType_CONSTR_FOREIGN {
 					t.Refs = append(t.Refs, []string{c.Name})
+					t.Parents = append(t.Parents, con.Pktable.Relname)
 				}
 			}
 		case e.GetConstraint() != nil:
 			con := e.GetConstraint()
 			if con.Contype == pg_query.ConstrType_CONSTR_FOREIGN {
 				t.Refs = append(t.Refs, names(con.FkAttrs))
+				t.Parents = append(t.Parents, con.Pktable.Relname)
 			}
 			if con.Contype == pg_query.ConstrType_CONSTR_PRIMARY {
 				t.Key = names(con.Keys)

@@ -69,6 +69,28 @@ type Table struct {
 	// Refs are the column lists of the table's foreign keys (MariaDB
 	// needs an index starting with each).
 	Refs [][]string `json:"refs,omitempty"`
+	// Parents are the tables the foreign keys reference.
+	Parents []string `json:"parents,omitempty"`
+}
+
+// Children returns the other tables whose foreign keys reference table.
+func (s *Snapshot) Children(table string) []string {
+	if s == nil {
+		return nil
+	}
+	var out []string
+	for name, t := range s.Tables {
+		if name == table {
+			continue
+		}
+		for _, p := range t.Parents {
+			if p == table {
+				out = append(out, name)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // Column returns the named column, or nil.

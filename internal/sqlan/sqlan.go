@@ -597,16 +597,46 @@ func (s *Stmt) prepare() error {
 	return nil
 }
 
+// dependentObjects is PostgreSQL's SQLSTATE for a drop that other
+// objects depend on.
+const dependentObjects = "2BP01"
+
 // rewrite pins nondeterministic values, fills generated columns and
 // completes row orders (see rewriter).
 func (s *Stmt) rewrite(r *rewriter) error {
 	if cs := s.tree.GetCreateStmt(); cs != nil {
 		// Refuse what the catalog could not record or replicas would
 		// fill differently, also when only PostgreSQL replicas run it.
-		if _, err := schema.TableOf(cs); err != nil {
+		t, err := schema.TableOf(cs)
+		if err != nil {
 			return err
 		}
+		if len(s.env.Replicas[driver.SQLite]) > 0 {
+			// SQLite accepts a foreign key to a table that does not
+			// exist, where the others fail as PostgreSQL does.
+			for _, p := range t.Parents {
+				if p != t.Name && s.env.Schema.Table(p) == nil {
+					return pgerr.New(pgerr.UndefinedTable, "relation %q does not exist", p)
+				}
+			}
+		}
 		return nil
+	}
+	if d := s.tree.GetDropStmt(); d != nil && d.RemoveType == pg_query.ObjectType_OBJECT_TABLE &&
+		d.Behavior != pg_query.DropBehavior_DROP_CASCADE && len(s.env.Replicas[driver.SQLite]) > 0 {
+		// SQLite drops a referenced table whose referencing rows are
+		// gone; PostgreSQL (and MariaDB) refuse while the key exists.
+		for _, o := range d.Objects {
+			name := ""
+			if l := o.GetList(); l != nil && len(l.Items) > 0 {
+				name = l.Items[len(l.Items)-1].GetString_().GetSval()
+			}
+			if kids := s.env.Schema.Children(name); len(kids) > 0 {
+				return pgerr.New(dependentObjects, "cannot drop table %s because other objects depend on it", name).
+					WithDetail("constraint on table %s depends on table %s", kids[0], name).
+					WithHint("Use DROP ... CASCADE to drop the dependent objects too.")
+			}
+		}
 	}
 	if s.Kind == DDL {
 		return nil

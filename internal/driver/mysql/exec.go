@@ -38,7 +38,7 @@ func (c *Conn) Exec(ctx context.Context, q driver.Query) (*answer.Answer, error)
 		})
 	}
 	if err != nil {
-		return nil, err
+		return nil, c.failure(ctx, q, err)
 	}
 	if q.ReturnsRows {
 		a.Tag = answer.Tag(verb, a.RowsAffected)

@@ -252,7 +252,7 @@ func (c *Conn) Exec(ctx context.Context, q driver.Query) (*answer.Answer, error)
 	}
 	res, err := st.ExecContext(ctx, args...)
 	if err != nil {
-		return nil, c.engine.classify(ctx, err)
+		return nil, statementError(verb, c.engine.classify(ctx, err))
 	}
 	var n int64
 	if driver.CountsRows(verb) {
