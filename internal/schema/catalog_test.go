@@ -89,3 +89,13 @@ func TestSequencesSurviveRestart(t *testing.T) {
 		t.Error("dropped table still known")
 	}
 }
+
+// TestQuotedNames: a table created with a quoted, mixed-case name is
+// found under that name (the parser folds only unquoted names).
+func TestQuotedNames(t *testing.T) {
+	c, _ := Open("")
+	apply(t, c, `CREATE TABLE "Quoted" (id serial PRIMARY KEY)`)
+	if c.Snapshot().Table("Quoted") == nil || c.Snapshot().Table("quoted") != nil {
+		t.Error(`"Quoted" not found under its own name`)
+	}
+}

@@ -12,9 +12,6 @@
 // fill in, and where each key sequence stands.
 package schema
 
-import (
-	"strings"
-)
 
 // Fill says how shepherd fills a column that an INSERT leaves out, when
 // the engines' own default would give different values on different
@@ -130,7 +127,7 @@ func (s *Snapshot) Table(name string) *Table {
 	if s == nil {
 		return nil
 	}
-	return s.Tables[strings.ToLower(name)]
+	return s.Tables[name] // the parser folded unquoted names already
 }
 
 // IndexTable returns the table an index belongs to.

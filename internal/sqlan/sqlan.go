@@ -323,6 +323,13 @@ func analyse(text string, n *pg_query.Node) (*Stmt, error) {
 		if len(sel.LockingClause) > 0 {
 			st.Kind = Write // row locks make it part of the write set
 		}
+		if wc := sel.WithClause; wc != nil {
+			for _, c := range wc.Ctes {
+				if c.GetCommonTableExpr().GetCtequery().GetSelectStmt() == nil {
+					st.Kind = Write // WITH d AS (DELETE ...) SELECT ...
+				}
+			}
+		}
 	case n.GetInsertStmt() != nil:
 		st.Kind, st.Verb = Write, "INSERT"
 		st.ReturnsRows = len(n.GetInsertStmt().ReturningList) > 0

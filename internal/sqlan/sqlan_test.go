@@ -591,3 +591,14 @@ func rowsText(a *answer.Answer) string {
 	}
 	return b.String()
 }
+
+func TestDataModifyingWithIsAWrite(t *testing.T) {
+	st, err := ParseOneIn("WITH d AS (DELETE FROM t RETURNING id) SELECT count(*) FROM d",
+		&Env{Replicas: map[driver.Dialect][]string{driver.Postgres: {"p"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Kind != Write {
+		t.Errorf("kind %v, want write", st.Kind)
+	}
+}
