@@ -12,7 +12,6 @@
 // fill in, and where each key sequence stands.
 package schema
 
-
 // Fill says how shepherd fills a column that an INSERT leaves out, when
 // the engines' own default would give different values on different
 // replicas.
