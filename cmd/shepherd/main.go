@@ -64,6 +64,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintln(stdout, "config ok")
 		return 0
+	case "bench":
+		return benchCmd(args[1:], stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "shepherd", version)
 		return 0
