@@ -45,6 +45,9 @@ type Options struct {
 	// from 0): above every barrier in the log and in the replicas' log
 	// tables.
 	Base uint64
+	// Cache translates logged statements when a replica that was taken
+	// out catches up (with WAL).
+	Cache *sqlan.Cache
 	// DigestRows: a secondary keeps only the digest of an answer of more
 	// rows than this (CBS and SS); -1 keeps every answer whole.
 	DigestRows int
@@ -71,6 +74,7 @@ type Cluster struct {
 	stop    chan struct{}
 	ticker  sync.WaitGroup // the clock and the log waiter
 	logq    logQueue
+	durable durable
 
 	mu struct {
 		sync.Mutex
@@ -80,6 +84,9 @@ type Cluster struct {
 		// is closed while some transaction has sent work to replicas.
 		idle chan struct{}
 		busy chan struct{}
+		// recovering marks the replicas taken out whose return is
+		// being tried.
+		recovering map[coord.ReplicaID]bool
 	}
 }
 
@@ -106,6 +113,7 @@ func New(opts Options, replicas []Replica) *Cluster {
 			opts.Base = 1 // 0 means "no barrier" in a replica task
 		}
 		c.opts.Base = opts.Base
+		c.durable.next = opts.Base // what came before this run is on disk
 	} else {
 		c.opts.WAL = nil
 	}
@@ -120,6 +128,8 @@ func New(opts Options, replicas []Replica) *Cluster {
 	c.mu.core = coord.New(cfg)
 	c.primary.Store(int32(c.mu.core.Primary()))
 	c.mu.txns = map[coord.TxnID]*Txn{}
+	c.mu.recovering = map[coord.ReplicaID]bool{}
+	c.durable.more = make(chan struct{})
 	c.mu.idle = make(chan struct{})
 	close(c.mu.idle)
 	c.mu.busy = make(chan struct{})
@@ -391,7 +401,9 @@ func (c *Cluster) applyLocked() {
 		case coord.MarkDown:
 			c.status[a.R].down.Store(true)
 			c.managers[a.R].AbortAll()
+			c.managers[a.R].DropIdle()
 			c.log.Warn("replica taken out", "replica", c.managers[a.R].Name(), "why", a.Why)
+			c.startRecovery(a.R)
 		case coord.Log:
 			c.logLocked(a)
 		case coord.NewPrimary:

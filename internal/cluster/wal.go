@@ -95,6 +95,7 @@ func (c *Cluster) awaitLog() {
 			c.log.Error("write-ahead log failed: commits stop", "err", err)
 			return
 		}
+		c.durable.advance(c.opts.Base + uint64(it.barrier) + 1)
 		c.mu.Lock()
 		c.mu.core.Step(coord.Logged{Barrier: it.barrier})
 		c.applyLocked()

@@ -61,6 +61,10 @@ type cbs struct {
 	classes   []driver.Class
 
 	barrier int // B: the number of commits decided so far
+	// joining marks a replica back after being taken out that is still
+	// applying from the log what was decided before it rejoined: it is
+	// sent nothing yet.
+	joining []bool
 	// downAt is, for a replica taken out, the barrier below which it had
 	// committed everything when it went (what it lacks starts there).
 	downAt []int
@@ -154,7 +158,7 @@ func (r *rtx) outstanding() bool {
 func newCBS(c *Coordinator) *cbs {
 	n := c.cfg.N
 	s := &cbs{c: c, primary: -1, seq: make([]bool, n), mvcc: make([]bool, n), pipe: make([]bool, n), down: make([]bool, n),
-		cur: make([]TxnID, n), downAt: make([]int, n), txns: map[TxnID]*ctxn{}, stall: c.cfg.StallTicks,
+		cur: make([]TxnID, n), downAt: make([]int, n), joining: make([]bool, n), txns: map[TxnID]*ctxn{}, stall: c.cfg.StallTicks,
 		pend: make([][]*ctxn, n), limits: make([]int, n)}
 	if s.stall <= 0 {
 		s.stall = DefaultStallTicks
@@ -209,6 +213,10 @@ func (s *cbs) step(ev Event) {
 		s.unblock()
 	case Logged:
 		s.logged = max(s.logged, e.Barrier+1)
+	case Rejoin:
+		s.rejoin(e.R)
+	case Caught:
+		s.joining[e.R] = false
 	case Cancel:
 		if t := s.txns[e.Txn]; t != nil && t.phase == phaseOpen && t.commitSeq > 0 {
 			s.emit(Reply{Op: Op{Txn: t.id, Kind: OpCommit}, From: -1,
@@ -439,7 +447,7 @@ func (s *cbs) progress() {
 	for r := range s.c.cfg.N {
 		rid := ReplicaID(r)
 		switch {
-		case s.down[r]:
+		case s.down[r], s.joining[r]:
 		case rid == s.primary:
 			if !s.changing {
 				s.schedulePrimary()
@@ -986,6 +994,7 @@ func (s *cbs) markDown(r ReplicaID, why string) {
 		return
 	}
 	s.down[r] = true
+	s.joining[r] = false
 	s.cur[r] = 0
 	s.downAt[r] = s.committedPrefix(ReplicaID(r))
 	s.pend[r] = nil
@@ -998,6 +1007,27 @@ func (s *cbs) markDown(r ReplicaID, why string) {
 	for _, t := range slices.Clone(s.live) {
 		s.replyCommit(t, -1)
 		s.checkFinished(t)
+	}
+}
+
+// rejoin brings back replica r, which was taken out: it takes part in
+// every transaction decided from now on, as a sequential secondary (it
+// has run none of the open ones, so it cannot vouch for them in parallel
+// with the primary), once it has caught up from the log with those
+// decided before (Caught). Those are finished as far as r is concerned:
+// the log brings them.
+func (s *cbs) rejoin(r ReplicaID) {
+	if !s.down[r] {
+		return
+	}
+	s.down[r], s.joining[r] = false, true
+	s.seq[r], s.cur[r], s.pend[r] = true, 0, nil
+	for _, t := range s.live {
+		// A new try: answers of runs cut off when r went are stale.
+		t.at[r] = rtx{hold: -1, try: t.at[r].try + 1}
+		if t.phase == phaseCommitted {
+			t.at[r].finished = true
+		}
 	}
 }
 
@@ -1062,7 +1092,7 @@ func (s *cbs) nextCandidate(from ReplicaID) ReplicaID {
 	n := len(s.down)
 	for i := 1; i <= n; i++ {
 		r := (int(from) + i) % n
-		if !s.down[r] && s.classes[r].MayBePrimary() {
+		if !s.down[r] && !s.joining[r] && s.classes[r].MayBePrimary() {
 			return ReplicaID(r)
 		}
 	}

@@ -169,6 +169,19 @@ type Tick struct{}
 type Logged struct{ Barrier int }
 
 func (Logged) event()   {}
+
+// Rejoin: replica R, taken out, is reachable again (CBS and SS). It runs
+// every transaction decided from now on, one at a time in commit order,
+// but is sent nothing until Caught: it first applies, from the log, what
+// was decided before (Decided tells up to where).
+type Rejoin struct{ R ReplicaID }
+
+// Caught: replica R, rejoining, has applied every transaction decided
+// before its Rejoin.
+type Caught struct{ R ReplicaID }
+
+func (Rejoin) event() {}
+func (Caught) event() {}
 func (Begin) event()    {}
 func (Submit) event()   {}
 func (Answered) event() {}
@@ -625,6 +638,15 @@ func (c *Coordinator) IsDown(r ReplicaID) bool {
 	return c.replicas[r].down
 }
 
+// Decided returns how many transactions have been decided (CBS and SS):
+// the barrier the next one takes.
+func (c *Coordinator) Decided() int {
+	if c.cbs == nil {
+		return 0
+	}
+	return c.cbs.barrier
+}
+
 // Applied returns the barrier below which replica r has committed every
 // decided transaction (CBS and SS; for a replica taken out, as of when it
 // went); -1 in other modes. The write-ahead log may forget what every
@@ -633,7 +655,7 @@ func (c *Coordinator) Applied(r ReplicaID) int {
 	if c.cbs == nil {
 		return -1
 	}
-	if c.cbs.down[r] {
+	if c.cbs.down[r] || c.cbs.joining[r] {
 		return c.cbs.downAt[r]
 	}
 	return c.cbs.committedPrefix(r)

@@ -98,6 +98,12 @@ func TestScripts(t *testing.T) {
 				c.Step(Down{R: ReplicaID(num("r"))})
 			case "logged":
 				c.Step(Logged{Barrier: num("b")})
+			case "rejoin":
+				c.Step(Rejoin{R: ReplicaID(num("r"))})
+			case "caught":
+				c.Step(Caught{R: ReplicaID(num("r"))})
+			case "decided":
+				return fmt.Sprintf("decided %d\n", c.Decided())
 			case "applied":
 				// What the write-ahead log may forget: per replica, the
 				// barrier below which it committed everything.

@@ -201,6 +201,18 @@ func (m *Manager) AbortAll() {
 	}
 }
 
+// DropIdle closes the pooled connections: after the replica was taken
+// out they may lead to a server that is gone.
+func (m *Manager) DropIdle() {
+	m.mu.Lock()
+	idle := m.mu.idle
+	m.mu.idle = nil
+	m.mu.Unlock()
+	for _, c := range idle {
+		c.Close()
+	}
+}
+
 // Close stops accepting tasks, cancels running ones, waits for the
 // workers and closes the pooled connections.
 func (m *Manager) Close() {

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 
-	"github.com/shepherd-db/shepherd/internal/answer"
+	"github.com/shepherd-db/shepherd/internal/cluster"
 	"github.com/shepherd-db/shepherd/internal/driver"
 	"github.com/shepherd-db/shepherd/internal/replica"
 	"github.com/shepherd-db/shepherd/internal/sqlan"
@@ -50,54 +50,12 @@ func replay(ctx context.Context, c driver.Conn, d driver.Dialect, cache *sqlan.C
 	if err != nil {
 		return 0, 0, err
 	}
-	n := 0
-	for _, rec := range records {
-		if have[rec.Barrier] {
-			continue
-		}
-		if err := c.Begin(ctx, driver.TxOptions{}); err != nil {
-			return n, 0, err
-		}
-		for _, st := range rec.Statements {
-			if !st.Writes {
-				continue
-			}
-			q, err := replayQuery(cache, d, st)
-			if err == nil {
-				_, err = c.Exec(ctx, q)
-			}
-			if err != nil {
-				c.Rollback(ctx)
-				return n, 0, fmt.Errorf("barrier %d: %s: %w", rec.Barrier, st.SQL, err)
-			}
-		}
-		if _, err := c.Exec(ctx, replica.LogInsert(d, rec.Barrier)); err != nil {
-			c.Rollback(ctx)
-			return n, 0, err
-		}
-		if err := c.Commit(ctx); err != nil {
-			return n, 0, err
-		}
-		n++
-		top = max(top, rec.Barrier)
+	n, err := cluster.Replay(ctx, c, d, cache, records, have)
+	if err != nil {
+		return n, 0, err
+	}
+	if len(records) > 0 {
+		top = max(top, records[len(records)-1].Barrier)
 	}
 	return n, top, nil
-}
-
-// replayQuery writes a logged statement for dialect d, with the values it
-// was run with (the client's and the pinned ones) in the dialect's order.
-func replayQuery(cache *sqlan.Cache, d driver.Dialect, st wal.Statement) (driver.Query, error) {
-	sts, err := cache.Parse(st.SQL)
-	if err != nil {
-		return driver.Query{}, err
-	}
-	if len(sts) != 1 {
-		return driver.Query{}, fmt.Errorf("%d statements in one log entry", len(sts))
-	}
-	s := sts[0]
-	args := make([]driver.Arg, len(st.Args))
-	for i, v := range st.Args {
-		args[i] = driver.Arg{Null: v.Null, Type: answer.Type(v.Type), Text: v.Text}
-	}
-	return sqlan.Query(s, d, args), nil
 }

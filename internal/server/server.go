@@ -109,7 +109,7 @@ func Open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Server, e
 			s.closeEngines()
 			return nil, err
 		}
-		s.wal, copts.WAL, copts.Base = w, w, base
+		s.wal, copts.WAL, copts.Base, copts.Cache = w, w, base, s.cache
 	}
 	// classes: cluster.New reads them from the engines itself and the
 	// coordinator picks the primary among them; checkPrimary made sure

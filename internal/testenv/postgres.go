@@ -3,6 +3,7 @@ package testenv
 import (
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -66,31 +67,49 @@ func (s *pgServer) exec(ctx context.Context, stmt string) error {
 // startPostgres initialises a cluster in a temporary directory and starts
 // postgres on it, listening on 127.0.0.1 and on a socket in that directory.
 func startPostgres() (_ *pgServer, err error) {
-	initdb, err := findBinary("postgresql-15", filepath.Join(postgresBin, "initdb"))
-	if err != nil {
-		return nil, err
-	}
-	postgres, err := findBinary("postgresql-15", filepath.Join(postgresBin, "postgres"))
-	if err != nil {
-		return nil, err
-	}
-	who, err := lookupRunAs("postgres")
-	if err != nil {
-		return nil, err
-	}
-	dir, err := who.makeDir("shepherd-pg-*")
+	dir, data, port, who, err := initPostgres()
 	if err != nil {
 		return nil, err
 	}
 	registered := false
 	defer removeUnlessRegistered(dir, &registered)
-	data := filepath.Join(dir, "data")
-	err = who.run(initdb, "-D", data, "-U", "postgres", "--auth=trust",
-		"--encoding=UTF8", "--locale=C", "--no-sync", "--no-instructions")
+	srv, err := runPostgres(dir, data, port, who)
 	if err != nil {
 		return nil, err
 	}
-	port, err := freePort()
+	register(srv.server)
+	registered = true
+	return srv, nil
+}
+
+// initPostgres makes a data directory with initdb and picks a port.
+func initPostgres() (dir, data string, port int, who runAs, err error) {
+	initdb, err := findBinary("postgresql-15", filepath.Join(postgresBin, "initdb"))
+	if err != nil {
+		return "", "", 0, who, err
+	}
+	who, err = lookupRunAs("postgres")
+	if err != nil {
+		return "", "", 0, who, err
+	}
+	dir, err = who.makeDir("shepherd-pg-*")
+	if err != nil {
+		return "", "", 0, who, err
+	}
+	data = filepath.Join(dir, "data")
+	err = who.run(initdb, "-D", data, "-U", "postgres", "--auth=trust",
+		"--encoding=UTF8", "--locale=C", "--no-sync", "--no-instructions")
+	if err != nil {
+		return "", "", 0, who, err
+	}
+	port, err = freePort()
+	return dir, data, port, who, err
+}
+
+// runPostgres starts postgres on an initialised data directory and waits
+// until it answers.
+func runPostgres(dir, data string, port int, who runAs) (*pgServer, error) {
+	postgres, err := findBinary("postgresql-15", filepath.Join(postgresBin, "postgres"))
 	if err != nil {
 		return nil, err
 	}
@@ -108,8 +127,6 @@ func startPostgres() (_ *pgServer, err error) {
 	if err != nil {
 		return nil, err
 	}
-	register(s)
-	registered = true
 	srv := &pgServer{server: s, port: port}
 	err = s.waitReady(func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -117,7 +134,72 @@ func startPostgres() (_ *pgServer, err error) {
 		return srv.exec(ctx, "SELECT 1")
 	})
 	if err != nil {
+		s.kill()
 		return nil, err
 	}
 	return srv, nil
+}
+
+// PostgresServer is a PostgreSQL server of one test's own, which the
+// test may kill and start again (crash tests); the shared server of
+// Postgres must not be killed.
+type PostgresServer struct {
+	t    testing.TB
+	dir  string
+	data string
+	port int
+	who  runAs
+	cur  *pgServer
+}
+
+// OwnPostgres starts a PostgreSQL server for t alone, with one database
+// "shepherd". It is stopped and removed when t ends.
+func OwnPostgres(t testing.TB) *PostgresServer {
+	t.Helper()
+	requireMain(t)
+	dir, data, port, who, err := initPostgres()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &PostgresServer{t: t, dir: dir, data: data, port: port, who: who}
+	t.Cleanup(func() {
+		if p.cur != nil {
+			p.cur.stop()
+		}
+		_ = os.RemoveAll(dir)
+	})
+	p.Start()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := p.cur.exec(ctx, "CREATE DATABASE shepherd"); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// DSN returns the URL of the server's database.
+func (p *PostgresServer) DSN() string {
+	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/shepherd?sslmode=disable", p.port)
+}
+
+// Kill kills the server with SIGKILL, as a crash would, and waits until
+// it is gone. PostgreSQL recovers from its own log when started again.
+func (p *PostgresServer) Kill() {
+	p.t.Helper()
+	if p.cur == nil {
+		return
+	}
+	p.cur.kill()
+	p.cur.log.Close()
+	p.cur = nil
+}
+
+// Start starts the (killed) server again on the same data and port.
+func (p *PostgresServer) Start() {
+	p.t.Helper()
+	srv, err := runPostgres(p.dir, p.data, p.port, p.who)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	p.cur = srv
 }

@@ -119,6 +119,12 @@ func startProcess(name, dir string, cmd *exec.Cmd, cred *syscall.Credential) (*s
 	return s, nil
 }
 
+// kill kills the server's process group with SIGKILL and waits for it.
+func (s *server) kill() {
+	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+	<-s.exited
+}
+
 // stop asks the server to shut down, kills it if it will not, and removes
 // its directory.
 func (s *server) stop() {

@@ -544,3 +544,43 @@ func (l *Log) Close() error {
 	})
 	return l.closeErr
 }
+
+// ReadFrom returns the records with a barrier at or above from that are
+// in the log's files now, in barrier order, for a replica that came back
+// and must catch up while the log keeps growing. It may return records
+// whose Append has not returned yet (written, not yet synced): the caller
+// must use only those it knows to be durable. Segments are not removed
+// while it reads.
+func (l *Log) ReadFrom(from uint64) ([]Record, error) {
+	l.truncating.Lock()
+	defer l.truncating.Unlock()
+	l.segs.Lock()
+	segs := append([]segment(nil), l.segs.list...)
+	l.segs.Unlock()
+	var out []Record
+	for i, seg := range segs {
+		if i+1 < len(segs) && segs[i+1].first <= from {
+			continue // every record here is below from
+		}
+		data, err := os.ReadFile(seg.path)
+		if err != nil {
+			return nil, fmt.Errorf("wal: %w", err)
+		}
+		var order barrierOrder
+		s, err := scanSegment(data, seg, &order)
+		if err != nil {
+			return nil, err
+		}
+		// Damage can only be the frame being written at the tail of the
+		// last segment; the records before it are whole.
+		if s.damage != "" && i < len(segs)-1 {
+			return nil, &CorruptError{File: seg.path, Offset: s.end, Reason: string(s.damage)}
+		}
+		for _, r := range s.records {
+			if r.Barrier >= from {
+				out = append(out, r)
+			}
+		}
+	}
+	return out, nil
+}

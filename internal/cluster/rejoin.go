@@ -1,0 +1,197 @@
+package cluster
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/shepherd-db/shepherd/internal/coord"
+	"github.com/shepherd-db/shepherd/internal/driver"
+	"github.com/shepherd-db/shepherd/internal/replica"
+	"github.com/shepherd-db/shepherd/internal/wal"
+)
+
+// durable tracks how far the write-ahead log is on disk, for replicas
+// catching up, which may replay only what is.
+type durable struct {
+	mu   sync.Mutex
+	next uint64        // every log barrier below is durable
+	more chan struct{} // closed and replaced when next grows
+}
+
+func (d *durable) advance(next uint64) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if next > d.next {
+		d.next = next
+		close(d.more)
+		d.more = make(chan struct{})
+	}
+}
+
+// wait returns once every log barrier below upTo is durable, or ctx ends.
+func (d *durable) wait(ctx context.Context, upTo uint64) error {
+	for {
+		d.mu.Lock()
+		next, more := d.next, d.more
+		d.mu.Unlock()
+		if next >= upTo {
+			return nil
+		}
+		select {
+		case <-more:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+func (d *durable) get() uint64 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.next
+}
+
+// Retry bounds for a replica that was taken out.
+const (
+	firstRetry = 100 * time.Millisecond
+	maxRetry   = 5 * time.Second
+)
+
+// startRecovery starts trying to bring replica r back, with the log's
+// help (without a log, a replica taken out stays out until restart).
+// c.mu is held.
+func (c *Cluster) startRecovery(r coord.ReplicaID) {
+	if c.opts.WAL == nil || c.opts.Cache == nil || c.mu.recovering[r] {
+		return
+	}
+	select {
+	case <-c.stop:
+		return
+	default:
+	}
+	c.mu.recovering[r] = true
+	c.ticker.Add(1)
+	go c.recoverReplica(r)
+}
+
+// recoverReplica retries, with growing pauses, to reconnect replica r
+// and catch it up, until it is back or the cluster closes.
+func (c *Cluster) recoverReplica(r coord.ReplicaID) {
+	defer c.ticker.Done()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-c.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	name := c.managers[r].Name()
+	pause := firstRetry
+	for attempt := 1; ; attempt++ {
+		t := time.NewTimer(pause)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		pause = min(2*pause, maxRetry)
+		start := time.Now()
+		n, err := c.catchUp(ctx, r)
+		if err == nil {
+			c.log.Warn("replica back", "replica", name, "replayed", n, "catch-up", time.Since(start).Round(time.Millisecond), "attempts", attempt)
+			return
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		if attempt == 1 || attempt%10 == 0 {
+			c.log.Warn("replica still away", "replica", name, "attempts", attempt, "err", err)
+		}
+	}
+}
+
+// catchUp reconnects replica r, replays from the log what its log table
+// lacks (while the others go on), then rejoins it: from the rejoin on the
+// coordinator queues new commits for it, and what was decided before is
+// replayed from the log before it is sent anything. It returns how many
+// transactions it replayed.
+func (c *Cluster) catchUp(ctx context.Context, r coord.ReplicaID) (int, error) {
+	m := c.managers[r]
+	e := m.Engine()
+	conn, err := e.Connect(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close()
+	records, err := c.opts.WAL.ReadFrom(0)
+	if err != nil {
+		return 0, err
+	}
+	var from uint64
+	if len(records) > 0 {
+		from = records[0].Barrier
+	}
+	have, _, err := replica.LogRead(ctx, conn, from)
+	if err != nil {
+		return 0, err
+	}
+	total := 0
+	// While clients go on, replay what is durable until little is left.
+	for range 8 {
+		n, err := c.replayDurable(ctx, conn, r, have, ^uint64(0))
+		total += n
+		if err != nil {
+			return total, err
+		}
+		if n < 64 {
+			break
+		}
+	}
+	c.mu.Lock()
+	c.mu.core.Step(coord.Rejoin{R: r})
+	upTo := c.opts.Base + uint64(c.mu.core.Decided())
+	c.applyLocked()
+	c.mu.Unlock()
+	// Everything decided before the rejoin is logged (the coordinator
+	// logs at decision); replay it once durable, then let r run.
+	err = c.durable.wait(ctx, upTo)
+	if err == nil {
+		var n int
+		n, err = c.replayDurable(ctx, conn, r, have, upTo)
+		total += n
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err != nil {
+		c.mu.core.Step(coord.Down{R: r})
+		c.applyLocked()
+		c.mu.recovering[r] = true // stays set: the retry loop goes on
+		return total, err
+	}
+	c.mu.core.Step(coord.Caught{R: r})
+	delete(c.mu.recovering, r)
+	c.status[r].down.Store(false)
+	c.status[r].suspect.Store(false)
+	c.applyLocked()
+	return total, nil
+}
+
+// replayDurable replays the durable log records below upTo that r lacks.
+func (c *Cluster) replayDurable(ctx context.Context, conn driver.Conn, r coord.ReplicaID, have map[uint64]bool, upTo uint64) (int, error) {
+	limit := min(upTo, c.durable.get())
+	records, err := c.opts.WAL.ReadFrom(0)
+	if err != nil {
+		return 0, err
+	}
+	var todo []wal.Record
+	for _, rec := range records {
+		if rec.Barrier < limit && !have[rec.Barrier] {
+			todo = append(todo, rec)
+		}
+	}
+	return Replay(ctx, conn, c.managers[r].Engine().Dialect(), c.opts.Cache, todo, have)
+}
