@@ -168,7 +168,7 @@ type Tick struct{}
 // event covers all before it). Only with Config.Log.
 type Logged struct{ Barrier int }
 
-func (Logged) event()   {}
+func (Logged) event() {}
 
 // Rejoin: replica R, taken out, is reachable again (CBS and SS). It runs
 // every transaction decided from now on, one at a time in commit order,
@@ -180,8 +180,8 @@ type Rejoin struct{ R ReplicaID }
 // before its Rejoin.
 type Caught struct{ R ReplicaID }
 
-func (Rejoin) event() {}
-func (Caught) event() {}
+func (Rejoin) event()   {}
+func (Caught) event()   {}
 func (Begin) event()    {}
 func (Submit) event()   {}
 func (Answered) event() {}
