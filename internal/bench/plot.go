@@ -39,6 +39,7 @@ func Plot(points []Point, title string, paths ...string) error {
 	p.Y.Min = 0
 	p.Legend.Top = true
 	p.Legend.Left = true
+	p.Legend.Padding = vg.Points(2)
 	p.Add(plotter.NewGrid())
 	var modes []string
 	var ticks []plot.Tick
@@ -51,6 +52,14 @@ func Plot(points []Point, title string, paths ...string) error {
 		}
 	}
 	p.X.Tick.Marker = plot.ConstantTicks(ticks)
+	// Room above the highest line for the legend, one row per mode.
+	top := 0.0
+	for _, pt := range points {
+		if pt.Runs > 0 {
+			top = max(top, pt.Result.Throughput)
+		}
+	}
+	p.Y.Max = top * (1.15 + 0.09*float64(len(modes)))
 	for _, mode := range modes {
 		var xys plotter.XYs
 		for _, pt := range points {

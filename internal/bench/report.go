@@ -55,12 +55,12 @@ func (r *Report) WriteJSON(path string) error {
 func WriteSummaryCSV(w io.Writer, points []Point) error {
 	cw := csv.NewWriter(w)
 	_ = cw.Write([]string{"mode", "clients", "runs", "failed_runs", "throughput_tps", "p50_ms", "p95_ms", "p99_ms",
-		"abort_rate", "vs_direct", "vs_bound"})
+		"abort_rate", "vs_direct", "vs_bound", "process_cpu_us_per_txn"})
 	for _, p := range points {
 		r := p.Result
 		_ = cw.Write([]string{p.Mode, strconv.Itoa(p.Clients), strconv.Itoa(p.Runs), strconv.Itoa(p.Failed),
 			f2(r.Throughput), ms(r.Latency.P50), ms(r.Latency.P95), ms(r.Latency.P99),
-			strconv.FormatFloat(p.AbortRate, 'f', 4, 64), ratio(p.VsDirect), ratio(p.VsBound)})
+			strconv.FormatFloat(p.AbortRate, 'f', 4, 64), ratio(p.VsDirect), ratio(p.VsBound), us(r.CPUPerTxn())})
 	}
 	cw.Flush()
 	return cw.Error()
@@ -70,14 +70,15 @@ func WriteSummaryCSV(w io.Writer, points []Point) error {
 func WriteRunsCSV(w io.Writer, runs []RunRecord) error {
 	cw := csv.NewWriter(w)
 	_ = cw.Write([]string{"round", "mode", "clients", "throughput_tps", "p50_ms", "p95_ms", "p99_ms",
-		"finished", "aborted", "failed", "load_s", "check", "error"})
+		"finished", "aborted", "failed", "process_cpu_us_per_txn", "load_s", "check", "error"})
 	for _, rec := range runs {
 		row := []string{strconv.Itoa(rec.Round), rec.Mode, strconv.Itoa(rec.Clients)}
 		if r := rec.Result; r != nil {
 			row = append(row, f2(r.Throughput), ms(r.Latency.P50), ms(r.Latency.P95), ms(r.Latency.P99),
-				strconv.FormatInt(r.Finished, 10), strconv.FormatInt(r.Aborted, 10), strconv.FormatInt(r.Failed, 10))
+				strconv.FormatInt(r.Finished, 10), strconv.FormatInt(r.Aborted, 10), strconv.FormatInt(r.Failed, 10),
+				us(r.CPUPerTxn()))
 		} else {
-			row = append(row, "", "", "", "", "", "", "")
+			row = append(row, "", "", "", "", "", "", "", "")
 		}
 		row = append(row, strconv.FormatFloat(rec.LoadTime.Seconds(), 'f', 1, 64), rec.Check, rec.Error)
 		_ = cw.Write(row)
@@ -90,6 +91,10 @@ func f2(x float64) string { return strconv.FormatFloat(x, 'f', 2, 64) }
 
 func ms(d time.Duration) string {
 	return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 3, 64)
+}
+
+func us(d time.Duration) string {
+	return strconv.FormatFloat(float64(d)/float64(time.Microsecond), 'f', 1, 64)
 }
 
 func ratio(x float64) string {
@@ -107,6 +112,9 @@ func FormatResult(w io.Writer, r *Result, kinds []string) {
 		human(r.Latency.P50), human(r.Latency.P95), human(r.Latency.P99), 100*r.AbortRate())
 	if r.Failed > 0 {
 		fmt.Fprintf(w, ", %d given up", r.Failed)
+	}
+	if r.ProcessCPU > 0 {
+		fmt.Fprintf(w, ", this process %s CPU per txn", human(r.CPUPerTxn()))
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "  %-12s %9s %9s %9s %9s %9s %9s %8s\n", "kind", "finished", "txn/s", "p50", "p95", "p99", "max", "aborted")
@@ -165,8 +173,8 @@ func human(d time.Duration) string {
 // and mode, throughput, latency percentiles, abort rate, and the ratios
 // to direct and to the three-direct bound.
 func FormatSummary(w io.Writer, points []Point) {
-	fmt.Fprintln(w, "| clients | mode | txn/s | p50 | p95 | p99 | aborts | × direct | × bound |")
-	fmt.Fprintln(w, "|---:|---|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Fprintln(w, "| clients | mode | txn/s | p50 | p95 | p99 | aborts | × direct | × bound | CPU/txn here |")
+	fmt.Fprintln(w, "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, p := range points {
 		r := p.Result
 		tps := fmt.Sprintf("%.1f", r.Throughput)
@@ -175,9 +183,9 @@ func FormatSummary(w io.Writer, points []Point) {
 		} else if p.Failed > 0 {
 			tps += fmt.Sprintf(" (%d failed)", p.Failed)
 		}
-		fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s | %.2f%% | %s | %s |\n", p.Clients, p.Mode, tps,
+		fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s | %.2f%% | %s | %s | %s |\n", p.Clients, p.Mode, tps,
 			human(r.Latency.P50), human(r.Latency.P95), human(r.Latency.P99), 100*p.AbortRate,
-			times(p.VsDirect), times(p.VsBound))
+			times(p.VsDirect), times(p.VsBound), human(r.CPUPerTxn()))
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -111,7 +112,12 @@ type Result struct {
 	Failed int64 `json:"failed"`
 	// Throughput is Finished per second of Measured.
 	Throughput float64 `json:"throughput"`
-	Latency    Latency `json:"latency"`
+	// ProcessCPU is the CPU time (user and system) this process used
+	// during the measured window: the clients, and the shepherd or the
+	// in-process translation when the system runs here; not the engines,
+	// which run in processes of their own.
+	ProcessCPU time.Duration `json:"process_cpu_ns"`
+	Latency    Latency       `json:"latency"`
 	// Kinds breaks the numbers down by transaction kind.
 	Kinds map[string]KindResult `json:"kinds"`
 	// Aborts counts aborted attempts by SQLSTATE.
@@ -127,6 +133,7 @@ type Result struct {
 // latencies are merged, throughput is over the sum.
 func (r *Result) Merge(o *Result) {
 	r.Measured += o.Measured
+	r.ProcessCPU += o.ProcessCPU
 	r.Finished += o.Finished
 	r.RolledBack += o.RolledBack
 	r.Aborted += o.Aborted
@@ -172,6 +179,15 @@ type KindResult struct {
 	Aborted    int64   `json:"aborted,omitempty"`
 	Failed     int64   `json:"failed,omitempty"`
 	Latency    Latency `json:"latency"`
+}
+
+// CPUPerTxn returns ProcessCPU per finished transaction (zero when
+// nothing finished).
+func (r *Result) CPUPerTxn() time.Duration {
+	if r.Finished == 0 {
+		return 0
+	}
+	return r.ProcessCPU / time.Duration(r.Finished)
 }
 
 // AbortRate returns aborted attempts over all attempts.
@@ -243,6 +259,7 @@ func Run(ctx context.Context, w Workload, dialers []Dialer, opts Options) (*Resu
 	start := time.Now()
 	win := window{from: start.Add(opts.WarmUp), to: start.Add(opts.WarmUp + opts.Duration)}
 	var finished atomic.Int64
+	cpu := measureCPU(win)
 	stopProgress := make(chan struct{})
 	var progressDone sync.WaitGroup
 	if opts.Progress != nil {
@@ -280,7 +297,37 @@ func Run(ctx context.Context, w Workload, dialers []Dialer, opts Options) (*Resu
 		res = total.result(w.Kinds(), opts.Clients, measured)
 		return res, err
 	}
+	res.ProcessCPU = cpu()
 	return res, nil
+}
+
+// measureCPU samples the process's CPU time at the start and the end of
+// the window; the returned function waits for the end (which the caller
+// has reached) and returns the difference.
+func measureCPU(win window) func() time.Duration {
+	var d time.Duration
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		time.Sleep(time.Until(win.from))
+		from := processCPU()
+		time.Sleep(time.Until(win.to))
+		d = processCPU() - from
+	}()
+	return func() time.Duration {
+		<-done
+		return d
+	}
+}
+
+// processCPU returns the user and system CPU time the process used so
+// far.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // report calls opts.Progress once a second until stop is closed.
