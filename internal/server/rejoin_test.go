@@ -14,6 +14,160 @@ import (
 	"github.com/shepherd-db/shepherd/internal/testenv"
 )
 
+// awayFor is how long a killed database server stays down in the crash
+// tests; SHEPHERD_REPLICA_AWAY sets it (the long mode: 10s).
+func awayFor(t *testing.T) time.Duration {
+	if v := os.Getenv("SHEPHERD_REPLICA_AWAY"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			t.Fatalf("SHEPHERD_REPLICA_AWAY=%q: %v", v, err)
+		}
+		return d
+	}
+	return 2 * time.Second
+}
+
+// moneyLoad is 16 clients moving money between 50 accounts, each
+// transfer recorded in moved under a unique id, until stopped.
+type moneyLoad struct {
+	mu       sync.Mutex
+	acked    map[int64]time.Time // id -> when its COMMIT was acknowledged
+	next     int64
+	failures map[string]int
+	stop     chan struct{}
+	wg       sync.WaitGroup
+}
+
+const loadAccounts, loadInitial = 50, 1000
+
+func startLoad(t *testing.T, addr string) *moneyLoad {
+	t.Helper()
+	ctx := context.Background()
+	setup := connect(t, addr, "app")
+	mustExec(t, setup, "CREATE TABLE acc (id int PRIMARY KEY, bal bigint NOT NULL)")
+	mustExec(t, setup, "CREATE TABLE moved (id bigint PRIMARY KEY, src int NOT NULL, dst int NOT NULL, amount bigint NOT NULL)")
+	for i := 1; i <= loadAccounts; i++ {
+		mustExec(t, setup, "INSERT INTO acc VALUES ($1, $2)", i, loadInitial)
+	}
+	l := &moneyLoad{acked: map[int64]time.Time{}, failures: map[string]int{}, stop: make(chan struct{})}
+	for c := range bankClients {
+		l.wg.Add(1)
+		go func() {
+			defer l.wg.Done()
+			conn, err := pgx.Connect(ctx, fmt.Sprintf("postgres://app@%s/app?sslmode=disable", addr))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer conn.Close(ctx)
+			for i := 0; ; i++ {
+				select {
+				case <-l.stop:
+					return
+				default:
+				}
+				l.mu.Lock()
+				l.next++
+				id := l.next
+				l.mu.Unlock()
+				from, to := 1+(c+i)%loadAccounts, 1+(c*7+i*3+1)%loadAccounts
+				if from == to {
+					to = 1 + to%loadAccounts
+				}
+				err := moveMoney(ctx, conn, id, from, to, 1+int64(i%5))
+				l.mu.Lock()
+				if err == nil {
+					l.acked[id] = time.Now()
+				} else {
+					l.failures[sqlstate(err)]++
+				}
+				l.mu.Unlock()
+			}
+		}()
+	}
+	return l
+}
+
+func (l *moneyLoad) commits() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.acked)
+}
+
+// firstAfter returns when the first commit after t was acknowledged.
+func (l *moneyLoad) firstAfter(t time.Time) time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var first time.Time
+	for _, at := range l.acked {
+		if at.After(t) && (first.IsZero() || at.Before(first)) {
+			first = at
+		}
+	}
+	return first
+}
+
+// finish stops the clients and checks what they did: only retryable
+// failures, the total unchanged, every acknowledged transfer present, and
+// the replicas identical.
+func (l *moneyLoad) finish(t *testing.T, srv *Server, addr string, cfg *config.Config, allowed ...string) {
+	t.Helper()
+	close(l.stop)
+	l.wg.Wait()
+	ctx := context.Background()
+	if err := srv.Cluster().Idle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ok := map[string]bool{"40001": true, "40P01": true}
+	for _, a := range allowed {
+		ok[a] = true
+	}
+	for code, n := range l.failures {
+		if !ok[code] {
+			t.Errorf("%d transfers failed with %s", n, code)
+		}
+	}
+	c := connect(t, addr, "app")
+	var sum int64
+	retry40(t, func() error { return c.QueryRow(ctx, "SELECT sum(bal) FROM acc").Scan(&sum) })
+	if sum != loadAccounts*loadInitial {
+		t.Errorf("total %d, want %d", sum, loadAccounts*loadInitial)
+	}
+	found := map[int64]bool{}
+	retry40(t, func() error {
+		rows, err := c.Query(ctx, "SELECT id FROM moved")
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var id int64
+			rows.Scan(&id)
+			found[id] = true
+		}
+		return rows.Err()
+	})
+	for id := range l.acked {
+		if !found[id] {
+			t.Errorf("acknowledged transfer %d is missing", id)
+		}
+	}
+	assertIdentical(t, cfg, "SELECT id, bal FROM acc ORDER BY id")
+	assertIdentical(t, cfg, "SELECT id, src, dst, amount FROM moved ORDER BY id")
+}
+
+// waitFor polls cond (shepherd's state, not a stand-in for an event)
+// until it holds, for at most a minute.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // TestReplicaKill9 kills the PostgreSQL server of a secondary with
 // SIGKILL under 16 clients moving money, starts it again a moment later,
 // and checks that clients saw no error but retryable aborts, that the
@@ -24,14 +178,7 @@ func TestReplicaKill9(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills a PostgreSQL server (not in -short)")
 	}
-	away := 2 * time.Second
-	if v := os.Getenv("SHEPHERD_REPLICA_AWAY"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			t.Fatalf("SHEPHERD_REPLICA_AWAY=%q: %v", v, err)
-		}
-		away = d
-	}
+	away := awayFor(t)
 	pg := testenv.OwnPostgres(t)
 	cfg := &config.Config{
 		Listen: "127.0.0.1:0", DataDir: t.TempDir(), Mode: "cbs", F: 1,
@@ -42,113 +189,79 @@ func TestReplicaKill9(t *testing.T) {
 		},
 	}
 	addr, srv := start(t, cfg)
-	ctx := context.Background()
-	setup := connect(t, addr, "app")
-	mustExec(t, setup, "CREATE TABLE acc (id int PRIMARY KEY, bal bigint NOT NULL)")
-	mustExec(t, setup, "CREATE TABLE moved (id bigint PRIMARY KEY, src int NOT NULL, dst int NOT NULL, amount bigint NOT NULL)")
-	const accounts, initial = 50, 1000
-	for i := 1; i <= accounts; i++ {
-		mustExec(t, setup, "INSERT INTO acc VALUES ($1, $2)", i, initial)
-	}
-
-	var mu sync.Mutex
-	acked := map[int64]bool{}
-	var next int64
-	failures := map[string]int{}
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for c := range bankClients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			conn, err := pgx.Connect(ctx, fmt.Sprintf("postgres://app@%s/app?sslmode=disable", addr))
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			defer conn.Close(ctx)
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				mu.Lock()
-				next++
-				id := next
-				mu.Unlock()
-				from, to := 1+(c+i)%accounts, 1+(c*7+i*3+1)%accounts
-				if from == to {
-					to = 1 + to%accounts
-				}
-				err := moveMoney(ctx, conn, id, from, to, 1+int64(i%5))
-				mu.Lock()
-				if err == nil {
-					acked[id] = true
-				} else {
-					failures[sqlstate(err)]++
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-	commits := func() int {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(acked)
-	}
-	waitFor := func(what string, cond func() bool) {
-		deadline := time.Now().Add(60 * time.Second)
-		for !cond() {
-			if time.Now().After(deadline) {
-				t.Fatalf("timed out waiting for %s", what)
-			}
-			time.Sleep(10 * time.Millisecond) // polling shepherd's state, not standing in for an event
-		}
-	}
-	waitFor("100 commits", func() bool { return commits() >= 100 })
+	load := startLoad(t, addr)
+	waitFor(t, "100 commits", func() bool { return load.commits() >= 100 })
 	pg.Kill()
-	killedAt, before := time.Now(), commits()
-	waitFor("pg taken out", func() bool { return replicaState(srv, "pg") == "down" })
-	waitFor("commits while pg is away", func() bool { return commits() >= before+100 })
+	killedAt, before := time.Now(), load.commits()
+	waitFor(t, "pg taken out", func() bool { return replicaState(srv, "pg") == "down" })
+	waitFor(t, "commits while pg is away", func() bool { return load.commits() >= before+100 })
 	for time.Since(killedAt) < away {
-		time.Sleep(10 * time.Millisecond) // the replica stays away this long
+		time.Sleep(10 * time.Millisecond) // the server stays away this long
 	}
 	pg.Start()
-	restarted, atRestart := time.Now(), commits()
-	waitFor("pg back", func() bool { return replicaState(srv, "pg") == "up" })
-	back := time.Since(restarted)
-	waitFor("commits with pg back", func() bool { return commits() >= atRestart+100 })
-	close(stop)
-	wg.Wait()
-	if err := srv.Cluster().Idle(ctx); err != nil {
-		t.Fatal(err)
+	restarted, atRestart := time.Now(), load.commits()
+	waitFor(t, "pg back", func() bool { return replicaState(srv, "pg") == "up" })
+	back, during := time.Since(restarted), load.commits()-atRestart
+	waitFor(t, "commits with pg back", func() bool { return load.commits() >= atRestart+during+100 })
+	load.finish(t, srv, addr, cfg)
+	t.Logf("pg away %v; back %v after its restart, while %d commits went on; failures by SQLSTATE: %v",
+		away, back.Round(time.Millisecond), during, load.failures)
+}
+
+// TestPrimaryKill9 kills the primary's MariaDB server with SIGKILL under
+// load: the view changes to the next replica fit to be primary (SQLite),
+// clients go on after a short pause with only retryable aborts, nothing
+// acknowledged is lost; the old primary, started again, comes back as a
+// secondary.
+func TestPrimaryKill9(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills a MariaDB server (not in -short)")
 	}
-	t.Logf("%d transfers acknowledged; pg away %v, back %v after its restart (%d commits meanwhile); failures by SQLSTATE: %v",
-		commits(), away, back.Round(time.Millisecond), commits()-atRestart, failures)
-	for code, n := range failures {
-		if code != "40001" && code != "40P01" {
-			t.Errorf("%d transfers failed with %s", n, code)
-		}
+	maria := testenv.OwnMariaDB(t)
+	cfg := &config.Config{
+		Listen: "127.0.0.1:0", DataDir: t.TempDir(), Mode: "cbs", F: 1,
+		Replicas: []config.Replica{
+			{Name: "maria", Driver: "mysql", DSN: maria.DSN()},
+			{Name: "pg", Driver: "postgres", DSN: testenv.Postgres(t)},
+			{Name: "lite", Driver: "sqlite", DSN: "lite.db"},
+		},
 	}
-	var sum int64
-	retry40(t, func() error { return setup.QueryRow(ctx, "SELECT sum(bal) FROM acc").Scan(&sum) })
-	if sum != accounts*initial {
-		t.Errorf("total %d, want %d", sum, accounts*initial)
+	addr, srv := start(t, cfg)
+	load := startLoad(t, addr)
+	waitFor(t, "100 commits", func() bool { return load.commits() >= 100 })
+	maria.Kill()
+	killedAt := time.Now()
+	waitFor(t, "a new primary", func() bool { return replicaRole(srv, "lite") == "primary" })
+	waitFor(t, "commits in the new view", func() bool { return !load.firstAfter(killedAt.Add(time.Millisecond)).IsZero() })
+	pause := load.firstAfter(killedAt).Sub(killedAt)
+	atNew := load.commits()
+	waitFor(t, "commits in the new view", func() bool { return load.commits() >= atNew+100 })
+	maria.Start()
+	waitFor(t, "maria back", func() bool { return replicaState(srv, "maria") == "up" })
+	if r := replicaRole(srv, "maria"); r != "secondary" {
+		t.Errorf("maria came back as %s", r)
 	}
-	var found int
-	retry40(t, func() error { return setup.QueryRow(ctx, "SELECT count(*) FROM moved").Scan(&found) })
-	if found < len(acked) {
-		t.Errorf("%d transfers found, %d acknowledged", found, len(acked))
-	}
-	assertIdentical(t, cfg, "SELECT id, bal FROM acc ORDER BY id")
-	assertIdentical(t, cfg, "SELECT id, src, dst, amount FROM moved ORDER BY id")
+	atBack := load.commits()
+	waitFor(t, "commits with maria back", func() bool { return load.commits() >= atBack+100 })
+	// Transactions in flight on the lost primary were rolled back with
+	// 40001; their clients may also have lost the connection's answer.
+	load.finish(t, srv, addr, cfg)
+	t.Logf("primary killed: first commit in the new view %v later; failures by SQLSTATE: %v", pause.Round(time.Millisecond), load.failures)
 }
 
 func replicaState(srv *Server, name string) string {
 	for _, r := range srv.Cluster().Replicas() {
 		if r.Name == name {
 			return r.State
+		}
+	}
+	return ""
+}
+
+func replicaRole(srv *Server, name string) string {
+	for _, r := range srv.Cluster().Replicas() {
+		if r.Name == name {
+			return r.Role
 		}
 	}
 	return ""

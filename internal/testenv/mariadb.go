@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -85,33 +86,59 @@ func (s *mariaServer) exec(ctx context.Context, stmts ...string) error {
 // mariadbd on it, listening on 127.0.0.1 and on a socket in the temporary
 // directory; then it creates the TCP account.
 func startMariaDB() (_ *mariaServer, err error) {
-	const pkg = "mariadb-server"
-	installDB, err := findBinary(pkg, "mariadb-install-db", "/usr/bin/mariadb-install-db")
-	if err != nil {
-		return nil, err
-	}
-	mariadbd, err := findBinary(pkg, "mariadbd", "/usr/sbin/mariadbd")
-	if err != nil {
-		return nil, err
-	}
-	who, err := lookupRunAs("mysql")
-	if err != nil {
-		return nil, err
-	}
-	dir, err := who.makeDir("shepherd-maria-*")
+	dir, data, port, who, err := initMariaDB()
 	if err != nil {
 		return nil, err
 	}
 	registered := false
 	defer removeUnlessRegistered(dir, &registered)
-	data := filepath.Join(dir, "data")
+	srv, err := runMariaDB(dir, data, port, who)
+	if err != nil {
+		return nil, err
+	}
+	register(srv.server)
+	registered = true
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	err = srv.exec(ctx,
+		fmt.Sprintf("CREATE USER '%s'@'%%' IDENTIFIED BY '%s'", mariaUser, mariaPassword),
+		fmt.Sprintf("GRANT ALL PRIVILEGES ON *.* TO '%s'@'%%'", mariaUser))
+	if err != nil {
+		return nil, fmt.Errorf("testenv: create MariaDB user: %w", err)
+	}
+	return srv, nil
+}
+
+// initMariaDB makes a data directory with mariadb-install-db and picks a
+// port.
+func initMariaDB() (dir, data string, port int, who runAs, err error) {
+	installDB, err := findBinary("mariadb-server", "mariadb-install-db", "/usr/bin/mariadb-install-db")
+	if err != nil {
+		return "", "", 0, who, err
+	}
+	who, err = lookupRunAs("mysql")
+	if err != nil {
+		return "", "", 0, who, err
+	}
+	dir, err = who.makeDir("shepherd-maria-*")
+	if err != nil {
+		return "", "", 0, who, err
+	}
+	data = filepath.Join(dir, "data")
 	err = who.run(installDB, "--no-defaults", "--datadir="+data,
 		"--auth-root-authentication-method=normal", "--skip-test-db",
 		"--skip-name-resolve")
 	if err != nil {
-		return nil, err
+		return "", "", 0, who, err
 	}
-	port, err := freePort()
+	port, err = freePort()
+	return dir, data, port, who, err
+}
+
+// runMariaDB starts mariadbd on an initialised data directory and waits
+// until it answers.
+func runMariaDB(dir, data string, port int, who runAs) (*mariaServer, error) {
+	mariadbd, err := findBinary("mariadb-server", "mariadbd", "/usr/sbin/mariadbd")
 	if err != nil {
 		return nil, err
 	}
@@ -133,8 +160,6 @@ func startMariaDB() (_ *mariaServer, err error) {
 	if err != nil {
 		return nil, err
 	}
-	register(s)
-	registered = true
 	srv := &mariaServer{server: s, port: port, socket: socket}
 	err = s.waitReady(func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -142,15 +167,77 @@ func startMariaDB() (_ *mariaServer, err error) {
 		return srv.exec(ctx, "SELECT 1")
 	})
 	if err != nil {
+		s.kill()
 		return nil, err
 	}
+	return srv, nil
+}
+
+// MariaDBServer is a MariaDB server of one test's own, which the test may
+// kill and start again (crash tests).
+type MariaDBServer struct {
+	t    testing.TB
+	dir  string
+	data string
+	port int
+	who  runAs
+	cur  *mariaServer
+}
+
+// OwnMariaDB starts a MariaDB server for t alone, with a database
+// "shepherd" and the TCP account. It is stopped and removed when t ends.
+func OwnMariaDB(t testing.TB) *MariaDBServer {
+	t.Helper()
+	requireMain(t)
+	dir, data, port, who, err := initMariaDB()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &MariaDBServer{t: t, dir: dir, data: data, port: port, who: who}
+	t.Cleanup(func() {
+		if m.cur != nil {
+			m.cur.stop()
+		}
+		_ = os.RemoveAll(dir)
+	})
+	m.Start()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	err = srv.exec(ctx,
+	err = m.cur.exec(ctx, "CREATE DATABASE shepherd",
 		fmt.Sprintf("CREATE USER '%s'@'%%' IDENTIFIED BY '%s'", mariaUser, mariaPassword),
 		fmt.Sprintf("GRANT ALL PRIVILEGES ON *.* TO '%s'@'%%'", mariaUser))
 	if err != nil {
-		return nil, fmt.Errorf("testenv: create MariaDB user: %w", err)
+		t.Fatal(err)
 	}
-	return srv, nil
+	return m
+}
+
+// DSN returns the go-sql-driver DSN of the server's database.
+func (m *MariaDBServer) DSN() string {
+	cfg := mysql.NewConfig()
+	cfg.User, cfg.Passwd, cfg.Net = mariaUser, mariaPassword, "tcp"
+	cfg.Addr = fmt.Sprintf("127.0.0.1:%d", m.port)
+	cfg.DBName = "shepherd"
+	return cfg.FormatDSN()
+}
+
+// Kill kills the server with SIGKILL and waits until it is gone.
+func (m *MariaDBServer) Kill() {
+	m.t.Helper()
+	if m.cur == nil {
+		return
+	}
+	m.cur.kill()
+	m.cur.log.Close()
+	m.cur = nil
+}
+
+// Start starts the (killed) server again on the same data and port.
+func (m *MariaDBServer) Start() {
+	m.t.Helper()
+	srv, err := runMariaDB(m.dir, m.data, m.port, m.who)
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	m.cur = srv
 }
