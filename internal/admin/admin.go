@@ -10,6 +10,7 @@ import (
 	"context"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/shepherd-db/shepherd/internal/answer"
 	"github.com/shepherd-db/shepherd/internal/cluster"
@@ -40,9 +41,17 @@ func (s *Session) run(text string) (*answer.Answer, error) {
 		return s.replicas(), nil
 	case "SHOW MODE":
 		return table([]string{"mode"}, [][]string{{s.c.Mode()}}), nil
+	case "SHOW VIEW":
+		var rows [][]string
+		for _, v := range s.c.Views() {
+			rows = append(rows, []string{strconv.Itoa(v.Number), v.Primary, v.Since.UTC().Format(time.RFC3339Nano), v.Why})
+		}
+		a := table([]string{"view", "primary", "since", "why"}, rows)
+		a.Columns[0].Type = answer.Int
+		return a, nil
 	}
 	return nil, pgerr.New(pgerr.FeatureNotSupported, "the admin console does not know %q", strings.TrimSpace(text)).
-		WithHint("available: SHOW REPLICAS, SHOW MODE")
+		WithHint("available: SHOW REPLICAS, SHOW MODE, SHOW VIEW")
 }
 
 func (s *Session) replicas() *answer.Answer {

@@ -45,6 +45,9 @@ type Options struct {
 	// from 0): above every barrier in the log and in the replicas' log
 	// tables.
 	Base uint64
+	// PrimaryTimeout is how long the primary may leave work unanswered,
+	// answering nothing, before it is replaced (CBS, SS); 0: never.
+	PrimaryTimeout time.Duration
 	// Cache translates logged statements when a replica that was taken
 	// out catches up (with WAL).
 	Cache *sqlan.Cache
@@ -74,6 +77,7 @@ type Cluster struct {
 	stop    chan struct{}
 	ticker  sync.WaitGroup // the clock and the log waiter
 	logq    logQueue
+	views   views
 	durable durable
 
 	mu struct {
@@ -106,7 +110,14 @@ func New(opts Options, replicas []Replica) *Cluster {
 	}
 	c := &Cluster{opts: opts, log: opts.Log, status: make([]replicaStatus, len(replicas)), stop: make(chan struct{})}
 	c.logq.more = make(chan struct{}, 1)
-	cfg := coord.Config{Mode: opts.Mode, N: len(replicas), F: opts.F}
+	cfg := coord.Config{Mode: opts.Mode, N: len(replicas), F: opts.F, PrimaryTimeout: -1}
+	if opts.PrimaryTimeout > 0 {
+		tick := opts.Tick
+		if tick <= 0 {
+			tick = DefaultTick
+		}
+		cfg.PrimaryTimeout = max(1, int(opts.PrimaryTimeout/tick))
+	}
 	if opts.WAL != nil && (opts.Mode == coord.CBS || opts.Mode == coord.SS) {
 		cfg.Log = true
 		if opts.Base == 0 {
@@ -127,6 +138,9 @@ func New(opts Options, replicas []Replica) *Cluster {
 	}
 	c.mu.core = coord.New(cfg)
 	c.primary.Store(int32(c.mu.core.Primary()))
+	if p := c.mu.core.Primary(); p >= 0 {
+		c.views.add(View{Number: 0, Primary: replicas[p].Name, Since: time.Now(), Why: "start"})
+	}
 	c.mu.txns = map[coord.TxnID]*Txn{}
 	c.mu.recovering = map[coord.ReplicaID]bool{}
 	c.durable.more = make(chan struct{})
@@ -403,11 +417,15 @@ func (c *Cluster) applyLocked() {
 			c.managers[a.R].AbortAll()
 			c.managers[a.R].DropIdle()
 			c.log.Warn("replica taken out", "replica", c.managers[a.R].Name(), "why", a.Why)
+			if int32(a.R) == c.primary.Load() {
+				c.views.lastDown = c.managers[a.R].Name() + ": " + a.Why
+			}
 			c.startRecovery(a.R)
 		case coord.Log:
 			c.logLocked(a)
 		case coord.NewPrimary:
 			c.primary.Store(int32(a.R))
+			c.views.add(View{Number: a.View, Primary: c.managers[a.R].Name(), Since: time.Now(), Why: c.views.lastDown})
 			c.log.Warn("new primary", "replica", c.managers[a.R].Name(), "view", a.View)
 		case coord.Finished:
 			delete(c.mu.txns, a.Txn)

@@ -1,6 +1,9 @@
 package cluster
 
 import (
+	"sync"
+	"time"
+
 	"github.com/shepherd-db/shepherd/internal/coord"
 )
 
@@ -59,3 +62,34 @@ func (c *Cluster) Replicas() []ReplicaStatus {
 
 // Mode returns the cluster's mode name.
 func (c *Cluster) Mode() string { return c.opts.Mode.String() }
+
+// View is one view: which replica was primary from when, and why the
+// view began.
+type View struct {
+	Number  int
+	Primary string
+	Since   time.Time
+	Why     string
+}
+
+// views is the history of views (CBS and SS).
+type views struct {
+	mu   sync.Mutex
+	list []View
+	// lastDown says why the latest primary was taken out; c.mu.
+	lastDown string
+}
+
+func (v *views) add(x View) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.list = append(v.list, x)
+}
+
+// Views returns the views so far, oldest first (empty in modes without a
+// primary).
+func (c *Cluster) Views() []View {
+	c.views.mu.Lock()
+	defer c.views.mu.Unlock()
+	return append([]View(nil), c.views.list...)
+}

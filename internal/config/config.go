@@ -10,6 +10,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/BurntSushi/toml"
 )
@@ -29,9 +30,14 @@ type Config struct {
 	// answer of more rows than this (the vote needs no more; clients get
 	// the primary's rows). -1 keeps every answer whole. Unset means
 	// DefaultDigestRows.
-	DigestRows *int      `toml:"digest_rows"`
-	Users      []User    `toml:"users"`
-	Replicas   []Replica `toml:"replicas"`
+	DigestRows *int `toml:"digest_rows"`
+	// PrimaryTimeout is how long the primary (cbs, ss) may leave work
+	// unanswered, answering nothing else, before another replica takes
+	// its role: a duration ("5s"), or "off". Each view change doubles it
+	// for the next primary; stable progress brings it back.
+	PrimaryTimeout string    `toml:"primary_timeout"`
+	Users          []User    `toml:"users"`
+	Replicas       []Replica `toml:"replicas"`
 }
 
 // User is a client login. A user without password is let in by trust.
@@ -164,6 +170,25 @@ func (c *Config) applyDefaults() {
 	}
 }
 
+// DefaultPrimaryTimeout is PrimaryTimeout when unset.
+const DefaultPrimaryTimeout = 5 * time.Second
+
+// PrimaryTimeoutDuration returns PrimaryTimeout with its default applied;
+// 0 means never.
+func (c *Config) PrimaryTimeoutDuration() (time.Duration, error) {
+	switch c.PrimaryTimeout {
+	case "":
+		return DefaultPrimaryTimeout, nil
+	case "off":
+		return 0, nil
+	}
+	d, err := time.ParseDuration(c.PrimaryTimeout)
+	if err != nil || d < 100*time.Millisecond {
+		return 0, fmt.Errorf("%q is not a duration of at least 100ms (or \"off\")", c.PrimaryTimeout)
+	}
+	return d, nil
+}
+
 // Digests returns DigestRows with its default applied.
 func (c *Config) Digests() int {
 	if c.DigestRows == nil {
@@ -182,6 +207,9 @@ func (c *Config) Check(knownDrivers []string) error {
 	}
 	if c.F < 0 {
 		return fieldErr("f", "must be 0 or more, not %d", c.F)
+	}
+	if _, err := c.PrimaryTimeoutDuration(); err != nil {
+		return fieldErr("primary_timeout", "%v", err)
 	}
 	if c.DigestRows != nil && *c.DigestRows < -1 {
 		return fieldErr("digest_rows", "must be -1 (keep every answer) or more, not %d", *c.DigestRows)

@@ -56,6 +56,12 @@ type cbs struct {
 	// in held.
 	view      int
 	changing  bool
+	// heard is the tick of the primary's latest answer; timeout is the
+	// current limit of its silence (see Config.PrimaryTimeout); calm
+	// counts commits decided since the last view change.
+	heard   int
+	timeout int
+	calm    int
 	candidate ReplicaID
 	held      []Op
 	classes   []driver.Class
@@ -163,6 +169,7 @@ func newCBS(c *Coordinator) *cbs {
 	if s.stall <= 0 {
 		s.stall = DefaultStallTicks
 	}
+	s.timeout = s.baseTimeout()
 	class := func(r int) driver.Class {
 		if c.cfg.Classes == nil {
 			return driver.Locking
@@ -211,6 +218,7 @@ func (s *cbs) step(ev Event) {
 	case Tick:
 		s.now++
 		s.unblock()
+		s.watchPrimary()
 	case Logged:
 		s.logged = max(s.logged, e.Barrier+1)
 	case Rejoin:
@@ -309,6 +317,9 @@ func (s *cbs) answered(a Answered) {
 		return // an aborted attempt
 	}
 	rt.since = s.now
+	if a.R == s.primary {
+		s.heard = s.now
+	}
 	if !a.V.OK() && pgerr.IsConnection(&pgerr.Error{Code: a.V.Code}) {
 		// The replica lost its session mid-transaction: what it ran is
 		// unknown, so it stops voting until recovered.
@@ -587,6 +598,9 @@ func (s *cbs) decide(t *ctxn) {
 	s.unwait(t)
 	t.phase, t.b = phaseCommitted, s.barrier
 	s.barrier++
+	if s.calm++; s.calm >= stableCommits && s.timeout > s.baseTimeout() {
+		s.timeout, s.calm = max(s.timeout/2, s.baseTimeout()), 0
+	}
 	if s.c.cfg.Log {
 		s.emit(Log{Txn: t.id, Barrier: t.b})
 	}
@@ -613,7 +627,7 @@ func (s *cbs) refuse(t *ctxn) {
 			voters = append(voters, rid)
 		}
 	}
-	bad := -1
+	bad, outvoted := -1, -1
 	for i := range t.stmts {
 		b := &ballot{votes: make([]*Vote, s.c.cfg.N)}
 		for _, r := range voters {
@@ -629,6 +643,9 @@ func (s *cbs) refuse(t *ctxn) {
 		if bad < 0 && (!ok || want != t.stmts[i].vote) {
 			bad = i
 		}
+		if outvoted < 0 && ok && want != t.stmts[i].vote {
+			outvoted = i
+		}
 	}
 	what := "the transaction"
 	if bad >= 0 {
@@ -638,6 +655,11 @@ func (s *cbs) refuse(t *ctxn) {
 		"replicas disagreed on %s: the answer given was not confirmed by %d other replicas", what, s.c.cfg.F).
 		WithHint("the transaction was rolled back on every replica; retry it")})
 	s.end(t)
+	if outvoted >= 0 && !s.down[s.primary] {
+		// f+1 replicas agree on another answer than the primary gave:
+		// it is proven wrong, and another replica takes the role.
+		s.markDown(s.primary, fmt.Sprintf("its answer to statement %d of t%d was outvoted", outvoted+1, t.id))
+	}
 }
 
 // end rolls t back wherever it started and forgets its pool entries.
@@ -1031,6 +1053,41 @@ func (s *cbs) rejoin(r ReplicaID) {
 	}
 }
 
+// stableCommits is how many commits in a view count as stable progress;
+// maxTimeoutFactor bounds the primary timeout's growth.
+const (
+	stableCommits    = 100
+	maxTimeoutFactor = 64
+)
+
+func (s *cbs) baseTimeout() int {
+	switch t := s.c.cfg.PrimaryTimeout; {
+	case t < 0:
+		return -1
+	case t == 0:
+		return DefaultPrimaryTimeout
+	default:
+		return t
+	}
+}
+
+// watchPrimary suspects a primary that has left operations unanswered,
+// and answered nothing at all, for the timeout: it is taken out and the
+// view changes. A primary busy answering other work is not suspected,
+// however long one statement waits for a lock.
+func (s *cbs) watchPrimary() {
+	if s.timeout < 0 || s.changing || s.primary < 0 || s.now-s.heard < s.timeout {
+		return
+	}
+	p := s.primary
+	for _, t := range s.live {
+		if t.at[p].outstanding() {
+			s.markDown(p, fmt.Sprintf("no answer for %d ticks", s.now-s.heard))
+			return
+		}
+	}
+}
+
 // maxStallFactor bounds how far a secondary's stall limit grows.
 const maxStallFactor = 8
 
@@ -1054,6 +1111,14 @@ func remove(list []*ctxn, t *ctxn) []*ctxn {
 func (s *cbs) changeView() {
 	s.changing = true
 	s.view++
+	if s.timeout > 0 {
+		// The next primary gets longer: back-to-back view changes mean
+		// a slow system more likely than one faulty primary after
+		// another. Stable progress brings the limit back (decide).
+		s.timeout = min(2*s.timeout, maxTimeoutFactor*s.baseTimeout())
+	}
+	s.calm = 0
+	s.heard = s.now
 	s.candidate = s.nextCandidate(s.primary)
 	doom := pgerr.New(pgerr.SerializationFailure, "the primary replica failed; the transaction was rolled back").
 		WithHint("retry the transaction")

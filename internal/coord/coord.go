@@ -107,6 +107,13 @@ type Config struct {
 	// a time in commit order (false); nil means DefaultConcurrent for each
 	// class. Serial-class replicas and SS mode are always one at a time.
 	Concurrent []bool
+	// PrimaryTimeout is how many ticks the primary may leave operations
+	// unanswered without answering anything before it is suspected and
+	// replaced (CBS and SS; 0 means DefaultPrimaryTimeout, -1 never). It
+	// doubles with each view change that follows another within
+	// stableCommits commits, up to maxTimeoutFactor times, and halves back
+	// after stable progress.
+	PrimaryTimeout int
 	// Log makes commits wait for the shell's write-ahead log (CBS and
 	// SS): a decided transaction is announced with a Log action, and no
 	// replica is sent its COMMIT until a Logged event covers its barrier.
@@ -126,6 +133,10 @@ type Config struct {
 // answers are mostly stale, and it does the work without being able to
 // endorse it (measured in BenchmarkBankModes).
 func DefaultConcurrent(c driver.Class) bool { return c == driver.Locking }
+
+// DefaultPrimaryTimeout is Config.PrimaryTimeout when left 0: 5 s at
+// the shell's default 10 ms tick.
+const DefaultPrimaryTimeout = 500
 
 // DefaultStallTicks is Config.StallTicks when left 0.
 const DefaultStallTicks = 10

@@ -69,6 +69,9 @@ func TestScripts(t *testing.T) {
 					cfg.StallTicks = num("stall")
 				}
 				cfg.Log = args["log"] == "1"
+				if _, ok := args["ptimeout"]; ok {
+					cfg.PrimaryTimeout = num("ptimeout")
+				}
 				c = New(cfg)
 				return ""
 			}

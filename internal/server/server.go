@@ -93,7 +93,8 @@ func Open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Server, e
 		dialects[e.Dialect()] = append(dialects[e.Dialect()], names[i])
 	}
 	s.cache = sqlan.NewCache(statementCacheSize, dialects, catalog)
-	copts := cluster.Options{Mode: mode, F: cfg.F, Log: log, DigestRows: cfg.Digests()}
+	ptimeout, _ := cfg.PrimaryTimeoutDuration() // checked by cfg.Check
+	copts := cluster.Options{Mode: mode, F: cfg.F, Log: log, DigestRows: cfg.Digests(), PrimaryTimeout: ptimeout}
 	if mode == coord.CBS || mode == coord.SS {
 		w, records, err := wal.Open(filepath.Join(cfg.DataDir, "wal"), wal.Options{})
 		if err != nil {
