@@ -54,14 +54,14 @@ type cbs struct {
 	// when no live replica may be primary) takes over once it committed
 	// every decided transaction, and statements of new transactions wait
 	// in held.
-	view      int
-	changing  bool
+	view     int
+	changing bool
 	// heard is the tick of the primary's latest answer; timeout is the
 	// current limit of its silence (see Config.PrimaryTimeout); calm
 	// counts commits decided since the last view change.
-	heard   int
-	timeout int
-	calm    int
+	heard     int
+	timeout   int
+	calm      int
 	candidate ReplicaID
 	held      []Op
 	classes   []driver.Class
