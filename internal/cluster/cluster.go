@@ -73,12 +73,14 @@ type Cluster struct {
 	nextTxn  atomic.Uint64
 	// primary is the replica clients are answered from first (CBS and
 	// SS), -1 in the other modes; it changes with the view.
-	primary atomic.Int32
-	stop    chan struct{}
-	ticker  sync.WaitGroup // the clock and the log waiter
-	logq    logQueue
-	views   views
-	durable durable
+	primary  atomic.Int32
+	stop     chan struct{}
+	ticker   sync.WaitGroup // the clock and the log waiter
+	logq     logQueue
+	views    views
+	trimmed  uint64     // log-table rows below it are deleted (awaitLog only)
+	trimming sync.Mutex // held while a trim runs
+	durable  durable
 
 	mu struct {
 		sync.Mutex
@@ -89,8 +91,10 @@ type Cluster struct {
 		idle chan struct{}
 		busy chan struct{}
 		// recovering marks the replicas taken out whose return is
-		// being tried.
+		// being tried; retired those taken out by TakeDown, which stay
+		// out.
 		recovering map[coord.ReplicaID]bool
+		retired    map[coord.ReplicaID]bool
 	}
 }
 
@@ -143,6 +147,7 @@ func New(opts Options, replicas []Replica) *Cluster {
 	}
 	c.mu.txns = map[coord.TxnID]*Txn{}
 	c.mu.recovering = map[coord.ReplicaID]bool{}
+	c.mu.retired = map[coord.ReplicaID]bool{}
 	c.durable.more = make(chan struct{})
 	c.mu.idle = make(chan struct{})
 	close(c.mu.idle)
@@ -518,14 +523,15 @@ func (c *Cluster) mismatchLocked(a coord.Mismatch) {
 		"statement", sql, "got", a.Got.String(), "want", a.Want.String())
 }
 
-// TakeDown takes the named replica out, as if its connection had broken:
-// it stops running and voting until shepherd restarts (issue 5 brings it
-// back online). Operators use it to retire a misbehaving replica; tests
-// use it to need the remaining ones.
+// TakeDown takes the named replica out, as if its connection had broken,
+// and keeps it out (a replica lost by itself is brought back): it stops
+// running and voting until shepherd restarts. Operators use it to retire a
+// misbehaving replica; tests use it to need the remaining ones.
 func (c *Cluster) TakeDown(name string) error {
 	for i, m := range c.managers {
 		if m.Name() == name {
 			c.mu.Lock()
+			c.mu.retired[coord.ReplicaID(i)] = true
 			c.mu.core.Step(coord.Down{R: coord.ReplicaID(i)})
 			c.applyLocked()
 			c.mu.Unlock()

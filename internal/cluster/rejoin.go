@@ -62,7 +62,7 @@ const (
 // help (without a log, a replica taken out stays out until restart).
 // c.mu is held.
 func (c *Cluster) startRecovery(r coord.ReplicaID) {
-	if c.opts.WAL == nil || c.opts.Cache == nil || c.mu.recovering[r] {
+	if c.opts.WAL == nil || c.opts.Cache == nil || c.mu.recovering[r] || c.mu.retired[r] {
 		return
 	}
 	select {

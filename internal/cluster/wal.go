@@ -3,9 +3,11 @@ package cluster
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/shepherd-db/shepherd/internal/coord"
 	"github.com/shepherd-db/shepherd/internal/driver"
+	"github.com/shepherd-db/shepherd/internal/replica"
 	"github.com/shepherd-db/shepherd/internal/sqlan"
 	"github.com/shepherd-db/shepherd/internal/wal"
 )
@@ -107,9 +109,43 @@ func (c *Cluster) awaitLog() {
 		if applied > 0 {
 			if err := c.opts.WAL.TruncateBefore(c.opts.Base + uint64(applied)); err != nil {
 				c.log.Warn("truncating the write-ahead log", "err", err)
+			} else if first, ok := c.opts.WAL.First(); ok {
+				c.trimLogTables(first)
 			}
 		}
 	}
+}
+
+// trimLogTables deletes from the replicas' log tables the rows below
+// first, the oldest barrier the write-ahead log still keeps: nothing
+// below it can be replayed, so nobody asks for those rows any more. It
+// works in the background, on replicas that are up, one trim at a time:
+// the log waiter must never wait for a replica.
+func (c *Cluster) trimLogTables(first uint64) {
+	if first <= c.trimmed || !c.trimming.TryLock() {
+		return
+	}
+	c.trimmed = first
+	c.ticker.Add(1)
+	go func() {
+		defer c.ticker.Done()
+		defer c.trimming.Unlock()
+		for i, m := range c.managers {
+			if c.status[i].down.Load() {
+				continue // its rows are trimmed once it is back
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			conn, err := m.Engine().Connect(ctx)
+			if err == nil {
+				_, err = conn.Exec(ctx, replica.LogTrim(m.Engine().Dialect(), first))
+				conn.Close()
+			}
+			cancel()
+			if err != nil {
+				c.log.Warn("trimming the log table", "replica", m.Name(), "err", err)
+			}
+		}
+	}()
 }
 
 // truncateEvery is how many logged barriers pass between attempts to

@@ -1072,11 +1072,19 @@ func (s *cbs) baseTimeout() int {
 }
 
 // watchPrimary suspects a primary that has left operations unanswered,
-// and answered nothing at all, for the timeout: it is taken out and the
-// view changes. A primary busy answering other work is not suspected,
-// however long one statement waits for a lock.
+// and answered nothing at all, for the timeout while no COMMIT waited for
+// the secondaries: it is taken out and the view changes. A primary busy
+// answering other work is not suspected, however long one statement waits
+// for a lock.
 func (s *cbs) watchPrimary() {
 	if s.timeout < 0 || s.changing || s.primary < 0 || s.now-s.heard < s.timeout {
+		return
+	}
+	if len(s.waiting) > 0 {
+		// COMMITs wait for secondaries: the primary may well be blocked
+		// behind them (locks, or a serial engine's one transaction), and
+		// they do not need it to be decided.
+		s.heard = s.now
 		return
 	}
 	p := s.primary

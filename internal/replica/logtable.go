@@ -22,15 +22,28 @@ const LogCreate = "CREATE TABLE IF NOT EXISTS " + LogTable + " (barrier BIGINT P
 
 // LogInsert is the statement that records barrier b in LogTable.
 func LogInsert(d driver.Dialect, b uint64) driver.Query {
-	ph := "?"
-	if d == driver.Postgres {
-		ph = "$1"
-	}
 	return driver.Query{
-		SQL:  "INSERT INTO " + LogTable + " (barrier) VALUES (" + ph + ")",
+		SQL:  "INSERT INTO " + LogTable + " (barrier) VALUES (" + placeholder(d) + ")",
 		Args: []driver.Arg{{Type: answer.Int, Text: strconv.FormatUint(b, 10)}},
 		Verb: "INSERT",
 	}
+}
+
+// LogTrim is the statement that deletes the rows of LogTable below b.
+func LogTrim(d driver.Dialect, b uint64) driver.Query {
+	return driver.Query{
+		SQL:  "DELETE FROM " + LogTable + " WHERE barrier < " + placeholder(d),
+		Args: []driver.Arg{{Type: answer.Int, Text: strconv.FormatUint(b, 10)}},
+		Verb: "DELETE",
+	}
+}
+
+// placeholder is the first parameter's placeholder in dialect d.
+func placeholder(d driver.Dialect) string {
+	if d == driver.Postgres {
+		return "$1"
+	}
+	return "?"
 }
 
 // LogRead returns the barriers at or above from that a replica's log

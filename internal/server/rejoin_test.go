@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -179,6 +180,10 @@ func TestReplicaKill9(t *testing.T) {
 		t.Skip("kills a PostgreSQL server (not in -short)")
 	}
 	away := awayFor(t)
+	// Small log segments, so that the log is truncated (and the log
+	// tables trimmed) during the run.
+	walOptions.SegmentBytes = 64 << 10
+	defer func() { walOptions.SegmentBytes = 0 }()
 	pg := testenv.OwnPostgres(t)
 	cfg := &config.Config{
 		Listen: "127.0.0.1:0", DataDir: t.TempDir(), Mode: "cbs", F: 1,
@@ -202,10 +207,25 @@ func TestReplicaKill9(t *testing.T) {
 	restarted, atRestart := time.Now(), load.commits()
 	waitFor(t, "pg back", func() bool { return replicaState(srv, "pg") == "up" })
 	back, during := time.Since(restarted), load.commits()-atRestart
-	waitFor(t, "commits with pg back", func() bool { return load.commits() >= atRestart+during+100 })
+	// Enough commits with every replica up for the log to be truncated
+	// (it tries every 1024 barriers).
+	waitFor(t, "commits with pg back", func() bool { return load.commits() >= atRestart+during+2500 })
 	load.finish(t, srv, addr, cfg)
 	t.Logf("pg away %v; back %v after its restart, while %d commits went on; failures by SQLSTATE: %v",
 		away, back.Round(time.Millisecond), during, load.failures)
+	// The log kept only what some replica might still need, and the log
+	// tables only what the log keeps.
+	segs, err := filepath.Glob(filepath.Join(cfg.DataDir, "wal", "*.wal"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows int
+	c := connect(t, addr, "app")
+	retry40(t, func() error { return c.QueryRow(context.Background(), "SELECT count(*) FROM shepherd_log").Scan(&rows) })
+	t.Logf("%d commits; %d log segments left; %d rows in shepherd_log", load.commits(), len(segs), rows)
+	if rows >= load.commits() {
+		t.Errorf("shepherd_log holds %d rows after %d commits: never trimmed", rows, load.commits())
+	}
 }
 
 // TestPrimaryKill9 kills the primary's MariaDB server with SIGKILL under

@@ -30,6 +30,9 @@ import (
 	"github.com/shepherd-db/shepherd/internal/wal"
 )
 
+// walOptions are the write-ahead log's options (tests shrink segments).
+var walOptions = wal.Options{}
+
 // statementCacheSize bounds the analysed statements kept for reuse.
 const statementCacheSize = 10_000
 
@@ -96,7 +99,7 @@ func Open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Server, e
 	ptimeout, _ := cfg.PrimaryTimeoutDuration() // checked by cfg.Check
 	copts := cluster.Options{Mode: mode, F: cfg.F, Log: log, DigestRows: cfg.Digests(), PrimaryTimeout: ptimeout}
 	if mode == coord.CBS || mode == coord.SS {
-		w, records, err := wal.Open(filepath.Join(cfg.DataDir, "wal"), wal.Options{})
+		w, records, err := wal.Open(filepath.Join(cfg.DataDir, "wal"), walOptions)
 		if err != nil {
 			s.closeEngines()
 			return nil, &config.Error{Field: "data_dir", Msg: "write-ahead log: " + err.Error()}

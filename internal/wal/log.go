@@ -584,3 +584,15 @@ func (l *Log) ReadFrom(from uint64) ([]Record, error) {
 	}
 	return out, nil
 }
+
+// First returns the barrier of the oldest record the log still keeps
+// (the first of its oldest segment); ok is false for an empty log.
+// Nothing below it will ever be replayed.
+func (l *Log) First() (barrier uint64, ok bool) {
+	l.segs.Lock()
+	defer l.segs.Unlock()
+	if len(l.segs.list) == 0 {
+		return 0, false
+	}
+	return l.segs.list[0].first, true
+}
