@@ -717,7 +717,7 @@ func (w *writer) typed(n *pg_query.Node, t string) {
 	case t == "bytea":
 		w.bytesLiteral(c.GetSval().Sval)
 	case t == "bool":
-		b, ok := parseBool(c.GetSval().Sval)
+		b, ok := answer.ParseBool(c.GetSval().Sval)
 		if !ok {
 			w.refuse("boolean constant %q", c.GetSval().Sval)
 		}
@@ -729,16 +729,6 @@ func (w *writer) typed(n *pg_query.Node, t string) {
 	default:
 		w.expr(n)
 	}
-}
-
-func parseBool(s string) (value, ok bool) {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "t", "true", "y", "yes", "on", "1":
-		return true, true
-	case "f", "false", "n", "no", "off", "0":
-		return false, true
-	}
-	return false, false
 }
 
 func isInt(t string) bool     { return schema.IsInteger(t) }
