@@ -299,7 +299,9 @@ func (s *cbs) sendPrimary(t *ctxn, op Op) {
 	p := &t.at[s.primary]
 	p.sent++
 	p.started = true
-	s.emit(Send{R: s.primary, Op: op})
+	// A primary promoted from a drained secondary goes on with the
+	// attempt it ran the earlier statements in.
+	s.emit(Send{R: s.primary, Op: op, Try: p.try})
 }
 
 func (s *cbs) primaryDownErr() *pgerr.Error {
@@ -1127,6 +1129,19 @@ func (s *cbs) changeView() {
 	}
 	s.calm = 0
 	s.heard = s.now
+	if c := s.drainedCandidate(); c >= 0 {
+		// c ran every statement the lost primary answered, with the same
+		// answers, in transactions of its own that are still open: it
+		// takes over with no transaction aborted. A statement the lost
+		// primary left unanswered runs on c once it is promoted.
+		s.candidate = c
+		for _, t := range s.live {
+			if n := len(t.stmts); t.phase == phaseOpen && t.doom == nil && n > 0 && !t.stmts[n-1].answered {
+				s.held = append(s.held, Op{Txn: t.id, Kind: OpStmt, Seq: n - 1})
+			}
+		}
+		return
+	}
 	s.candidate = s.nextCandidate(s.primary)
 	doom := pgerr.New(pgerr.SerializationFailure, "the primary replica failed; the transaction was rolled back").
 		WithHint("retry the transaction")
@@ -1170,6 +1185,47 @@ func (s *cbs) nextCandidate(from ReplicaID) ReplicaID {
 		}
 	}
 	return -1
+}
+
+// drainedCandidate returns the first replica fit to be primary, after the
+// lost one, that has answered every statement the lost primary answered
+// of every open transaction, with the same answers, and holds no
+// statement unanswered: its pool is drained, so it can take over
+// without aborts (paper 3.4). -1 if there is none.
+func (s *cbs) drainedCandidate() ReplicaID {
+	n := len(s.down)
+	for i := 1; i <= n; i++ {
+		c := ReplicaID((int(s.primary) + i) % n)
+		if c == s.primary || s.down[c] || s.joining[c] || !s.classes[c].MayBePrimary() {
+			continue
+		}
+		if s.drained(c) {
+			return c
+		}
+	}
+	return -1
+}
+
+func (s *cbs) drained(c ReplicaID) bool {
+	for _, t := range s.live {
+		if t.phase != phaseOpen || t.doom != nil {
+			continue
+		}
+		rt := &t.at[c]
+		answered := 0
+		for answered < len(t.stmts) && t.stmts[answered].answered {
+			answered++
+		}
+		if rt.hold >= 0 || rt.sent != rt.done() || rt.done() != answered {
+			return false
+		}
+		for i := range answered {
+			if rt.votes[i] != t.stmts[i].vote {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // promote makes the candidate primary once it has committed every
