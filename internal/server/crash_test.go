@@ -189,9 +189,13 @@ dsn = "lite.db"
 	if lost > 0 {
 		t.Errorf("%d acknowledged transfers are missing", lost)
 	}
-	// Replicas identical: read each directly once shepherd is idle.
+	// A clean stop (SIGINT, as SIGTERM): drained, log closed, exit 0.
+	// Then the replicas, read directly, are identical.
 	proc.Process.Signal(os.Interrupt)
 	proc.Wait()
+	if code := proc.ProcessState.ExitCode(); code != 0 {
+		t.Errorf("shepherd exited with %d on SIGINT", code)
+	}
 	assertIdentical(t, cfg, "SELECT id, bal FROM acc ORDER BY id")
 	assertIdentical(t, cfg, "SELECT id, src, dst, amount FROM moved ORDER BY id")
 }

@@ -169,12 +169,25 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
+// killRounds is how many kill-and-restart rounds the replica crash
+// tests run; SHEPHERD_CRASH_ROUNDS raises it (long mode).
+func killRounds(t *testing.T) int {
+	if v := os.Getenv("SHEPHERD_CRASH_ROUNDS"); v != "" {
+		var n int
+		if _, err := fmt.Sscan(v, &n); err != nil || n < 1 {
+			t.Fatalf("SHEPHERD_CRASH_ROUNDS=%q", v)
+		}
+		return n
+	}
+	return 2
+}
+
 // TestReplicaKill9 kills the PostgreSQL server of a secondary with
 // SIGKILL under 16 clients moving money, starts it again a moment later,
-// and checks that clients saw no error but retryable aborts, that the
-// replica came back by itself (replaying from the write-ahead log what it
-// missed), and that afterwards the three replicas hold the same rows and
-// every acknowledged transfer.
+// and again, and checks that clients saw no error but retryable aborts,
+// that the replica came back by itself each time (replaying from the
+// write-ahead log what it missed), and that afterwards the three replicas
+// hold the same rows and every acknowledged transfer.
 func TestReplicaKill9(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills a PostgreSQL server (not in -short)")
@@ -196,23 +209,25 @@ func TestReplicaKill9(t *testing.T) {
 	addr, srv := start(t, cfg)
 	load := startLoad(t, addr)
 	waitFor(t, "100 commits", func() bool { return load.commits() >= 100 })
-	pg.Kill()
-	killedAt, before := time.Now(), load.commits()
-	waitFor(t, "pg taken out", func() bool { return replicaState(srv, "pg") == "down" })
-	waitFor(t, "commits while pg is away", func() bool { return load.commits() >= before+100 })
-	for time.Since(killedAt) < away {
-		time.Sleep(10 * time.Millisecond) // the server stays away this long
+	for round := range killRounds(t) {
+		pg.Kill()
+		killedAt, before := time.Now(), load.commits()
+		waitFor(t, "pg taken out", func() bool { return replicaState(srv, "pg") == "down" })
+		waitFor(t, "commits while pg is away", func() bool { return load.commits() >= before+100 })
+		for time.Since(killedAt) < away {
+			time.Sleep(10 * time.Millisecond) // the server stays away this long
+		}
+		pg.Start()
+		restarted, atRestart := time.Now(), load.commits()
+		waitFor(t, "pg back", func() bool { return replicaState(srv, "pg") == "up" })
+		back, during := time.Since(restarted), load.commits()-atRestart
+		t.Logf("round %d: pg away %v; back %v after its restart, while %d commits went on", round+1, away, back.Round(time.Millisecond), during)
+		// Enough commits with every replica up for the log to be
+		// truncated (it tries every 1024 barriers).
+		waitFor(t, "commits with pg back", func() bool { return load.commits() >= atRestart+during+2500 })
 	}
-	pg.Start()
-	restarted, atRestart := time.Now(), load.commits()
-	waitFor(t, "pg back", func() bool { return replicaState(srv, "pg") == "up" })
-	back, during := time.Since(restarted), load.commits()-atRestart
-	// Enough commits with every replica up for the log to be truncated
-	// (it tries every 1024 barriers).
-	waitFor(t, "commits with pg back", func() bool { return load.commits() >= atRestart+during+2500 })
 	load.finish(t, srv, addr, cfg)
-	t.Logf("pg away %v; back %v after its restart, while %d commits went on; failures by SQLSTATE: %v",
-		away, back.Round(time.Millisecond), during, load.failures)
+	t.Logf("failures by SQLSTATE: %v", load.failures)
 	// The log kept only what some replica might still need, and the log
 	// tables only what the log keeps.
 	segs, err := filepath.Glob(filepath.Join(cfg.DataDir, "wal", "*.wal"))
@@ -229,19 +244,20 @@ func TestReplicaKill9(t *testing.T) {
 }
 
 // TestPrimaryKill9 kills the primary's MariaDB server with SIGKILL under
-// load: the view changes to the next replica fit to be primary (SQLite),
-// clients go on after a short pause with only retryable aborts, nothing
-// acknowledged is lost; the old primary, started again, comes back as a
-// secondary.
+// load, twice: each time the view changes to the next replica fit to be
+// primary, clients go on after a short pause with only retryable aborts,
+// and nothing acknowledged is lost; the killed server, started again,
+// comes back as a secondary.
 func TestPrimaryKill9(t *testing.T) {
 	if testing.Short() {
-		t.Skip("kills a MariaDB server (not in -short)")
+		t.Skip("kills MariaDB servers (not in -short)")
 	}
-	maria := testenv.OwnMariaDB(t)
+	m1, m2 := testenv.OwnMariaDB(t), testenv.OwnMariaDB(t)
 	cfg := &config.Config{
 		Listen: "127.0.0.1:0", DataDir: t.TempDir(), Mode: "cbs", F: 1,
 		Replicas: []config.Replica{
-			{Name: "maria", Driver: "mysql", DSN: maria.DSN()},
+			{Name: "maria1", Driver: "mysql", DSN: m1.DSN()},
+			{Name: "maria2", Driver: "mysql", DSN: m2.DSN()},
 			{Name: "pg", Driver: "postgres", DSN: testenv.Postgres(t)},
 			{Name: "lite", Driver: "sqlite", DSN: "lite.db"},
 		},
@@ -249,24 +265,34 @@ func TestPrimaryKill9(t *testing.T) {
 	addr, srv := start(t, cfg)
 	load := startLoad(t, addr)
 	waitFor(t, "100 commits", func() bool { return load.commits() >= 100 })
-	maria.Kill()
-	killedAt := time.Now()
-	waitFor(t, "a new primary", func() bool { return replicaRole(srv, "lite") == "primary" })
-	waitFor(t, "commits in the new view", func() bool { return !load.firstAfter(killedAt.Add(time.Millisecond)).IsZero() })
-	pause := load.firstAfter(killedAt).Sub(killedAt)
-	atNew := load.commits()
-	waitFor(t, "commits in the new view", func() bool { return load.commits() >= atNew+100 })
-	maria.Start()
-	waitFor(t, "maria back", func() bool { return replicaState(srv, "maria") == "up" })
-	if r := replicaRole(srv, "maria"); r != "secondary" {
-		t.Errorf("maria came back as %s", r)
+	for _, k := range []struct {
+		name, next string
+		server     *testenv.MariaDBServer
+	}{{"maria1", "maria2", m1}, {"maria2", "lite", m2}} {
+		if r := replicaRole(srv, k.name); r != "primary" {
+			t.Fatalf("%s is %s, not primary", k.name, r)
+		}
+		killedAt := time.Now()
+		k.server.Kill()
+		waitFor(t, "a new primary", func() bool { return replicaRole(srv, k.next) == "primary" })
+		views := srv.Cluster().Views()
+		since := views[len(views)-1].Since // when the new view began
+		waitFor(t, "a commit in the new view", func() bool { return !load.firstAfter(since).IsZero() })
+		pause := load.firstAfter(since).Sub(killedAt)
+		atNew := load.commits()
+		waitFor(t, "commits in the new view", func() bool { return load.commits() >= atNew+100 })
+		k.server.Start()
+		waitFor(t, k.name+" back", func() bool { return replicaState(srv, k.name) == "up" })
+		if r := replicaRole(srv, k.name); r != "secondary" {
+			t.Errorf("%s came back as %s", k.name, r)
+		}
+		t.Logf("%s killed: %s primary %v later, first commit in the new view %v after the kill",
+			k.name, k.next, since.Sub(killedAt).Round(time.Millisecond), pause.Round(time.Millisecond))
+		atBack := load.commits()
+		waitFor(t, "commits with "+k.name+" back", func() bool { return load.commits() >= atBack+100 })
 	}
-	atBack := load.commits()
-	waitFor(t, "commits with maria back", func() bool { return load.commits() >= atBack+100 })
-	// Transactions in flight on the lost primary were rolled back with
-	// 40001; their clients may also have lost the connection's answer.
 	load.finish(t, srv, addr, cfg)
-	t.Logf("primary killed: first commit in the new view %v later; failures by SQLSTATE: %v", pause.Round(time.Millisecond), load.failures)
+	t.Logf("failures by SQLSTATE: %v", load.failures)
 }
 
 func replicaState(srv *Server, name string) string {
