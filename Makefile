@@ -36,3 +36,12 @@ bench-modes: engines
 
 clean:
 	rm -rf shepherd shepherd-data
+
+# The side-by-side benchmark of BENCHMARKS.md (not part of test): every
+# mode at several client counts over throw-away MariaDB and PostgreSQL
+# servers, alternating; table, JSON, CSV and plot in bench-out/. Change
+# the settings with BENCH_FLAGS="...".
+.PHONY: bench
+BENCH_FLAGS ?= --workload tpcc --clients 1,4,8,16,32 --warmup 5s --duration 15s --rounds 2
+bench: engines
+	$(GO) run ./cmd/shepherd bench sweep --engines local --out bench-out $(BENCH_FLAGS)

@@ -10,6 +10,8 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
@@ -26,6 +28,8 @@ const benchUsage = `usage:
   shepherd bench tpcc  [flags]   TPC-C against one target
   shepherd bench bank  [flags]   bank transfers against one target
   shepherd bench sweep [flags]   every mode at several client counts, side by side
+  shepherd bench pgbench [flags] pgbench through passthrough, PgBouncer and
+                                 directly on PostgreSQL, alternating
 
 A target (--target) is a PostgreSQL-wire URL (postgres://..., a running
 shepherd or a PostgreSQL server; the workload's tables are dropped and
@@ -56,6 +60,8 @@ func benchCmd(args []string, stdout, stderr io.Writer) int {
 		return benchSingle(args[0], args[1:], stdout, stderr)
 	case "sweep":
 		return benchSweep(args[1:], stdout, stderr)
+	case "pgbench":
+		return benchPgbench(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, benchUsage)
 		return 0
@@ -256,6 +262,8 @@ func benchSingle(name string, args []string, stdout, stderr io.Writer) int {
 	clients := f.fs.Int("clients", 8, "concurrent clients")
 	load := f.fs.Bool("load", true, "with a URL target: drop and load the workload's tables first")
 	jsonOut := f.fs.String("json", "", "also write the result as JSON to this file")
+	cpuProfile := f.fs.String("cpuprofile", "", "write a CPU profile of the measured run (this process: clients and an in-process shepherd) to this file")
+	memProfile := f.fs.String("memprofile", "", "write an allocation profile (since start) to this file after the run")
 	if err := f.fs.Parse(args); err != nil {
 		return 2
 	}
@@ -329,8 +337,21 @@ func benchSingle(name string, args []string, stdout, stderr io.Writer) int {
 	opts.Clients = *clients
 	show, done := progress(stderr, f.quiet, func() string { return fmt.Sprintf("%s %s c=%d", name, *target, *clients) })
 	opts.Progress = show
+	stopProfile, err := startCPUProfile(*cpuProfile)
+	if err != nil {
+		fmt.Fprintln(stderr, "shepherd bench:", err)
+		return 1
+	}
 	res, runErr := bench.Run(ctx, w, dialers, opts)
 	done()
+	if err := stopProfile(); err != nil {
+		fmt.Fprintln(stderr, "shepherd bench:", err)
+	}
+	if *memProfile != "" {
+		if err := writeAllocs(*memProfile); err != nil {
+			fmt.Fprintln(stderr, "shepherd bench:", err)
+		}
+	}
 	rec := bench.RunRecord{Mode: *target, Clients: *clients, Round: 1, Result: res}
 	if runErr != nil {
 		rec.Error = runErr.Error()
@@ -378,6 +399,40 @@ func benchSingle(name string, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return code
+}
+
+// startCPUProfile starts profiling the CPU into path ("" does nothing);
+// the returned function stops it.
+func startCPUProfile(path string) (func() error, error) {
+	if path == "" {
+		return func() error { return nil }, nil
+	}
+	fh, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(fh); err != nil {
+		fh.Close()
+		return nil, err
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		return fh.Close()
+	}, nil
+}
+
+// writeAllocs writes the allocation profile to path.
+func writeAllocs(path string) error {
+	fh, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	runtime.GC()
+	err = pprof.Lookup("allocs").WriteTo(fh, 0)
+	if cerr := fh.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 func loadURL(ctx context.Context, d bench.Dialer, w bench.Workload) error {

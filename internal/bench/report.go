@@ -55,12 +55,14 @@ func (r *Report) WriteJSON(path string) error {
 func WriteSummaryCSV(w io.Writer, points []Point) error {
 	cw := csv.NewWriter(w)
 	_ = cw.Write([]string{"mode", "clients", "runs", "failed_runs", "throughput_tps", "p50_ms", "p95_ms", "p99_ms",
-		"abort_rate", "vs_direct", "vs_bound", "process_cpu_us_per_txn"})
+		"abort_rate", "vs_direct", "vs_bound", "process_cpu_us_per_txn",
+		"statements_per_txn", "process_cpu_us_per_statement"})
 	for _, p := range points {
 		r := p.Result
 		_ = cw.Write([]string{p.Mode, strconv.Itoa(p.Clients), strconv.Itoa(p.Runs), strconv.Itoa(p.Failed),
 			f2(r.Throughput), ms(r.Latency.P50), ms(r.Latency.P95), ms(r.Latency.P99),
-			strconv.FormatFloat(p.AbortRate, 'f', 4, 64), ratio(p.VsDirect), ratio(p.VsBound), us(r.CPUPerTxn())})
+			strconv.FormatFloat(p.AbortRate, 'f', 4, 64), ratio(p.VsDirect), ratio(p.VsBound), us(r.CPUPerTxn()),
+			f2(r.StatementsPerTxn()), us(r.CPUPerStatement())})
 	}
 	cw.Flush()
 	return cw.Error()
@@ -113,8 +115,11 @@ func FormatResult(w io.Writer, r *Result, kinds []string) {
 	if r.Failed > 0 {
 		fmt.Fprintf(w, ", %d given up", r.Failed)
 	}
+	if r.Statements > 0 {
+		fmt.Fprintf(w, ", %.1f statements per txn", r.StatementsPerTxn())
+	}
 	if r.ProcessCPU > 0 {
-		fmt.Fprintf(w, ", this process %s CPU per txn", human(r.CPUPerTxn()))
+		fmt.Fprintf(w, "; this process used %s CPU per txn, %s per statement", human(r.CPUPerTxn()), human(r.CPUPerStatement()))
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "  %-12s %9s %9s %9s %9s %9s %9s %8s\n", "kind", "finished", "txn/s", "p50", "p95", "p99", "max", "aborted")

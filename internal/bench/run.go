@@ -117,7 +117,10 @@ type Result struct {
 	// in-process translation when the system runs here; not the engines,
 	// which run in processes of their own.
 	ProcessCPU time.Duration `json:"process_cpu_ns"`
-	Latency    Latency       `json:"latency"`
+	// Statements counts the statements (BEGIN and COMMIT included) of
+	// the finished transactions, on the first database of each client.
+	Statements int64   `json:"statements"`
+	Latency    Latency `json:"latency"`
 	// Kinds breaks the numbers down by transaction kind.
 	Kinds map[string]KindResult `json:"kinds"`
 	// Aborts counts aborted attempts by SQLSTATE.
@@ -135,6 +138,7 @@ func (r *Result) Merge(o *Result) {
 	r.Measured += o.Measured
 	r.ProcessCPU += o.ProcessCPU
 	r.Finished += o.Finished
+	r.Statements += o.Statements
 	r.RolledBack += o.RolledBack
 	r.Aborted += o.Aborted
 	r.Failed += o.Failed
@@ -188,6 +192,23 @@ func (r *Result) CPUPerTxn() time.Duration {
 		return 0
 	}
 	return r.ProcessCPU / time.Duration(r.Finished)
+}
+
+// CPUPerStatement returns ProcessCPU per statement (zero when none).
+func (r *Result) CPUPerStatement() time.Duration {
+	if r.Statements == 0 {
+		return 0
+	}
+	return r.ProcessCPU / time.Duration(r.Statements)
+}
+
+// StatementsPerTxn returns the mean number of statements of a finished
+// transaction, its last attempt's (BEGIN and COMMIT included).
+func (r *Result) StatementsPerTxn() float64 {
+	if r.Finished == 0 {
+		return 0
+	}
+	return float64(r.Statements) / float64(r.Finished)
 }
 
 // AbortRate returns aborted attempts over all attempts.
@@ -250,6 +271,9 @@ func Run(ctx context.Context, w Workload, dialers []Dialer, opts Options) (*Resu
 			c, err := d(ctx)
 			if err != nil {
 				return nil, fmt.Errorf("bench: client %d, database %d: connect: %w", i, j+1, err)
+			}
+			if j == 0 {
+				c = &countingConn{Conn: c}
 			}
 			conns[i] = append(conns[i], c)
 		}
@@ -355,9 +379,10 @@ type window struct{ from, to time.Time }
 
 // tally is what one client counted.
 type tally struct {
-	all    Histogram
-	kinds  map[string]*kindTally
-	aborts map[string]int64
+	statements int64
+	all        Histogram
+	kinds      map[string]*kindTally
+	aborts     map[string]int64
 }
 
 type kindTally struct {
@@ -380,6 +405,7 @@ func (t *tally) kind(name string) *kindTally {
 
 func (t *tally) merge(o *tally) {
 	t.all.Merge(&o.all)
+	t.statements += o.statements
 	for name, ok := range o.kinds {
 		k := t.kind(name)
 		k.Finished += ok.Finished
@@ -397,6 +423,7 @@ func (t *tally) result(kinds []string, clients int, measured time.Duration) *Res
 	r := &Result{Clients: clients, Measured: measured, Latency: t.all.Summary(),
 		Kinds: map[string]KindResult{}, Aborts: maps.Clone(t.aborts)}
 	r.hist.Merge(&t.all)
+	r.Statements = t.statements
 	names := slices.Sorted(maps.Keys(t.kinds))
 	for _, name := range append(slices.Clone(kinds), names...) {
 		k, ok := t.kinds[name]
@@ -440,6 +467,8 @@ type client struct {
 func (c *client) run(ctx context.Context) error {
 	for ctx.Err() == nil && time.Now().Before(c.win.to) {
 		txn := c.gen.Next()
+		counter := c.conns[0].(*countingConn)
+		counter.n = 0
 		start := time.Now()
 		out, err := c.everywhere(ctx, txn)
 		if err != nil {
@@ -460,6 +489,7 @@ func (c *client) run(ctx context.Context) error {
 				k.Failed++
 			} else {
 				k.Finished++
+				c.t.statements += counter.n
 				if out.rolledBack {
 					k.RolledBack++
 				}
@@ -545,4 +575,72 @@ func (c *client) retried(ctx context.Context, txn Txn, conn Conn) (outcome, erro
 			return o, nil
 		}
 	}
+}
+
+// countingConn counts the statements run through it and through the
+// transactions it begins (BEGIN, COMMIT and ROLLBACK included), for the
+// statements per transaction and the CPU per statement. The count is
+// reset before each transaction and read after it finished: the last
+// attempt's statements.
+type countingConn struct {
+	Conn
+	n int64
+}
+
+func (c *countingConn) Begin(ctx context.Context) (pgx.Tx, error) {
+	return c.BeginTx(ctx, pgx.TxOptions{})
+}
+
+func (c *countingConn) BeginTx(ctx context.Context, opts pgx.TxOptions) (pgx.Tx, error) {
+	c.n = 1
+	tx, err := c.Conn.BeginTx(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &countingTx{Tx: tx, n: &c.n}, nil
+}
+
+func (c *countingConn) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	c.n++
+	return c.Conn.Exec(ctx, sql, args...)
+}
+
+func (c *countingConn) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	c.n++
+	return c.Conn.Query(ctx, sql, args...)
+}
+
+func (c *countingConn) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+	c.n++
+	return c.Conn.QueryRow(ctx, sql, args...)
+}
+
+type countingTx struct {
+	pgx.Tx
+	n *int64
+}
+
+func (t *countingTx) Commit(ctx context.Context) error {
+	*t.n++
+	return t.Tx.Commit(ctx)
+}
+
+func (t *countingTx) Rollback(ctx context.Context) error {
+	*t.n++
+	return t.Tx.Rollback(ctx)
+}
+
+func (t *countingTx) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	*t.n++
+	return t.Tx.Exec(ctx, sql, args...)
+}
+
+func (t *countingTx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	*t.n++
+	return t.Tx.Query(ctx, sql, args...)
+}
+
+func (t *countingTx) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+	*t.n++
+	return t.Tx.QueryRow(ctx, sql, args...)
 }

@@ -26,7 +26,7 @@ func (c *fakeConn) BeginTx(context.Context, pgx.TxOptions) (pgx.Tx, error) {
 	return nil, errors.New("fake")
 }
 func (c *fakeConn) Exec(context.Context, string, ...any) (pgconn.CommandTag, error) {
-	return pgconn.CommandTag{}, errors.New("fake")
+	return pgconn.NewCommandTag("SELECT 1"), nil
 }
 func (c *fakeConn) Query(context.Context, string, ...any) (pgx.Rows, error) {
 	return nil, errors.New("fake")
@@ -67,7 +67,7 @@ func (g *fakeGen) Next() Txn {
 		tries := map[int]int{}
 		var mu sync.Mutex
 		return Txn{Kind: "flaky", Run: func(_ context.Context, c Conn) (bool, error) {
-			id := c.(*fakeConn).id
+			id := connID(c)
 			mu.Lock()
 			tries[id]++
 			t := tries[id]
@@ -79,10 +79,19 @@ func (g *fakeGen) Next() Txn {
 			return false, nil
 		}}
 	}
-	return Txn{Kind: "ok", Run: func(_ context.Context, c Conn) (bool, error) {
-		g.w.count(c.(*fakeConn).id)
-		return n%5 == 0, nil
+	return Txn{Kind: "ok", Run: func(ctx context.Context, c Conn) (bool, error) {
+		g.w.count(connID(c))
+		_, err := c.Exec(ctx, "SELECT 1")
+		return n%5 == 0, err
 	}}
+}
+
+// connID returns the id of the fake session under c.
+func connID(c Conn) int {
+	if cc, ok := c.(*countingConn); ok {
+		c = cc.Conn
+	}
+	return c.(*fakeConn).id
 }
 
 func (w *fakeWorkload) count(id int) {
@@ -126,6 +135,9 @@ func TestRunCounts(t *testing.T) {
 		}
 		if res.Aborts["40001"] != res.Aborted || res.RolledBack == 0 || res.Failed != 0 {
 			t.Errorf("%d databases: aborts %v of %d, rolled back %d, failed %d", dbs, res.Aborts, res.Aborted, res.RolledBack, res.Failed)
+		}
+		if res.Statements != ok.Finished {
+			t.Errorf("%d databases: %d statements counted, want one per ok transaction (%d)", dbs, res.Statements, ok.Finished)
 		}
 		if res.Throughput <= 0 || res.Latency.P99 < res.Latency.P50 {
 			t.Errorf("throughput %v, latency %+v", res.Throughput, res.Latency)

@@ -316,3 +316,72 @@ func binary(pkg string, candidates ...string) (string, error) {
 	}
 	return "", errors.New("local: " + filepath.Base(candidates[0]) + " not found; install Debian's " + pkg + " (apt-get install " + pkg + ", or make engines)")
 }
+
+// PgBouncer starts Debian's pgbouncer in front of the PostgreSQL server
+// at host:port, in session pooling with trust authentication, serving
+// database as the same name; poolSize bounds its server connections. The
+// returned server's DSN is a postgres:// URL of that database through
+// it.
+func PgBouncer(ctx context.Context, host string, port int, database string, poolSize int) (*Server, error) {
+	bin, err := binary("pgbouncer", "pgbouncer", "/usr/sbin/pgbouncer")
+	if err != nil {
+		return nil, err
+	}
+	who, err := account("postgres") // pgbouncer refuses to run as root
+	if err != nil {
+		return nil, err
+	}
+	dir, err := who.tempDir("shepherd-bench-pgbouncer-*")
+	if err != nil {
+		return nil, err
+	}
+	listen, err := freePort()
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	ini := fmt.Sprintf(`[databases]
+%[1]s = host=%[2]s port=%[3]d dbname=%[1]s user=postgres
+
+[pgbouncer]
+listen_addr = 127.0.0.1
+listen_port = %[4]d
+unix_socket_dir = %[5]s
+auth_type = trust
+auth_file = %[5]s/users.txt
+pool_mode = session
+max_client_conn = 1000
+default_pool_size = %[6]d
+logfile = %[5]s/pgbouncer.log
+pidfile = %[5]s/pgbouncer.pid
+`, database, host, port, listen, dir, poolSize)
+	files := map[string]string{"pgbouncer.ini": ini, "users.txt": `"postgres" ""` + "\n"}
+	for name, body := range files {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
+		if err := os.Chown(path, who.uid, who.gid); err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
+	}
+	s, err := start("pgbouncer", dir, exec.Command(bin, filepath.Join(dir, "pgbouncer.ini")), who.cred)
+	if err != nil {
+		return nil, err
+	}
+	s.DSN = fmt.Sprintf("postgres://postgres@127.0.0.1:%d/%s?sslmode=disable", listen, database)
+	err = s.waitReady(ctx, func(ctx context.Context) error {
+		c, err := pgx.Connect(ctx, s.DSN)
+		if err != nil {
+			return err
+		}
+		return c.Close(ctx)
+	})
+	if err != nil {
+		s.Stop()
+		return nil, err
+	}
+	return s, nil
+}
