@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -52,6 +53,7 @@ func benchPgbench(args []string, stdout, stderr io.Writer) int {
 	script := fs.String("builtin", "select-only", "pgbench built-in script (-b): select-only, simple-update, tpcb-like")
 	jsonOut := fs.String("json", "", "also write the result as JSON to this file")
 	noBouncer := fs.Bool("no-pgbouncer", false, "leave PgBouncer out")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the in-process shepherd during its pgbench runs to this file")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -112,12 +114,30 @@ func benchPgbench(args []string, stdout, stderr io.Writer) int {
 	defer sh.Close()
 	targets = append(targets, &pgbenchTarget{Name: "passthrough", URL: sh.URL()})
 	tpsRe := regexp.MustCompile(`(?m)^tps = ([0-9.]+)`)
+	var profile *os.File
+	if *cpuProfile != "" {
+		if profile, err = os.Create(*cpuProfile); err != nil {
+			return fail(err)
+		}
+		defer profile.Close()
+	}
 	started := time.Now()
 	for round := range *rounds {
 		for k := range targets {
 			t := targets[(k+round)%len(targets)]
+			profiling := profile != nil && t.Name == "passthrough"
+			if profiling {
+				// Only shepherd runs in this process: profile its runs alone.
+				if err := pprof.StartCPUProfile(profile); err != nil {
+					return fail(err)
+				}
+			}
 			out, err := exec.CommandContext(ctx, pgbench, "-n", "-b", *script, "-M", *protocol,
 				"-c", strconv.Itoa(*clients), "-j", strconv.Itoa(*threads), "-T", strconv.Itoa(*secs), t.URL).CombinedOutput()
+			if profiling {
+				pprof.StopCPUProfile()
+				profile = nil // a profile file holds one profile: the first run's
+			}
 			m := tpsRe.FindSubmatch(out)
 			if err != nil || m == nil {
 				return fail(fmt.Errorf("pgbench against %s: %v\n%s", t.Name, err, out))
