@@ -6,6 +6,7 @@ import (
 
 	"github.com/shepherd-db/shepherd/internal/answer"
 	"github.com/shepherd-db/shepherd/internal/driver"
+	"github.com/shepherd-db/shepherd/internal/pgerr"
 	"github.com/shepherd-db/shepherd/internal/replica"
 	"github.com/shepherd-db/shepherd/internal/sqlan"
 	"github.com/shepherd-db/shepherd/internal/wal"
@@ -29,9 +30,15 @@ func Replay(ctx context.Context, c driver.Conn, d driver.Dialect, cache *sqlan.C
 			if !st.Writes {
 				continue
 			}
-			q, err := replayQuery(cache, d, st)
+			q, ddl, err := replayQuery(cache, d, st)
 			if err == nil {
 				_, err = c.Exec(ctx, q)
+			}
+			if err != nil && ddl && alreadyDone(err) {
+				// MariaDB commits DDL at once: a crash between the DDL
+				// and its log-table row leaves the change in place
+				// without the row.
+				err = nil
 			}
 			if err != nil {
 				c.Rollback(ctx)
@@ -52,18 +59,31 @@ func Replay(ctx context.Context, c driver.Conn, d driver.Dialect, cache *sqlan.C
 }
 
 // replayQuery writes a logged statement for dialect d, with the values it
-// was run with (the client's and the pinned ones) in the dialect's order.
-func replayQuery(cache *sqlan.Cache, d driver.Dialect, st wal.Statement) (driver.Query, error) {
+// was run with (the client's and the pinned ones) in the dialect's order,
+// and says whether it is DDL.
+func replayQuery(cache *sqlan.Cache, d driver.Dialect, st wal.Statement) (driver.Query, bool, error) {
 	sts, err := cache.Parse(st.SQL)
 	if err != nil {
-		return driver.Query{}, err
+		return driver.Query{}, false, err
 	}
 	if len(sts) != 1 {
-		return driver.Query{}, fmt.Errorf("%d statements in one log entry", len(sts))
+		return driver.Query{}, false, fmt.Errorf("%d statements in one log entry", len(sts))
 	}
 	args := make([]driver.Arg, len(st.Args))
 	for i, v := range st.Args {
 		args[i] = driver.Arg{Null: v.Null, Type: answer.Type(v.Type), Text: v.Text}
 	}
-	return sqlan.Query(sts[0], d, args), nil
+	return sqlan.Query(sts[0], d, args), sts[0].Kind == sqlan.DDL, nil
+}
+
+// alreadyDone reports whether a DDL statement failed because its effect
+// is there already (replayed after a crash that came between the change
+// and its log-table row).
+func alreadyDone(err error) bool {
+	switch pgerr.Code(err) {
+	case pgerr.DuplicateTable, pgerr.DuplicateColumn, pgerr.DuplicateObject,
+		pgerr.UndefinedTable, pgerr.UndefinedColumn, pgerr.UndefinedObject:
+		return true
+	}
+	return false
 }
