@@ -45,6 +45,8 @@ on fresh databases of the engines (--engines local, or --mariadb,
                  and SQLite, f=1
   bound          the three-direct bound: each transaction on MariaDB,
                  PostgreSQL and SQLite at once, no coordination
+  cbs-locking    cbs over MariaDB, PostgreSQL and a second MariaDB database
+                 (a secondary that runs transactions concurrently)
 
 Run 'shepherd bench tpcc -h' (bank, sweep) for the flags.
 `

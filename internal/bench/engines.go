@@ -39,7 +39,9 @@ type Databases struct {
 	MariaDB  string // go-sql-driver DSN, "" without a MariaDB
 	Postgres string // URL, "" without a PostgreSQL
 	SQLite   string // file path, "" without a SQLite directory
-	drops    []func(context.Context) error
+	// SecondMariaDB is another MariaDB database, for ModeCBSLocking.
+	SecondMariaDB string
+	drops         []func(context.Context) error
 }
 
 // Drop drops the databases.

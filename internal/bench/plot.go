@@ -26,6 +26,7 @@ var modeStyle = map[string]struct {
 	ModeSerial:       {color.RGBA{0xd6, 0x27, 0x28, 0xff}, draw.CrossGlyph{}, nil},
 	ModeDirectPG:     {color.RGBA{0x2c, 0xa0, 0x2c, 0xff}, draw.PyramidGlyph{}, nil},
 	ModeDirectSQLite: {color.RGBA{0x94, 0x67, 0xbd, 0xff}, draw.RingGlyph{}, nil},
+	ModeCBSLocking:   {color.RGBA{0x17, 0xbe, 0xcf, 0xff}, draw.RingGlyph{}, []vg.Length{vg.Points(2), vg.Points(2)}},
 }
 
 // Plot draws throughput against clients, one line per mode (the paper's

@@ -32,6 +32,11 @@ const (
 	ModeCBS    = "cbs"
 	ModeSS     = "ss"
 	ModeSerial = "serial"
+	// ModeCBSLocking is cbs over MariaDB (primary), PostgreSQL and a
+	// second MariaDB database on the same server in place of SQLite: a
+	// locking secondary runs transactions concurrently, where the default
+	// PostgreSQL and SQLite secondaries run one at a time.
+	ModeCBSLocking = "cbs-locking"
 	// ModeBound is the three-direct bound: every client runs each
 	// transaction directly on MariaDB, PostgreSQL and SQLite at once and
 	// waits for all three, with no coordination at all — the most any
@@ -43,7 +48,7 @@ const (
 var Modes = []string{ModeDirect, ModePassthrough, ModeCBS, ModeSS, ModeSerial, ModeBound}
 
 // AllModes lists the default modes and the single-engine ones.
-var AllModes = append(slices.Clone(Modes), ModeDirectPG, ModeDirectSQLite)
+var AllModes = append(slices.Clone(Modes), ModeDirectPG, ModeDirectSQLite, ModeCBSLocking)
 
 // needs returns the engines a mode runs on.
 func needs(mode string) (maria, pg, lite bool, err error) {
@@ -56,6 +61,8 @@ func needs(mode string) (maria, pg, lite bool, err error) {
 		return false, false, true, nil
 	case ModeCBS, ModeSS, ModeSerial, ModeBound:
 		return true, true, true, nil
+	case ModeCBSLocking:
+		return true, true, false, nil
 	}
 	return false, false, false, fmt.Errorf("bench: unknown mode %q (want one of %s)", mode, strings.Join(AllModes, ", "))
 }
@@ -123,6 +130,17 @@ func (e *Engines) Open(ctx context.Context, mode, tag string, log *slog.Logger) 
 		_ = dbs.Drop(context.WithoutCancel(ctx))
 		return nil, err
 	}
+	if mode == ModeCBSLocking {
+		// The second MariaDB database.
+		more, err := (&Engines{MariaDB: e.MariaDB}).Fresh(ctx, tag+"_2")
+		if err != nil {
+			_ = dbs.Drop(context.WithoutCancel(ctx))
+			os.RemoveAll(dataDir)
+			return nil, err
+		}
+		dbs.SecondMariaDB = more.MariaDB
+		dbs.drops = append(dbs.drops, more.drops...)
+	}
 	s := &System{Mode: mode, dbs: dbs, dataDir: dataDir}
 	if err := s.open(ctx, &sub, log); err != nil {
 		_ = s.Close(context.WithoutCancel(ctx))
@@ -178,6 +196,8 @@ func (s *System) open(ctx context.Context, e *Engines, log *slog.Logger) error {
 		return shepherd("passthrough", 0, maria)
 	case ModeCBS, ModeSS, ModeSerial:
 		return shepherd(s.Mode, 1, maria, pg, sqlite)
+	case ModeCBSLocking:
+		return shepherd(ModeCBS, 1, maria, pg, config.Replica{Name: "maria2", Driver: "mysql", DSN: s.dbs.SecondMariaDB})
 	case ModeBound:
 		dm, err := directDialer("mysql", s.dbs.MariaDB, "maria")
 		if err != nil {
