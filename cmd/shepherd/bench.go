@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -30,6 +31,9 @@ const benchUsage = `usage:
   shepherd bench sweep [flags]   every mode at several client counts, side by side
   shepherd bench pgbench [flags] pgbench through passthrough, PgBouncer and
                                  directly on PostgreSQL, alternating
+  shepherd bench plot [--title T] results.json
+                                 draw a sweep's plot again (throughput.png, .svg
+                                 next to the file)
 
 A target (--target) is a PostgreSQL-wire URL (postgres://..., a running
 shepherd or a PostgreSQL server; the workload's tables are dropped and
@@ -64,6 +68,8 @@ func benchCmd(args []string, stdout, stderr io.Writer) int {
 		return benchSweep(args[1:], stdout, stderr)
 	case "pgbench":
 		return benchPgbench(args[1:], stdout, stderr)
+	case "plot":
+		return benchPlot(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, benchUsage)
 		return 0
@@ -582,10 +588,55 @@ func writeSweep(dir string, r *bench.Report, title string) error {
 			return err
 		}
 	}
+	return plotReport(dir, r, title)
+}
+
+// plotReport draws the report's plot into dir; an empty title says what
+// was run.
+func plotReport(dir string, r *bench.Report, title string) error {
 	if title == "" {
-		title = fmt.Sprintf("%s, think %v, %v per point, %d CPUs", r.Workload, r.Settings.Think, r.Settings.Duration, r.Machine.CPUs)
+		what := r.Workload
+		if cfg, ok := r.Config.(map[string]any); ok {
+			if w, ok := cfg["Warehouses"].(float64); ok {
+				what += fmt.Sprintf(", %.0f warehouse(s)", w)
+			}
+		} else if cfg, ok := r.Config.(bench.TPCCConfig); ok {
+			what += fmt.Sprintf(", %d warehouse(s)", cfg.Warehouses)
+		}
+		title = fmt.Sprintf("%s, think %v, %v per point, %d CPUs", what, r.Settings.Think, r.Settings.Duration, r.Machine.CPUs)
 	}
 	return bench.Plot(r.Summary, title, filepath.Join(dir, "throughput.png"), filepath.Join(dir, "throughput.svg"))
+}
+
+// benchPlot draws the plot of a sweep's results.json again.
+func benchPlot(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("bench plot", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	title := fs.String("title", "", "plot title (default: the workload and settings)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprintln(stderr, "usage: shepherd bench plot [--title T] results.json")
+		return 2
+	}
+	b, err := os.ReadFile(fs.Arg(0))
+	if err != nil {
+		fmt.Fprintln(stderr, "shepherd bench plot:", err)
+		return 1
+	}
+	var r bench.Report
+	if err := json.Unmarshal(b, &r); err != nil {
+		fmt.Fprintln(stderr, "shepherd bench plot:", err)
+		return 1
+	}
+	dir := filepath.Dir(fs.Arg(0))
+	if err := plotReport(dir, &r, *title); err != nil {
+		fmt.Fprintln(stderr, "shepherd bench plot:", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "wrote throughput.png, throughput.svg in %s\n", dir)
+	return 0
 }
 
 func parseInts(s string) ([]int, error) {

@@ -65,6 +65,17 @@ func TestBenchSweepSQLite(t *testing.T) {
 			t.Errorf("%s: %v", f, err)
 		}
 	}
+	png := filepath.Join(dir, "out", "throughput.png")
+	if err := os.Remove(png); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	if code := run([]string{"bench", "plot", "--title", "again", filepath.Join(dir, "out", "results.json")}, &out, &errs); code != 0 {
+		t.Fatalf("bench plot: exit %d\n%s", code, errs.String())
+	}
+	if _, err := os.Stat(png); err != nil {
+		t.Errorf("bench plot did not draw: %v", err)
+	}
 }
 
 func TestBenchUsage(t *testing.T) {
