@@ -283,7 +283,9 @@ func Run(ctx context.Context, w Workload, dialers []Dialer, opts Options) (*Resu
 	start := time.Now()
 	win := window{from: start.Add(opts.WarmUp), to: start.Add(opts.WarmUp + opts.Duration)}
 	var finished atomic.Int64
-	cpu := measureCPU(win)
+	cpuCtx, stopCPU := context.WithCancel(ctx)
+	defer stopCPU()
+	cpu := measureCPU(cpuCtx, win)
 	stopProgress := make(chan struct{})
 	var progressDone sync.WaitGroup
 	if opts.Progress != nil {
@@ -327,16 +329,30 @@ func Run(ctx context.Context, w Workload, dialers []Dialer, opts Options) (*Resu
 
 // measureCPU samples the process's CPU time at the start and the end of
 // the window; the returned function waits for the end (which the caller
-// has reached) and returns the difference.
-func measureCPU(win window) func() time.Duration {
+// has reached) and returns the difference. Cancelling ctx ends the
+// sampling early (the difference is then zero).
+func measureCPU(ctx context.Context, win window) func() time.Duration {
 	var d time.Duration
 	done := make(chan struct{})
+	at := func(t time.Time) bool {
+		timer := time.NewTimer(time.Until(t))
+		defer timer.Stop()
+		select {
+		case <-ctx.Done():
+			return false
+		case <-timer.C:
+			return true
+		}
+	}
 	go func() {
 		defer close(done)
-		time.Sleep(time.Until(win.from))
+		if !at(win.from) {
+			return
+		}
 		from := processCPU()
-		time.Sleep(time.Until(win.to))
-		d = processCPU() - from
+		if at(win.to) {
+			d = processCPU() - from
+		}
 	}()
 	return func() time.Duration {
 		<-done

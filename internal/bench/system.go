@@ -85,7 +85,7 @@ func (e *Engines) CheckModes(modes []string) error {
 			missing = append(missing, "SQLite")
 		}
 		if len(missing) > 0 {
-			return fmt.Errorf("bench: mode %s needs %s", m, strings.Join(missing, " and "))
+			return fmt.Errorf("bench: mode %s needs %s (give --engines local, or --mariadb DSN and --postgres URL)", m, strings.Join(missing, " and "))
 		}
 	}
 	return nil
