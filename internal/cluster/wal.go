@@ -22,8 +22,8 @@ type logQueue struct {
 }
 
 type logItem struct {
-	p       *wal.Pending
-	barrier int // the core's barrier
+	p       *wal.Pending // nil: a transaction without writes, not logged
+	barrier int          // the core's barrier
 }
 
 func (q *logQueue) push(it logItem) {
@@ -63,10 +63,20 @@ func (c *Cluster) logLocked(a coord.Log) {
 		return
 	}
 	rec := wal.Record{Txn: uint64(a.Txn), Barrier: c.opts.Base + uint64(a.Barrier)}
+	writes := false
 	for _, call := range t.stmts {
+		w := call.st.Kind != sqlan.Read
+		writes = writes || w
 		rec.Statements = append(rec.Statements, wal.Statement{
-			SQL: call.st.SQL, Args: walArgs(call.args), Writes: call.st.Kind != sqlan.Read,
+			SQL: call.st.SQL, Args: walArgs(call.args), Writes: w,
 		})
+	}
+	if !writes {
+		// Nothing to replay, and no log-table row (a READ ONLY
+		// transaction could not write it): the record is left out, and
+		// the COMMITs wait only for the records before it.
+		c.logq.push(logItem{barrier: a.Barrier})
+		return
 	}
 	t.barrier = rec.Barrier
 	p, err := c.opts.WAL.Enqueue(rec)
@@ -88,14 +98,16 @@ func (c *Cluster) awaitLog() {
 		if !ok {
 			return
 		}
-		select {
-		case <-it.p.Done():
-		case <-c.stop:
-			return
-		}
-		if err := it.p.Wait(context.Background()); err != nil {
-			c.log.Error("write-ahead log failed: commits stop", "err", err)
-			return
+		if it.p != nil {
+			select {
+			case <-it.p.Done():
+			case <-c.stop:
+				return
+			}
+			if err := it.p.Wait(context.Background()); err != nil {
+				c.log.Error("write-ahead log failed: commits stop", "err", err)
+				return
+			}
 		}
 		c.durable.advance(c.opts.Base + uint64(it.barrier) + 1)
 		c.mu.Lock()
