@@ -42,6 +42,7 @@ clean:
 # servers, alternating; table, JSON, CSV and plot in bench-out/. Change
 # the settings with BENCH_FLAGS="...".
 .PHONY: bench
-BENCH_FLAGS ?= --workload tpcc --clients 1,4,8,16,32 --warmup 5s --duration 15s --rounds 2
+BENCH_FLAGS ?= --workload tpcc --warehouses 4 --modes direct,passthrough,cbs,cbs-locking,ss,serial,bound \
+	--clients 1,4,8,16,32,64 --warmup 5s --duration 15s
 bench: engines
 	$(GO) run ./cmd/shepherd bench sweep --engines local --out bench-out $(BENCH_FLAGS)
