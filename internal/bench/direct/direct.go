@@ -29,7 +29,6 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/shepherd-db/shepherd/internal/answer"
-	"github.com/shepherd-db/shepherd/internal/dialect"
 	"github.com/shepherd-db/shepherd/internal/driver"
 	"github.com/shepherd-db/shepherd/internal/pgerr"
 	"github.com/shepherd-db/shepherd/internal/schema"
@@ -168,7 +167,7 @@ func (c *Conn) run(ctx context.Context, sql string, args []any) (*answer.Answer,
 	if err != nil {
 		return nil, nil, err
 	}
-	q := query(st, dargs, c.db.dialect)
+	q := sqlan.Query(st, c.db.dialect, dargs)
 	a, err := c.c.Exec(ctx, q)
 	if err != nil {
 		return nil, nil, pgError(err)
@@ -239,31 +238,6 @@ func (c *Conn) args(st *sqlan.Stmt, args []any) ([]driver.Arg, error) {
 		return nil, pgError(err)
 	}
 	return append(out[:st.NumParams], pins...), nil
-}
-
-// query writes st with its arguments for dialect d, as shepherd's cluster
-// does for a replica.
-func query(st *sqlan.Stmt, args []driver.Arg, d driver.Dialect) driver.Query {
-	sql, order := st.For(d)
-	if hints := st.Hints(d); hints != nil {
-		for i, h := range hints {
-			if i < len(args) {
-				args[i] = dialect.Arg(args[i], h, d)
-			}
-		}
-	}
-	if order != nil {
-		ordered := make([]driver.Arg, len(order))
-		for i, j := range order {
-			if j < len(args) {
-				ordered[i] = args[j]
-			} else {
-				ordered[i] = driver.Arg{Null: true}
-			}
-		}
-		args = ordered
-	}
-	return driver.Query{SQL: sql, Args: args, ReturnsRows: st.ReturnsRows, Verb: st.Verb}
 }
 
 // commit commits the open transaction and records its DDL.
