@@ -120,6 +120,9 @@ type ctxn struct {
 	commitOK int
 	replied  bool
 	at       []rtx // per replica
+	// survey: see Begin. A survey commits only when every live replica
+	// is ready and agrees (evaluateSurvey).
+	survey bool
 }
 
 type cstmt struct {
@@ -208,7 +211,7 @@ func (s *cbs) quorum() int   { return s.c.cfg.F + 1 }
 func (s *cbs) step(ev Event) {
 	switch e := ev.(type) {
 	case Begin:
-		s.begin(e.Txn)
+		s.begin(e.Txn, e.Survey)
 	case Submit:
 		s.submit(e.Op)
 	case Answered:
@@ -238,11 +241,11 @@ func (s *cbs) step(ev Event) {
 	s.progress()
 }
 
-func (s *cbs) begin(id TxnID) {
+func (s *cbs) begin(id TxnID, survey bool) {
 	if _, dup := s.txns[id]; dup || id == 0 {
 		panic(fmt.Sprintf("coord: Begin of t%d twice", id))
 	}
-	t := &ctxn{id: id, at: make([]rtx, s.c.cfg.N)}
+	t := &ctxn{id: id, at: make([]rtx, s.c.cfg.N), survey: survey}
 	for r := range t.at {
 		t.at[r].hold = -1
 	}
@@ -411,8 +414,9 @@ func (s *cbs) committedAt(r ReplicaID, t *ctxn, v Vote) {
 	t.commitOK++
 	s.limits[r] = max(s.limits[r]-1, s.stall)
 	// A stale MVCC answer is no evidence against the replica (see
-	// fresh); a fresh one must be the primary's.
-	if r != s.primary && (!s.mvcc[r] || s.fresh(r, t, t.b)) {
+	// fresh); a fresh one must be the primary's. A survey's differences
+	// are its findings, not faults.
+	if r != s.primary && !t.survey && (!s.mvcc[r] || s.fresh(r, t, t.b)) {
 		for i, got := range t.at[r].votes {
 			if want := t.stmts[i].vote; got != want {
 				s.emit(Mismatch{R: r, Op: Op{Txn: t.id, Kind: OpStmt, Seq: i}, Got: got, Want: want})
@@ -529,6 +533,10 @@ func (s *cbs) evaluate(t *ctxn) {
 	if !s.readyToCommit(s.primary, t) {
 		return
 	}
+	if t.survey {
+		s.evaluateSurvey(t)
+		return
+	}
 	endorsing, open := 0, 0
 	var stale []ReplicaID
 	for r := range s.c.cfg.N {
@@ -560,6 +568,45 @@ func (s *cbs) evaluate(t *ctxn) {
 			}
 		}
 	}
+}
+
+// evaluateSurvey is the COMMIT rule of a survey (see Begin): wait until
+// every live replica is ready to commit it, with answers computed on a
+// fresh state (a stale MVCC secondary runs it again), then commit if they
+// all gave the primary's answers, and roll back everywhere otherwise.
+//
+// Every replica's reads then saw the same logical state: the primary
+// holds the survey's locks until the decision, which comes after every
+// replica answered, so no transaction ordered after the survey can have
+// written what it read anywhere; and the ordering rules made each
+// replica apply every earlier transaction first.
+func (s *cbs) evaluateSurvey(t *ctxn) {
+	took := make([]bool, s.c.cfg.N)
+	unanimous := true
+	for r := range s.c.cfg.N {
+		rid := ReplicaID(r)
+		if s.down[r] || s.joining[r] {
+			continue
+		}
+		if rid != s.primary {
+			if !s.readyToCommit(rid, t) {
+				return
+			}
+			if s.mvcc[r] && !s.fresh(rid, t, s.barrier) {
+				s.abortAt(rid, t)
+				return
+			}
+			unanimous = unanimous && s.endorses(rid, t)
+		}
+		took[r] = true
+	}
+	s.emit(Surveyed{Txn: t.id, Took: took, Unanimous: unanimous})
+	if unanimous {
+		s.decide(t)
+		return
+	}
+	s.emit(Reply{Op: Op{Txn: t.id, Kind: OpCommit}, From: -1, Fail: surveyDiffers()})
+	s.end(t)
 }
 
 // fresh reports whether every statement of t ran on MVCC secondary r

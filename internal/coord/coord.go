@@ -145,7 +145,20 @@ const DefaultStallTicks = 10
 type Event interface{ event() }
 
 // Begin: the client started transaction Txn (explicitly or implicitly).
-type Begin struct{ Txn TxnID }
+//
+// A Survey transaction is the shell's own (compare and repair): it is
+// scheduled like client work, so that every replica runs it on the same
+// logical state, but it is never voted on. Its statements are answered by
+// the primary as usual; its COMMIT waits until every live replica is ready
+// to commit (has answered every statement, on a fresh state), then
+// commits only if all of them gave the same answers, and rolls back
+// everywhere otherwise (Surveyed tells which). Differing answers are the
+// point of a survey: they are never reported as mismatches and never take
+// a replica out.
+type Begin struct {
+	Txn    TxnID
+	Survey bool
+}
 
 // Submit: the client submitted an operation of a begun transaction.
 type Submit struct{ Op Op }
@@ -268,6 +281,18 @@ type Log struct {
 	Barrier int
 }
 
+// Surveyed: survey transaction Txn (see Begin) is ready on every live
+// replica. Took marks the replicas whose answers to every statement are in
+// (their latest attempt's); Unanimous says they all agreed, in which case
+// the transaction commits, and otherwise it rolls back everywhere and its
+// COMMIT fails with 40001.
+type Surveyed struct {
+	Txn       TxnID
+	Took      []bool
+	Unanimous bool
+}
+
+func (Surveyed) action()   {}
 func (Log) action()        {}
 func (Send) action()       {}
 func (Abort) action()      {}
@@ -311,6 +336,8 @@ type txnState struct {
 	abandoned bool
 	// doneAt marks replicas that finished the transaction's last op.
 	doneAt []bool
+	// survey: see Begin.
+	survey bool
 }
 
 // New returns a coordinator for cfg. It panics on an impossible config
@@ -351,7 +378,7 @@ func (c *Coordinator) Step(ev Event) {
 	}
 	switch e := ev.(type) {
 	case Begin:
-		c.begin(e.Txn)
+		c.begin(e.Txn, e.Survey)
 	case Submit:
 		c.submit(e.Op)
 	case Answered:
@@ -367,11 +394,11 @@ func (c *Coordinator) Step(ev Event) {
 // quorum is the number of matching votes that decide an op.
 func (c *Coordinator) quorum() int { return c.cfg.F + 1 }
 
-func (c *Coordinator) begin(id TxnID) {
+func (c *Coordinator) begin(id TxnID, survey bool) {
 	if _, dup := c.txns[id]; dup || id == 0 {
 		panic(fmt.Sprintf("coord: Begin of t%d twice", id))
 	}
-	c.txns[id] = &txnState{ballots: map[Op]*ballot{}, doneAt: make([]bool, c.cfg.N)}
+	c.txns[id] = &txnState{ballots: map[Op]*ballot{}, doneAt: make([]bool, c.cfg.N), survey: survey}
 	if c.cfg.Mode != Serial {
 		return
 	}
@@ -415,6 +442,20 @@ func (c *Coordinator) submit(op Op) {
 // dispatch sends op to every live replica (through their queues in serial
 // mode) and opens its ballot.
 func (c *Coordinator) dispatch(t *txnState, op Op) {
+	if t.survey && op.Kind == OpCommit && !c.surveyed(op.Txn, t) {
+		// Not unanimous: roll back everywhere instead.
+		t.abandoned = true
+		rb := Op{Txn: op.Txn, Kind: OpRollback}
+		for r := range c.replicas {
+			if !c.replicas[r].down {
+				c.sendTo(ReplicaID(r), rb)
+			}
+		}
+		c.emit(Reply{Op: op, From: -1, Fail: surveyDiffers()})
+		c.release(op.Txn)
+		c.checkFinished(op.Txn)
+		return
+	}
 	if op.Kind != OpRollback {
 		t.ballots[op] = &ballot{votes: make([]*Vote, c.cfg.N)}
 	}
@@ -445,6 +486,41 @@ func (c *Coordinator) sendTo(r ReplicaID, op Op) {
 		rs.cur = op.Txn
 	}
 	c.emit(Send{R: r, Op: op})
+}
+
+// surveyed reports, for the COMMIT of survey t, whether every live
+// replica gave the same answers to every statement (their answers are all
+// in: a survey statement is decided only then), and emits Surveyed.
+func (c *Coordinator) surveyed(id TxnID, t *txnState) bool {
+	took := c.live()
+	unanimous := true
+	for _, op := range t.ballotOps() {
+		b := t.ballots[op]
+		var first *Vote
+		for r, v := range b.votes {
+			if !took[r] {
+				continue
+			}
+			if v == nil {
+				took[r] = false
+				unanimous = false
+				continue
+			}
+			if first == nil {
+				first = v
+			} else if *v != *first {
+				unanimous = false
+			}
+		}
+	}
+	c.emit(Surveyed{Txn: id, Took: took, Unanimous: unanimous})
+	return unanimous
+}
+
+// surveyDiffers is the COMMIT failure of a survey whose replicas
+// disagreed.
+func surveyDiffers() *pgerr.Error {
+	return pgerr.New(pgerr.SerializationFailure, "the replicas' answers to the survey differ; it was rolled back everywhere")
 }
 
 // release passes the admission token to the next waiting transaction.
@@ -485,7 +561,7 @@ func (c *Coordinator) answered(a Answered) {
 	if b := t.ballots[a.Op]; b != nil {
 		b.votes[a.R] = &a.V
 		if b.decided {
-			if v := a.V; v != b.outcome && !b.failed && !t.abandoned {
+			if v := a.V; v != b.outcome && !b.failed && !t.abandoned && !t.survey {
 				c.emit(Mismatch{R: a.R, Op: a.Op, Got: v, Want: b.outcome})
 			}
 		} else {
@@ -523,6 +599,30 @@ func (c *Coordinator) decide(op Op) {
 	t := c.txns[op.Txn]
 	b := t.ballots[op]
 	if b == nil || b.decided {
+		return
+	}
+	if t.survey && op.Kind == OpStmt {
+		// Decided once every live replica answered; no vote.
+		from := ReplicaID(-1)
+		for r, v := range b.votes {
+			if c.replicas[r].down {
+				continue
+			}
+			if v == nil {
+				return
+			}
+			if from < 0 {
+				from = ReplicaID(r)
+			}
+		}
+		b.decided = true
+		if from < 0 {
+			b.failed = true
+			c.emit(Reply{Op: op, From: -1, Fail: pgerr.New(pgerr.ConnectionFailure, "no replica is up")})
+			return
+		}
+		b.outcome = *b.votes[from]
+		c.emit(Reply{Op: op, From: from})
 		return
 	}
 	if v, from, ok := b.leader(c.quorum()); ok {

@@ -19,7 +19,7 @@ import (
 //
 //	init mode=serial n=3 f=1
 //	init mode=cbs n=3 f=1 classes=locking,mvcc,serial stall=3 concurrent=1
-//	begin t=1
+//	begin t=1 [survey=1]
 //	stmt t=1 seq=0 | commit t=1 | rollback t=1
 //	answer r=0 op=t1/0 v=A      (v names an answer; err=40001 an error;
 //	                             try=1 answers a re-run)
@@ -77,7 +77,7 @@ func TestScripts(t *testing.T) {
 			}
 			switch d.Cmd {
 			case "begin":
-				c.Step(Begin{Txn: TxnID(num("t"))})
+				c.Step(Begin{Txn: TxnID(num("t")), Survey: args["survey"] == "1"})
 			case "stmt":
 				c.Step(Submit{Op: Op{Txn: TxnID(num("t")), Kind: OpStmt, Seq: num("seq")}})
 			case "commit":
@@ -191,6 +191,14 @@ func render(a Action, labels map[answer.Digest]string) string {
 		return fmt.Sprintf("log t%d b=%d", a.Txn, a.Barrier)
 	case NewPrimary:
 		return fmt.Sprintf("new primary r%d view %d", a.R, a.View)
+	case Surveyed:
+		var took []string
+		for r, ok := range a.Took {
+			if ok {
+				took = append(took, fmt.Sprintf("r%d", r))
+			}
+		}
+		return fmt.Sprintf("surveyed t%d took=%s unanimous=%v", a.Txn, strings.Join(took, ","), a.Unanimous)
 	}
 	return fmt.Sprintf("%T", a)
 }
