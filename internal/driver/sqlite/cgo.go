@@ -36,6 +36,9 @@ func init() {
 		if err := c.RegisterFunc(DivisorFunction, func(v any) (any, error) { return divisor(v) }, true); err != nil {
 			return err
 		}
+		if err := c.RegisterFunc(MD5Function, func(v any) (any, error) { return md5Hex(v) }, true); err != nil {
+			return err
+		}
 		return c.RegisterFunc(Int4Function, func(v any) (any, error) { return int4(v) }, true)
 	}})
 	driver.Register(CGo, driver.Serial, cgoLibrary.opener())

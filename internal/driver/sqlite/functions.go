@@ -1,6 +1,8 @@
 package sqlite
 
 import (
+	"crypto/md5"
+	"encoding/hex"
 	"errors"
 	"fmt"
 )
@@ -54,4 +56,27 @@ func int4(v any) (any, error) {
 		return nil, errInt4Range
 	}
 	return v, nil
+}
+
+// MD5Function is md5() for SQLite, which has none: the lowercase hex MD5
+// of a text's UTF-8 bytes (or a blob's bytes), as PostgreSQL's md5() and
+// MariaDB's MD5() return it, so that compare-and-repair can hash rows
+// inside every engine alike. NULL gives NULL.
+const MD5Function = "shepherd_md5"
+
+// md5Hex implements MD5Function.
+func md5Hex(v any) (any, error) {
+	var b []byte
+	switch x := v.(type) {
+	case nil:
+		return nil, nil
+	case string:
+		b = []byte(x)
+	case []byte:
+		b = x
+	default:
+		b = []byte(fmt.Sprint(x))
+	}
+	sum := md5.Sum(b)
+	return hex.EncodeToString(sum[:]), nil
 }

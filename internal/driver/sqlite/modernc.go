@@ -33,5 +33,9 @@ func init() {
 		func(_ *msqlite.FunctionContext, args []sqldriver.Value) (sqldriver.Value, error) {
 			return int4(args[0])
 		})
+	msqlite.MustRegisterDeterministicScalarFunction(MD5Function, 1,
+		func(_ *msqlite.FunctionContext, args []sqldriver.Value) (sqldriver.Value, error) {
+			return md5Hex(args[0])
+		})
 	driver.Register(Pure, driver.Serial, moderncLibrary.opener())
 }
