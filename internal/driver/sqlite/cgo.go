@@ -39,6 +39,9 @@ func init() {
 		if err := c.RegisterFunc(MD5Function, func(v any) (any, error) { return md5Hex(v) }, true); err != nil {
 			return err
 		}
+		if err := c.RegisterFunc(HexIntFunction, func(v any) (any, error) { return hexInt(v) }, true); err != nil {
+			return err
+		}
 		return c.RegisterFunc(Int4Function, func(v any) (any, error) { return int4(v) }, true)
 	}})
 	driver.Register(CGo, driver.Serial, cgoLibrary.opener())

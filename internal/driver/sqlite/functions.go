@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strconv"
 )
 
 // DivisorFunction is the SQL function the SQL writer wraps a divisor in
@@ -79,4 +80,32 @@ func md5Hex(v any) (any, error) {
 	}
 	sum := md5.Sum(b)
 	return hex.EncodeToString(sum[:]), nil
+}
+
+// HexIntFunction reads up to 15 hex digits as an integer (SQLite cannot):
+// compare-and-repair sums slices of row hashes, as PostgreSQL does with
+// bit(32)::bigint and MariaDB with CONV. NULL gives NULL.
+const HexIntFunction = "shepherd_hexint"
+
+// hexInt implements HexIntFunction.
+func hexInt(v any) (any, error) {
+	var s string
+	switch x := v.(type) {
+	case nil:
+		return nil, nil
+	case string:
+		s = x
+	case []byte:
+		s = string(x)
+	default:
+		return nil, fmt.Errorf("%s: not text: %v", HexIntFunction, v)
+	}
+	if len(s) > 15 {
+		return nil, fmt.Errorf("%s: more than 15 digits: %q", HexIntFunction, s)
+	}
+	n, err := strconv.ParseInt(s, 16, 64)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", HexIntFunction, err)
+	}
+	return n, nil
 }

@@ -37,5 +37,9 @@ func init() {
 		func(_ *msqlite.FunctionContext, args []sqldriver.Value) (sqldriver.Value, error) {
 			return md5Hex(args[0])
 		})
+	msqlite.MustRegisterDeterministicScalarFunction(HexIntFunction, 1,
+		func(_ *msqlite.FunctionContext, args []sqldriver.Value) (sqldriver.Value, error) {
+			return hexInt(args[0])
+		})
 	driver.Register(Pure, driver.Serial, moderncLibrary.opener())
 }
