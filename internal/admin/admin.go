@@ -2,12 +2,19 @@
 // "shepherd". It answers a few commands about the cluster itself and never
 // touches the replicas' data.
 //
-//	SHOW REPLICAS   one row per replica: name, driver, class, role, state, mismatches, reruns
-//	SHOW MODE       the replication mode
+//	SHOW REPLICAS          one row per replica: name, driver, class, role, state,
+//	                       mismatches, reruns, digests, differences, repaired
+//	SHOW MODE              the replication mode
+//	SHOW VIEW              the primaries so far
+//	CHECK [TABLE t]        compare the replicas now: one row per difference
+//	REPAIR [TABLE t]       compare and repair now: one row per difference, with
+//	                       what was done about it
+//	SHOW REPAIRS           the differences found lately, by every pass
 package admin
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"strings"
 	"time"
@@ -16,6 +23,7 @@ import (
 	"github.com/shepherd-db/shepherd/internal/cluster"
 	"github.com/shepherd-db/shepherd/internal/pgerr"
 	"github.com/shepherd-db/shepherd/internal/pgwire"
+	"github.com/shepherd-db/shepherd/internal/repair"
 )
 
 // Database is the database name that selects the admin console.
@@ -23,20 +31,27 @@ const Database = "shepherd"
 
 // Session is an admin console session. It implements pgwire.Session.
 type Session struct {
-	c *cluster.Cluster
+	c      *cluster.Cluster
+	repair *repair.Service
 }
 
-// New returns an admin session on c.
-func New(c *cluster.Cluster) *Session { return &Session{c: c} }
+// New returns an admin session on c, whose compare-and-repair is r.
+func New(c *cluster.Cluster, r *repair.Service) *Session { return &Session{c: c, repair: r} }
 
 type command string
 
 func (c command) SQL() string { return string(c) }
 
 // run answers one command.
-func (s *Session) run(text string) (*answer.Answer, error) {
-	norm := strings.ToUpper(strings.Join(strings.Fields(strings.TrimRight(strings.TrimSpace(text), "; \t\n")), " "))
+func (s *Session) run(ctx context.Context, text string) (*answer.Answer, error) {
+	fields := strings.Fields(strings.TrimRight(strings.TrimSpace(text), "; \t\n"))
+	norm := strings.ToUpper(strings.Join(fields, " "))
+	if len(fields) > 0 && (strings.EqualFold(fields[0], "CHECK") || strings.EqualFold(fields[0], "REPAIR")) {
+		return s.compare(ctx, fields)
+	}
 	switch norm {
+	case "SHOW REPAIRS":
+		return s.repairs(), nil
 	case "SHOW REPLICAS":
 		return s.replicas(), nil
 	case "SHOW MODE":
@@ -51,19 +66,65 @@ func (s *Session) run(text string) (*answer.Answer, error) {
 		return a, nil
 	}
 	return nil, pgerr.New(pgerr.FeatureNotSupported, "the admin console does not know %q", strings.TrimSpace(text)).
-		WithHint("available: SHOW REPLICAS, SHOW MODE, SHOW VIEW")
+		WithHint("available: SHOW REPLICAS, SHOW MODE, SHOW VIEW, SHOW REPAIRS, CHECK [TABLE t], REPAIR [TABLE t]")
+}
+
+// compare runs CHECK or REPAIR [TABLE t].
+func (s *Session) compare(ctx context.Context, fields []string) (*answer.Answer, error) {
+	opts := repair.Options{Repair: strings.EqualFold(fields[0], "REPAIR")}
+	switch {
+	case len(fields) == 1:
+	case len(fields) == 3 && strings.EqualFold(fields[1], "TABLE"):
+		opts.Table = strings.Trim(fields[2], `"`)
+		if !strings.HasPrefix(fields[2], `"`) {
+			opts.Table = strings.ToLower(opts.Table)
+		}
+	default:
+		return nil, pgerr.New(pgerr.SyntaxError, "syntax: %s [TABLE name]", strings.ToUpper(fields[0]))
+	}
+	rep, err := s.repair.Run(ctx, opts)
+	if errors.Is(err, repair.ErrNoTable) {
+		return nil, pgerr.New(pgerr.UndefinedTable, "relation %q does not exist (shepherd compares the tables created through it)", opts.Table)
+	}
+	if err != nil {
+		return nil, err
+	}
+	names := []string{"replica", "table", "key", "problem", "detail"}
+	if opts.Repair {
+		names = append(names, "action")
+	}
+	var rows [][]string
+	for _, f := range rep.Findings {
+		row := []string{f.Replica, f.Table, f.Key, f.Problem, f.Detail}
+		if opts.Repair {
+			row = append(row, f.Action)
+		}
+		rows = append(rows, row)
+	}
+	return table(names, rows), nil
+}
+
+// repairs answers SHOW REPAIRS.
+func (s *Session) repairs() *answer.Answer {
+	var rows [][]string
+	for _, f := range s.repair.History() {
+		rows = append(rows, []string{f.Time.UTC().Format(time.RFC3339Nano), f.Replica, f.Table, f.Key, f.Problem, f.Detail, f.Action})
+	}
+	return table([]string{"time", "replica", "table", "key", "problem", "detail", "action"}, rows)
 }
 
 func (s *Session) replicas() *answer.Answer {
 	var rows [][]string
 	for _, r := range s.c.Replicas() {
+		open, repaired := s.repair.Counts(r.Name)
 		rows = append(rows, []string{r.Name, r.Driver, r.Class, r.Role, r.State,
-			strconv.FormatInt(r.Mismatches, 10), strconv.FormatInt(r.Reruns, 10), strconv.FormatInt(r.Digests, 10)})
+			strconv.FormatInt(r.Mismatches, 10), strconv.FormatInt(r.Reruns, 10), strconv.FormatInt(r.Digests, 10),
+			strconv.Itoa(open), strconv.Itoa(repaired)})
 	}
-	a := table([]string{"name", "driver", "class", "role", "state", "mismatches", "reruns", "digests"}, rows)
-	a.Columns[5].Type = answer.Int
-	a.Columns[6].Type = answer.Int
-	a.Columns[7].Type = answer.Int
+	a := table([]string{"name", "driver", "class", "role", "state", "mismatches", "reruns", "digests", "differences", "repaired"}, rows)
+	for i := 5; i < len(a.Columns); i++ {
+		a.Columns[i].Type = answer.Int
+	}
 	return a
 }
 
@@ -90,7 +151,7 @@ func (s *Session) Query(ctx context.Context, sql string, emit func(*answer.Answe
 			continue
 		}
 		any = true
-		a, err := s.run(part)
+		a, err := s.run(ctx, part)
 		if err != nil {
 			return err
 		}
@@ -106,8 +167,10 @@ func (s *Session) Query(ctx context.Context, sql string, emit func(*answer.Answe
 
 // Prepare implements pgwire.Session.
 func (s *Session) Prepare(ctx context.Context, sql string, paramOIDs []uint32) (pgwire.Statement, error) {
-	if _, err := s.run(sql); err != nil && strings.TrimSpace(sql) != "" {
-		return nil, err
+	if strings.TrimSpace(sql) != "" {
+		if _, err := s.describe(sql); err != nil {
+			return nil, err
+		}
 	}
 	return command(sql), nil
 }
@@ -117,11 +180,8 @@ func (s *Session) Describe(ctx context.Context, st pgwire.Statement) ([]uint32, 
 	if strings.TrimSpace(st.SQL()) == "" {
 		return nil, nil, nil
 	}
-	a, err := s.run(st.SQL())
-	if err != nil {
-		return nil, nil, err
-	}
-	return nil, a.Columns, nil
+	cols, err := s.describe(st.SQL())
+	return nil, cols, err
 }
 
 // Execute implements pgwire.Session.
@@ -129,7 +189,25 @@ func (s *Session) Execute(ctx context.Context, st pgwire.Statement, params []pgw
 	if strings.TrimSpace(st.SQL()) == "" {
 		return nil, pgwire.ErrEmptyQuery
 	}
-	return s.run(st.SQL())
+	return s.run(ctx, st.SQL())
+}
+
+// describe gives a command's result columns; CHECK and REPAIR, which take
+// long, are described without running them.
+func (s *Session) describe(sql string) ([]answer.Column, error) {
+	fields := strings.Fields(strings.TrimRight(strings.TrimSpace(sql), "; \t\n"))
+	if len(fields) > 0 && (strings.EqualFold(fields[0], "CHECK") || strings.EqualFold(fields[0], "REPAIR")) {
+		names := []string{"replica", "table", "key", "problem", "detail"}
+		if strings.EqualFold(fields[0], "REPAIR") {
+			names = append(names, "action")
+		}
+		return table(names, nil).Columns, nil
+	}
+	a, err := s.run(context.Background(), sql)
+	if err != nil {
+		return nil, err
+	}
+	return a.Columns, nil
 }
 
 // CloseStatement implements pgwire.Session.

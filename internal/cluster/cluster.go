@@ -242,6 +242,13 @@ type Txn struct {
 	// their own autocommit.
 	single bool
 
+	// survey marks the cluster's own compare and repair transactions
+	// (see Survey); finished is closed once every replica is done with
+	// one, and surveyed (guarded by c.mu) is the coordinator's verdict.
+	survey   bool
+	finished chan struct{}
+	surveyed *coord.Surveyed
+
 	// Guarded by c.mu:
 	barrier uint64 // in the write-ahead log, once logged
 	stmts   []stmtCall
@@ -252,6 +259,8 @@ type Txn struct {
 type stmtCall struct {
 	st   *sqlan.Stmt
 	args []driver.Arg
+	// probe replaces st and args in a survey.
+	probe *Probe
 }
 
 type outcome struct {
@@ -385,6 +394,11 @@ func (c *Cluster) onResult(r replica.Result) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if t := c.mu.txns[r.Op.Txn]; t != nil {
+		if t.survey && r.Op.Kind == coord.OpStmt && r.Op.Seq < len(t.stmts) {
+			if p := t.stmts[r.Op.Seq].probe; p != nil && p.Vote != nil {
+				r.Vote = p.Vote(int(r.R), r)
+			}
+		}
 		t.results(r)
 	}
 	c.mu.core.Step(coord.Answered{R: r.R, Op: r.Op, Try: r.Try, V: r.Vote})
@@ -399,6 +413,9 @@ func (t *Txn) results(r replica.Result) {
 	rs := t.answers[r.Op]
 	if rs == nil {
 		rs = make([]replica.Result, len(t.c.managers))
+	}
+	if rs[r.R].Op.Txn != 0 && r.Try < rs[r.R].Try {
+		return // a late answer of an aborted attempt
 	}
 	rs[r.R] = r
 	t.answers[r.Op] = rs
@@ -432,7 +449,14 @@ func (c *Cluster) applyLocked() {
 			c.primary.Store(int32(a.R))
 			c.views.add(View{Number: a.View, Primary: c.managers[a.R].Name(), Since: time.Now(), Why: c.views.lastDown})
 			c.log.Warn("new primary", "replica", c.managers[a.R].Name(), "view", a.View)
+		case coord.Surveyed:
+			if t := c.mu.txns[a.Txn]; t != nil {
+				t.surveyed = &a
+			}
 		case coord.Finished:
+			if t := c.mu.txns[a.Txn]; t != nil && t.finished != nil {
+				close(t.finished)
+			}
 			delete(c.mu.txns, a.Txn)
 			if len(c.mu.txns) == 0 {
 				close(c.mu.idle)
@@ -462,7 +486,12 @@ func (c *Cluster) sendLocked(a coord.Send) {
 		// (driver default); the client's level is served by the protocol.
 		task.TxOptions = driver.TxOptions{ReadOnly: t.opts.ReadOnly}
 	}
-	if a.Op.Kind == coord.OpStmt {
+	if a.Op.Kind == coord.OpStmt && t.stmts[a.Op.Seq].probe != nil {
+		p := t.stmts[a.Op.Seq].probe
+		task.Query = p.Queries[a.R]
+		task.Ordered = p.Ordered
+		task.DigestRows = -1 // the survey wants every replica's rows
+	} else if a.Op.Kind == coord.OpStmt {
 		call := t.stmts[a.Op.Seq]
 		d := m.Engine().Dialect()
 		task.Query = query(call, d)
@@ -515,7 +544,7 @@ func (c *Cluster) mismatchLocked(a coord.Mismatch) {
 	st.mismatches.Add(1)
 	st.suspect.Store(true)
 	sql := ""
-	if t := c.mu.txns[a.Op.Txn]; t != nil && a.Op.Kind == coord.OpStmt && a.Op.Seq < len(t.stmts) {
+	if t := c.mu.txns[a.Op.Txn]; t != nil && a.Op.Kind == coord.OpStmt && a.Op.Seq < len(t.stmts) && t.stmts[a.Op.Seq].st != nil {
 		sql = t.stmts[a.Op.Seq].st.SQL
 	}
 	c.log.Warn("replica answer lost the vote",

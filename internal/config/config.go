@@ -35,9 +35,54 @@ type Config struct {
 	// unanswered, answering nothing else, before another replica takes
 	// its role: a duration ("5s"), or "off". Each view change doubles it
 	// for the next primary; stable progress brings it back.
-	PrimaryTimeout string    `toml:"primary_timeout"`
-	Users          []User    `toml:"users"`
-	Replicas       []Replica `toml:"replicas"`
+	PrimaryTimeout string `toml:"primary_timeout"`
+	// Repair is the background compare-and-repair of the replicas.
+	Repair   Repair    `toml:"repair"`
+	Users    []User    `toml:"users"`
+	Replicas []Replica `toml:"replicas"`
+}
+
+// Repair is the [repair] table: how shepherd looks for rows on which the
+// replicas differ, in the background, and heals them.
+type Repair struct {
+	// Mode is "repair" (rewrite rows f+1 replicas agree on to the
+	// others), "check" (only report) or "off". "" means "repair".
+	Mode string `toml:"mode"`
+	// Every is the pause between background passes ("1h"). "" means
+	// DefaultRepairEvery.
+	Every string `toml:"every"`
+	// Rate is the most rows per second a background pass compares; 0
+	// means DefaultRepairRate.
+	Rate int `toml:"rate"`
+}
+
+// RepairModes are the values repair.mode accepts.
+var RepairModes = []string{"", "repair", "check", "off"}
+
+// Defaults of [repair].
+const (
+	DefaultRepairEvery = time.Hour
+	DefaultRepairRate  = 5000
+)
+
+// RepairEvery returns repair.every with its default applied.
+func (c *Config) RepairEvery() (time.Duration, error) {
+	if c.Repair.Every == "" {
+		return DefaultRepairEvery, nil
+	}
+	d, err := time.ParseDuration(c.Repair.Every)
+	if err != nil || d < 10*time.Millisecond {
+		return 0, fmt.Errorf("%q is not a duration of at least 10ms", c.Repair.Every)
+	}
+	return d, nil
+}
+
+// RepairRate returns repair.rate with its default applied.
+func (c *Config) RepairRate() int {
+	if c.Repair.Rate == 0 {
+		return DefaultRepairRate
+	}
+	return c.Repair.Rate
 }
 
 // User is a client login. A user without password is let in by trust.
@@ -210,6 +255,15 @@ func (c *Config) Check(knownDrivers []string) error {
 	}
 	if _, err := c.PrimaryTimeoutDuration(); err != nil {
 		return fieldErr("primary_timeout", "%v", err)
+	}
+	if !slices.Contains(RepairModes, c.Repair.Mode) {
+		return fieldErr("repair.mode", "unknown mode %q; use repair, check or off", c.Repair.Mode)
+	}
+	if _, err := c.RepairEvery(); err != nil {
+		return fieldErr("repair.every", "%v", err)
+	}
+	if c.Repair.Rate < 0 {
+		return fieldErr("repair.rate", "must be 0 (the default, %d rows/s) or more, not %d", DefaultRepairRate, c.Repair.Rate)
 	}
 	if c.DigestRows != nil && *c.DigestRows < -1 {
 		return fieldErr("digest_rows", "must be -1 (keep every answer) or more, not %d", *c.DigestRows)

@@ -95,6 +95,9 @@ func TestBad(t *testing.T) {
 		"replicas[2].schedule":                strings.Replace(good, `schedule = "sequential"`, `schedule = "parallel"`, 1),
 		"replicas.fault.stall_rates":          strings.Replace(good, "stall_rate = 0.25", "stall_rates = 0.25", 1),
 		"replicas.fault.seed":                 strings.Replace(good, "seed = -3", `seed = "x"`, 1),
+		"repair.mode":                         good + "\n[repair]\nmode = \"fix\"\n",
+		"repair.every":                        good + "\n[repair]\nevery = \"soon\"\n",
+		"repair.rate":                         good + "\n[repair]\nrate = -1\n",
 	}
 	for field, text := range cases {
 		_, err := Parse(text, drivers)

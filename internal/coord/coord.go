@@ -780,3 +780,9 @@ func (c *Coordinator) Primary() ReplicaID {
 	}
 	return -1
 }
+
+// Joining reports whether replica r is back but still catching up from
+// the log (CBS and SS): it is sent no new work until Caught.
+func (c *Coordinator) Joining(r ReplicaID) bool {
+	return c.cbs != nil && c.cbs.joining[r]
+}

@@ -24,6 +24,7 @@ import (
 	"github.com/shepherd-db/shepherd/internal/driver/fault"
 	"github.com/shepherd-db/shepherd/internal/driver/mysql"
 	"github.com/shepherd-db/shepherd/internal/pgwire"
+	"github.com/shepherd-db/shepherd/internal/repair"
 	"github.com/shepherd-db/shepherd/internal/schema"
 	"github.com/shepherd-db/shepherd/internal/session"
 	"github.com/shepherd-db/shepherd/internal/sqlan"
@@ -45,6 +46,7 @@ type Server struct {
 	cache   *sqlan.Cache
 	front   *pgwire.Server
 	wal     *wal.Log // cbs and ss
+	repair  *repair.Service
 }
 
 // Open opens every replica (checking each is reachable) and builds the
@@ -119,6 +121,7 @@ func Open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Server, e
 	// coordinator picks the primary among them; checkPrimary made sure
 	// there is one.
 	s.cluster = cluster.New(copts, reps)
+	s.repair = repair.NewService(repair.New(s.cluster, catalog, log))
 	users := map[string]string{}
 	for _, u := range cfg.Users {
 		users[u.Name] = u.Password
@@ -219,9 +222,30 @@ func checkPrimary(mode coord.Mode, names []string, classes []driver.Class) error
 // Cluster returns the cluster, for tests and the admin console.
 func (s *Server) Cluster() *cluster.Cluster { return s.cluster }
 
-// Serve accepts clients on ln until ctx ends, then closes everything.
+// Repair returns the compare-and-repair service, for tests and the admin
+// console.
+func (s *Server) Repair() *repair.Service { return s.repair }
+
+// Serve accepts clients on ln until ctx ends, then closes everything. The
+// background compare-and-repair runs meanwhile (config [repair]).
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	defer s.close()
+	bg, stopBG := context.WithCancel(ctx)
+	var bgDone chan struct{}
+	if mode := s.cfg.Repair.Mode; mode != "off" && len(s.cfg.Replicas) > 1 {
+		every, _ := s.cfg.RepairEvery() // checked by cfg.Check
+		bgDone = make(chan struct{})
+		go func() {
+			defer close(bgDone)
+			s.repair.Background(bg, repair.Background{Repair: mode != "check", Every: every, Rate: s.cfg.RepairRate()})
+		}()
+	}
+	defer func() {
+		stopBG()
+		if bgDone != nil {
+			<-bgDone
+		}
+		s.close()
+	}()
 	err := s.front.Serve(ctx, ln)
 	if errors.Is(err, net.ErrClosed) || ctx.Err() != nil {
 		return nil
@@ -270,7 +294,7 @@ type handler struct{ s *Server }
 // NewSession implements pgwire.Handler.
 func (h handler) NewSession(ctx context.Context, info pgwire.StartupInfo) (pgwire.Session, error) {
 	if info.Database == admin.Database {
-		return admin.New(h.s.cluster), nil
+		return admin.New(h.s.cluster, h.s.repair), nil
 	}
 	return session.New(h.s.cluster, h.s.cache, info), nil
 }

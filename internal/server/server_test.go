@@ -142,8 +142,8 @@ func assertReplicas(t *testing.T, addr string, n int) {
 	got := 0
 	for rows.Next() {
 		var name, drv, class, role, state string
-		var mism, reruns, digests int64
-		if err := rows.Scan(&name, &drv, &class, &role, &state, &mism, &reruns, &digests); err != nil {
+		var mism, reruns, digests, differences, repaired int64
+		if err := rows.Scan(&name, &drv, &class, &role, &state, &mism, &reruns, &digests, &differences, &repaired); err != nil {
 			t.Fatal(err)
 		}
 		got++

@@ -1,0 +1,213 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/shepherd-db/shepherd/internal/admin"
+	"github.com/shepherd-db/shepherd/internal/config"
+	"github.com/shepherd-db/shepherd/internal/driver"
+)
+
+// onReplica runs statements directly on one replica, behind shepherd's
+// back: the damage compare-and-repair must find.
+func onReplica(t *testing.T, cfg *config.Config, name string, stmts ...string) {
+	t.Helper()
+	ctx := context.Background()
+	for _, r := range cfg.Replicas {
+		if r.Name != name {
+			continue
+		}
+		open, _ := driver.Lookup(r.Driver)
+		e, err := open(ctx, driver.Spec{Name: r.Name, DSN: r.DSN, DataDir: cfg.DataDir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer e.Close()
+		c, err := e.Connect(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		for _, s := range stmts {
+			a, err := c.Exec(ctx, driver.Query{SQL: s, Verb: strings.ToUpper(strings.Fields(s)[0])})
+			if err != nil {
+				t.Fatalf("%s: %s: %v", name, s, err)
+			}
+			if a.RowsAffected != 1 && !strings.HasPrefix(s, "DROP") {
+				t.Fatalf("%s: %s changed %d rows, want 1", name, s, a.RowsAffected)
+			}
+		}
+		return
+	}
+	t.Fatalf("no replica %s", name)
+}
+
+// finding is one CHECK/REPAIR row reduced to what a test asserts.
+type finding struct{ replica, table, key, problem string }
+
+func findings(t *testing.T, cols []string, rows [][]string) (out []finding, actions map[finding]string) {
+	t.Helper()
+	if len(cols) < 5 || cols[0] != "replica" || cols[1] != "table" || cols[2] != "key" || cols[3] != "problem" {
+		t.Fatalf("columns %v", cols)
+	}
+	actions = map[finding]string{}
+	for _, r := range rows {
+		f := finding{r[0], r[1], r[2], r[3]}
+		out = append(out, f)
+		if len(r) > 5 {
+			actions[f] = r[5]
+		}
+	}
+	slices.SortFunc(out, func(a, b finding) int { return strings.Compare(fmt.Sprint(a), fmt.Sprint(b)) })
+	return out, actions
+}
+
+// TestCompareAndRepair damages rows behind shepherd's back on MariaDB
+// (the primary), PostgreSQL and SQLite, in tables keyed by integer,
+// text, decimal and timestamp, while clients move money through
+// shepherd. CHECK names every damaged row (replica, table, key) and
+// writes nothing; REPAIR rewrites every row that f+1 replicas agree on
+// and leaves alone, with an alarm, the one row damaged differently on two
+// replicas; afterwards the replicas are identical except that row, and
+// the clients saw nothing but the usual retryable aborts.
+func TestCompareAndRepair(t *testing.T) {
+	cfg := realCluster(t, "cbs")
+	cfg.Repair.Mode = "off" // on demand only: the test decides when
+	addr, srv := start(t, cfg)
+	setup := connect(t, addr, "app")
+	for _, s := range []string{
+		"CREATE TABLE items (id int PRIMARY KEY, name text NOT NULL, price numeric(10,2), at timestamptz)",
+		"CREATE TABLE tags (code text PRIMARY KEY, note varchar(40), qty int NOT NULL)",
+		"CREATE TABLE prices (amount numeric(10,2) PRIMARY KEY, label text, live boolean NOT NULL)",
+		"CREATE TABLE events (at timestamp PRIMARY KEY, what text NOT NULL, day date)",
+		"CREATE TABLE spare (id int PRIMARY KEY)",
+		"INSERT INTO spare VALUES (1)",
+	} {
+		mustExec(t, setup, s)
+	}
+	for i := 1; i <= 300; i++ {
+		mustExec(t, setup, "INSERT INTO items VALUES ($1, $2, $3, $4)", i, fmt.Sprintf("item %d é", i),
+			fmt.Sprintf("%d.%02d", i, i%100), fmt.Sprintf("2026-03-%02d 10:%02d:%02d.25+02", 1+i%28, i%60, i%60))
+		mustExec(t, setup, "INSERT INTO tags VALUES ($1, $2, $3)", fmt.Sprintf("c-%04d", i), fmt.Sprintf("note %d", i), i)
+		mustExec(t, setup, "INSERT INTO prices VALUES ($1, $2, $3)", fmt.Sprintf("%d.%02d", i, i%7), fmt.Sprintf("p%d", i), i%2 == 0)
+		mustExec(t, setup, "INSERT INTO events VALUES ($1, $2, $3)", fmt.Sprintf("2026-01-01 00:00:%02d.%06d", i%60, i*1000+i/60),
+			fmt.Sprintf("event %d", i), fmt.Sprintf("2026-02-%02d", 1+i%28))
+	}
+	load := startLoad(t, addr)
+	ctx := context.Background()
+	login := admin.Login{Addr: addr, User: "app"}
+
+	// Identical replicas: nothing to report.
+	cols, rows, err := admin.Compare(ctx, login, false, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := findings(t, cols, rows); len(got) > 0 {
+		t.Fatalf("identical replicas, yet CHECK reports %v", got)
+	}
+
+	onReplica(t, cfg, "pg",
+		"UPDATE items SET price = price + 1 WHERE id = 7",
+		"DELETE FROM tags WHERE code = 'c-0042'",
+		"UPDATE items SET name = 'pg says' WHERE id = 250")
+	onReplica(t, cfg, "maria",
+		"INSERT INTO prices VALUES (99999.99, 'ghost', 1)",
+		"UPDATE events SET what = 'rewritten' WHERE at = '2026-01-01 00:00:17.017000'",
+		"UPDATE items SET at = '2026-03-03 03:03:03' WHERE id = 100")
+	onReplica(t, cfg, "lite",
+		"UPDATE items SET name = 'lite says' WHERE id = 250",
+		"UPDATE prices SET live = 1 - live WHERE label = 'p33'",
+		"DELETE FROM events WHERE what = 'event 60'",
+		"DROP TABLE spare")
+	// Every damaged row, with the replica it is on; items 250 is damaged
+	// differently on two replicas: no two agree, so all three are named.
+	want := []finding{
+		{"lite", "events", "2026-01-01 00:00:00.060001", "missing"},
+		{"lite", "items", "250", "no agreement"},
+		{"lite", "prices", "33.05", "differs"},
+		{"lite", "spare", "", "error"},
+		{"maria", "events", "2026-01-01 00:00:17.017", "differs"},
+		{"maria", "items", "100", "differs"},
+		{"maria", "items", "250", "no agreement"},
+		{"maria", "prices", "99999.99", "extra"},
+		{"pg", "items", "250", "no agreement"},
+		{"pg", "items", "7", "differs"},
+		{"pg", "tags", "c-0042", "missing"},
+	}
+	cols, rows, err = admin.Compare(ctx, login, false, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := findings(t, cols, rows)
+	if !slices.Equal(got, want) {
+		t.Errorf("CHECK found\n%v\nwant\n%v\n(rows %v)", got, want, rows)
+	}
+	// CHECK writes nothing: the same again.
+	_, rows2, err := admin.Compare(ctx, login, false, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows2) != len(rows) {
+		t.Errorf("second CHECK found %d rows, first %d", len(rows2), len(rows))
+	}
+
+	cols, rows, err = admin.Compare(ctx, login, true, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, actions := findings(t, cols, rows)
+	if !slices.Equal(got, want) {
+		t.Errorf("REPAIR found\n%v\nwant\n%v", got, want)
+	}
+	for f, a := range actions {
+		switch {
+		case f.problem == "no agreement" || f.problem == "error":
+			if a == "repaired" {
+				t.Errorf("%v: %s, without f+1 agreement", f, a)
+			}
+		case a != "repaired":
+			t.Errorf("%v: %s", f, a)
+		}
+	}
+	// What is left: the row without agreement, and the dropped table.
+	cols, rows, err = admin.Compare(ctx, login, false, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ = findings(t, cols, rows)
+	left := []finding{want[1], want[3], want[6], want[8]}
+	if !slices.Equal(got, left) {
+		t.Errorf("after REPAIR, CHECK found\n%v\nwant\n%v", got, left)
+	}
+	cols, rows, err = admin.Compare(ctx, login, false, "tags")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := findings(t, cols, rows); len(got) > 0 {
+		t.Errorf("CHECK TABLE tags after REPAIR: %v", got)
+	}
+	t.Logf("clients: %d transfers committed during the passes, failures %v", load.commits(), load.failures)
+	load.finish(t, srv, addr, cfg)
+	assertIdentical(t, cfg, "SELECT id, name, price, at FROM items WHERE id <> 250 ORDER BY id")
+	assertIdentical(t, cfg, "SELECT code, note, qty FROM tags ORDER BY code")
+	assertIdentical(t, cfg, "SELECT amount, label, live FROM prices ORDER BY amount")
+	assertIdentical(t, cfg, "SELECT at, what, day FROM events ORDER BY at")
+
+	// SHOW REPAIRS keeps what the passes found.
+	a := connect(t, addr, "shepherd")
+	var n int
+	hist, err := a.Query(ctx, "SHOW REPAIRS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for hist.Next() {
+		n++
+	}
+	if hist.Err() != nil || n < 2*len(want) {
+		t.Errorf("SHOW REPAIRS: %d rows (%v), want at least %d", n, hist.Err(), 2*len(want))
+	}
+}
