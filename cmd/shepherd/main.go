@@ -3,6 +3,8 @@
 //
 //	shepherd serve [--config FILE] [--listen ADDR] [--data-dir DIR]
 //	shepherd check-config FILE
+//	shepherd check [--config FILE] [--table T]
+//	shepherd repair [--config FILE] [--table T]
 //	shepherd version
 package main
 
@@ -37,6 +39,12 @@ func usage(w io.Writer) {
         serve clients; without --config, three embedded SQLite replicas
   shepherd check-config FILE
         check a configuration file and exit
+  shepherd check [--config FILE] [--table T] [--user U]
+        ask the running shepherd to compare its replicas: one line per
+        differing row (replica, table, key); exit 1 if any
+  shepherd repair [--config FILE] [--table T] [--user U]
+        as check, and rewrite the rows f+1 replicas agree on to the others;
+        exit 1 if differences remain
   shepherd version
 `)
 }
@@ -66,6 +74,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 0
 	case "bench":
 		return benchCmd(args[1:], stdout, stderr)
+	case "check", "repair":
+		return compareCmd(args[0], args[1:], stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "shepherd", version)
 		return 0

@@ -573,14 +573,16 @@ func (p *pass) compareKey(ctx context.Context, t *table, key string, replicas []
 	if len(groups) == 1 {
 		return nil
 	}
-	agreed, found := "", false
+	// The agreed state is backed by f+1 replicas and by more replicas
+	// than any other state (with more than 2f+1 replicas, two states may
+	// each have f+1).
+	agreed, found, most := "", false, 0
 	for state, members := range groups {
-		if len(members) >= p.f+1 {
-			if found {
-				found = false // two groups of f+1: no single agreement
-				break
-			}
-			agreed, found = state, true
+		switch n := len(members); {
+		case n > most:
+			agreed, found, most = state, n >= p.f+1, n
+		case n == most:
+			found = false
 		}
 	}
 	keyText := t.keyString(keyVals)
