@@ -235,49 +235,60 @@ func (w *sqlw) columnText(c schema.Column) {
 }
 
 // rowHash writes the lowercase hex MD5 of the row's canonical text: per
-// column 'N' for NULL, else 'V', the text's length in bytes, ':' and the
-// text (lengths make the concatenation unambiguous).
+// column 'N|' for NULL; for text and bytes 'V', the text's length in
+// bytes, ':' and the text (lengths make the concatenation unambiguous);
+// for the other types, whose text never holds a '|', the text and '|'.
 func (w *sqlw) rowHash(t *table) {
+	var open, sep, close string
 	switch w.d {
 	case driver.Postgres:
-		w.str("md5(")
-		for i, c := range t.t.Columns {
-			if i > 0 {
-				w.str(" || ")
-			}
-			w.str("COALESCE('V' || octet_length(")
-			w.columnText(c)
-			w.str(")::text || ':' || ")
-			w.columnText(c)
-			w.str(", 'N')")
-		}
-		w.str(")")
+		open, sep, close = "md5(", " || ", ")"
 	case driver.MySQL:
-		w.str("MD5(CONCAT(")
-		for i, c := range t.t.Columns {
-			if i > 0 {
-				w.str(", ")
-			}
-			w.str("COALESCE(CONCAT('V', LENGTH(")
-			w.columnText(c)
-			w.str("), ':', ")
-			w.columnText(c)
-			w.str("), 'N')")
-		}
-		w.str("))")
+		open, sep, close = "MD5(CONCAT(", ", ", "))"
 	default:
-		w.str(sqlite.MD5Function + "(")
-		for i, c := range t.t.Columns {
-			if i > 0 {
-				w.str(" || ")
-			}
-			w.str("COALESCE('V' || length(CAST(")
-			w.columnText(c)
-			w.str(" AS BLOB)) || ':' || ")
-			w.columnText(c)
-			w.str(", 'N')")
+		open, sep, close = sqlite.MD5Function+"(", " || ", ")"
+	}
+	w.str(open)
+	for i, c := range t.t.Columns {
+		if i > 0 {
+			w.str(sep)
 		}
-		w.str(")")
+		w.columnToken(c)
+	}
+	w.str(close)
+}
+
+// columnToken writes one column's part of the row text (see rowHash).
+func (w *sqlw) columnToken(c schema.Column) {
+	framed := c.Type == "text" || c.Type == "varchar" || c.Type == "bpchar" || c.Type == "bytea" ||
+		c.Type == "json" || c.Type == "jsonb"
+	switch {
+	case !framed && w.d == driver.MySQL:
+		w.str("COALESCE(CONCAT(")
+		w.columnText(c)
+		w.str(", '|'), 'N|')")
+	case !framed:
+		w.str("COALESCE(")
+		w.columnText(c)
+		w.str(" || '|', 'N|')")
+	case w.d == driver.Postgres:
+		w.str("COALESCE('V' || octet_length(")
+		w.columnText(c)
+		w.str(")::text || ':' || ")
+		w.columnText(c)
+		w.str(", 'N|')")
+	case w.d == driver.MySQL:
+		w.str("COALESCE(CONCAT('V', LENGTH(")
+		w.columnText(c)
+		w.str("), ':', ")
+		w.columnText(c)
+		w.str("), 'N|')")
+	default:
+		w.str("COALESCE('V' || length(CAST(")
+		w.columnText(c)
+		w.str(" AS BLOB)) || ':' || ")
+		w.columnText(c)
+		w.str(", 'N|')")
 	}
 }
 

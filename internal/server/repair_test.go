@@ -211,3 +211,41 @@ func TestCompareAndRepair(t *testing.T) {
 		t.Errorf("SHOW REPAIRS: %d rows (%v), want at least %d", n, hist.Err(), 2*len(want))
 	}
 }
+
+// TestRepairModes damages one row on one replica in each mode that votes
+// (ss, serial; cbs is TestCompareAndRepair) and lets the background
+// runner find and repair it; passthrough has one replica and nothing to
+// compare.
+func TestRepairModes(t *testing.T) {
+	for _, mode := range []string{"ss", "serial"} {
+		t.Run(mode, func(t *testing.T) {
+			cfg := realCluster(t, mode)
+			cfg.Repair = config.Repair{Mode: "repair", Every: "20ms"}
+			addr, srv := start(t, cfg)
+			setup := connect(t, addr, "app")
+			mustExec(t, setup, "CREATE TABLE kv (k text PRIMARY KEY, v bigint NOT NULL, at timestamp)")
+			for i := range 100 {
+				mustExec(t, setup, "INSERT INTO kv VALUES ($1, $2, '2026-05-01 12:00:00')", fmt.Sprintf("key %03d", i), i)
+			}
+			if err := srv.Cluster().Idle(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			onReplica(t, cfg, "pg", "UPDATE kv SET v = -1 WHERE k = 'key 042'")
+			waitFor(t, "the background runner to repair pg", func() bool {
+				_, repaired := srv.Repair().Counts("pg")
+				return repaired > 0
+			})
+			if err := srv.Cluster().Idle(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			assertIdentical(t, cfg, "SELECT k, v, at FROM kv ORDER BY k")
+			var found bool
+			for _, f := range srv.Repair().History() {
+				found = found || (f.Replica == "pg" && f.Table == "kv" && f.Key == "key 042" && f.Action == "repaired")
+			}
+			if !found {
+				t.Errorf("SHOW REPAIRS lacks the repair: %v", srv.Repair().History())
+			}
+		})
+	}
+}
