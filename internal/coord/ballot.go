@@ -8,6 +8,9 @@ type ballot struct {
 	// quorum: late answers then accuse nobody.
 	failed  bool
 	outcome Vote
+	// openedAt is the Coordinator's tick when the op went out (a
+	// survey's statement waits so long for every replica).
+	openedAt int
 }
 
 // leader returns a vote that at least q replicas gave, with the lowest

@@ -121,8 +121,10 @@ type ctxn struct {
 	replied  bool
 	at       []rtx // per replica
 	// survey: see Begin. A survey commits only when every live replica
-	// is ready and agrees (evaluateSurvey).
-	survey bool
+	// is ready and agrees (evaluateSurvey); askedAt is the tick its
+	// COMMIT came.
+	survey  bool
+	askedAt int
 }
 
 type cstmt struct {
@@ -278,7 +280,7 @@ func (s *cbs) submit(op Op) {
 		}
 	case OpCommit:
 		s.commitSeq++
-		t.commitSeq = s.commitSeq
+		t.commitSeq, t.askedAt = s.commitSeq, s.now
 		s.waiting = append(s.waiting, t)
 		switch {
 		case t.doom != nil:
@@ -583,6 +585,10 @@ func (s *cbs) evaluate(t *ctxn) {
 func (s *cbs) evaluateSurvey(t *ctxn) {
 	took := make([]bool, s.c.cfg.N)
 	unanimous := true
+	// A replica that cannot get ready (it hangs, or fails every try) is
+	// waited for only so long; the survey then goes on without it, and
+	// Took says so.
+	patient := s.now-t.askedAt < surveyPatience*s.stall
 	for r := range s.c.cfg.N {
 		rid := ReplicaID(r)
 		if s.down[r] || s.joining[r] {
@@ -590,15 +596,26 @@ func (s *cbs) evaluateSurvey(t *ctxn) {
 		}
 		if rid != s.primary {
 			if !s.readyToCommit(rid, t) {
-				return
+				if patient {
+					return
+				}
+				continue
 			}
 			if s.mvcc[r] && !s.fresh(rid, t, s.barrier) {
-				s.abortAt(rid, t)
-				return
+				if patient {
+					s.abortAt(rid, t)
+					return
+				}
+				continue
 			}
 			unanimous = unanimous && s.endorses(rid, t)
 		}
 		took[r] = true
+	}
+	// As with client work, a commit needs f secondaries besides the
+	// primary: a survey taken on the primary alone proves nothing.
+	if n := countTrue(took); n < s.quorum() {
+		unanimous = false
 	}
 	s.emit(Surveyed{Txn: t.id, Took: took, Unanimous: unanimous})
 	if unanimous {
@@ -608,6 +625,20 @@ func (s *cbs) evaluateSurvey(t *ctxn) {
 	s.emit(Reply{Op: Op{Txn: t.id, Kind: OpCommit}, From: -1, Fail: surveyDiffers()})
 	s.end(t)
 }
+
+func countTrue(bs []bool) int {
+	n := 0
+	for _, b := range bs {
+		if b {
+			n++
+		}
+	}
+	return n
+}
+
+// surveyPatience is how many stall limits a survey's COMMIT waits for a
+// replica that is not ready before going on without it.
+const surveyPatience = 20
 
 // fresh reports whether every statement of t ran on MVCC secondary r
 // after each transaction with a barrier below m had committed there.

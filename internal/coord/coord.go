@@ -315,6 +315,8 @@ type Coordinator struct {
 	out     []Action
 	// cbs runs the CBS and SS modes; nil in the others.
 	cbs *cbs
+	// now counts Ticks (serial mode: how long a survey waits).
+	now int
 }
 
 type replicaState struct {
@@ -385,7 +387,16 @@ func (c *Coordinator) Step(ev Event) {
 		c.answered(e)
 	case Down:
 		c.markDown(e.R, "reported down")
-	case Tick, Cancel:
+	case Tick:
+		c.now++
+		for _, id := range c.txnIDs() {
+			if t := c.txns[id]; t != nil && t.survey {
+				for _, op := range t.ballotOps() {
+					c.decide(op)
+				}
+			}
+		}
+	case Cancel:
 	default:
 		panic(fmt.Sprintf("coord: unknown event %T", ev))
 	}
@@ -457,7 +468,7 @@ func (c *Coordinator) dispatch(t *txnState, op Op) {
 		return
 	}
 	if op.Kind != OpRollback {
-		t.ballots[op] = &ballot{votes: make([]*Vote, c.cfg.N)}
+		t.ballots[op] = &ballot{votes: make([]*Vote, c.cfg.N), openedAt: c.now}
 	}
 	for r := range c.replicas {
 		if c.replicas[r].down {
@@ -493,22 +504,22 @@ func (c *Coordinator) sendTo(r ReplicaID, op Op) {
 // in: a survey statement is decided only then), and emits Surveyed.
 func (c *Coordinator) surveyed(id TxnID, t *txnState) bool {
 	took := c.live()
-	unanimous := true
 	for _, op := range t.ballotOps() {
-		b := t.ballots[op]
-		var first *Vote
-		for r, v := range b.votes {
-			if !took[r] {
-				continue
-			}
+		for r, v := range t.ballots[op].votes {
 			if v == nil {
-				took[r] = false
-				unanimous = false
-				continue
+				took[r] = false // left out: it took too long
 			}
-			if first == nil {
+		}
+	}
+	unanimous := countTrue(took) >= c.quorum()
+	for _, op := range t.ballotOps() {
+		var first *Vote
+		for r, v := range t.ballots[op].votes {
+			switch {
+			case !took[r]:
+			case first == nil:
 				first = v
-			} else if *v != *first {
+			case *v != *first:
 				unanimous = false
 			}
 		}
@@ -602,18 +613,24 @@ func (c *Coordinator) decide(op Op) {
 		return
 	}
 	if t.survey && op.Kind == OpStmt {
-		// Decided once every live replica answered; no vote.
-		from := ReplicaID(-1)
+		// Decided once every live replica answered, no vote; a replica
+		// that takes too long is left out once f+1 answered.
+		from, n, missing := ReplicaID(-1), 0, false
 		for r, v := range b.votes {
 			if c.replicas[r].down {
 				continue
 			}
 			if v == nil {
-				return
+				missing = true
+				continue
 			}
+			n++
 			if from < 0 {
 				from = ReplicaID(r)
 			}
+		}
+		if missing && (c.now-b.openedAt < surveyPatience*DefaultStallTicks || n < c.quorum()) {
+			return
 		}
 		b.decided = true
 		if from < 0 {

@@ -149,6 +149,8 @@ type txn struct {
 	// decided: the core sent COMMIT to some replica. acked, refused: the
 	// client's COMMIT succeeded, failed.
 	decided, acked, refused bool
+	// survey: a compare step of the shell's (coord.Begin), reads only.
+	survey bool
 }
 
 func (s *sim) start() {
@@ -386,13 +388,17 @@ func (s *sim) clientNext(c *client) {
 func (s *sim) begin(c *client) *txn {
 	s.started++
 	s.res.Txns = s.started
-	t := &txn{id: coord.TxnID(s.started), client: c}
+	t := &txn{id: coord.TxnID(s.started), client: c, survey: s.rng.IntN(16) == 0}
 	for range 1 + s.rng.IntN(4) {
-		t.stmts = append(t.stmts, randomStmt(s.rng, s.setup.keys))
+		q := randomStmt(s.rng, s.setup.keys)
+		for t.survey && q.kind == stmtAdd {
+			q = randomStmt(s.rng, s.setup.keys)
+		}
+		t.stmts = append(t.stmts, q)
 	}
 	s.txns[t.id] = t
 	c.cur = t
-	s.stepCore(coord.Begin{Txn: t.id})
+	s.stepCore(coord.Begin{Txn: t.id, Survey: t.survey})
 	return t
 }
 
@@ -435,9 +441,14 @@ func (s *sim) apply(a coord.Action) {
 	case coord.Reply:
 		s.reply(a)
 	case coord.Mismatch:
+		if t := s.txns[a.Op.Txn]; t != nil && t.survey {
+			s.failf("contract: Mismatch of r%d on %v, a survey", a.R, a.Op)
+		}
 		if !s.fakes[a.R].faults.faulty() {
 			s.res.CorrectAccused++
 		}
+	case coord.Surveyed:
+		s.surveyed(a)
 	case coord.MarkDown:
 		if f := s.fakes[a.R]; !f.faults.faulty() && !f.down {
 			s.res.CorrectDown++
@@ -501,6 +512,77 @@ func (s *sim) finished(id coord.TxnID) {
 		delete(f.answers, coord.Op{Txn: id, Kind: coord.OpCommit})
 		delete(f.answers, coord.Op{Txn: id, Kind: coord.OpRollback})
 	}
+}
+
+// surveyed checks the verdict on a survey: every replica it took has
+// answered every statement (in its latest attempt), and correct replicas
+// gave the same answers, since the survey is scheduled so that all of them
+// read the same logical state. That holds when the primary's concurrency
+// control is sound; a primary that never blocks (figure 5) lets a writer
+// overtake the survey, so runs with one are not checked.
+func (s *sim) surveyed(a coord.Surveyed) {
+	t := s.txns[a.Txn]
+	if t == nil || !t.survey {
+		s.failf("contract: Surveyed of t%d, not a survey", a.Txn)
+		return
+	}
+	if t.client.op.Kind != coord.OpCommit || !t.client.waiting {
+		s.failf("contract: Surveyed of t%d before its COMMIT", a.Txn)
+		return
+	}
+	ref := -1
+	for r, took := range a.Took {
+		if !took {
+			continue
+		}
+		f := s.fakes[r]
+		for seq := range t.sent {
+			if _, ok := f.answers[coord.Op{Txn: t.id, Kind: coord.OpStmt, Seq: seq}]; !ok {
+				s.failf("contract: Surveyed t%d took r%d, which has not answered statement %d", t.id, r, seq)
+				return
+			}
+		}
+		if f.faults.faulty() || f.down || s.brokenCC() {
+			continue
+		}
+		if ref < 0 {
+			ref = r
+			continue
+		}
+		for seq := range t.sent {
+			op := coord.Op{Txn: t.id, Kind: coord.OpStmt, Seq: seq}
+			x, y := s.fakes[ref].answers[op], f.answers[op]
+			if x.vote != y.vote {
+				s.failf("survey t%d statement %d %v: correct replicas r%d and r%d answered %d and %d: they read different states",
+					t.id, seq, t.stmts[seq], ref, r, x.val, y.val)
+				return
+			}
+		}
+	}
+	n, all := 0, true
+	for r, took := range a.Took {
+		if took {
+			n++
+			all = all && !s.fakes[r].faults.faulty()
+		}
+	}
+	switch {
+	case a.Unanimous && n < s.setup.f+1:
+		s.failf("survey t%d: unanimous with %d replicas, fewer than f+1", t.id, n)
+	case !a.Unanimous && n >= s.setup.f+1 && all && !s.brokenCC():
+		s.failf("survey t%d: only correct replicas took part and agreed, yet it is not unanimous", t.id)
+	}
+}
+
+// brokenCC reports whether some replica's concurrency control never
+// blocks.
+func (s *sim) brokenCC() bool {
+	for _, f := range s.fakes {
+		if f.faults.noLocks {
+			return true
+		}
+	}
+	return false
 }
 
 // reply hands a Reply to the client waiting for it.
