@@ -243,10 +243,9 @@ type Txn struct {
 	single bool
 
 	// survey marks the cluster's own compare and repair transactions
-	// (see Survey); finished is closed once every replica is done with
-	// one, and surveyed (guarded by c.mu) is the coordinator's verdict.
+	// (see Survey); surveyed (guarded by c.mu) is the coordinator's
+	// verdict on one.
 	survey   bool
-	finished chan struct{}
 	surveyed *coord.Surveyed
 
 	// Guarded by c.mu:
@@ -454,9 +453,6 @@ func (c *Cluster) applyLocked() {
 				t.surveyed = &a
 			}
 		case coord.Finished:
-			if t := c.mu.txns[a.Txn]; t != nil && t.finished != nil {
-				close(t.finished)
-			}
 			delete(c.mu.txns, a.Txn)
 			if len(c.mu.txns) == 0 {
 				close(c.mu.idle)

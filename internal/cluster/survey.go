@@ -42,8 +42,7 @@ type SurveyResult struct {
 // same votes: a repair writes only where every replica's state was the one
 // it expected.
 func (c *Cluster) Survey(ctx context.Context, probes []Probe) (*SurveyResult, error) {
-	t := &Txn{c: c, id: coord.TxnID(c.nextTxn.Add(1)), waiting: map[coord.Op]chan outcome{},
-		survey: true, finished: make(chan struct{})}
+	t := &Txn{c: c, id: coord.TxnID(c.nextTxn.Add(1)), waiting: map[coord.Op]chan outcome{}, survey: true}
 	c.mu.Lock()
 	if len(c.mu.txns) == 0 {
 		c.mu.idle = make(chan struct{})
@@ -66,13 +65,10 @@ func (c *Cluster) Survey(ctx context.Context, probes []Probe) (*SurveyResult, er
 	if err != nil && !(asPG(err, &pe) && pe.Code == pgerr.SerializationFailure) {
 		return nil, fmt.Errorf("cluster: survey: %w", err)
 	}
-	// Every live replica has answered (Surveyed came before the COMMIT's
-	// reply); Finished says they are done, so no answer changes now.
-	select {
-	case <-t.finished:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
+	// Surveyed came before the COMMIT's reply: the replicas it took have
+	// answered every statement, and those answers are final (a survey is
+	// not run again once decided). A replica left out may still be
+	// working; it is not waited for.
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if t.surveyed == nil {
@@ -82,7 +78,11 @@ func (c *Cluster) Survey(ctx context.Context, probes []Probe) (*SurveyResult, er
 	for i := range probes {
 		row := make([]replica.Result, len(c.managers))
 		if rs := t.answers[coord.Op{Txn: t.id, Kind: coord.OpStmt, Seq: i}]; rs != nil {
-			copy(row, rs)
+			for r, took := range res.Took {
+				if took {
+					row[r] = rs[r]
+				}
+			}
 		}
 		res.Answers = append(res.Answers, row)
 	}

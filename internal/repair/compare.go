@@ -757,6 +757,11 @@ func (p *pass) fix(ctx context.Context, t *table, key string, keyVals []answer.V
 		}
 		return strings.Join(why, "; ") + " (retried by the next pass)", nil
 	}
+	for _, i := range dissent {
+		if !res.Took[i] {
+			return p.names[i] + " did not take part in time (retried by the next pass)", nil
+		}
+	}
 	// Read the row again everywhere: written values must now compare
 	// equal to the agreed ones.
 	probe = cluster.Probe{Queries: make([]driver.Query, len(p.names)), Ordered: true}
