@@ -10,6 +10,7 @@
 //	REPAIR [TABLE t]       compare and repair now: one row per difference, with
 //	                       what was done about it
 //	SHOW REPAIRS           the differences found lately, by every pass
+//	SHOW REPAIR STATUS     the running pass, and a summary of the latest
 package admin
 
 import (
@@ -52,6 +53,8 @@ func (s *Session) run(ctx context.Context, text string) (*answer.Answer, error) 
 	switch norm {
 	case "SHOW REPAIRS":
 		return s.repairs(), nil
+	case "SHOW REPAIR STATUS":
+		return s.repairStatus(), nil
 	case "SHOW REPLICAS":
 		return s.replicas(), nil
 	case "SHOW MODE":
@@ -66,7 +69,7 @@ func (s *Session) run(ctx context.Context, text string) (*answer.Answer, error) 
 		return a, nil
 	}
 	return nil, pgerr.New(pgerr.FeatureNotSupported, "the admin console does not know %q", strings.TrimSpace(text)).
-		WithHint("available: SHOW REPLICAS, SHOW MODE, SHOW VIEW, SHOW REPAIRS, CHECK [TABLE t], REPAIR [TABLE t]")
+		WithHint("available: SHOW REPLICAS, SHOW MODE, SHOW VIEW, SHOW REPAIRS, SHOW REPAIR STATUS, CHECK [TABLE t], REPAIR [TABLE t]")
 }
 
 // compare runs CHECK or REPAIR [TABLE t].
@@ -102,6 +105,18 @@ func (s *Session) compare(ctx context.Context, fields []string) (*answer.Answer,
 		rows = append(rows, row)
 	}
 	return table(names, rows), nil
+}
+
+// repairStatus answers SHOW REPAIR STATUS.
+func (s *Session) repairStatus() *answer.Answer {
+	st := s.repair.Status()
+	row := []string{st.Running, strconv.Itoa(st.Passes), "", "", "", "", "", "", "", ""}
+	if l := st.Last; l != nil {
+		row = []string{st.Running, strconv.Itoa(st.Passes), st.LastWhat, st.LastEnd.UTC().Format(time.RFC3339Nano),
+			strconv.Itoa(l.Tables), strconv.Itoa(l.Rows), strconv.Itoa(l.Steps), strconv.Itoa(len(l.Findings)),
+			strconv.Itoa(l.Remaining()), l.Elapsed.Round(time.Millisecond).String()}
+	}
+	return table([]string{"running", "passes", "last", "ended", "tables", "rows", "steps", "findings", "remaining", "took"}, [][]string{row})
 }
 
 // repairs answers SHOW REPAIRS.

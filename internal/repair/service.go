@@ -28,6 +28,9 @@ type Service struct {
 	repaired map[string]int // replica → rows repaired so far
 	passes   int
 	current  string // what the running pass is doing, "" when idle
+	last     *Report
+	lastWhat string
+	lastEnd  time.Time
 }
 
 // NewService returns a service over checker k.
@@ -51,6 +54,9 @@ func (s *Service) Run(ctx context.Context, opts Options) (*Report, error) {
 	rep, err := s.k.Run(ctx, opts)
 	if rep != nil {
 		s.record(rep, opts.Table == "" && err == nil)
+		s.mu.Lock()
+		s.last, s.lastWhat, s.lastEnd = rep, what, time.Now()
+		s.mu.Unlock()
 		s.log.Info("compare pass done", "what", what, "tables", rep.Tables, "rows", rep.Rows,
 			"steps", rep.Steps, "rounds", rep.Rounds, "findings", len(rep.Findings),
 			"remaining", rep.Remaining(), "elapsed", rep.Elapsed.Round(time.Millisecond))
@@ -101,11 +107,23 @@ func (s *Service) Counts(name string) (open, repaired int) {
 	return s.open[name], s.repaired[name]
 }
 
-// Current says what a running pass is doing ("" when none runs).
-func (s *Service) Current() string {
+// Status is where compare-and-repair stands.
+type Status struct {
+	// Running says what the running pass does ("" when none runs).
+	Running string
+	// Passes counts the passes made; Last is the latest one's report
+	// (nil before the first), LastWhat what it did, LastEnd when it ended.
+	Passes   int
+	Last     *Report
+	LastWhat string
+	LastEnd  time.Time
+}
+
+// Status returns where compare-and-repair stands.
+func (s *Service) Status() Status {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.current
+	return Status{Running: s.current, Passes: s.passes, Last: s.last, LastWhat: s.lastWhat, LastEnd: s.lastEnd}
 }
 
 // Background are the settings of the background runner.

@@ -210,6 +210,13 @@ func TestCompareAndRepair(t *testing.T) {
 	if hist.Err() != nil || n < 2*len(want) {
 		t.Errorf("SHOW REPAIRS: %d rows (%v), want at least %d", n, hist.Err(), 2*len(want))
 	}
+	var running, passes, last, remaining string
+	if err := a.QueryRow(ctx, "SHOW REPAIR STATUS").Scan(&running, &passes, &last, nil, nil, nil, nil, nil, &remaining, nil); err != nil {
+		t.Fatal(err)
+	}
+	if running != "" || passes != "6" || last != "checking table tags" || remaining != "0" {
+		t.Errorf("SHOW REPAIR STATUS: running %q, %s passes, last %q, %s remaining", running, passes, last, remaining)
+	}
 }
 
 // TestRepairModes damages one row on one replica in each mode that votes
