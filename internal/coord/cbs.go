@@ -1224,22 +1224,8 @@ func (s *cbs) changeView() {
 	doom := pgerr.New(pgerr.SerializationFailure, "the primary replica failed; the transaction was rolled back").
 		WithHint("retry the transaction")
 	for _, t := range slices.Clone(s.live) {
-		if t.phase != phaseOpen || t.doom != nil {
-			continue
-		}
-		t.doom = doom
-		for r := range t.at {
-			if rid := ReplicaID(r); rid != s.primary && !s.down[r] {
-				s.abortAt(rid, t)
-			}
-		}
-		switch n := len(t.stmts); {
-		case t.commitSeq > 0:
-			s.emit(Reply{Op: Op{Txn: t.id, Kind: OpCommit}, From: -1, Fail: doom})
-			s.end(t)
-		case n > 0 && !t.stmts[n-1].answered && !t.failed:
-			s.emit(Reply{Op: Op{Txn: t.id, Kind: OpStmt, Seq: n - 1}, From: -1, Fail: doom})
-			t.failed = true
+		if t.phase == phaseOpen && t.doom == nil {
+			s.doomTxn(t, doom)
 		}
 	}
 	if s.candidate < 0 {
@@ -1248,6 +1234,25 @@ func (s *cbs) changeView() {
 			s.txns[op.Txn].failed = true
 		}
 		s.held = nil
+	}
+}
+
+// doomTxn rolls back undecided t, whose primary was lost, on every
+// replica, and fails what its client waits for.
+func (s *cbs) doomTxn(t *ctxn, doom *pgerr.Error) {
+	t.doom = doom
+	for r := range t.at {
+		if rid := ReplicaID(r); rid != s.primary && !s.down[r] {
+			s.abortAt(rid, t)
+		}
+	}
+	switch n := len(t.stmts); {
+	case t.commitSeq > 0:
+		s.emit(Reply{Op: Op{Txn: t.id, Kind: OpCommit}, From: -1, Fail: doom})
+		s.end(t)
+	case n > 0 && !t.stmts[n-1].answered && !t.failed:
+		s.emit(Reply{Op: Op{Txn: t.id, Kind: OpStmt, Seq: n - 1}, From: -1, Fail: doom})
+		t.failed = true
 	}
 }
 
@@ -1286,21 +1291,28 @@ func (s *cbs) drainedCandidate() ReplicaID {
 
 func (s *cbs) drained(c ReplicaID) bool {
 	for _, t := range s.live {
-		if t.phase != phaseOpen || t.doom != nil {
-			continue
-		}
-		rt := &t.at[c]
-		answered := 0
-		for answered < len(t.stmts) && t.stmts[answered].answered {
-			answered++
-		}
-		if rt.hold >= 0 || rt.sent != rt.done() || rt.done() != answered {
+		if t.phase == phaseOpen && t.doom == nil && !s.carries(c, t) {
 			return false
 		}
-		for i := range answered {
-			if rt.votes[i] != t.stmts[i].vote {
-				return false
-			}
+	}
+	return true
+}
+
+// carries reports whether c's current attempt of open t holds every
+// statement the lost primary answered, with the same answers, and nothing
+// else: c can go on with it as primary.
+func (s *cbs) carries(c ReplicaID, t *ctxn) bool {
+	rt := &t.at[c]
+	answered := 0
+	for answered < len(t.stmts) && t.stmts[answered].answered {
+		answered++
+	}
+	if rt.hold >= 0 || rt.sent != rt.done() || rt.done() != answered {
+		return false
+	}
+	for i := range answered {
+		if rt.votes[i] != t.stmts[i].vote {
+			return false
 		}
 	}
 	return true
@@ -1312,6 +1324,17 @@ func (s *cbs) promote() {
 	c := s.candidate
 	if c < 0 || len(s.pend[c]) > 0 {
 		return
+	}
+	// While c finished the decided transactions, one of its attempts may
+	// have been aborted (to unblock a committed one): that transaction
+	// cannot go on on c, and is rolled back like any undecided one of a
+	// view change without a drained candidate.
+	doom := pgerr.New(pgerr.SerializationFailure, "the primary replica failed; the transaction was rolled back").
+		WithHint("retry the transaction")
+	for _, t := range slices.Clone(s.live) {
+		if t.phase == phaseOpen && t.doom == nil && !s.carries(c, t) {
+			s.doomTxn(t, doom)
+		}
 	}
 	s.changing, s.primary = false, c
 	s.seq[c], s.mvcc[c], s.pipe[c], s.cur[c] = false, false, false, 0
