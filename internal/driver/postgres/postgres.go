@@ -21,6 +21,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -44,6 +45,10 @@ func init() { driver.Register(Name, driver.MVCC, Open) }
 type Engine struct {
 	replica string
 	config  *pgconn.Config
+	// schemaEpoch moves whenever a connection of the engine ran a
+	// statement that may change the schema; connections drop their
+	// prepared statements when it moved since they prepared them.
+	schemaEpoch atomic.Uint64
 }
 
 // Open parses spec.DSN (a PostgreSQL URL or keyword/value string) and
@@ -101,7 +106,7 @@ func (e *Engine) Connect(ctx context.Context) (driver.Conn, error) {
 	if err != nil {
 		return nil, e.connectError(ctx, err)
 	}
-	return &Conn{replica: e.replica, pc: pc}, nil
+	return &Conn{replica: e.replica, engine: e, pc: pc, stmts: stmtCache{epoch: e.schemaEpoch.Load()}}, nil
 }
 
 func (e *Engine) connectError(ctx context.Context, err error) *pgerr.Error {
@@ -122,7 +127,12 @@ func (e *Engine) connectError(ctx context.Context, err error) *pgerr.Error {
 // Conn is one PostgreSQL session.
 type Conn struct {
 	replica string
+	engine  *Engine
 	pc      *pgconn.PgConn
+	stmts   stmtCache
+	// schemaInTx says the open transaction ran a statement that may
+	// change the schema (see schemaChanged).
+	schemaInTx bool
 }
 
 // isolationSQL maps TxOptions.Isolation onto the words of BEGIN; anything
@@ -153,6 +163,7 @@ func (c *Conn) Begin(ctx context.Context, opts driver.TxOptions) error {
 // transaction by rolling back; that is reported as 25P02, never as success.
 func (c *Conn) Commit(ctx context.Context) error {
 	tag, err := c.simple(ctx, "COMMIT")
+	c.endTx()
 	if err != nil {
 		return err
 	}
@@ -165,6 +176,7 @@ func (c *Conn) Commit(ctx context.Context) error {
 // Rollback rolls the transaction back (a no-op without one).
 func (c *Conn) Rollback(ctx context.Context) error {
 	_, err := c.simple(ctx, "ROLLBACK")
+	c.endTx()
 	return err
 }
 
@@ -186,10 +198,54 @@ func (c *Conn) simple(ctx context.Context, stmt string) (string, error) {
 	return tag.String(), nil
 }
 
-// Exec runs q with text parameters and text results.
+// Exec runs q with text parameters and text results. A DML statement with
+// parameters runs prepared (see stmtcache.go): the server then neither
+// parses nor, once it settles on a generic plan, plans it again each time.
+// Anything else runs unnamed, parsed afresh, as a client's ExecParams
+// would.
 func (c *Conn) Exec(ctx context.Context, q driver.Query) (*answer.Answer, error) {
 	values, oids := encodeArgs(q.Args)
-	rr := c.pc.ExecParams(ctx, q.SQL, values, oids, nil, nil)
+	verb := q.Command()
+	if len(q.Args) == 0 || !preparedVerbs[verb] {
+		a, err := c.read(c.pc.ExecParams(ctx, q.SQL, values, oids, nil, nil))
+		if changesSchema(verb) {
+			c.schemaChanged()
+		}
+		if err != nil {
+			return nil, c.classify(ctx, err)
+		}
+		return a, nil
+	}
+	a, err := c.execPrepared(ctx, q.SQL, values, oids)
+	if isStalePlan(err) {
+		// The schema changed under the prepared statement. Outside a
+		// transaction nothing happened yet, so it is prepared again and
+		// run once more; inside one the transaction has failed, as it
+		// would have on PostgreSQL itself.
+		if derr := c.dropCached(ctx, q.SQL); derr != nil {
+			return nil, c.classify(ctx, derr)
+		}
+		if c.pc.TxStatus() == 'I' {
+			a, err = c.execPrepared(ctx, q.SQL, values, oids)
+		}
+	}
+	if err != nil {
+		return nil, c.classify(ctx, err)
+	}
+	return a, nil
+}
+
+// execPrepared runs sql as a prepared statement, preparing it if needed.
+func (c *Conn) execPrepared(ctx context.Context, sql string, values [][]byte, oids []uint32) (*answer.Answer, error) {
+	sd, err := c.statement(ctx, sql, oids)
+	if err != nil {
+		return nil, err
+	}
+	return c.read(c.pc.ExecStatement(ctx, sd, values, nil, nil))
+}
+
+// read takes a statement's rows, columns and command tag from rr.
+func (c *Conn) read(rr *pgconn.ResultReader) (*answer.Answer, error) {
 	var rows [][]answer.Value
 	var cols []answer.Column
 	for rr.NextRow() {
@@ -203,10 +259,31 @@ func (c *Conn) Exec(ctx context.Context, q driver.Query) (*answer.Answer, error)
 	}
 	tag, err := rr.Close()
 	if err != nil {
-		return nil, c.classify(ctx, err)
+		return nil, err
 	}
 	a := &answer.Answer{Columns: cols, Rows: rows, Tag: tag.String(), RowsAffected: tag.RowsAffected()}
 	return a, nil
+}
+
+// schemaChanged records that a statement on this connection may have
+// changed the schema: every connection of the engine drops its prepared
+// statements before it runs another one. In a transaction the epoch moves
+// again when the transaction ends (see endTx), so that a statement
+// another connection prepares meanwhile, against the schema of before
+// the commit, does not outlive it.
+func (c *Conn) schemaChanged() {
+	c.engine.schemaEpoch.Add(1)
+	if c.pc.TxStatus() != 'I' {
+		c.schemaInTx = true
+	}
+}
+
+// endTx is called when a transaction ended, committed or not.
+func (c *Conn) endTx() {
+	if c.schemaInTx {
+		c.schemaInTx = false
+		c.engine.schemaEpoch.Add(1)
+	}
 }
 
 // encodeArgs turns Args into text-format parameters and their type OIDs:

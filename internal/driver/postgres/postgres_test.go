@@ -2,9 +2,12 @@ package postgres_test
 
 import (
 	"context"
+	"fmt"
+	"strconv"
 	"testing"
 	"time"
 
+	"github.com/shepherd-db/shepherd/internal/answer"
 	"github.com/shepherd-db/shepherd/internal/driver"
 	"github.com/shepherd-db/shepherd/internal/driver/drivertest"
 	"github.com/shepherd-db/shepherd/internal/driver/postgres"
@@ -72,5 +75,135 @@ func TestCommitOfFailedTransaction(t *testing.T) {
 	}
 	if _, err := c.Exec(ctx, driver.Query{SQL: "SELECT 1", ReturnsRows: true, Verb: "SELECT"}); err != nil {
 		t.Errorf("session after the failed transaction: %v", err)
+	}
+}
+
+// TestPreparedStatementsFollowSchema: DML with parameters runs as
+// statements prepared per connection; a schema change on any connection
+// of the engine, or outside it, must never leave a connection running a
+// statement prepared against the old schema.
+func TestPreparedStatementsFollowSchema(t *testing.T) {
+	dsn := testenv.Postgres(t)
+	e, err := open(t, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	connect := func() driver.Conn {
+		c, err := e.Connect(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	exec := func(c driver.Conn, verb, sql string, args ...driver.Arg) *answer.Answer {
+		t.Helper()
+		a, err := c.Exec(ctx, driver.Query{SQL: sql, Args: args, Verb: verb, ReturnsRows: verb == "SELECT"})
+		if err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+		return a
+	}
+	user, admin := connect(), connect()
+	const sel = "SELECT * FROM t WHERE a = $1"
+	one := driver.Arg{Type: answer.Int, Text: "1"}
+	wantCols := func(what string, a *answer.Answer, n int) {
+		t.Helper()
+		if len(a.Columns) != n || len(a.Rows) != 1 || len(a.Rows[0]) != n {
+			t.Fatalf("%s: %d columns, rows %v; want %d columns, one row", what, len(a.Columns), a.Rows, n)
+		}
+	}
+
+	exec(admin, "CREATE TABLE", "CREATE TABLE t (a int PRIMARY KEY, b text)")
+	exec(admin, "INSERT", "INSERT INTO t VALUES ($1, 'x')", one)
+	wantCols("before any change", exec(user, "SELECT", sel, one), 2)
+	wantCols("prepared, again", exec(user, "SELECT", sel, one), 2)
+
+	// A column added on another connection changes the result type.
+	exec(admin, "ALTER TABLE", "ALTER TABLE t ADD COLUMN c int")
+	wantCols("after ALTER TABLE on another connection", exec(user, "SELECT", sel, one), 3)
+
+	// Dropped and created again with another type: the parameter's type,
+	// inferred when the statement was prepared, changes too.
+	exec(admin, "DROP TABLE", "DROP TABLE t")
+	exec(admin, "CREATE TABLE", "CREATE TABLE t (a text PRIMARY KEY, b int)")
+	exec(admin, "INSERT", "INSERT INTO t VALUES ('x1', 2)")
+	a := exec(user, "SELECT", sel, driver.Arg{Text: "x1"})
+	wantCols("after DROP and CREATE", a, 2)
+	if a.Rows[0][1].Text != "2" {
+		t.Errorf("after DROP and CREATE: row %v, want [x1 2]", a.Rows[0])
+	}
+
+	// DDL in a transaction: a statement another connection prepares
+	// before the COMMIT is not used after it. Here the new table shadows
+	// one of the search path, which PostgreSQL's own plan invalidation
+	// does not notice.
+	exec(admin, "CREATE SCHEMA", "CREATE SCHEMA s2")
+	exec(admin, "CREATE TABLE", "CREATE TABLE x (v int)")
+	exec(admin, "INSERT", "INSERT INTO x VALUES (1)")
+	exec(user, "SET", "SET search_path = s2, public")
+	if err := admin.Begin(ctx, driver.TxOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	exec(admin, "CREATE TABLE", "CREATE TABLE s2.x (v int)")
+	exec(admin, "INSERT", "INSERT INTO s2.x VALUES (2)")
+	const selX = "SELECT v FROM x WHERE v > $1"
+	zero := driver.Arg{Type: answer.Int, Text: "0"}
+	if a := exec(user, "SELECT", selX, zero); len(a.Rows) != 1 || a.Rows[0][0].Text != "1" {
+		t.Fatalf("before the COMMIT: %v, want public.x's row 1", a.Rows)
+	}
+	if err := admin.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if a := exec(user, "SELECT", selX, zero); len(a.Rows) != 1 || a.Rows[0][0].Text != "2" {
+		t.Fatalf("after the COMMIT: %v, want s2.x's row 2", a.Rows)
+	}
+
+	// A change made outside the engine's connections: the server refuses
+	// the stale statement; outside a transaction the driver prepares it
+	// again and the client never sees the refusal.
+	wantCols("prepared before the outside change", exec(user, "SELECT", sel, driver.Arg{Text: "x1"}), 2)
+	outside, err := open(t, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer outside.Close()
+	oc, err := outside.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer oc.Close()
+	exec(oc, "ALTER TABLE", "ALTER TABLE t ADD COLUMN d int")
+	wantCols("after an outside ALTER TABLE, autocommit", exec(user, "SELECT", sel, driver.Arg{Text: "x1"}), 3)
+	exec(oc, "ALTER TABLE", "ALTER TABLE t DROP COLUMN d")
+	if err := user.Begin(ctx, driver.TxOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = user.Exec(ctx, driver.Query{SQL: sel, Args: []driver.Arg{{Text: "x1"}}, Verb: "SELECT", ReturnsRows: true})
+	if got := pgerr.Code(err); got != pgerr.FeatureNotSupported {
+		t.Fatalf("stale statement in a transaction: %v, want 0A000", err)
+	}
+	if err := user.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	wantCols("after the failed transaction", exec(user, "SELECT", sel, driver.Arg{Text: "x1"}), 2)
+
+	// The same text with other parameter types is prepared apart.
+	wantCols("typed parameter", exec(user, "SELECT", "SELECT $1 AS v", one), 1)
+	a = exec(user, "SELECT", "SELECT $1 AS v", driver.Arg{Text: "abc"})
+	if a.Rows[0][0].Text != "abc" || a.Columns[0].OID != answer.OIDText {
+		t.Errorf("untyped parameter after a typed one: %v %+v, want abc as text", a.Rows, a.Columns)
+	}
+
+	// The cache is bounded, and what it evicts is deallocated.
+	for i := range 300 {
+		exec(user, "SELECT", fmt.Sprintf("SELECT %d + $1", i), one)
+	}
+	a = exec(user, "SELECT", "SELECT count(*) FROM pg_prepared_statements")
+	if n, _ := strconv.Atoi(a.Rows[0][0].Text); n > 256 {
+		t.Errorf("%d statements prepared on the server, want at most 256", n)
 	}
 }
