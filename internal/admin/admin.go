@@ -110,13 +110,13 @@ func (s *Session) compare(ctx context.Context, fields []string) (*answer.Answer,
 // repairStatus answers SHOW REPAIR STATUS.
 func (s *Session) repairStatus() *answer.Answer {
 	st := s.repair.Status()
-	row := []string{st.Running, strconv.Itoa(st.Passes), "", "", "", "", "", "", "", ""}
+	row := []string{st.Running, strconv.Itoa(st.Passes), "", "", "", "", "", "", "", "", ""}
 	if l := st.Last; l != nil {
 		row = []string{st.Running, strconv.Itoa(st.Passes), st.LastWhat, st.LastEnd.UTC().Format(time.RFC3339Nano),
 			strconv.Itoa(l.Tables), strconv.Itoa(l.Rows), strconv.Itoa(l.Steps), strconv.Itoa(len(l.Findings)),
-			strconv.Itoa(l.Remaining()), l.Elapsed.Round(time.Millisecond).String()}
+			strconv.Itoa(l.Remaining()), l.Elapsed.Round(time.Millisecond).String(), strings.Join(l.Skipped, "; ")}
 	}
-	return table([]string{"running", "passes", "last", "ended", "tables", "rows", "steps", "findings", "remaining", "took"}, [][]string{row})
+	return table([]string{"running", "passes", "last", "ended", "tables", "rows", "steps", "findings", "remaining", "took", "skipped"}, [][]string{row})
 }
 
 // repairs answers SHOW REPAIRS.

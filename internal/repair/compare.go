@@ -147,6 +147,7 @@ func (k *Checker) Run(ctx context.Context, opts Options) (*Report, error) {
 		t, err := newTable(snap.Table(name))
 		if err != nil {
 			p.rep.Skipped = append(p.rep.Skipped, err.Error())
+			k.log.Warn("table not compared", "why", err.Error())
 			continue
 		}
 		p.rep.Tables++
@@ -573,18 +574,7 @@ func (p *pass) compareKey(ctx context.Context, t *table, key string, replicas []
 	if len(groups) == 1 {
 		return nil
 	}
-	// The agreed state is backed by f+1 replicas and by more replicas
-	// than any other state (with more than 2f+1 replicas, two states may
-	// each have f+1).
-	agreed, found, most := "", false, 0
-	for state, members := range groups {
-		switch n := len(members); {
-		case n > most:
-			agreed, found, most = state, n >= p.f+1, n
-		case n == most:
-			found = false
-		}
-	}
+	agreed, found := agreement(groups, p.f)
 	keyText := t.keyString(keyVals)
 	if !found {
 		for _, i := range replicas {
@@ -633,6 +623,23 @@ func (p *pass) compareKey(ctx context.Context, t *table, key string, replicas []
 		p.finding(f)
 	}
 	return nil
+}
+
+// agreement picks the state (a key of groups, which maps each state to
+// the replicas in it) that f+1 replicas and more replicas than any other
+// state hold. With more than 2f+1 replicas two states may each have f+1:
+// then, as when none has, there is no agreement.
+func agreement(groups map[string][]int, f int) (state string, ok bool) {
+	most := 0
+	for s, members := range groups {
+		switch n := len(members); {
+		case n > most:
+			state, ok, most = s, n >= f+1, n
+		case n == most:
+			ok = false
+		}
+	}
+	return state, ok
 }
 
 // source picks the agreeing replica whose values are copied: a

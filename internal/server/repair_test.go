@@ -226,7 +226,7 @@ func TestCompareAndRepair(t *testing.T) {
 		t.Errorf("SHOW REPAIRS: %d rows (%v), want at least %d", n, hist.Err(), 2*len(want))
 	}
 	var running, passes, last, remaining string
-	if err := a.QueryRow(ctx, "SHOW REPAIR STATUS").Scan(&running, &passes, &last, nil, nil, nil, nil, nil, &remaining, nil); err != nil {
+	if err := a.QueryRow(ctx, "SHOW REPAIR STATUS").Scan(&running, &passes, &last, nil, nil, nil, nil, nil, &remaining, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	if running != "" || passes != "6" || last != "checking table tags" || remaining != "0" {
