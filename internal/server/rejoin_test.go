@@ -89,6 +89,16 @@ func startLoad(t *testing.T, addr string) *moneyLoad {
 	return l
 }
 
+// tally returns the transfers committed and the attempts that failed.
+func (l *moneyLoad) tally() (commits, failures int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, n := range l.failures {
+		failures += n
+	}
+	return len(l.acked), failures
+}
+
 func (l *moneyLoad) commits() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -104,6 +104,10 @@ func TestCompareAndRepair(t *testing.T) {
 	load := startLoad(t, addr)
 	ctx := context.Background()
 	login := admin.Login{Addr: addr, User: "app"}
+	// The clients' own rate of retryable aborts, before any pass, to set
+	// beside the rate while passes run.
+	waitFor(t, "300 transfers", func() bool { return load.commits() >= 300 })
+	before, beforeFail := load.tally()
 
 	// Identical replicas: nothing to report.
 	cols, rows, err := admin.Compare(ctx, login, false, "")
@@ -203,7 +207,10 @@ func TestCompareAndRepair(t *testing.T) {
 	if got, _ := findings(t, cols, rows); len(got) > 0 {
 		t.Errorf("CHECK TABLE tags after REPAIR: %v", got)
 	}
-	t.Logf("clients: %d transfers committed during the passes, failures %v", load.commits(), load.failures)
+	after, afterFail := load.tally()
+	t.Logf("clients: before the passes %d transfers, %.1f%% of attempts aborted; during them %d, %.1f%% aborted",
+		before, 100*float64(beforeFail)/float64(before+beforeFail),
+		after-before, 100*float64(afterFail-beforeFail)/float64(after-before+afterFail-beforeFail))
 	load.finish(t, srv, addr, cfg)
 	assertIdentical(t, cfg, "SELECT id, name, price, at FROM items WHERE id <> 250 ORDER BY id")
 	assertIdentical(t, cfg, "SELECT code, note, qty FROM tags ORDER BY code")
