@@ -691,11 +691,12 @@ func (w *writer) interval(n *pg_query.Node) (int64, string) {
 // typed writes n where a value of type t is expected: a string constant
 // for a date, timestamp or boolean is written in the form the dialect
 // reads (MariaDB cannot read a time zone offset, SQLite compares dates as
-// text).
+// text), and a parameter gets t's family as its hint (see Arg: untyped
+// text for a bytea is decoded as PostgreSQL would).
 func (w *writer) typed(n *pg_query.Node, t string) {
 	if p := n.GetParamRef(); p != nil && t != "" {
 		switch f := Family(t); f {
-		case answer.Date, answer.Time, answer.Timestamp, answer.TimestampTZ, answer.Bool, answer.UUID:
+		case answer.Date, answer.Time, answer.Timestamp, answer.TimestampTZ, answer.Bool, answer.UUID, answer.Bytes:
 			w.param(int(p.Number), f)
 			return
 		}

@@ -748,6 +748,9 @@ func Arg(a driver.Arg, hint answer.Type, d driver.Dialect) driver.Arg {
 	if a.Null || a.Type != answer.Unknown && a.Type != answer.Text || hint == answer.Unknown {
 		return a
 	}
+	if d == driver.Postgres && hint == answer.Bytes {
+		return a // PostgreSQL reads bytea's text input itself
+	}
 	a.Type = hint
 	if d == driver.Postgres {
 		return a
@@ -765,6 +768,15 @@ func Arg(a driver.Arg, hint answer.Type, d driver.Dialect) driver.Arg {
 	case answer.UUID:
 		if u, ok := NormalizeUUID(a.Text); ok {
 			a.Text = u
+		}
+		return a
+	case answer.Bytes:
+		// Untyped text for a bytea is bytea's input form ("\x0a0b"),
+		// which PostgreSQL decodes and the other engines would store as
+		// it is: they get the bytes. (Text that is no bytea input is left
+		// for the engines to refuse or store; PostgreSQL fails it.)
+		if raw, ok := answer.ParseBytea(a.Text); ok {
+			a.Text = raw
 		}
 		return a
 	default:

@@ -6,6 +6,7 @@ import (
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
+	"github.com/shepherd-db/shepherd/internal/answer"
 	"github.com/shepherd-db/shepherd/internal/driver"
 	"github.com/shepherd-db/shepherd/internal/pgerr"
 	"github.com/shepherd-db/shepherd/internal/schema"
@@ -214,5 +215,33 @@ func TestDropForeignKeyIndex(t *testing.T) {
 		if err != nil || f.SQL != want {
 			t.Errorf("%s: got %q, %v; want %q", q, f.SQL, err, want)
 		}
+	}
+}
+
+// TestByteaParam: an untyped parameter for a bytea column is bytea's text
+// input, which PostgreSQL decodes; the other engines are given the bytes,
+// not that text (they would store it as it is).
+func TestByteaParam(t *testing.T) {
+	var s *schema.Snapshot
+	s, err := s.Apply(parse(t, "CREATE TABLE blobs (id int PRIMARY KEY, b bytea)"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []driver.Dialect{driver.MySQL, driver.SQLite} {
+		form, err := Write(parse(t, "INSERT INTO blobs VALUES ($1, $2)"), d, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(form.Hints) < 2 || form.Hints[1] != answer.Bytes {
+			t.Fatalf("%v: hints %v, want bytes for $2", d, form.Hints)
+		}
+		for in, want := range map[string]string{`\x0aff5c`: "\n\xff\\", `a\\b\001`: "a\\b\x01", "plain": "plain"} {
+			if got := Arg(driver.Arg{Text: in}, form.Hints[1], d); got.Text != want || got.Type != answer.Bytes {
+				t.Errorf("%v: %q gave %q (%v), want %q", d, in, got.Text, got.Type, want)
+			}
+		}
+	}
+	if got := Arg(driver.Arg{Text: `\x0a`}, answer.Bytes, driver.Postgres); got.Text != `\x0a` || got.Type != answer.Unknown {
+		t.Errorf("postgres: %q (%v), want the untyped text unchanged", got.Text, got.Type)
 	}
 }

@@ -235,38 +235,17 @@ func byteaHex(raw string) []byte {
 	return out
 }
 
-// decodeByteaText decodes bytea's text input forms, hex ("\x0a0b") and the
-// older escape form ("a\\b\012"), into raw bytes. pgtype reads only the hex
-// form, hence this small decoder.
+// decodeByteaText decodes bytea's text input forms into raw bytes (see
+// answer.ParseBytea); pgtype reads only the hex form.
 func decodeByteaText(s string) (string, error) {
-	if rest, ok := strings.CutPrefix(s, `\x`); ok {
-		b, err := hex.DecodeString(rest)
-		if err != nil {
-			return "", pgerr.New(pgerr.InvalidTextRepresentation, "invalid hexadecimal data for type bytea")
-		}
-		return string(b), nil
+	if raw, ok := answer.ParseBytea(s); ok {
+		return raw, nil
 	}
-	var out strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] != '\\' {
-			out.WriteByte(s[i])
-			continue
-		}
-		switch {
-		case i+1 < len(s) && s[i+1] == '\\':
-			out.WriteByte('\\')
-			i++
-		case i+3 < len(s) && isOctal(s[i+1], '3') && isOctal(s[i+2], '7') && isOctal(s[i+3], '7'):
-			out.WriteByte((s[i+1]-'0')<<6 | (s[i+2]-'0')<<3 | (s[i+3] - '0'))
-			i += 3
-		default:
-			return "", pgerr.New(pgerr.InvalidTextRepresentation, "invalid input syntax for type bytea")
-		}
+	if strings.HasPrefix(s, `\x`) {
+		return "", pgerr.New(pgerr.InvalidTextRepresentation, "invalid hexadecimal data for type bytea")
 	}
-	return out.String(), nil
+	return "", pgerr.New(pgerr.InvalidTextRepresentation, "invalid input syntax for type bytea")
 }
-
-func isOctal(b, highest byte) bool { return b >= '0' && b <= highest }
 
 // normaliseFormats expands a Bind's format codes to one per value (n
 // values): none means all text, one applies to all. nil is returned for
