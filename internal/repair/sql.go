@@ -135,7 +135,9 @@ func (w *sqlw) columnText(c schema.Column) {
 		case "bool":
 			w.str("CASE WHEN ")
 			col()
-			w.str(" THEN '1' ELSE '0' END")
+			w.str(" THEN '1' WHEN NOT ")
+			col()
+			w.str(" THEN '0' END")
 		case "bpchar":
 			w.str("rtrim(")
 			col()
@@ -237,7 +239,8 @@ func (w *sqlw) columnText(c schema.Column) {
 // rowHash writes the lowercase hex MD5 of the row's canonical text: per
 // column 'N|' for NULL; for text and bytes 'V', the text's length in
 // bytes, ':' and the text (lengths make the concatenation unambiguous);
-// for the other types, whose text never holds a '|', the text and '|'.
+// for the other types, whose text never holds a '|' nor starts with 'N',
+// the text and '|'.
 func (w *sqlw) rowHash(t *table) {
 	var open, sep, close string
 	switch w.d {
@@ -259,37 +262,41 @@ func (w *sqlw) rowHash(t *table) {
 }
 
 // columnToken writes one column's part of the row text (see rowHash).
+// NULL is tested first: some functions do not pass it on (SQLite's
+// printf and hex make "0.000" and "" of it, a CASE on a NULL boolean
+// takes its ELSE).
 func (w *sqlw) columnToken(c schema.Column) {
 	framed := c.Type == "text" || c.Type == "varchar" || c.Type == "bpchar" || c.Type == "bytea" ||
 		c.Type == "json" || c.Type == "jsonb"
+	w.str("CASE WHEN ")
+	w.ident(c.Name)
+	w.str(" IS NULL THEN 'N|' ELSE ")
 	switch {
 	case !framed && w.d == driver.MySQL:
-		w.str("COALESCE(CONCAT(")
+		w.str("CONCAT(")
 		w.columnText(c)
-		w.str(", '|'), 'N|')")
+		w.str(", '|')")
 	case !framed:
-		w.str("COALESCE(")
 		w.columnText(c)
-		w.str(" || '|', 'N|')")
+		w.str(" || '|'")
 	case w.d == driver.Postgres:
-		w.str("COALESCE('V' || octet_length(")
+		w.str("'V' || octet_length(")
 		w.columnText(c)
 		w.str(")::text || ':' || ")
 		w.columnText(c)
-		w.str(", 'N|')")
 	case w.d == driver.MySQL:
-		w.str("COALESCE(CONCAT('V', LENGTH(")
+		w.str("CONCAT('V', LENGTH(")
 		w.columnText(c)
 		w.str("), ':', ")
 		w.columnText(c)
-		w.str("), 'N|')")
+		w.str(")")
 	default:
-		w.str("COALESCE('V' || length(CAST(")
+		w.str("'V' || length(CAST(")
 		w.columnText(c)
 		w.str(" AS BLOB)) || ':' || ")
 		w.columnText(c)
-		w.str(", 'N|')")
 	}
+	w.str(" END")
 }
 
 // hashSlice writes 32 bits of a hex hash column h (slice 0 or 1) as an
