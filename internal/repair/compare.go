@@ -249,6 +249,15 @@ func keysOf(a *answer.Answer) [][]answer.Value {
 func (p *pass) table(ctx context.Context, t *table) error {
 	p.broken = map[int]bool{}
 	var lo []answer.Value
+	// The first comparison of a chunk runs while the previous chunk's
+	// result is looked at: the primary hashes the next chunk while the
+	// secondaries, which start after it, hash this one.
+	var prev *inflight
+	defer func() {
+		if prev != nil {
+			<-prev.done
+		}
+	}()
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -269,17 +278,62 @@ func (p *pass) table(ctx context.Context, t *table) error {
 			}
 		}
 		if t.hashed {
-			if err := p.compareHashed(ctx, t, r, 1); err != nil {
-				return err
+			cur := p.launch(ctx, t, r)
+			if prev != nil {
+				if err := p.finish(ctx, t, prev); err != nil {
+					return err
+				}
 			}
+			prev = cur
 		} else if err := p.compareRows(ctx, t, r, 1); err != nil {
 			return err
 		}
 		if r.hi == nil {
-			return nil
+			break
 		}
 		lo = r.hi
 	}
+	if prev != nil {
+		last := prev
+		prev = nil
+		return p.finish(ctx, t, last)
+	}
+	return nil
+}
+
+// inflight is a chunk's first comparison, running.
+type inflight struct {
+	r     keyRange
+	done  chan struct{}
+	res   *cluster.SurveyResult
+	steps int
+	err   error
+}
+
+// launch starts the first comparison of chunk r.
+func (p *pass) launch(ctx context.Context, t *table, r keyRange) *inflight {
+	f := &inflight{r: r, done: make(chan struct{})}
+	probe := cluster.Probe{Queries: make([]driver.Query, len(p.names)), Ordered: true}
+	for i, d := range p.dialects {
+		probe.Queries[i] = hashQuery(d, t, r, nil)
+	}
+	c := p.k.c
+	go func() {
+		defer close(f.done)
+		f.res, f.steps, f.err = trySurvey(ctx, c, []cluster.Probe{probe})
+	}()
+	return f
+}
+
+// finish waits for a launched comparison and goes on from its result.
+func (p *pass) finish(ctx context.Context, t *table, f *inflight) error {
+	<-f.done
+	p.rep.Steps += f.steps
+	res, err := p.settle(ctx, t, f.res, f.err)
+	if res == nil {
+		return err
+	}
+	return p.hashed(ctx, t, f.r, nil, 1, res)
 }
 
 // primary is the replica that sets chunk bounds: the coordinator's
@@ -307,12 +361,6 @@ type signature struct {
 	sums  string
 }
 
-// compareHashed compares range r by hashes, descending into the parts
-// that differ.
-func (p *pass) compareHashed(ctx context.Context, t *table, r keyRange, depth int) error {
-	return p.hashRound(ctx, t, r, nil, depth)
-}
-
 // hashRound hashes r in the buckets bounds makes and goes on with every
 // bucket whose signatures differ.
 func (p *pass) hashRound(ctx context.Context, t *table, r keyRange, bounds [][]answer.Value, depth int) error {
@@ -324,6 +372,12 @@ func (p *pass) hashRound(ctx context.Context, t *table, r keyRange, bounds [][]a
 	if err != nil || res == nil {
 		return err
 	}
+	return p.hashed(ctx, t, r, bounds, depth, res)
+}
+
+// hashed goes on from the hashes of r in the buckets bounds makes: every
+// bucket whose signatures differ is split again, or its rows compared.
+func (p *pass) hashed(ctx context.Context, t *table, r keyRange, bounds [][]answer.Value, depth int, res *cluster.SurveyResult) error {
 	p.rep.Rounds = max(p.rep.Rounds, depth)
 	// sig[replica][bucket]
 	sigs := map[int]map[int]signature{}
@@ -407,28 +461,38 @@ func (p *pass) hashRound(ctx context.Context, t *table, r keyRange, bounds [][]a
 // finding against it (the others never ran the statement).
 func (p *pass) survey(ctx context.Context, t *table, probes []cluster.Probe) (*cluster.SurveyResult, error) {
 	res, err := p.try(ctx, probes)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		pr := p.primary()
-		p.brokenReplica(t, pr, err.Error())
-		return nil, nil
+	return p.settle(ctx, t, res, err)
+}
+
+// settle turns a survey's failure into a finding against the primary
+// (nil result, nil error), or ctx's error.
+func (p *pass) settle(ctx context.Context, t *table, res *cluster.SurveyResult, err error) (*cluster.SurveyResult, error) {
+	if err == nil {
+		return res, nil
 	}
-	return res, nil
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	p.brokenReplica(t, p.primary(), err.Error())
+	return nil, nil
 }
 
 // maxAttempts bounds the runs of one step that lock conflicts with
 // clients roll back.
 const maxAttempts = 20
 
-// try runs a survey again, after a pause, while a replica rolled it back
-// (a deadlock or serialization failure against client work, class 40),
-// as a client would retry it.
 func (p *pass) try(ctx context.Context, probes []cluster.Probe) (*cluster.SurveyResult, error) {
+	res, n, err := trySurvey(ctx, p.k.c, probes)
+	p.rep.Steps += n
+	return res, err
+}
+
+// trySurvey runs a survey again, after a pause, while a replica rolled it
+// back (a deadlock or serialization failure against client work, class
+// 40), as a client would retry it. It returns how many runs it took.
+func trySurvey(ctx context.Context, c *cluster.Cluster, probes []cluster.Probe) (*cluster.SurveyResult, int, error) {
 	for attempt := 1; ; attempt++ {
-		p.rep.Steps++
-		res, err := p.k.c.Survey(ctx, probes)
+		res, err := c.Survey(ctx, probes)
 		retry := pgerr.IsRetryable(err)
 		if err == nil {
 			for i, took := range res.Took {
@@ -440,10 +504,10 @@ func (p *pass) try(ctx context.Context, probes []cluster.Probe) (*cluster.Survey
 			}
 		}
 		if !retry || attempt == maxAttempts {
-			return res, err
+			return res, attempt, err
 		}
 		if err := sleep(ctx, time.Duration(attempt)*5*time.Millisecond); err != nil {
-			return nil, err
+			return nil, attempt, err
 		}
 	}
 }
