@@ -32,6 +32,14 @@
 //   - ss: as cbs, but every secondary runs one transaction at a time, once
 //     its COMMIT was asked for (the paper's Pronto-like baseline).
 //
+// Besides client work the shell runs surveys (Begin.Survey): the
+// transactions of compare-and-repair. They are scheduled exactly like
+// client transactions, so every replica answers them on the same logical
+// state, but their answers are collected, not voted on: a survey commits
+// only when every replica that took part (all live ones, unless one takes
+// more than a patience limit) gave the same answers, and otherwise rolls
+// back everywhere, accusing nobody (Surveyed).
+//
 // Invariants kept by the serial mode:
 //
 //  1. At most one transaction holds the admission token; only its

@@ -87,7 +87,7 @@ type Report struct {
 	Elapsed time.Duration
 }
 
-// Remaining reports whether differences remain: findings not repaired.
+// Remaining counts the findings not repaired: differences that remain.
 func (r *Report) Remaining() int {
 	n := 0
 	for _, f := range r.Findings {
