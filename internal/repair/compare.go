@@ -381,17 +381,9 @@ func (p *pass) hashed(ctx context.Context, t *table, r keyRange, bounds [][]answ
 	p.rep.Rounds = max(p.rep.Rounds, depth)
 	// sig[replica][bucket]
 	sigs := map[int]map[int]signature{}
-	for i, took := range res.Took {
-		if !took || p.broken[i] {
-			continue
-		}
-		out := res.Answers[0][i]
-		if out.Err != nil {
-			p.brokenReplica(t, i, out.Err.Error())
-			continue
-		}
+	for i, a := range p.answers(t, res) {
 		m := map[int]signature{}
-		for _, row := range out.Answer.Rows {
+		for _, row := range a.Rows {
 			if len(row) != 4 {
 				continue
 			}
@@ -512,6 +504,25 @@ func trySurvey(ctx context.Context, c *cluster.Cluster, probes []cluster.Probe) 
 	}
 }
 
+// answers returns the answers to a survey's only statement of the
+// replicas it took that are still compared on t; a replica whose answer
+// is an error is reported and left out.
+func (p *pass) answers(t *table, res *cluster.SurveyResult) map[int]*answer.Answer {
+	out := map[int]*answer.Answer{}
+	for i, took := range res.Took {
+		if !took || p.broken[i] {
+			continue
+		}
+		r := res.Answers[0][i]
+		if r.Err != nil {
+			p.brokenReplica(t, i, r.Err.Error())
+			continue
+		}
+		out[i] = r.Answer
+	}
+	return out
+}
+
 // brokenReplica reports a replica that cannot be compared on t.
 func (p *pass) brokenReplica(t *table, r int, why string) {
 	if p.broken[r] {
@@ -585,16 +596,13 @@ func (p *pass) compareRows(ctx context.Context, t *table, r keyRange, depth int)
 	views := map[int]map[string]seen{}
 	var keys []string
 	have := map[string]bool{}
-	for i, took := range res.Took {
-		if !took || p.broken[i] {
+	answers := p.answers(t, res)
+	for i := range p.names {
+		a, ok := answers[i]
+		if !ok {
 			continue
 		}
-		out := res.Answers[0][i]
-		if out.Err != nil {
-			p.brokenReplica(t, i, out.Err.Error())
-			continue
-		}
-		m, order := rowsOf(t, out.Answer)
+		m, order := rowsOf(t, a)
 		views[i] = m
 		for _, k := range order {
 			if !have[k] {

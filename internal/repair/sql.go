@@ -408,6 +408,16 @@ func hashQuery(d driver.Dialect, t *table, r keyRange, bounds [][]answer.Value) 
 
 // rowsQuery reads range r whole: the row's hash, then its columns.
 func rowsQuery(d driver.Dialect, t *table, r keyRange) driver.Query {
+	w := selectRows(d, t)
+	w.rangeWhere(t, r)
+	w.str(" ORDER BY ")
+	w.keyList(t)
+	return w.query("SELECT", true)
+}
+
+// selectRows starts a read of whole rows: the row's hash, then the
+// columns.
+func selectRows(d driver.Dialect, t *table) *sqlw {
 	w := &sqlw{d: d}
 	w.str("SELECT ")
 	w.rowHash(t)
@@ -418,10 +428,7 @@ func rowsQuery(d driver.Dialect, t *table, r keyRange) driver.Query {
 	}
 	w.str(" FROM ")
 	w.ident(t.t.Name)
-	w.rangeWhere(t, r)
-	w.str(" ORDER BY ")
-	w.keyList(t)
-	return w.query("SELECT", true)
+	return w
 }
 
 // boundaryQuery finds the key n rows above lo (the end of a chunk).
@@ -458,16 +465,7 @@ func splitQuery(d driver.Dialect, t *table, r keyRange, step int) driver.Query {
 
 // keyRowQuery reads the row with key as rowsQuery does.
 func keyRowQuery(d driver.Dialect, t *table, key []answer.Value) driver.Query {
-	w := &sqlw{d: d}
-	w.str("SELECT ")
-	w.rowHash(t)
-	w.str(" AS shepherd_h")
-	for _, c := range t.t.Columns {
-		w.str(", ")
-		w.ident(c.Name)
-	}
-	w.str(" FROM ")
-	w.ident(t.t.Name)
+	w := selectRows(d, t)
 	w.str(" WHERE ")
 	w.keyEquals(t, key)
 	return w.query("SELECT", true)
@@ -479,6 +477,13 @@ func countQuery(d driver.Dialect, t *table, key []answer.Value, h string) driver
 	w := &sqlw{d: d}
 	w.str("SELECT count(*) FROM ")
 	w.ident(t.t.Name)
+	w.guard(t, key, h)
+	return w.query("SELECT", true)
+}
+
+// guard writes the condition of a repair: the row with key, whose hash is
+// still h (when h is not empty).
+func (w *sqlw) guard(t *table, key []answer.Value, h string) {
 	w.str(" WHERE ")
 	w.keyEquals(t, key)
 	if h != "" {
@@ -487,7 +492,6 @@ func countQuery(d driver.Dialect, t *table, key []answer.Value, h string) driver
 		w.str(" = ")
 		w.text(h)
 	}
-	return w.query("SELECT", true)
 }
 
 // deleteQuery deletes the row with key if its hash is still h.
@@ -495,12 +499,7 @@ func deleteQuery(d driver.Dialect, t *table, key []answer.Value, h string) drive
 	w := &sqlw{d: d}
 	w.str("DELETE FROM ")
 	w.ident(t.t.Name)
-	w.str(" WHERE ")
-	w.keyEquals(t, key)
-	w.str(" AND ")
-	w.rowHash(t)
-	w.str(" = ")
-	w.text(h)
+	w.guard(t, key, h)
 	return w.query("DELETE", false)
 }
 
@@ -552,12 +551,7 @@ func updateQuery(d driver.Dialect, t *table, key []answer.Value, h string, row [
 		w.str(" = ")
 		w.param(c, row[i])
 	}
-	w.str(" WHERE ")
-	w.keyEquals(t, key)
-	w.str(" AND ")
-	w.rowHash(t)
-	w.str(" = ")
-	w.text(h)
+	w.guard(t, key, h)
 	return w.query("UPDATE", false)
 }
 
