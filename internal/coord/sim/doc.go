@@ -14,6 +14,10 @@
 // Reply; they COMMIT, or now and then ROLLBACK, and roll back after any
 // error as a PostgreSQL client must.
 //
+// One transaction in 16 is a survey (coord.Begin.Survey), the shell's
+// compare-and-repair step: scheduled like the others, committed only when
+// every replica that took part answered alike.
+//
 // Fake replicas keep committed state and run each attempt (coord.Send's
 // Try) of a transaction as one engine transaction, by their class:
 //
@@ -54,6 +58,11 @@
 //     of ticks without a reply or a finished transaction and within a
 //     step budget. Work that only faulty replicas still chew on at the
 //     end is left to them (Result.Lagging).
+//
+//  4. Surveys: every correct replica a survey took answered it alike
+//     (they read the same state; not checked with a primary that never
+//     blocks), a survey is unanimous exactly when f+1 or more took part
+//     and agreed, and no survey ever accuses a replica.
 //
 // Besides, every action must keep the contract of coord's Send, Abort,
 // Reply and Finished (ops of an attempt in order, a new try only after an

@@ -149,7 +149,8 @@ type txn struct {
 	// decided: the core sent COMMIT to some replica. acked, refused: the
 	// client's COMMIT succeeded, failed.
 	decided, acked, refused bool
-	// survey: a compare step of the shell's (coord.Begin), reads only.
+	// survey: a compare or repair step of the shell's (coord.Begin); it
+	// may write, as a repair does, and commits only when unanimous.
 	survey bool
 }
 
@@ -390,11 +391,7 @@ func (s *sim) begin(c *client) *txn {
 	s.res.Txns = s.started
 	t := &txn{id: coord.TxnID(s.started), client: c, survey: s.rng.IntN(16) == 0}
 	for range 1 + s.rng.IntN(4) {
-		q := randomStmt(s.rng, s.setup.keys)
-		for t.survey && q.kind == stmtAdd {
-			q = randomStmt(s.rng, s.setup.keys)
-		}
-		t.stmts = append(t.stmts, q)
+		t.stmts = append(t.stmts, randomStmt(s.rng, s.setup.keys))
 	}
 	s.txns[t.id] = t
 	c.cur = t
