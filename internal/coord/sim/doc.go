@@ -58,7 +58,6 @@
 //     of ticks without a reply or a finished transaction and within a
 //     step budget. Work that only faulty replicas still chew on at the
 //     end is left to them (Result.Lagging).
-//
 //  4. Surveys: every correct replica a survey took answered it alike
 //     (they read the same state; not checked with a primary that never
 //     blocks), a survey is unanimous exactly when f+1 or more took part
