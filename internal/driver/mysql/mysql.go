@@ -35,6 +35,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"net"
 	"strings"
 	"time"
 
@@ -48,8 +49,8 @@ import (
 const Name = "mysql"
 
 // cancelGrace is how long a statement may run on after KILL QUERY before
-// the connection is dropped.
-const cancelGrace = 10 * time.Second
+// the connection is dropped. A variable for tests only.
+var cancelGrace = 10 * time.Second
 
 // sessionSQLMode is the sql_mode of every session.
 const sessionSQLMode = "ANSI_QUOTES,PIPES_AS_CONCAT,NO_BACKSLASH_ESCAPES,STRICT_ALL_TABLES," +
@@ -107,6 +108,7 @@ func open(ctx context.Context, spec driver.Spec, opts Options) (driver.Engine, e
 	cfg.ParseTime = false
 	cfg.InterpolateParams = true
 	cfg.MultiStatements = false
+	cfg.DialFunc = recordingDial(cfg.DialFunc)
 	if cfg.Timeout == 0 {
 		cfg.Timeout = 10 * time.Second
 	}
@@ -152,11 +154,14 @@ func (e *Engine) Close() error { return e.db.Close() }
 
 // Connect opens and configures a session.
 func (e *Engine) Connect(ctx context.Context) (driver.Conn, error) {
-	sc, err := e.db.Conn(ctx)
+	// With no idle connections kept, the pool dials a new one here, with
+	// this ctx: the dial function records the network connection in dialed.
+	dialed := &dialedConn{}
+	sc, err := e.db.Conn(context.WithValue(ctx, dialedKey{}, dialed))
 	if err != nil {
 		return nil, e.tagged(classify(ctx, err))
 	}
-	c := &Conn{engine: e, conn: sc}
+	c := &Conn{engine: e, conn: sc, nc: dialed.nc}
 	setup := []string{
 		"SET SESSION TRANSACTION ISOLATION LEVEL " + e.isolation,
 		"SET SESSION time_zone = '+00:00', sql_mode = '" + sessionSQLMode + "', autocommit = 1",
@@ -213,6 +218,31 @@ type Conn struct {
 	engine   *Engine
 	conn     *sql.Conn
 	threadID int64
+	// nc is the session's network connection, which guard closes to
+	// drop it; nil if it could not be recorded (see Connect).
+	nc net.Conn
+}
+
+// dialedKey is the context key of a *dialedConn, which recordingDial
+// fills in.
+type dialedKey struct{}
+
+type dialedConn struct{ nc net.Conn }
+
+// recordingDial dials as go-sql-driver would (with dial, if set) and
+// records the connection in the *dialedConn of ctx, if there is one.
+func recordingDial(dial func(ctx context.Context, network, addr string) (net.Conn, error)) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	if dial == nil {
+		var d net.Dialer
+		dial = d.DialContext
+	}
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		nc, err := dial(ctx, network, addr)
+		if d, ok := ctx.Value(dialedKey{}).(*dialedConn); ok && err == nil {
+			d.nc = nc
+		}
+		return nc, err
+	}
 }
 
 // Begin starts a transaction, at the session's level (SERIALIZABLE) unless
@@ -282,14 +312,29 @@ func (c *Conn) guard(ctx context.Context, trustSuccess bool, f func(ctx context.
 		}
 		return nil
 	}
-	inner, drop := context.WithCancel(context.WithoutCancel(ctx))
-	defer drop()
+	// A ctx that can never end costs nothing per statement in database/sql
+	// and go-sql-driver; one that can costs each a goroutine hand-off. So
+	// f gets one that cannot, and the connection, if it must be dropped,
+	// is closed under it.
+	inner, drop := context.WithoutCancel(ctx), func() { c.nc.Close() }
+	if c.nc == nil {
+		var cancel context.CancelFunc
+		inner, cancel = context.WithCancel(inner)
+		defer cancel()
+		drop = cancel // go-sql-driver closes the connection
+	}
+	// The watch starts only if ctx ends: a statement that finishes first
+	// costs no goroutine.
 	finished := make(chan struct{})
 	fate := make(chan int, 1)
-	go func() { fate <- c.watch(ctx, finished, drop) }()
+	stop := context.AfterFunc(ctx, func() { fate <- c.watch(finished, drop) })
 	err := f(inner)
 	close(finished)
-	switch <-fate {
+	outcome := notKilled
+	if !stop() {
+		outcome = <-fate // the watch started: wait for what it did
+	}
+	switch outcome {
 	case dropped:
 		return c.engine.tagged(pgerr.Wrap(pgerr.ConnectionFailure, err, "statement did not stop after KILL QUERY; connection dropped"))
 	case killed:
@@ -303,15 +348,10 @@ func (c *Conn) guard(ctx context.Context, trustSuccess bool, f func(ctx context.
 	return c.engine.tagged(classify(ctx, err))
 }
 
-// watch waits until the statement has finished or ctx ends. In the second
-// case it kills the statement, and drops the connection if the statement
-// has not finished cancelGrace later. It returns what it did.
-func (c *Conn) watch(ctx context.Context, finished <-chan struct{}, drop func()) int {
-	select {
-	case <-finished:
-		return notKilled
-	case <-ctx.Done():
-	}
+// watch runs once the caller's ctx ended during a statement. Unless the
+// statement has finished, it kills it, and drops the connection if the
+// statement has not finished cancelGrace later. It returns what it did.
+func (c *Conn) watch(finished <-chan struct{}, drop func()) int {
 	select {
 	case <-finished: // both happened; the statement is over
 		return notKilled
@@ -324,7 +364,7 @@ func (c *Conn) watch(ctx context.Context, finished <-chan struct{}, drop func())
 	case <-finished:
 		return killed
 	case <-grace.C:
-		drop() // go-sql-driver now closes the connection
+		drop()
 		return dropped
 	}
 }
