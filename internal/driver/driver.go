@@ -136,6 +136,22 @@ type Conn interface {
 	Close() error
 }
 
+// Batcher is a Conn that can send several statements of an open
+// transaction to the engine at once and read all their answers in one
+// round trip. A replica that replays a transaction already answered by
+// the primary has its statements queued together; sending them one by
+// one would cost a round trip each.
+type Batcher interface {
+	// ExecBatch runs qs in order inside the current transaction, as that
+	// many Exec calls would, and returns the answers of the statements
+	// that succeeded, in order. If a statement fails, its error is
+	// returned with the answers of those before it (so it is
+	// qs[len(answers)]); the statements after it did not run, and the
+	// engine's transaction has failed as it would have with Exec. Without
+	// an open transaction the statements run one at a time.
+	ExecBatch(ctx context.Context, qs []Query) ([]*answer.Answer, error)
+}
+
 // Query is one statement in the engine's dialect.
 type Query struct {
 	// SQL is the statement text, parameters written the dialect's way

@@ -2,6 +2,7 @@ package replica
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -36,6 +37,9 @@ type worker struct {
 		// cancelOp, when set, is an op to fail with 57014 when it starts.
 		current  coord.Op
 		cancelOp *coord.Op
+		// batch holds the statements running together (see runBatch),
+		// which a cancel of any of them stops.
+		batch []coord.Op
 	}
 }
 
@@ -69,6 +73,10 @@ func (w *worker) cancelRunning(rest bool) {
 func (w *worker) cancelOp(op coord.Op) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if slices.Contains(w.mu.batch, op) {
+		w.mu.runCancel()
+		return
+	}
 	if w.mu.current == op {
 		if w.mu.runCancel != nil {
 			w.mu.runCancel()
@@ -116,11 +124,16 @@ func (w *worker) run() {
 	for {
 		t := w.next()
 		last := t.Op.Kind != coord.OpStmt
-		res := Result{R: w.m.id, Op: t.Op, Try: t.Try}
 		if conn == nil && broken == nil {
 			autocommit = t.Autocommit
 			conn, broken = w.open(t)
 		}
+		if b, ok := conn.(driver.Batcher); ok && !last && !autocommit && broken == nil {
+			if ran := w.runBatch(b, t, &conn, &broken); ran {
+				continue
+			}
+		}
+		res := Result{R: w.m.id, Op: t.Op, Try: t.Try}
 		switch {
 		case broken != nil && t.Op.Kind == coord.OpRollback:
 			// Nothing to roll back on a connection that is gone.
@@ -131,24 +144,7 @@ func (w *worker) run() {
 		default:
 			res.Answer, res.Err = w.exec(conn, t)
 		}
-		if res.Err != nil {
-			res.Vote.Code = res.Err.Code
-			if pgerr.IsConnection(res.Err) && broken == nil {
-				broken = res.Err
-				conn.Close()
-				conn = nil
-			}
-		} else if res.Answer != nil {
-			if t.CountRows > 0 {
-				res.Answer.RowsAffected = t.CountRows
-				res.Answer.Tag = answer.Tag(t.Query.Verb, t.CountRows)
-			}
-			res.Vote.Digest = res.Answer.DigestWith(t.Ordered, t.Hints)
-			if t.DigestRows >= 0 && len(res.Answer.Rows) > t.DigestRows {
-				res.Answer = &answer.Answer{Columns: res.Answer.Columns, Tag: res.Answer.Tag, RowsAffected: res.Answer.RowsAffected}
-				res.Digested = true
-			}
-		}
+		w.settle(t, &res, &conn, &broken)
 		if last {
 			switch {
 			case conn == nil:
@@ -172,6 +168,116 @@ func (w *worker) run() {
 		}
 		w.m.report(res)
 	}
+}
+
+// settle completes the result of t: its vote, and the answer as the
+// coordinator wants it. A connection error leaves the attempt broken
+// and closes the connection.
+func (w *worker) settle(t Task, res *Result, conn *driver.Conn, broken **pgerr.Error) {
+	if res.Err != nil {
+		res.Vote.Code = res.Err.Code
+		if pgerr.IsConnection(res.Err) && *broken == nil {
+			*broken = res.Err
+			(*conn).Close()
+			*conn = nil
+		}
+		return
+	}
+	if res.Answer == nil {
+		return
+	}
+	if t.CountRows > 0 {
+		res.Answer.RowsAffected = t.CountRows
+		res.Answer.Tag = answer.Tag(t.Query.Verb, t.CountRows)
+	}
+	res.Vote.Digest = res.Answer.DigestWith(t.Ordered, t.Hints)
+	if t.DigestRows >= 0 && len(res.Answer.Rows) > t.DigestRows {
+		res.Answer = &answer.Answer{Columns: res.Answer.Columns, Tag: res.Answer.Tag, RowsAffected: res.Answer.RowsAffected}
+		res.Digested = true
+	}
+}
+
+// maxBatch bounds the statements runBatch sends together.
+const maxBatch = 64
+
+// runBatch runs first together with the statements queued right behind
+// it, in one round trip to the engine, and reports each as exec would
+// have. It does nothing and returns false when no statement is queued
+// behind first, or a cancel is pending. A replica that replays a
+// transaction the primary already answered (a sequential secondary) gets
+// all its statements at once: sent one by one, each would cost a round
+// trip, and those round trips are what paces the replica.
+func (w *worker) runBatch(b driver.Batcher, first Task, conn *driver.Conn, broken **pgerr.Error) bool {
+	w.mu.Lock()
+	queued := len(w.mu.queue) > 0 && w.mu.queue[0].Op.Kind == coord.OpStmt
+	w.mu.Unlock()
+	if !queued {
+		return false // the common case on a primary: not worth a context
+	}
+	ctx, cancel := context.WithCancel(w.ctx)
+	defer cancel()
+	batch := w.takeBatch(first, cancel)
+	if batch == nil {
+		return false
+	}
+	qs := make([]driver.Query, len(batch))
+	for i, t := range batch {
+		qs[i] = t.Query
+	}
+	answers, err := b.ExecBatch(ctx, qs)
+	w.mu.Lock()
+	w.mu.runCancel, w.mu.batch, w.mu.current = nil, nil, coord.Op{}
+	w.mu.Unlock()
+	failed := len(batch) // the statement that failed, if any
+	if err != nil {
+		failed = min(len(answers), len(batch)-1)
+	}
+	for i, t := range batch[:min(failed+1, len(batch))] {
+		res := Result{R: w.m.id, Op: t.Op, Try: t.Try}
+		if i == failed {
+			res.Err = withReplica(err, w.m.name)
+		} else {
+			res.Answer = answers[i]
+		}
+		w.settle(t, &res, conn, broken)
+		w.m.report(res)
+	}
+	if failed+1 < len(batch) {
+		// They did not run: they go back to the queue and meet the
+		// failure (a failed transaction, a broken connection, a cancel)
+		// one by one, as they would have without the batch.
+		w.mu.Lock()
+		w.mu.queue = slices.Concat(batch[failed+1:], w.mu.queue)
+		w.mu.Unlock()
+	}
+	return true
+}
+
+// takeBatch takes the statements queued right behind first, at most
+// maxBatch in all with it, and marks them running under cancel. It
+// returns nil, taking nothing, if there are none or a cancel is pending.
+func (w *worker) takeBatch(first Task, cancel context.CancelFunc) []Task {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.mu.cancelled || w.mu.cancelOp != nil {
+		return nil
+	}
+	n := 0
+	for n < len(w.mu.queue) && n < maxBatch-1 && w.mu.queue[n].Op.Kind == coord.OpStmt {
+		n++
+	}
+	if n == 0 {
+		return nil
+	}
+	batch := make([]Task, 0, n+1)
+	batch = append(append(batch, first), w.mu.queue[:n]...)
+	w.mu.queue = w.mu.queue[n:]
+	w.mu.batch = make([]coord.Op, len(batch))
+	for i, t := range batch {
+		w.mu.batch[i] = t.Op
+	}
+	w.mu.runCancel = cancel
+	return batch
 }
 
 // open connects and begins the transaction.

@@ -207,3 +207,81 @@ func TestPreparedStatementsFollowSchema(t *testing.T) {
 		t.Errorf("%d statements prepared on the server, want at most 256", n)
 	}
 }
+
+// TestExecBatch: a batch answers as that many Exec calls would, in one
+// round trip; a failing statement stops it in its place, the statements
+// before it having run, and fails the transaction.
+func TestExecBatch(t *testing.T) {
+	e, err := open(t, testenv.Postgres(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c, err := e.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	b := c.(driver.Batcher)
+	arg := func(n int) []driver.Arg { return []driver.Arg{{Type: answer.Int, Text: strconv.Itoa(n)}} }
+	ins := func(n int) driver.Query {
+		return driver.Query{SQL: "INSERT INTO t VALUES ($1)", Args: arg(n), Verb: "INSERT"}
+	}
+	sel := func(n int) driver.Query {
+		return driver.Query{SQL: "SELECT v FROM t WHERE v >= $1 ORDER BY v", Args: arg(n), Verb: "SELECT", ReturnsRows: true}
+	}
+	if _, err := c.Exec(ctx, driver.Query{SQL: "CREATE TABLE t (v int PRIMARY KEY)", Verb: "CREATE TABLE"}); err != nil {
+		t.Fatal(err)
+	}
+
+	// Outside a transaction the statements run one at a time, each
+	// committed by itself.
+	as, err := b.ExecBatch(ctx, []driver.Query{ins(1), ins(1)})
+	if len(as) != 1 || pgerr.Code(err) != pgerr.UniqueViolation {
+		t.Fatalf("batch without a transaction: %d answers, %v; want 1 and 23505", len(as), err)
+	}
+
+	// In one: statements prepared before, prepared in the pipeline (twice
+	// the same text), unnamed, and a SELECT without rows keeps its columns.
+	if err := c.Begin(ctx, driver.TxOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	qs := []driver.Query{ins(2), ins(3), sel(2), sel(10), {SQL: "SELECT count(*) FROM t", Verb: "SELECT", ReturnsRows: true}, ins(4), sel(4)}
+	as, err = b.ExecBatch(ctx, qs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, a := range as {
+		s := a.Tag
+		for _, r := range a.Rows {
+			s += " " + r[0].Text
+		}
+		got = append(got, fmt.Sprintf("%s/%d", s, len(a.Columns)))
+	}
+	want := []string{"INSERT 0 1/0", "INSERT 0 1/0", "SELECT 2 2 3/1", "SELECT 0/1", "SELECT 1 3/1", "INSERT 0 1/0", "SELECT 1 4/1"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("batch answers %v, want %v", got, want)
+	}
+	// A failure in the middle: the statements before it ran, none after.
+	as, err = b.ExecBatch(ctx, []driver.Query{ins(5), ins(2), ins(6)})
+	if len(as) != 1 || pgerr.Code(err) != pgerr.UniqueViolation {
+		t.Fatalf("batch with a duplicate key: %d answers, %v; want 1 and 23505", len(as), err)
+	}
+	if _, err := c.Exec(ctx, sel(0)); pgerr.Code(err) != pgerr.InFailedSQLTransaction {
+		t.Errorf("statement after the failed batch: %v, want 25P02", err)
+	}
+	if err := c.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	a, err := c.Exec(ctx, driver.Query{SQL: "SELECT count(*) FROM pg_prepared_statements", Verb: "SELECT", ReturnsRows: true})
+	if err != nil || a.Rows[0][0].Text != "2" {
+		t.Errorf("statements prepared on the server: %v %v, want 2 (the INSERT and the SELECT)", a, err)
+	}
+	a, err = c.Exec(ctx, driver.Query{SQL: "SELECT count(*) FROM t", Verb: "SELECT", ReturnsRows: true})
+	if err != nil || a.Rows[0][0].Text != "1" {
+		t.Errorf("rows after the rollback: %v %v, want 1", a, err)
+	}
+}

@@ -64,12 +64,10 @@ func (c *Conn) statement(ctx context.Context, sql string, oids []uint32) (*pgcon
 		}
 		sc.epoch = epoch
 	}
+	if sd, ok := sc.cached(sql, oids); ok {
+		return sd, nil
+	}
 	if el, ok := sc.byText[sql]; ok {
-		cs := el.Value.(*cachedStmt)
-		if slices.Equal(cs.oids, oids) {
-			sc.order.MoveToBack(el)
-			return cs.sd, nil
-		}
 		// The same text with other parameter types is another statement.
 		if err := c.forget(ctx, el); err != nil {
 			return nil, err
@@ -85,11 +83,37 @@ func (c *Conn) statement(ctx context.Context, sql string, oids []uint32) (*pgcon
 	if err != nil {
 		return nil, err
 	}
+	sc.add(sql, oids, sd)
+	return sd, nil
+}
+
+// cached returns the statement prepared for sql with parameter types
+// oids, if there is one, and marks it used.
+func (sc *stmtCache) cached(sql string, oids []uint32) (*pgconn.StatementDescription, bool) {
+	el, ok := sc.byText[sql]
+	if !ok {
+		return nil, false
+	}
+	cs := el.Value.(*cachedStmt)
+	if !slices.Equal(cs.oids, oids) {
+		return nil, false
+	}
+	sc.order.MoveToBack(el)
+	return cs.sd, true
+}
+
+// add records sd, just prepared on the server, as the statement for sql
+// with parameter types oids. One for sql with other types is replaced
+// here but stays prepared on the server until the connection ends: it
+// only happens when a client sends one text with varying types.
+func (sc *stmtCache) add(sql string, oids []uint32, sd *pgconn.StatementDescription) {
 	if sc.byText == nil {
 		sc.byText = map[string]*list.Element{}
 	}
+	if el, ok := sc.byText[sql]; ok {
+		sc.order.Remove(el)
+	}
 	sc.byText[sql] = sc.order.PushBack(&cachedStmt{sql: sql, oids: slices.Clone(oids), sd: sd})
-	return sd, nil
 }
 
 // forget deallocates one cached statement on the server and drops it.
