@@ -15,6 +15,10 @@ const maxHistory = 1000
 // so it would otherwise hold client commits behind a lagging one.
 const maxLag = 8
 
+// maxLagWait bounds one wait for lagging replicas: under an overload that
+// never lets them catch up, the pass goes on, slowly.
+const maxLagWait = 30 * time.Second
+
 // Service runs passes on demand and in the background, one at a time, and
 // remembers what they found.
 type Service struct {
@@ -51,6 +55,12 @@ func (s *Service) Run(ctx context.Context, opts Options) (*Report, error) {
 	}
 	s.setCurrent(what)
 	defer s.setCurrent("")
+	if opts.Pace == nil {
+		// On demand: as fast as it goes, but each step still waits for
+		// lagging replicas, which it would otherwise wait for holding
+		// its locks (or leave out).
+		opts.Pace = s.pacer(0)
+	}
 	rep, err := s.k.Run(ctx, opts)
 	if rep != nil {
 		s.record(rep, opts.Table == "" && err == nil)
@@ -156,11 +166,12 @@ func (s *Service) Background(ctx context.Context, b Background) {
 }
 
 // pacer returns an Options.Pace holding steps to rate rows per second
-// and back while the replicas lag.
+// (0: no limit) and back while the replicas lag, for up to maxLagWait at
+// a time.
 func (s *Service) pacer(rate int) func(context.Context, int) error {
 	var next time.Time
 	return func(ctx context.Context, rows int) error {
-		for s.k.c.Lag() > maxLag {
+		for start := time.Now(); s.k.c.Lag() > maxLag && time.Since(start) < maxLagWait; {
 			if err := sleep(ctx, 20*time.Millisecond); err != nil {
 				return err
 			}
