@@ -474,6 +474,13 @@ func (p *pass) settle(ctx context.Context, t *table, res *cluster.SurveyResult, 
 const maxAttempts = 20
 
 func (p *pass) try(ctx context.Context, probes []cluster.Probe) (*cluster.SurveyResult, error) {
+	if p.opts.Pace != nil {
+		// Descents and repairs cover no new rows, but wait for lagging
+		// replicas as chunks do.
+		if err := p.opts.Pace(ctx, 0); err != nil {
+			return nil, err
+		}
+	}
 	res, n, err := trySurvey(ctx, p.k.c, probes)
 	p.rep.Steps += n
 	return res, err
