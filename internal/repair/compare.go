@@ -143,6 +143,13 @@ func (k *Checker) Run(ctx context.Context, opts Options) (*Report, error) {
 		p.rep.Skipped = append(p.rep.Skipped, "one replica: nothing to compare")
 		names = nil
 	}
+	p.absent = map[int]bool{}
+	for i, up := range k.c.Up() {
+		if !up && len(names) > 0 {
+			p.absent[i] = true
+			p.finding(Finding{Replica: p.names[i], Problem: Failed, Detail: "down or catching up: not compared"})
+		}
+	}
 	for _, name := range names {
 		t, err := newTable(snap.Table(name))
 		if err != nil {
@@ -207,6 +214,8 @@ type pass struct {
 	// broken marks replicas that failed on the current table (a schema
 	// difference): they are reported once and left out of it.
 	broken map[int]bool
+	// absent marks replicas that were out when the pass began.
+	absent map[int]bool
 }
 
 func (p *pass) close() {
@@ -517,6 +526,9 @@ func trySurvey(ctx context.Context, c *cluster.Cluster, probes []cluster.Probe) 
 func (p *pass) answers(t *table, res *cluster.SurveyResult) map[int]*answer.Answer {
 	out := map[int]*answer.Answer{}
 	for i, took := range res.Took {
+		if !took && !p.broken[i] && !p.absent[i] {
+			p.brokenReplica(t, i, "did not answer in time (lagging, stalled or taken out): not compared")
+		}
 		if !took || p.broken[i] {
 			continue
 		}

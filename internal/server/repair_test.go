@@ -219,6 +219,19 @@ func TestCompareAndRepair(t *testing.T) {
 	if running != "" || passes != "6" || last != "checking table tags" || remaining != "0" {
 		t.Errorf("SHOW REPAIR STATUS: running %q, %s passes, last %q, %s remaining", running, passes, last, remaining)
 	}
+
+	// A replica taken out is named as not compared: a check that says
+	// nothing of it must not pass for agreement.
+	if err := srv.Cluster().TakeDown("lite"); err != nil {
+		t.Fatal(err)
+	}
+	cols, rows, err = admin.Compare(ctx, login, false, "tags")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := findings(t, cols, rows); !slices.Equal(got, []finding{{"lite", "", "", "error"}}) {
+		t.Errorf("CHECK TABLE tags with lite taken out: %v", got)
+	}
 }
 
 // TestRepairModes damages one row on one replica in each mode that votes
