@@ -27,6 +27,10 @@ type worker struct {
 	gone     chan struct{}
 	goneOnce sync.Once
 	gated    bool // holds the manager's transaction slot (serial engines)
+	// task and taskCancel are the context of the running task (see
+	// taskContext); only the worker's goroutine uses them.
+	task       context.Context
+	taskCancel context.CancelFunc
 
 	mu struct {
 		sync.Mutex
@@ -214,8 +218,7 @@ func (w *worker) runBatch(b driver.Batcher, first Task, conn *driver.Conn, broke
 	if !queued {
 		return false // the common case on a primary: not worth a context
 	}
-	ctx, cancel := context.WithCancel(w.ctx)
-	defer cancel()
+	ctx, cancel := w.taskContext()
 	batch := w.takeBatch(first, cancel)
 	if batch == nil {
 		return false
@@ -313,10 +316,21 @@ func (w *worker) open(t Task) (driver.Conn, *pgerr.Error) {
 	return conn, nil
 }
 
+// taskContext returns the context a task runs under, which cancel (and
+// the worker's own context) ends. It is made anew only after a task was
+// cancelled: cancel is reachable (as runCancel) only while a task runs,
+// so one that was not cancelled serves the next task too, which saves a
+// context per statement.
+func (w *worker) taskContext() (context.Context, context.CancelFunc) {
+	if w.task == nil || w.task.Err() != nil {
+		w.task, w.taskCancel = context.WithCancel(w.ctx)
+	}
+	return w.task, w.taskCancel
+}
+
 // exec runs one task with a context the client's cancel can end.
 func (w *worker) exec(conn driver.Conn, t Task) (*answer.Answer, *pgerr.Error) {
-	ctx, cancel := context.WithCancel(w.ctx)
-	defer cancel()
+	ctx, cancel := w.taskContext()
 	w.mu.Lock()
 	targeted := w.mu.cancelOp != nil && *w.mu.cancelOp == t.Op
 	if targeted {

@@ -61,8 +61,8 @@ func (s *Session) Describe(ctx context.Context, ps pgwire.Statement) ([]uint32, 
 	case p.st.Kind == sqlan.Explain:
 		p.cols = explain(nil).Columns
 	case p.st.ReturnsRows:
-		ctx, done := s.cancellable(ctx)
-		defer done()
+		ctx = s.cancellable(ctx)
+		defer s.endCall()
 		cols, err := s.describe(ctx, p.st)
 		if err != nil {
 			return nil, nil, err
@@ -113,8 +113,8 @@ func (s *Session) Execute(ctx context.Context, ps pgwire.Statement, params []pgw
 	if p.st == nil {
 		return nil, pgwire.ErrEmptyQuery
 	}
-	ctx, done := s.cancellable(ctx)
-	defer done()
+	ctx = s.cancellable(ctx)
+	defer s.endCall()
 	args := make([]driver.Arg, len(params))
 	for i, prm := range params {
 		args[i] = driver.Arg{Null: prm.Null, Text: prm.Text, Type: answer.TypeOfOID(prm.OID)}

@@ -40,6 +40,12 @@ type Session struct {
 
 	cancelMu sync.Mutex
 	cancel   context.CancelFunc // cancels the running call
+
+	// call is the context of client calls, derived from callParent (see
+	// cancellable); callCancel ends it.
+	call       context.Context
+	callCancel context.CancelFunc
+	callParent context.Context
 }
 
 // New returns a session on c. cache is shared between sessions.
@@ -73,29 +79,41 @@ func (s *Session) Cancel() {
 	s.cancelMu.Unlock()
 }
 
-// cancellable derives the context of one client call, which Cancel ends.
-func (s *Session) cancellable(ctx context.Context) (context.Context, func()) {
-	ctx, cancel := context.WithCancel(ctx)
-	s.cancelMu.Lock()
-	s.cancel = cancel
-	s.cancelMu.Unlock()
-	return ctx, func() {
-		s.cancelMu.Lock()
-		s.cancel = nil
-		s.cancelMu.Unlock()
-		cancel()
+// cancellable derives the context of one client call, which Cancel ends
+// until endCall. The context is made anew only when the caller's changed
+// or the last one was cancelled: Cancel reaches it only during a call, so
+// one not cancelled serves the next call too, which saves a context per
+// statement.
+func (s *Session) cancellable(ctx context.Context) context.Context {
+	if s.call == nil || s.callParent != ctx || s.call.Err() != nil {
+		s.call, s.callCancel = context.WithCancel(ctx)
+		s.callParent = ctx
 	}
+	s.cancelMu.Lock()
+	s.cancel = s.callCancel
+	s.cancelMu.Unlock()
+	return s.call
+}
+
+// endCall ends the call cancellable began: Cancel no longer reaches it.
+func (s *Session) endCall() {
+	s.cancelMu.Lock()
+	s.cancel = nil
+	s.cancelMu.Unlock()
 }
 
 // Close implements pgwire.Session: whatever is open is rolled back.
 func (s *Session) Close(ctx context.Context) {
 	s.endBlock(false)
+	if s.callCancel != nil {
+		s.callCancel() // lets go of the parent context
+	}
 }
 
 // Query implements pgwire.Session.
 func (s *Session) Query(ctx context.Context, sql string, emit func(*answer.Answer) error) error {
-	ctx, done := s.cancellable(ctx)
-	defer done()
+	ctx = s.cancellable(ctx)
+	defer s.endCall()
 	sts, err := s.cache.Parse(sql)
 	if err != nil {
 		s.fail()

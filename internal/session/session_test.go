@@ -152,3 +152,40 @@ func TestDescribeColumns(t *testing.T) {
 		t.Errorf("transaction status %c after Describe, want I", s.TxStatus())
 	}
 }
+
+// TestCancelReachesOnlyTheRunningCall: a call's context serves the next
+// call unless it was cancelled; Cancel between calls reaches nothing, and
+// one during a call ends that call only.
+func TestCancelReachesOnlyTheRunningCall(t *testing.T) {
+	s := newSession(t)
+	parent := context.Background()
+	s.Cancel() // no call running: nothing to reach
+	query(t, s, "SELECT 1")
+
+	ctx := s.cancellable(parent)
+	s.Cancel()
+	if ctx.Err() == nil {
+		t.Fatal("Cancel during a call did not end its context")
+	}
+	s.endCall()
+	next := s.cancellable(parent)
+	if next.Err() != nil {
+		t.Fatal("the call after a cancelled one starts cancelled")
+	}
+	s.endCall()
+	s.Cancel()
+	if next.Err() != nil {
+		t.Fatal("Cancel between calls ended the last call's context")
+	}
+	if again := s.cancellable(parent); again != next {
+		t.Error("a context not cancelled is not used again")
+	}
+	s.endCall()
+	other, stop := context.WithCancel(parent)
+	defer stop()
+	if c := s.cancellable(other); c == next {
+		t.Error("a call with another parent context got the old one")
+	}
+	s.endCall()
+	query(t, s, "SELECT 1")
+}
