@@ -664,9 +664,8 @@ func NormalizeTime(s, t string) (string, error) {
 			v = v.UTC()
 		}
 		if t == "date" {
-			if v.Hour() != 0 || v.Minute() != 0 || v.Second() != 0 || v.Nanosecond() != 0 {
-				return "", timeError("a date with a time of day")
-			}
+			// As PostgreSQL reads a date: a time of day and an offset
+			// written after it are ignored.
 			return v.Format("2006-01-02"), nil
 		}
 		if v.Nanosecond()%1000 != 0 {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/shepherd-db/shepherd/internal/admin"
 	"github.com/shepherd-db/shepherd/internal/config"
@@ -334,5 +335,22 @@ func TestCompareHashesAgree(t *testing.T) {
 	}
 	if len(rep.Findings) > 0 || rep.Rows != 101 {
 		t.Errorf("odd: %d rows, findings %v", rep.Rows, rep.Findings)
+	}
+
+	// Go values, which pgx sends typed and often in binary: the same
+	// again.
+	mustExec(t, c, "CREATE TABLE typed (id bigint PRIMARY KEY, at timestamptz, ts timestamp, d date, f double precision, ok boolean, b bytea, n numeric(10,2))")
+	base := time.Date(2026, 7, 8, 9, 10, 11, 123456000, time.FixedZone("x", 5*3600))
+	for i := range 100 {
+		at := base.Add(time.Duration(i) * 90 * time.Minute)
+		mustExec(t, c, "INSERT INTO typed VALUES ($1, $2, $3, $4, $5, $6, $7, $8)", int64(i), at, at.UTC(), at,
+			float64(i)*1.1, i%2 == 0, []byte(fmt.Sprintf("b%d\x00", i)), float64(i)+0.25)
+	}
+	rep, err = srv.Repair().Run(context.Background(), repair.Options{Table: "typed"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Findings) > 0 || rep.Rows != 100 {
+		t.Errorf("typed: %d rows, findings %v", rep.Rows, rep.Findings)
 	}
 }
