@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"strconv"
+	"strings"
 	"time"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
@@ -503,6 +504,52 @@ func walkNodes(root *pg_query.Node, visit func(*pg_query.Node)) {
 	}
 	walk(root.ProtoReflect())
 }
+
+// ReservedTable is the table shepherd keeps on every replica for its
+// write-ahead log (replica.LogTable): its rows differ between replicas by
+// design, so clients may neither read nor write it, nor create their own.
+const ReservedTable = "shepherd_log"
+
+// reservedRelation refuses a statement that names ReservedTable.
+func reservedRelation(root *pg_query.Node) error {
+	found := false
+	var walk func(m protoreflect.Message)
+	walk = func(m protoreflect.Message) {
+		switch x := m.Interface().(type) {
+		case *pg_query.RangeVar:
+			found = found || strings.EqualFold(x.Relname, ReservedTable)
+		case *pg_query.DropStmt:
+			// DROP names its objects as lists of strings.
+			for _, o := range x.Objects {
+				if l := o.GetList(); l != nil && len(l.Items) > 0 {
+					found = found || strings.EqualFold(l.Items[len(l.Items)-1].GetString_().GetSval(), ReservedTable)
+				}
+			}
+		}
+		m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+			switch {
+			case fd.Kind() != protoreflect.MessageKind:
+			case fd.IsList():
+				l := v.List()
+				for i := 0; i < l.Len(); i++ {
+					walk(l.Get(i).Message())
+				}
+			default:
+				walk(v.Message())
+			}
+			return !found
+		})
+	}
+	walk(root.ProtoReflect())
+	if found {
+		return pgerr.New(reservedName, "%s is shepherd's own table on every replica; clients may not use it", ReservedTable)
+	}
+	return nil
+}
+
+// reservedName is PostgreSQL's SQLSTATE for a name reserved by the
+// system.
+const reservedName = "42939"
 
 // maxParam returns the highest $n in the tree.
 func maxParam(root *pg_query.Node) (int, error) {

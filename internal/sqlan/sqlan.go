@@ -249,6 +249,9 @@ func ParseIn(sql string, env *Env) ([]*Stmt, error) {
 	var out []*Stmt
 	for _, raw := range tree.Stmts {
 		text := statementText(sql, raw)
+		if err := reservedRelation(raw.Stmt); err != nil {
+			return nil, err
+		}
 		st, err := analyse(text, raw.Stmt)
 		if err != nil {
 			return nil, err

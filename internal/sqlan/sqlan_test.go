@@ -93,6 +93,19 @@ func TestRefused(t *testing.T) {
 	if _, err := ParseOne("SELECT 1; SELECT 2"); pgerr.Code(err) != pgerr.SyntaxError {
 		t.Errorf("two statements in ParseOne: got %v", err)
 	}
+	// shepherd's log table differs between replicas by design.
+	for _, sql := range []string{
+		"SELECT * FROM shepherd_log", "SELECT 1 FROM t JOIN public.SHEPHERD_LOG l ON true",
+		"INSERT INTO shepherd_log VALUES (1)", "DELETE FROM shepherd_log", "UPDATE shepherd_log SET barrier = 0",
+		"CREATE TABLE shepherd_log (x int)", "DROP TABLE shepherd_log", "WITH x AS (SELECT max(barrier) FROM shepherd_log) SELECT * FROM x",
+	} {
+		if _, err := Parse(sql); pgerr.Code(err) != "42939" {
+			t.Errorf("%q: got %v, want 42939", sql, err)
+		}
+	}
+	if _, err := Parse("SELECT 'shepherd_log' AS shepherd_log"); err != nil {
+		t.Errorf("the name in a string or alias: %v", err)
+	}
 }
 
 func TestSplitAndEmpty(t *testing.T) {
