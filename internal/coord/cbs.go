@@ -1127,7 +1127,9 @@ func (s *cbs) rejoin(r ReplicaID) {
 	for _, t := range s.live {
 		// A new try: answers of runs cut off when r went are stale.
 		t.at[r] = rtx{hold: -1, try: t.at[r].try + 1}
-		if t.phase == phaseCommitted {
+		if t.phase != phaseOpen {
+			// Decided before r came back: the log brings a commit; a
+			// rollback has nothing to undo there.
 			t.at[r].finished = true
 		}
 	}

@@ -143,6 +143,15 @@ type fake struct {
 	answers  map[coord.Op]answerRec
 	down     bool
 	note     func(format string, args ...any) // verbose trace; may be nil
+	// done records the transactions committed here (what a replica's
+	// log table tells shepherd's recovery).
+	done map[coord.TxnID]bool
+	// A crashed replica comes back (runs with a write-ahead log) at step
+	// rejoinAt; joining while it catches up to barrier catchTo; rejoined
+	// once it has.
+	rejoinAt          int
+	joining, rejoined bool
+	catchTo           int
 }
 
 func newFake(id coord.ReplicaID, class driver.Class, fl faults, initial store, rng *rand.Rand) *fake {
@@ -152,6 +161,7 @@ func newFake(id coord.ReplicaID, class driver.Class, fl faults, initial store, r
 		locks:     make([]keyLock, len(initial)),
 		latest:    map[coord.TxnID]*attempt{},
 		answers:   map[coord.Op]answerRec{},
+		done:      map[coord.TxnID]bool{},
 	}
 }
 
@@ -297,6 +307,7 @@ func (f *fake) commit(a *attempt, op coord.Op, tick int) {
 		f.committed[w.k] = w.v
 	}
 	a.writes = nil
+	f.done[a.txn] = true
 	f.end(a, committed)
 	f.logf("commits %v", a)
 	f.answer(a, op, coord.Vote{}, 0, tick)
@@ -466,6 +477,11 @@ func (f *fake) deadlocked(a *attempt) bool {
 
 // crash takes the fake out: its connections are gone, and with them every
 // open attempt and every answer on its way.
+// crashOnly reports whether the fake's only fault is a crash.
+func (f *fake) crashOnly() bool {
+	return f.faults.crashAt > 0 && f.faults == faults{crashAt: f.faults.crashAt}
+}
+
 func (f *fake) crash() {
 	for len(f.open) > 0 {
 		f.end(f.open[0], aborted)

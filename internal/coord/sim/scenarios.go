@@ -27,6 +27,16 @@ var scenarios = map[string]func(*setup){
 	"mvcc-hung-secondary": func(s *setup) {
 		cluster(s, 2, []driver.Class{driver.Locking, driver.MVCC, driver.Locking}, faults{stall: 1, stallMax: 1000})
 	},
+	// A concurrent secondary crashes and, in runs with a write-ahead
+	// log, comes back, catches up from it and rejoins.
+	"secondary-rejoins": func(s *setup) {
+		cluster(s, 1, []driver.Class{driver.Locking, driver.Locking, driver.Serial}, faults{crashAt: 2000})
+	},
+	// The same with the primary: a view change, then the old primary
+	// rejoins as a secondary.
+	"primary-rejoins": func(s *setup) {
+		cluster(s, 0, []driver.Class{driver.Locking, driver.Locking, driver.MVCC}, faults{crashAt: 3000})
+	},
 	// Correct replicas whose operations take longer than StallTicks: the
 	// core cannot tell them from blocked ones.
 	"slow-correct": func(s *setup) {

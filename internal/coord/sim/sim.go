@@ -51,6 +51,8 @@ type Result struct {
 	// Lagging counts the transactions the core had not finished when the
 	// run stopped because only faulty replicas still worked on them.
 	Lagging int
+	// Rejoined counts crashed replicas that came back and caught up.
+	Rejoined int
 	// Err is the first check that failed, nil when every check passed.
 	Err error
 }
@@ -97,6 +99,8 @@ type sim struct {
 	rng   *rand.Rand
 	setup setup
 	core  core
+	// co is the coordinator itself (core may wrap it), for its queries.
+	co *coord.Coordinator
 	fakes []*fake
 	// clients run transactions; started counts the transactions begun.
 	clients []*client
@@ -164,7 +168,8 @@ func (s *sim) start() {
 	// more thing that can happen at any moment.
 	s.wal = (s.opt.Mode == coord.CBS || s.opt.Mode == coord.SS) && s.opt.Seed%2 == 0
 	s.barrierOf = map[coord.TxnID]int{}
-	s.core = coord.New(coord.Config{Mode: s.opt.Mode, N: st.n, F: st.f, Classes: st.classes, Concurrent: concurrent, StallTicks: st.stallTicks, Log: s.wal})
+	s.co = coord.New(coord.Config{Mode: s.opt.Mode, N: st.n, F: st.f, Classes: st.classes, Concurrent: concurrent, StallTicks: st.stallTicks, Log: s.wal})
+	s.core = s.co
 	if s.opt.wrap != nil {
 		s.core = s.opt.wrap(s, s.core)
 	}
@@ -172,6 +177,10 @@ func (s *sim) start() {
 		f := newFake(coord.ReplicaID(r), st.classes[r], st.faults[r], st.initial, s.rng)
 		if s.opt.Log != nil {
 			f.note = s.logf
+		}
+		if s.wal && f.crashOnly() && s.rng.IntN(4) > 0 {
+			// It comes back, catches up from the log and rejoins.
+			f.rejoinAt = st.faults[r].crashAt + 1 + s.rng.IntN(3000)
 		}
 		s.fakes = append(s.fakes, f)
 	}
@@ -307,6 +316,40 @@ func (s *sim) crashes() {
 		if f.faults.crashAt == s.steps && !f.down {
 			f.crash()
 			s.stepCore(coord.Down{R: f.id})
+		}
+	}
+	s.rejoins()
+}
+
+// rejoins brings crashed replicas back as the shell does: the replica is
+// reachable again (coord.Rejoin); it applies, from the log, every
+// transaction decided before that which it had not committed, once the
+// log holds them all, in barrier order; then it has caught up
+// (coord.Caught) and gets new work.
+func (s *sim) rejoins() {
+	for _, f := range s.fakes {
+		switch {
+		case f.down && f.rejoinAt > 0 && s.steps >= f.rejoinAt && !f.joining && !f.rejoined:
+			f.down, f.joining = false, true
+			s.stepCore(coord.Rejoin{R: f.id})
+			f.catchTo = s.co.Decided()
+			s.logf("r%d rejoins; catches up to barrier %d", f.id, f.catchTo)
+		case f.joining && s.logged >= f.catchTo:
+			var missing []*txn
+			for id, b := range s.barrierOf {
+				if b < f.catchTo && !f.done[id] {
+					missing = append(missing, s.txns[id])
+				}
+			}
+			slices.SortFunc(missing, func(a, b *txn) int { return s.barrierOf[a.id] - s.barrierOf[b.id] })
+			for _, t := range missing {
+				f.committed.apply(t.stmts)
+				f.done[t.id] = true
+			}
+			f.joining, f.rejoined = false, true
+			s.res.Rejoined++
+			s.logf("r%d caught up: %d transactions applied from the log", f.id, len(missing))
+			s.stepCore(coord.Caught{R: f.id})
 		}
 	}
 }
@@ -701,7 +744,7 @@ func (s *sim) checkEnd() {
 		return
 	}
 	for _, f := range s.fakes {
-		if f.faults.faulty() || f.down {
+		if (f.faults.faulty() && !(f.rejoined && f.crashOnly())) || f.down || f.joining {
 			continue
 		}
 		if len(f.open) > 0 {

@@ -113,14 +113,15 @@ func sweep(t *testing.T, m coord.Mode, scenario string, seeds []int64) {
 		total.CorrectAccused += r.CorrectAccused
 		total.CorrectDown += r.CorrectDown
 		total.Lagging += r.Lagging
+		total.Rejoined += r.Rejoined
 		if r.Err != nil {
 			failures = append(failures, r)
 		}
 	}
 	t.Logf("%v: %d seeds (%d..%d), %d txns: %d committed, %d commits refused, %d rolled back; %d aborts, %d steps; "+
-		"correct replicas accused %d times, taken out %d times; %d txns left to lagging faulty replicas; %v",
+		"correct replicas accused %d times, taken out %d times; %d txns left to lagging faulty replicas; %d crashed replicas rejoined; %v",
 		m, len(seeds), seeds[0], seeds[len(seeds)-1], total.Txns, total.Commits, total.Refused, total.RolledBack,
-		total.Aborts, total.Steps, total.CorrectAccused, total.CorrectDown, total.Lagging, time.Since(start).Round(time.Millisecond))
+		total.Aborts, total.Steps, total.CorrectAccused, total.CorrectDown, total.Lagging, total.Rejoined, time.Since(start).Round(time.Millisecond))
 	if len(failures) == 0 {
 		return
 	}
