@@ -100,7 +100,7 @@ type sim struct {
 	setup setup
 	core  core
 	// co is the coordinator itself (core may wrap it), for its queries.
-	co *coord.Coordinator
+	co    *coord.Coordinator
 	fakes []*fake
 	// clients run transactions; started counts the transactions begun.
 	clients []*client
