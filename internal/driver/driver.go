@@ -152,6 +152,15 @@ type Batcher interface {
 	ExecBatch(ctx context.Context, qs []Query) ([]*answer.Answer, error)
 }
 
+// Committer is a Conn that can run a transaction's last statement and its
+// COMMIT in one round trip to the engine.
+type Committer interface {
+	// ExecCommit runs q and then commits, as Exec followed by Commit
+	// would. If q fails, its error is returned, and the transaction is
+	// neither committed nor ended.
+	ExecCommit(ctx context.Context, q Query) error
+}
+
 // Query is one statement in the engine's dialect.
 type Query struct {
 	// SQL is the statement text, parameters written the dialect's way

@@ -355,13 +355,19 @@ func (w *worker) exec(conn driver.Conn, t Task) (*answer.Answer, *pgerr.Error) {
 	case coord.OpStmt:
 		a, err = conn.Exec(ctx, t.Query)
 	case coord.OpCommit:
-		if t.Barrier > 0 {
-			// The transaction's row in the replica's own log of what it
-			// committed, in the same engine transaction: after a crash it
-			// tells what this replica has (see LogTable).
-			_, err = conn.Exec(ctx, LogInsert(w.m.engine.Dialect(), t.Barrier))
-		}
-		if err == nil {
+		// With a barrier, the transaction's row in the replica's own log
+		// of what it committed goes in first, in the same engine
+		// transaction: after a crash it tells what this replica has (see
+		// LogTable).
+		committer, together := conn.(driver.Committer)
+		switch {
+		case t.Barrier > 0 && together:
+			err = committer.ExecCommit(ctx, LogInsert(w.m.engine.Dialect(), t.Barrier))
+		case t.Barrier > 0:
+			if _, err = conn.Exec(ctx, LogInsert(w.m.engine.Dialect(), t.Barrier)); err == nil {
+				err = conn.Commit(ctx)
+			}
+		default:
 			err = conn.Commit(ctx)
 		}
 	case coord.OpRollback:

@@ -10,6 +10,7 @@ import (
 
 	"github.com/shepherd-db/shepherd/internal/answer"
 	"github.com/shepherd-db/shepherd/internal/driver"
+	"github.com/shepherd-db/shepherd/internal/pgerr"
 )
 
 // maxBatch bounds the statements ExecBatch sends in one pipeline, so that
@@ -25,13 +26,13 @@ const maxBatch = 64
 // one Sync for all is the same as one for each; outside one, it would
 // make them one implicit transaction, so there they run one at a time.
 func (c *Conn) ExecBatch(ctx context.Context, qs []driver.Query) ([]*answer.Answer, error) {
-	if c.pc.TxStatus() != 'T' {
+	if c.pc.TxStatus() != 'T' && c.pendingBegin == "" {
 		return c.execEach(ctx, qs)
 	}
 	var answers []*answer.Answer
 	for len(qs) > 0 {
 		n := min(len(qs), maxBatch)
-		as, err := c.execPipeline(ctx, qs[:n])
+		as, _, err := c.execPipeline(ctx, qs[:n], false)
 		answers = append(answers, as...)
 		if err != nil {
 			return answers, err
@@ -41,11 +42,38 @@ func (c *Conn) ExecBatch(ctx context.Context, qs []driver.Query) ([]*answer.Answ
 	return answers, nil
 }
 
-// execPipeline runs qs, at most maxBatch of them, in one pipeline.
-func (c *Conn) execPipeline(ctx context.Context, qs []driver.Query) ([]*answer.Answer, error) {
+// ExecCommit implements driver.Committer: q and COMMIT go out in one
+// pipeline (with the deferred BEGIN, if no statement ran yet). If q fails,
+// the COMMIT is not run and the transaction stays open, failed, as after
+// a failed Exec.
+func (c *Conn) ExecCommit(ctx context.Context, q driver.Query) error {
+	if c.pc.TxStatus() != 'T' && c.pendingBegin == "" {
+		if _, err := c.Exec(ctx, q); err != nil {
+			return err
+		}
+		return c.Commit(ctx)
+	}
+	answers, tag, err := c.execPipeline(ctx, []driver.Query{q}, true)
+	if len(answers) == 1 {
+		c.endTx() // the COMMIT ran, or the connection is lost
+	}
+	if err != nil {
+		return err
+	}
+	if tag == "ROLLBACK" {
+		return c.tagged(pgerr.New(pgerr.InFailedSQLTransaction, "transaction was aborted; COMMIT rolled it back"))
+	}
+	return nil
+}
+
+// execPipeline runs qs, at most maxBatch of them, in one pipeline, behind
+// the deferred BEGIN if there is one and, with commit, followed by COMMIT,
+// whose command tag it returns. An error of the BEGIN counts as the first
+// statement's; one of the COMMIT comes with every statement's answer.
+func (c *Conn) execPipeline(ctx context.Context, qs []driver.Query, commit bool) ([]*answer.Answer, string, error) {
 	if epoch := c.engine.schemaEpoch.Load(); epoch != c.stmts.epoch {
 		if err := c.forgetAll(ctx); err != nil {
-			return nil, c.classify(ctx, err)
+			return nil, "", c.classify(ctx, err)
 		}
 		c.stmts.epoch = epoch
 	}
@@ -53,13 +81,31 @@ func (c *Conn) execPipeline(ctx context.Context, qs []driver.Query) ([]*answer.A
 	var b pipelined
 	b.p = c.pc.StartPipeline(ctx)
 	p := b.p
+	begin := c.pendingBegin
+	c.pendingBegin = ""
+	if begin != "" {
+		p.SendQueryParams(begin, nil, nil, nil, nil)
+	}
 	for i, q := range qs {
 		plan[i] = c.sendStep(&b, q)
 	}
+	if commit {
+		p.SendQueryParams("COMMIT", nil, nil, nil, nil)
+	}
 	err := p.Sync()
 	var answers []*answer.Answer
+	var tag string
+	if err == nil && begin != "" {
+		_, err = readTag(p)
+	}
 	if err == nil {
 		answers, err = c.readSteps(p, qs, plan)
+	}
+	if err == nil && commit {
+		tag, err = readTag(p)
+	}
+	if err == nil {
+		err = readSync(p)
 	}
 	if cerr := p.Close(); err == nil && cerr != nil {
 		// Every statement answered, yet the pipeline did not end cleanly:
@@ -71,9 +117,36 @@ func (c *Conn) execPipeline(ctx context.Context, qs []driver.Query) ([]*answer.A
 		if isStalePlan(err) && len(answers) < len(qs) {
 			_ = c.dropCached(ctx, qs[len(answers)].SQL) // the transaction failed anyway
 		}
-		return answers, c.classify(ctx, err)
+		return answers, "", c.classify(ctx, err)
 	}
-	return answers, nil
+	return answers, tag, nil
+}
+
+// readTag reads the result of a statement without rows (BEGIN, COMMIT)
+// from p and returns its command tag.
+func readTag(p *pgconn.Pipeline) (string, error) {
+	res, err := p.GetResults()
+	if err != nil {
+		return "", err
+	}
+	rr, ok := res.(*pgconn.ResultReader)
+	if !ok {
+		return "", errUnexpected(res)
+	}
+	tag, err := rr.Close()
+	return tag.String(), err
+}
+
+// readSync reads the end of p's batch.
+func readSync(p *pgconn.Pipeline) error {
+	res, err := p.GetResults()
+	if err != nil {
+		return err
+	}
+	if _, ok := res.(*pgconn.PipelineSync); !ok {
+		return errUnexpected(res)
+	}
+	return nil
 }
 
 // batchStep is how one statement of a batch was sent.
@@ -134,7 +207,7 @@ func (c *Conn) sendStep(b *pipelined, q driver.Query) batchStep {
 }
 
 // readSteps reads the answers of the batch's statements until the first
-// error, then the pipeline's Sync.
+// error.
 func (c *Conn) readSteps(p *pgconn.Pipeline, qs []driver.Query, plan []batchStep) ([]*answer.Answer, error) {
 	answers := make([]*answer.Answer, 0, len(qs))
 	for i, q := range qs {
@@ -163,13 +236,6 @@ func (c *Conn) readSteps(p *pgconn.Pipeline, qs []driver.Query, plan []batchStep
 			return answers, err
 		}
 		answers = append(answers, a)
-	}
-	res, err := p.GetResults()
-	if err != nil {
-		return answers, err
-	}
-	if _, ok := res.(*pgconn.PipelineSync); !ok {
-		return answers, errUnexpected(res)
 	}
 	return answers, nil
 }

@@ -133,6 +133,9 @@ type Conn struct {
 	// schemaInTx says the open transaction ran a statement that may
 	// change the schema (see schemaChanged).
 	schemaInTx bool
+	// pendingBegin is the BEGIN of a transaction begun but not sent yet
+	// (see Begin).
+	pendingBegin string
 }
 
 // isolationSQL maps TxOptions.Isolation onto the words of BEGIN; anything
@@ -146,6 +149,11 @@ var isolationSQL = map[string]string{
 }
 
 // Begin starts a transaction, at READ COMMITTED unless opts say otherwise.
+// The BEGIN is not sent by itself: it goes out in front of the
+// transaction's first statement, in the same round trip (see
+// execPipeline). Nothing tells the two apart: a READ COMMITTED statement
+// takes its own snapshot, and a REPEATABLE READ or SERIALIZABLE
+// transaction takes its snapshot at its first statement, not at BEGIN.
 func (c *Conn) Begin(ctx context.Context, opts driver.TxOptions) error {
 	level, ok := isolationSQL[strings.ToLower(opts.Isolation)]
 	if !ok {
@@ -155,13 +163,38 @@ func (c *Conn) Begin(ctx context.Context, opts driver.TxOptions) error {
 	if opts.ReadOnly {
 		stmt += " READ ONLY"
 	}
+	if c.pendingBegin != "" || c.pc.TxStatus() != 'I' {
+		// Inside a transaction: PostgreSQL's own answer (a warning, or
+		// 25P02 in a failed one), as before.
+		if err := c.sendPendingBegin(ctx); err != nil {
+			return err
+		}
+		_, err := c.simple(ctx, stmt)
+		return err
+	}
+	c.pendingBegin = stmt
+	return nil
+}
+
+// sendPendingBegin sends the deferred BEGIN now, if there is one.
+func (c *Conn) sendPendingBegin(ctx context.Context) error {
+	if c.pendingBegin == "" {
+		return nil
+	}
+	stmt := c.pendingBegin
+	c.pendingBegin = ""
 	_, err := c.simple(ctx, stmt)
 	return err
 }
 
 // Commit commits the transaction. PostgreSQL answers COMMIT in a failed
 // transaction by rolling back; that is reported as 25P02, never as success.
+// A transaction that ran no statement has nothing to commit.
 func (c *Conn) Commit(ctx context.Context) error {
+	if c.pendingBegin != "" {
+		c.pendingBegin = ""
+		return nil
+	}
 	tag, err := c.simple(ctx, "COMMIT")
 	c.endTx()
 	if err != nil {
@@ -175,6 +208,10 @@ func (c *Conn) Commit(ctx context.Context) error {
 
 // Rollback rolls the transaction back (a no-op without one).
 func (c *Conn) Rollback(ctx context.Context) error {
+	if c.pendingBegin != "" {
+		c.pendingBegin = ""
+		return nil
+	}
 	_, err := c.simple(ctx, "ROLLBACK")
 	c.endTx()
 	return err
@@ -204,6 +241,13 @@ func (c *Conn) simple(ctx context.Context, stmt string) (string, error) {
 // Anything else runs unnamed, parsed afresh, as a client's ExecParams
 // would.
 func (c *Conn) Exec(ctx context.Context, q driver.Query) (*answer.Answer, error) {
+	if c.pendingBegin != "" {
+		answers, _, err := c.execPipeline(ctx, []driver.Query{q}, false)
+		if err != nil {
+			return nil, err
+		}
+		return answers[0], nil
+	}
 	values, oids := encodeArgs(q.Args)
 	verb := q.Command()
 	if len(q.Args) == 0 || !preparedVerbs[verb] {

@@ -285,3 +285,99 @@ func TestExecBatch(t *testing.T) {
 		t.Errorf("rows after the rollback: %v %v, want 1", a, err)
 	}
 }
+
+// TestDeferredBeginAndExecCommit: BEGIN travels with the transaction's
+// first statement and the log row with COMMIT; what the caller sees is
+// what separate round trips gave.
+func TestDeferredBeginAndExecCommit(t *testing.T) {
+	e, err := open(t, testenv.Postgres(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c, err := e.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	other, err := e.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	cm := c.(driver.Committer)
+	ins := func(n int) driver.Query {
+		return driver.Query{SQL: "INSERT INTO t VALUES ($1)", Args: []driver.Arg{{Type: answer.Int, Text: strconv.Itoa(n)}}, Verb: "INSERT"}
+	}
+	count := func() string {
+		t.Helper()
+		a, err := other.Exec(ctx, driver.Query{SQL: "SELECT count(*) FROM t", Verb: "SELECT", ReturnsRows: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a.Rows[0][0].Text
+	}
+	step := func(what string, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	_, err = c.Exec(ctx, driver.Query{SQL: "CREATE TABLE t (v int PRIMARY KEY)", Verb: "CREATE TABLE"})
+	step("create", err)
+
+	// Begun and ended without a statement.
+	step("begin", c.Begin(ctx, driver.TxOptions{}))
+	step("commit of nothing", c.Commit(ctx))
+	step("begin", c.Begin(ctx, driver.TxOptions{}))
+	step("rollback of nothing", c.Rollback(ctx))
+
+	// A statement and the COMMIT together, behind the BEGIN.
+	step("begin", c.Begin(ctx, driver.TxOptions{}))
+	step("insert and commit", cm.ExecCommit(ctx, ins(1)))
+	if n := count(); n != "1" {
+		t.Fatalf("after ExecCommit: %s rows, want 1", n)
+	}
+	// A BEGIN inside the transaction is answered as PostgreSQL does.
+	step("begin", c.Begin(ctx, driver.TxOptions{}))
+	_, err = c.Exec(ctx, ins(2))
+	step("insert", err)
+	step("nested begin", c.Begin(ctx, driver.TxOptions{}))
+	step("commit", c.Commit(ctx))
+	if n := count(); n != "2" {
+		t.Fatalf("after a transaction: %s rows, want 2", n)
+	}
+
+	// A failing statement in ExecCommit: nothing committed, the
+	// transaction open and failed until rolled back.
+	step("begin", c.Begin(ctx, driver.TxOptions{}))
+	_, err = c.Exec(ctx, ins(3))
+	step("insert", err)
+	if err := cm.ExecCommit(ctx, ins(1)); pgerr.Code(err) != pgerr.UniqueViolation {
+		t.Fatalf("ExecCommit of a duplicate key: %v, want 23505", err)
+	}
+	if err := c.Commit(ctx); pgerr.Code(err) != pgerr.InFailedSQLTransaction {
+		t.Fatalf("COMMIT after the failed ExecCommit: %v, want 25P02", err)
+	}
+	if n := count(); n != "2" {
+		t.Fatalf("after the failed transaction: %s rows, want 2", n)
+	}
+
+	// The options of the deferred BEGIN hold: READ ONLY refuses a write.
+	step("begin", c.Begin(ctx, driver.TxOptions{ReadOnly: true}))
+	if _, err := c.Exec(ctx, ins(4)); pgerr.Code(err) != "25006" {
+		t.Fatalf("write in a READ ONLY transaction: %v, want 25006", err)
+	}
+	step("rollback", c.Rollback(ctx))
+	if err := c.Begin(ctx, driver.TxOptions{Isolation: "serializable"}); err != nil {
+		t.Fatal(err)
+	}
+	a, err := c.Exec(ctx, driver.Query{SQL: "SHOW transaction_isolation", Verb: "SHOW", ReturnsRows: true})
+	step("show", err)
+	if a.Rows[0][0].Text != "serializable" {
+		t.Errorf("isolation of the deferred BEGIN: %s, want serializable", a.Rows[0][0].Text)
+	}
+	step("rollback", c.Rollback(ctx))
+}
