@@ -93,6 +93,8 @@ type cbs struct {
 	pend [][]*ctxn
 	// limits are the secondaries' current stall limits (see unblock).
 	limits []int
+	// concurrent is each replica's configured schedule as a secondary.
+	concurrent []bool
 }
 
 type txnPhase uint8
@@ -192,19 +194,26 @@ func newCBS(c *Coordinator) *cbs {
 	for r := range n {
 		s.classes = append(s.classes, class(r))
 	}
+	s.concurrent = make([]bool, n)
 	for r := range n {
-		if ReplicaID(r) == s.primary {
-			continue
-		}
-		concurrent := DefaultConcurrent(class(r))
+		s.concurrent[r] = DefaultConcurrent(class(r))
 		if c.cfg.Concurrent != nil {
-			concurrent = c.cfg.Concurrent[r]
+			s.concurrent[r] = c.cfg.Concurrent[r]
 		}
-		s.seq[r] = c.cfg.Mode == SS || class(r) == driver.Serial || !concurrent
-		s.mvcc[r] = class(r) == driver.MVCC && !s.seq[r]
-		s.pipe[r] = s.seq[r] && class(r) == driver.Serial
+		if ReplicaID(r) != s.primary {
+			s.schedule(ReplicaID(r))
+		}
 	}
 	return s
+}
+
+// schedule sets how secondary r runs transactions, as configured (see
+// Config.Concurrent).
+func (s *cbs) schedule(r ReplicaID) {
+	class := s.classes[r]
+	s.seq[r] = s.c.cfg.Mode == SS || class == driver.Serial || !s.concurrent[r]
+	s.mvcc[r] = class == driver.MVCC && !s.seq[r]
+	s.pipe[r] = s.seq[r] && class == driver.Serial
 }
 
 func (s *cbs) emit(a Action) { s.c.emit(a) }
@@ -229,7 +238,15 @@ func (s *cbs) step(ev Event) {
 	case Rejoin:
 		s.rejoin(e.R)
 	case Caught:
-		s.joining[e.R] = false
+		// Caught up, r goes back to its configured schedule: it runs
+		// one transaction at a time only while rejoining.
+		if s.joining[e.R] {
+			s.joining[e.R] = false
+			if e.R != s.primary {
+				s.cur[e.R] = 0
+				s.schedule(e.R)
+			}
+		}
 	case Cancel:
 		if t := s.txns[e.Txn]; t != nil && t.phase == phaseOpen && t.commitSeq > 0 {
 			s.emit(Reply{Op: Op{Txn: t.id, Kind: OpCommit}, From: -1,

@@ -195,9 +195,10 @@ type Logged struct{ Barrier int }
 func (Logged) event() {}
 
 // Rejoin: replica R, taken out, is reachable again (CBS and SS). It runs
-// every transaction decided from now on, one at a time in commit order,
-// but is sent nothing until Caught: it first applies, from the log, what
-// was decided before (Decided tells up to where).
+// every transaction decided from now on, but is sent nothing until
+// Caught: it first applies, from the log, what was decided before
+// (Decided tells up to where). Then it runs as configured again
+// (Config.Concurrent).
 type Rejoin struct{ R ReplicaID }
 
 // Caught: replica R, rejoining, has applied every transaction decided

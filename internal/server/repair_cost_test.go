@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shepherd-db/shepherd/internal/answer"
 	"github.com/shepherd-db/shepherd/internal/config"
 	"github.com/shepherd-db/shepherd/internal/driver"
 	"github.com/shepherd-db/shepherd/internal/repair"
@@ -29,6 +30,18 @@ func compareRows(t *testing.T) int {
 // returns its answer's row count or rows affected, and how long it took.
 func replicaExec(t *testing.T, cfg *config.Config, name string, q driver.Query) (int64, time.Duration) {
 	t.Helper()
+	start := time.Now()
+	a := replicaQuery(t, cfg, name, q)
+	if q.ReturnsRows {
+		return int64(len(a.Rows)), time.Since(start)
+	}
+	return a.RowsAffected, time.Since(start)
+}
+
+// replicaQuery runs one statement directly on the named replica, behind
+// shepherd's back, and returns its answer.
+func replicaQuery(t *testing.T, cfg *config.Config, name string, q driver.Query) *answer.Answer {
+	t.Helper()
 	ctx := context.Background()
 	for _, r := range cfg.Replicas {
 		if r.Name != name {
@@ -45,18 +58,14 @@ func replicaExec(t *testing.T, cfg *config.Config, name string, q driver.Query) 
 			t.Fatal(err)
 		}
 		defer c.Close()
-		start := time.Now()
 		a, err := c.Exec(ctx, q)
 		if err != nil {
 			t.Fatalf("%s: %s: %v", name, q.SQL, err)
 		}
-		if q.ReturnsRows {
-			return int64(len(a.Rows)), time.Since(start)
-		}
-		return a.RowsAffected, time.Since(start)
+		return a
 	}
 	t.Fatalf("no replica %s", name)
-	return 0, 0
+	return nil
 }
 
 // TestCompareCost compares two... three identical tables (MariaDB,
