@@ -100,6 +100,11 @@ func TestFaultyReplicaOutvoted(t *testing.T) {
 	if n != 5 || sum != 102 {
 		t.Errorf("count %d, sum %d; want 5, 102", n, sum)
 	}
+	// The client was answered once f+1 replicas agreed; the liar may
+	// still be working through its queue, its lies not yet counted.
+	if err := srv.Cluster().Idle(ctx); err != nil {
+		t.Fatal(err)
+	}
 	for _, r := range srv.Cluster().Replicas() {
 		switch {
 		case r.Name == "lite3" && r.Mismatches == 0:
