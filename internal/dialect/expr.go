@@ -688,6 +688,20 @@ func (w *writer) interval(n *pg_query.Node) (int64, string) {
 	return v, unit
 }
 
+// paramType records that $n is expected as a value of type t (the first
+// context that tells wins, as in PostgreSQL's inference).
+func (w *writer) paramType(n int, t string) {
+	if n < 1 || n > 65535 || t == "" {
+		return
+	}
+	for len(w.ptypes) < n {
+		w.ptypes = append(w.ptypes, "")
+	}
+	if w.ptypes[n-1] == "" {
+		w.ptypes[n-1] = t
+	}
+}
+
 // typed writes n where a value of type t is expected: a string constant
 // for a date, timestamp or boolean is written in the form the dialect
 // reads (MariaDB cannot read a time zone offset, SQLite compares dates as
@@ -695,6 +709,7 @@ func (w *writer) interval(n *pg_query.Node) (int64, string) {
 // text for a bytea is decoded as PostgreSQL would).
 func (w *writer) typed(n *pg_query.Node, t string) {
 	if p := n.GetParamRef(); p != nil && t != "" {
+		w.paramType(int(p.Number), t)
 		switch f := Family(t); f {
 		case answer.Date, answer.Time, answer.Timestamp, answer.TimestampTZ, answer.Bool, answer.UUID, answer.Bytes:
 			w.param(int(p.Number), f)

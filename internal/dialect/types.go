@@ -300,6 +300,9 @@ func (w *writer) cast(tc *pg_query.TypeCast) {
 	if !ok || serial {
 		w.refuse("casts to %s", schema.TypeText(tc.TypeName))
 	}
+	if p := tc.Arg.GetParamRef(); p != nil {
+		w.paramType(int(p.Number), t) // $1::date is a date parameter
+	}
 	if c := tc.Arg.GetAConst(); c != nil && c.GetSval() != nil {
 		switch t {
 		case "date", "timestamp", "timestamptz", "time":
@@ -633,6 +636,43 @@ type timeError string
 
 func (e timeError) Error() string { return string(e) }
 
+// typedArg prepares a parameter the client sent with a type of its own:
+// times are written in the form the replicas store (timestamptz in UTC,
+// which MariaDB cannot read an offset for), and one the statement wants
+// as a date loses its time of day as PostgreSQL's cast does.
+func typedArg(a driver.Arg, hint answer.Type, d driver.Dialect) driver.Arg {
+	if d == driver.Postgres {
+		return a
+	}
+	var t string
+	switch a.Type {
+	case answer.Date:
+		t = "date"
+	case answer.Time:
+		t = "time"
+	case answer.Timestamp:
+		t = "timestamp"
+	case answer.TimestampTZ:
+		t = "timestamptz"
+	case answer.UUID:
+		if u, ok := NormalizeUUID(a.Text); ok {
+			a.Text = u
+		}
+		return a
+	default:
+		return a
+	}
+	v, err := NormalizeTime(a.Text, t)
+	if err != nil {
+		return a
+	}
+	a.Text = v
+	if hint == answer.Date && (a.Type == answer.Timestamp || a.Type == answer.TimestampTZ) && len(v) >= 10 {
+		a.Type, a.Text = answer.Date, v[:10]
+	}
+	return a
+}
+
 // NormalizeTime rewrites a date, time, timestamp or timestamptz written
 // as PostgreSQL reads it into the canonical form replicas store: dates as
 // YYYY-MM-DD, timestamps as YYYY-MM-DD HH:MM:SS[.ffffff] (timestamptz
@@ -744,7 +784,13 @@ func Family(t string) answer.Type {
 // where dialect d needs a value of family hint: a LIMIT count as an
 // integer, a timestamp in the UTC form replicas store.
 func Arg(a driver.Arg, hint answer.Type, d driver.Dialect) driver.Arg {
-	if a.Null || a.Type != answer.Unknown && a.Type != answer.Text || hint == answer.Unknown {
+	if a.Null {
+		return a
+	}
+	if a.Type != answer.Unknown && a.Type != answer.Text {
+		return typedArg(a, hint, d)
+	}
+	if hint == answer.Unknown {
 		return a
 	}
 	if d == driver.Postgres && hint == answer.Bytes {

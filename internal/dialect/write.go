@@ -29,6 +29,11 @@ type Form struct {
 	// in PostgreSQL terms when the engine counts otherwise (MariaDB counts
 	// a row that an upsert updated twice).
 	CountRows int64
+	// ParamTypes gives, per $n parameter (index n-1), the PostgreSQL type
+	// the statement expects it as where the writer could tell (a
+	// column's value, a comparison with a column); "" where not. Clients
+	// are told these types, as PostgreSQL tells them its own inference.
+	ParamTypes []string
 }
 
 // errRefused marks a construct the dialect cannot express.
@@ -71,6 +76,7 @@ func Write(n *pg_query.Node, d driver.Dialect, s *schema.Snapshot) (form Form, e
 	if w.hints != nil {
 		form.Hints = w.hints
 	}
+	form.ParamTypes = w.ptypes
 	return form, nil
 }
 
@@ -92,6 +98,7 @@ type writer struct {
 	b         strings.Builder
 	params    []int
 	hints     []answer.Type
+	ptypes    []string // see Form.ParamTypes
 	countRows int64
 	// excluded makes EXCLUDED.c read VALUES(c) (MariaDB's upsert).
 	excluded bool

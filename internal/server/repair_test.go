@@ -354,3 +354,29 @@ func TestCompareHashesAgree(t *testing.T) {
 		t.Errorf("typed: %d rows, findings %v", rep.Rows, rep.Findings)
 	}
 }
+
+// TestParamTypesDescribed: a prepared statement's untyped parameters are
+// described with the types PostgreSQL would infer where shepherd can tell
+// (the column a value goes to or is compared with), so that clients send
+// typed values.
+func TestParamTypesDescribed(t *testing.T) {
+	cfg := realCluster(t, "cbs")
+	cfg.Repair.Mode = "off"
+	addr, _ := start(t, cfg)
+	c := connect(t, addr, "app")
+	mustExec(t, c, "CREATE TABLE typed (id bigint PRIMARY KEY, at timestamptz, ts timestamp, d date, f double precision, ok boolean, b bytea, n numeric(10,2))")
+	for q, want := range map[string][]uint32{
+		"INSERT INTO typed VALUES ($1, $2, $3, $4, $5, $6, $7, $8)": {20, 1184, 1114, 1082, 701, 16, 17, 1700},
+		"SELECT id FROM typed WHERE d = $1 AND id > $2":             {1082, 20},
+		"UPDATE typed SET b = $1 WHERE at < $2":                     {17, 1184},
+		"SELECT $1::date + 1":                                       {1082},
+	} {
+		sd, err := c.Prepare(context.Background(), "", q)
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		if !slices.Equal(sd.ParamOIDs, want) {
+			t.Errorf("%s: parameters described as %v, want %v", q, sd.ParamOIDs, want)
+		}
+	}
+}

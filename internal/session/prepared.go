@@ -42,10 +42,18 @@ func (s *Session) Prepare(ctx context.Context, sql string, paramOIDs []uint32) (
 		n = max(n, p.st.NumParams)
 	}
 	p.paramOIDs = make([]uint32, n)
-	// Parameters the client left untyped stay 0 ("unspecified"): clients
-	// then send them as text and each engine coerces the text as it
-	// would a literal.
 	copy(p.paramOIDs, paramOIDs)
+	if p.st != nil {
+		// A parameter the client left untyped gets the type the
+		// statement expects it as, as PostgreSQL infers it, where
+		// shepherd can tell; else it stays 0 ("unspecified"), and the
+		// client sends text each engine coerces as it would a literal.
+		for i, oid := range p.st.ParamOIDs() {
+			if i < len(p.paramOIDs) && p.paramOIDs[i] == 0 {
+				p.paramOIDs[i] = oid
+			}
+		}
+	}
 	return p, nil
 }
 

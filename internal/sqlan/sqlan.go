@@ -83,6 +83,9 @@ type Stmt struct {
 	// paramHints, per dialect, are the families the dialect needs untyped
 	// parameters as (index n-1 for $n).
 	paramHints [4][]answer.Type
+	// paramTypes are the PostgreSQL types the client's parameters are
+	// expected as, where the writer could tell (see ParamOIDs).
+	paramTypes []string
 
 	// Inner is the statement EXPLAIN (SHEPHERD) explains.
 	Inner *Stmt
@@ -146,6 +149,31 @@ func (s *Stmt) For(d driver.Dialect) (sql string, argOrder []int) {
 // n-1) must be sent as when the client left it untyped; nil for none.
 func (s *Stmt) Hints(d driver.Dialect) []answer.Type { return s.paramHints[d] }
 
+// ParamOIDs returns, for each of the client's parameters ($1 to
+// $NumParams), the PostgreSQL type OID the statement expects it as where
+// shepherd could tell (an INSERT's or UPDATE's column, a comparison with
+// a column), 0 elsewhere: what a PostgreSQL server would describe, so
+// that clients send typed values (a Go time.Time as a date for a date
+// column). It is known when some replica's dialect is written from the
+// parse tree (MariaDB or SQLite replicas).
+func (s *Stmt) ParamOIDs() []uint32 {
+	out := make([]uint32, s.NumParams)
+	for i := range out {
+		if i < len(s.paramTypes) {
+			out[i] = typeOIDs[s.paramTypes[i]]
+		}
+	}
+	return out
+}
+
+// typeOIDs are the OIDs of the PostgreSQL types the catalog knows.
+var typeOIDs = map[string]uint32{
+	"int2": 21, "int4": 23, "int8": 20, "numeric": 1700, "float4": 700, "float8": 701,
+	"bool": 16, "text": 25, "varchar": 1043, "bpchar": 1042, "bytea": 17,
+	"date": 1082, "time": 1083, "timestamp": 1114, "timestamptz": 1184,
+	"uuid": 2950, "json": 114, "jsonb": 3802,
+}
+
 // CountRows returns the row count to report for dialect d in place of the
 // engine's, or 0 to keep the engine's.
 func (s *Stmt) CountRows(d driver.Dialect) int64 { return s.countRows[d] }
@@ -203,12 +231,17 @@ type Form struct {
 // dialect's placeholders take them.
 func Query(s *Stmt, d driver.Dialect, args []driver.Arg) driver.Query {
 	sql, order := s.For(d)
-	if hints := s.Hints(d); hints != nil {
+	if d != driver.Postgres {
+		// Untyped values as the dialect needs them (hints), typed ones
+		// in the form its replicas store.
+		hints := s.Hints(d)
 		args = append([]driver.Arg(nil), args...)
-		for i, h := range hints {
-			if i < len(args) {
-				args[i] = dialect.Arg(args[i], h, d)
+		for i := range args {
+			h := answer.Unknown
+			if i < len(hints) {
+				h = hints[i]
 			}
+			args[i] = dialect.Arg(args[i], h, d)
 		}
 	}
 	if order != nil {
@@ -603,6 +636,14 @@ func (s *Stmt) prepare() error {
 		s.dialects[d] = form
 		s.paramHints[d] = f.Hints
 		s.countRows[d] = f.CountRows
+		for i, t := range f.ParamTypes {
+			for len(s.paramTypes) <= i {
+				s.paramTypes = append(s.paramTypes, "")
+			}
+			if s.paramTypes[i] == "" {
+				s.paramTypes[i] = t
+			}
+		}
 	}
 	return nil
 }
