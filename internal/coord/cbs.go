@@ -605,7 +605,7 @@ func (s *cbs) evaluateSurvey(t *ctxn) {
 	// A replica that cannot get ready (it hangs, or fails every try) is
 	// waited for only so long; the survey then goes on without it, and
 	// Took says so.
-	patient := s.now-t.askedAt < surveyPatience*s.stall
+	patient := s.now-t.askedAt < s.c.surveyTicks()
 	for r := range s.c.cfg.N {
 		rid := ReplicaID(r)
 		if s.down[r] || s.joining[r] {
@@ -652,10 +652,6 @@ func countTrue(bs []bool) int {
 	}
 	return n
 }
-
-// surveyPatience is how many stall limits a survey's COMMIT waits for a
-// replica that is not ready before going on without it.
-const surveyPatience = 20
 
 // fresh reports whether every statement of t ran on MVCC secondary r
 // after each transaction with a barrier below m had committed there.

@@ -122,6 +122,23 @@ type Config struct {
 	// secondary before the secondary counts as blocked and aborts the
 	// undecided transactions in its way (CBS). 0 means DefaultStallTicks.
 	StallTicks int
+	// SurveyTicks is how many ticks a survey (Begin.Survey) waits for a
+	// replica that is not ready before it goes on without it. 0 means
+	// DefaultSurveyTicks.
+	SurveyTicks int
+}
+
+// DefaultSurveyTicks is Config.SurveyTicks when left 0: 10 s at the
+// shell's default 10 ms tick. A comparison step may take a slow replica
+// seconds; one that takes longer is reported as not compared.
+const DefaultSurveyTicks = 1000
+
+// surveyTicks returns Config.SurveyTicks with its default applied.
+func (c *Coordinator) surveyTicks() int {
+	if c.cfg.SurveyTicks > 0 {
+		return c.cfg.SurveyTicks
+	}
+	return DefaultSurveyTicks
 }
 
 // DefaultConcurrent is how a CBS secondary of class c runs when the
@@ -630,7 +647,7 @@ func (c *Coordinator) decide(op Op) {
 				from = ReplicaID(r)
 			}
 		}
-		if missing && (c.now-b.openedAt < surveyPatience*DefaultStallTicks || n < c.quorum()) {
+		if missing && (c.now-b.openedAt < c.surveyTicks() || n < c.quorum()) {
 			return
 		}
 		b.decided = true

@@ -13,7 +13,8 @@ import (
 	"github.com/shepherd-db/shepherd/internal/repair"
 )
 
-// compareRows is the size of TestCompareCost's table;
+// compareRows is the size of TestCompareCost's table (small under
+// make test's race detector, which slows the in-process SQLite tenfold);
 // SHEPHERD_COMPARE_ROWS raises it (the figure is 1,000,000).
 func compareRows(t *testing.T) int {
 	if v := os.Getenv("SHEPHERD_COMPARE_ROWS"); v != "" {
@@ -23,7 +24,7 @@ func compareRows(t *testing.T) int {
 		}
 		return n
 	}
-	return 50_000
+	return 20_000
 }
 
 // replicaExec runs one statement directly on the named replica and

@@ -168,7 +168,14 @@ func (s *sim) start() {
 	// more thing that can happen at any moment.
 	s.wal = (s.opt.Mode == coord.CBS || s.opt.Mode == coord.SS) && s.opt.Seed%2 == 0
 	s.barrierOf = map[coord.TxnID]int{}
-	s.co = coord.New(coord.Config{Mode: s.opt.Mode, N: st.n, F: st.f, Classes: st.classes, Concurrent: concurrent, StallTicks: st.stallTicks, Log: s.wal})
+	stall := st.stallTicks
+	if stall == 0 {
+		stall = coord.DefaultStallTicks
+	}
+	// Surveys give up on a replica well within the progress check's
+	// patience (stuckTicks): it holds locks clients may wait for.
+	s.co = coord.New(coord.Config{Mode: s.opt.Mode, N: st.n, F: st.f, Classes: st.classes, Concurrent: concurrent,
+		StallTicks: st.stallTicks, Log: s.wal, SurveyTicks: 20 * stall})
 	s.core = s.co
 	if s.opt.wrap != nil {
 		s.core = s.opt.wrap(s, s.core)
