@@ -229,8 +229,9 @@ type dialedKey struct{}
 
 type dialedConn struct{ nc net.Conn }
 
-// recordingDial dials as go-sql-driver would (with dial, if set) and
-// records the connection in the *dialedConn of ctx, if there is one.
+// recordingDial dials with dial, if set, else as go-sql-driver does by
+// default (shepherd registers no dial functions with it), and records the
+// connection in the *dialedConn of ctx, if there is one.
 func recordingDial(dial func(ctx context.Context, network, addr string) (net.Conn, error)) func(ctx context.Context, network, addr string) (net.Conn, error) {
 	if dial == nil {
 		var d net.Dialer
