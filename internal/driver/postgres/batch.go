@@ -26,6 +26,9 @@ const maxBatch = 64
 // one Sync for all is the same as one for each; outside one, it would
 // make them one implicit transaction, so there they run one at a time.
 func (c *Conn) ExecBatch(ctx context.Context, qs []driver.Query) ([]*answer.Answer, error) {
+	if err := c.lostTx(); err != nil {
+		return nil, err
+	}
 	if c.pc.TxStatus() != 'T' && c.pendingBegin == "" {
 		return c.execEach(ctx, qs)
 	}
@@ -47,6 +50,10 @@ func (c *Conn) ExecBatch(ctx context.Context, qs []driver.Query) ([]*answer.Answ
 // the COMMIT is not run and the transaction stays open, failed, as after
 // a failed Exec.
 func (c *Conn) ExecCommit(ctx context.Context, q driver.Query) error {
+	if err := c.lostTx(); err != nil {
+		c.inTx = false
+		return err
+	}
 	if c.pc.TxStatus() != 'T' && c.pendingBegin == "" {
 		if _, err := c.Exec(ctx, q); err != nil {
 			return err

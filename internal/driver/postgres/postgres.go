@@ -136,6 +136,25 @@ type Conn struct {
 	// pendingBegin is the BEGIN of a transaction begun but not sent yet
 	// (see Begin).
 	pendingBegin string
+	// inTx says Begin was called and neither Commit nor Rollback yet: a
+	// statement must then run in that transaction, never on its own (see
+	// lostTx).
+	inTx bool
+}
+
+// lostTx reports whether the transaction Begin started is not open on
+// the server although it was not ended: its deferred BEGIN went out with
+// a first statement whose round trip failed before the BEGIN ran. The
+// statements after it must fail as in a failed transaction; run on their
+// own they would each commit, and a rolled-back attempt would leave its
+// writes behind.
+func (c *Conn) lostTx() error {
+	if c.inTx && c.pendingBegin == "" && c.pc.TxStatus() == 'I' {
+		return c.tagged(pgerr.New(pgerr.InFailedSQLTransaction,
+			"current transaction is aborted, commands ignored until end of transaction block").
+			WithDetail("its BEGIN did not take effect"))
+	}
+	return nil
 }
 
 // isolationSQL maps TxOptions.Isolation onto the words of BEGIN; anything
@@ -172,7 +191,7 @@ func (c *Conn) Begin(ctx context.Context, opts driver.TxOptions) error {
 		_, err := c.simple(ctx, stmt)
 		return err
 	}
-	c.pendingBegin = stmt
+	c.pendingBegin, c.inTx = stmt, true
 	return nil
 }
 
@@ -192,9 +211,14 @@ func (c *Conn) sendPendingBegin(ctx context.Context) error {
 // A transaction that ran no statement has nothing to commit.
 func (c *Conn) Commit(ctx context.Context) error {
 	if c.pendingBegin != "" {
-		c.pendingBegin = ""
+		c.pendingBegin, c.inTx = "", false
 		return nil
 	}
+	if err := c.lostTx(); err != nil {
+		c.inTx = false
+		return err
+	}
+	c.inTx = false
 	tag, err := c.simple(ctx, "COMMIT")
 	c.endTx()
 	if err != nil {
@@ -208,6 +232,7 @@ func (c *Conn) Commit(ctx context.Context) error {
 
 // Rollback rolls the transaction back (a no-op without one).
 func (c *Conn) Rollback(ctx context.Context) error {
+	c.inTx = false
 	if c.pendingBegin != "" {
 		c.pendingBegin = ""
 		return nil
@@ -241,6 +266,9 @@ func (c *Conn) simple(ctx context.Context, stmt string) (string, error) {
 // Anything else runs unnamed, parsed afresh, as a client's ExecParams
 // would.
 func (c *Conn) Exec(ctx context.Context, q driver.Query) (*answer.Answer, error) {
+	if err := c.lostTx(); err != nil {
+		return nil, err
+	}
 	if c.pendingBegin != "" {
 		answers, _, err := c.execPipeline(ctx, []driver.Query{q}, false)
 		if err != nil {
@@ -324,6 +352,7 @@ func (c *Conn) schemaChanged() {
 
 // endTx is called when a transaction ended, committed or not.
 func (c *Conn) endTx() {
+	c.inTx = false
 	if c.schemaInTx {
 		c.schemaInTx = false
 		c.engine.schemaEpoch.Add(1)

@@ -381,3 +381,55 @@ func TestDeferredBeginAndExecCommit(t *testing.T) {
 	}
 	step("rollback", c.Rollback(ctx))
 }
+
+// TestLostBeginNeverAutocommits: when the deferred BEGIN never took
+// effect (the first statement's round trip failed before it ran), the
+// statements after it must fail rather than run, and commit, one by one
+// outside any transaction: a rolled-back attempt would leave their
+// writes behind.
+func TestLostBeginNeverAutocommits(t *testing.T) {
+	e, err := open(t, testenv.Postgres(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c, err := e.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Exec(ctx, driver.Query{SQL: "CREATE TABLE lost (v int PRIMARY KEY)", Verb: "CREATE TABLE"}); err != nil {
+		t.Fatal(err)
+	}
+	ins := func(n int) driver.Query {
+		return driver.Query{SQL: "INSERT INTO lost VALUES ($1)", Args: []driver.Arg{{Type: answer.Int, Text: strconv.Itoa(n)}}, Verb: "INSERT"}
+	}
+	if err := c.Begin(ctx, driver.TxOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	dead, kill := context.WithCancel(ctx)
+	kill()
+	if _, err := c.Exec(dead, ins(1)); err == nil {
+		t.Fatal("a statement with a cancelled context ran")
+	}
+	_, err = c.Exec(ctx, ins(2))
+	_, berr := c.(driver.Batcher).ExecBatch(ctx, []driver.Query{ins(3), ins(4)})
+	_ = c.Rollback(ctx)
+	if err == nil || berr == nil {
+		t.Errorf("statements after a lost BEGIN ran: %v, %v", err, berr)
+	}
+	other, err := e.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	a, err := other.Exec(ctx, driver.Query{SQL: "SELECT count(*) FROM lost", Verb: "SELECT", ReturnsRows: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := a.Rows[0][0].Text; n != "0" {
+		t.Errorf("%s rows left behind by a rolled-back transaction", n)
+	}
+}
