@@ -11,6 +11,7 @@ package cluster
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -73,12 +74,14 @@ type Cluster struct {
 	nextTxn  atomic.Uint64
 	// primary is the replica clients are answered from first (CBS and
 	// SS), -1 in the other modes; it changes with the view.
-	primary  atomic.Int32
-	stop     chan struct{}
-	ticker   sync.WaitGroup // the clock and the log waiter
-	logq     logQueue
-	views    views
-	trimmed  uint64     // log-table rows below it are deleted (awaitLog only)
+	primary atomic.Int32
+	stop    chan struct{}
+	ticker  sync.WaitGroup // the clock and the log waiter
+	logq    logQueue
+	views   views
+	trimmed uint64 // log-table rows below it are deleted (awaitLog only)
+	// dialects are the distinct dialects the replicas speak.
+	dialects []driver.Dialect
 	trimming sync.Mutex // held while a trim runs
 	durable  durable
 
@@ -154,6 +157,9 @@ func New(opts Options, replicas []Replica) *Cluster {
 	c.mu.busy = make(chan struct{})
 	for i, r := range replicas {
 		c.managers = append(c.managers, replica.New(coord.ReplicaID(i), r.Name, r.Engine, c.log, c.onResult))
+		if d := r.Engine.Dialect(); !slices.Contains(c.dialects, d) {
+			c.dialects = append(c.dialects, d)
+		}
 	}
 	if opts.Mode == coord.CBS || opts.Mode == coord.SS {
 		period := opts.Tick
@@ -255,11 +261,19 @@ type Txn struct {
 	answers map[coord.Op][]replica.Result
 }
 
+// numDialects bounds driver.Dialect values (1 to 3), for arrays indexed
+// by dialect.
+const numDialects = 4
+
 type stmtCall struct {
 	st   *sqlan.Stmt
 	args []driver.Arg
 	// probe replaces st and args in a survey.
 	probe *Probe
+	// queries are the statement written for each dialect the replicas
+	// speak, done before taking the cluster's lock (see Txn.submit).
+	queries [numDialects]driver.Query
+	written [numDialects]bool
 }
 
 type outcome struct {
@@ -339,6 +353,15 @@ func (t *Txn) Rollback() {
 
 func (t *Txn) submit(ctx context.Context, op coord.Op, call stmtCall) (*answer.Answer, error) {
 	c := t.c
+	if call.st != nil {
+		// Write the statement for each dialect now, outside the lock
+		// every session and replica answer goes through.
+		for _, d := range c.dialects {
+			if !call.written[d] {
+				call.queries[d], call.written[d] = query(call, d), true
+			}
+		}
+	}
 	ch := make(chan outcome, 1)
 	c.mu.Lock()
 	if op.Kind == coord.OpStmt {
@@ -473,7 +496,8 @@ func (c *Cluster) sendLocked(a coord.Send) {
 		close(c.mu.busy)
 	}
 	m := c.managers[a.R]
-	task := replica.Task{Op: a.Op, Try: a.Try, TxOptions: t.opts, Autocommit: t.single}
+	task := replica.Task{Op: a.Op, Try: a.Try, TxOptions: t.opts, Autocommit: t.single,
+		NoVote: c.opts.Mode == coord.Passthrough}
 	if a.Op.Kind == coord.OpCommit {
 		task.Barrier = t.barrier
 	}
@@ -490,7 +514,10 @@ func (c *Cluster) sendLocked(a coord.Send) {
 	} else if a.Op.Kind == coord.OpStmt {
 		call := t.stmts[a.Op.Seq]
 		d := m.Engine().Dialect()
-		task.Query = query(call, d)
+		task.Query = call.queries[d]
+		if !call.written[d] {
+			task.Query = query(call, d)
+		}
 		task.Ordered = call.st.Ordered
 		task.CountRows = call.st.CountRows(d)
 		task.Hints = call.st.DigestHints()

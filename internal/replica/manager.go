@@ -45,6 +45,9 @@ type Task struct {
 	CountRows int64
 	// TxOptions start the transaction, when this is its first task here.
 	TxOptions driver.TxOptions
+	// NoVote says nothing is voted on (one replica, passthrough): the
+	// answer's digest is not computed.
+	NoVote bool
 	// Autocommit runs the transaction's single statement in the engine's
 	// own autocommit: no BEGIN, and its COMMIT or ROLLBACK costs nothing.
 	// Only for transactions whose statement needs no undo (see

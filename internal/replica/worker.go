@@ -194,7 +194,9 @@ func (w *worker) settle(t Task, res *Result, conn *driver.Conn, broken **pgerr.E
 		res.Answer.RowsAffected = t.CountRows
 		res.Answer.Tag = answer.Tag(t.Query.Verb, t.CountRows)
 	}
-	res.Vote.Digest = res.Answer.DigestWith(t.Ordered, t.Hints)
+	if !t.NoVote {
+		res.Vote.Digest = res.Answer.DigestWith(t.Ordered, t.Hints)
+	}
 	if t.DigestRows >= 0 && len(res.Answer.Rows) > t.DigestRows {
 		res.Answer = &answer.Answer{Columns: res.Answer.Columns, Tag: res.Answer.Tag, RowsAffected: res.Answer.RowsAffected}
 		res.Digested = true
