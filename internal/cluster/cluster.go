@@ -55,9 +55,10 @@ type Options struct {
 	// DigestRows: a secondary keeps only the digest of an answer of more
 	// rows than this (CBS and SS); -1 keeps every answer whole.
 	DigestRows int
-	// Tick is the period of the coordinator's clock (CBS and SS): a
-	// secondary op outstanding for coord.DefaultStallTicks ticks counts
-	// as blocked. 0 means DefaultTick.
+	// Tick is the period of the coordinator's clock (all modes but
+	// passthrough): in CBS a secondary op outstanding for
+	// coord.DefaultStallTicks ticks counts as blocked, and a survey waits
+	// coord.DefaultSurveyTicks for a replica. 0 means DefaultTick.
 	Tick time.Duration
 }
 
@@ -161,7 +162,9 @@ func New(opts Options, replicas []Replica) *Cluster {
 			c.dialects = append(c.dialects, d)
 		}
 	}
-	if opts.Mode == coord.CBS || opts.Mode == coord.SS {
+	if opts.Mode != coord.Passthrough {
+		// CBS and SS: stalls and a silent primary; serial: how long a
+		// survey waits for a replica.
 		period := opts.Tick
 		if period <= 0 {
 			period = DefaultTick
