@@ -636,6 +636,21 @@ type timeError string
 
 func (e timeError) Error() string { return string(e) }
 
+// timeType names the PostgreSQL type of a time family, "" for others.
+func timeType(f answer.Type) string {
+	switch f {
+	case answer.Date:
+		return "date"
+	case answer.Time:
+		return "time"
+	case answer.Timestamp:
+		return "timestamp"
+	case answer.TimestampTZ:
+		return "timestamptz"
+	}
+	return ""
+}
+
 // typedArg prepares a parameter the client sent with a type of its own:
 // times are written in the form the replicas store (timestamptz in UTC,
 // which MariaDB cannot read an offset for), and one the statement wants
@@ -644,22 +659,14 @@ func typedArg(a driver.Arg, hint answer.Type, d driver.Dialect) driver.Arg {
 	if d == driver.Postgres {
 		return a
 	}
-	var t string
-	switch a.Type {
-	case answer.Date:
-		t = "date"
-	case answer.Time:
-		t = "time"
-	case answer.Timestamp:
-		t = "timestamp"
-	case answer.TimestampTZ:
-		t = "timestamptz"
-	case answer.UUID:
+	if a.Type == answer.UUID {
 		if u, ok := NormalizeUUID(a.Text); ok {
 			a.Text = u
 		}
 		return a
-	default:
+	}
+	t := timeType(a.Type)
+	if t == "" {
 		return a
 	}
 	v, err := NormalizeTime(a.Text, t)
@@ -800,16 +807,9 @@ func Arg(a driver.Arg, hint answer.Type, d driver.Dialect) driver.Arg {
 	if d == driver.Postgres {
 		return a
 	}
-	var t string
+	t := timeType(hint)
 	switch hint {
-	case answer.Date:
-		t = "date"
-	case answer.Time:
-		t = "time"
-	case answer.Timestamp:
-		t = "timestamp"
-	case answer.TimestampTZ:
-		t = "timestamptz"
+	case answer.Date, answer.Time, answer.Timestamp, answer.TimestampTZ:
 	case answer.UUID:
 		if u, ok := NormalizeUUID(a.Text); ok {
 			a.Text = u
