@@ -239,3 +239,29 @@ func assertCount(t testing.TB, c *pgx.Conn, sql string, want int64) {
 		t.Errorf("%s = %d, want %d", sql, n, want)
 	}
 }
+
+// TestUnknownColumnEmbedded checks that a misspelt column fails with
+// 42703 and PostgreSQL's message on the embedded default, where SQLite's
+// double-quoted-string fallback read it as a string (the SQL writer
+// double-quotes identifiers): the SELECT answered 'nope' for each row and
+// the UPDATE changed every row, all three replicas agreeing.
+func TestUnknownColumnEmbedded(t *testing.T) {
+	addr, _ := start(t, embedded(t))
+	c := connect(t, addr, "app")
+	ctx := context.Background()
+	mustExec(t, c, "CREATE TABLE t (a text)")
+	mustExec(t, c, "INSERT INTO t (a) VALUES ('x'), ('y')")
+	for _, sql := range []string{
+		"SELECT nope FROM t",
+		"UPDATE t SET a = 'z' WHERE nope = 'nope'",
+		"DELETE FROM t WHERE nope = 'nope'",
+	} {
+		_, err := c.Exec(ctx, sql)
+		var pe *pgconn.PgError
+		if !errors.As(err, &pe) || pe.Code != "42703" || pe.Message != `column "nope" does not exist` {
+			t.Errorf("%s: got %v, want 42703 column \"nope\" does not exist", sql, err)
+		}
+	}
+	assertCount(t, c, "SELECT count(*) FROM t WHERE a IN ('x', 'y')", 2)
+	assertReplicas(t, addr, 3)
+}

@@ -2,9 +2,42 @@
 
 package sqlite
 
+/*
+// go-sqlite3 exposes neither sqlite3_db_config nor a connection's sqlite3
+// handle, so the double-quoted-string fallback is turned off the way
+// SQLite offers for libraries one does not control: an automatic
+// extension, which SQLite runs inside every sqlite3_open of this build,
+// before the connection prepares anything (SQLite wants the DQS settings
+// made before the first statement). The prototypes are SQLite's own;
+// the symbols come from the amalgamation go-sqlite3 compiles (or the
+// system library with its libsqlite3 tag).
+typedef struct sqlite3 sqlite3;
+typedef struct sqlite3_api_routines sqlite3_api_routines;
+extern int sqlite3_db_config(sqlite3*, int op, ...);
+extern int sqlite3_auto_extension(void (*xEntryPoint)(void));
+
+enum { shepherdDQSDML = 1013, shepherdDQSDDL = 1014 }; // SQLITE_DBCONFIG_DQS_DML, _DDL
+
+static int shepherd_no_dqs(sqlite3 *db, char **errmsg, const sqlite3_api_routines *api) {
+	(void)errmsg;
+	(void)api;
+	int rc = sqlite3_db_config(db, shepherdDQSDML, 0, (int *)0);
+	if (rc == 0) {
+		rc = sqlite3_db_config(db, shepherdDQSDDL, 0, (int *)0);
+	}
+	return rc;
+}
+
+static int shepherd_register_no_dqs(void) {
+	return sqlite3_auto_extension((void (*)(void))shepherd_no_dqs);
+}
+*/
+import "C"
+
 import (
 	"database/sql"
 	"errors"
+	"fmt"
 
 	msqlite3 "github.com/mattn/go-sqlite3"
 
@@ -32,6 +65,11 @@ var cgoLibrary = &library{
 const cgoSQLDriver = "sqlite3-shepherd"
 
 func init() {
+	// Process-wide for go-sqlite3's copy of SQLite, which only shepherd's
+	// drivers use; open checks it took effect.
+	if rc := C.shepherd_register_no_dqs(); rc != 0 {
+		panic(fmt.Sprintf("sqlite3_auto_extension: result code %d", rc))
+	}
 	sql.Register(cgoSQLDriver, &msqlite3.SQLiteDriver{ConnectHook: func(c *msqlite3.SQLiteConn) error {
 		if err := c.RegisterFunc(DivisorFunction, func(v any) (any, error) { return divisor(v) }, true); err != nil {
 			return err

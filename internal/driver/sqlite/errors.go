@@ -35,6 +35,9 @@ func (e *Engine) classify(ctx context.Context, err error) *pgerr.Error {
 		out = pgerr.Wrap(pgerr.QueryCanceled, err, "canceling statement due to user request")
 	case isSQLite:
 		out = pgerr.Wrap(sqlstateOf(code, msg), err, "")
+		if m, ok := undefinedColumnMessage(msg); ok {
+			out.Message = m
+		}
 	default:
 		out = pgerr.Wrap(pgerr.InternalError, err, "")
 	}
@@ -111,6 +114,30 @@ func classifyGenericError(msg string) string {
 		}
 	}
 	return pgerr.InternalError
+}
+
+// undefinedColumnMessage rewrites SQLite's "no such column: X" into
+// PostgreSQL's wording, `column "x" does not exist` (a qualified name
+// unquoted, as PostgreSQL prints it), so that a client on SQLite replicas
+// reads what PostgreSQL would have said. ok is false for other messages.
+func undefinedColumnMessage(msg string) (string, bool) {
+	const prefix = "no such column: "
+	i := strings.Index(msg, prefix)
+	if i < 0 {
+		return "", false
+	}
+	name := msg[i+len(prefix):]
+	// With the double-quoted-string fallback off, SQLite suggests single
+	// quotes after the name; the libraries add " (1)" or nothing after it.
+	if j := strings.Index(name, " - should this be"); j >= 0 {
+		name = name[:j]
+	}
+	name = strings.TrimSuffix(name, " (1)")
+	name = strings.Trim(name, `"`)
+	if strings.Contains(name, ".") {
+		return "column " + name + " does not exist", true
+	}
+	return `column "` + name + `" does not exist`, true
 }
 
 // dependentObjects is SQLSTATE 2BP01, which package pgerr does not name.

@@ -15,6 +15,9 @@ const Pure = "sqlite"
 var moderncLibrary = &library{
 	name:      Pure,
 	sqlDriver: "sqlite",
+	// _dqs=0 makes the library call sqlite3_db_config(DQS_DML and DQS_DDL,
+	// 0) on every connection it opens, before anything else runs on it.
+	dsnSuffix: "?_dqs=0",
 	resultCode: func(err error) (int, string, bool) {
 		var e *msqlite.Error
 		if !errors.As(err, &e) {

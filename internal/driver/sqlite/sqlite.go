@@ -46,6 +46,8 @@ type library struct {
 	name string
 	// sqlDriver is the database/sql driver name the library registers.
 	sqlDriver string
+	// dsnSuffix follows the file's path in the library's DSN.
+	dsnSuffix string
 	// resultCode extracts the extended result code and message of an error
 	// of the library; ok is false for errors that are not SQLite's.
 	resultCode func(err error) (code int, msg string, ok bool)
@@ -77,7 +79,7 @@ func open(ctx context.Context, lib *library, spec driver.Spec) (*Engine, error) 
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, openError(spec.Name, pgerr.Wrap(pgerr.ConnectionException, err, ""))
 	}
-	db, err := sql.Open(lib.sqlDriver, path)
+	db, err := sql.Open(lib.sqlDriver, path+lib.dsnSuffix)
 	if err != nil {
 		return nil, openError(spec.Name, pgerr.Wrap(pgerr.ConnectionException, err, ""))
 	}
@@ -93,6 +95,11 @@ func open(ctx context.Context, lib *library, spec driver.Spec) (*Engine, error) 
 	if err != nil {
 		db.Close()
 		return nil, openError(spec.Name, pgerr.From(err))
+	}
+	if err := c.(*Conn).checkNoDQS(ctx); err != nil {
+		c.Close()
+		db.Close()
+		return nil, openError(spec.Name, err)
 	}
 	if err := c.Close(); err != nil {
 		db.Close()
@@ -143,6 +150,29 @@ func (e *Engine) Connect(ctx context.Context) (driver.Conn, error) {
 		}
 	}
 	return c, nil
+}
+
+// dqsProbe names no column: with SQLite's double-quoted-string fallback on,
+// it would read as the string 'shepherd_dqs_probe'.
+const dqsProbe = `SELECT "shepherd_dqs_probe"`
+
+// checkNoDQS makes sure the library turned off SQLite's fallback that reads
+// an unknown double-quoted identifier as a string literal (see
+// https://sqlite.org/quirks.html#dblquote). The SQL writer double-quotes
+// every identifier, so with it on a misspelt column would read its own
+// name, and a write filtered on it would change every row, with every
+// SQLite replica agreeing. A library that ignores the setting must not
+// serve.
+func (c *Conn) checkNoDQS(ctx context.Context) *pgerr.Error {
+	_, err := c.query(ctx, dqsProbe, nil)
+	if err == nil {
+		return c.engine.tagged(pgerr.New(pgerr.InternalError,
+			"%s: SQLite reads an unknown double-quoted identifier as a string; shepherd needs that fallback off (sqlite3_db_config DQS_DML and DQS_DDL)", c.engine.lib.name))
+	}
+	if e := c.engine.classify(ctx, err); e.Code != pgerr.UndefinedColumn {
+		return e
+	}
+	return nil
 }
 
 // Conn is one session, pinned to one SQLite connection.

@@ -4,12 +4,14 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/shepherd-db/shepherd/internal/driver"
 	"github.com/shepherd-db/shepherd/internal/driver/drivertest"
 	_ "github.com/shepherd-db/shepherd/internal/driver/sqlite"
+	"github.com/shepherd-db/shepherd/internal/pgerr"
 )
 
 func open(t *testing.T, name string, spec driver.Spec) driver.Engine {
@@ -43,5 +45,59 @@ func TestRelativePathUnderDataDir(t *testing.T) {
 	defer e.Close()
 	if _, err := os.Stat(filepath.Join(dir, "sub/dir/r.db")); err != nil {
 		t.Errorf("database file not created under DataDir: %v", err)
+	}
+}
+
+// TestDoubleQuotedIsNeverAString checks that both builds refuse a
+// double-quoted name that resolves to nothing, as PostgreSQL does (42703),
+// where SQLite by default reads it as a string literal: the SQL writer
+// double-quotes every identifier, so a typo in a column name would read
+// the name itself on every SQLite replica, and a write filtered on it
+// would change every row, agreed by all replicas. DDL too: a CHECK or an
+// index on an unknown double-quoted name is refused, not made a constant.
+func TestDoubleQuotedIsNeverAString(t *testing.T) {
+	for _, name := range []string{"sqlite", "sqlite-cgo"} {
+		t.Run(name, func(t *testing.T) {
+			e := open(t, name, driver.Spec{Name: name, DSN: "r.db", DataDir: t.TempDir()})
+			defer e.Close()
+			ctx := context.Background()
+			c, err := e.Connect(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			for _, s := range []string{`CREATE TABLE "t" ("a" text)`, `INSERT INTO "t" ("a") VALUES ('x'), ('y')`} {
+				if _, err := exec(t, c, "", s); err != nil {
+					t.Fatalf("%s: %v", s, err)
+				}
+			}
+			refused := []struct{ verb, sql, msg string }{
+				{"SELECT", `SELECT "nope" FROM "t"`, `column "nope" does not exist`},
+				{"SELECT", `SELECT "t"."nope" FROM "t"`, `column t.nope does not exist`},
+				{"UPDATE", `UPDATE "t" SET "a" = 'z' WHERE "nope" = 'nope'`, `column "nope" does not exist`},
+				{"DELETE", `DELETE FROM "t" WHERE "nope" = 'nope'`, `column "nope" does not exist`},
+				{"CREATE TABLE", `CREATE TABLE "u" ("a" text CHECK ("nope" <> ''))`, `column "nope" does not exist`},
+				{"CREATE INDEX", `CREATE INDEX "i" ON "t" ("nope")`, ""},
+			}
+			for _, r := range refused {
+				_, err := exec(t, c, r.verb, r.sql)
+				if got := pgerr.Code(err); got != pgerr.UndefinedColumn {
+					t.Errorf("%s: got %v (%s), want 42703", r.sql, err, got)
+				} else if r.msg != "" && pgerr.From(err).Message != r.msg {
+					t.Errorf("%s: message %q, want PostgreSQL's %q", r.sql, pgerr.From(err).Message, r.msg)
+				}
+			}
+			a, err := exec(t, c, "SELECT", `SELECT "a" FROM "t" ORDER BY "a"`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, row := range a.Rows {
+				got = append(got, row[0].Text)
+			}
+			if strings.Join(got, ",") != "x,y" {
+				t.Errorf("rows after the refused writes: %v, want x,y", got)
+			}
+		})
 	}
 }
