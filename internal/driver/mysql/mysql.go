@@ -165,6 +165,11 @@ func (e *Engine) Connect(ctx context.Context) (driver.Conn, error) {
 	setup := []string{
 		"SET SESSION TRANSACTION ISOLATION LEVEL " + e.isolation,
 		"SET SESSION time_zone = '+00:00', sql_mode = '" + sessionSQLMode + "', autocommit = 1",
+		// Constants and parameters take the connection's collation, by
+		// default utf8mb4_general_ci ('a' = 'A', 'a' = 'a '); text must
+		// compare as the columns shepherd creates and as PostgreSQL's C
+		// collation: byte-wise, without padding.
+		"SET SESSION collation_connection = 'utf8mb4_nopad_bin'",
 		// Decimal division keeps 30 more digits (the most MariaDB
 		// allows): the SQL writer lets a numeric division through only
 		// where PostgreSQL's result is rounded to a stated scale.

@@ -88,3 +88,26 @@ func TestIsolationOverrideUnknown(t *testing.T) {
 		t.Errorf("unknown isolation level: %v, want SQLSTATE %s", err, pgerr.InvalidParameterValue)
 	}
 }
+
+// TestSessionComparesByteWise checks that text that is not a column's —
+// constants, parameters — compares byte-wise and without padding in a
+// session, as under PostgreSQL's C collation and as the columns shepherd
+// creates (utf8mb4_nopad_bin): the connection's default collation,
+// utf8mb4_general_ci, says 'a' = 'A' and 'a' = 'a '.
+func TestSessionComparesByteWise(t *testing.T) {
+	e, err := open(t, testenv.MariaDB(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	c := connect(t, e)
+	a, err := run(c, "SELECT", "SELECT 'a' = 'A', 'a' < 'B', 'a' = 'a ', ? = 'A'", driver.Arg{Text: "a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range a.Rows[0] {
+		if v.Text != "0" {
+			t.Errorf("comparison %d: %s, want 0 (false) as in PostgreSQL's C collation", i+1, v.Text)
+		}
+	}
+}

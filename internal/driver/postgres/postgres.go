@@ -20,6 +20,7 @@ import (
 	"context"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -80,10 +81,63 @@ func Open(ctx context.Context, spec driver.Spec) (driver.Engine, error) {
 		wrapped.Replica = spec.Name
 		return nil, wrapped
 	}
+	if err := c.(*Conn).checkLocale(ctx); err != nil {
+		c.Close()
+		return nil, err
+	}
 	if err := c.Close(); err != nil {
 		return nil, err
 	}
 	return e, nil
+}
+
+// localeQuery reads the database's locale. pg_database's row goes through
+// to_jsonb so that the columns PostgreSQL added later (datlocprovider in
+// 15, daticulocale renamed datlocale in 17) read as NULL where absent.
+const localeQuery = `SELECT current_database(), datcollate, datctype,
+	coalesce(to_jsonb(d)->>'datlocprovider', 'c'),
+	coalesce(to_jsonb(d)->>'datlocale', to_jsonb(d)->>'daticulocale', '')
+	FROM pg_database d WHERE datname = current_database()`
+
+// checkLocale refuses a database whose text does not behave as under the
+// C locale. The SQL writer relies on it (package dialect): text compares
+// and sorts byte-wise, as on MariaDB (utf8mb4_nopad_bin) and SQLite
+// (BINARY), and lower() and upper() map ASCII letters only, as SQLite's
+// do. Another collation would order rows, and decide comparisons,
+// differently from the other replicas; C.UTF-8 sorts byte-wise but maps
+// the case of every letter (upper('é') is 'É'). Such a replica would
+// lose votes it should win, or win them against correct replicas, so it
+// must not start.
+func (c *Conn) checkLocale(ctx context.Context) error {
+	rs, err := c.pc.Exec(ctx, localeQuery).ReadAll()
+	if err != nil {
+		return c.classify(ctx, err)
+	}
+	if len(rs) != 1 || len(rs[0].Rows) != 1 || len(rs[0].Rows[0]) != 5 {
+		return c.tagged(pgerr.New(pgerr.InternalError, "replica %s: cannot read the database's locale", c.replica))
+	}
+	row := rs[0].Rows[0]
+	db, collate, ctype, provider, locale := string(row[0]), string(row[1]), string(row[2]), string(row[3]), string(row[4])
+	isC := func(l string) bool { return l == "C" || l == "POSIX" }
+	var what string
+	switch {
+	case provider == "i":
+		what = fmt.Sprintf("the ICU locale %q", locale)
+	case provider == "b" && !isC(locale):
+		what = fmt.Sprintf("the builtin locale %q", locale)
+	case provider != "c" && provider != "b":
+		what = fmt.Sprintf("locale provider %q", provider)
+	case !isC(collate):
+		what = fmt.Sprintf("LC_COLLATE %q", collate)
+	case !isC(ctype):
+		what = fmt.Sprintf("LC_CTYPE %q", ctype)
+	default:
+		return nil
+	}
+	e := pgerr.New(pgerr.FeatureNotSupported,
+		"replica %s: database %q uses %s; shepherd compares, sorts and case-maps text as the C locale does, like the other engines, and needs a database created with LOCALE 'C' (CREATE DATABASE ... TEMPLATE template0 LOCALE 'C')",
+		c.replica, db, what)
+	return c.tagged(e)
 }
 
 // Driver returns "postgres".

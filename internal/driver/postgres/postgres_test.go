@@ -3,9 +3,13 @@ package postgres_test
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/shepherd-db/shepherd/internal/answer"
 	"github.com/shepherd-db/shepherd/internal/driver"
@@ -431,5 +435,78 @@ func TestLostBeginNeverAutocommits(t *testing.T) {
 	}
 	if n := a.Rows[0][0].Text; n != "0" {
 		t.Errorf("%s rows left behind by a rolled-back transaction", n)
+	}
+}
+
+// TestRefusesNonCCollation checks that a replica whose database does not
+// compare and case-map text as the C locale does is refused at open,
+// naming the replica and the locale, and that a C database is accepted.
+// The SQL writer assumes C: byte-wise order (as MariaDB's
+// utf8mb4_nopad_bin and SQLite's BINARY), and case mapping of ASCII
+// letters only (as SQLite's). Each refused locale is shown to differ.
+func TestRefusesNonCCollation(t *testing.T) {
+	dsn := testenv.Postgres(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	e, err := open(t, dsn)
+	if err != nil {
+		t.Fatalf("C database refused: %v", err)
+	}
+	e.Close()
+
+	admin, err := pgconn.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(context.Background())
+	one := func(c *pgconn.PgConn, sql string) string {
+		t.Helper()
+		rs, err := c.Exec(ctx, sql).ReadAll()
+		if err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+		return string(rs[0].Rows[0][0])
+	}
+	// The probe of each locale's difference from C, and C's answer.
+	const probe = "SELECT (upper('é') = 'é')::text || ' ' || ('a' < 'B')::text"
+	if got := one(admin, probe); got != "true false" {
+		t.Fatalf("C database: %s gives %q, want \"true false\"", probe, got)
+	}
+	for _, tc := range []struct{ name, options, locale string }{
+		// C.UTF-8 sorts by code point, which is byte order in UTF-8, but
+		// maps the case of every letter: upper('é') is 'É'.
+		{"cutf8", "LC_COLLATE 'C.UTF-8' LC_CTYPE 'C.UTF-8'", "C.UTF-8"},
+		// ICU's en-US sorts 'a' before 'B'.
+		{"icu", "LOCALE_PROVIDER icu ICU_LOCALE 'en-US'", "en-US"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			db := strings.ToLower(strings.ReplaceAll(t.Name(), "/", "_"))
+			if _, err := admin.Exec(ctx, "CREATE DATABASE "+db+" TEMPLATE template0 ENCODING 'UTF8' "+tc.options).ReadAll(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() {
+				_, _ = admin.Exec(context.Background(), "DROP DATABASE IF EXISTS "+db+" WITH (FORCE)").ReadAll()
+			})
+			u, err := url.Parse(dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			u.Path = "/" + db
+			other, err := pgconn.Connect(ctx, u.String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := one(other, probe)
+			other.Close(context.Background())
+			if got == "true false" {
+				t.Fatalf("%s: %s gives %q as C does: nothing to refuse", tc.locale, probe, got)
+			}
+			_, err = open(t, u.String())
+			pe := pgerr.From(err)
+			if err == nil || pe.Code != pgerr.FeatureNotSupported || pe.Replica != "pg1" ||
+				!strings.Contains(pe.Message, "pg1") || !strings.Contains(pe.Message, tc.locale) {
+				t.Errorf("open of a %s database: %v, want 0A000 naming pg1 and %s", tc.locale, err, tc.locale)
+			}
+		})
 	}
 }
