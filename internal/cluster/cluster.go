@@ -303,11 +303,53 @@ func (c *Cluster) Begin(opts driver.TxOptions) *Txn {
 // the answer the coordinator chose. When ctx ends first, the statement is
 // cancelled on every replica and Exec returns what they then agree on
 // (normally 57014).
+//
+// A statement some replica could not take (see driver.Sizer) is refused
+// with 54000 before any replica runs it; the transaction is left to the
+// caller to fail, as after any error.
 func (t *Txn) Exec(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (*answer.Answer, error) {
+	call := stmtCall{st: st, args: args}
+	t.c.write(&call)
+	if err := t.c.oversize(&call); err != nil {
+		return nil, err
+	}
 	op := coord.Op{Txn: t.id, Kind: coord.OpStmt, Seq: t.seq}
 	t.seq++
-	return t.submit(ctx, op, stmtCall{st: st, args: args})
+	return t.submit(ctx, op, call)
 }
+
+// write writes call's statement for each dialect the replicas speak.
+func (c *Cluster) write(call *stmtCall) {
+	for _, d := range c.dialects {
+		if !call.written[d] {
+			call.queries[d], call.written[d] = query(*call, d), true
+		}
+	}
+}
+
+// oversize refuses a statement that a replica's engine would not take
+// whole: the engine would fail it, or drop the connection, where the
+// others succeed; the replica would be taken out and its catch-up would
+// fail on the same statement for ever. Every replica counts, also one
+// that is down: it must replay the statement when it returns.
+func (c *Cluster) oversize(call *stmtCall) *pgerr.Error {
+	for _, m := range c.managers {
+		s, ok := m.Engine().(driver.Sizer)
+		if !ok {
+			continue
+		}
+		if o := s.Oversize(call.queries[m.Engine().Dialect()]); o != nil {
+			return pgerr.New(programLimitExceeded,
+				"statement too large for replica %s: %d against its %s of %d",
+				m.Name(), o.Size, o.Limit, o.Max)
+		}
+	}
+	return nil
+}
+
+// programLimitExceeded is SQLSTATE 54000, which package pgerr does not
+// name.
+const programLimitExceeded = "54000"
 
 // ExecSingle runs the only statement of a transaction that the caller
 // will commit right after (the client's autocommit). When nothing would
@@ -359,11 +401,7 @@ func (t *Txn) submit(ctx context.Context, op coord.Op, call stmtCall) (*answer.A
 	if call.st != nil {
 		// Write the statement for each dialect now, outside the lock
 		// every session and replica answer goes through.
-		for _, d := range c.dialects {
-			if !call.written[d] {
-				call.queries[d], call.written[d] = query(call, d), true
-			}
-		}
+		c.write(&call)
 	}
 	ch := make(chan outcome, 1)
 	c.mu.Lock()

@@ -105,6 +105,29 @@ type Engine interface {
 	Close() error
 }
 
+// Oversize says which of an engine's limits a statement exceeds.
+type Oversize struct {
+	// Limit is the engine's name for the limit ("max_allowed_packet").
+	Limit string
+	// Max is the limit, in bytes (or in parameters, for a limit on
+	// their number).
+	Max int64
+	// Size is what the statement takes against it, in the same unit.
+	Size int64
+}
+
+// Sizer is an Engine that refuses statements beyond some size. shepherd
+// must refuse such a statement before any replica runs it: the engine
+// would fail it (MariaDB drops the connection) where the other replicas
+// succeed, and its catch-up would then fail on it for ever.
+type Sizer interface {
+	// Oversize returns the limit q, written for the engine, exceeds
+	// there, or nil when it fits. The limits are read when the engine is
+	// opened or connected; the sizes count what the engine's protocol
+	// carries (text and arguments), with its escaping.
+	Oversize(q Query) *Oversize
+}
+
 // TxOptions are the options of BEGIN. Zero values mean the driver's
 // default for its class.
 type TxOptions struct {

@@ -37,6 +37,7 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -66,6 +67,9 @@ type Engine struct {
 	isolation string
 	// pinned says the level was overridden: BEGIN cannot change it.
 	pinned bool
+	// maxPacket is the server's max_allowed_packet as the latest
+	// session read it (see Oversize).
+	maxPacket atomic.Int64
 }
 
 // Options change how an engine is opened. The zero Options is the
@@ -181,10 +185,12 @@ func (e *Engine) Connect(ctx context.Context) (driver.Conn, error) {
 			return nil, err
 		}
 	}
-	if err := sc.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&c.threadID); err != nil {
+	var maxPacket int64
+	if err := sc.QueryRowContext(ctx, "SELECT CONNECTION_ID(), @@max_allowed_packet").Scan(&c.threadID, &maxPacket); err != nil {
 		sc.Close()
 		return nil, e.tagged(classify(ctx, err))
 	}
+	e.maxPacket.Store(maxPacket)
 	return c, nil
 }
 
@@ -200,6 +206,23 @@ func (e *Engine) killQuery(threadID int64) {
 	defer cancel()
 	// A failure leaves the grace timer to drop the connection.
 	_, _ = e.db.ExecContext(ctx, fmt.Sprintf("KILL QUERY %d", threadID))
+}
+
+// Oversize compares q with max_allowed_packet: a statement goes to the
+// server as one packet (the command byte and the text, its parameters
+// interpolated), and the server drops the connection that sends a larger
+// one. Each parameter is counted as go-sql-driver writes it, at most
+// twice its length once escaped, in quotes, with a _binary introducer for
+// bytes.
+func (e *Engine) Oversize(q driver.Query) *driver.Oversize {
+	size := int64(1 + len(q.SQL))
+	for _, a := range q.Args {
+		size += int64(2*len(a.Text) + len("_binary''"))
+	}
+	if max := e.maxPacket.Load(); size > max {
+		return &driver.Oversize{Limit: "max_allowed_packet", Max: max, Size: size}
+	}
+	return nil
 }
 
 // isolationSQL maps TxOptions.Isolation onto SQL; anything else is refused

@@ -140,6 +140,26 @@ func (c *Conn) checkLocale(ctx context.Context) error {
 	return c.tagged(e)
 }
 
+// maxMessage is the largest message the server reads from a client
+// (PQ_LARGE_MESSAGE_LIMIT, 1 GB less one byte); a longer one ends the
+// connection. It is also the most a single value may take (MaxAllocSize).
+const maxMessage = 1<<30 - 1
+
+// Oversize checks q against the protocol's message limit: the statement
+// goes out in a Parse message (its text) and a Bind message (its
+// arguments, each with a 4-byte length); the 64 bytes cover the other
+// fields of either.
+func (e *Engine) Oversize(q driver.Query) *driver.Oversize {
+	bind := int64(64)
+	for _, a := range q.Args {
+		bind += int64(4 + len(a.Text))
+	}
+	if size := max(int64(64+len(q.SQL)), bind); size > maxMessage {
+		return &driver.Oversize{Limit: "the protocol's message size limit", Max: maxMessage, Size: size}
+	}
+	return nil
+}
+
 // Driver returns "postgres".
 func (e *Engine) Driver() string { return Name }
 

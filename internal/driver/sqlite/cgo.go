@@ -51,6 +51,17 @@ const CGo = "sqlite-cgo"
 var cgoLibrary = &library{
 	name:      CGo,
 	sqlDriver: cgoSQLDriver,
+	limit: func(c *sql.Conn, id int) (n int, err error) {
+		err = c.Raw(func(dc any) error {
+			sc, ok := dc.(*msqlite3.SQLiteConn)
+			if !ok {
+				return fmt.Errorf("go-sqlite3: unexpected connection type %T", dc)
+			}
+			n = sc.GetLimit(id)
+			return nil
+		})
+		return n, err
+	},
 	resultCode: func(err error) (int, string, bool) {
 		var e msqlite3.Error
 		if !errors.As(err, &e) {

@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"database/sql"
 	sqldriver "database/sql/driver"
 	"errors"
 
@@ -18,6 +19,9 @@ var moderncLibrary = &library{
 	// _dqs=0 makes the library call sqlite3_db_config(DQS_DML and DQS_DDL,
 	// 0) on every connection it opens, before anything else runs on it.
 	dsnSuffix: "?_dqs=0",
+	limit: func(c *sql.Conn, id int) (int, error) {
+		return msqlite.Limit(c, id, -1)
+	},
 	resultCode: func(err error) (int, string, bool) {
 		var e *msqlite.Error
 		if !errors.As(err, &e) {

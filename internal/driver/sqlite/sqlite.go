@@ -48,6 +48,8 @@ type library struct {
 	sqlDriver string
 	// dsnSuffix follows the file's path in the library's DSN.
 	dsnSuffix string
+	// limit reads one of a connection's run-time limits (sqlite3_limit).
+	limit func(c *sql.Conn, id int) (int, error)
 	// resultCode extracts the extended result code and message of an error
 	// of the library; ok is false for errors that are not SQLite's.
 	resultCode func(err error) (code int, msg string, ok bool)
@@ -66,6 +68,48 @@ type Engine struct {
 	replica string
 	path    string
 	db      *sql.DB
+	// limits are the connections' run-time limits, read at open: every
+	// connection of the engine has the same.
+	limits [len(limits)]int64
+}
+
+// limits are the run-time limits (https://sqlite.org/limits.html) a
+// statement is checked against before any replica runs it (Oversize).
+var limits = [...]struct {
+	id   int
+	name string
+}{
+	{1, "SQLITE_LIMIT_SQL_LENGTH"},
+	{0, "SQLITE_LIMIT_LENGTH"},
+	{9, "SQLITE_LIMIT_VARIABLE_NUMBER"},
+}
+
+// Oversize checks q against the engine's limits: the length of its text,
+// the length of each argument (a string or blob), the number of
+// arguments.
+func (e *Engine) Oversize(q driver.Query) *driver.Oversize {
+	var longest int
+	for _, a := range q.Args {
+		longest = max(longest, len(a.Text))
+	}
+	for i, size := range [len(limits)]int64{int64(len(q.SQL)), int64(longest), int64(len(q.Args))} {
+		if size > e.limits[i] {
+			return &driver.Oversize{Limit: limits[i].name, Max: e.limits[i], Size: size}
+		}
+	}
+	return nil
+}
+
+// readLimits reads the engine's limits on the connection sc.
+func (e *Engine) readLimits(ctx context.Context, sc *sql.Conn) *pgerr.Error {
+	for i, l := range limits {
+		n, err := e.lib.limit(sc, l.id)
+		if err != nil {
+			return e.classify(ctx, err)
+		}
+		e.limits[i] = int64(n)
+	}
+	return nil
 }
 
 func open(ctx context.Context, lib *library, spec driver.Spec) (*Engine, error) {
@@ -97,6 +141,11 @@ func open(ctx context.Context, lib *library, spec driver.Spec) (*Engine, error) 
 		return nil, openError(spec.Name, pgerr.From(err))
 	}
 	if err := c.(*Conn).checkNoDQS(ctx); err != nil {
+		c.Close()
+		db.Close()
+		return nil, openError(spec.Name, err)
+	}
+	if err := e.readLimits(ctx, c.(*Conn).conn); err != nil {
 		c.Close()
 		db.Close()
 		return nil, openError(spec.Name, err)

@@ -101,3 +101,39 @@ func TestDoubleQuotedIsNeverAString(t *testing.T) {
 		})
 	}
 }
+
+// TestOversize checks that both builds report the limits SQLite enforces:
+// a statement with more parameters than SQLITE_LIMIT_VARIABLE_NUMBER
+// allows is reported, and SQLite does refuse it; one within the limits
+// is not.
+func TestOversize(t *testing.T) {
+	for _, name := range []string{"sqlite", "sqlite-cgo"} {
+		t.Run(name, func(t *testing.T) {
+			e := open(t, name, driver.Spec{Name: name, DSN: "r.db", DataDir: t.TempDir()})
+			defer e.Close()
+			sizer, ok := e.(driver.Sizer)
+			if !ok {
+				t.Fatal("not a driver.Sizer")
+			}
+			small := driver.Query{SQL: "SELECT ?", Args: []driver.Arg{{Text: strings.Repeat("x", 1<<20)}}, ReturnsRows: true, Verb: "SELECT"}
+			if o := sizer.Oversize(small); o != nil {
+				t.Errorf("a 1 MB parameter: %+v", o)
+			}
+			n := 100000
+			many := driver.Query{SQL: "SELECT " + strings.TrimSuffix(strings.Repeat("?, ", n), ", "),
+				Args: make([]driver.Arg, n), ReturnsRows: true, Verb: "SELECT"}
+			o := sizer.Oversize(many)
+			if o == nil || o.Limit != "SQLITE_LIMIT_VARIABLE_NUMBER" || o.Size != int64(n) || o.Max >= int64(n) {
+				t.Fatalf("%d parameters: %+v, want SQLITE_LIMIT_VARIABLE_NUMBER", n, o)
+			}
+			c, err := e.Connect(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			if _, err := c.Exec(context.Background(), many); err == nil {
+				t.Errorf("SQLite took %d parameters, above the limit %d it reported", n, o.Max)
+			}
+		})
+	}
+}

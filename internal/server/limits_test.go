@@ -1,0 +1,90 @@
+package server
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/shepherd-db/shepherd/internal/config"
+	"github.com/shepherd-db/shepherd/internal/driver"
+	"github.com/shepherd-db/shepherd/internal/testenv"
+)
+
+// TestStatementTooLargeForAReplica: a statement larger than MariaDB's
+// max_allowed_packet (1 MiB here; 16 MiB by default, where shepherd takes
+// 64 MiB) is refused with 54000 naming the replica and the limit, before
+// any replica runs it, whether the bulk is in the text or in a parameter:
+// nothing is written anywhere, the view does not change, every replica
+// stays up, and the next statement works. MariaDB had dropped the
+// connection, the primary was replaced, and its catch-up failed on the
+// same statement for ever.
+func TestStatementTooLargeForAReplica(t *testing.T) {
+	m := testenv.OwnMariaDB(t)
+	db, err := sql.Open("mysql", m.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec("SET GLOBAL max_allowed_packet = 1048576"); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	cfg := &config.Config{
+		Listen:  "127.0.0.1:0",
+		DataDir: t.TempDir(),
+		Mode:    "cbs",
+		F:       1,
+		Replicas: []config.Replica{
+			{Name: "maria", Driver: "mysql", DSN: m.DSN()},
+			{Name: "pg", Driver: "postgres", DSN: testenv.Postgres(t)},
+			{Name: "lite", Driver: "sqlite", DSN: "lite.db"},
+		},
+	}
+	addr, srv := start(t, cfg)
+	c := connect(t, addr, "app")
+	ctx := context.Background()
+	mustExec(t, c, "CREATE TABLE big (id int PRIMARY KEY, v text)")
+	huge := strings.Repeat("x", 2<<20)
+	for what, try := range map[string]func() error{
+		"text": func() error {
+			_, err := c.Exec(ctx, "INSERT INTO big (id, v) VALUES (1, '"+huge+"')")
+			return err
+		},
+		"parameter": func() error {
+			_, err := c.Exec(ctx, "INSERT INTO big (id, v) VALUES ($1, $2)", 2, huge)
+			return err
+		},
+		"parameter in a transaction": func() error {
+			tx, err := c.Begin(ctx)
+			if err != nil {
+				return err
+			}
+			defer tx.Rollback(ctx)
+			if _, err := tx.Exec(ctx, "INSERT INTO big (id, v) VALUES (3, 'small')"); err != nil {
+				return err
+			}
+			_, err = tx.Exec(ctx, "INSERT INTO big (id, v) VALUES ($1, $2)", 4, huge)
+			return err
+		},
+	} {
+		err := try()
+		var pe *pgconn.PgError
+		if !errors.As(err, &pe) || pe.Code != "54000" || !strings.Contains(pe.Message, "maria") || !strings.Contains(pe.Message, "max_allowed_packet") {
+			t.Errorf("%s: got %v, want 54000 naming maria and max_allowed_packet", what, err)
+		}
+	}
+	mustExec(t, c, "INSERT INTO big (id, v) VALUES (5, 'small')")
+	assertCount(t, c, "SELECT count(*) FROM big", 1)
+	for _, r := range cfg.Replicas {
+		if n, _ := replicaExec(t, cfg, r.Name, driver.Query{SQL: "SELECT id FROM big", ReturnsRows: true, Verb: "SELECT"}); n != 1 {
+			t.Errorf("%s holds %d rows, want 1", r.Name, n)
+		}
+	}
+	if views := srv.Cluster().Views(); len(views) != 1 {
+		t.Errorf("views %+v: the primary was replaced", views)
+	}
+	assertReplicas(t, addr, 3)
+}
