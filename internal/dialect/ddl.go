@@ -3,9 +3,11 @@ package dialect
 import (
 	"slices"
 	"strconv"
+	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
+	"github.com/shepherd-db/shepherd/internal/pgerr"
 	"github.com/shepherd-db/shepherd/internal/schema"
 )
 
@@ -202,7 +204,8 @@ func (w *writer) createTable(cs *pg_query.CreateStmt) {
 					if w.lite() {
 						w.str("(")
 					}
-					w.typed(con.RawExpr, col.Type)
+					// A numeric(p,s) default is stored as any value is.
+					w.assigned(con.RawExpr, col)
 					if w.lite() {
 						w.str(")")
 					}
@@ -239,6 +242,43 @@ func (w *writer) createTable(cs *pg_query.CreateStmt) {
 	if w.my() {
 		w.str(" ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_nopad_bin")
 	}
+}
+
+// numericDefault writes, for SQLite, the default of a numeric(p,s)
+// column that ALTER TABLE adds. SQLite fills the rows already there with
+// it, so it must be a constant, not a call of the function values are
+// stored through: the number is rounded here as PostgreSQL rounds it, and
+// one too large for the column fails as there (22003).
+func (w *writer) numericDefault(n *pg_query.Node, mods []int32) {
+	text, neg := "", false
+	for e := n.GetAExpr(); e != nil; e = n.GetAExpr() {
+		op := schema.OpName(e.Name)
+		if e.Lexpr != nil || op != "-" && op != "+" {
+			w.refuse("a default other than a plain number for a numeric(p,s) column added on SQLite")
+		}
+		neg = neg != (op == "-")
+		n = e.Rexpr
+	}
+	if c := n.GetAConst(); c != nil && c.GetIval() != nil {
+		text = strconv.Itoa(int(c.GetIval().Ival))
+	} else if c != nil && c.GetFval() != nil {
+		text = c.GetFval().Fval
+	}
+	scale := int32(0)
+	if len(mods) == 2 {
+		scale = mods[1]
+	}
+	r, ok := roundDecimal(strings.TrimPrefix(text, "-"), int(scale))
+	if text == "" || strings.ContainsAny(text, "eE") || !ok {
+		w.refuse("a default other than a plain number for a numeric(p,s) column added on SQLite")
+	}
+	if neg != strings.HasPrefix(text, "-") && strings.Trim(r, "0.") != "" {
+		r = "-" + r
+	}
+	if whole, _, _ := strings.Cut(strings.TrimLeft(strings.TrimPrefix(r, "-"), "0"), "."); len(whole) > int(mods[0]-scale) {
+		w.fail(pgerr.NumericValueOutOfRange, "numeric field overflow")
+	}
+	w.str(r)
 }
 
 // keyColumns returns the columns of a CREATE TABLE that are in a primary
@@ -576,7 +616,11 @@ func (w *writer) alterTable(at *pg_query.AlterTableStmt) {
 					if w.lite() {
 						w.str("(")
 					}
-					w.typed(con.RawExpr, col.Type)
+					if w.lite() && col.Type == "numeric" && len(col.Mods) > 0 {
+						w.numericDefault(con.RawExpr, col.Mods)
+					} else {
+						w.typed(con.RawExpr, col.Type)
+					}
 					if w.lite() {
 						w.str(")")
 					}

@@ -7,6 +7,7 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"github.com/shepherd-db/shepherd/internal/pgerr"
 	"github.com/shepherd-db/shepherd/internal/schema"
 )
 
@@ -88,7 +89,11 @@ func (w *writer) insertStmt(ins *pg_query.InsertStmt) {
 			w.refuse("INSERT ... SELECT with ON CONFLICT")
 		}
 		w.str(" ")
-		w.selectStmt(sel, false)
+		if w.numericTargets(types) {
+			w.roundedSelect(sel, types, len(ins.Cols))
+		} else {
+			w.selectStmt(sel, false)
+		}
 	}
 	if oc != nil {
 		w.onConflict(oc, rows, len(ins.ReturningList) > 0)
@@ -224,27 +229,106 @@ func walk(m protoreflect.Message, visit func(protoreflect.Message) bool) bool {
 }
 
 // assigned writes a value stored into column c (nil: unknown). PostgreSQL
-// rounds a value stored into numeric(p,s) to s places; SQLite, which
-// keeps it as a float, is told to do the same.
+// rounds a value stored into numeric(p,s) to s places and fails one with
+// p-s digits or more before the point; SQLite, which keeps it as a
+// float, is told to do the same.
 func (w *writer) assigned(n *pg_query.Node, c *schema.Column) {
 	if c == nil {
 		w.expr(n)
 		return
 	}
-	if w.lite() && c.Type == "numeric" && len(c.Mods) == 2 && !schema.IsConstant(n) && n.GetParamRef() == nil {
-		s := int(c.Mods[1])
+	if w.lite() && c.Type == "numeric" && len(c.Mods) > 0 {
 		w.rounding++
 		defer func() { w.rounding-- }()
-		if from, ok := w.scaleOf(n); ok && from > s && from <= 15 {
-			w.exactRound(n, from, s)
-			return
-		}
-		w.str("ROUND(")
-		w.expr(n)
-		w.str(", " + strconv.Itoa(s) + ")")
+		w.str(numericFunction + "(")
+		w.typed(n, c.Type)
+		w.str(", " + numericMods(c.Mods) + ")")
 		return
 	}
 	w.typed(n, c.Type)
+}
+
+// numericFunction is the SQLite function that stores a value as
+// numeric(p,s) does (sqlite.NumericFunction): rounded half away from
+// zero, exactly, and failing with 22003 when too large.
+const numericFunction = "shepherd_numeric"
+
+// numericMods writes the precision and scale of numeric(p,s) or
+// numeric(p) as numericFunction's last two arguments.
+func numericMods(mods []int32) string {
+	s := int32(0)
+	if len(mods) == 2 {
+		s = mods[1]
+	}
+	return strconv.Itoa(int(mods[0])) + ", " + strconv.Itoa(int(s))
+}
+
+// numericTargets reports whether an INSERT stores into a numeric(p,s)
+// column on SQLite, where the values of its SELECT must go through
+// numericFunction.
+func (w *writer) numericTargets(types []*schema.Column) bool {
+	if !w.lite() {
+		return false
+	}
+	for _, c := range types {
+		if c != nil && c.Type == "numeric" && len(c.Mods) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// roundedSelect writes, for SQLite, the SELECT of an INSERT whose columns
+// include numeric(p,s) ones: the SELECT becomes a common table expression
+// whose columns are read back, each stored value through assigned. n is
+// the number of columns the SELECT gives (the INSERT's listed columns),
+// or 0 when the INSERT lists none.
+func (w *writer) roundedSelect(sel *pg_query.SelectStmt, types []*schema.Column, n int) {
+	if n == 0 {
+		first := sel
+		for first.Op != pg_query.SetOperation_SETOP_NONE && first.Larg != nil {
+			first = first.Larg
+		}
+		for _, t := range first.TargetList {
+			if rt := t.GetResTarget(); rt == nil || rt.Val.GetColumnRef() != nil && starRef(rt.Val.GetColumnRef()) {
+				w.refuse("INSERT ... SELECT * into numeric(p,s) columns without a column list on SQLite")
+			}
+		}
+		n = len(first.TargetList)
+	}
+	if n > len(types) {
+		w.fail(pgerr.SyntaxError, "INSERT has more expressions than target columns")
+	}
+	col := func(i int) string { return "c" + strconv.Itoa(i+1) }
+	w.str("WITH \"shepherd_insert\"(")
+	for i := range n {
+		if i > 0 {
+			w.str(", ")
+		}
+		w.ident(col(i))
+	}
+	w.str(") AS (")
+	w.selectStmt(sel, false)
+	w.str(") SELECT ")
+	for i := range n {
+		if i > 0 {
+			w.str(", ")
+		}
+		if c := types[i]; c != nil && c.Type == "numeric" && len(c.Mods) > 0 {
+			w.str(numericFunction + "(")
+			w.ident(col(i))
+			w.str(", " + numericMods(c.Mods) + ")")
+		} else {
+			w.ident(col(i))
+		}
+	}
+	w.str(" FROM \"shepherd_insert\"")
+}
+
+// starRef reports whether a column reference ends in *.
+func starRef(cr *pg_query.ColumnRef) bool {
+	f := cr.Fields
+	return len(f) > 0 && f[len(f)-1].GetAStar() != nil
 }
 
 // exactRound writes, for SQLite, x (a numeric value of scale from)

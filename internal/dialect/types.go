@@ -382,10 +382,12 @@ func (w *writer) cast(tc *pg_query.TypeCast) {
 		w.expr(tc.Arg)
 		w.str(") AS INTEGER)")
 	case t == "numeric":
-		if len(mods) == 2 {
-			w.str("ROUND(")
+		if len(mods) > 0 {
+			// Rounded exactly, half away from zero, and 22003 when too
+			// large, as PostgreSQL casts.
+			w.str(numericFunction + "(")
 			w.expr(tc.Arg)
-			w.str(", " + strconv.Itoa(int(mods[1])) + ")")
+			w.str(", " + numericMods(mods) + ")")
 			return
 		}
 		if isNumber(src) {

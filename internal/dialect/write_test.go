@@ -72,7 +72,7 @@ func TestWrite(t *testing.T) {
 			// ... and a tie (7200.50 * 1.05 = 7560.525) rounds away from
 			// zero as in PostgreSQL, in integers, not as the float
 			// nearest to it would.
-			`UPDATE "acct" SET "bal" = (CAST((CAST(ROUND((ROUND(("bal" * 1.05), 4)) * 10000) AS INTEGER) + (CASE WHEN (ROUND(("bal" * 1.05), 4)) < 0 THEN -50 ELSE 50 END)) / 100 AS REAL) / 100) WHERE ("id" = ?1)`},
+			`UPDATE "acct" SET "bal" = shepherd_numeric(ROUND(("bal" * 1.05), 4), 12, 2) WHERE ("id" = ?1)`},
 		// OFFSET without LIMIT.
 		{"SELECT id FROM acct OFFSET 5", "SELECT `id` FROM `acct` LIMIT 18446744073709551615 OFFSET 5", `SELECT "id" FROM "acct" LIMIT -1 OFFSET 5`},
 		// FOR UPDATE is moot on SQLite, which runs one writer at a time.

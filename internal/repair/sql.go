@@ -200,11 +200,26 @@ func (w *sqlw) columnText(c schema.Column) {
 			if len(c.Mods) == 2 {
 				scale = int(c.Mods[1])
 			}
-			// Stored as a double rounded to the scale (p <= 15): printing
-			// that many places gives the decimal back.
-			w.str("printf('%." + strconv.Itoa(scale) + "f', ")
+			// Stored as the double nearest the decimal at the scale (p <=
+			// 15): printing that many places gives the decimal back. A
+			// double that is not at the scale (more digits than the
+			// column keeps) prints as itself, so that it differs from
+			// the other engines' text; printed at the scale it would
+			// look the same.
+			fixed := func() {
+				w.str("printf('%." + strconv.Itoa(scale) + "f', ")
+				col()
+				w.str(")")
+			}
+			w.str("CASE WHEN ")
 			col()
-			w.str(")")
+			w.str(" = CAST(")
+			fixed()
+			w.str(" AS REAL) THEN ")
+			fixed()
+			w.str(" ELSE CAST(")
+			col()
+			w.str(" AS TEXT) END")
 		case "bpchar":
 			w.str("rtrim(")
 			col()

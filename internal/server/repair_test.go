@@ -380,3 +380,35 @@ func TestParamTypesDescribed(t *testing.T) {
 		}
 	}
 }
+
+// TestCompareSeesExtraDigits: a SQLite replica that holds more digits
+// than a numeric(p,s) column keeps (99.49001287680001 where the others
+// hold 99.49: what SQLite stored before values were rounded for it) is
+// found by CHECK. Its canonical text printed the value at the column's
+// scale, which hid the difference.
+func TestCompareSeesExtraDigits(t *testing.T) {
+	cfg := realCluster(t, "cbs")
+	cfg.Repair.Mode = "off"
+	addr, srv := start(t, cfg)
+	c := connect(t, addr, "app")
+	mustExec(t, c, "CREATE TABLE num (id int PRIMARY KEY, n numeric(6,2))")
+	for i := range 50 {
+		mustExec(t, c, "INSERT INTO num (id, n) VALUES ($1, $2)", i, fmt.Sprintf("%d.%02d", i*37-900, i*13%100))
+	}
+	mustExec(t, c, "UPDATE num SET n = 99.49 WHERE id = 7")
+	rep, err := srv.Repair().Run(context.Background(), repair.Options{Table: "num"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Findings) > 0 {
+		t.Fatalf("identical tables: %v", rep.Findings)
+	}
+	onReplica(t, cfg, "lite", `UPDATE "num" SET "n" = 99.49001287680001 WHERE "id" = 7`)
+	rep, err = srv.Repair().Run(context.Background(), repair.Options{Table: "num"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Findings) != 1 || rep.Findings[0].Replica != "lite" || rep.Findings[0].Key != "7" {
+		t.Errorf("findings %+v, want one: lite, key 7", rep.Findings)
+	}
+}

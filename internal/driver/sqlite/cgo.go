@@ -91,6 +91,9 @@ func init() {
 		if err := c.RegisterFunc(HexIntFunction, func(v any) (any, error) { return hexInt(v) }, true); err != nil {
 			return err
 		}
+		if err := c.RegisterFunc(NumericFunction, func(v, p, s any) (any, error) { return numeric(v, p, s) }, true); err != nil {
+			return err
+		}
 		return c.RegisterFunc(Int4Function, func(v any) (any, error) { return int4(v) }, true)
 	}})
 	driver.Register(CGo, driver.Serial, cgoLibrary.opener())

@@ -81,6 +81,7 @@ var genericErrors = []struct {
 	{"incomplete input", pgerr.SyntaxError},
 	{"unrecognized token", pgerr.SyntaxError},
 	{"no such table", pgerr.UndefinedTable},
+	{" values for ", pgerr.SyntaxError}, // "2 values for 1 columns": PostgreSQL's INSERT has more expressions than target columns
 	{"no such column", pgerr.UndefinedColumn},
 	{"has no column named", pgerr.UndefinedColumn},
 	{"ambiguous column name", pgerr.AmbiguousColumn},
@@ -93,7 +94,9 @@ var genericErrors = []struct {
 	{"cannot rollback - no transaction is active", pgerr.NoActiveSQLTransaction},
 	{"cannot start a transaction within a transaction", pgerr.ActiveSQLTransaction},
 	{"integer overflow", pgerr.NumericValueOutOfRange},
-	{errDivisionByZero.Error(), pgerr.DivisionByZero}, // DivisorFunction
+	{errDivisionByZero.Error(), pgerr.DivisionByZero},           // DivisorFunction
+	{errNumericOverflow.Error(), pgerr.NumericValueOutOfRange},  // NumericFunction
+	{errNumericSyntax.Error(), pgerr.InvalidTextRepresentation}, // NumericFunction
 }
 
 // classifyGenericError picks the SQLSTATE of a SQLITE_ERROR.

@@ -5,7 +5,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
+	"math/big"
+	"regexp"
 	"strconv"
+	"strings"
 )
 
 // DivisorFunction is the SQL function the SQL writer wraps a divisor in
@@ -108,4 +112,76 @@ func hexInt(v any) (any, error) {
 		return nil, fmt.Errorf("%s: %w", HexIntFunction, err)
 	}
 	return n, nil
+}
+
+// NumericFunction is shepherd_numeric(x, p, s): x as PostgreSQL stores it
+// in a numeric(p,s) column, which the SQL writer wraps every value stored
+// into such a column in, and every cast to such a type. SQLite keeps the
+// value as it comes (a float of all its digits); PostgreSQL and MariaDB
+// round it to s places. The value is taken exactly — text and integers
+// as they are, a float with 15 significant digits as PostgreSQL converts
+// a double to numeric, which also gives back the decimal that float
+// arithmetic on numeric values approximated — and rounded half away from
+// zero; a result of p digits or more before the scale fails as
+// PostgreSQL fails, "numeric field overflow" (22003). The result is an
+// integer for scale 0, else the double nearest the rounded decimal.
+const NumericFunction = "shepherd_numeric"
+
+// errNumericOverflow is the error NumericFunction fails with when the
+// rounded value has too many digits; classify maps it to 22003.
+var errNumericOverflow = errors.New("numeric field overflow")
+
+// errNumericSyntax is the error NumericFunction fails with when given
+// text that is not a number; classify maps it to 22P02.
+var errNumericSyntax = errors.New("invalid input syntax for type numeric")
+
+// numericText is what PostgreSQL reads as a finite numeric.
+var numericText = regexp.MustCompile(`^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$`)
+
+// numeric implements NumericFunction.
+func numeric(v, precision, scale any) (any, error) {
+	p, okP := precision.(int64)
+	s, okS := scale.(int64)
+	if !okP || !okS || p < 1 || p > 1000 || s < 0 || s > 1000 {
+		return nil, fmt.Errorf("%s: bad precision or scale %v, %v", NumericFunction, precision, scale)
+	}
+	var r *big.Rat
+	switch x := v.(type) {
+	case nil:
+		return nil, nil
+	case int64:
+		r = new(big.Rat).SetInt64(x)
+	case float64:
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return nil, errNumericOverflow
+		}
+		r, _ = new(big.Rat).SetString(strconv.FormatFloat(x, 'e', 14, 64))
+	case string, []byte:
+		t := strings.TrimSpace(fmt.Sprintf("%s", x))
+		if !numericText.MatchString(t) {
+			return nil, fmt.Errorf("%w: %q", errNumericSyntax, t)
+		}
+		var ok bool
+		if r, ok = new(big.Rat).SetString(t); !ok {
+			return nil, fmt.Errorf("%w: %q", errNumericSyntax, t)
+		}
+	default:
+		return nil, fmt.Errorf("%s: unexpected value %v", NumericFunction, v)
+	}
+	// q = |r| * 10^s rounded half up, then given r's sign back.
+	unit := new(big.Int).Exp(big.NewInt(10), big.NewInt(s), nil)
+	scaled := new(big.Rat).Mul(new(big.Rat).Abs(r), new(big.Rat).SetInt(unit))
+	scaled.Add(scaled, big.NewRat(1, 2))
+	q := new(big.Int).Quo(scaled.Num(), scaled.Denom())
+	if q.Cmp(new(big.Int).Exp(big.NewInt(10), big.NewInt(p), nil)) >= 0 {
+		return nil, errNumericOverflow
+	}
+	if r.Sign() < 0 {
+		q.Neg(q)
+	}
+	if s == 0 && q.IsInt64() {
+		return q.Int64(), nil
+	}
+	f, _ := new(big.Rat).SetFrac(q, unit).Float64()
+	return f, nil
 }

@@ -48,5 +48,9 @@ func init() {
 		func(_ *msqlite.FunctionContext, args []sqldriver.Value) (sqldriver.Value, error) {
 			return hexInt(args[0])
 		})
+	msqlite.MustRegisterDeterministicScalarFunction(NumericFunction, 3,
+		func(_ *msqlite.FunctionContext, args []sqldriver.Value) (sqldriver.Value, error) {
+			return numeric(args[0], args[1], args[2])
+		})
 	driver.Register(Pure, driver.Serial, moderncLibrary.opener())
 }
