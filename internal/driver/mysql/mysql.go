@@ -211,13 +211,14 @@ func (e *Engine) killQuery(threadID int64) {
 // Oversize compares q with max_allowed_packet: a statement goes to the
 // server as one packet (the command byte and the text, its parameters
 // interpolated), and the server drops the connection that sends a larger
-// one. Each parameter is counted as go-sql-driver writes it, at most
-// twice its length once escaped, in quotes, with a _binary introducer for
-// bytes.
+// one. Each parameter is counted as go-sql-driver writes it in place of
+// its placeholder: under NO_BACKSLASH_ESCAPES (the session's sql_mode)
+// only quotes are doubled, in quotes, after _binary for bytes; 9 bytes
+// cover the quotes and the introducer.
 func (e *Engine) Oversize(q driver.Query) *driver.Oversize {
 	size := int64(1 + len(q.SQL))
 	for _, a := range q.Args {
-		size += int64(2*len(a.Text) + len("_binary''"))
+		size += int64(len(a.Text) + strings.Count(a.Text, "'") + len("_binary''"))
 	}
 	if max := e.maxPacket.Load(); size > max {
 		return &driver.Oversize{Limit: "max_allowed_packet", Max: max, Size: size}
