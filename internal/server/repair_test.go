@@ -411,4 +411,19 @@ func TestCompareSeesExtraDigits(t *testing.T) {
 	if len(rep.Findings) != 1 || rep.Findings[0].Replica != "lite" || rep.Findings[0].Key != "7" {
 		t.Errorf("findings %+v, want one: lite, key 7", rep.Findings)
 	}
+	// REPAIR writes the value the others hold; then nothing differs.
+	if _, err := srv.Repair().Run(context.Background(), repair.Options{Table: "num", Repair: true}); err != nil {
+		t.Fatal(err)
+	}
+	rep, err = srv.Repair().Run(context.Background(), repair.Options{Table: "num"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Findings) > 0 {
+		t.Errorf("after REPAIR: %+v", rep.Findings)
+	}
+	a := replicaQuery(t, cfg, "lite", driver.Query{SQL: `SELECT "n" FROM "num" WHERE "id" = 7`, ReturnsRows: true, Verb: "SELECT"})
+	if len(a.Rows) != 1 || a.Rows[0][0].Text != "99.49" {
+		t.Errorf("lite holds %v after REPAIR, want 99.49", a.Rows)
+	}
 }
