@@ -17,7 +17,8 @@ import (
 )
 
 // writeBufferBytes is the size of the buffer in front of the socket: output
-// reaches the client when it fills, and at every ReadyForQuery and Flush.
+// reaches the client when it fills, and at every ReadyForQuery, Flush and
+// extended-protocol error.
 const writeBufferBytes = 32 << 10
 
 // errTerminate ends the message loop after a Terminate message.

@@ -41,8 +41,10 @@
 // reads the next. Running a statement in the reading goroutine is safe
 // because the one message that must interrupt a running statement,
 // CancelRequest, arrives on a separate connection. Output is buffered and
-// reaches the client at each ReadyForQuery, at Flush, and whenever the
-// buffer fills, so a large answer streams out as it is encoded.
+// reaches the client at each ReadyForQuery, at Flush, at an error in the
+// extended protocol (as PostgreSQL sends it: a client waiting after Flush
+// must hear it before it sends Sync), and whenever the buffer fills, so a
+// large answer streams out as it is encoded.
 //
 // A Query message runs through Session.Query; each statement's answer
 // becomes RowDescription, DataRows (text format) and CommandComplete; an

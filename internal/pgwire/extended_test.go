@@ -303,3 +303,32 @@ func TestBinaryParameters(t *testing.T) {
 		t.Errorf("NULL param %+v", p)
 	}
 }
+
+// TestExtendedErrorSentBeforeSync: an error in the extended protocol
+// reaches the client at once, with the output queued before it, as
+// PostgreSQL sends it; a client that prepares with Parse, Describe and
+// Flush (asyncpg) waits for it before sending Sync. Messages after the
+// error, a Flush included, are skipped until Sync.
+func TestExtendedErrorSentBeforeSync(t *testing.T) {
+	ts := startServer(t, nil)
+	c := ts.connect(t)
+	c.send(&pgproto3.Parse{Query: "unpreparable"}, &pgproto3.Describe{ObjectType: 'S'}, &pgproto3.Flush{})
+	checkScript(t, []string{render(c.recv())}, `ErrorResponse ERROR 42601 cannot prepare "unpreparable"`)
+	checkScript(t, c.exchange(&pgproto3.Describe{ObjectType: 'S'}, &pgproto3.Flush{}, &pgproto3.Sync{}), "ReadyForQuery I")
+
+	// No Flush at all: the error still comes, after the ParseComplete queued
+	// before it.
+	c.send(&pgproto3.Parse{Name: "ok", Query: "count 1"}, &pgproto3.Parse{Query: "unpreparable"})
+	checkScript(t, []string{render(c.recv()), render(c.recv())},
+		"ParseComplete", `ErrorResponse ERROR 42601 cannot prepare "unpreparable"`)
+	checkScript(t, c.exchange(&pgproto3.Sync{}), "ReadyForQuery I")
+
+	// An error at Describe (here a parameter the statement cannot have) is
+	// sent at once too.
+	c.send(&pgproto3.Parse{Query: "echo $0"}, &pgproto3.Describe{ObjectType: 'S'}, &pgproto3.Flush{})
+	checkScript(t, []string{render(c.recv()), render(c.recv())},
+		"ParseComplete", "ErrorResponse ERROR 42P02 there is no parameter $0")
+	checkScript(t, c.exchange(&pgproto3.Sync{}), "ReadyForQuery I")
+	checkScript(t, c.exchange(&pgproto3.Bind{PreparedStatement: "ok"}, &pgproto3.Execute{}, &pgproto3.Sync{}),
+		"BindComplete", "DataRow 1", "CommandComplete SELECT 1", "ReadyForQuery I")
+}

@@ -69,6 +69,11 @@ func (c *conn) dispatch(ctx context.Context, msg pgproto3.FrontendMessage) error
 // reportExtended reports the error of an extended-protocol message, after which
 // every message is ignored until Sync. A FATAL error, or the client being
 // gone, ends the connection instead.
+//
+// The error goes out at once, with whatever output is queued before it, as
+// PostgreSQL sends it: a client that prepares with Parse, Describe and
+// Flush (asyncpg) waits for the answer before it sends Sync, and the Flush
+// it sent is skipped with everything else after the error.
 func (c *conn) reportExtended(err error) error {
 	if err != nil && c.writeErr == nil {
 		pe := pgerr.From(err)
@@ -77,6 +82,7 @@ func (c *conn) reportExtended(err error) error {
 		}
 		c.sendError(pe)
 		c.skipToSync = true
+		return c.flush()
 	}
 	return c.checkWrite()
 }
