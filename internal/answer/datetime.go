@@ -171,7 +171,7 @@ func (dt *datetime) parseClock(s string) (string, bool) {
 	return s, true
 }
 
-// parseOffset reads a zone offset: Z, or a sign and HH, HHMM, HH:MM or
+// parseOffset reads a zone offset: Z, or a sign and H, HH, HHMM, HH:MM or
 // HH:MM:SS, optionally after one space.
 func (dt *datetime) parseOffset(s string) (string, bool) {
 	if s[0] == ' ' {
@@ -191,7 +191,7 @@ func (dt *datetime) parseOffset(s string) (string, bool) {
 	if s[0] == '-' {
 		sign = -1
 	}
-	h, s, ok := digits(s[1:], 2, 2)
+	h, s, ok := digits(s[1:], 1, 2)
 	if !ok {
 		return s, false
 	}
@@ -282,7 +282,11 @@ func appendTimestamp(dst []byte, text string, tz, offset bool) ([]byte, bool) {
 	case !dt.hasDate:
 		return dst, false
 	}
-	t := dt.instant(tz)
+	return appendInstant(dst, dt.instant(tz), offset), true
+}
+
+// appendInstant writes t, read in UTC, as appendTimestamp does.
+func appendInstant(dst []byte, t time.Time, offset bool) []byte {
 	y, mo, d := t.Date()
 	h, mi, s := t.Clock()
 	bc := y <= 0
@@ -307,7 +311,7 @@ func appendTimestamp(dst []byte, text string, tz, offset bool) ([]byte, bool) {
 	if bc {
 		dst = append(dst, " BC"...)
 	}
-	return dst, true
+	return dst
 }
 
 func appendInfinity(dst []byte, sign int) []byte {

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"strconv"
 	"strings"
-	"time"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
@@ -308,7 +307,7 @@ func (w *writer) cast(tc *pg_query.TypeCast) {
 		case "date", "timestamp", "timestamptz", "time":
 			v, err := NormalizeTime(c.GetSval().Sval, t)
 			if err != nil {
-				w.refuse("%s constant %q (%v)", t, c.GetSval().Sval, err)
+				w.timeInputFailed(err, t, c.GetSval().Sval)
 			}
 			if w.my() {
 				// Keep it typed, not a string, for arithmetic.
@@ -616,27 +615,20 @@ func myCastType(t string, mods []int32) string {
 func (w *writer) timeLiteral(s, t string) {
 	v, err := NormalizeTime(s, t)
 	if err != nil {
-		w.refuse("%s constant %q (%v)", t, s, err)
+		w.timeInputFailed(err, t, s)
 	}
 	w.literal(v)
 }
 
-// timeLayouts are the input forms NormalizeTime reads, most specific first.
-var timeLayouts = []string{
-	"2006-01-02 15:04:05.999999999Z07:00",
-	"2006-01-02 15:04:05.999999999Z07",
-	"2006-01-02 15:04:05.999999999",
-	"2006-01-02T15:04:05.999999999Z07:00",
-	"2006-01-02T15:04:05.999999999Z07",
-	"2006-01-02T15:04:05.999999999",
-	"2006-01-02 15:04Z07:00",
-	"2006-01-02 15:04",
-	"2006-01-02",
+// timeInputFailed stops writing with NormalizeTime's error: PostgreSQL's
+// for text it refuses, a refusal (0A000) for what shepherd does not take.
+func (w *writer) timeInputFailed(err error, t, s string) {
+	pe := pgerr.From(err)
+	if pe.Code == pgerr.FeatureNotSupported {
+		w.refuse("%s constant %q (%s)", t, s, pe.Message)
+	}
+	panic(failure{pe})
 }
-
-type timeError string
-
-func (e timeError) Error() string { return string(e) }
 
 // timeType names the PostgreSQL type of a time family, "" for others.
 func timeType(f answer.Type) string {
@@ -683,46 +675,37 @@ func typedArg(a driver.Arg, hint answer.Type, d driver.Dialect) driver.Arg {
 }
 
 // NormalizeTime rewrites a date, time, timestamp or timestamptz written
-// as PostgreSQL reads it into the canonical form replicas store: dates as
-// YYYY-MM-DD, timestamps as YYYY-MM-DD HH:MM:SS[.ffffff] (timestamptz
-// converted to UTC, as the replicas' sessions run in UTC), times as
-// HH:MM:SS[.ffffff]. Words whose value depends on the clock ('now',
-// 'today') are refused: shepherd pins time itself.
+// as PostgreSQL reads it (answer.ParseTimeInput) into the canonical form
+// replicas store: dates as YYYY-MM-DD, timestamps as YYYY-MM-DD
+// HH:MM:SS[.ffffff] (timestamptz converted to UTC, as the replicas'
+// sessions run in UTC), times as HH:MM:SS[.ffffff]. Text PostgreSQL
+// refuses gets its error (22007, 22008, 22009). Words whose value depends
+// on the clock ('now', 'today') are refused with 0A000: shepherd pins
+// time itself; so are infinity and years before 1, which not every
+// engine can store.
 func NormalizeTime(s, t string) (string, error) {
-	in := strings.TrimSpace(s)
-	switch strings.ToLower(in) {
-	case "now", "today", "tomorrow", "yesterday":
-		return "", timeError("depends on the clock; use now() or current_date")
-	case "infinity", "-infinity", "epoch", "allballs":
-		return "", timeError("special values are not supported")
+	fam := Family(t)
+	v, fault := answer.ParseTimeInput(fam, s)
+	name := map[string]string{
+		"date": "date", "time": "time",
+		"timestamp": "timestamp", "timestamptz": "timestamp with time zone",
+	}[t]
+	quoted := `"` + s + `"`
+	switch fault {
+	case answer.TimeInputOK:
+	case answer.TimeInputRange:
+		return "", pgerr.New(pgerr.DatetimeFieldOverflow, "date/time field value out of range: %s", quoted)
+	case answer.TimeInputZone:
+		return "", pgerr.New(pgerr.InvalidTimeZoneDisplacement, "time zone displacement out of range: %s", quoted)
+	case answer.TimeInputClock:
+		return "", pgerr.New(pgerr.FeatureNotSupported, "depends on the clock; use now() or current_date")
+	default:
+		return "", pgerr.New(pgerr.InvalidDatetimeFormat, "invalid input syntax for type %s: %s", name, quoted)
 	}
-	if t == "time" {
-		for _, layout := range []string{"15:04:05.999999999", "15:04"} {
-			if v, err := time.Parse(layout, in); err == nil {
-				return v.Format("15:04:05.999999"), nil
-			}
-		}
-		return "", timeError("not a time")
+	if strings.HasSuffix(v, "infinity") || strings.HasSuffix(v, " BC") {
+		return "", pgerr.New(pgerr.FeatureNotSupported, "infinity and years before 1 are not supported")
 	}
-	for _, layout := range timeLayouts {
-		v, err := time.Parse(layout, in)
-		if err != nil {
-			continue
-		}
-		if t == "timestamptz" {
-			v = v.UTC()
-		}
-		if t == "date" {
-			// As PostgreSQL reads a date: a time of day and an offset
-			// written after it are ignored.
-			return v.Format("2006-01-02"), nil
-		}
-		if v.Nanosecond()%1000 != 0 {
-			v = v.Round(time.Microsecond)
-		}
-		return v.Format("2006-01-02 15:04:05.999999"), nil
-	}
-	return "", timeError("not an ISO date or time")
+	return strings.TrimSuffix(v, "+00"), nil
 }
 
 // bytesLiteral writes a bytea constant ('\x0102' or plain text).

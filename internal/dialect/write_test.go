@@ -149,15 +149,22 @@ func TestNormalizeTime(t *testing.T) {
 		{"2026-07-08 04:10:11.123456Z", "date", "2026-07-08"},
 		{"2026-07-08 23:30:00-05", "date", "2026-07-08"},
 		{"10:30", "time", "10:30:00"},
+		{"2024-02-29 +00", "date", "2024-02-29"},
+		{"2024-02-29 12:34:56.123 +00:00", "timestamptz", "2024-02-29 12:34:56.123"},
+		{"2024-02-29 12:34:56.1234565-05", "timestamp", "2024-02-29 12:34:56.123456"},
 	} {
 		got, err := NormalizeTime(c.in, c.typ)
 		if err != nil || got != c.want {
 			t.Errorf("%q as %s: got %q, %v; want %q", c.in, c.typ, got, err, c.want)
 		}
 	}
-	for _, bad := range []string{"now", "today", "infinity", "2026-13-01"} {
-		if _, err := NormalizeTime(bad, "timestamp"); err == nil {
-			t.Errorf("%q accepted", bad)
+	for bad, code := range map[string]string{
+		"now": pgerr.FeatureNotSupported, "today": pgerr.FeatureNotSupported, "infinity": pgerr.FeatureNotSupported,
+		"2026-13-01": pgerr.DatetimeFieldOverflow, "2026-01-01 10:00+16": pgerr.InvalidTimeZoneDisplacement,
+		"Jan 1 2026 junk": pgerr.InvalidDatetimeFormat,
+	} {
+		if _, err := NormalizeTime(bad, "timestamp"); pgerr.Code(err) != code {
+			t.Errorf("%q: got %v, want SQLSTATE %s", bad, err, code)
 		}
 	}
 }

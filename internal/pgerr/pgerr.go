@@ -68,6 +68,13 @@ const (
 	InternalError             = "XX000"
 )
 
+// PostgreSQL's errors for date and time input.
+const (
+	InvalidDatetimeFormat       = "22007"
+	DatetimeFieldOverflow       = "22008"
+	InvalidTimeZoneDisplacement = "22009"
+)
+
 // Severity values used in ErrorResponse messages.
 const (
 	SeverityError = "ERROR"

@@ -3,6 +3,8 @@ package pgwire
 import (
 	"bytes"
 	"encoding/hex"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgproto3"
@@ -331,4 +333,40 @@ func TestExtendedErrorSentBeforeSync(t *testing.T) {
 	checkScript(t, c.exchange(&pgproto3.Sync{}), "ReadyForQuery I")
 	checkScript(t, c.exchange(&pgproto3.Bind{PreparedStatement: "ok"}, &pgproto3.Execute{}, &pgproto3.Sync{}),
 		"BindComplete", "DataRow 1", "CommandComplete SELECT 1", "ReadyForQuery I")
+}
+
+// TestBindReadsDateTimeAndUUIDAsPostgreSQL: text parameters of the date,
+// time and uuid types reach the Session as PostgreSQL prints the value
+// (a zone suffix after a date as pgjdbc sends it, an offset moved to UTC,
+// upper-case and brace-wrapped uuids), and text PostgreSQL refuses fails
+// at Bind with its SQLSTATE, so no replica sees it.
+func TestBindReadsDateTimeAndUUIDAsPostgreSQL(t *testing.T) {
+	ts := startServer(t, nil)
+	c := ts.connect(t)
+	for _, tc := range []struct{ typ, in, want string }{
+		{"date", "2024-02-29 +00", "DataRow 2024-02-29"},
+		{"date", "2024-02-29T23:59:59.999+05:30", "DataRow 2024-02-29"},
+		{"timestamp", "2024-02-29 12:34:56.123 +00:00", "DataRow 2024-02-29 12:34:56.123"},
+		{"timestamp", "2024-02-29 23:59:59.9999996-05", "DataRow 2024-03-01 00:00:00"},
+		{"timestamptz", "2024-02-29 12:34:56.123456-05", "DataRow 2024-02-29 17:34:56.123456+00"},
+		{"time", "12:34:56+00", "DataRow 12:34:56"},
+		{"uuid", "{A0EEBC99-9C0B4EF8-BB6D6BB9-BD380A11}", "DataRow a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11"},
+		{"date", "2024-02-30", `ErrorResponse ERROR 22008 date/time field value out of range: "2024-02-30"`},
+		{"timestamp", "yesterday noon", `ErrorResponse ERROR 22007 invalid input syntax for type timestamp: "yesterday noon"`},
+		{"timestamptz", "2024-02-29 12:00+16", `ErrorResponse ERROR 22009 time zone displacement out of range: "2024-02-29 12:00+16"`},
+		{"date", "today", `ErrorResponse ERROR 0A000 shepherd does not read date input "today": its value depends on the clock; use now() or current_date`},
+		{"uuid", "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a1", `ErrorResponse ERROR 22P02 invalid input syntax for type uuid: "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a1"`},
+	} {
+		got := c.exchange(
+			&pgproto3.Parse{Query: "echo $1::" + tc.typ},
+			&pgproto3.Bind{Parameters: [][]byte{[]byte(tc.in)}},
+			&pgproto3.Execute{},
+			&pgproto3.Sync{})
+		if !slices.Contains(got, tc.want) || got[len(got)-1] != "ReadyForQuery I" {
+			t.Errorf("%s %q: got %q, want %q", tc.typ, tc.in, got, tc.want)
+		}
+		if strings.HasPrefix(tc.want, "ErrorResponse") && slices.Contains(got, "BindComplete") {
+			t.Errorf("%s %q: BindComplete before the error; PostgreSQL fails the Bind", tc.typ, tc.in)
+		}
+	}
 }

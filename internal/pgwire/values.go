@@ -154,7 +154,7 @@ func (c *conn) decodeParam(oid uint32, format int16, data []byte) (Param, error)
 	case oid == answer.OIDBytea:
 		text, err = decodeByteaText(string(data))
 	default:
-		text = string(data)
+		text, err = readTextParam(oid, string(data))
 	}
 	if err != nil {
 		return Param{}, err
@@ -354,4 +354,68 @@ func columnOIDs(cols []answer.Column) []uint32 {
 		oids[i] = col.TypeOID()
 	}
 	return oids
+}
+
+// readTextParam reads a text parameter of a type whose input shepherd
+// checks and rewrites before any replica sees it, as PostgreSQL reads it
+// at Bind: dates and times (a zone suffix after a date, as pgjdbc sends
+// it, offsets, rounding to microseconds) and UUIDs (upper case, braces,
+// hyphens or none) become the text PostgreSQL prints for the value, so
+// every engine stores and compares the same thing; text PostgreSQL would
+// refuse fails here with its error. Other types pass unchanged.
+func readTextParam(oid uint32, text string) (string, error) {
+	var t answer.Type
+	switch oid {
+	case answer.OIDDate:
+		t = answer.Date
+	case answer.OIDTime:
+		t = answer.Time
+	case answer.OIDTimestamp:
+		t = answer.Timestamp
+	case answer.OIDTimestampTZ:
+		t = answer.TimestampTZ
+	case answer.OIDUUID:
+		v, ok := answer.PGText(answer.UUID, text)
+		if !ok {
+			return "", pgerr.New(pgerr.InvalidTextRepresentation, "invalid input syntax for type uuid: %s", quoteInput(text))
+		}
+		return v, nil
+	default:
+		return text, nil
+	}
+	v, fault := answer.ParseTimeInput(t, text)
+	return v, timeInputError(oid, text, fault)
+}
+
+// timeInputError is PostgreSQL's error for text refused as input of the
+// date or time type oid (nil for answer.TimeInputOK).
+func timeInputError(oid uint32, text string, fault answer.TimeInputFault) error {
+	name := map[uint32]string{
+		answer.OIDDate:        "date",
+		answer.OIDTime:        "time",
+		answer.OIDTimestamp:   "timestamp",
+		answer.OIDTimestampTZ: "timestamp with time zone",
+	}[oid]
+	switch fault {
+	case answer.TimeInputOK:
+		return nil
+	case answer.TimeInputRange:
+		return pgerr.New(pgerr.DatetimeFieldOverflow, "date/time field value out of range: %s", quoteInput(text))
+	case answer.TimeInputZone:
+		return pgerr.New(pgerr.InvalidTimeZoneDisplacement, "time zone displacement out of range: %s", quoteInput(text))
+	case answer.TimeInputClock:
+		return pgerr.New(pgerr.FeatureNotSupported,
+			"shepherd does not read %s input %s: its value depends on the clock; use now() or current_date", name, quoteInput(text))
+	}
+	return pgerr.New(pgerr.InvalidDatetimeFormat, "invalid input syntax for type %s: %s", name, quoteInput(text))
+}
+
+// quoteInput quotes an input text as PostgreSQL does in its errors, cut
+// short when long.
+func quoteInput(text string) string {
+	const maxShown = 64
+	if len(text) > maxShown {
+		text = text[:maxShown] + "..."
+	}
+	return `"` + text + `"`
 }
