@@ -53,3 +53,22 @@ func TestParseTimeInput(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseTimeInput: no input panics, and what is accepted is printed in
+// a form that reads back as itself.
+func FuzzParseTimeInput(f *testing.F) {
+	for _, s := range []string{"2024-02-29 +00", "2024-02-29 23:59:59.9999999-05", "12:34:56.1234567", "epoch", "0044-03-15 BC", "24:00:00", "2024-02-29 12:00+16"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, typ := range []Type{Date, Time, Timestamp, TimestampTZ} {
+			v, fault := ParseTimeInput(typ, s)
+			if fault != TimeInputOK {
+				continue
+			}
+			if again, fault := ParseTimeInput(typ, v); fault != TimeInputOK || again != v {
+				t.Errorf("%v %q: printed %q, which reads back as %q (fault %d)", typ, s, v, again, fault)
+			}
+		}
+	})
+}

@@ -74,7 +74,13 @@ func (w *writer) ddlType(c schema.Column, keyed bool) {
 		case "timestamp", "timestamptz":
 			w.str("DATETIME(6)")
 		case "uuid":
-			w.str("UUID")
+			// Not MariaDB's UUID type, which orders some uuids otherwise
+			// than PostgreSQL (it swaps groups of time-based ones) and
+			// refuses some PostgreSQL takes: the canonical lower-case text
+			// shepherd writes for every uuid (NormalizeUUID), which the
+			// table's binary collation orders byte by byte, as PostgreSQL
+			// orders uuids.
+			w.str("CHAR(36)")
 		case "json", "jsonb":
 			if keyed {
 				w.refuse("json in a key")

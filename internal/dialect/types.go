@@ -318,7 +318,7 @@ func (w *writer) cast(tc *pg_query.TypeCast) {
 			}
 			w.literal(v)
 			return
-		case "bool":
+		case "bool", "uuid":
 			w.typed(tc.Arg, t)
 			return
 		case "int2", "int4", "int8", "numeric", "float4", "float8":
@@ -344,7 +344,16 @@ func (w *writer) cast(tc *pg_query.TypeCast) {
 		}
 	case "interval":
 		w.refuse("interval values outside date arithmetic")
-	case "json", "jsonb", "uuid":
+	case "uuid":
+		// The replicas keep a uuid as its canonical text (see ddlType),
+		// which only shepherd writes: computed text would go in as it
+		// is, where PostgreSQL checks it and writes it in lower case.
+		if src != "uuid" && tc.Arg.GetParamRef() == nil {
+			w.refuse("casts to uuid of computed values")
+		}
+		w.expr(tc.Arg)
+		return
+	case "json", "jsonb":
 		w.expr(tc.Arg)
 		return
 	case "bool":
@@ -491,20 +500,11 @@ func (w *writer) numberConstant(s, t string, mods []int32) {
 }
 
 // NormalizeUUID writes a UUID in any form PostgreSQL reads (upper case,
-// braces, without hyphens) in its canonical form.
+// braces, a hyphen after any group of four digits or none) in its
+// canonical form, the one text every replica stores for it (see
+// answer.PGText); ok is false for text PostgreSQL refuses.
 func NormalizeUUID(s string) (string, bool) {
-	h := strings.ToLower(strings.TrimSpace(s))
-	h = strings.TrimSuffix(strings.TrimPrefix(h, "{"), "}")
-	h = strings.ReplaceAll(h, "-", "")
-	if len(h) != 32 {
-		return "", false
-	}
-	for _, c := range h {
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return "", false
-		}
-	}
-	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:], true
+	return answer.PGText(answer.UUID, s)
 }
 
 // roundDecimal rounds a plain decimal number written in text to scale

@@ -254,3 +254,39 @@ func TestByteaParam(t *testing.T) {
 		t.Errorf("postgres: %q (%v), want the untyped text unchanged", got.Text, got.Type)
 	}
 }
+
+// TestUUIDAsCanonicalText: a uuid column is the canonical text on MariaDB
+// (not its UUID type, which orders and accepts uuids otherwise than
+// PostgreSQL); constants are written canonical or fail as PostgreSQL
+// fails them; computed text cast to uuid is refused, since no engine
+// would check or lower-case it.
+func TestUUIDAsCanonicalText(t *testing.T) {
+	s, err := (*schema.Snapshot)(nil).Apply(parse(t, "CREATE TABLE u (id uuid PRIMARY KEY, name text)"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := Write(parse(t, "CREATE TABLE u (id uuid PRIMARY KEY, name text)"), driver.MySQL, nil)
+	if err != nil || !strings.Contains(f.SQL, "`id` CHAR(36)") {
+		t.Errorf("create: %q, %v; want id CHAR(36)", f.SQL, err)
+	}
+	for _, d := range []driver.Dialect{driver.MySQL, driver.SQLite} {
+		for sql, want := range map[string]string{
+			"SELECT name FROM u WHERE id = '{A0EEBC99-9C0B4EF8-BB6D6BB9-BD380A11}'": "'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'",
+			"SELECT 'A0EEBC999C0B4EF8BB6D6BB9BD380A11'::uuid":                       "'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'",
+		} {
+			f, err := Write(parse(t, sql), d, s)
+			if err != nil || !strings.Contains(f.SQL, want) {
+				t.Errorf("%v: %s: %q, %v; want %s in it", d, sql, f.SQL, err, want)
+			}
+		}
+		for sql, code := range map[string]string{
+			"SELECT name FROM u WHERE id = 'a0eebc9-99c0b-4ef8-bb6d-6bb9bd380a11'": pgerr.InvalidTextRepresentation,
+			"SELECT ' a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'::uuid":                 pgerr.InvalidTextRepresentation,
+			"SELECT upper(name)::uuid FROM u":                                      pgerr.FeatureNotSupported,
+		} {
+			if _, err := Write(parse(t, sql), d, s); pgerr.Code(err) != code {
+				t.Errorf("%v: %s: got %v, want SQLSTATE %s", d, sql, err, code)
+			}
+		}
+	}
+}

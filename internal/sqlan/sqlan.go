@@ -617,8 +617,11 @@ func (s *Stmt) prepare() error {
 		}
 		f, err := dialect.Write(s.tree, d, env.Schema)
 		if err != nil {
+			// A refusal names the replicas it is for; an error
+			// PostgreSQL itself gives (a constant that does not read as
+			// its type) keeps PostgreSQL's message.
 			var pe *pgerr.Error
-			if errors.As(err, &pe) {
+			if errors.As(err, &pe) && pe.Code == pgerr.FeatureNotSupported {
 				pe.Message += " (" + strings.Join(names, ", ") + ")"
 			}
 			return err
