@@ -232,14 +232,18 @@ func (w *writer) minMax(m *pg_query.MinMaxExpr) {
 	if len(m.Args) > 3 {
 		w.refuse("%s of more than three arguments that may be NULL", fn)
 	}
+	// Each argument is written twice (two arguments) or four times
+	// (three).
+	times := 2 * (len(m.Args) - 1)
+	arg := func(a *pg_query.Node) { w.repeated(a, times, func() { w.expr(a) }) }
 	// f(a, b) ignoring NULLs = COALESCE(fn(a, b), a, b).
 	w.str("COALESCE(" + fn + "(")
-	list(w, m.Args, func(a *pg_query.Node) { w.expr(a) })
+	list(w, m.Args, arg)
 	w.str(")")
 	if len(m.Args) == 2 {
 		for _, a := range m.Args {
 			w.str(", ")
-			w.expr(a)
+			arg(a)
 		}
 		w.str(")")
 		return
@@ -248,14 +252,14 @@ func (w *writer) minMax(m *pg_query.MinMaxExpr) {
 	pairs := [][2]int{{0, 1}, {0, 2}, {1, 2}}
 	for _, p := range pairs {
 		w.str(", " + fn + "(")
-		w.expr(m.Args[p[0]])
+		arg(m.Args[p[0]])
 		w.str(", ")
-		w.expr(m.Args[p[1]])
+		arg(m.Args[p[1]])
 		w.str(")")
 	}
 	for _, a := range m.Args {
 		w.str(", ")
-		w.expr(a)
+		arg(a)
 	}
 	w.str(")")
 }
@@ -458,8 +462,20 @@ func (w *writer) operator(op string, l, r *pg_query.Node) {
 // int4 writes integer arithmetic that PostgreSQL does in 32 bits (both
 // operands int4 or int2) with PostgreSQL's overflow check: the others
 // compute in 64 bits and would answer 2147483648 where PostgreSQL fails
-// with 22003. SQLite calls shepherd's range check; MariaDB evaluates an
-// unsigned overflow when the value is out of range.
+// with 22003. SQLite calls shepherd's range check.
+//
+// MariaDB, which cannot raise an error at will, is made to overflow its
+// unsigned arithmetic exactly when x is out of range, with x written
+// once (a check that repeated its operand grew as 3^depth in a chain
+// such as 1+1+...+1):
+//
+//	CAST(18446744071562067968 + x - 18446744069414584320 AS SIGNED) - 2147483648
+//
+// The first sum (2^64 - 2^31 + x) overflows when x >= 2^31; the
+// difference that follows (x + 2^31) is negative, an unsigned overflow
+// too, when x < -2^31; what is left is x + 2^31, taken back to x. The
+// driver reports both errors as 22003 "integer out of range" (see
+// mysql.Int4RangeMark).
 func (w *writer) int4(lt, rt string, l, r *pg_query.Node, write func()) {
 	small := func(t string) bool { return t == "int4" || t == "int2" }
 	if !small(lt) || !small(rt) {
@@ -472,14 +488,15 @@ func (w *writer) int4(lt, rt string, l, r *pg_query.Node, write func()) {
 		w.str(")")
 		return
 	}
-	w.str("(CASE WHEN ")
+	w.str("(CAST(" + int4RangeMark)
 	write()
-	w.str(" BETWEEN -2147483648 AND 2147483647 THEN ")
-	write()
-	w.str(" ELSE 18446744073709551614 + (")
-	write()
-	w.str(" * 0 + 2) END)")
+	w.str(" - 18446744069414584320 AS SIGNED) - 2147483648)")
 }
+
+// int4RangeMark opens MariaDB's int4 range check; it is the text of
+// mysql.Int4RangeMark, which the driver looks for in the overflow's
+// message (the writer does not import drivers).
+const int4RangeMark = "18446744071562067968 + "
 
 // rounded writes an arithmetic expression; in SQLite, one on numeric
 // values of known scale is rounded to that scale, which is what
@@ -575,13 +592,56 @@ func (w *writer) divisor(r *pg_query.Node) {
 		w.str(")")
 		return
 	}
-	w.str("(CASE WHEN ")
-	w.expr(r)
-	w.str(" = 0 THEN 18446744073709551615 + (")
-	w.expr(r)
-	w.str(" + 22012) ELSE ")
-	w.expr(r)
-	w.str(" END)")
+	w.repeated(r, 3, func() {
+		w.str("(CASE WHEN ")
+		w.expr(r)
+		w.str(" = 0 THEN 18446744073709551615 + (")
+		w.expr(r)
+		w.str(" + 22012) ELSE ")
+		w.expr(r)
+		w.str(" END)")
+	})
+}
+
+// maxCopies bounds how many times a piece of the statement may appear in
+// its translation. A few constructs write an operand more than once
+// (MariaDB's zero check of a divisor, GREATEST and LEAST of values that
+// may be NULL, a MariaDB sort key that may be NULL); nested in one
+// another, they would multiply the text at each level, exponentially in
+// the nesting depth. With the bound, the translation stays within a
+// constant factor of the statement's size.
+const maxCopies = 64
+
+// statementTooComplex is PostgreSQL's SQLSTATE for a statement beyond
+// what it can process (stack depth limit exceeded).
+const statementTooComplex = "54001"
+
+// repeated calls write, which writes n times times. Writing a column, a
+// constant or a parameter again costs little; anything else counts
+// against maxCopies for everything written inside it.
+func (w *writer) repeated(n *pg_query.Node, times int, write func()) {
+	if isLeaf(n) {
+		write()
+		return
+	}
+	saved := w.copies
+	w.copies = max(saved, 1) * times
+	if w.copies > maxCopies {
+		w.fail(statementTooComplex, "statement too complex to write for %s replicas: divisions by expressions, "+
+			"GREATEST or LEAST of values that may be NULL, or ORDER BY keys that may be NULL are nested too deeply in one another",
+			dialectName(w.d))
+	}
+	write()
+	w.copies = saved
+}
+
+// isLeaf reports whether n is a column, a constant or a parameter,
+// possibly cast.
+func isLeaf(n *pg_query.Node) bool {
+	if tc := n.GetTypeCast(); tc != nil {
+		n = tc.Arg
+	}
+	return n.GetColumnRef() != nil || n.GetAConst() != nil || n.GetParamRef() != nil
 }
 
 // arith writes + and -, including date and timestamp arithmetic.

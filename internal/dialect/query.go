@@ -392,12 +392,18 @@ func (w *writer) sortBy(sb *pg_query.SortBy, targets []*pg_query.Node) {
 		} else if ok {
 			w.refuse("ORDER BY a column number with NULLS placement on a compound query")
 		}
-		w.expr(key)
-		w.str(" IS NULL")
-		if nullsFirst {
-			w.str(" DESC")
-		}
-		w.str(", ")
+		// The key is written twice (or again after the select list).
+		w.repeated(key, 2, func() {
+			w.expr(key)
+			w.str(" IS NULL")
+			if nullsFirst {
+				w.str(" DESC")
+			}
+			w.str(", ")
+			w.expr(sb.Node)
+		})
+		w.str(dir)
+		return
 	}
 	w.expr(sb.Node)
 	w.str(dir)

@@ -111,6 +111,10 @@ type writer struct {
 	// scopes are the FROM items visible to column references, innermost
 	// last.
 	scopes []scope
+	// copies is how many times the text being written appears in the
+	// output, through the constructs that repeat an operand (0: once);
+	// see repeated.
+	copies int
 }
 
 // scope is one query level's FROM items: alias (or table name) → table.

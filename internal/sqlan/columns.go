@@ -426,6 +426,27 @@ type typer struct {
 	// ctes are the WITH frames in force, innermost last; a name mapped
 	// to nil is a CTE whose columns are unknown.
 	ctes []map[string]*rel
+	// subqueries holds the columns of the scalar subqueries typed so
+	// far: a result column's name and its type both need them, and
+	// typing a subquery twice at every level of nesting took 2^depth
+	// steps. A subquery is typed in one place of the statement, with
+	// the same scopes each time, so its columns do not change.
+	subqueries map[*pg_query.Node]*rel
+	// selects counts the SELECTs typed, a measure of the work done.
+	selects int
+}
+
+// subqueryRel returns the result columns of a scalar subquery.
+func (t *typer) subqueryRel(n *pg_query.Node) *rel {
+	if r, ok := t.subqueries[n]; ok {
+		return r
+	}
+	r := t.stmtRel(n)
+	if t.subqueries == nil {
+		t.subqueries = map[*pg_query.Node]*rel{}
+	}
+	t.subqueries[n] = r
+	return r
 }
 
 // stmtRel returns the result columns of a statement that returns rows.
@@ -532,6 +553,7 @@ func (t *typer) selectRel(sel *pg_query.SelectStmt) *rel {
 	if sel == nil {
 		return nil
 	}
+	t.selects++
 	if sel.WithClause != nil {
 		t.pushWith(sel.WithClause)
 		defer t.popWith()
@@ -836,7 +858,7 @@ func (t *typer) figureName(n *pg_query.Node) (string, int) {
 			return "array", 2
 		case pg_query.SubLinkType_EXPR_SUBLINK:
 			// The subquery's only column's name, whatever it is.
-			if r := t.stmtRel(sl.Subselect); r != nil && len(r.cols) > 0 {
+			if r := t.subqueryRel(sl.Subselect); r != nil && len(r.cols) > 0 {
 				return r.cols[0].name, 2
 			}
 			return "?column?", 2
@@ -914,7 +936,7 @@ func (t *typer) typeOf(n *pg_query.Node) pgType {
 		sl := n.GetSubLink()
 		switch sl.SubLinkType {
 		case pg_query.SubLinkType_EXPR_SUBLINK:
-			if r := resolvedRel(t.stmtRel(sl.Subselect)); r != nil && len(r.cols) == 1 {
+			if r := resolvedRel(t.subqueryRel(sl.Subselect)); r != nil && len(r.cols) == 1 {
 				return r.cols[0].t
 			}
 		case pg_query.SubLinkType_ARRAY_SUBLINK, pg_query.SubLinkType_MULTIEXPR_SUBLINK, pg_query.SubLinkType_CTE_SUBLINK:

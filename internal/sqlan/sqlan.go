@@ -275,6 +275,9 @@ func Parse(sql string) ([]*Stmt, error) { return ParseIn(sql, DefaultEnv) }
 
 // ParseIn is Parse for the replicas and schema of env.
 func ParseIn(sql string, env *Env) ([]*Stmt, error) {
+	if err := checkDepth(sql); err != nil {
+		return nil, err
+	}
 	tree, err := pg_query.Parse(sql)
 	if err != nil {
 		return nil, syntaxError(err)

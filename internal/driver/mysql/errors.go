@@ -22,6 +22,14 @@ import (
 // overflow, which the driver reports as 22012 when it names this value.
 const DivisionByZeroMark = "18446744073709551615 + ("
 
+// Int4RangeMark opens the expression the SQL writer makes MariaDB
+// evaluate around 32-bit integer arithmetic: it overflows MariaDB's
+// unsigned arithmetic exactly when the value is out of PostgreSQL's
+// integer range, and the driver reports that overflow as PostgreSQL
+// does (22003 "integer out of range") when its message names this
+// value.
+const Int4RangeMark = "18446744071562067968 + "
+
 // SQLSTATEs package pgerr does not name.
 const (
 	invalidDatetimeFormat  = "22007"
@@ -170,6 +178,9 @@ func fromMySQLError(me *mysql.MySQLError) *pgerr.Error {
 	e.Message = me.Message
 	if me.Number == 1690 && strings.Contains(me.Message, DivisionByZeroMark) {
 		e.Code, e.Message = pgerr.DivisionByZero, "division by zero"
+	}
+	if me.Number == 1690 && strings.Contains(me.Message, "'"+Int4RangeMark) {
+		e.Code, e.Message = pgerr.NumericValueOutOfRange, "integer out of range"
 	}
 	return e
 }

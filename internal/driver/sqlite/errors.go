@@ -97,7 +97,17 @@ var genericErrors = []struct {
 	{errDivisionByZero.Error(), pgerr.DivisionByZero},           // DivisorFunction
 	{errNumericOverflow.Error(), pgerr.NumericValueOutOfRange},  // NumericFunction
 	{errNumericSyntax.Error(), pgerr.InvalidTextRepresentation}, // NumericFunction
+	{errInt4Range.Error(), pgerr.NumericValueOutOfRange},        // Int4Function
+	// SQLite's limits on nesting (SQLITE_MAX_EXPR_DEPTH, which counts
+	// the expressions around nested subqueries too, and the parser's
+	// stack): PostgreSQL's class for a statement too complex.
+	{"Expression tree is too large", statementTooComplex},
+	{"parser stack overflow", statementTooComplex},
 }
+
+// statementTooComplex is SQLSTATE 54001, which package pgerr does not
+// name.
+const statementTooComplex = "54001"
 
 // classifyGenericError picks the SQLSTATE of a SQLITE_ERROR.
 //
