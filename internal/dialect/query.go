@@ -54,6 +54,7 @@ func (w *writer) selectStmt(s *pg_query.SelectStmt, top bool) {
 			if n.GetGroupingSet() != nil {
 				w.refuse("GROUPING SETS, ROLLUP or CUBE")
 			}
+			w.checkPosition("GROUP BY", n, s)
 			w.expr(n)
 		})
 	}
@@ -305,6 +306,9 @@ func (w *writer) join(j *pg_query.JoinExpr) {
 // orderLimit writes ORDER BY, LIMIT and OFFSET. targets is the SELECT
 // list, for resolving ordinals (nil for compounds and VALUES).
 func (w *writer) orderLimit(s *pg_query.SelectStmt, targets []*pg_query.Node) {
+	for _, n := range s.SortClause {
+		w.checkPosition("ORDER BY", n.GetSortBy().GetNode(), s)
+	}
 	if len(s.SortClause) > 0 {
 		w.str(" ORDER BY ")
 		list(w, s.SortClause, func(n *pg_query.Node) { w.sortBy(n.GetSortBy(), targets) })
@@ -385,7 +389,7 @@ func (w *writer) sortBy(sb *pg_query.SortBy, targets []*pg_query.Node) {
 	// ascending and last descending: PostgreSQL's default is the other.
 	if nullsFirst == desc && !w.notNull(sb.Node, targets) {
 		key := sb.Node
-		if i, ok := ordinal(sb.Node); ok && targets != nil && i <= len(targets) {
+		if i, ok := ordinal(sb.Node); ok && targets != nil && i >= 1 && i <= len(targets) {
 			// The expression, not its alias: MariaDB cannot use the
 			// alias of an aggregate inside an ORDER BY expression.
 			key = targets[i-1].GetResTarget().Val
@@ -407,6 +411,61 @@ func (w *writer) sortBy(sb *pg_query.SortBy, targets []*pg_query.Node) {
 	}
 	w.expr(sb.Node)
 	w.str(dir)
+}
+
+// invalidColumnReference is PostgreSQL's SQLSTATE for an ORDER BY or
+// GROUP BY position outside the select list.
+const invalidColumnReference = "42P10"
+
+// checkPosition fails, as PostgreSQL does, an ORDER BY or GROUP BY item
+// of s that is a column number outside s's select list (the engines
+// would sort by a constant, fail otherwise, or index past the list).
+func (w *writer) checkPosition(clause string, n *pg_query.Node, s *pg_query.SelectStmt) {
+	i, ok := ordinal(n)
+	if !ok {
+		return
+	}
+	count, known := w.outputCount(s)
+	if i < 1 || known && i > count {
+		w.fail(invalidColumnReference, "%s position %d is not in select list", clause, i)
+	}
+}
+
+// outputCount is the number of columns s returns, when the writer can
+// tell: a * counts the columns of the tables in scope (s's own, written
+// now; not a compound's first member).
+func (w *writer) outputCount(s *pg_query.SelectStmt) (int, bool) {
+	own := s.Op == pg_query.SetOperation_SETOP_NONE
+	for s != nil && s.Op != pg_query.SetOperation_SETOP_NONE {
+		s = s.Larg
+	}
+	switch {
+	case s == nil:
+		return 0, false
+	case len(s.ValuesLists) > 0:
+		return len(s.ValuesLists[0].GetList().GetItems()), true
+	}
+	count := 0
+	for _, t := range s.TargetList {
+		cr := t.GetResTarget().GetVal().GetColumnRef()
+		if f := cr.GetFields(); len(f) == 0 || f[len(f)-1].GetAStar() == nil {
+			count++
+			continue
+		}
+		qual := ""
+		if f := cr.Fields; len(f) == 2 {
+			qual = f[0].GetString_().GetSval()
+		}
+		if !own || len(w.scopes) == 0 {
+			return 0, false
+		}
+		cols, ok := w.star(qual)
+		if !ok {
+			return 0, false
+		}
+		count += len(cols)
+	}
+	return count, true
 }
 
 // ordinal returns the column number of an ORDER BY / GROUP BY item that is

@@ -196,3 +196,32 @@ func TestDeepExpressions(t *testing.T) {
 		t.Errorf("after a refused statement: %v", got)
 	}
 }
+
+// TestCrashersAnswered (issue 14, item 14): INSERT ... DEFAULT VALUES
+// into a table with a SERIAL key, and ORDER BY 0, panicked the session
+// (FATAL, disconnected). DEFAULT VALUES now inserts a row of defaults
+// with the key pinned; positions outside the select list fail with
+// PostgreSQL's 42P10; the session goes on.
+func TestCrashersAnswered(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real engines")
+	}
+	asPostgres(t, []string{
+		"CREATE TABLE dv (id serial PRIMARY KEY, a int DEFAULT 5, b text DEFAULT 'x', c int)",
+		"CREATE TABLE dp (a int DEFAULT 7, b text)",
+	}, []string{
+		"INSERT INTO dv DEFAULT VALUES RETURNING *",
+		"INSERT INTO dv DEFAULT VALUES",
+		"INSERT INTO dp DEFAULT VALUES",
+		"INSERT INTO dp DEFAULT VALUES RETURNING a, b",
+		"SELECT * FROM dv ORDER BY id",
+		"SELECT * FROM dp",
+		"SELECT a FROM dv ORDER BY 0",
+		"SELECT a FROM dv ORDER BY -1",
+		"SELECT a FROM dv ORDER BY 2",
+		"SELECT * FROM dv ORDER BY 5",
+		"SELECT a, count(*) FROM dv GROUP BY 3",
+		"SELECT 1 UNION SELECT 2 ORDER BY 0",
+		"SELECT count(*) FROM dv",
+	}, 20*time.Second)
+}

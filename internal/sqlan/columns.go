@@ -97,10 +97,24 @@ func (s *Stmt) DigestHints() []answer.Column {
 	return s.hints.cols
 }
 
+// typingPanics lets a panic in column typing through (for FuzzParse).
+var typingPanics = false
+
 // guess works the columns out from the text and the schema (see
 // guessColumns), and takes the types the SQL writer's own typing gives
 // (dialect.OutputTypes) where that knows more.
-func (s *Stmt) guess() []ColumnGuess {
+func (s *Stmt) guess() (guesses []ColumnGuess) {
+	defer func() {
+		// Typing only informs the answer's column descriptions; a bug
+		// that panics in it leaves them unknown (as for a * over an
+		// unknown table) rather than ending the session.
+		if r := recover(); r != nil {
+			if typingPanics {
+				panic(r)
+			}
+			guesses = nil
+		}
+	}()
 	var snap *schema.Snapshot
 	if s.env != nil {
 		snap = s.env.Schema

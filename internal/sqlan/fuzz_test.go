@@ -3,42 +3,78 @@ package sqlan
 import (
 	"testing"
 
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+
 	"github.com/shepherd-db/shepherd/internal/driver"
 	"github.com/shepherd-db/shepherd/internal/pgerr"
+	"github.com/shepherd-db/shepherd/internal/schema"
 )
 
-// FuzzParse feeds arbitrary text to the analyser: it must never panic,
-// every error must carry a SQLSTATE, and every statement's dialect forms
-// must exist with placeholders the client's parameters can fill.
+// fuzzSchema is the catalog FuzzParse analyses against, so that the
+// paths that depend on known tables (SERIAL and now() fills, typed
+// translation, * expansion, column typing) run too.
+var fuzzSchema = []string{
+	"CREATE TABLE t (id serial PRIMARY KEY, a int, b text DEFAULT 'x', n numeric(12,2), at timestamptz DEFAULT now())",
+	"CREATE TABLE u (k bigint PRIMARY KEY, s smallint NOT NULL, f float8, d date, v varchar(10), ok bool)",
+	"CREATE VIEW w AS SELECT id, a FROM t",
+}
+
+// FuzzParse feeds arbitrary text to the analyser, with no schema and
+// with fuzzSchema: it must never panic, every error must carry a
+// SQLSTATE other than XX000 (a recovered panic is one), and every
+// statement's dialect forms must exist with placeholders the client's
+// parameters can fill. Column typing and the describe probe run too.
 func FuzzParse(f *testing.F) {
 	for _, s := range []string{
 		"SELECT 1", "select a from t where id = $1 order by a", "BEGIN; UPDATE t SET a = $2 WHERE b = $1; COMMIT",
 		"INSERT INTO t VALUES ($1, '$2') RETURNING *", "SET x = 1", "SHOW ALL", "-- c\n;", "COPY t FROM STDIN",
 		"SELECT $0", "SELECT $99999999999", "/* */ SELECT 'a;b'",
+		"INSERT INTO t DEFAULT VALUES RETURNING *", "SELECT a FROM t ORDER BY 0", "SELECT 1+1+1+1+1+1+1+1+1+1+1+1+1+1+1",
+		"SELECT (SELECT (SELECT (SELECT (SELECT a FROM t))))", "SELECT avg(n), avg(a) FROM t GROUP BY b",
 	} {
 		f.Add(s)
 	}
-	f.Fuzz(func(t *testing.T, sql string) {
-		sts, err := Parse(sql)
+	c, err := schema.Open("")
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, q := range fuzzSchema {
+		tree, err := pg_query.Parse(q)
 		if err != nil {
-			if c := pgerr.Code(err); c == pgerr.InternalError || len(c) != 5 {
-				t.Fatalf("error without a proper SQLSTATE: %v", err)
-			}
-			return
+			f.Fatal(err)
 		}
-		for _, st := range sts {
-			for _, d := range []driver.Dialect{driver.Postgres, driver.MySQL, driver.SQLite} {
-				text, order := st.For(d)
-				if text == "" && st.SQL != "" {
-					t.Fatalf("empty %v form of %q", d, st.SQL)
+		if err := c.Apply(tree.Stmts[0].Stmt); err != nil {
+			f.Fatal(err)
+		}
+	}
+	withSchema := &Env{Replicas: DefaultEnv.Replicas, Schema: c.Snapshot()}
+	typingPanics = true
+	f.Fuzz(func(t *testing.T, sql string) {
+		for _, env := range []*Env{DefaultEnv, withSchema} {
+			sts, err := ParseIn(sql, env)
+			if err != nil {
+				if c := pgerr.Code(err); c == pgerr.InternalError || len(c) != 5 {
+					t.Fatalf("error without a proper SQLSTATE: %v", err)
 				}
-				for _, i := range order {
-					if i < 0 || i >= st.NumParams {
-						t.Fatalf("%v form of %q uses parameter %d of %d", d, st.SQL, i, st.NumParams)
+				continue
+			}
+			for _, st := range sts {
+				for _, d := range []driver.Dialect{driver.Postgres, driver.MySQL, driver.SQLite} {
+					text, order := st.For(d)
+					if text == "" && st.SQL != "" {
+						t.Fatalf("empty %v form of %q", d, st.SQL)
+					}
+					for _, i := range order {
+						if i < 0 || i >= st.NumParams+len(st.Pins) {
+							t.Fatalf("%v form of %q uses parameter %d of %d", d, st.SQL, i, st.NumParams+len(st.Pins))
+						}
 					}
 				}
+				st.Columns()
+				st.KnownColumns()
+				st.DigestHints()
+				st.Describe()
 			}
-			st.Describe()
 		}
 	})
 }

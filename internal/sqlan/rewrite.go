@@ -173,8 +173,13 @@ func (r *rewriter) fillInsert(ins *pg_query.InsertStmt) {
 	sel := ins.SelectStmt.GetSelectStmt()
 	values := sel != nil && len(sel.ValuesLists) > 0 && sel.Op == pg_query.SetOperation_SETOP_NONE
 	if sel == nil {
-		// DEFAULT VALUES: one row of defaults.
-		sel = &pg_query.SelectStmt{ValuesLists: []*pg_query.Node{{Node: &pg_query.Node_List{List: &pg_query.List{}}}}}
+		// DEFAULT VALUES: one row of defaults. (The enums' zero values
+		// are "undefined", not what the parser gives a plain VALUES.)
+		sel = &pg_query.SelectStmt{
+			ValuesLists: []*pg_query.Node{{Node: &pg_query.Node_List{List: &pg_query.List{}}}},
+			Op:          pg_query.SetOperation_SETOP_NONE,
+			LimitOption: pg_query.LimitOption_LIMIT_OPTION_DEFAULT,
+		}
 		ins.SelectStmt = &pg_query.Node{Node: &pg_query.Node_SelectStmt{SelectStmt: sel}}
 		values = true
 	}

@@ -274,7 +274,15 @@ func (s *Stmt) IsTransactionControl() bool {
 func Parse(sql string) ([]*Stmt, error) { return ParseIn(sql, DefaultEnv) }
 
 // ParseIn is Parse for the replicas and schema of env.
-func ParseIn(sql string, env *Env) ([]*Stmt, error) {
+func ParseIn(sql string, env *Env) (_ []*Stmt, err error) {
+	defer func() {
+		// Analysis and translation run before any replica sees the
+		// statement and change nothing shared, so a bug that panics
+		// here fails the statement, not the session (or the process).
+		if r := recover(); r != nil {
+			err = pgerr.New(pgerr.InternalError, "shepherd failed to analyse the statement (a bug; nothing ran): %v", r)
+		}
+	}()
 	if err := checkDepth(sql); err != nil {
 		return nil, err
 	}
@@ -620,11 +628,12 @@ func (s *Stmt) prepare() error {
 		}
 		f, err := dialect.Write(s.tree, d, env.Schema)
 		if err != nil {
-			// A refusal names the replicas it is for; an error
-			// PostgreSQL itself gives (a constant that does not read as
-			// its type) keeps PostgreSQL's message.
+			// A refusal (or a statement too deep for a replica) names
+			// the replicas it is for; an error PostgreSQL itself gives
+			// (a constant that does not read as its type) keeps
+			// PostgreSQL's message.
 			var pe *pgerr.Error
-			if errors.As(err, &pe) && pe.Code == pgerr.FeatureNotSupported {
+			if errors.As(err, &pe) && (pe.Code == pgerr.FeatureNotSupported || pe.Code == stackDepthExceeded) {
 				pe.Message += " (" + strings.Join(names, ", ") + ")"
 			}
 			return err
