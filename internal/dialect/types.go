@@ -415,9 +415,22 @@ func (w *writer) cast(tc *pg_query.TypeCast) {
 		if !ok || len(mods) == 1 && t != "text" {
 			w.refuse("casts of numeric values of unknown scale to text")
 		}
-		w.str("printf('%." + strconv.Itoa(scale) + "f', ")
-		w.expr(tc.Arg)
-		w.str(")")
+		if scale == 0 {
+			// An integral value, exact as an integer (printf would go
+			// through a double; a bigint sum has 19 digits).
+			w.str("CAST(CAST(")
+			w.expr(tc.Arg)
+			w.str(" AS INTEGER) AS TEXT)")
+			return
+		}
+		// printf writes NULL as 0.00: keep NULL.
+		w.repeated(tc.Arg, 2, func() {
+			w.str("(CASE WHEN ")
+			w.expr(tc.Arg)
+			w.str(" IS NULL THEN NULL ELSE printf('%." + strconv.Itoa(scale) + "f', ")
+			w.expr(tc.Arg)
+			w.str(") END)")
+		})
 	case isTextual(t):
 		if len(mods) == 1 && t != "text" {
 			w.str("substr(CAST(")

@@ -31,6 +31,9 @@ type ColumnGuess struct {
 	// where PostgreSQL reports no modifier (sum() of a numeric(p,s)
 	// column); 0 when unknown. ShapeAnswer writes that many digits.
 	scale int32
+	// quotient marks an avg() the replicas answer as "sum/count";
+	// ShapeAnswer writes PostgreSQL's quotient (see exactAverages).
+	quotient bool
 }
 
 type hintsForm struct {
@@ -112,9 +115,39 @@ func (s *Stmt) guess() (guesses []ColumnGuess) {
 			if typingPanics {
 				panic(r)
 			}
-			guesses = nil
+			guesses = s.withQuotients(nil)
 		}
 	}()
+	return s.withQuotients(s.guessTypes())
+}
+
+// withQuotients marks the columns that exactAverages rewrote in guesses,
+// which it makes up (names only) if they do not list the result's
+// columns: without the mark, the client would see "sum/count".
+func (s *Stmt) withQuotients(guesses []ColumnGuess) []ColumnGuess {
+	if len(s.quotients) == 0 {
+		return guesses
+	}
+	targets := s.tree.GetSelectStmt().GetTargetList()
+	if len(guesses) != len(targets) {
+		guesses = make([]ColumnGuess, len(targets))
+		for i, n := range targets {
+			guesses[i].Name = n.GetResTarget().GetName()
+			if guesses[i].Name == "" {
+				guesses[i].Name, _ = (&typer{}).figureName(n.GetResTarget().GetVal())
+			}
+		}
+	}
+	for _, i := range s.quotients {
+		g := typ("numeric").guess()
+		g.Name, g.quotient = guesses[i].Name, true
+		guesses[i] = g
+	}
+	return guesses
+}
+
+// guessTypes is guess without the quotients.
+func (s *Stmt) guessTypes() []ColumnGuess {
 	var snap *schema.Snapshot
 	if s.env != nil {
 		snap = s.env.Schema
@@ -1460,7 +1493,7 @@ func ShapeAnswer(a *answer.Answer, guesses []ColumnGuess) *answer.Answer {
 				retext = true
 			}
 		}
-		if c.Type == answer.Bool || widths[i] > 0 || retext {
+		if c.Type == answer.Bool || widths[i] > 0 || retext || known && guesses[i].quotient {
 			fix = append(fix, i)
 		}
 	}
@@ -1472,6 +1505,12 @@ func ShapeAnswer(a *answer.Answer, guesses []ColumnGuess) *answer.Answer {
 		nr := append([]answer.Value(nil), row...)
 		for _, i := range fix {
 			if i >= len(nr) || nr[i].Null {
+				continue
+			}
+			if guesses[i].quotient {
+				if q, ok := pgQuotient(nr[i].Text); ok {
+					nr[i] = answer.Value{Type: answer.Numeric, Text: q}
+				}
 				continue
 			}
 			nr[i] = pgValue(cols[i], widths[i], nr[i])

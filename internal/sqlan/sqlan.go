@@ -86,6 +86,9 @@ type Stmt struct {
 	// paramTypes are the PostgreSQL types the client's parameters are
 	// expected as, where the writer could tell (see ParamOIDs).
 	paramTypes []string
+	// quotients are the result columns (0-based) that the replicas
+	// answer as "sum/count" for an avg() (see exactAverages).
+	quotients []int
 
 	// Inner is the statement EXPLAIN (SHEPHERD) explains.
 	Inner *Stmt
@@ -731,6 +734,7 @@ func (s *Stmt) rewrite(r *rewriter) error {
 	})
 	if sel := s.tree.GetSelectStmt(); sel != nil {
 		s.Ordered = r.totalOrder(sel)
+		s.exactAverages(r, sel)
 	}
 	return nil
 }

@@ -1,0 +1,206 @@
+package sqlan
+
+import (
+	"math/big"
+	"strconv"
+	"strings"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/shepherd-db/shepherd/internal/schema"
+)
+
+// avg() of exact values (integers, numeric) is a numeric whose digits
+// PostgreSQL chooses from the operands' magnitudes (select_div_scale in
+// numeric.c: at least 16 significant digits, never fewer decimals than
+// the sum has); MariaDB answers with four decimals more than its
+// operand, SQLite with a double. No engine but PostgreSQL can write those
+// digits, so an avg() that is a column of the statement's result is asked
+// of every replica as its exact parts, sum(x)::text || '/' ||
+// count(x)::text (the replicas agree on those, digit for digit, and the
+// vote compares them), and shepherd writes the quotient as PostgreSQL
+// would (ShapeAnswer, pgQuotient).
+//
+// Only plain result columns are rewritten: in an expression (round(avg(x),
+// 2), HAVING avg(x) > 3) or over a window each engine computes its own
+// average, as before.
+
+// exactAverages rewrites the avg() result columns of the top-level SELECT
+// sel, and records their positions in s.quotients. It must run after
+// totalOrder, whose sort keys may name result columns by position: an
+// ORDER BY that names a rewritten column sorts by the average itself.
+func (s *Stmt) exactAverages(r *rewriter, sel *pg_query.SelectStmt) {
+	if sel.Op != pg_query.SetOperation_SETOP_NONE || len(sel.DistinctClause) > 0 || len(sel.ValuesLists) > 0 {
+		return
+	}
+	var found []int
+	for _, n := range sel.TargetList {
+		rt := n.GetResTarget()
+		if rt == nil || hasStar([]*pg_query.Node{n}) {
+			return // result columns shepherd cannot count
+		}
+	}
+	for i, n := range sel.TargetList {
+		rt := n.GetResTarget()
+		fc := rt.Val.GetFuncCall()
+		if fc == nil || schema.FuncName(fc) != "avg" || len(fc.Args) != 1 || fc.AggStar || len(fc.AggOrder) > 0 || fc.Over != nil {
+			continue
+		}
+		if !exactArgument(r.schema, sel, fc.Args[0]) {
+			continue
+		}
+		avg := rt.Val
+		for _, sn := range sel.SortClause {
+			sb := sn.GetSortBy()
+			if p, ok := ordinalOf(sb.Node); ok && p == i+1 || rt.Name != "" && isColumn(sb.Node, rt.Name) {
+				sb.Node = proto.Clone(avg).(*pg_query.Node)
+			}
+		}
+		if rt.Name == "" {
+			rt.Name = "avg" // the name PostgreSQL gives the column
+		}
+		rt.Val = quotientParts(fc)
+		found = append(found, i)
+	}
+	if len(found) > 0 {
+		s.quotients = found
+		r.changed = true
+	}
+}
+
+// ordinalOf returns the position an ORDER BY item names, if it is an
+// integer constant.
+func ordinalOf(n *pg_query.Node) (int, bool) {
+	if c := n.GetAConst(); c != nil && c.GetIval() != nil {
+		return int(c.GetIval().Ival), true
+	}
+	return 0, false
+}
+
+// exactArgument reports whether x, in the FROM scope of sel, is an
+// integer or a numeric whose scale every engine writes alike.
+func exactArgument(snap *schema.Snapshot, sel *pg_query.SelectStmt, x *pg_query.Node) bool {
+	t := &typer{schema: snap}
+	if sel.WithClause != nil {
+		t.pushWith(sel.WithClause)
+	}
+	var items []scopeItem
+	for _, f := range sel.FromClause {
+		items = append(items, t.fromItem(f, items)...)
+	}
+	t.scopes = append(t.scopes, items)
+	p := t.typeOf(x)
+	if isInteger(p.name) {
+		return true
+	}
+	if p.name != "numeric" {
+		return false
+	}
+	_, ok := numericScale(p)
+	return ok
+}
+
+// quotientParts is sum(x)::text || '/' || count(x)::text for avg(x),
+// with avg's DISTINCT, FILTER and window.
+func quotientParts(avg *pg_query.FuncCall) *pg_query.Node {
+	part := func(name string) *pg_query.Node {
+		fc := proto.Clone(avg).(*pg_query.FuncCall)
+		fc.Funcname = []*pg_query.Node{pg_query.MakeStrNode(name)}
+		return &pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: &pg_query.TypeCast{
+			Arg:      &pg_query.Node{Node: &pg_query.Node_FuncCall{FuncCall: fc}},
+			TypeName: &pg_query.TypeName{Names: []*pg_query.Node{pg_query.MakeStrNode("text")}, Typemod: -1, Location: -1},
+			Location: -1,
+		}}}
+	}
+	concat := func(l, r *pg_query.Node) *pg_query.Node {
+		return pg_query.MakeAExprNode(pg_query.A_Expr_Kind_AEXPR_OP, []*pg_query.Node{pg_query.MakeStrNode("||")}, l, r, -1)
+	}
+	slash := pg_query.MakeAConstStrNode("/", -1)
+	return concat(concat(part("sum"), slash), part("count"))
+}
+
+// pgQuotient writes "sum/count", as the replicas answer a rewritten
+// avg(), as PostgreSQL writes avg(): the quotient rounded (half away from
+// zero) to the scale select_div_scale chooses. ok is false for text of
+// another form.
+func pgQuotient(parts string) (string, bool) {
+	sum, count, ok := strings.Cut(parts, "/")
+	if !ok {
+		return "", false
+	}
+	n, err := strconv.ParseInt(count, 10, 64)
+	if err != nil || n <= 0 {
+		return "", false
+	}
+	neg := strings.HasPrefix(sum, "-")
+	sum = strings.TrimPrefix(sum, "-")
+	whole, frac, _ := strings.Cut(sum, ".")
+	digits := strings.TrimLeft(whole+frac, "0")
+	if whole == "" && frac == "" || strings.Trim(whole+frac, "0123456789") != "" {
+		return "", false
+	}
+	scale := len(frac)
+	u := new(big.Int)
+	if digits != "" {
+		u.SetString(digits, 10)
+	}
+	rscale := divScale(digits, scale, n)
+	num := new(big.Int).Mul(u, pow10(rscale))
+	den := new(big.Int).Mul(big.NewInt(n), pow10(scale))
+	q, rem := new(big.Int).QuoRem(num, den, new(big.Int))
+	if rem.Mul(rem, big.NewInt(2)).Cmp(den) >= 0 {
+		q.Add(q, big.NewInt(1))
+	}
+	text := q.String()
+	if rscale > 0 {
+		if len(text) <= rscale {
+			text = strings.Repeat("0", rscale-len(text)+1) + text
+		}
+		text = text[:len(text)-rscale] + "." + text[len(text)-rscale:]
+	}
+	if neg && q.Sign() != 0 {
+		text = "-" + text
+	}
+	return text, true
+}
+
+// divScale is PostgreSQL's select_div_scale for sum / count, where sum's
+// digits (no leading zeros; "" for zero) carry scale decimals: at least
+// 16 significant digits by an estimate of the quotient's weight in base
+// 10000 from the operands' first base-10000 digits, and no fewer
+// decimals than sum has.
+func divScale(digits string, scale int, count int64) int {
+	const minSigDigits, maxScale = 16, 1000
+	w1, f1 := 0, int64(0)
+	if digits != "" {
+		e := len(digits) - scale - 1 // power of ten of the first digit
+		w1 = floorDiv(e, 4)
+		// The base-10000 digit of weight w1: the decimal digits of
+		// powers 4*w1+3 .. 4*w1, the first of which is at e.
+		lead := digits[:min(len(digits), e-4*w1+1)]
+		f1, _ = strconv.ParseInt(lead+strings.Repeat("0", e-4*w1+1-len(lead)), 10, 64)
+	}
+	c := strconv.FormatInt(count, 10)
+	w2 := (len(c) - 1) / 4
+	f2, _ := strconv.ParseInt(c[:(len(c)-1)%4+1], 10, 64)
+	qweight := w1 - w2
+	if f1 <= f2 {
+		qweight--
+	}
+	r := minSigDigits - qweight*4
+	r = max(r, scale, 0)
+	return min(r, maxScale)
+}
+
+func floorDiv(a, b int) int {
+	q := a / b
+	if a%b != 0 && (a < 0) != (b < 0) {
+		q--
+	}
+	return q
+}
+
+func pow10(n int) *big.Int {
+	return new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(n)), nil)
+}

@@ -1,0 +1,86 @@
+package sqlan
+
+import (
+	"testing"
+
+	"github.com/shepherd-db/shepherd/internal/driver"
+)
+
+// TestQuotientAsPostgres: the text PostgreSQL 15 gives for avg() of the
+// values behind each sum/count (taken from real PostgreSQL; the engines
+// agree through TestAverages).
+func TestQuotientAsPostgres(t *testing.T) {
+	for parts, want := range map[string]string{
+		"7/3":                   "2.3333333333333333",     // avg of 1, 2, 4 (int)
+		"27.02/3":               "9.0066666666666667",     // numeric(12,2)
+		"0.0007/3":              "0.00023333333333333333", // a small mean: more decimals
+		"123456.7892/2":         "61728.394600000000",
+		"9999999999.98/2":       "4999999999.99000000",
+		"2147483640/2":          "1073741820.00000000",
+		"0.05/1":                "0.05000000000000000000",
+		"10/4":                  "2.5000000000000000",
+		"-10/4":                 "-2.5000000000000000",
+		"-2/3":                  "-0.66666666666666666667", // half away from zero
+		"0.0000/1":              "0.00000000000000000000",
+		"100/3":                 "33.3333333333333333",
+		"-0.01/1":               "-0.01000000000000000000",
+		"9000000000000000008/6": "1500000000000000001", // 16 digits are all before the point
+	} {
+		got, ok := pgQuotient(parts)
+		if !ok || got != want {
+			t.Errorf("%s: %q, want %q", parts, got, want)
+		}
+	}
+	for _, bad := range []string{"", "1", "1/0", "a/1", "1/-1", "1.2.3/1"} {
+		if got, ok := pgQuotient(bad); ok {
+			t.Errorf("%q: %q", bad, got)
+		}
+	}
+}
+
+// TestAveragesAskedAsParts: avg() result columns of exact values reach
+// every replica as sum/count; in expressions, over floats and over
+// windows they stay avg().
+func TestAveragesAskedAsParts(t *testing.T) {
+	env := envWith(t, "CREATE TABLE t (id serial PRIMARY KEY, a int, n numeric(12,2), f float8, g text)")
+	for q, want := range map[string][]int{
+		"SELECT avg(n), avg(a), avg(f) FROM t":            {0, 1},
+		"SELECT g, avg(n) AS m FROM t GROUP BY g":         {1},
+		"SELECT round(avg(n), 2) FROM t":                  nil,
+		"SELECT DISTINCT avg(n) FROM t GROUP BY g":        nil,
+		"SELECT avg(n) OVER (PARTITION BY g) FROM t":      nil,
+		"SELECT avg(n) FROM t UNION SELECT avg(a) FROM t": nil,
+	} {
+		st, err := ParseOneIn(q, env)
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		if len(st.quotients) != len(want) {
+			t.Errorf("%s: quotients %v, want %v", q, st.quotients, want)
+			continue
+		}
+		for i, c := range st.Columns() {
+			if c.quotient != (indexOf(want, i) >= 0) {
+				t.Errorf("%s: column %d quotient %v", q, i, c.quotient)
+			}
+		}
+		if len(want) > 0 {
+			if text, _ := st.For(driver.MySQL); !contains(text, "SUM(") {
+				t.Errorf("%s: MariaDB form %s", q, text)
+			}
+		}
+	}
+}
+
+func indexOf(xs []int, x int) int {
+	for i, v := range xs {
+		if v == x {
+			return i
+		}
+	}
+	return -1
+}
+
+func contains(s, sub string) bool {
+	return len(s) >= len(sub) && (s[:len(sub)] == sub || contains(s[1:], sub))
+}
