@@ -111,7 +111,7 @@ func TestDateTimeParamsAsPostgreSQL(t *testing.T) {
 	clockWords := []struct{ col, in string }{{"d", "today"}, {"ts", "now"}, {"tz", " Tomorrow "}}
 	want := run(testenv.Postgres(t), "SET TimeZone = 'UTC'")
 	cfg := realCluster(t, "serial")
-	addr, _ := start(t, cfg)
+	addr, srv := start(t, cfg)
 	got := run(fmt.Sprintf("postgres://app@%s/app?sslmode=disable", addr))
 	for i := range want {
 		if i >= len(got) || got[i] != want[i] {
@@ -126,5 +126,10 @@ func TestDateTimeParamsAsPostgreSQL(t *testing.T) {
 		}
 	}
 	assertReplicas(t, addr, 3)
+	// A sequential secondary may still be applying what the client
+	// was answered for (f+1 replicas suffice): read them once idle.
+	if err := srv.Cluster().Idle(ctx); err != nil {
+		t.Fatal(err)
+	}
 	assertIdentical(t, cfg, "SELECT id, d, t, ts, tz FROM dt ORDER BY id")
 }

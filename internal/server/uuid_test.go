@@ -130,7 +130,7 @@ func TestUUIDAsPostgreSQL(t *testing.T) {
 	}
 	want := run(testenv.Postgres(t))
 	cfg := realCluster(t, "cbs")
-	addr, _ := start(t, cfg)
+	addr, srv := start(t, cfg)
 	got := run(fmt.Sprintf("postgres://app@%s/app?sslmode=disable", addr))
 	for i := range want {
 		if i >= len(got) {
@@ -141,6 +141,11 @@ func TestUUIDAsPostgreSQL(t *testing.T) {
 		}
 	}
 	assertReplicas(t, addr, 3)
+	// A sequential secondary may still be applying what the client
+	// was answered for (f+1 replicas suffice): read them once idle.
+	if err := srv.Cluster().Idle(ctx); err != nil {
+		t.Fatal(err)
+	}
 	assertIdentical(t, cfg, "SELECT id, n FROM u ORDER BY id")
 	assertIdentical(t, cfg, "SELECT id, n FROM g ORDER BY n")
 }
