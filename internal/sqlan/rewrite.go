@@ -304,20 +304,31 @@ func (r *rewriter) checkUpdate(u *pg_query.UpdateStmt) {
 // totalOrder makes the row order of a query complete where it matters:
 // a query with ORDER BY gets the output columns it does not sort by
 // appended as further keys (rows that tie on every column are identical,
-// so any order of them is the same answer), and a LIMIT or OFFSET without
-// ORDER BY gets every output column as its order. It returns whether the
-// order is now total.
+// so any order of them is the same answer), and a LIMIT, OFFSET or
+// DISTINCT ON without ORDER BY gets every output column as its order
+// (DISTINCT ON its own expressions first). It returns whether the order
+// is now total.
 func (r *rewriter) totalOrder(sel *pg_query.SelectStmt) bool {
-	limited := sel.LimitCount != nil && !isNullConst(sel.LimitCount) || sel.LimitOffset != nil
-	if len(sel.SortClause) == 0 && !limited {
+	if len(sel.SortClause) == 0 && !limited(sel) && !distinctOn(sel) {
 		return false
 	}
-	if len(sel.DistinctClause) > 0 && sel.DistinctClause[0].GetNode() != nil {
-		return false // DISTINCT ON: its own rules
+	if withTies(sel) {
+		// FETCH ... WITH TIES keeps every row that ties with the last:
+		// more keys would change which rows those are.
+		return false
 	}
 	targets := r.outputs(sel)
 	if targets == nil {
 		return false
+	}
+	if distinctOn(sel) && len(sel.SortClause) == 0 {
+		// DISTINCT ON keeps the first row of each group: order by its
+		// expressions (as PostgreSQL requires of an ORDER BY), then by
+		// the output, so that the first row is the same everywhere.
+		for _, d := range sel.DistinctClause {
+			sel.SortClause = append(sel.SortClause, sortBy(d))
+		}
+		r.changed = true
 	}
 	covered := map[int]bool{}
 	for _, s := range sel.SortClause {
@@ -392,31 +403,116 @@ func (r *rewriter) outputs(sel *pg_query.SelectStmt) []*pg_query.Node {
 	return out
 }
 
-// starColumns lists the columns * (or alias.*) stands for.
+// starColumns lists the columns * (or alias.*) stands for: those of the
+// tables shepherd knows, of subqueries whose output columns have names,
+// and of joins of them (USING columns once, first, as PostgreSQL lists
+// them). It fails on views, NATURAL joins and anything else it cannot
+// list.
 func (r *rewriter) starColumns(from []*pg_query.Node, qual string) ([]*pg_query.Node, bool) {
 	var out []*pg_query.Node
 	for _, f := range from {
-		rv := f.GetRangeVar()
-		if rv == nil {
-			return nil, false // joins (USING merges columns), subqueries
+		cols, ok := r.itemColumns(f, qual)
+		if !ok {
+			return nil, false
 		}
-		alias := rv.Relname
+		out = append(out, cols...)
+	}
+	return out, len(out) > 0
+}
+
+// itemColumns is starColumns for one FROM item; a qualifier that names
+// another item gives no columns.
+func (r *rewriter) itemColumns(f *pg_query.Node, qual string) ([]*pg_query.Node, bool) {
+	var names []string
+	alias := ""
+	switch {
+	case f.GetRangeVar() != nil:
+		rv := f.GetRangeVar()
+		alias = rv.Relname
 		if rv.Alias != nil {
 			alias = rv.Alias.Aliasname
 		}
 		if qual != "" && alias != qual {
-			continue
+			return nil, true
 		}
 		t := r.schema.Table(rv.Relname)
 		if t == nil || t.View {
 			return nil, false
 		}
 		for _, c := range t.Columns {
-			ref := pg_query.MakeColumnRefNode([]*pg_query.Node{pg_query.MakeStrNode(alias), pg_query.MakeStrNode(c.Name)}, -1)
-			out = append(out, pg_query.MakeResTargetNodeWithVal(ref, -1))
+			names = append(names, c.Name)
 		}
+		if rv.Alias != nil && len(rv.Alias.Colnames) > 0 {
+			return nil, false // renamed columns: rare, not worth the rules
+		}
+	case f.GetRangeSubselect() != nil:
+		rs := f.GetRangeSubselect()
+		if rs.Alias == nil || rs.Lateral {
+			return nil, false
+		}
+		alias = rs.Alias.Aliasname
+		if qual != "" && alias != qual {
+			return nil, true
+		}
+		sub := rs.Subquery.GetSelectStmt()
+		if sub == nil {
+			return nil, false
+		}
+		targets := r.outputs(sub)
+		if targets == nil {
+			return nil, false
+		}
+		for i, t := range targets {
+			name := t.GetResTarget().GetName()
+			if i < len(rs.Alias.Colnames) {
+				name = rs.Alias.Colnames[i].GetString_().GetSval()
+			} else if cr := t.GetResTarget().GetVal().GetColumnRef(); name == "" && cr != nil {
+				name = cr.Fields[len(cr.Fields)-1].GetString_().GetSval()
+			}
+			if name == "" {
+				return nil, false
+			}
+			names = append(names, name)
+		}
+	case f.GetJoinExpr() != nil:
+		j := f.GetJoinExpr()
+		if j.IsNatural || j.Alias != nil || j.JoinUsingAlias != nil {
+			return nil, false
+		}
+		left, ok := r.itemColumns(j.Larg, qual)
+		if !ok {
+			return nil, false
+		}
+		right, ok := r.itemColumns(j.Rarg, qual)
+		if !ok {
+			return nil, false
+		}
+		if qual != "" || len(j.UsingClause) == 0 {
+			return append(left, right...), true
+		}
+		using := map[string]bool{}
+		var out []*pg_query.Node
+		for _, u := range j.UsingClause {
+			name := u.GetString_().GetSval()
+			using[name] = true
+			out = append(out, pg_query.MakeResTargetNodeWithVal(pg_query.MakeColumnRefNode([]*pg_query.Node{pg_query.MakeStrNode(name)}, -1), -1))
+		}
+		for _, c := range append(left, right...) {
+			cr := c.GetResTarget().GetVal().GetColumnRef()
+			if cr == nil || !using[cr.Fields[len(cr.Fields)-1].GetString_().GetSval()] {
+				out = append(out, c)
+			}
+		}
+		return out, true
+	default:
+		return nil, false
 	}
-	return out, len(out) > 0
+	var out []*pg_query.Node
+	for _, name := range names {
+		ref := pg_query.MakeColumnRefNode([]*pg_query.Node{pg_query.MakeStrNode(alias), pg_query.MakeStrNode(name)}, -1)
+		out = append(out, pg_query.MakeResTargetNodeWithVal(ref, -1))
+	}
+	return out, true
 }
 
 func hasStar(targets []*pg_query.Node) bool {

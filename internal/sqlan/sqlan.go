@@ -707,6 +707,9 @@ func (s *Stmt) rewrite(r *rewriter) error {
 			}
 		}
 	}
+	if s.tree.GetViewStmt() != nil {
+		return s.determinism(r)
+	}
 	if s.Kind == DDL {
 		return nil
 	}
@@ -725,16 +728,11 @@ func (s *Stmt) rewrite(r *rewriter) error {
 	if r.err != nil {
 		return r.err
 	}
-	walkNodes(s.tree, func(n *pg_query.Node) {
-		if sel := n.GetSelectStmt(); sel != nil && sel != s.tree.GetSelectStmt() {
-			if sel.LimitCount != nil || sel.LimitOffset != nil {
-				r.totalOrder(sel)
-			}
-		}
-	})
+	if err := s.determinism(r); err != nil {
+		return err
+	}
 	if sel := s.tree.GetSelectStmt(); sel != nil {
-		s.Ordered = r.totalOrder(sel)
 		s.exactAverages(r, sel)
 	}
-	return nil
+	return r.err
 }

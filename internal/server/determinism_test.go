@@ -1,0 +1,59 @@
+package server
+
+import (
+	"context"
+	"strings"
+	"testing"
+)
+
+// TestWritesIndependentOfScanOrder runs writes whose rows depend on the
+// order a scan returns them, on MariaDB, PostgreSQL and SQLite where
+// PostgreSQL's heap order (2, 1, 3: insertion order, then 1 moved by an
+// UPDATE) differs from MariaDB's and SQLite's key order. Each write is
+// either made deterministic (shepherd fixes the order) or refused with
+// 0A000 naming the construct; either way the replicas end identical.
+// Before the fix, PostgreSQL wrote k=2 where the others wrote k=1, and
+// the equal row counts hid it (issue 14, item 3).
+func TestWritesIndependentOfScanOrder(t *testing.T) {
+	cfg := realCluster(t, "serial")
+	addr, _ := start(t, cfg)
+	c := connect(t, addr, "app")
+	ctx := context.Background()
+	mustExec(t, c, "CREATE TABLE src (k int PRIMARY KEY, v int NOT NULL, g int NOT NULL, f float8 NOT NULL)")
+	mustExec(t, c, "INSERT INTO src VALUES (2, 20, 1, 0.1)")
+	mustExec(t, c, "INSERT INTO src VALUES (1, 10, 1, 0.2)")
+	mustExec(t, c, "INSERT INTO src VALUES (3, 10, 2, 0.3)")
+	// Moves row 1 to the end of PostgreSQL's heap: heap order 2, 3, 1.
+	mustExec(t, c, "UPDATE src SET g = 1 WHERE k = 1")
+	mustExec(t, c, "CREATE TABLE dst (k int, v int)")
+	mustExec(t, c, "CREATE TABLE tgt (g int PRIMARY KEY, k int)")
+	mustExec(t, c, "INSERT INTO tgt VALUES (1, 0), (2, 0)")
+	mustExec(t, c, "CREATE TABLE fl (s float8)")
+
+	for _, tc := range []struct {
+		sql     string
+		refused string // "": accepted (made deterministic); else a word the message names
+	}{
+		{"INSERT INTO dst SELECT * FROM (SELECT k, v FROM src) x LIMIT 1", ""},
+		{"INSERT INTO dst SELECT k, v FROM src LIMIT 1", ""},
+		{"INSERT INTO dst SELECT k, v FROM src ORDER BY v LIMIT 1", ""},
+		{"INSERT INTO dst SELECT k, v FROM src WHERE k = (SELECT k FROM src ORDER BY v LIMIT 1)", ""},
+		{"INSERT INTO dst SELECT k, row_number() OVER (ORDER BY v) FROM src", ""},
+		{"INSERT INTO dst SELECT k, v FROM (SELECT k, v, row_number() OVER (PARTITION BY g ORDER BY v) AS n FROM src) y WHERE n = 1", ""},
+		{"UPDATE tgt SET k = src.k FROM src WHERE src.g = tgt.g", "UPDATE ... FROM"},
+		{"UPDATE tgt SET k = src.k FROM src WHERE src.k = tgt.g", ""},
+		{"INSERT INTO fl SELECT sum(f) FROM src", "sum"},
+		{"INSERT INTO dst SELECT k, v FROM src x JOIN src y USING (k, v, g, f) LIMIT 1", ""},
+	} {
+		_, err := c.Exec(ctx, tc.sql)
+		switch {
+		case tc.refused == "" && err != nil:
+			t.Errorf("%s: %v", tc.sql, err)
+		case tc.refused != "" && err == nil:
+			t.Errorf("%s: accepted, want 0A000 naming %s", tc.sql, tc.refused)
+		case tc.refused != "" && (sqlstate(err) != "0A000" || !strings.Contains(err.Error(), tc.refused)):
+			t.Errorf("%s: %v, want 0A000 naming %s", tc.sql, err, tc.refused)
+		}
+	}
+	assertSameTables(t, cfg)
+}

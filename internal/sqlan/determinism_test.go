@@ -1,0 +1,104 @@
+package sqlan
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/shepherd-db/shepherd/internal/driver"
+	"github.com/shepherd-db/shepherd/internal/pgerr"
+)
+
+// TestWriteDeterminism: a statement that writes rows chosen or numbered
+// by scan order is given a total order (the PostgreSQL form shows it) or
+// refused with 0A000 naming the construct (issue 14, item 3).
+func TestWriteDeterminism(t *testing.T) {
+	env := envWith(t,
+		"CREATE TABLE src (k int PRIMARY KEY, v int, g int, f float8, j jsonb)",
+		"CREATE TABLE nokey (a int, b int)",
+		"CREATE TABLE dst (k int, v int)",
+		"CREATE TABLE tgt (g int PRIMARY KEY, k int)",
+		"CREATE VIEW sv AS SELECT k, v FROM src",
+	)
+	// Two PostgreSQL replicas: the rules do not depend on the dialects,
+	// and this keeps the dialects' own refusals out of the table.
+	env.Replicas = map[driver.Dialect][]string{driver.Postgres: {"pg1", "pg2"}}
+	for _, tc := range []struct {
+		sql string
+		// want is a piece of the PostgreSQL form when accepted, or of
+		// the message when refused (refused set).
+		want    string
+		refused bool
+	}{
+		// LIMIT and OFFSET anywhere in a write.
+		{"INSERT INTO dst SELECT * FROM (SELECT k, v FROM src) x LIMIT 1", "SELECT x.k, x.v FROM (SELECT k, v FROM src) x ORDER BY 1, 2 LIMIT 1", false},
+		{"INSERT INTO dst SELECT k, v FROM src ORDER BY v LIMIT 1", "ORDER BY v, 1 LIMIT 1", false},
+		{"INSERT INTO dst SELECT k, v FROM src OFFSET 1", "ORDER BY 1, 2 OFFSET 1", false},
+		{"UPDATE dst SET v = 1 WHERE k = (SELECT k FROM src ORDER BY v LIMIT 1)", "ORDER BY v, 1 LIMIT 1", false},
+		{"DELETE FROM dst WHERE k IN (SELECT a FROM nokey LIMIT 2)", "ORDER BY 1 LIMIT 2", false},
+		{"INSERT INTO dst SELECT * FROM src x JOIN tgt USING (k) LIMIT 1", "ORDER BY 1, 2", false},
+		{"INSERT INTO dst SELECT * FROM sv LIMIT 1", "LIMIT over rows shepherd cannot order", true},
+		{"INSERT INTO dst SELECT * FROM src NATURAL JOIN tgt LIMIT 1", "LIMIT over rows", true},
+		{"INSERT INTO dst SELECT * FROM sv OFFSET 1", "OFFSET over rows", true},
+		{"INSERT INTO dst (k) SELECT j::text::int FROM (SELECT j FROM src LIMIT 1) s", "LIMIT over rows", true},
+		{"INSERT INTO dst SELECT k, v FROM src ORDER BY v FETCH FIRST 1 ROWS WITH TIES", "WITH TIES", false},
+		// DISTINCT ON.
+		{"INSERT INTO dst SELECT DISTINCT ON (v) k, v FROM src", "DISTINCT ON (v) k, v FROM src ORDER BY v, 1", false},
+		{"INSERT INTO dst SELECT DISTINCT ON (v) * FROM sv", "DISTINCT ON over rows", true},
+		// Windows.
+		{"INSERT INTO dst SELECT k, row_number() OVER (ORDER BY v) FROM src", "row_number() OVER (ORDER BY v, src.k)", false},
+		{"INSERT INTO dst SELECT k, row_number() OVER w FROM src s WINDOW w AS (PARTITION BY g ORDER BY v)", "OVER (PARTITION BY g ORDER BY v, s.k)", false},
+		{"INSERT INTO dst SELECT k, row_number() OVER (ORDER BY k) FROM src", "row_number() OVER (ORDER BY k)", false},
+		{"INSERT INTO dst SELECT k, rank() OVER (ORDER BY v) FROM src", "rank() OVER (ORDER BY v)", false},
+		{"INSERT INTO dst SELECT k, sum(v) OVER (ORDER BY v) FROM src", "sum(v) OVER (ORDER BY v)", false},
+		{"INSERT INTO dst SELECT a, row_number() OVER (ORDER BY b) FROM nokey", "row_number() over a window whose ORDER BY has ties", true},
+		{"INSERT INTO dst SELECT k, lag(v) OVER (ORDER BY v) FROM src x JOIN tgt USING (k)", "lag() over a window", true},
+		{"INSERT INTO dst SELECT k, last_value(v) OVER (ORDER BY v) FROM src", "last_value() over a window", true},
+		{"INSERT INTO dst SELECT k, sum(v) OVER (ORDER BY v ROWS 1 PRECEDING) FROM src", "sum() over a window", true},
+		{"INSERT INTO dst SELECT k, first_value(v) OVER (ORDER BY k) FROM src", "first_value(v) OVER (ORDER BY k)", false},
+		// Ordered aggregates.
+		{"INSERT INTO dst (k) SELECT length(string_agg(v::text, ',')) FROM src", "string_agg(v::text, ',' ORDER BY v::text)", false},
+		{"INSERT INTO dst (k) SELECT length(string_agg(v::text, ',' ORDER BY g)) FROM src", "ORDER BY g, v::text)", false},
+		// Float aggregates.
+		{"INSERT INTO dst (k) SELECT sum(f) FROM src", "sum() of float4/float8", true},
+		{"UPDATE dst SET v = (SELECT avg(f * 2) FROM src)", "avg() of float4/float8", true},
+		{"INSERT INTO dst (k) SELECT sum(v::float8) FROM src", "sum() of float4/float8", true},
+		{"INSERT INTO dst (k) SELECT sum(f::numeric) FROM src", "sum(f::numeric)", false},
+		{"INSERT INTO dst (k) SELECT sum(v) FROM src", "sum(v)", false},
+		// UPDATE ... FROM and DELETE ... USING.
+		{"UPDATE tgt SET k = src.k FROM src WHERE src.g = tgt.g", "UPDATE ... FROM where a row may match several rows of src", true},
+		{"UPDATE tgt SET k = s.k FROM src s WHERE s.k = tgt.g AND s.v > 0", "FROM src s WHERE s.k = tgt.g", false},
+		{"UPDATE tgt SET k = s.k FROM src s, nokey n WHERE s.k = tgt.g AND n.a = 1", "several rows of nokey", true},
+		{"UPDATE tgt SET k = s.k FROM (SELECT k FROM src) s WHERE s.k = tgt.g", "UPDATE ... FROM from a join or subquery", true},
+		{"UPDATE tgt SET k = s.k FROM src s WHERE s.k = s.v", "several rows of src", true},
+		{"DELETE FROM tgt USING src WHERE src.g = tgt.g", "DELETE FROM tgt USING src", false},
+		{"DELETE FROM tgt USING src WHERE src.g = tgt.g RETURNING src.k", "DELETE ... USING ... RETURNING where a row may match several rows of src", true},
+		// Reads are answered by the vote: only completed, never refused.
+		{"SELECT * FROM sv LIMIT 1", "SELECT * FROM sv LIMIT 1", false},
+		{"SELECT sum(f) FROM src", "sum(f)", false},
+		{"SELECT string_agg(v::text, ',') FROM src", "ORDER BY v::text", false},
+		// Views a write may read get the same rules when created.
+		{"CREATE VIEW top1 AS SELECT k, v FROM src LIMIT 1", "ORDER BY 1, 2 LIMIT 1", false},
+		{"CREATE VIEW top2 AS SELECT * FROM sv LIMIT 1", "LIMIT over rows", true},
+		{"CREATE VIEW rn AS SELECT a, row_number() OVER (ORDER BY b) FROM nokey", "row_number() over a window", true},
+	} {
+		st, err := ParseOneIn(tc.sql, env)
+		if tc.refused {
+			var pe *pgerr.Error
+			if err == nil {
+				pg, _ := st.For(driver.Postgres)
+				t.Errorf("%s: accepted as %s, want 0A000 naming %q", tc.sql, pg, tc.want)
+			} else if !errors.As(err, &pe) || pe.Code != pgerr.FeatureNotSupported || !strings.Contains(pe.Message, tc.want) {
+				t.Errorf("%s: %v, want 0A000 naming %q", tc.sql, err, tc.want)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", tc.sql, err)
+			continue
+		}
+		if pg, _ := st.For(driver.Postgres); !strings.Contains(pg, tc.want) {
+			t.Errorf("%s: written as %s, want it to contain %s", tc.sql, pg, tc.want)
+		}
+	}
+}
