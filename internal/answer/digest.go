@@ -41,6 +41,23 @@ func (a *Answer) Digest(ordered bool) Digest {
 // timestamptz. The caller must pass the same hints for every replica's
 // answer to one statement; hints may be shorter than the row.
 func (a *Answer) DigestWith(ordered bool, hints []Column) Digest {
+	return a.digest(ordered, nil, hints)
+}
+
+// DigestSorted is DigestWith for a query whose ORDER BY is not total:
+// keys are the output columns (0-based) its leading sort keys are, and
+// the rows are compared as a sequence of groups of rows that tie on
+// them, each group as a multiset. Replicas that return the same rows in
+// any order the ORDER BY allows agree; one that returns a row out of
+// that order does not. No keys: a multiset, as DigestWith(false).
+func (a *Answer) DigestSorted(keys []int, hints []Column) Digest {
+	return a.digest(false, keys, hints)
+}
+
+// digest is DigestWith and DigestSorted: with ordered false, rows are
+// sorted within each run of rows that are equal on the keys' columns
+// (the whole answer when there are no keys).
+func (a *Answer) digest(ordered bool, keys []int, hints []Column) Digest {
 	h := sha256.New()
 	var head []byte
 	head = appendField(head, verbOf(a.Tag))
@@ -73,9 +90,16 @@ func (a *Answer) DigestWith(ordered bool, hints []Column) Digest {
 		spans[i] = [2]int{start, len(buf)}
 	}
 	if !ordered {
-		slices.SortFunc(spans, func(x, y [2]int) int {
+		byRow := func(x, y [2]int) int {
 			return bytes.Compare(buf[x[0]:x[1]], buf[y[0]:y[1]])
-		})
+		}
+		if len(keys) == 0 {
+			slices.SortFunc(spans, byRow)
+		} else {
+			for _, run := range a.tieRuns(keys, hints) {
+				slices.SortFunc(spans[run[0]:run[1]], byRow)
+			}
+		}
 	}
 	var l [4]byte
 	for _, s := range spans {
@@ -103,4 +127,34 @@ func verbOf(tag string) string {
 		}
 	}
 	return tag
+}
+
+// tieRuns returns the runs [from, to) of consecutive rows whose values in
+// the key columns are equal (compared canonically).
+func (a *Answer) tieRuns(keys []int, hints []Column) [][2]int {
+	var runs [][2]int
+	var prev, cur []byte
+	for i, r := range a.Rows {
+		cur = cur[:0]
+		for _, j := range keys {
+			if j < 0 || j >= len(r) {
+				continue
+			}
+			var col, hint *Column
+			if j < len(a.Columns) {
+				col = &a.Columns[j]
+			}
+			if j < len(hints) {
+				hint = &hints[j]
+			}
+			cur = appendCanonical(cur, &r[j], readingOf(&r[j], col, hint))
+		}
+		if i > 0 && bytes.Equal(cur, prev) {
+			runs[len(runs)-1][1] = i + 1
+		} else {
+			runs = append(runs, [2]int{i, i + 1})
+		}
+		prev, cur = cur, prev
+	}
+	return runs
 }

@@ -560,6 +560,7 @@ func (c *Cluster) sendLocked(a coord.Send) {
 			task.Query = query(call, d)
 		}
 		task.Ordered = call.st.Ordered
+		task.SortKeys = call.st.SortKeys
 		task.CountRows = call.st.CountRows(d)
 		task.Hints = call.st.DigestHints()
 		task.DigestRows = -1

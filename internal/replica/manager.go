@@ -30,6 +30,9 @@ type Task struct {
 	Query driver.Query
 	// Ordered says the statement's rows are compared in order.
 	Ordered bool
+	// SortKeys, when not Ordered, are the columns the rows are sorted by
+	// (answer.DigestSorted).
+	SortKeys []int
 	// Hints are the PostgreSQL types of the result columns, the same for
 	// every replica, for reading their answers alike (answer.DigestWith).
 	Hints []answer.Column

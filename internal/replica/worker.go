@@ -195,7 +195,11 @@ func (w *worker) settle(t Task, res *Result, conn *driver.Conn, broken **pgerr.E
 		res.Answer.Tag = answer.Tag(t.Query.Verb, t.CountRows)
 	}
 	if !t.NoVote {
-		res.Vote.Digest = res.Answer.DigestWith(t.Ordered, t.Hints)
+		if !t.Ordered && len(t.SortKeys) > 0 {
+			res.Vote.Digest = res.Answer.DigestSorted(t.SortKeys, t.Hints)
+		} else {
+			res.Vote.Digest = res.Answer.DigestWith(t.Ordered, t.Hints)
+		}
 	}
 	if t.DigestRows >= 0 && len(res.Answer.Rows) > t.DigestRows {
 		res.Answer = &answer.Answer{Columns: res.Answer.Columns, Tag: res.Answer.Tag, RowsAffected: res.Answer.RowsAffected}

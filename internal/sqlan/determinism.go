@@ -558,6 +558,9 @@ func (s *Stmt) determinism(r *rewriter) error {
 		}
 		if top != nil {
 			s.Ordered = r.totalOrder(top)
+			if !s.Ordered {
+				s.SortKeys = r.sortKeys(top)
+			}
 			if (limited(top) || distinctOn(top)) && !s.Ordered && !(withTies(top) && !distinctOn(top)) {
 				return orderError(top)
 			}
@@ -579,8 +582,43 @@ func (s *Stmt) determinism(r *rewriter) error {
 		}
 		if top != nil {
 			s.Ordered = r.totalOrder(top)
+			if !s.Ordered {
+				s.SortKeys = r.sortKeys(top)
+			}
 		}
 		return r.fixFunctions(s.tree, false, false)
 	}
 	return nil
+}
+
+// sortKeys returns the output columns (0-based) that the leading keys of
+// a query's ORDER BY are, up to the first key that is not an output
+// column (an expression, or a column of a view's *): what the vote can
+// check of an order that is not total (see answer.DigestSorted).
+func (r *rewriter) sortKeys(sel *pg_query.SelectStmt) []int {
+	if len(sel.SortClause) == 0 || withTies(sel) {
+		return nil
+	}
+	targets := r.outputs(sel)
+	var keys []int
+	for _, n := range sel.SortClause {
+		sb := n.GetSortBy()
+		k := -1
+		if c := sb.GetNode().GetAConst(); c != nil && c.GetIval() != nil {
+			if i := int(c.GetIval().Ival); i >= 1 && (targets == nil || i <= len(targets)) {
+				k = i - 1
+			}
+		}
+		for i, t := range targets {
+			rt := t.GetResTarget()
+			if k < 0 && (sameExpr(rt.Val, sb.Node) || rt.Name != "" && isColumn(sb.Node, rt.Name)) {
+				k = i
+			}
+		}
+		if k < 0 {
+			break
+		}
+		keys = append(keys, k)
+	}
+	return keys
 }

@@ -2,6 +2,7 @@ package sqlan
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -99,6 +100,41 @@ func TestWriteDeterminism(t *testing.T) {
 		}
 		if pg, _ := st.For(driver.Postgres); !strings.Contains(pg, tc.want) {
 			t.Errorf("%s: written as %s, want it to contain %s", tc.sql, pg, tc.want)
+		}
+	}
+}
+
+// TestSortKeys: a read whose ORDER BY shepherd cannot make total tells
+// the vote which output columns its leading keys are, so that answers
+// are compared as tie groups in order (answer.DigestSorted) rather than
+// as multisets, which endorsed a primary's misordered rows.
+func TestSortKeys(t *testing.T) {
+	env := envWith(t,
+		"CREATE TABLE src (k int PRIMARY KEY, v int, j json)",
+		"CREATE VIEW sv AS SELECT k, v FROM src",
+	)
+	env.Replicas = map[driver.Dialect][]string{driver.Postgres: {"pg1", "pg2"}}
+	for sql, want := range map[string]string{
+		"SELECT k, v FROM src ORDER BY v":        "ordered",
+		"SELECT * FROM sv ORDER BY 2, 1":         "[1 0]",
+		"SELECT * FROM sv ORDER BY 2, v":         "[1]",
+		"SELECT * FROM sv ORDER BY v":            "[]",
+		"SELECT v, j FROM src ORDER BY v":        "[0]",
+		"SELECT j, v AS w FROM src ORDER BY w":   "[1]",
+		"SELECT j, v FROM src ORDER BY v + 1, v": "[]",
+		"SELECT * FROM sv":                       "[]",
+	} {
+		st, err := ParseOneIn(sql, env)
+		if err != nil {
+			t.Errorf("%s: %v", sql, err)
+			continue
+		}
+		got := fmt.Sprint(st.SortKeys)
+		if st.Ordered {
+			got = "ordered"
+		}
+		if got != want {
+			t.Errorf("%s: sort keys %s, want %s", sql, got, want)
 		}
 	}
 }

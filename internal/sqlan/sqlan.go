@@ -60,6 +60,11 @@ type Stmt struct {
 	// Ordered says the top-level ORDER BY fixes the row order, so answers
 	// are compared row by row rather than as multisets.
 	Ordered bool
+	// SortKeys, when the order is not total (Ordered false), are the
+	// output columns (0-based) the ORDER BY's leading keys are: answers
+	// are compared as sequences of groups of rows that tie on them (see
+	// answer.DigestSorted).
+	SortKeys []int
 	// NumParams is the highest $n the statement uses.
 	NumParams int
 	// TxOptions are BEGIN's options (Kind Begin) or SET TRANSACTION's.
