@@ -2,9 +2,11 @@ package schema
 
 import (
 	"errors"
+	"slices"
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/shepherd-db/shepherd/internal/pgerr"
 )
@@ -257,7 +259,7 @@ func (s *Snapshot) Apply(n *pg_query.Node) (*Snapshot, error) {
 		next.Tables[t.Name] = t
 	case n.GetViewStmt() != nil:
 		v := n.GetViewStmt()
-		next.Tables[v.View.Relname] = &Table{Name: v.View.Relname, View: true}
+		next.Tables[v.View.Relname] = &Table{Name: v.View.Relname, View: true, Uses: relationsOf(v.Query)}
 	case n.GetIndexStmt() != nil:
 		ix := n.GetIndexStmt()
 		next.Indexes[IndexName(ix)] = ix.Relation.Relname
@@ -409,4 +411,42 @@ func lastName(o *pg_query.Node) string {
 		return s.Sval
 	}
 	return ""
+}
+
+// relationsOf returns the tables and views a query reads: the relations
+// it names, less the names of its own WITH queries, sorted, once each.
+func relationsOf(q *pg_query.Node) []string {
+	ctes, seen := map[string]bool{}, map[string]bool{}
+	var out []string
+	var walk func(m protoreflect.Message)
+	walk = func(m protoreflect.Message) {
+		switch x := m.Interface().(type) {
+		case *pg_query.CommonTableExpr:
+			ctes[x.Ctename] = true
+		case *pg_query.RangeVar:
+			if !seen[x.Relname] {
+				seen[x.Relname] = true
+				out = append(out, x.Relname)
+			}
+		}
+		m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+			switch {
+			case fd.Kind() != protoreflect.MessageKind:
+			case fd.IsList():
+				l := v.List()
+				for i := 0; i < l.Len(); i++ {
+					walk(l.Get(i).Message())
+				}
+			default:
+				walk(v.Message())
+			}
+			return true
+		})
+	}
+	if q != nil {
+		walk(q.ProtoReflect())
+	}
+	out = slices.DeleteFunc(out, func(name string) bool { return ctes[name] })
+	slices.Sort(out)
+	return out
 }

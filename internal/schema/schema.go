@@ -12,6 +12,8 @@
 // fill in, and where each key sequence stands.
 package schema
 
+import "slices"
+
 // Fill says how shepherd fills a column that an INSERT leaves out, when
 // the engines' own default would give different values on different
 // replicas.
@@ -62,6 +64,10 @@ type Table struct {
 	Key []string `json:"key,omitempty"`
 	// View marks a view.
 	View bool `json:"view,omitempty"`
+	// Uses are the tables and views a view's query reads (PostgreSQL
+	// refuses to drop them while the view exists; the other engines do
+	// not).
+	Uses []string `json:"uses,omitempty"`
 	// Refs are the column lists of the table's foreign keys (MariaDB
 	// needs an index starting with each).
 	Refs [][]string `json:"refs,omitempty"`
@@ -86,6 +92,25 @@ func (s *Snapshot) Children(table string) []string {
 			}
 		}
 	}
+	return out
+}
+
+// Dependents returns the views that read relation (see Table.Uses),
+// sorted.
+func (s *Snapshot) Dependents(relation string) []string {
+	if s == nil {
+		return nil
+	}
+	var out []string
+	for name, t := range s.Tables {
+		for _, u := range t.Uses {
+			if u == relation && name != relation {
+				out = append(out, name)
+				break
+			}
+		}
+	}
+	slices.Sort(out)
 	return out
 }
 

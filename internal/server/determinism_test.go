@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestWritesIndependentOfScanOrder runs writes whose rows depend on the
@@ -17,7 +18,7 @@ import (
 // the equal row counts hid it (issue 14, item 3).
 func TestWritesIndependentOfScanOrder(t *testing.T) {
 	cfg := realCluster(t, "serial")
-	addr, _ := start(t, cfg)
+	addr, srv := start(t, cfg)
 	c := connect(t, addr, "app")
 	ctx := context.Background()
 	mustExec(t, c, "CREATE TABLE src (k int PRIMARY KEY, v int NOT NULL, g int NOT NULL, f float8 NOT NULL)")
@@ -55,6 +56,11 @@ func TestWritesIndependentOfScanOrder(t *testing.T) {
 		case tc.refused != "" && (sqlstate(err) != "0A000" || !strings.Contains(err.Error(), tc.refused)):
 			t.Errorf("%s: %v, want 0A000 naming %s", tc.sql, err, tc.refused)
 		}
+	}
+	idle, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := srv.Cluster().Idle(idle); err != nil {
+		t.Fatalf("cluster not idle: %v", err)
 	}
 	assertSameTables(t, cfg)
 

@@ -291,6 +291,9 @@ func ParseIn(sql string, env *Env) (_ []*Stmt, err error) {
 			err = pgerr.New(pgerr.InternalError, "shepherd failed to analyse the statement (a bug; nothing ran): %v", r)
 		}
 	}()
+	if err := checkEncoding(sql); err != nil {
+		return nil, err
+	}
 	if err := checkDepth(sql); err != nil {
 		return nil, err
 	}
@@ -351,6 +354,11 @@ func statementText(sql string, raw *pg_query.RawStmt) string {
 func syntaxError(err error) error {
 	var pe *pgparser.Error
 	if errors.As(err, &pe) {
+		if strings.HasPrefix(pe.Message, "invalid byte sequence for encoding") {
+			// A literal such as E'\x00' (PostgreSQL's scanner refuses it
+			// with this code).
+			return pgerr.New(characterNotInRepertoire, "%s", pe.Message)
+		}
 		e := pgerr.New(pgerr.SyntaxError, "%s", pe.Message)
 		if pe.Cursorpos > 0 {
 			e = e.WithDetail("at character %d", pe.Cursorpos)
@@ -712,6 +720,16 @@ func (s *Stmt) rewrite(r *rewriter) error {
 			}
 		}
 	}
+	if d := s.tree.GetDropStmt(); d != nil {
+		if err := checkDrop(s.env.Schema, d); err != nil {
+			return err
+		}
+	}
+	if rn := s.tree.GetRenameStmt(); rn != nil {
+		if err := checkRename(s.env.Schema, rn); err != nil {
+			return err
+		}
+	}
 	if s.tree.GetViewStmt() != nil {
 		return s.determinism(r)
 	}
@@ -732,6 +750,9 @@ func (s *Stmt) rewrite(r *rewriter) error {
 	r.pinExpressions(s.tree)
 	if r.err != nil {
 		return r.err
+	}
+	if err := r.checkPostgresRules(s.tree); err != nil {
+		return err
 	}
 	if err := s.determinism(r); err != nil {
 		return err

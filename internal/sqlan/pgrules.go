@@ -1,0 +1,755 @@
+package sqlan
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/shepherd-db/shepherd/internal/driver"
+	"github.com/shepherd-db/shepherd/internal/pgerr"
+	"github.com/shepherd-db/shepherd/internal/schema"
+)
+
+// PostgreSQL's semantics are the contract: a statement PostgreSQL refuses
+// must fail through shepherd as it fails there, even where MariaDB and
+// SQLite would accept it. Otherwise the majority's answer wins, the
+// PostgreSQL replica is taken out, and its catch-up fails on the same
+// statement for ever. The checks here refuse, before any replica runs
+// it, what PostgreSQL refuses and the others do not, with PostgreSQL's
+// SQLSTATE and message:
+//
+//   - text that is not UTF-8, or holds a NUL byte (22021), in the query
+//     text, in a literal (E'\x00') or in a parameter (CheckArgs);
+//   - a prefix + or - on a value that is not a number (42883);
+//   - an integer overflow (22003) or a division by zero (22012) in a
+//     constant subexpression, which PostgreSQL folds while planning, so
+//     that it fails even in a CASE branch no row reaches;
+//   - DROP of a table or view another view reads (2BP01).
+
+// Error codes of PostgreSQL used here.
+const (
+	characterNotInRepertoire = "22021"
+	numericOutOfRange        = "22003"
+	divisionByZero           = "22012"
+	undefinedFunction        = "42883"
+	ambiguousFunction        = "42725"
+	invalidTextRepresent     = "22P02"
+)
+
+// checkEncoding fails, as PostgreSQL does, on text that is not valid
+// UTF-8 or holds a NUL byte; the message names the offending bytes as
+// PostgreSQL's does (the whole sequence the first byte announces).
+func checkEncoding(s string) error {
+	for i := 0; i < len(s); {
+		if s[i] == 0 {
+			return badSequence(s[i:], 1)
+		}
+		if s[i] < utf8.RuneSelf {
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size <= 1 {
+			return badSequence(s[i:], utf8Len(s[i]))
+		}
+		i += size
+	}
+	return nil
+}
+
+// utf8Len is the length PostgreSQL's pg_utf_mblen gives a sequence by its
+// first byte.
+func utf8Len(b byte) int {
+	switch {
+	case b&0xe0 == 0xc0:
+		return 2
+	case b&0xf0 == 0xe0:
+		return 3
+	case b&0xf8 == 0xf0:
+		return 4
+	}
+	return 1
+}
+
+func badSequence(s string, n int) error {
+	n = min(n, len(s))
+	var hex []string
+	for i := 0; i < n; i++ {
+		hex = append(hex, fmt.Sprintf("0x%02x", s[i]))
+	}
+	return pgerr.New(characterNotInRepertoire, "invalid byte sequence for encoding \"UTF8\": %s", strings.Join(hex, " "))
+}
+
+// CheckArgs refuses, as PostgreSQL refuses at Bind, a parameter value
+// that is not valid UTF-8 or holds a NUL byte (binary values reach here
+// as text; a bytea's is its hex form).
+func CheckArgs(args []driver.Arg) error {
+	for _, a := range args {
+		if a.Null {
+			continue
+		}
+		if err := checkEncoding(a.Text); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// pgTypeNames are PostgreSQL's names for the types of the catalog, as its
+// messages print them.
+var pgTypeNames = map[string]string{
+	"text": "text", "varchar": "character varying", "bpchar": "character", "bool": "boolean",
+	"date": "date", "time": "time without time zone", "timestamp": "timestamp without time zone",
+	"timestamptz": "timestamp with time zone", "uuid": "uuid", "bytea": "bytea", "json": "json", "jsonb": "jsonb",
+	"interval": "interval",
+}
+
+// numericTypes are the types PostgreSQL's prefix + and - accept.
+var numericTypes = map[string]bool{"int2": true, "int4": true, "int8": true, "numeric": true, "float4": true, "float8": true}
+
+// checkPostgresRules applies the checks above that need the statement's
+// tree (DML and queries).
+func (r *rewriter) checkPostgresRules(root *pg_query.Node) error {
+	if err := r.checkPrefixOps(root); err != nil {
+		return err
+	}
+	f := &folder{}
+	f.node(root)
+	return f.err
+}
+
+// checkPrefixOps refuses a prefix + or - on a column or cast whose type
+// PostgreSQL has no such operator for.
+func (r *rewriter) checkPrefixOps(root *pg_query.Node) error {
+	return r.walkScoped(root, func(m protoreflect.Message, sc *scope) error {
+		e, ok := m.Interface().(*pg_query.A_Expr)
+		if !ok || e.Kind != pg_query.A_Expr_Kind_AEXPR_OP || e.Lexpr != nil || e.Rexpr == nil {
+			return nil
+		}
+		op := schema.OpName(e.Name)
+		if op != "+" && op != "-" {
+			return nil
+		}
+		typ := ""
+		switch x := e.Rexpr; {
+		case x.GetColumnRef() != nil && sc != nil:
+			if c := r.columnStrict(sc, x); c != nil {
+				typ = c.Type
+			}
+		case x.GetTypeCast() != nil:
+			typ = schema.TypeText(x.GetTypeCast().TypeName)
+		case x.GetAConst() != nil && x.GetAConst().GetSval() != nil:
+			// An unknown literal: + reads it as float8, - has candidates
+			// it cannot choose between.
+			if op == "-" {
+				return pgerr.New(ambiguousFunction, "operator is not unique: - unknown").
+					WithHint("Could not choose a best candidate operator. You might need to add explicit type casts.")
+			}
+			text := x.GetAConst().GetSval().Sval
+			if _, err := strconv.ParseFloat(strings.TrimSpace(text), 64); err != nil && !isSpecialFloat(text) {
+				return pgerr.New(invalidTextRepresent, "invalid input syntax for type double precision: %q", text)
+			}
+			return nil
+		}
+		if name, known := pgTypeNames[typ]; known && !numericTypes[typ] {
+			return pgerr.New(undefinedFunction, "operator does not exist: %s %s", op, name).
+				WithHint("No operator matches the given name and argument type. You might need to add an explicit type cast.")
+		}
+		return nil
+	})
+}
+
+// isSpecialFloat reports the float8 spellings strconv does not share
+// with PostgreSQL.
+func isSpecialFloat(s string) bool {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "nan", "infinity", "+infinity", "-infinity", "inf", "+inf", "-inf":
+		return true
+	}
+	return false
+}
+
+// walkScoped calls visit on every message of the tree with the query
+// level it belongs to (nil outside any: VALUES, DDL); the first error
+// stops the walk. ORDER BY keys are not visited (they may name output
+// columns, not the scope's).
+func (r *rewriter) walkScoped(root *pg_query.Node, visit func(protoreflect.Message, *scope) error) error {
+	var err error
+	var walk func(m protoreflect.Message, sc *scope)
+	walk = func(m protoreflect.Message, sc *scope) {
+		if err != nil {
+			return
+		}
+		switch x := m.Interface().(type) {
+		case *pg_query.SelectStmt:
+			sc = &scope{from: x.FromClause, windows: x.WindowClause}
+		case *pg_query.UpdateStmt:
+			sc = &scope{from: append([]*pg_query.Node{{Node: &pg_query.Node_RangeVar{RangeVar: x.Relation}}}, x.FromClause...)}
+		case *pg_query.DeleteStmt:
+			sc = &scope{from: append([]*pg_query.Node{{Node: &pg_query.Node_RangeVar{RangeVar: x.Relation}}}, x.UsingClause...)}
+		case *pg_query.SortBy:
+			return
+		}
+		if err = visit(m, sc); err != nil {
+			return
+		}
+		m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+			switch {
+			case fd.Kind() != protoreflect.MessageKind:
+			case fd.IsList():
+				l := v.List()
+				for i := 0; i < l.Len(); i++ {
+					walk(l.Get(i).Message(), sc)
+				}
+			default:
+				walk(v.Message(), sc)
+			}
+			return err == nil
+		})
+	}
+	walk(root.ProtoReflect(), nil)
+	return err
+}
+
+// columnStrict resolves a column reference only where PostgreSQL could
+// not resolve it otherwise: every FROM item of the level is a table
+// shepherd knows (or a join of such), and the name matches exactly one
+// column of them. Anything else (subqueries, functions, views, an outer
+// query's column) gives nil.
+func (r *rewriter) columnStrict(sc *scope, n *pg_query.Node) *schema.Column {
+	cr := n.GetColumnRef()
+	if cr == nil || len(cr.Fields) > 2 || cr.Fields[len(cr.Fields)-1].GetString_() == nil {
+		return nil
+	}
+	qual, name := "", cr.Fields[len(cr.Fields)-1].GetString_().GetSval()
+	if len(cr.Fields) == 2 {
+		qual = cr.Fields[0].GetString_().GetSval()
+	}
+	var found *schema.Column
+	matches, unknown := 0, false
+	var visit func(f *pg_query.Node)
+	visit = func(f *pg_query.Node) {
+		if j := f.GetJoinExpr(); j != nil {
+			if j.Alias != nil {
+				unknown = true
+			}
+			visit(j.Larg)
+			visit(j.Rarg)
+			return
+		}
+		rv := f.GetRangeVar()
+		if rv == nil {
+			unknown = true
+			return
+		}
+		alias := rv.Relname
+		if rv.Alias != nil {
+			alias = rv.Alias.Aliasname
+			if len(rv.Alias.Colnames) > 0 {
+				unknown = true
+			}
+		}
+		t := r.schema.Table(rv.Relname)
+		if t == nil || t.View {
+			if qual == "" || qual == alias {
+				unknown = true
+			}
+			return
+		}
+		if qual != "" && qual != alias {
+			return
+		}
+		if c := t.Column(name); c != nil {
+			found = c
+			matches++
+		}
+	}
+	for _, f := range sc.from {
+		visit(f)
+	}
+	if unknown || matches != 1 {
+		return nil
+	}
+	return found
+}
+
+// konst is the value of a constant subexpression as far as the folder
+// follows it.
+type konst struct {
+	kind byte // 'i' integer (typ says which), 'n' numeric, 'b' boolean, 'u' NULL
+	typ  string
+	i    int64
+	zero bool // numeric: the value is zero
+	b    bool
+}
+
+// intRange are the bounds and the names in messages of the integer types.
+var intRange = map[string]struct {
+	lo, hi int64
+	name   string
+}{
+	"int2": {math.MinInt16, math.MaxInt16, "smallint"},
+	"int4": {math.MinInt32, math.MaxInt32, "integer"},
+	"int8": {math.MinInt64, math.MaxInt64, "bigint"},
+}
+
+// folder evaluates constant subexpressions as PostgreSQL's planner does
+// (eval_const_expressions), to fail where it fails. It follows integer
+// and numeric arithmetic, casts to the integer types and abs(); it
+// honours the planner's short cuts (a CASE arm after a constant-true
+// condition, or under a constant-false one, COALESCE after a non-NULL
+// constant, AND after false, OR after true are never folded) and stops
+// at any conditional it cannot evaluate. Each node is visited once.
+type folder struct {
+	err    error
+	varies map[*pg_query.Node]bool // see mayBeConstant
+}
+
+var intLiteral = regexp.MustCompile(`^\s*[+-]?[0-9]+\s*$`)
+
+// node folds n's subtree; it returns n's value when n is constant.
+func (f *folder) node(n *pg_query.Node) (konst, bool) {
+	if n == nil || f.err != nil {
+		return konst{}, false
+	}
+	switch {
+	case n.GetAConst() != nil:
+		return constOf(n.GetAConst())
+	case n.GetAExpr() != nil:
+		return f.aexpr(n.GetAExpr())
+	case n.GetTypeCast() != nil:
+		return f.cast(n.GetTypeCast())
+	case n.GetCaseExpr() != nil:
+		f.caseExpr(n.GetCaseExpr())
+		return konst{}, false
+	case n.GetCoalesceExpr() != nil:
+		for _, a := range n.GetCoalesceExpr().Args {
+			v, ok := f.node(a)
+			if ok && v.kind != 'u' {
+				break
+			}
+			if !ok && f.mayBeConstant(a) {
+				break // PostgreSQL may find it constant and stop here
+			}
+		}
+		return konst{}, false
+	case n.GetBoolExpr() != nil:
+		return f.boolExpr(n.GetBoolExpr())
+	case n.GetFuncCall() != nil:
+		fc := n.GetFuncCall()
+		var args []konst
+		all := true
+		for _, a := range fc.Args {
+			v, ok := f.node(a)
+			args = append(args, v)
+			all = all && ok
+		}
+		f.node(fc.AggFilter)
+		for _, o := range fc.AggOrder {
+			f.node(o)
+		}
+		if fc.Over != nil {
+			f.walk(fc.Over.ProtoReflect())
+		}
+		if all && len(args) == 1 && schema.FuncName(fc) == "abs" && args[0].kind == 'i' {
+			if args[0].i == intRange[args[0].typ].lo {
+				f.err = outOfRange(args[0].typ)
+				return konst{}, false
+			}
+			v := args[0]
+			v.i = max(v.i, -v.i)
+			return v, true
+		}
+		return konst{}, false
+	case n.GetCommonTableExpr() != nil:
+		// A WITH query nobody reads is not planned: leave it alone
+		// unless it writes (then it always runs, and is walked).
+		if n.GetCommonTableExpr().GetCtequery().GetSelectStmt() != nil {
+			return konst{}, false
+		}
+	}
+	f.walk(n.ProtoReflect())
+	return konst{}, false
+}
+
+// walk folds the Node children of a message that is not itself folded.
+func (f *folder) walk(m protoreflect.Message) {
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		if fd.Kind() != protoreflect.MessageKind {
+			return true
+		}
+		visit := func(x protoreflect.Message) {
+			if n, ok := x.Interface().(*pg_query.Node); ok {
+				f.node(n)
+			} else {
+				f.walk(x)
+			}
+		}
+		if fd.IsList() {
+			l := v.List()
+			for i := 0; i < l.Len(); i++ {
+				visit(l.Get(i).Message())
+			}
+		} else {
+			visit(v.Message())
+		}
+		return f.err == nil
+	})
+}
+
+// mayBeConstant reports whether an expression names nothing that varies
+// (columns, parameters, subqueries; volatile calls are parameters by
+// now): PostgreSQL may fold it. Answers are kept, so that nested
+// conditionals cost one visit of each node in all.
+func (f *folder) mayBeConstant(n *pg_query.Node) bool {
+	if n == nil {
+		return true
+	}
+	if v, ok := f.varies[n]; ok {
+		return !v
+	}
+	varies := n.GetColumnRef() != nil || n.GetParamRef() != nil || n.GetSubLink() != nil
+	if !varies {
+		var visit func(m protoreflect.Message)
+		visit = func(m protoreflect.Message) {
+			m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+				if fd.Kind() != protoreflect.MessageKind {
+					return true
+				}
+				one := func(x protoreflect.Message) {
+					if c, ok := x.Interface().(*pg_query.Node); ok {
+						varies = varies || !f.mayBeConstant(c)
+					} else {
+						visit(x)
+					}
+				}
+				if fd.IsList() {
+					l := v.List()
+					for i := 0; i < l.Len() && !varies; i++ {
+						one(l.Get(i).Message())
+					}
+				} else {
+					one(v.Message())
+				}
+				return !varies
+			})
+		}
+		visit(n.ProtoReflect())
+	}
+	if f.varies == nil {
+		f.varies = map[*pg_query.Node]bool{}
+	}
+	f.varies[n] = varies
+	return !varies
+}
+
+func constOf(c *pg_query.A_Const) (konst, bool) {
+	switch {
+	case c.Isnull:
+		return konst{kind: 'u'}, true
+	case c.GetIval() != nil:
+		return konst{kind: 'i', typ: "int4", i: int64(c.GetIval().Ival)}, true
+	case c.GetFval() != nil:
+		s := c.GetFval().Fval
+		if v, err := strconv.ParseInt(s, 10, 64); err == nil {
+			if v >= math.MinInt32 && v <= math.MaxInt32 {
+				return konst{kind: 'i', typ: "int4", i: v}, true
+			}
+			return konst{kind: 'i', typ: "int8", i: v}, true
+		}
+		zero := strings.Trim(strings.TrimLeft(s, "+-"), "0.") == ""
+		if strings.ContainsAny(s, "eE") {
+			zero = false // not worth parsing: never called zero
+		}
+		return konst{kind: 'n', zero: zero}, true
+	case c.GetBoolval() != nil:
+		return konst{kind: 'b', b: c.GetBoolval().Boolval}, true
+	}
+	return konst{}, false
+}
+
+func outOfRange(typ string) error {
+	return pgerr.New(numericOutOfRange, "%s out of range", intRange[typ].name)
+}
+
+// wider returns the result type of integer arithmetic on a and b.
+func wider(a, b string) string {
+	rank := map[string]int{"int2": 0, "int4": 1, "int8": 2}
+	if rank[a] >= rank[b] {
+		return a
+	}
+	return b
+}
+
+func (f *folder) aexpr(e *pg_query.A_Expr) (konst, bool) {
+	if e.Kind != pg_query.A_Expr_Kind_AEXPR_OP {
+		f.node(e.Lexpr)
+		f.node(e.Rexpr)
+		return konst{}, false
+	}
+	l, lok := f.node(e.Lexpr)
+	rv, rok := f.node(e.Rexpr)
+	if f.err != nil || !rok || e.Lexpr != nil && !lok {
+		return konst{}, false
+	}
+	op := schema.OpName(e.Name)
+	if e.Lexpr == nil {
+		switch {
+		case op == "+" && (rv.kind == 'i' || rv.kind == 'n'):
+			return rv, true
+		case op == "-" && rv.kind == 'i':
+			if rv.i == intRange[rv.typ].lo {
+				f.err = outOfRange(rv.typ)
+				return konst{}, false
+			}
+			rv.i = -rv.i
+			return rv, true
+		case op == "-" && rv.kind == 'n':
+			return rv, true
+		}
+		return konst{}, false
+	}
+	if l.kind == 'u' || rv.kind == 'u' {
+		return konst{}, false // NULL: strict operators give NULL
+	}
+	if (op == "/" || op == "%") && (rv.kind == 'i' && rv.i == 0 || rv.kind == 'n' && rv.zero) && (l.kind == 'i' || l.kind == 'n') {
+		f.err = pgerr.New(divisionByZero, "division by zero")
+		return konst{}, false
+	}
+	if l.kind != 'i' || rv.kind != 'i' {
+		if (l.kind == 'i' || l.kind == 'n') && (rv.kind == 'i' || rv.kind == 'n') && (op == "+" || op == "-" || op == "*") {
+			return konst{kind: 'n'}, true // exact; its value is not followed
+		}
+		return konst{}, false
+	}
+	typ := wider(l.typ, rv.typ)
+	bounds := intRange[typ]
+	var res int64
+	overflow := false
+	switch op {
+	case "+":
+		res = l.i + rv.i
+		overflow = (rv.i > 0 && res < l.i) || (rv.i < 0 && res > l.i)
+	case "-":
+		res = l.i - rv.i
+		overflow = (rv.i < 0 && res < l.i) || (rv.i > 0 && res > l.i)
+	case "*":
+		res = l.i * rv.i
+		overflow = l.i != 0 && (res/l.i != rv.i || l.i == -1 && rv.i == math.MinInt64)
+	case "/":
+		if l.i == bounds.lo && rv.i == -1 {
+			overflow = true
+		} else {
+			res = l.i / rv.i
+		}
+	case "%":
+		if rv.i == -1 {
+			res = 0
+		} else {
+			res = l.i % rv.i
+		}
+	case "=", "<>", "!=", "<", ">", "<=", ">=":
+		return konst{kind: 'b', b: compare(op, l.i, rv.i)}, true
+	default:
+		return konst{}, false
+	}
+	if overflow || res < bounds.lo || res > bounds.hi {
+		f.err = outOfRange(typ)
+		return konst{}, false
+	}
+	return konst{kind: 'i', typ: typ, i: res}, true
+}
+
+func compare(op string, a, b int64) bool {
+	switch op {
+	case "=":
+		return a == b
+	case "<>", "!=":
+		return a != b
+	case "<":
+		return a < b
+	case ">":
+		return a > b
+	case "<=":
+		return a <= b
+	}
+	return a >= b
+}
+
+func (f *folder) cast(tc *pg_query.TypeCast) (konst, bool) {
+	typ := schema.TypeText(tc.TypeName)
+	if a := tc.Arg.GetAConst(); a != nil && a.GetSval() != nil {
+		bounds, isInt := intRange[typ]
+		s := a.GetSval().Sval
+		if !isInt || !intLiteral.MatchString(s) {
+			return konst{}, false
+		}
+		v, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+		if err != nil || v < bounds.lo || v > bounds.hi {
+			f.err = pgerr.New(numericOutOfRange, "value %q is out of range for type %s", s, bounds.name)
+			return konst{}, false
+		}
+		return konst{kind: 'i', typ: typ, i: v}, true
+	}
+	v, ok := f.node(tc.Arg)
+	if !ok || f.err != nil {
+		return konst{}, false
+	}
+	switch {
+	case v.kind == 'u':
+		return v, true
+	case v.kind == 'i':
+		if bounds, isInt := intRange[typ]; isInt {
+			if v.i < bounds.lo || v.i > bounds.hi {
+				f.err = outOfRange(typ)
+				return konst{}, false
+			}
+			return konst{kind: 'i', typ: typ, i: v.i}, true
+		}
+		if typ == "numeric" {
+			return konst{kind: 'n', zero: v.i == 0}, true
+		}
+	case v.kind == 'n' && typ == "numeric":
+		return v, true
+	}
+	return konst{}, false
+}
+
+// caseExpr folds a CASE as PostgreSQL's planner simplifies it.
+func (f *folder) caseExpr(c *pg_query.CaseExpr) {
+	f.node(c.Arg)
+	if c.Arg != nil && f.mayBeConstant(c.Arg) {
+		return // which arm PostgreSQL keeps depends on a value not followed
+	}
+	for _, w := range c.Args {
+		cw := w.GetCaseWhen()
+		if cw == nil {
+			continue
+		}
+		cond, ok := f.node(cw.Expr)
+		if f.err != nil {
+			return
+		}
+		switch {
+		case ok && c.Arg == nil && (cond.kind == 'u' || cond.kind == 'b' && !cond.b):
+			continue // the arm is dropped unfolded
+		case ok && c.Arg == nil && cond.kind == 'b' && cond.b:
+			f.node(cw.Result)
+			return // the rest is dropped
+		case c.Arg == nil && !ok && f.mayBeConstant(cw.Expr):
+			return // what PostgreSQL does next depends on a value not followed
+		}
+		f.node(cw.Result)
+	}
+	f.node(c.Defresult)
+}
+
+// boolExpr folds AND, OR and NOT, stopping where the planner stops.
+func (f *folder) boolExpr(b *pg_query.BoolExpr) (konst, bool) {
+	all := true
+	var vals []bool
+	for _, a := range b.Args {
+		v, ok := f.node(a)
+		if f.err != nil {
+			return konst{}, false
+		}
+		switch {
+		case ok && v.kind == 'b' && b.Boolop == pg_query.BoolExprType_AND_EXPR && !v.b:
+			return konst{kind: 'b'}, true
+		case ok && v.kind == 'b' && b.Boolop == pg_query.BoolExprType_OR_EXPR && v.b:
+			return konst{kind: 'b', b: true}, true
+		case ok && v.kind == 'b':
+			vals = append(vals, v.b)
+		case !ok && f.mayBeConstant(a):
+			return konst{}, false // its value decides what comes next
+		default:
+			all = false
+		}
+	}
+	if !all || len(vals) == 0 {
+		return konst{}, false
+	}
+	switch b.Boolop {
+	case pg_query.BoolExprType_NOT_EXPR:
+		return konst{kind: 'b', b: !vals[0]}, true
+	case pg_query.BoolExprType_AND_EXPR:
+		return konst{kind: 'b', b: true}, true
+	}
+	return konst{kind: 'b', b: false}, true
+}
+
+// checkDrop refuses, as PostgreSQL does, to drop a table or view that a
+// view reads, unless the views go in the same statement; with CASCADE
+// (PostgreSQL would drop the views, MariaDB and SQLite would keep them)
+// it is refused as unsupported.
+func checkDrop(snap *schema.Snapshot, d *pg_query.DropStmt) error {
+	kind := "table"
+	switch d.RemoveType {
+	case pg_query.ObjectType_OBJECT_TABLE:
+	case pg_query.ObjectType_OBJECT_VIEW:
+		kind = "view"
+	default:
+		return nil
+	}
+	dropped := map[string]bool{}
+	for _, o := range d.Objects {
+		dropped[lastName(o)] = true
+	}
+	for _, o := range d.Objects {
+		name := lastName(o)
+		var deps []string
+		for _, v := range snap.Dependents(name) {
+			if !dropped[v] {
+				deps = append(deps, v)
+			}
+		}
+		if len(deps) == 0 {
+			continue
+		}
+		if d.Behavior == pg_query.DropBehavior_DROP_CASCADE {
+			return unsupported("DROP %s ... CASCADE of %s, which views read (%s): PostgreSQL would drop them too, the other engines would not; drop the views first",
+				strings.ToUpper(kind), name, strings.Join(deps, ", "))
+		}
+		var detail []string
+		for _, v := range deps {
+			detail = append(detail, fmt.Sprintf("view %s depends on %s %s", v, kind, name))
+		}
+		return pgerr.New(dependentObjects, "cannot drop %s %s because other objects depend on it", kind, name).
+			WithDetail("%s", strings.Join(detail, "\n")).
+			WithHint("Use DROP ... CASCADE to drop the dependent objects too.")
+	}
+	return nil
+}
+
+// checkRename refuses to rename a table, view or column that a view
+// reads: PostgreSQL's views follow the rename, MariaDB's and SQLite's
+// keep the old name and break.
+func checkRename(snap *schema.Snapshot, r *pg_query.RenameStmt) error {
+	if r.Relation == nil {
+		return nil
+	}
+	switch r.RenameType {
+	case pg_query.ObjectType_OBJECT_TABLE, pg_query.ObjectType_OBJECT_VIEW, pg_query.ObjectType_OBJECT_COLUMN:
+	default:
+		return nil
+	}
+	if deps := snap.Dependents(r.Relation.Relname); len(deps) > 0 {
+		return unsupported("renaming %s or its columns while views read it (%s): MariaDB's and SQLite's views would keep the old name; drop and recreate the views",
+			r.Relation.Relname, strings.Join(deps, ", "))
+	}
+	return nil
+}
+
+// lastName returns the last element of a qualified name list node.
+func lastName(o *pg_query.Node) string {
+	if l := o.GetList(); l != nil && len(l.Items) > 0 {
+		return l.Items[len(l.Items)-1].GetString_().GetSval()
+	}
+	return o.GetString_().GetSval()
+}

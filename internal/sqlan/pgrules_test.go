@@ -1,0 +1,209 @@
+package sqlan
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/shepherd-db/shepherd/internal/driver"
+	"github.com/shepherd-db/shepherd/internal/pgerr"
+	"github.com/shepherd-db/shepherd/internal/schema"
+	"github.com/shepherd-db/shepherd/internal/testenv"
+)
+
+// pgRulesSchema and pgRulesCases: statements PostgreSQL refuses where
+// MariaDB and SQLite do not (and near misses it accepts), for
+// TestPostgresRulesOnPostgres.
+var pgRulesSchema = []string{
+	"CREATE TABLE t (id int PRIMARY KEY, a int, s text, vc varchar(5), b bool, d date, ts timestamptz, n numeric, f float8)",
+	"INSERT INTO t VALUES (1, 1, 'x', 'y', true, '2020-01-01', '2020-01-01 00:00:00+00', 1.5, 1.5)",
+	"CREATE TABLE u (id int PRIMARY KEY, s text)",
+	"CREATE VIEW v1 AS SELECT id, s FROM t",
+	"CREATE VIEW v2 AS SELECT x.id FROM v1 x JOIN u USING (id)",
+	"CREATE VIEW v3 AS WITH u AS (SELECT 1 AS id) SELECT id FROM u",
+}
+
+var pgRulesCases = []string{
+	// Prefix operators.
+	"SELECT +s FROM t",
+	"SELECT -s FROM t",
+	"SELECT +vc, 1 FROM t",
+	"SELECT id FROM t WHERE +b",
+	"SELECT +d FROM t",
+	"SELECT +ts FROM t",
+	"SELECT +t.s FROM t",
+	"SELECT +x.s FROM t x",
+	"SELECT +s::text FROM t",
+	"SELECT -'1'::varchar",
+	"SELECT +'abc'",
+	"SELECT -'1'",
+	"SELECT +'1', +' 2.5 '",
+	"SELECT +a, -n, +f, -id FROM t",
+	"SELECT (SELECT +s FROM u LIMIT 1) FROM t",
+	"SELECT +s FROM t, u",                // ambiguous: PostgreSQL's own 42702
+	"SELECT +s FROM t JOIN u USING (id)", // ambiguous too
+	"SELECT +s FROM (SELECT 1 AS s) x",   // a subquery's integer
+	"SELECT -a FROM t ORDER BY -a",
+	"UPDATE t SET a = 2 WHERE -vc = 'y'",
+	// Constants PostgreSQL folds while planning.
+	"SELECT CASE WHEN a > 0 THEN 1 ELSE 2147483647 + 1 END FROM t",
+	"SELECT CASE WHEN a > 0 THEN 1 ELSE 9223372036854775807 + 1 END FROM t",
+	"SELECT CASE WHEN a > 0 THEN 1 ELSE 1/0 END FROM t",
+	"SELECT CASE WHEN a > 0 THEN 1 ELSE 2147483647 * 2 END FROM t",
+	"SELECT CASE WHEN a > 0 THEN 1 ELSE -2147483648 - 1 END FROM t",
+	"SELECT CASE WHEN a > 0 THEN 1 ELSE 5 % 0 END FROM t",
+	"SELECT CASE WHEN a > 0 THEN 1 ELSE '99999999999'::int END FROM t",
+	"SELECT CASE WHEN a > 0 THEN 1 ELSE ' 40000 '::smallint END FROM t",
+	"SELECT CASE WHEN a > 0 THEN 1 ELSE 99999999999::int END FROM t",
+	"SELECT CASE WHEN a > 0 THEN 1 ELSE 32767::int2 + 1::int2 END FROM t",
+	"SELECT CASE WHEN a > 0 THEN 1 ELSE abs(-2147483648) END FROM t",
+	"SELECT CASE WHEN a > 0 THEN 1 ELSE -(-2147483648) END FROM t",
+	"SELECT CASE WHEN a > 0 THEN 1 ELSE (2147483647 + 1)::bigint END FROM t",
+	"SELECT CASE WHEN a > 0 THEN 1 ELSE 2147483647::bigint + 1 END FROM t",
+	"SELECT CASE WHEN a > 0 THEN 1.0 ELSE 1.0/0 END FROM t",
+	"SELECT CASE WHEN a > 0 THEN 1.0 ELSE 1/0.0 END FROM t",
+	"SELECT CASE WHEN a > 0 THEN 1 ELSE -2147483648 / -1 END FROM t",
+	"SELECT CASE WHEN a > 0 THEN 1 ELSE -2147483648 % -1 END FROM t",
+	"SELECT 1 FROM t WHERE a = 2147483647 + 1",
+	"SELECT 1 FROM t WHERE false AND a = 1/0",
+	"SELECT id FROM t WHERE a > 5 AND 1/0 = 1",
+	"INSERT INTO t (id, a) VALUES (2, 2147483647 + 1)",
+	"UPDATE t SET a = CASE WHEN a > 0 THEN 1 ELSE 9223372036854775807 * 2 END",
+	// Where the planner stops folding, nothing fails.
+	"SELECT CASE WHEN true THEN 1 ELSE 1/0 END FROM t",
+	"SELECT CASE WHEN false THEN 1/0 ELSE 1 END FROM t",
+	"SELECT CASE WHEN 1 = 0 THEN 1/0 ELSE 1 END FROM t",
+	"SELECT CASE WHEN 1 = 1 THEN 1 ELSE 1/0 END FROM t",
+	"SELECT CASE WHEN NULL THEN 1/0 ELSE 1 END FROM t",
+	"SELECT CASE 1 WHEN 1 THEN 1 ELSE 1/0 END FROM t",
+	"SELECT CASE WHEN abs(-1) = 1 THEN 1 ELSE 1/0 END FROM t",
+	"SELECT coalesce(1, 1/0)",
+	"SELECT coalesce(a, 1, 1/0) FROM t",
+	"SELECT 1 WHERE false AND 1/0 = 1",
+	"SELECT 1 WHERE true OR 1/0 = 1",
+	"WITH q AS (SELECT 1/0) SELECT 1",
+	"SELECT CASE WHEN a > 0 THEN 1 ELSE $1 + 1 END FROM t",
+	"SELECT 2147483647 + 0, -2147483648, 9223372036854775807",
+	// Encoding.
+	`SELECT E'\x00'`,
+	`SELECT E'a\xffb'`,
+	`SELECT E'\xc3\x28'`,
+	`SELECT E'\x00'::bytea`,
+	`SELECT '\x00'::bytea`,
+	"SELECT 'é'",
+	// Dependencies of views.
+	"DROP VIEW v1",
+	"DROP TABLE t",
+	"DROP TABLE u",
+	"DROP VIEW IF EXISTS v1",
+	"DROP VIEW v2",
+}
+
+// TestPostgresRulesOnPostgres runs each case on PostgreSQL 15 (in a
+// transaction rolled back after it) and through the analysis: where
+// PostgreSQL refuses with one of the codes shepherd mirrors, shepherd
+// must refuse with the same code and message; where PostgreSQL accepts,
+// shepherd must not refuse with them (issue 14, item 17).
+func TestPostgresRulesOnPostgres(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, testenv.Postgres(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var snap *schema.Snapshot
+	for _, ddl := range pgRulesSchema {
+		if _, err := conn.Exec(ctx, ddl); err != nil {
+			t.Fatal(err)
+		}
+		tree, err := pg_query.Parse(ddl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if snap, err = snap.Apply(tree.Stmts[0].Stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mirrored := map[string]bool{"22021": true, "22003": true, "22012": true, "42883": true, "42725": true, "22P02": true, "2BP01": true}
+	env := &Env{Replicas: DefaultEnv.Replicas, Schema: snap}
+	for _, sql := range pgRulesCases {
+		var pgErr *pgconn.PgError
+		if _, err := conn.Exec(ctx, "BEGIN"); err != nil {
+			t.Fatal(err)
+		}
+		var args []any
+		if strings.Contains(sql, "$1") {
+			// A value that does not overflow: PostgreSQL's custom plans
+			// fold parameters too, which shepherd does not mirror yet.
+			args = []any{pgx.QueryExecModeExec, 1}
+		}
+		_, err := conn.Exec(ctx, sql, args...)
+		if _, rerr := conn.Exec(ctx, "ROLLBACK"); rerr != nil {
+			t.Fatal(rerr)
+		}
+		if err != nil && !errors.As(err, &pgErr) {
+			t.Fatalf("%s: %v", sql, err)
+		}
+		_, got := ParseOneIn(sql, env)
+		var pe *pgerr.Error
+		errors.As(got, &pe)
+		switch {
+		case pgErr != nil && mirrored[pgErr.Code]:
+			if pe == nil || pe.Code != pgErr.Code || pe.Message != pgErr.Message {
+				t.Errorf("%s:\n  PostgreSQL: %s %s\n  shepherd:   %v", sql, pgErr.Code, pgErr.Message, got)
+			}
+		case pe != nil && mirrored[pe.Code]:
+			t.Errorf("%s: PostgreSQL: %v; shepherd refuses: %v", sql, err, got)
+		}
+	}
+}
+
+// TestPostgresRulesUnsupported: what PostgreSQL would do differently
+// from the other engines and shepherd cannot mirror is refused with
+// 0A000 naming it.
+func TestPostgresRulesUnsupported(t *testing.T) {
+	env := envWith(t,
+		"CREATE TABLE t (id int PRIMARY KEY, s text)",
+		"CREATE VIEW v1 AS SELECT id, s FROM t",
+	)
+	for sql, want := range map[string]string{
+		"DROP TABLE t CASCADE":           "DROP TABLE ... CASCADE of t, which views read (v1)",
+		"ALTER TABLE t RENAME TO t2":     "renaming t or its columns while views read it (v1)",
+		"ALTER TABLE t RENAME s TO s2":   "renaming t or its columns while views read it (v1)",
+		"ALTER TABLE v1 RENAME TO v1new": "",
+	} {
+		_, err := ParseOneIn(sql, env)
+		var pe *pgerr.Error
+		switch {
+		case want == "" && err != nil:
+			t.Errorf("%s: %v", sql, err)
+		case want != "" && (!errors.As(err, &pe) || pe.Code != pgerr.FeatureNotSupported || !contains(pe.Message, want)):
+			t.Errorf("%s: %v, want 0A000 naming %q", sql, err, want)
+		}
+	}
+	// Parameters: PostgreSQL refuses them at Bind.
+	for text, want := range map[string]string{
+		"a\x00b":   `invalid byte sequence for encoding "UTF8": 0x00`,
+		"a\xffb":   `invalid byte sequence for encoding "UTF8": 0xff`,
+		"\xe2\x82": `invalid byte sequence for encoding "UTF8": 0xe2 0x82`,
+		"é€😀":      "",
+	} {
+		err := CheckArgs([]driver.Arg{{Null: true}, {Text: text}})
+		var pe *pgerr.Error
+		switch {
+		case want == "" && err != nil:
+			t.Errorf("%q: %v", text, err)
+		case want != "" && (!errors.As(err, &pe) || pe.Code != "22021" || pe.Message != want):
+			t.Errorf("%q: %v, want 22021 %s", text, err, want)
+		}
+	}
+}
+
+func contains(s, sub string) bool { return strings.Contains(s, sub) }
