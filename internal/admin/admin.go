@@ -134,10 +134,10 @@ func (s *Session) replicas() *answer.Answer {
 		open, repaired := s.repair.Counts(r.Name)
 		rows = append(rows, []string{r.Name, r.Driver, r.Class, r.Role, r.State,
 			strconv.FormatInt(r.Mismatches, 10), strconv.FormatInt(r.Reruns, 10), strconv.FormatInt(r.Digests, 10),
-			strconv.Itoa(open), strconv.Itoa(repaired)})
+			strconv.Itoa(open), strconv.Itoa(repaired), r.Reason})
 	}
-	a := table([]string{"name", "driver", "class", "role", "state", "mismatches", "reruns", "digests", "differences", "repaired"}, rows)
-	for i := 5; i < len(a.Columns); i++ {
+	a := table([]string{"name", "driver", "class", "role", "state", "mismatches", "reruns", "digests", "differences", "repaired", "reason"}, rows)
+	for i := 5; i < len(a.Columns)-1; i++ {
 		a.Columns[i].Type = answer.Int
 	}
 	return a

@@ -108,6 +108,9 @@ type replicaStatus struct {
 	digested   atomic.Int64
 	down       atomic.Bool
 	suspect    atomic.Bool
+	// failure, when set, says why the replica cannot come back by itself
+	// (see catchUpFailed).
+	failure atomic.Pointer[string]
 }
 
 // New returns a cluster over replicas (already opened). The caller checks

@@ -90,6 +90,7 @@ func (c *Cluster) recoverReplica(r coord.ReplicaID) {
 	}()
 	name := c.managers[r].Name()
 	pause := firstRetry
+	var refused uint64 // barrier of the statement the last attempt failed on
 	for attempt := 1; ; attempt++ {
 		t := time.NewTimer(pause)
 		select {
@@ -102,12 +103,14 @@ func (c *Cluster) recoverReplica(r coord.ReplicaID) {
 		start := time.Now()
 		n, err := c.catchUp(ctx, r)
 		if err == nil {
+			c.status[r].failure.Store(nil)
 			c.log.Warn("replica back", "replica", name, "replayed", n, "catch-up", time.Since(start).Round(time.Millisecond), "attempts", attempt)
 			return
 		}
 		if ctx.Err() != nil {
 			return
 		}
+		refused = c.catchUpFailed(int(r), err, refused, attempt)
 		if attempt == 1 || attempt%10 == 0 {
 			c.log.Warn("replica still away", "replica", name, "attempts", attempt, "err", err)
 		}

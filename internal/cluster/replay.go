@@ -42,7 +42,7 @@ func Replay(ctx context.Context, c driver.Conn, d driver.Dialect, cache *sqlan.C
 			}
 			if err != nil {
 				c.Rollback(ctx)
-				return n, fmt.Errorf("barrier %d: %s: %w", rec.Barrier, st.SQL, err)
+				return n, &ReplayError{Barrier: rec.Barrier, SQL: st.SQL, Err: err}
 			}
 		}
 		if _, err := c.Exec(ctx, replica.LogInsert(d, rec.Barrier)); err != nil {

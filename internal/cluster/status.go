@@ -16,8 +16,12 @@ type ReplicaStatus struct {
 	// replica whose answers clients get first), "secondary" (CBS and SS)
 	// or "voter" (serial mode: every replica votes on every answer).
 	Role string
-	// State is "up", "suspect" (an answer of it lost a vote) or "down".
+	// State is "up", "suspect" (an answer of it lost a vote), "down"
+	// (taken out, catching up) or "failed" (taken out, and its engine
+	// refuses a statement the others committed: it will not come back by
+	// itself; Reason says which).
 	State      string
+	Reason     string
 	Mismatches int64
 	// Reruns counts transaction attempts aborted on the replica to be run
 	// again (CBS and SS: deadlocks, lock waits, stale MVCC snapshots, a
@@ -50,6 +54,8 @@ func (c *Cluster) Replicas() []ReplicaStatus {
 			s.Role = "secondary"
 		}
 		switch {
+		case st.down.Load() && st.failure.Load() != nil:
+			s.State, s.Reason = "failed", *st.failure.Load()
 		case st.down.Load():
 			s.State = "down"
 		case st.suspect.Load():

@@ -3,12 +3,17 @@ package server
 import (
 	"context"
 	"errors"
+	"log/slog"
+	"net"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/shepherd-db/shepherd/internal/driver"
 	"github.com/shepherd-db/shepherd/internal/testenv"
 )
 
@@ -98,4 +103,113 @@ func pgError(err error) *pgconn.PgError {
 		return pe
 	}
 	return nil
+}
+
+// errorLog is a slog handler that keeps ERROR records and signals each.
+type errorLog struct {
+	mu      sync.Mutex
+	records []slog.Record
+	more    chan struct{}
+}
+
+func (h *errorLog) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelError }
+func (h *errorLog) Handle(_ context.Context, r slog.Record) error {
+	h.mu.Lock()
+	h.records = append(h.records, r.Clone())
+	h.mu.Unlock()
+	select {
+	case h.more <- struct{}{}:
+	default:
+	}
+	return nil
+}
+func (h *errorLog) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *errorLog) WithGroup(string) slog.Handler      { return h }
+
+// find returns the attributes of the first record whose message starts
+// with prefix.
+func (h *errorLog) find(prefix string) map[string]string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, r := range h.records {
+		if strings.HasPrefix(r.Message, prefix) {
+			attrs := map[string]string{}
+			r.Attrs(func(a slog.Attr) bool {
+				attrs[a.Key] = a.Value.String()
+				return true
+			})
+			return attrs
+		}
+	}
+	return nil
+}
+
+// TestReplicaThatCannotCatchUpAlarms: a write PostgreSQL refuses and the
+// others accept, of a kind shepherd does not mirror yet (PostgreSQL folds
+// a parameter's value into its plan and overflows in a CASE arm no row
+// reaches), takes the PostgreSQL replica out, and its catch-up fails on
+// the same statement every time. That must not go unseen: an ERROR log
+// line names the replica and the statement, and SHOW REPLICAS shows it
+// "failed" with the reason (before, it said "down", as for a replica on
+// its way back, and logged warnings only; issue 14, item 17).
+func TestReplicaThatCannotCatchUpAlarms(t *testing.T) {
+	cfg := realCluster(t, "cbs")
+	if err := cfg.Check(driver.Names()); err != nil {
+		t.Fatal(err)
+	}
+	logs := &errorLog{more: make(chan struct{}, 1)}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	srv, err := Open(ctx, cfg, slog.New(logs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, ln) }()
+	defer func() { cancel(); <-done }()
+	addr := ln.Addr().String()
+
+	c := connect(t, addr, "app")
+	mustExec(t, c, "CREATE TABLE t (id int PRIMARY KEY, a int)")
+	mustExec(t, c, "INSERT INTO t VALUES (1, 1)")
+	const refused = "UPDATE t SET a = CASE WHEN a > 0 THEN 2 ELSE $1 + 1 END"
+	if _, err := c.Exec(ctx, refused, 2147483647); err != nil {
+		t.Fatalf("the majority's answer: %v", err)
+	}
+
+	wait, stop := context.WithTimeout(ctx, 60*time.Second)
+	defer stop()
+	const msg = "replica cannot catch up"
+	for logs.find(msg) == nil {
+		select {
+		case <-logs.more:
+		case <-wait.Done():
+			t.Fatalf("no ERROR %q logged; replicas: %+v", msg, srv.Cluster().Replicas())
+		}
+	}
+	if attrs := logs.find(msg); attrs["replica"] != "pg" || attrs["statement"] != refused {
+		t.Errorf("ERROR names %v, want replica pg and the statement", attrs)
+	}
+	a := connect(t, addr, "shepherd")
+	var state, reason string
+	rows, err := a.Query(ctx, "SHOW REPLICAS", pgx.QueryExecModeSimpleProtocol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		vals, err := rows.Values()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if vals[0] == "pg" {
+			state, reason = vals[4].(string), vals[len(vals)-1].(string)
+		}
+	}
+	if state != "failed" || !strings.Contains(reason, refused) || !strings.Contains(reason, "22003") {
+		t.Errorf("SHOW REPLICAS: pg %q (%s), want failed naming the statement and its error", state, reason)
+	}
 }

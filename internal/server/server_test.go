@@ -141,14 +141,14 @@ func assertReplicas(t *testing.T, addr string, n int) {
 	}
 	got := 0
 	for rows.Next() {
-		var name, drv, class, role, state string
+		var name, drv, class, role, state, reason string
 		var mism, reruns, digests, differences, repaired int64
-		if err := rows.Scan(&name, &drv, &class, &role, &state, &mism, &reruns, &digests, &differences, &repaired); err != nil {
+		if err := rows.Scan(&name, &drv, &class, &role, &state, &mism, &reruns, &digests, &differences, &repaired, &reason); err != nil {
 			t.Fatal(err)
 		}
 		got++
 		if state != "up" || mism != 0 {
-			t.Errorf("replica %s: state %s, %d mismatches", name, state, mism)
+			t.Errorf("replica %s: state %s, %d mismatches %s", name, state, mism, reason)
 		}
 	}
 	if err := rows.Err(); err != nil {
