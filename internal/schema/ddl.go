@@ -259,7 +259,8 @@ func (s *Snapshot) Apply(n *pg_query.Node) (*Snapshot, error) {
 		next.Tables[t.Name] = t
 	case n.GetViewStmt() != nil:
 		v := n.GetViewStmt()
-		next.Tables[v.View.Relname] = &Table{Name: v.View.Relname, View: true, Uses: relationsOf(v.Query)}
+		uses, cols := relationsOf(v.Query)
+		next.Tables[v.View.Relname] = &Table{Name: v.View.Relname, View: true, Uses: uses, UsesColumns: cols}
 	case n.GetIndexStmt() != nil:
 		ix := n.GetIndexStmt()
 		next.Indexes[IndexName(ix)] = ix.Relation.Relname
@@ -413,11 +414,18 @@ func lastName(o *pg_query.Node) string {
 	return ""
 }
 
-// relationsOf returns the tables and views a query reads: the relations
-// it names, less the names of its own WITH queries, sorted, once each.
-func relationsOf(q *pg_query.Node) []string {
-	ctes, seen := map[string]bool{}, map[string]bool{}
+// relationsOf returns the tables and views a query reads (the relations
+// it names, less the names of its own WITH queries) and the column names
+// it mentions ("*" for a star), each sorted, once each.
+func relationsOf(q *pg_query.Node) (rels, cols []string) {
+	ctes, seen, seenCol := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	var out []string
+	col := func(name string) {
+		if !seenCol[name] {
+			seenCol[name] = true
+			cols = append(cols, name)
+		}
+	}
 	var walk func(m protoreflect.Message)
 	walk = func(m protoreflect.Message) {
 		switch x := m.Interface().(type) {
@@ -427,6 +435,25 @@ func relationsOf(q *pg_query.Node) []string {
 			if !seen[x.Relname] {
 				seen[x.Relname] = true
 				out = append(out, x.Relname)
+			}
+		case *pg_query.ColumnRef:
+			if len(x.Fields) > 0 {
+				last := x.Fields[len(x.Fields)-1]
+				switch {
+				case last.GetAStar() != nil:
+					col("*")
+				case last.GetString_() != nil:
+					col(last.GetString_().Sval)
+				}
+			}
+		case *pg_query.JoinExpr:
+			for _, u := range x.UsingClause {
+				if s := u.GetString_(); s != nil {
+					col(s.Sval)
+				}
+			}
+			if x.IsNatural {
+				col("*")
 			}
 		}
 		m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
@@ -448,5 +475,6 @@ func relationsOf(q *pg_query.Node) []string {
 	}
 	out = slices.DeleteFunc(out, func(name string) bool { return ctes[name] })
 	slices.Sort(out)
-	return out
+	slices.Sort(cols)
+	return out, cols
 }

@@ -68,6 +68,9 @@ type Table struct {
 	// refuses to drop them while the view exists; the other engines do
 	// not).
 	Uses []string `json:"uses,omitempty"`
+	// UsesColumns are the column names a view's query mentions ("*" for
+	// a star): the columns of Uses it may depend on.
+	UsesColumns []string `json:"uses_columns,omitempty"`
 	// Refs are the column lists of the table's foreign keys (MariaDB
 	// needs an index starting with each).
 	Refs [][]string `json:"refs,omitempty"`

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -129,10 +130,13 @@ func (r *rewriter) checkPostgresRules(root *pg_query.Node) error {
 func (r *rewriter) checkPrefixOps(root *pg_query.Node) error {
 	return r.walkScoped(root, func(m protoreflect.Message, sc *scope) error {
 		e, ok := m.Interface().(*pg_query.A_Expr)
-		if !ok || e.Kind != pg_query.A_Expr_Kind_AEXPR_OP || e.Lexpr != nil || e.Rexpr == nil {
+		if !ok || e.Kind != pg_query.A_Expr_Kind_AEXPR_OP || e.Rexpr == nil {
 			return nil
 		}
 		op := schema.OpName(e.Name)
+		if e.Lexpr != nil {
+			return r.checkArithmetic(sc, op, e.Lexpr, e.Rexpr)
+		}
 		if op != "+" && op != "-" {
 			return nil
 		}
@@ -163,6 +167,76 @@ func (r *rewriter) checkPrefixOps(root *pg_query.Node) error {
 		}
 		return nil
 	})
+}
+
+// operandType returns the PostgreSQL type of an operand where the
+// schema or the text tells: a column, a cast, a number.
+func (r *rewriter) operandType(sc *scope, n *pg_query.Node) string {
+	switch {
+	case n.GetColumnRef() != nil && sc != nil:
+		if c := r.columnStrict(sc, n); c != nil {
+			return c.Type
+		}
+	case n.GetTypeCast() != nil:
+		return schema.TypeText(n.GetTypeCast().TypeName)
+	case n.GetAConst() != nil:
+		if v, ok := constOf(n.GetAConst()); ok {
+			switch v.kind {
+			case 'i':
+				return v.typ
+			case 'n':
+				return "numeric"
+			}
+		}
+		if n.GetAConst().GetSval() != nil {
+			return "unknown"
+		}
+	}
+	return ""
+}
+
+// numericNames are PostgreSQL's names of the number types in messages.
+var numericNames = map[string]string{
+	"int2": "smallint", "int4": "integer", "int8": "bigint", "numeric": "numeric", "float4": "real", "float8": "double precision",
+}
+
+// checkArithmetic refuses, as PostgreSQL does, arithmetic on strings or
+// booleans (MariaDB and SQLite read them as numbers).
+func (r *rewriter) checkArithmetic(sc *scope, op string, l, rt *pg_query.Node) error {
+	switch op {
+	case "+", "-", "*", "/", "%":
+	default:
+		return nil
+	}
+	lt, rtyp := r.operandType(sc, l), r.operandType(sc, rt)
+	name := func(t string) (string, bool) {
+		switch t {
+		case "text", "varchar", "bpchar", "bool":
+			return pgTypeNames[t], true
+		}
+		n, ok := numericNames[t]
+		return n, ok
+	}
+	stringy := func(t string) bool { return t == "text" || t == "varchar" || t == "bpchar" || t == "bool" }
+	if lt == "unknown" && stringy(rtyp) || rtyp == "unknown" && stringy(lt) {
+		// A literal next to a string stays unknown: no operator takes it.
+		ln, _ := name(lt)
+		rn, _ := name(rtyp)
+		if lt == "unknown" {
+			ln = "unknown"
+		} else {
+			rn = "unknown"
+		}
+		return pgerr.New(undefinedFunction, "operator does not exist: %s %s %s", ln, op, rn).
+			WithHint("No operator matches the given name and argument types. You might need to add explicit type casts.")
+	}
+	ln, lok := name(lt)
+	rn, rok := name(rtyp)
+	if !lok || !rok || numericTypes[lt] && numericTypes[rtyp] {
+		return nil
+	}
+	return pgerr.New(undefinedFunction, "operator does not exist: %s %s %s", ln, op, rn).
+		WithHint("No operator matches the given name and argument types. You might need to add explicit type casts.")
 }
 
 // isSpecialFloat reports the float8 spellings strconv does not share
@@ -723,6 +797,46 @@ func checkDrop(snap *schema.Snapshot, d *pg_query.DropStmt) error {
 		return pgerr.New(dependentObjects, "cannot drop %s %s because other objects depend on it", kind, name).
 			WithDetail("%s", strings.Join(detail, "\n")).
 			WithHint("Use DROP ... CASCADE to drop the dependent objects too.")
+	}
+	return nil
+}
+
+// checkAlter refuses, as PostgreSQL does, to drop or change the type of
+// a column a view may read (MariaDB and SQLite let the view break). A
+// view is taken to read column c of table t when it reads t and mentions
+// c or *; where another relation the view reads has a column c too, it
+// cannot be told, and the change is refused as unsupported.
+func checkAlter(snap *schema.Snapshot, at *pg_query.AlterTableStmt) error {
+	if at.Relation == nil {
+		return nil
+	}
+	table := at.Relation.Relname
+	for _, cn := range at.Cmds {
+		cmd := cn.GetAlterTableCmd()
+		if cmd == nil || cmd.Subtype != pg_query.AlterTableType_AT_DropColumn && cmd.Subtype != pg_query.AlterTableType_AT_AlterColumnType {
+			continue
+		}
+		for _, v := range snap.Dependents(table) {
+			view := snap.Table(v)
+			if !slices.Contains(view.UsesColumns, cmd.Name) && !slices.Contains(view.UsesColumns, "*") {
+				continue
+			}
+			for _, other := range view.Uses {
+				if o := snap.Table(other); other != table && (o == nil || o.View || o.Column(cmd.Name) != nil) {
+					return unsupported("changing column %s of %s, which view %s may read (shepherd cannot tell from which of its relations); drop the view first", cmd.Name, table, v)
+				}
+			}
+			if cmd.Subtype == pg_query.AlterTableType_AT_AlterColumnType {
+				return pgerr.New(pgerr.FeatureNotSupported, "cannot alter type of a column used by a view or rule").
+					WithDetail("rule _RETURN on view %s depends on column %q", v, cmd.Name)
+			}
+			if cmd.Behavior == pg_query.DropBehavior_DROP_CASCADE {
+				return unsupported("ALTER TABLE ... DROP COLUMN ... CASCADE of a column view %s reads: PostgreSQL would drop the view too, the other engines would not; drop the view first", v)
+			}
+			return pgerr.New(dependentObjects, "cannot drop column %s of table %s because other objects depend on it", cmd.Name, table).
+				WithDetail("view %s depends on column %s of table %s", v, cmd.Name, table).
+				WithHint("Use DROP ... CASCADE to drop the dependent objects too.")
+		}
 	}
 	return nil
 }

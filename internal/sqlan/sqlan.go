@@ -725,6 +725,11 @@ func (s *Stmt) rewrite(r *rewriter) error {
 			return err
 		}
 	}
+	if at := s.tree.GetAlterTableStmt(); at != nil {
+		if err := checkAlter(s.env.Schema, at); err != nil {
+			return err
+		}
+	}
 	if rn := s.tree.GetRenameStmt(); rn != nil {
 		if err := checkRename(s.env.Schema, rn); err != nil {
 			return err
