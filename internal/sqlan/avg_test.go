@@ -80,7 +80,3 @@ func indexOf(xs []int, x int) int {
 	}
 	return -1
 }
-
-func contains(s, sub string) bool {
-	return len(s) >= len(sub) && (s[:len(sub)] == sub || contains(s[1:], sub))
-}

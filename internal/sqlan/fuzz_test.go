@@ -31,6 +31,12 @@ func FuzzParse(f *testing.F) {
 		"SELECT $0", "SELECT $99999999999", "/* */ SELECT 'a;b'",
 		"INSERT INTO t DEFAULT VALUES RETURNING *", "SELECT a FROM t ORDER BY 0", "SELECT 1+1+1+1+1+1+1+1+1+1+1+1+1+1+1",
 		"SELECT (SELECT (SELECT (SELECT (SELECT a FROM t))))", "SELECT avg(n), avg(a) FROM t GROUP BY b",
+		// Determinism of writes and PostgreSQL's refusals.
+		"INSERT INTO t SELECT * FROM (SELECT 1 AS a) x JOIN u USING (a) LIMIT 1", "SELECT DISTINCT ON (a) * FROM t",
+		"INSERT INTO t SELECT row_number() OVER w, string_agg(b, ',') FROM t WINDOW w AS (w2 ORDER BY a)",
+		"UPDATE t SET a = u.a FROM u WHERE u.id = t.id", "DELETE FROM t USING u RETURNING u.*",
+		"SELECT CASE WHEN a > 0 THEN 1 WHEN 1 = 1 THEN 2 ELSE -2147483648 / -1 END, coalesce(NULL, 1 % 0) FROM t",
+		"SELECT +a, -'x', a + 'x', '9'::int2 * 9999::int2 FROM t", "SELECT E'\\x00'",
 	} {
 		f.Add(s)
 	}
