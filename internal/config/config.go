@@ -117,6 +117,9 @@ type Fault struct {
 	// StallRate is the probability that a statement waits StallMS first.
 	StallRate float64 `toml:"stall_rate"`
 	StallMS   int     `toml:"stall_ms"`
+	// MisorderRate is the probability that an answer's rows come in
+	// reverse order.
+	MisorderRate float64 `toml:"misorder_rate"`
 	// Seed seeds the replica's fault decisions: the same seed and the same
 	// statements give the same faults.
 	Seed int64 `toml:"seed"`
@@ -330,6 +333,7 @@ func (f Fault) check(p, driverName string) error {
 		{"wrong_answer_rate", f.WrongAnswerRate},
 		{"wrong_count_rate", f.WrongCountRate},
 		{"stall_rate", f.StallRate},
+		{"misorder_rate", f.MisorderRate},
 	} {
 		if !(r.rate >= 0 && r.rate <= 1) { // NaN too
 			return fieldErr(p+"."+r.key, "must be between 0 and 1")

@@ -90,3 +90,49 @@ func TestWritesIndependentOfScanOrder(t *testing.T) {
 		t.Errorf("read ordered with ties: g %v", gs)
 	}
 }
+
+// TestMisorderedRowsLoseTheVote: a replica that returns the right rows
+// in an order the ORDER BY does not allow (the fault injector reverses
+// every answer of MariaDB) must not be endorsed. The order has ties
+// shepherd cannot break (json is not sortable), so answers are compared
+// as tie groups in order; compared as multisets, as before, the reversed
+// answer won and reached the client (issue 14, item 3).
+func TestMisorderedRowsLoseTheVote(t *testing.T) {
+	for _, mode := range []string{"serial", "cbs"} {
+		t.Run(mode, func(t *testing.T) {
+			cfg := realCluster(t, mode)
+			cfg.Replicas[0].Fault.MisorderRate = 1 // maria: primary in cbs
+			addr, srv := start(t, cfg)
+			c := connect(t, addr, "app")
+			ctx := context.Background()
+			mustExec(t, c, "CREATE TABLE js (id int PRIMARY KEY, g int, j json)")
+			mustExec(t, c, `INSERT INTO js VALUES (1, 2, '{"a": 1}'), (2, 1, '{"a": 2}'), (3, 1, '{"a": 3}'), (4, 0, '{"a": 4}')`)
+			for range 3 {
+				rows, err := c.Query(ctx, "SELECT g, j FROM js ORDER BY g")
+				if err != nil {
+					t.Fatal(err)
+				}
+				var gs []int
+				for rows.Next() {
+					var g int
+					var j any
+					if err := rows.Scan(&g, &j); err != nil {
+						t.Fatal(err)
+					}
+					gs = append(gs, g)
+				}
+				switch err := rows.Err(); {
+				case err != nil && sqlstate(err) != "40001":
+					t.Fatalf("read: %v", err)
+				case err == nil && fmt.Sprint(gs) != "[0 1 1 2]":
+					t.Fatalf("the client got rows out of the ORDER BY order: g %v", gs)
+				}
+			}
+			for _, r := range srv.Cluster().Replicas() {
+				if r.Name == "maria" && r.Mismatches == 0 && r.State == "up" {
+					t.Errorf("the misordering replica was never caught: %+v", r)
+				}
+			}
+		})
+	}
+}

@@ -162,6 +162,7 @@ func openReplica(ctx context.Context, i int, r config.Replica, dataDir string, l
 		WrongCountRate:  r.Fault.WrongCountRate,
 		StallRate:       r.Fault.StallRate,
 		StallMS:         r.Fault.StallMS,
+		MisorderRate:    r.Fault.MisorderRate,
 		Seed:            r.Fault.Seed,
 		Replica:         r.Name,
 	}
@@ -170,7 +171,7 @@ func openReplica(ctx context.Context, i int, r config.Replica, dataDir string, l
 	}
 	log.Warn("replica injects faults on purpose", "replica", r.Name,
 		"wrong_answer_rate", fc.WrongAnswerRate, "wrong_count_rate", fc.WrongCountRate,
-		"stall_rate", fc.StallRate, "stall_ms", fc.StallMS, "seed", fc.Seed)
+		"stall_rate", fc.StallRate, "stall_ms", fc.StallMS, "misorder_rate", fc.MisorderRate, "seed", fc.Seed)
 	return fault.Wrap(e, fc), nil
 }
 

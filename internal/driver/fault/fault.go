@@ -22,11 +22,15 @@
 //     answer). The corrupted answer always has another answer.Digest.
 //   - wrong count: a successful INSERT, UPDATE, DELETE or MERGE reports
 //     one more affected row than it changed, in RowsAffected and the tag.
+//   - misorder: the rows of an answer come in reverse order: the right
+//     multiset of rows, in an order its ORDER BY may not allow (decided
+//     from the statement's own seed, so that the draws stay aligned).
 package fault
 
 import (
 	"context"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 
@@ -45,6 +49,8 @@ type Config struct {
 	// StallRate delays statements by StallMS milliseconds.
 	StallRate float64
 	StallMS   int
+	// MisorderRate reverses the rows of answers.
+	MisorderRate float64
 	// Seed seeds the engine's random source.
 	Seed int64
 	// Replica names the replica in the errors the wrapper makes itself.
@@ -53,7 +59,7 @@ type Config struct {
 
 // Active reports whether c injects any fault.
 func (c Config) Active() bool {
-	return c.WrongAnswerRate > 0 || c.WrongCountRate > 0 || (c.StallRate > 0 && c.StallMS > 0)
+	return c.WrongAnswerRate > 0 || c.WrongCountRate > 0 || (c.StallRate > 0 && c.StallMS > 0) || c.MisorderRate > 0
 }
 
 // seedStream is PCG's second seed word, fixed so that Seed alone decides
@@ -161,6 +167,10 @@ func (c *Conn) Exec(ctx context.Context, q driver.Query) (*answer.Answer, error)
 	}
 	if p.wrongCount {
 		miscount(a, q)
+	}
+	if c.engine.cfg.MisorderRate > 0 && rng.Float64() < c.engine.cfg.MisorderRate && len(a.Rows) > 1 {
+		a.Rows = slices.Clone(a.Rows)
+		slices.Reverse(a.Rows)
 	}
 	return a, nil
 }
