@@ -80,6 +80,7 @@ func TestRefusedAsPostgres(t *testing.T) {
 		{"UPDATE t SET s = $1 WHERE id = 1", []any{"\xc3\x28"}},
 		{"SELECT E'\\x00'", nil},
 		{"INSERT INTO t (id, s) VALUES (5, E'a\\xffb')", nil},
+		{"INSERT INTO t (id, s) VALUES (7, 'a'), (7, 'b') ON CONFLICT (id) DO UPDATE SET s = excluded.s", nil},
 		{"INSERT INTO t (id, s) VALUES (6, 'ok')", nil},
 	} {
 		_, want := alone.Exec(ctx, tc.sql, tc.args...)

@@ -841,6 +841,78 @@ func checkAlter(snap *schema.Snapshot, at *pg_query.AlterTableStmt) error {
 	return nil
 }
 
+// checkUpsert refuses, as PostgreSQL does, an INSERT ... VALUES ... ON
+// CONFLICT DO UPDATE whose rows propose the same constant key twice:
+// PostgreSQL fails (it would update a row twice), MariaDB and SQLite
+// update it once per row, the last winning.
+func checkUpsert(snap *schema.Snapshot, ins *pg_query.InsertStmt) error {
+	oc := ins.OnConflictClause
+	sel := ins.SelectStmt.GetSelectStmt()
+	if oc == nil || oc.Action != pg_query.OnConflictAction_ONCONFLICT_UPDATE || oc.Infer == nil || sel == nil || len(sel.ValuesLists) < 2 {
+		return nil
+	}
+	var cols []string
+	for _, c := range ins.Cols {
+		cols = append(cols, c.GetResTarget().GetName())
+	}
+	if len(cols) == 0 {
+		t := snap.Table(ins.Relation.Relname)
+		if t == nil {
+			return nil
+		}
+		for _, c := range t.Columns {
+			cols = append(cols, c.Name)
+		}
+	}
+	var at []int
+	for _, e := range oc.Infer.IndexElems {
+		ie := e.GetIndexElem()
+		i := slices.Index(cols, ie.GetName())
+		if ie == nil || ie.Name == "" || i < 0 {
+			return nil // an expression, or a column the rows do not give
+		}
+		at = append(at, i)
+	}
+	seen := map[string]bool{}
+	for _, row := range sel.ValuesLists {
+		items := row.GetList().GetItems()
+		key := ""
+		for _, i := range at {
+			if i >= len(items) {
+				return nil
+			}
+			v, ok := constOf(items[i].GetAConst())
+			switch {
+			case items[i].GetAConst() == nil || !ok && items[i].GetAConst().GetSval() == nil:
+				key = ""
+			case v.kind == 'u':
+				key = "" // NULLs never conflict
+			case ok && v.kind == 'i':
+				key += "i" + strconv.FormatInt(v.i, 10) + "\x00"
+			case items[i].GetAConst().GetSval() != nil:
+				key += "s" + items[i].GetAConst().GetSval().Sval + "\x00"
+			default:
+				key = ""
+			}
+			if key == "" {
+				break
+			}
+		}
+		if key == "" {
+			continue
+		}
+		if seen[key] {
+			return pgerr.New(cardinalityViolation, "ON CONFLICT DO UPDATE command cannot affect row a second time").
+				WithHint("Ensure that no rows proposed for insertion within the same command have duplicate constrained values.")
+		}
+		seen[key] = true
+	}
+	return nil
+}
+
+// cardinalityViolation is PostgreSQL's SQLSTATE for a row affected twice.
+const cardinalityViolation = "21000"
+
 // checkRename refuses to rename a table, view or column that a view
 // reads: PostgreSQL's views follow the rename, MariaDB's and SQLite's
 // keep the old name and break.

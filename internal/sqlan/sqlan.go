@@ -742,6 +742,9 @@ func (s *Stmt) rewrite(r *rewriter) error {
 		return nil
 	}
 	if ins := s.tree.GetInsertStmt(); ins != nil {
+		if err := checkUpsert(s.env.Schema, ins); err != nil {
+			return err
+		}
 		r.fillInsert(ins)
 		if r.err != nil {
 			return r.err
