@@ -81,6 +81,7 @@ func TestRefusedAsPostgres(t *testing.T) {
 		{"SELECT E'\\x00'", nil},
 		{"INSERT INTO t (id, s) VALUES (5, E'a\\xffb')", nil},
 		{"INSERT INTO t (id, s) VALUES (7, 'a'), (7, 'b') ON CONFLICT (id) DO UPDATE SET s = excluded.s", nil},
+		{"INSERT INTO t (id, s) VALUES ($1, 'a'), ($2, 'b') ON CONFLICT (id) DO UPDATE SET s = excluded.s", []any{8, 8}},
 		{"INSERT INTO t (id, s) VALUES (6, 'ok')", nil},
 	} {
 		_, want := alone.Exec(ctx, tc.sql, tc.args...)

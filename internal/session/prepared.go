@@ -127,8 +127,13 @@ func (s *Session) Execute(ctx context.Context, ps pgwire.Statement, params []pgw
 	for i, prm := range params {
 		args[i] = driver.Arg{Null: prm.Null, Text: prm.Text, Type: answer.TypeOfOID(prm.OID)}
 	}
-	if err := sqlan.CheckArgs(args); err != nil {
-		return nil, err
+	if !s.failed {
+		// Refused at Bind, as PostgreSQL does (an aborted block answers
+		// 25P02 first, in exec); the error aborts an open block.
+		if err := p.st.CheckArgs(args); err != nil {
+			s.fail()
+			return nil, err
+		}
 	}
 	if len(args) < p.st.NumParams {
 		return nil, pgerr.New(pgerr.ProtocolViolation, "statement needs %d parameters, %d given", p.st.NumParams, len(args))

@@ -842,14 +842,17 @@ func checkAlter(snap *schema.Snapshot, at *pg_query.AlterTableStmt) error {
 }
 
 // checkUpsert refuses, as PostgreSQL does, an INSERT ... VALUES ... ON
-// CONFLICT DO UPDATE whose rows propose the same constant key twice:
-// PostgreSQL fails (it would update a row twice), MariaDB and SQLite
-// update it once per row, the last winning.
-func checkUpsert(snap *schema.Snapshot, ins *pg_query.InsertStmt) error {
+// CONFLICT DO UPDATE whose rows propose the same key twice: PostgreSQL
+// fails (it would update a row twice), MariaDB and SQLite update it once
+// per row, the last winning. Keys of constants are compared now; keys
+// with parameters are returned, to be compared with the values at
+// execution (Stmt.CheckArgs). Values are compared as written, so that
+// only keys that are certainly equal count ('1' and '01' are not).
+func checkUpsert(snap *schema.Snapshot, ins *pg_query.InsertStmt) ([][]keyPart, error) {
 	oc := ins.OnConflictClause
 	sel := ins.SelectStmt.GetSelectStmt()
 	if oc == nil || oc.Action != pg_query.OnConflictAction_ONCONFLICT_UPDATE || oc.Infer == nil || sel == nil || len(sel.ValuesLists) < 2 {
-		return nil
+		return nil, nil
 	}
 	var cols []string
 	for _, c := range ins.Cols {
@@ -858,7 +861,7 @@ func checkUpsert(snap *schema.Snapshot, ins *pg_query.InsertStmt) error {
 	if len(cols) == 0 {
 		t := snap.Table(ins.Relation.Relname)
 		if t == nil {
-			return nil
+			return nil, nil
 		}
 		for _, c := range t.Columns {
 			cols = append(cols, c.Name)
@@ -869,45 +872,105 @@ func checkUpsert(snap *schema.Snapshot, ins *pg_query.InsertStmt) error {
 		ie := e.GetIndexElem()
 		i := slices.Index(cols, ie.GetName())
 		if ie == nil || ie.Name == "" || i < 0 {
-			return nil // an expression, or a column the rows do not give
+			return nil, nil // an expression, or a column the rows do not give
 		}
 		at = append(at, i)
 	}
-	seen := map[string]bool{}
+	var keys [][]keyPart
+	params := false
 	for _, row := range sel.ValuesLists {
 		items := row.GetList().GetItems()
-		key := ""
+		var key []keyPart
 		for _, i := range at {
 			if i >= len(items) {
-				return nil
+				return nil, nil
 			}
-			v, ok := constOf(items[i].GetAConst())
-			switch {
-			case items[i].GetAConst() == nil || !ok && items[i].GetAConst().GetSval() == nil:
-				key = ""
-			case v.kind == 'u':
-				key = "" // NULLs never conflict
-			case ok && v.kind == 'i':
-				key += "i" + strconv.FormatInt(v.i, 10) + "\x00"
-			case items[i].GetAConst().GetSval() != nil:
-				key += "s" + items[i].GetAConst().GetSval().Sval + "\x00"
-			default:
-				key = ""
-			}
-			if key == "" {
+			part, ok := keyPartOf(items[i])
+			if !ok {
+				key = nil
 				break
 			}
+			params = params || part.param > 0
+			key = append(key, part)
 		}
-		if key == "" {
+		if key != nil {
+			keys = append(keys, key)
+		}
+	}
+	if params {
+		return keys, nil
+	}
+	return nil, duplicateKeys(keys, nil)
+}
+
+// keyPart is one value of a proposed key: a constant's text (with its
+// kind) or parameter param (1-based).
+type keyPart struct {
+	text  string
+	param int
+}
+
+// keyPartOf reads one proposed key value: an integer or string constant,
+// or a parameter (possibly cast); NULL and other expressions never
+// match.
+func keyPartOf(n *pg_query.Node) (keyPart, bool) {
+	if tc := n.GetTypeCast(); tc != nil {
+		n = tc.Arg
+	}
+	if p := n.GetParamRef(); p != nil {
+		return keyPart{param: int(p.Number)}, true
+	}
+	c := n.GetAConst()
+	if c == nil {
+		return keyPart{}, false
+	}
+	if v, ok := constOf(c); ok && v.kind == 'i' {
+		return keyPart{text: strconv.FormatInt(v.i, 10)}, true
+	}
+	if c.GetSval() != nil {
+		return keyPart{text: c.GetSval().Sval}, true
+	}
+	return keyPart{}, false
+}
+
+// duplicateKeys fails when two keys are equal, parameters read from args
+// (a NULL parameter never matches).
+func duplicateKeys(keys [][]keyPart, args []driver.Arg) error {
+	seen := map[string]bool{}
+	for _, key := range keys {
+		var b strings.Builder
+		for _, p := range key {
+			text := p.text
+			if p.param > 0 {
+				if p.param > len(args) || args[p.param-1].Null {
+					b.Reset()
+					break
+				}
+				text = args[p.param-1].Text
+			}
+			b.WriteString(strconv.Itoa(len(text)))
+			b.WriteByte(':')
+			b.WriteString(text)
+		}
+		if b.Len() == 0 {
 			continue
 		}
-		if seen[key] {
+		if seen[b.String()] {
 			return pgerr.New(cardinalityViolation, "ON CONFLICT DO UPDATE command cannot affect row a second time").
 				WithHint("Ensure that no rows proposed for insertion within the same command have duplicate constrained values.")
 		}
-		seen[key] = true
+		seen[b.String()] = true
 	}
 	return nil
+}
+
+// CheckArgs is the package's CheckArgs, and the checks of s that need the
+// parameters' values (an upsert's keys).
+func (s *Stmt) CheckArgs(args []driver.Arg) error {
+	if err := CheckArgs(args); err != nil {
+		return err
+	}
+	return duplicateKeys(s.upsertKeys, args)
 }
 
 // cardinalityViolation is PostgreSQL's SQLSTATE for a row affected twice.

@@ -217,6 +217,31 @@ func TestPostgresRulesUnsupported(t *testing.T) {
 			t.Errorf("%s: %v, want 0A000 naming %q", sql, err, want)
 		}
 	}
+	// An upsert's keys given by parameters are compared at execution.
+	up, err := ParseOneIn("INSERT INTO t (id, s) VALUES ($1, 'a'), ($2::int, 'b'), (3, $3) ON CONFLICT (id) DO UPDATE SET s = excluded.s", env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string // "" for NULL
+		dup  bool
+	}{
+		{[]string{"1", "2", "x"}, false},
+		{[]string{"1", "1", "x"}, true},
+		{[]string{"3", "2", "x"}, true},
+		{[]string{"", "", "x"}, false},
+		{[]string{"1", "01", "x"}, false}, // equal as integers: not caught, never a false refusal
+	} {
+		var args []driver.Arg
+		for _, a := range tc.args {
+			args = append(args, driver.Arg{Null: a == "", Text: a})
+		}
+		err := up.CheckArgs(args)
+		var pe *pgerr.Error
+		if tc.dup != (errors.As(err, &pe) && pe.Code == "21000") || !tc.dup && err != nil {
+			t.Errorf("upsert keys %v: %v", tc.args, err)
+		}
+	}
 	// Parameters: PostgreSQL refuses them at Bind.
 	for text, want := range map[string]string{
 		"a\x00b":   `invalid byte sequence for encoding "UTF8": 0x00`,

@@ -95,6 +95,10 @@ type Stmt struct {
 	// answer as "sum/count" for an avg() (see exactAverages).
 	quotients []int
 
+	// upsertKeys are the keys an INSERT ... ON CONFLICT DO UPDATE
+	// proposes, when parameters give some (see CheckArgs).
+	upsertKeys [][]keyPart
+
 	// Inner is the statement EXPLAIN (SHEPHERD) explains.
 	Inner *Stmt
 
@@ -742,9 +746,11 @@ func (s *Stmt) rewrite(r *rewriter) error {
 		return nil
 	}
 	if ins := s.tree.GetInsertStmt(); ins != nil {
-		if err := checkUpsert(s.env.Schema, ins); err != nil {
+		keys, err := checkUpsert(s.env.Schema, ins)
+		if err != nil {
 			return err
 		}
+		s.upsertKeys = keys
 		r.fillInsert(ins)
 		if r.err != nil {
 			return r.err
