@@ -260,7 +260,11 @@ func (s *Snapshot) Apply(n *pg_query.Node) (*Snapshot, error) {
 	case n.GetViewStmt() != nil:
 		v := n.GetViewStmt()
 		uses, cols := relationsOf(v.Query)
-		next.Tables[v.View.Relname] = &Table{Name: v.View.Relname, View: true, Uses: uses, UsesColumns: cols}
+		query, err := pg_query.Deparse(&pg_query.ParseResult{Version: parseVersion, Stmts: []*pg_query.RawStmt{{Stmt: v.Query}}})
+		if err != nil {
+			query = ""
+		}
+		next.Tables[v.View.Relname] = &Table{Name: v.View.Relname, View: true, Uses: uses, UsesColumns: cols, Query: query}
 	case n.GetIndexStmt() != nil:
 		ix := n.GetIndexStmt()
 		next.Indexes[IndexName(ix)] = ix.Relation.Relname
@@ -478,3 +482,13 @@ func relationsOf(q *pg_query.Node) (rels, cols []string) {
 	slices.Sort(cols)
 	return out, cols
 }
+
+// parseVersion is the parse tree version of the linked parser (Deparse
+// checks it).
+var parseVersion = func() int32 {
+	t, err := pg_query.Parse("SELECT 1")
+	if err != nil {
+		return 0
+	}
+	return t.Version
+}()

@@ -71,6 +71,10 @@ type Table struct {
 	// UsesColumns are the column names a view's query mentions ("*" for
 	// a star): the columns of Uses it may depend on.
 	UsesColumns []string `json:"uses_columns,omitempty"`
+	// Query is a view's query as shepherd wrote it for PostgreSQL (""
+	// when it could not be written back), for checks of what the view
+	// computes.
+	Query string `json:"query,omitempty"`
 	// Refs are the column lists of the table's foreign keys (MariaDB
 	// needs an index starting with each).
 	Refs [][]string `json:"refs,omitempty"`

@@ -31,6 +31,7 @@ func TestWritesIndependentOfScanOrder(t *testing.T) {
 	mustExec(t, c, "CREATE TABLE tgt (g int PRIMARY KEY, k int)")
 	mustExec(t, c, "INSERT INTO tgt VALUES (1, 0), (2, 0)")
 	mustExec(t, c, "CREATE TABLE fl (s float8)")
+	mustExec(t, c, "CREATE VIEW fsum AS SELECT g, sum(f) AS s FROM src GROUP BY g")
 
 	for _, tc := range []struct {
 		sql     string
@@ -45,6 +46,7 @@ func TestWritesIndependentOfScanOrder(t *testing.T) {
 		{"UPDATE tgt SET k = src.k FROM src WHERE src.g = tgt.g", "UPDATE ... FROM"},
 		{"UPDATE tgt SET k = src.k FROM src WHERE src.k = tgt.g", ""},
 		{"INSERT INTO fl SELECT sum(f) FROM src", "sum"},
+		{"INSERT INTO fl SELECT s FROM fsum", "view fsum"},
 		{"INSERT INTO dst SELECT k, v FROM src x JOIN src y USING (k, v, g, f) LIMIT 1", ""},
 	} {
 		_, err := c.Exec(ctx, tc.sql)

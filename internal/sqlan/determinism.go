@@ -575,7 +575,10 @@ func (s *Stmt) determinism(r *rewriter) error {
 				return err
 			}
 		}
-		return r.fixFunctions(s.tree, true, true)
+		if err := r.fixFunctions(s.tree, true, true); err != nil {
+			return err
+		}
+		return r.viewFloats(s.tree, map[string]bool{})
 	case s.Kind == Read:
 		if err := r.fixOrders(s.tree, top, false); err != nil {
 			return err
@@ -621,4 +624,46 @@ func (r *rewriter) sortKeys(sel *pg_query.SelectStmt) []int {
 		keys = append(keys, k)
 	}
 	return keys
+}
+
+// viewFloats refuses a write that reads a view (or a view of a view)
+// whose query sums floats: the float rule of a write, applied to what it
+// reads through views (a view itself may sum floats: reads compare them).
+func (r *rewriter) viewFloats(root *pg_query.Node, seen map[string]bool) error {
+	var views []string
+	walkNodes(root, func(n *pg_query.Node) {
+		if rv := n.GetRangeVar(); rv != nil {
+			if t := r.schema.Table(rv.Relname); t != nil && t.View && t.Query != "" && !seen[t.Name] {
+				seen[t.Name] = true
+				views = append(views, t.Name)
+			}
+		}
+	})
+	for _, name := range views {
+		tree, err := pg_query.Parse(r.schema.Table(name).Query)
+		if err != nil || len(tree.Stmts) != 1 {
+			continue
+		}
+		q := tree.Stmts[0].Stmt
+		err = r.walkScoped(q, func(m protoreflect.Message, sc *scope) error {
+			fc, ok := m.Interface().(*pg_query.FuncCall)
+			if !ok || sc == nil || !floatAggs[schema.FuncName(fc)] {
+				return nil
+			}
+			for _, a := range fc.Args {
+				if r.isFloat(sc, a) {
+					return refuseOrder(schema.FuncName(fc)+"() of float4/float8 values in view "+name,
+						"a float sum depends on the order of the additions; cast the argument to numeric in the view")
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if err := r.viewFloats(q, seen); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -20,6 +20,8 @@ func TestWriteDeterminism(t *testing.T) {
 		"CREATE TABLE dst (k int, v int)",
 		"CREATE TABLE tgt (g int PRIMARY KEY, k int)",
 		"CREATE VIEW sv AS SELECT k, v FROM src",
+		"CREATE VIEW fv AS SELECT g, sum(f) AS total FROM src GROUP BY g",
+		"CREATE VIEW fv2 AS SELECT g FROM fv",
 	)
 	// Two PostgreSQL replicas: the rules do not depend on the dialects,
 	// and this keeps the dialects' own refusals out of the table.
@@ -66,6 +68,10 @@ func TestWriteDeterminism(t *testing.T) {
 		{"INSERT INTO dst (k) SELECT sum(v::float8) FROM src", "sum() of float4/float8", true},
 		{"INSERT INTO dst (k) SELECT sum(f::numeric) FROM src", "sum(f::numeric)", false},
 		{"INSERT INTO dst (k) SELECT sum(v) FROM src", "sum(v)", false},
+		{"INSERT INTO dst SELECT g, total FROM fv", "sum() of float4/float8 values in view fv", true},
+		{"UPDATE dst SET v = 1 WHERE k IN (SELECT g FROM fv2)", "sum() of float4/float8 values in view fv", true},
+		{"INSERT INTO dst SELECT * FROM sv", "SELECT * FROM sv", false},
+		{"SELECT * FROM fv", "SELECT * FROM fv", false},
 		// UPDATE ... FROM and DELETE ... USING.
 		{"UPDATE tgt SET k = src.k FROM src WHERE src.g = tgt.g", "UPDATE ... FROM where a row may match several rows of src", true},
 		{"UPDATE tgt SET k = s.k FROM src s WHERE s.k = tgt.g AND s.v > 0", "FROM src s WHERE s.k = tgt.g", false},
