@@ -264,7 +264,7 @@ func (s *Snapshot) Apply(n *pg_query.Node) (*Snapshot, error) {
 		if err != nil {
 			query = ""
 		}
-		next.Tables[v.View.Relname] = &Table{Name: v.View.Relname, View: true, Uses: uses, UsesColumns: cols, Query: query}
+		next.Tables[v.View.Relname] = &Table{Name: v.View.Relname, View: true, Uses: uses, UsesColumns: cols, Query: query, Aliases: names(v.Aliases)}
 	case n.GetIndexStmt() != nil:
 		ix := n.GetIndexStmt()
 		next.Indexes[IndexName(ix)] = ix.Relation.Relname

@@ -75,6 +75,9 @@ type Table struct {
 	// when it could not be written back), for checks of what the view
 	// computes.
 	Query string `json:"query,omitempty"`
+	// Aliases are the column names a view's definition gives (CREATE
+	// VIEW v (a, b) AS ...), which replace its query's first ones.
+	Aliases []string `json:"aliases,omitempty"`
 	// Refs are the column lists of the table's foreign keys (MariaDB
 	// needs an index starting with each).
 	Refs [][]string `json:"refs,omitempty"`

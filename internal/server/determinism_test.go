@@ -32,6 +32,8 @@ func TestWritesIndependentOfScanOrder(t *testing.T) {
 	mustExec(t, c, "INSERT INTO tgt VALUES (1, 0), (2, 0)")
 	mustExec(t, c, "CREATE TABLE fl (s float8)")
 	mustExec(t, c, "CREATE VIEW fsum AS SELECT g, sum(f) AS s FROM src GROUP BY g")
+	mustExec(t, c, "CREATE VIEW sv (kk, vv) AS SELECT k, v FROM src")
+	mustExec(t, c, "CREATE VIEW starv AS SELECT * FROM src")
 
 	for _, tc := range []struct {
 		sql     string
@@ -47,6 +49,9 @@ func TestWritesIndependentOfScanOrder(t *testing.T) {
 		{"UPDATE tgt SET k = src.k FROM src WHERE src.k = tgt.g", ""},
 		{"INSERT INTO fl SELECT sum(f) FROM src", "sum"},
 		{"INSERT INTO fl SELECT s FROM fsum", "view fsum"},
+		{"INSERT INTO dst SELECT * FROM sv LIMIT 1", ""},
+		{"INSERT INTO dst SELECT * FROM sv ORDER BY vv DESC LIMIT 2", ""},
+		{"INSERT INTO dst (k) SELECT k FROM (SELECT * FROM starv LIMIT 1) s", "LIMIT"},
 		{"INSERT INTO dst SELECT k, v FROM src x JOIN src y USING (k, v, g, f) LIMIT 1", ""},
 	} {
 		_, err := c.Exec(ctx, tc.sql)

@@ -20,6 +20,9 @@ func TestWriteDeterminism(t *testing.T) {
 		"CREATE TABLE dst (k int, v int)",
 		"CREATE TABLE tgt (g int PRIMARY KEY, k int)",
 		"CREATE VIEW sv AS SELECT k, v FROM src",
+		"CREATE VIEW uv AS SELECT k, v * 2 FROM src",
+		"CREATE VIEW starv AS SELECT * FROM src",
+		"CREATE VIEW av (a, b) AS SELECT k, v FROM src",
 		"CREATE VIEW fv AS SELECT g, sum(f) AS total FROM src GROUP BY g",
 		"CREATE VIEW fv2 AS SELECT g FROM fv",
 	)
@@ -40,14 +43,17 @@ func TestWriteDeterminism(t *testing.T) {
 		{"UPDATE dst SET v = 1 WHERE k = (SELECT k FROM src ORDER BY v LIMIT 1)", "ORDER BY v, 1 LIMIT 1", false},
 		{"DELETE FROM dst WHERE k IN (SELECT a FROM nokey LIMIT 2)", "ORDER BY 1 LIMIT 2", false},
 		{"INSERT INTO dst SELECT * FROM src x JOIN tgt USING (k) LIMIT 1", "ORDER BY 1, 2", false},
-		{"INSERT INTO dst SELECT * FROM sv LIMIT 1", "LIMIT over rows shepherd cannot order", true},
+		{"INSERT INTO dst SELECT * FROM sv LIMIT 1", "SELECT sv.k, sv.v FROM sv ORDER BY 1, 2 LIMIT 1", false},
+		{"INSERT INTO dst SELECT * FROM uv LIMIT 1", "LIMIT over rows shepherd cannot order", true},
+		{"INSERT INTO dst (k) SELECT k FROM (SELECT * FROM starv LIMIT 1) s", "LIMIT over rows", true},
+		{"INSERT INTO dst SELECT * FROM av LIMIT 1", "SELECT av.a, av.b FROM av ORDER BY 1, 2 LIMIT 1", false},
 		{"INSERT INTO dst SELECT * FROM src NATURAL JOIN tgt LIMIT 1", "LIMIT over rows", true},
-		{"INSERT INTO dst SELECT * FROM sv OFFSET 1", "OFFSET over rows", true},
+		{"INSERT INTO dst SELECT * FROM uv OFFSET 1", "OFFSET over rows", true},
 		{"INSERT INTO dst (k) SELECT j::text::int FROM (SELECT j FROM src LIMIT 1) s", "LIMIT over rows", true},
 		{"INSERT INTO dst SELECT k, v FROM src ORDER BY v FETCH FIRST 1 ROWS WITH TIES", "WITH TIES", false},
 		// DISTINCT ON.
 		{"INSERT INTO dst SELECT DISTINCT ON (v) k, v FROM src", "DISTINCT ON (v) k, v FROM src ORDER BY v, 1", false},
-		{"INSERT INTO dst SELECT DISTINCT ON (v) * FROM sv", "DISTINCT ON over rows", true},
+		{"INSERT INTO dst SELECT DISTINCT ON (v) * FROM uv", "DISTINCT ON over rows", true},
 		// Windows.
 		{"INSERT INTO dst SELECT k, row_number() OVER (ORDER BY v) FROM src", "row_number() OVER (ORDER BY v, src.k)", false},
 		{"INSERT INTO dst SELECT k, row_number() OVER w FROM src s WINDOW w AS (PARTITION BY g ORDER BY v)", "OVER (PARTITION BY g ORDER BY v, s.k)", false},
@@ -81,12 +87,12 @@ func TestWriteDeterminism(t *testing.T) {
 		{"DELETE FROM tgt USING src WHERE src.g = tgt.g", "DELETE FROM tgt USING src", false},
 		{"DELETE FROM tgt USING src WHERE src.g = tgt.g RETURNING src.k", "DELETE ... USING ... RETURNING where a row may match several rows of src", true},
 		// Reads are answered by the vote: only completed, never refused.
-		{"SELECT * FROM sv LIMIT 1", "SELECT * FROM sv LIMIT 1", false},
+		{"SELECT * FROM uv LIMIT 1", "SELECT * FROM uv LIMIT 1", false},
 		{"SELECT sum(f) FROM src", "sum(f)", false},
 		{"SELECT string_agg(v::text, ',') FROM src", "ORDER BY v::text", false},
 		// Views a write may read get the same rules when created.
 		{"CREATE VIEW top1 AS SELECT k, v FROM src LIMIT 1", "ORDER BY 1, 2 LIMIT 1", false},
-		{"CREATE VIEW top2 AS SELECT * FROM sv LIMIT 1", "LIMIT over rows", true},
+		{"CREATE VIEW top2 AS SELECT * FROM uv LIMIT 1", "LIMIT over rows", true},
 		{"CREATE VIEW rn AS SELECT a, row_number() OVER (ORDER BY b) FROM nokey", "row_number() over a window", true},
 	} {
 		st, err := ParseOneIn(tc.sql, env)
@@ -118,13 +124,15 @@ func TestSortKeys(t *testing.T) {
 	env := envWith(t,
 		"CREATE TABLE src (k int PRIMARY KEY, v int, j json)",
 		"CREATE VIEW sv AS SELECT k, v FROM src",
+		"CREATE VIEW uv AS SELECT k, v, k * 2 FROM src",
 	)
 	env.Replicas = map[driver.Dialect][]string{driver.Postgres: {"pg1", "pg2"}}
 	for sql, want := range map[string]string{
 		"SELECT k, v FROM src ORDER BY v":        "ordered",
-		"SELECT * FROM sv ORDER BY 2, 1":         "[1 0]",
-		"SELECT * FROM sv ORDER BY 2, v":         "[1]",
-		"SELECT * FROM sv ORDER BY v":            "[]",
+		"SELECT * FROM sv ORDER BY v":            "ordered", // the view's columns are known
+		"SELECT * FROM uv ORDER BY 2, 1":         "[1 0]",
+		"SELECT * FROM uv ORDER BY 2, v":         "[1]",
+		"SELECT * FROM uv ORDER BY v":            "[]",
 		"SELECT v, j FROM src ORDER BY v":        "[0]",
 		"SELECT j, v AS w FROM src ORDER BY w":   "[1]",
 		"SELECT j, v FROM src ORDER BY v + 1, v": "[]",

@@ -436,11 +436,38 @@ func (r *rewriter) itemColumns(f *pg_query.Node, qual string) ([]*pg_query.Node,
 			return nil, true
 		}
 		t := r.schema.Table(rv.Relname)
-		if t == nil || t.View {
+		switch {
+		case t == nil:
 			return nil, false
-		}
-		for _, c := range t.Columns {
-			names = append(names, c.Name)
+		case t.View:
+			// A view's columns are its query's output columns (renamed by
+			// the view's aliases), unless it lists them with a *, which
+			// PostgreSQL expanded when the view was made, and today's
+			// tables may have more columns.
+			tree, err := pg_query.Parse(t.Query)
+			if t.Query == "" || err != nil || len(tree.Stmts) != 1 || tree.Stmts[0].Stmt.GetSelectStmt() == nil {
+				return nil, false
+			}
+			sel := tree.Stmts[0].Stmt.GetSelectStmt()
+			left := sel
+			for left.Op != pg_query.SetOperation_SETOP_NONE && left.Larg != nil {
+				left = left.Larg
+			}
+			if hasStar(left.TargetList) {
+				return nil, false
+			}
+			var aliases []*pg_query.Node
+			for _, a := range t.Aliases {
+				aliases = append(aliases, pg_query.MakeStrNode(a))
+			}
+			var ok bool
+			if names, ok = outputNames(r.outputs(sel), aliases); !ok {
+				return nil, false
+			}
+		default:
+			for _, c := range t.Columns {
+				names = append(names, c.Name)
+			}
 		}
 		if rv.Alias != nil && len(rv.Alias.Colnames) > 0 {
 			return nil, false // renamed columns: rare, not worth the rules
@@ -458,21 +485,9 @@ func (r *rewriter) itemColumns(f *pg_query.Node, qual string) ([]*pg_query.Node,
 		if sub == nil {
 			return nil, false
 		}
-		targets := r.outputs(sub)
-		if targets == nil {
+		var ok bool
+		if names, ok = outputNames(r.outputs(sub), rs.Alias.Colnames); !ok {
 			return nil, false
-		}
-		for i, t := range targets {
-			name := t.GetResTarget().GetName()
-			if i < len(rs.Alias.Colnames) {
-				name = rs.Alias.Colnames[i].GetString_().GetSval()
-			} else if cr := t.GetResTarget().GetVal().GetColumnRef(); name == "" && cr != nil {
-				name = cr.Fields[len(cr.Fields)-1].GetString_().GetSval()
-			}
-			if name == "" {
-				return nil, false
-			}
-			names = append(names, name)
 		}
 	case f.GetJoinExpr() != nil:
 		j := f.GetJoinExpr()
@@ -513,6 +528,29 @@ func (r *rewriter) itemColumns(f *pg_query.Node, qual string) ([]*pg_query.Node,
 		out = append(out, pg_query.MakeResTargetNodeWithVal(ref, -1))
 	}
 	return out, true
+}
+
+// outputNames returns the names of a query's output columns, renamed by
+// colnames where given; false when one has no name shepherd can tell
+// (an expression PostgreSQL names itself) or they are unknown.
+func outputNames(targets []*pg_query.Node, colnames []*pg_query.Node) ([]string, bool) {
+	if targets == nil {
+		return nil, false
+	}
+	var names []string
+	for i, t := range targets {
+		name := t.GetResTarget().GetName()
+		if i < len(colnames) {
+			name = colnames[i].GetString_().GetSval()
+		} else if cr := t.GetResTarget().GetVal().GetColumnRef(); name == "" && cr != nil {
+			name = cr.Fields[len(cr.Fields)-1].GetString_().GetSval()
+		}
+		if name == "" {
+			return nil, false
+		}
+		names = append(names, name)
+	}
+	return names, true
 }
 
 func hasStar(targets []*pg_query.Node) bool {
