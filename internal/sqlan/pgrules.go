@@ -12,6 +12,7 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"github.com/shepherd-db/shepherd/internal/answer"
 	"github.com/shepherd-db/shepherd/internal/driver"
 	"github.com/shepherd-db/shepherd/internal/pgerr"
 	"github.com/shepherd-db/shepherd/internal/schema"
@@ -89,10 +90,11 @@ func badSequence(s string, n int) error {
 
 // CheckArgs refuses, as PostgreSQL refuses at Bind, a parameter value
 // that is not valid UTF-8 or holds a NUL byte (binary values reach here
-// as text; a bytea's is its hex form).
+// as text). A bytea parameter is carried as its raw bytes, which may be
+// anything.
 func CheckArgs(args []driver.Arg) error {
 	for _, a := range args {
-		if a.Null {
+		if a.Null || a.Type == answer.Bytes {
 			continue
 		}
 		if err := checkEncoding(a.Text); err != nil {
