@@ -196,5 +196,5 @@ func (c *Cluster) replayDurable(ctx context.Context, conn driver.Conn, r coord.R
 			todo = append(todo, rec)
 		}
 	}
-	return Replay(ctx, conn, c.managers[r].Engine().Dialect(), c.opts.Cache, todo, have)
+	return Replay(ctx, conn, c.managers[r].Engine().Dialect(), todo, have)
 }

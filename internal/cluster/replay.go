@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/shepherd-db/shepherd/internal/answer"
@@ -12,29 +13,69 @@ import (
 	"github.com/shepherd-db/shepherd/internal/wal"
 )
 
+// walStatement is a statement of a decided transaction as the log keeps
+// it: the client's text and arguments, and for each dialect the replicas
+// speak, the text and arguments those replicas were sent. Replay sends
+// the latter, so that it never depends on the schema catalog of its own
+// day (a table dropped and created again, columns renamed, would give
+// another translation). c.mu is held.
+func (c *Cluster) walStatement(call stmtCall) wal.Statement {
+	st := wal.Statement{
+		SQL: call.st.SQL, Args: walArgs(call.args),
+		Writes: call.st.Kind != sqlan.Read, DDL: call.st.Kind == sqlan.DDL, Verb: call.st.Verb,
+	}
+	if !st.Writes {
+		return st // replay skips it: its forms would only take room
+	}
+	for _, d := range c.dialects {
+		q := call.queries[d]
+		if !call.written[d] {
+			q = query(call, d)
+		}
+		st.Forms = append(st.Forms, wal.Form{Dialect: uint8(d), SQL: q.SQL, Args: walArgs(q.Args), Rows: q.ReturnsRows})
+	}
+	return st
+}
+
+// ErrUnreplayable is wrapped by the error of a replay that found a
+// logged statement without the form its replica's dialect ran: a record
+// of an older shepherd (log format 1 kept the client's text only), or a
+// dialect added to the configuration since. Analysing the client's text
+// again against today's schema could write something else than the
+// other replicas wrote, so the replica stays out instead.
+var ErrUnreplayable = errors.New("the write-ahead log does not hold this statement as the replica's dialect ran it")
+
 // Replay applies to one replica, over connection c, the logged
 // transactions it lacks (have holds the barriers its log table has), in
-// barrier order: the state-changing statements of each, and its
-// log-table row, in one engine transaction, so that a crash during replay
-// leaves whole transactions. It returns how many it applied.
-func Replay(ctx context.Context, c driver.Conn, d driver.Dialect, cache *sqlan.Cache, records []wal.Record, have map[uint64]bool) (int, error) {
+// barrier order: the state-changing statements of each, exactly as the
+// replicas of its dialect ran them, and its log-table row, in one engine
+// transaction, so that a crash during replay leaves whole transactions.
+// It returns how many it applied.
+func Replay(ctx context.Context, c driver.Conn, d driver.Dialect, records []wal.Record, have map[uint64]bool) (int, error) {
 	n := 0
 	for _, rec := range records {
 		if have[rec.Barrier] {
 			continue
 		}
-		if err := c.Begin(ctx, driver.TxOptions{}); err != nil {
-			return n, err
-		}
+		// Check the whole record before anything reaches the replica.
+		var qs []driver.Query
+		var ddl []bool
 		for _, st := range rec.Statements {
 			if !st.Writes {
 				continue
 			}
-			q, ddl, err := replayQuery(cache, d, st)
-			if err == nil {
-				_, err = c.Exec(ctx, q)
+			q, ok := replayQuery(d, st)
+			if !ok {
+				return n, fmt.Errorf("barrier %d: %s: %w (dialect %s)", rec.Barrier, st.SQL, ErrUnreplayable, d)
 			}
-			if err != nil && ddl && alreadyDone(err) {
+			qs, ddl = append(qs, q), append(ddl, st.DDL)
+		}
+		if err := c.Begin(ctx, driver.TxOptions{}); err != nil {
+			return n, err
+		}
+		for i, q := range qs {
+			_, err := c.Exec(ctx, q)
+			if err != nil && ddl[i] && alreadyDone(err) {
 				// MariaDB commits DDL at once: a crash between the DDL
 				// and its log-table row leaves the change in place
 				// without the row.
@@ -42,7 +83,7 @@ func Replay(ctx context.Context, c driver.Conn, d driver.Dialect, cache *sqlan.C
 			}
 			if err != nil {
 				c.Rollback(ctx)
-				return n, &ReplayError{Barrier: rec.Barrier, SQL: st.SQL, Err: err}
+				return n, &ReplayError{Barrier: rec.Barrier, SQL: q.SQL, Err: err}
 			}
 		}
 		if _, err := c.Exec(ctx, replica.LogInsert(d, rec.Barrier)); err != nil {
@@ -58,22 +99,20 @@ func Replay(ctx context.Context, c driver.Conn, d driver.Dialect, cache *sqlan.C
 	return n, nil
 }
 
-// replayQuery writes a logged statement for dialect d, with the values it
-// was run with (the client's and the pinned ones) in the dialect's order,
-// and says whether it is DDL.
-func replayQuery(cache *sqlan.Cache, d driver.Dialect, st wal.Statement) (driver.Query, bool, error) {
-	sts, err := cache.Parse(st.SQL)
-	if err != nil {
-		return driver.Query{}, false, err
+// replayQuery returns the logged statement as dialect d ran it, and false
+// if the log does not hold that form.
+func replayQuery(d driver.Dialect, st wal.Statement) (driver.Query, bool) {
+	for _, f := range st.Forms {
+		if driver.Dialect(f.Dialect) != d {
+			continue
+		}
+		args := make([]driver.Arg, len(f.Args))
+		for i, v := range f.Args {
+			args[i] = driver.Arg{Null: v.Null, Type: answer.Type(v.Type), Text: v.Text}
+		}
+		return driver.Query{SQL: f.SQL, Args: args, ReturnsRows: f.Rows, Verb: st.Verb}, true
 	}
-	if len(sts) != 1 {
-		return driver.Query{}, false, fmt.Errorf("%d statements in one log entry", len(sts))
-	}
-	args := make([]driver.Arg, len(st.Args))
-	for i, v := range st.Args {
-		args[i] = driver.Arg{Null: v.Null, Type: answer.Type(v.Type), Text: v.Text}
-	}
-	return sqlan.Query(sts[0], d, args), sts[0].Kind == sqlan.DDL, nil
+	return driver.Query{}, false
 }
 
 // alreadyDone reports whether a DDL statement failed because its effect

@@ -74,9 +74,7 @@ func (c *Cluster) logLocked(a coord.Log) {
 	for _, call := range t.stmts {
 		w := call.st.Kind != sqlan.Read
 		writes = writes || w
-		rec.Statements = append(rec.Statements, wal.Statement{
-			SQL: call.st.SQL, Args: walArgs(call.args), Writes: w,
-		})
+		rec.Statements = append(rec.Statements, c.walStatement(call))
 	}
 	if !writes {
 		// Nothing to replay, and no log-table row (a READ ONLY

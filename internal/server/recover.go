@@ -50,7 +50,7 @@ func replay(ctx context.Context, c driver.Conn, d driver.Dialect, cache *sqlan.C
 	if err != nil {
 		return 0, 0, err
 	}
-	n, err := cluster.Replay(ctx, c, d, cache, records, have)
+	n, err := cluster.Replay(ctx, c, d, records, have)
 	if err != nil {
 		return n, 0, err
 	}

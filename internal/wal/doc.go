@@ -61,20 +61,35 @@
 //
 //	frame     = length:uint32le crc:uint32le payload        (length = len(payload) > 0)
 //	payload   = version:byte txn:uvarint barrier:uvarint count:uvarint statement*
-//	statement = flags:byte barrier:uvarint sql:str count:uvarint value*
+//	statement = flags:byte barrier:uvarint sql:str count:uvarint value* verb:str forms:uvarint form*
+//	form      = dialect:byte flags:byte text:ref [sql:str] args:ref [count:uvarint value*]
 //	value     = flags:byte type:byte [text:str, absent for NULL]
 //	str       = length:uvarint bytes
+//	ref       = uvarint: 0, the literal follows; k, the k-th text (argument list) so far
 //
 // crc is the CRC-32C (Castagnoli) of the payload; uvarint is the unsigned
-// varint of encoding/binary; version is 1; the flag bits are "may change
-// state" for a statement and NULL for a value. The decoder accepts one
-// encoding per record: unknown versions or flags, non-minimal varints,
+// varint of encoding/binary; version is 2; the flag bits are "may change
+// state" and "changes the schema" for a statement, "returns rows" for a
+// form, and NULL for a value. A form is the statement as the replicas of
+// one dialect ran it, text and arguments with the values shepherd pinned,
+// so that replay sends exactly that and never translates the client's
+// text again against a schema that has changed since. Most forms repeat
+// the client's text or another form's, so a form refers to an earlier
+// text or argument list instead of copying it (the statement's own come
+// first in the count). The decoder accepts one encoding per record:
+// unknown versions or flags, non-minimal varints, references that are
+// not to the first equal entry, literals equal to an earlier entry,
 // counts the remaining bytes cannot hold and trailing bytes are refused.
 // A payload is at most MaxRecordBytes.
 //
-// The format is written by hand because it is small and settled: five
-// field kinds, no optional fields beyond one flag, no schema evolution
-// beyond the version byte. A serialisation library (protobuf, gob) would
+// Version 1, written by older shepherds, is still read: it has no verb
+// and no forms, and no "changes the schema" flag. Its records decode with
+// empty Forms; replaying one of them to a replica that lacks it is
+// refused by the caller rather than guessed.
+//
+// The format is written by hand because it is small and settled: a few
+// field kinds, no optional fields beyond flags and references, no schema
+// evolution beyond the version byte. A serialisation library (protobuf, gob) would
 // add a dependency, or a self-describing encoding, without removing any
 // of the framing and checksumming this package must do anyway, and its
 // decoder would be one more body of code to trust with bytes from a

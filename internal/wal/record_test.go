@@ -2,6 +2,7 @@ package wal
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"reflect"
 	"strings"
@@ -24,6 +25,80 @@ func sampleRecords() []Record {
 			{SQL: strings.Repeat("x", 300), Writes: true, Barrier: 300},
 		}},
 		{Txn: ^uint64(0), Barrier: ^uint64(0), Statements: []Statement{{SQL: "COMMIT-less", Barrier: ^uint64(0)}}},
+		// Forms: the client's text and arguments again, another form's,
+		// literals, and every reference kind.
+		{Txn: 7, Barrier: 9, Statements: []Statement{
+			{SQL: "CREATE TABLE t (a int)", Writes: true, DDL: true, Verb: "CREATE TABLE", Forms: []Form{
+				{Dialect: 1, SQL: "CREATE TABLE t (a int)"},
+				{Dialect: 2, SQL: "CREATE TABLE `t` (`a` INT)"},
+				{Dialect: 3, SQL: "CREATE TABLE `t` (`a` INT)"},
+			}},
+			{SQL: "INSERT INTO t VALUES ($1)", Writes: true, Barrier: 8, Args: []Value{{Type: 3, Text: "1"}}, Forms: []Form{
+				{Dialect: 3, SQL: "INSERT INTO t VALUES (?)", Args: []Value{{Type: 3, Text: "1"}}},
+				{Dialect: 1, SQL: "INSERT INTO t VALUES ($1)", Args: []Value{{Type: 3, Text: "1"}, {Null: true}}},
+				{Dialect: 2, SQL: "INSERT INTO t VALUES (?)", Args: []Value{{Type: 3, Text: "1"}, {Null: true}}, Rows: true},
+			}},
+			{SQL: "SELECT 1", Forms: []Form{{Dialect: 9, SQL: "", Rows: true}}},
+		}},
+	}
+}
+
+// appendRecordV1 is the encoder of format version 1, which older
+// shepherds wrote: no DDL flag, no forms.
+func appendRecordV1(b []byte, r *Record) []byte {
+	b = append(b, formatVersionV1)
+	b = binary.AppendUvarint(b, r.Txn)
+	b = binary.AppendUvarint(b, r.Barrier)
+	b = binary.AppendUvarint(b, uint64(len(r.Statements)))
+	for i := range r.Statements {
+		st := &r.Statements[i]
+		var flags byte
+		if st.Writes {
+			flags |= stmtWrites
+		}
+		b = append(b, flags)
+		b = binary.AppendUvarint(b, st.Barrier)
+		b = appendString(b, st.SQL)
+		b = appendValues(b, st.Args)
+	}
+	return b
+}
+
+// TestRecordV1: records of format version 1 still decode, to the same
+// record without forms, so a log written before forms existed is read
+// (replaying one of them is the caller's decision).
+func TestRecordV1(t *testing.T) {
+	for _, r := range sampleRecords() {
+		for i := range r.Statements {
+			r.Statements[i].Forms, r.Statements[i].DDL, r.Statements[i].Verb = nil, false, ""
+		}
+		p := appendRecordV1(nil, &r)
+		got, err := decodeRecord(p)
+		if err != nil {
+			t.Fatalf("decode %+v: %v", r, err)
+		}
+		if !reflect.DeepEqual(got, r) {
+			t.Fatalf("version 1:\n got %+v\nwant %+v", got, r)
+		}
+	}
+	// The DDL flag did not exist in version 1.
+	if _, err := decodeRecord([]byte{1, 0, 0, 1, stmtDDL, 0, 0, 0}); !errors.Is(err, errDecode) {
+		t.Errorf("DDL flag in version 1: err %v, want errDecode", err)
+	}
+}
+
+// TestFormsShareText: a form equal to the client's statement, or to
+// another form, costs a reference, not a second copy.
+func TestFormsShareText(t *testing.T) {
+	long := strings.Repeat("x", 1000)
+	args := []Value{{Text: long}}
+	r := Record{Txn: 1, Barrier: 1, Statements: []Statement{{SQL: long, Args: args, Writes: true, Forms: []Form{
+		{Dialect: 1, SQL: long, Args: args},
+		{Dialect: 2, SQL: long + "!", Args: args},
+		{Dialect: 3, SQL: long + "!", Args: args},
+	}}}}
+	if n := len(appendRecord(nil, &r)); n > 3*1000+100 {
+		t.Errorf("record of %d bytes: the forms were not shared", n)
 	}
 }
 
@@ -52,12 +127,21 @@ func TestRecordRoundTrip(t *testing.T) {
 func TestDecodeRefuses(t *testing.T) {
 	for name, p := range map[string][]byte{
 		"empty":              {},
-		"unknown version":    {2, 0, 0, 0},
+		"unknown version":    {3, 0, 0, 0},
+		"version 0":          {0, 0, 0, 0},
 		"non-minimal varint": {1, 0x80, 0x00, 0, 0},
 		"statement flags":    {1, 0, 0, 1, 2, 0, 0, 0},
 		"value flags":        {1, 0, 0, 1, 0, 0, 0, 1, 2, 0},
 		"huge count":         {1, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x0f},
 		"string too long":    {1, 0, 0, 1, 0, 0, 5, 'a', 0},
+		// version 2: statement "s", no args, no verb, then forms.
+		"form dialect 0":     {2, 0, 0, 1, 0, 0, 1, 's', 0, 0, 1, 0, 0, 1, 1},
+		"form flags":         {2, 0, 0, 1, 0, 0, 1, 's', 0, 0, 1, 1, 2, 1, 1},
+		"two forms, dialect": {2, 0, 0, 1, 0, 0, 1, 's', 0, 0, 2, 1, 0, 1, 1, 1, 0, 1, 1},
+		"reference ahead":    {2, 0, 0, 1, 0, 0, 1, 's', 0, 0, 1, 1, 0, 2, 1},
+		"literal repeats":    {2, 0, 0, 1, 0, 0, 1, 's', 0, 0, 1, 1, 0, 0, 1, 's', 1},
+		"args literal empty": {2, 0, 0, 1, 0, 0, 1, 's', 0, 0, 1, 1, 0, 1, 0, 0},
+		"later reference":    {2, 0, 0, 1, 0, 0, 1, 's', 0, 0, 2, 1, 0, 1, 1, 2, 0, 2, 1},
 	} {
 		if _, err := decodeRecord(p); !errors.Is(err, errDecode) {
 			t.Errorf("%s: err %v, want errDecode", name, err)
@@ -94,7 +178,11 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if r, err := decodeRecord(data); err == nil {
-			if again := appendRecord(nil, &r); !bytes.Equal(again, data) {
+			enc := appendRecord
+			if data[0] == formatVersionV1 {
+				enc = appendRecordV1
+			}
+			if again := enc(nil, &r); !bytes.Equal(again, data) {
 				t.Fatalf("decode then encode changed the bytes:\n in %x\nout %x", data, again)
 			}
 		}

@@ -1,0 +1,114 @@
+package server
+
+import (
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/shepherd-db/shepherd/internal/config"
+	"github.com/shepherd-db/shepherd/internal/testenv"
+)
+
+// schemaChurn is what clients run while a replica is away: a table
+// dropped and created again with a SERIAL column in front, and two
+// columns swapped by name through a temporary one, with INSERTs before
+// and after each change. A replay that analysed the logged SQL against
+// the catalog of its own day would write the first INSERT with an id
+// column the old table lacks (42703), or the positional INSERTs into the
+// swapped columns. suffix keeps the table names of two rounds apart.
+func schemaChurn(suffix string) []string {
+	rt, sw := "rt"+suffix, "sw"+suffix
+	return []string{
+		"CREATE TABLE " + rt + " (a int, b int)",
+		"INSERT INTO " + rt + " (a, b) VALUES (1, 2)",
+		"DROP TABLE " + rt,
+		"CREATE TABLE " + rt + " (id serial PRIMARY KEY, a int, b int)",
+		"INSERT INTO " + rt + " (a, b) VALUES (3, 4)",
+		"CREATE TABLE " + sw + " (k int PRIMARY KEY, p int, q text)",
+		"INSERT INTO " + sw + " VALUES (1, 10, 'ten')",
+		"INSERT INTO " + sw + " (k, p, q) VALUES (2, 20, 'twenty')",
+		"ALTER TABLE " + sw + " RENAME COLUMN p TO tmp",
+		"ALTER TABLE " + sw + " RENAME COLUMN q TO p",
+		"ALTER TABLE " + sw + " RENAME COLUMN tmp TO q",
+		"INSERT INTO " + sw + " VALUES (3, 30, 'thirty')",
+		"INSERT INTO " + sw + " (k, q, p) VALUES (4, 40, 'forty')",
+		"SELECT * FROM " + sw,
+	}
+}
+
+// assertChurned checks, on every replica directly, that the tables of
+// schemaChurn(suffix) hold the same rows.
+func assertChurned(t *testing.T, cfg *config.Config, suffix string) {
+	t.Helper()
+	assertIdentical(t, cfg, "SELECT id, a, b FROM rt"+suffix+" ORDER BY id")
+	assertIdentical(t, cfg, "SELECT k, q, p FROM sw"+suffix+" ORDER BY k")
+}
+
+// writeUntilDown writes through c until shepherd has taken the named
+// replica out (its server was killed: a backend that outlived its
+// postmaster may still answer one statement).
+func writeUntilDown(t *testing.T, c *pgx.Conn, srv *Server, name string) {
+	t.Helper()
+	waitFor(t, name+" taken out", func() bool {
+		mustExec(t, c, "INSERT INTO warm VALUES (1)")
+		return replicaState(srv, name) == "down"
+	})
+}
+
+// TestReplayAfterSchemaChange takes the PostgreSQL replica's server down,
+// changes the schema under statements that depend on it, and brings the
+// server back: the replica must catch up from the write-ahead log with
+// what the other replicas ran, not with the logged SQL analysed against
+// today's catalog (issue 14, item 2). Then the same with shepherd
+// restarted while PostgreSQL is down, so that the replay happens at
+// start.
+func TestReplayAfterSchemaChange(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills a PostgreSQL server (not in -short)")
+	}
+	pg := testenv.OwnPostgres(t)
+	cfg := &config.Config{
+		Listen: "127.0.0.1:0", DataDir: t.TempDir(), Mode: "cbs", F: 1,
+		Replicas: []config.Replica{
+			{Name: "maria", Driver: "mysql", DSN: testenv.MariaDB(t)},
+			{Name: "pg", Driver: "postgres", DSN: pg.DSN()},
+			{Name: "lite", Driver: "sqlite", DSN: "lite.db"},
+		},
+	}
+	addr, srv, stop := startServer(t, cfg)
+	c := connect(t, addr, "app")
+	mustExec(t, c, "CREATE TABLE warm (a int)")
+	pg.Kill()
+	writeUntilDown(t, c, srv, "pg")
+	for _, q := range schemaChurn("") {
+		mustExec(t, c, q)
+	}
+	pg.Start()
+	waitFor(t, "pg back", func() bool { return replicaState(srv, "pg") == "up" })
+	if err := srv.Cluster().Idle(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	assertChurned(t, cfg, "")
+
+	// Round two: the replay happens when shepherd starts.
+	pg.Kill()
+	writeUntilDown(t, c, srv, "pg")
+	for _, q := range schemaChurn("2") {
+		mustExec(t, c, q)
+	}
+	c.Close(t.Context())
+	stop()
+	pg.Start()
+	addr, srv = start(t, cfg)
+	c = connect(t, addr, "app")
+	mustExec(t, c, "INSERT INTO rt2 (a, b) VALUES (5, 6)")
+	mustExec(t, c, "INSERT INTO sw2 VALUES (5, 50, 'fifty')")
+	if err := srv.Cluster().Idle(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if s := replicaState(srv, "pg"); s != "up" {
+		t.Errorf("pg is %s after the restart", s)
+	}
+	assertChurned(t, cfg, "")
+	assertChurned(t, cfg, "2")
+}
