@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -75,6 +76,17 @@ func (c *Cluster) startRecovery(r coord.ReplicaID) {
 	go c.recoverReplica(r)
 }
 
+// StartOut takes replica r out before the cluster serves: start-up found
+// it unreachable, or refused what it reported. It is tried again, and
+// brought back by catching up from the log, as a replica taken out while
+// the cluster runs.
+func (c *Cluster) StartOut(r int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.mu.core.Step(coord.Down{R: coord.ReplicaID(r)})
+	c.applyLocked()
+}
+
 // recoverReplica retries, with growing pauses, to reconnect replica r
 // and catch it up, until it is back or the cluster closes.
 func (c *Cluster) recoverReplica(r coord.ReplicaID) {
@@ -138,9 +150,15 @@ func (c *Cluster) catchUp(ctx context.Context, r coord.ReplicaID) (int, error) {
 	if len(records) > 0 {
 		from = records[0].Barrier
 	}
-	have, _, err := replica.LogRead(ctx, conn, from)
+	have, top, err := replica.LogRead(ctx, conn, from)
 	if err != nil {
 		return 0, err
+	}
+	// A replica is sent a COMMIT only once its record is durable: one
+	// whose log table claims more claims transactions never decided,
+	// and must not come back (its rows would collide with new ones).
+	if next := c.durable.get(); top >= next {
+		return 0, fmt.Errorf("%s holds barrier %d, beyond the write-ahead log's next, %d: the replica claims transactions the log never had", replica.LogTable, top, next)
 	}
 	total := 0
 	// While clients go on, replay what is durable until little is left.

@@ -2,60 +2,219 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
+	"sync"
+	"time"
 
 	"github.com/shepherd-db/shepherd/internal/cluster"
 	"github.com/shepherd-db/shepherd/internal/driver"
+	"github.com/shepherd-db/shepherd/internal/pgerr"
 	"github.com/shepherd-db/shepherd/internal/replica"
-	"github.com/shepherd-db/shepherd/internal/sqlan"
 	"github.com/shepherd-db/shepherd/internal/wal"
 )
 
-// recoverReplicas brings every replica up to the write-ahead log before
-// clients are let in: each logged transaction a replica's log table lacks
-// (it crashed, or shepherd did, between the log and its COMMIT there) is
-// replayed to it, in barrier order, state-changing statements only, each
-// in one engine transaction that also writes its log-table row. It
-// returns the barrier this run's first commit takes: above everything in
-// the log and in every replica's log table.
-func recoverReplicas(ctx context.Context, engines []driver.Engine, names []string, cache *sqlan.Cache, records []wal.Record, log *slog.Logger) (uint64, error) {
-	var from, next uint64 = 0, 1
-	if len(records) > 0 {
-		from = records[0].Barrier
-		next = records[len(records)-1].Barrier + 1
-	}
-	for i, e := range engines {
-		c, err := e.Connect(ctx)
-		if err != nil {
-			return 0, fmt.Errorf("replica %s: %w", names[i], err)
-		}
-		n, top, err := replay(ctx, c, e.Dialect(), cache, records, from)
-		c.Close()
-		if err != nil {
-			return 0, fmt.Errorf("replica %s: replaying the write-ahead log: %w", names[i], err)
-		}
-		if n > 0 {
-			log.Warn("replica caught up from the write-ahead log", "replica", names[i], "transactions", n)
-		}
-		next = max(next, top+1)
-	}
-	return next, nil
+// maxBarrier bounds the barriers shepherd accepts, from its own log or
+// from a replica's log table: far more commits than a deployment makes
+// (a million a second for 285 years), and far enough below 2^63 that the
+// barrier counter, and the BIGINT column of the log tables, cannot wrap.
+const maxBarrier = 1 << 53
+
+// connectTimeout bounds how long start-up waits for one replica to
+// accept a connection; one that does not is left out and tried again
+// later, as a replica that went away while shepherd ran.
+const connectTimeout = 10 * time.Second
+
+// errBadBarrier is wrapped by the reason a replica is left out when its
+// log table claims a barrier shepherd cannot have given it.
+var errBadBarrier = errors.New("bad barrier in the log table")
+
+// recovered is what start-up found.
+type recovered struct {
+	// base is the barrier this run's first commit takes: above
+	// everything in the log, and in the log tables of the replicas taken
+	// in.
+	base uint64
+	// out are the replicas left out, each with why; they are tried again
+	// once shepherd serves, and come back by catching up from the log.
+	out map[int]error
 }
 
-// replay applies to one replica the records its log table lacks and
-// reports how many it applied and the highest barrier it holds.
-func replay(ctx context.Context, c driver.Conn, d driver.Dialect, cache *sqlan.Cache, records []wal.Record, from uint64) (int, uint64, error) {
-	have, top, err := replica.LogRead(ctx, c, from)
+// recoverReplicas brings the replicas it can reach up to the write-ahead
+// log before clients are let in: each logged transaction a replica's log
+// table lacks (it crashed, or shepherd did, between the log and its
+// COMMIT there) is replayed to it, in barrier order, state-changing
+// statements only, each in one engine transaction that also writes its
+// log-table row.
+//
+// It needs f+1 replicas, not all: a replica that cannot be reached, whose
+// log table claims a barrier above the log's last (or, with an empty log,
+// an absurd one), or to which the replay fails is left out, with the
+// reason, and shepherd starts if at least f+1 others are consistent with
+// the log. What a replica reports is not trusted to move the barrier
+// counter past what the log holds.
+func recoverReplicas(ctx context.Context, engines []driver.Engine, names []string, f int, records []wal.Record, log *slog.Logger) (recovered, error) {
+	var from, top uint64
+	if len(records) > 0 {
+		from, top = records[0].Barrier, records[len(records)-1].Barrier
+	}
+	if top >= maxBarrier {
+		return recovered{}, fmt.Errorf("the write-ahead log's last barrier, %d, is beyond %d: the log is damaged", top, uint64(maxBarrier))
+	}
+	type result struct {
+		n   int
+		top uint64
+		err error
+	}
+	results := make([]result, len(engines))
+	var wg sync.WaitGroup
+	for i, e := range engines {
+		wg.Go(func() {
+			r := &results[i]
+			r.n, r.top, r.err = recoverOne(ctx, e, records, from, top)
+		})
+	}
+	wg.Wait()
+	rec := recovered{base: top + 1, out: map[int]error{}}
+	var why []string
+	for i, r := range results {
+		if r.err != nil {
+			rec.out[i] = r.err
+			why = append(why, fmt.Sprintf("%s: %v", names[i], r.err))
+			continue
+		}
+		if r.n > 0 {
+			log.Warn("replica caught up from the write-ahead log", "replica", names[i], "transactions", r.n)
+		}
+		// With an empty log (a new data directory), the replicas' own
+		// rows are all there is; recoverOne checked them against
+		// maxBarrier.
+		rec.base = max(rec.base, r.top+1)
+	}
+	if ok := len(engines) - len(rec.out); ok < f+1 {
+		return recovered{}, fmt.Errorf("%d of %d replicas are usable, %d needed: %s", ok, len(engines), f+1, strings.Join(why, "; "))
+	}
+	if ctx.Err() != nil {
+		return recovered{}, ctx.Err()
+	}
+	return rec, nil
+}
+
+// recoverOne checks one replica's log table against the log (records,
+// from its first barrier, from, to its last, top) and replays what it
+// lacks. It reports how many transactions it replayed and the highest
+// barrier the replica holds.
+func recoverOne(ctx context.Context, e driver.Engine, records []wal.Record, from, top uint64) (int, uint64, error) {
+	cctx, cancel := context.WithTimeout(ctx, connectTimeout)
+	c, err := e.Connect(cctx)
+	cancel()
 	if err != nil {
+		return 0, 0, fmt.Errorf("unreachable: %w", err)
+	}
+	defer c.Close()
+	have, high, err := replica.LogRead(ctx, c, from)
+	if err != nil {
+		return 0, 0, fmt.Errorf("reading %s: %w", replica.LogTable, err)
+	}
+	if err := checkBarrier(high, top, len(records) > 0); err != nil {
 		return 0, 0, err
 	}
-	n, err := cluster.Replay(ctx, c, d, records, have)
+	n, err := cluster.Replay(ctx, c, e.Dialect(), records, have)
 	if err != nil {
-		return n, 0, err
+		return n, 0, fmt.Errorf("replaying the write-ahead log: %w", err)
 	}
-	if len(records) > 0 {
-		top = max(top, records[len(records)-1].Barrier)
+	return n, max(high, top), nil
+}
+
+// checkBarrier checks the highest barrier a replica's log table holds:
+// with a log (logged), at most the log's last barrier, since a replica is
+// sent a COMMIT only once its record is durable; without one, below
+// maxBarrier. A replica claiming more claims transactions shepherd never
+// decided: it is not taken in, and its number not believed.
+func checkBarrier(high, top uint64, logged bool) error {
+	if logged && high > top {
+		return fmt.Errorf("%w: %s holds barrier %d, beyond the write-ahead log's last, %d: the replica claims transactions the log never had", errBadBarrier, replica.LogTable, high, top)
 	}
-	return n, top, nil
+	if high >= maxBarrier {
+		return fmt.Errorf("%w: %s holds barrier %d, beyond %d", errBadBarrier, replica.LogTable, high, uint64(maxBarrier))
+	}
+	return nil
+}
+
+// lateEngine stands for a network replica that could not be reached when
+// shepherd started: it opens the engine on the first Connect that
+// succeeds. Start-up leaves the replica out, and the cluster's recovery
+// loop brings it back through Connect, as a replica that went away while
+// shepherd ran.
+type lateEngine struct {
+	spec    driver.Spec
+	name    string
+	class   driver.Class
+	dialect driver.Dialect
+	open    driver.OpenFunc
+
+	mu sync.Mutex
+	e  driver.Engine
+}
+
+// Driver returns the driver's name.
+func (l *lateEngine) Driver() string { return l.name }
+
+// Class returns the class of the driver's engines.
+func (l *lateEngine) Class() driver.Class { return l.class }
+
+// Dialect returns the dialect of the driver's engines.
+func (l *lateEngine) Dialect() driver.Dialect { return l.dialect }
+
+func (l *lateEngine) engine() driver.Engine {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.e
+}
+
+// Connect opens the engine first if that has not succeeded yet.
+func (l *lateEngine) Connect(ctx context.Context) (driver.Conn, error) {
+	e := l.engine()
+	if e == nil {
+		var err error
+		if e, err = l.open(ctx, l.spec); err != nil {
+			return nil, err
+		}
+		if e.Dialect() != l.dialect || e.Class() != l.class {
+			e.Close()
+			return nil, pgerr.New(pgerr.InternalError, "replica %s: the engine opened late is not of the expected dialect and class", l.spec.Name)
+		}
+		l.mu.Lock()
+		if l.e == nil {
+			l.e = e
+		} else {
+			e.Close()
+			e = l.e
+		}
+		l.mu.Unlock()
+	}
+	return e.Connect(ctx)
+}
+
+// Close closes the engine if it was opened.
+func (l *lateEngine) Close() error {
+	if e := l.engine(); e != nil {
+		return e.Close()
+	}
+	return nil
+}
+
+// lateDialects are the drivers whose replicas may be unreachable at
+// start (they are servers), with their dialects.
+var lateDialects = map[string]driver.Dialect{"postgres": driver.Postgres, "mysql": driver.MySQL}
+
+// unreachable reports whether err, from opening a replica, says its
+// server could not be reached (as opposed to a configuration it refuses).
+func unreachable(err error) bool {
+	if pgerr.Code(err) == pgerr.CannotConnectNow {
+		return true
+	}
+	return pgerr.IsConnection(err) && !strings.Contains(err.Error(), " DSN")
 }

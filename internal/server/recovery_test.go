@@ -1,11 +1,18 @@
 package server
 
 import (
+	"bytes"
+	"context"
+	"log/slog"
+	"net"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/shepherd-db/shepherd/internal/config"
+	"github.com/shepherd-db/shepherd/internal/driver"
 	"github.com/shepherd-db/shepherd/internal/testenv"
 )
 
@@ -111,4 +118,149 @@ func TestReplayAfterSchemaChange(t *testing.T) {
 	}
 	assertChurned(t, cfg, "")
 	assertChurned(t, cfg, "2")
+}
+
+// TestRestartWithReplicaDown restarts shepherd while the PostgreSQL
+// replica's server is down: shepherd starts on the other two (f+1),
+// serves, and the replica comes back by itself, caught up, once its
+// server does (issue 14, item 9).
+func TestRestartWithReplicaDown(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills a PostgreSQL server (not in -short)")
+	}
+	pg := testenv.OwnPostgres(t)
+	cfg := &config.Config{
+		Listen: "127.0.0.1:0", DataDir: t.TempDir(), Mode: "cbs", F: 1,
+		Replicas: []config.Replica{
+			{Name: "maria", Driver: "mysql", DSN: testenv.MariaDB(t)},
+			{Name: "pg", Driver: "postgres", DSN: pg.DSN()},
+			{Name: "lite", Driver: "sqlite", DSN: "lite.db"},
+		},
+	}
+	addr, _, stop := startServer(t, cfg)
+	c := connect(t, addr, "app")
+	mustExec(t, c, "CREATE TABLE kv (k int PRIMARY KEY, v text)")
+	mustExec(t, c, "INSERT INTO kv VALUES (1, 'one')")
+	c.Close(t.Context())
+	stop()
+	pg.Kill()
+
+	addr, srv := start(t, cfg)
+	if s := replicaState(srv, "pg"); s != "down" {
+		t.Errorf("pg is %s at start, its server down", s)
+	}
+	c = connect(t, addr, "app")
+	mustExec(t, c, "INSERT INTO kv VALUES (2, 'two')")
+	mustExec(t, c, "UPDATE kv SET v = 'uno' WHERE k = 1")
+	assertCount(t, c, "SELECT count(*) FROM kv", 2)
+	pg.Start()
+	waitFor(t, "pg back", func() bool { return replicaState(srv, "pg") == "up" })
+	mustExec(t, c, "INSERT INTO kv VALUES (3, 'three')")
+	if err := srv.Cluster().Idle(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	assertIdentical(t, cfg, "SELECT k, v FROM kv ORDER BY k")
+}
+
+// syncBuffer is a log destination tests read while shepherd writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// startLogged is start with shepherd's log written to the returned
+// buffer.
+func startLogged(t *testing.T, cfg *config.Config) (string, *Server, *syncBuffer) {
+	t.Helper()
+	buf := &syncBuffer{}
+	log := slog.New(slog.NewTextHandler(buf, nil))
+	ctx, cancel := context.WithCancel(context.Background())
+	srv, err := Open(ctx, cfg, log)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+		if testing.Verbose() {
+			t.Logf("shepherd's log:\n%s", buf.String())
+		}
+	})
+	return ln.Addr().String(), srv, buf
+}
+
+// TestRestartRefusesLyingBarrier restarts shepherd with a replica whose
+// log table was made to claim a barrier far beyond the write-ahead log:
+// shepherd does not believe it (the barrier counter would follow it, up
+// to a wrap), leaves the replica out with a logged reason naming it, and
+// serves on the other two (issue 14, item 9).
+func TestRestartRefusesLyingBarrier(t *testing.T) {
+	cfg := &config.Config{
+		Listen: "127.0.0.1:0", DataDir: t.TempDir(), Mode: "cbs", F: 1,
+		Replicas: []config.Replica{
+			{Name: "maria", Driver: "mysql", DSN: testenv.MariaDB(t)},
+			{Name: "pg", Driver: "postgres", DSN: testenv.Postgres(t)},
+			{Name: "lite", Driver: "sqlite", DSN: "lite.db"},
+		},
+	}
+	addr, _, stop := startServer(t, cfg)
+	c := connect(t, addr, "app")
+	mustExec(t, c, "CREATE TABLE kv (k int PRIMARY KEY, v text)")
+	mustExec(t, c, "INSERT INTO kv VALUES (1, 'one')")
+	c.Close(t.Context())
+	stop()
+	const lie = "9223372036854775000"
+	replicaExec(t, cfg, "lite", driver.Query{SQL: "INSERT INTO shepherd_log (barrier) VALUES (" + lie + ")", Verb: "INSERT"})
+
+	addr, srv, log := startLogged(t, cfg)
+	if s := replicaState(srv, "lite"); s != "down" {
+		t.Errorf("lite is %s at start, its log table lying", s)
+	}
+	if l := log.String(); !strings.Contains(l, "replica=lite") || !strings.Contains(l, lie) {
+		t.Errorf("no logged reason names lite and its barrier:\n%s", l)
+	}
+	c = connect(t, addr, "app")
+	for k := 2; k <= 5; k++ {
+		mustExec(t, c, "INSERT INTO kv VALUES ($1, 'more')", k)
+	}
+	assertCount(t, c, "SELECT count(*) FROM kv", 5)
+	if err := srv.Cluster().Idle(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	// The counter did not follow the lie.
+	for _, name := range []string{"maria", "pg"} {
+		a := replicaQuery(t, cfg, name, driver.Query{SQL: "SELECT max(barrier) FROM shepherd_log", ReturnsRows: true, Verb: "SELECT"})
+		if got := a.Rows[0][0].Text; len(got) > 6 {
+			t.Errorf("%s: highest barrier %s", name, got)
+		}
+	}
+	// Its catch-up refuses it too: it stays out.
+	waitFor(t, "lite's catch-up refused", func() bool {
+		return strings.Contains(log.String(), `msg="replica still away" replica=lite`)
+	})
+	if s := replicaState(srv, "lite"); s != "down" {
+		t.Errorf("lite is %s, its log table lying", s)
+	}
 }

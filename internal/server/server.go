@@ -64,7 +64,10 @@ func Open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Server, e
 	var names []string
 	var classes []driver.Class
 	for i, r := range cfg.Replicas {
-		e, err := openReplica(ctx, i, r, cfg.DataDir, log)
+		// With a log, a replica whose server is unreachable is left out
+		// and brought back later; without one, it could not catch up.
+		late := mode == coord.CBS || mode == coord.SS
+		e, err := openReplica(ctx, i, r, cfg.DataDir, late, log)
 		if err != nil {
 			s.closeEngines()
 			return nil, err
@@ -100,6 +103,7 @@ func Open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Server, e
 	s.cache = sqlan.NewCache(statementCacheSize, dialects, catalog)
 	ptimeout, _ := cfg.PrimaryTimeoutDuration() // checked by cfg.Check
 	copts := cluster.Options{Mode: mode, F: cfg.F, Log: log, DigestRows: cfg.Digests(), PrimaryTimeout: ptimeout}
+	var out map[int]error // replicas left out at start
 	if mode == coord.CBS || mode == coord.SS {
 		w, records, err := wal.Open(filepath.Join(cfg.DataDir, "wal"), walOptions)
 		if err != nil {
@@ -109,18 +113,25 @@ func Open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Server, e
 		if r, ok := w.Repaired(); ok {
 			log.Warn("write-ahead log had a torn tail, dropped", "repair", r.String())
 		}
-		base, err := recoverReplicas(ctx, s.engines, names, s.cache, records, log)
+		rec, err := recoverReplicas(ctx, s.engines, names, cfg.F, records, log)
 		if err != nil {
 			w.Close()
 			s.closeEngines()
 			return nil, err
 		}
-		s.wal, copts.WAL, copts.Base, copts.Cache = w, w, base, s.cache
+		s.wal, copts.WAL, copts.Base, copts.Cache = w, w, rec.base, s.cache
+		out = rec.out
 	}
 	// classes: cluster.New reads them from the engines itself and the
 	// coordinator picks the primary among them; checkPrimary made sure
 	// there is one.
 	s.cluster = cluster.New(copts, reps)
+	for i := range len(reps) {
+		if why, ok := out[i]; ok {
+			log.Warn("replica left out at start: it is tried again, and catches up from the log once usable", "replica", names[i], "why", why)
+			s.cluster.StartOut(i)
+		}
+	}
 	s.repair = repair.NewService(repair.New(s.cluster, catalog, log))
 	users := map[string]string{}
 	for _, u := range cfg.Users {
@@ -140,7 +151,11 @@ var modes = map[string]coord.Mode{
 
 // openReplica opens replica i of the configuration, with the isolation
 // override and the injected faults its fault table asks for.
-func openReplica(ctx context.Context, i int, r config.Replica, dataDir string, log *slog.Logger) (driver.Engine, error) {
+//
+// With late, a server replica that cannot be reached is not an error: it
+// is returned as an engine that opens on its first successful Connect,
+// and start-up leaves it out.
+func openReplica(ctx context.Context, i int, r config.Replica, dataDir string, late bool, log *slog.Logger) (driver.Engine, error) {
 	field := fmt.Sprintf("replicas[%d]", i)
 	open, ok := driver.Lookup(r.Driver)
 	if !ok {
@@ -153,7 +168,13 @@ func openReplica(ctx context.Context, i int, r config.Replica, dataDir string, l
 		open = mysql.Opener(mysql.Options{Isolation: iso})
 		log.Warn("replica runs at a faulty isolation level on purpose", "replica", r.Name, "isolation", iso)
 	}
-	e, err := open(ctx, driver.Spec{Name: r.Name, DSN: r.DSN, DataDir: dataDir})
+	spec := driver.Spec{Name: r.Name, DSN: r.DSN, DataDir: dataDir}
+	e, err := open(ctx, spec)
+	if d, ok := lateDialects[r.Driver]; ok && err != nil && late && unreachable(err) {
+		class, _ := driver.ClassOf(r.Driver)
+		log.Warn("replica unreachable at start", "replica", r.Name, "err", err)
+		e, err = &lateEngine{spec: spec, name: r.Driver, class: class, dialect: d, open: open}, nil
+	}
 	if err != nil {
 		return nil, &config.Error{Field: fmt.Sprintf("%s (%s)", field, r.Name), Msg: "cannot open: " + err.Error()}
 	}
