@@ -37,6 +37,15 @@ func (c *Cluster) walStatement(call stmtCall) wal.Statement {
 	return st
 }
 
+// Barrier returns the transaction's barrier in the write-ahead log once
+// it committed there, 0 for a transaction that was not logged (no
+// writes, no log, or a mode without one).
+func (t *Txn) Barrier() uint64 {
+	t.c.mu.Lock()
+	defer t.c.mu.Unlock()
+	return t.barrier
+}
+
 // ErrUnreplayable is wrapped by the error of a replay that found a
 // logged statement without the form its replica's dialect ran: a record
 // of an older shepherd (log format 1 kept the client's text only), or a

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -29,6 +31,26 @@ type Catalog struct {
 	// is the bound the file allows values up to (exclusive).
 	seqs  map[string]int64
 	saved map[string]int64
+	// mark says which logged transactions' schema changes the catalog
+	// holds (see LogMark).
+	mark LogMark
+}
+
+// LogMark says which transactions of the write-ahead log have their
+// schema changes in the catalog: every one with a barrier up to Floor,
+// and those in Applied above it. It is written in the same file, in the
+// same atomic rename, as the changes, so that a start-up can tell which
+// logged DDL the file lacks (shepherd stopped between the log and the
+// catalog) and apply it from the log.
+type LogMark struct {
+	Floor   uint64   `json:"floor"`
+	Applied []uint64 `json:"applied,omitempty"`
+}
+
+// Holds reports whether the schema changes of the logged transaction at
+// barrier b are in the catalog.
+func (m LogMark) Holds(b uint64) bool {
+	return b <= m.Floor || slices.Contains(m.Applied, b)
 }
 
 // fileForm is the catalog file's content.
@@ -36,6 +58,9 @@ type fileForm struct {
 	Schema *Snapshot `json:"schema"`
 	// Sequences are bounds: no value at or above was handed out.
 	Sequences map[string]int64 `json:"sequences"`
+	// Log is absent in the files of older shepherds, which recorded the
+	// changes after the commit: those are taken to hold the whole log.
+	Log *LogMark `json:"log,omitempty"`
 }
 
 // Open reads the catalog kept in path, or starts an empty one if the file
@@ -43,6 +68,7 @@ type fileForm struct {
 func Open(path string) (*Catalog, error) {
 	c := &Catalog{path: path, seqs: map[string]int64{}, saved: map[string]int64{}}
 	var f fileForm
+	existed := false
 	if path != "" {
 		b, err := os.ReadFile(path)
 		switch {
@@ -53,10 +79,18 @@ func Open(path string) (*Catalog, error) {
 			if err := json.Unmarshal(b, &f); err != nil {
 				return nil, fmt.Errorf("schema: %s is damaged: %w", path, err)
 			}
+			existed = true
 		}
 	}
 	if f.Schema == nil {
 		f.Schema = (*Snapshot)(nil).clone()
+	}
+	switch {
+	case f.Log != nil:
+		c.mark = *f.Log
+	case existed:
+		// An older shepherd's file: it cannot say what it lacks.
+		c.mark.Floor = math.MaxUint64
 	}
 	for k, v := range f.Sequences {
 		// Values below the saved bound may have been handed out before
@@ -70,17 +104,68 @@ func Open(path string) (*Catalog, error) {
 // Snapshot returns the current schema.
 func (c *Catalog) Snapshot() *Snapshot { return c.snap.Load() }
 
-// Apply records a DDL statement that committed on the replicas.
-func (c *Catalog) Apply(n *pg_query.Node) error {
+// Apply records a DDL statement that committed on the replicas outside
+// the write-ahead log.
+func (c *Catalog) Apply(n *pg_query.Node) error { return c.Commit(0, []*pg_query.Node{n}) }
+
+// Commit records the schema changes of a transaction that committed on
+// the replicas, in order (TRUNCATE ... RESTART IDENTITY restarts the
+// sequences of its tables), and, when barrier is not 0, that the logged
+// transaction at that barrier is in the catalog: all in one write of the
+// file. On an error the statements before it stay recorded, and so does
+// the barrier, so that a start-up does not apply them a second time.
+func (c *Catalog) Commit(barrier uint64, stmts []*pg_query.Node) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	old := c.snap.Load()
-	next, err := old.Apply(n)
-	if err != nil || next == old {
+	var err error
+	changed := false
+	for _, n := range stmts {
+		old := c.snap.Load()
+		var next *Snapshot
+		if next, err = old.Apply(n); err != nil {
+			break
+		}
+		if next != old {
+			c.resetSequences(old, next, n)
+			c.snap.Store(next)
+			changed = true
+		}
+		if tr := n.GetTruncateStmt(); tr != nil && tr.RestartSeqs {
+			for _, r := range tr.Relations {
+				c.restartLocked(r.GetRangeVar().GetRelname())
+			}
+			changed = true
+		}
+	}
+	if barrier > 0 && !c.mark.Holds(barrier) {
+		c.mark.Applied = append(c.mark.Applied, barrier)
+		changed = true
+	}
+	if !changed {
 		return err
 	}
-	c.resetSequences(old, next, n)
-	c.snap.Store(next)
+	if serr := c.saveLocked(); err == nil {
+		err = serr
+	}
+	return err
+}
+
+// Mark returns which logged transactions' schema changes the catalog
+// holds.
+func (c *Catalog) Mark() LogMark {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return LogMark{Floor: c.mark.Floor, Applied: slices.Clone(c.mark.Applied)}
+}
+
+// Settle records that the catalog holds the schema changes of every
+// logged transaction up to barrier top (start-up applied those it
+// lacked), which forgets the barriers recorded one by one below it.
+func (c *Catalog) Settle(top uint64) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.mark.Floor = top
+	c.mark.Applied = slices.DeleteFunc(c.mark.Applied, func(b uint64) bool { return b <= top })
 	return c.saveLocked()
 }
 
@@ -128,12 +213,16 @@ func (c *Catalog) resetSequences(old, next *Snapshot, n *pg_query.Node) {
 func (c *Catalog) Restart(table string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.restartLocked(table)
+	return c.saveLocked()
+}
+
+func (c *Catalog) restartLocked(table string) {
 	for k := range c.seqs {
 		if t, _ := splitSeq(k); t == table {
 			c.seqs[k] = 1
 		}
 	}
-	return c.saveLocked()
 }
 
 // Next reserves n consecutive values of the sequence of table.column and
@@ -172,7 +261,8 @@ func (c *Catalog) saveLocked() error {
 	if c.path == "" {
 		return nil
 	}
-	b, err := json.MarshalIndent(fileForm{Schema: c.snap.Load(), Sequences: c.saved}, "", "  ")
+	mark := c.mark
+	b, err := json.MarshalIndent(fileForm{Schema: c.snap.Load(), Sequences: c.saved, Log: &mark}, "", "  ")
 	if err != nil {
 		return fmt.Errorf("schema: %w", err)
 	}

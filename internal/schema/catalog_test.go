@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -97,5 +98,53 @@ func TestQuotedNames(t *testing.T) {
 	apply(t, c, `CREATE TABLE "Quoted" (id serial PRIMARY KEY)`)
 	if c.Snapshot().Table("Quoted") == nil || c.Snapshot().Table("quoted") != nil {
 		t.Error(`"Quoted" not found under its own name`)
+	}
+}
+
+// TestCatalogLogMark: the barriers of logged transactions whose changes
+// the catalog holds are kept in the file with the changes, in one write;
+// Settle folds them into the floor; a file of an older shepherd (no
+// mark) is taken to hold the whole log.
+func TestCatalogLogMark(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "catalog.json")
+	c, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := c.Mark(); m.Holds(1) {
+		t.Fatalf("a new catalog holds barrier 1: %+v", m)
+	}
+	parse := func(q string) *pg_query.Node {
+		tree, err := pg_query.Parse(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tree.Stmts[0].Stmt
+	}
+	if err := c.Commit(7, []*pg_query.Node{parse("CREATE TABLE a (id serial PRIMARY KEY)"), parse("CREATE TABLE b (x int)")}); err != nil {
+		t.Fatal(err)
+	}
+	c, err = Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := c.Mark(); !m.Holds(7) || m.Holds(5) || c.Snapshot().Table("b") == nil {
+		t.Fatalf("after reopening: mark %+v, table b %v", m, c.Snapshot().Table("b"))
+	}
+	if err := c.Settle(9); err != nil {
+		t.Fatal(err)
+	}
+	if m := c.Mark(); !m.Holds(5) || m.Holds(10) || len(m.Applied) != 0 {
+		t.Fatalf("after Settle(9): %+v", m)
+	}
+	// An older shepherd's file.
+	if err := os.WriteFile(path, []byte(`{"schema": null, "sequences": {}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if c, err = Open(path); err != nil {
+		t.Fatal(err)
+	}
+	if m := c.Mark(); !m.Holds(1 << 60) {
+		t.Fatalf("older file: %+v", m)
 	}
 }

@@ -5,14 +5,18 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"strings"
 	"sync"
 	"time"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/shepherd-db/shepherd/internal/cluster"
 	"github.com/shepherd-db/shepherd/internal/driver"
 	"github.com/shepherd-db/shepherd/internal/pgerr"
 	"github.com/shepherd-db/shepherd/internal/replica"
+	"github.com/shepherd-db/shepherd/internal/sqlan"
 	"github.com/shepherd-db/shepherd/internal/wal"
 )
 
@@ -217,4 +221,59 @@ func unreachable(err error) bool {
 		return true
 	}
 	return pgerr.IsConnection(err) && !strings.Contains(err.Error(), " DSN")
+}
+
+// recoverCatalog applies to the schema catalog the schema changes of the
+// logged transactions it lacks: shepherd records them in catalog.json
+// after the commit, so a crash in between leaves the file without them
+// while the replicas have them (SERIAL fills and * expansion would then
+// go wrong). The changes are applied in barrier order, each statement
+// analysed as at its commit, against the catalog as it stood then.
+// Afterwards the catalog holds the whole log.
+func recoverCatalog(cache *sqlan.Cache, records []wal.Record, log *slog.Logger) error {
+	cat := cache.Catalog()
+	mark := cat.Mark()
+	for _, rec := range records {
+		if mark.Holds(rec.Barrier) {
+			continue
+		}
+		var ddl []string
+		for _, st := range rec.Statements {
+			if st.DDL {
+				ddl = append(ddl, st.SQL)
+			}
+		}
+		for i, sql := range ddl {
+			var b uint64
+			if i == len(ddl)-1 {
+				b = rec.Barrier // recorded with the transaction's last change
+			}
+			sts, err := cache.Parse(sql)
+			if err == nil && len(sts) != 1 {
+				err = fmt.Errorf("%d statements in one log entry", len(sts))
+			}
+			if err == nil {
+				err = cat.Commit(b, []*pg_query.Node{sts[0].Tree()})
+			}
+			if err != nil {
+				// As when the change committed: the client was told the
+				// catalog could not record it. The transaction counts as
+				// recorded, so that the next start does not try again.
+				if b > 0 {
+					_ = cat.Commit(b, nil)
+				}
+				log.Error("a logged schema change could not be recorded in the catalog", "barrier", rec.Barrier, "statement", sql, "err", err)
+				continue
+			}
+			log.Warn("schema change recovered from the write-ahead log", "barrier", rec.Barrier, "statement", sql)
+		}
+	}
+	var top uint64
+	if len(records) > 0 {
+		top = records[len(records)-1].Barrier
+	}
+	if top > mark.Floor || mark.Floor == math.MaxUint64 {
+		return cat.Settle(top)
+	}
+	return nil
 }

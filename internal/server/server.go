@@ -113,6 +113,11 @@ func Open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Server, e
 		if r, ok := w.Repaired(); ok {
 			log.Warn("write-ahead log had a torn tail, dropped", "repair", r.String())
 		}
+		if err := recoverCatalog(s.cache, records, log); err != nil {
+			w.Close()
+			s.closeEngines()
+			return nil, &config.Error{Field: "data_dir", Msg: err.Error()}
+		}
 		rec, err := recoverReplicas(ctx, s.engines, names, cfg.F, records, log)
 		if err != nil {
 			w.Close()

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"time"
 
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+
 	"github.com/shepherd-db/shepherd/internal/answer"
 	"github.com/shepherd-db/shepherd/internal/cluster"
 	"github.com/shepherd-db/shepherd/internal/driver"
@@ -265,17 +267,17 @@ func (s *Session) commit(ctx context.Context) error {
 	if err := t.Commit(ctx); err != nil {
 		return err
 	}
-	for _, st := range ddl {
-		if err := s.cache.Catalog().Apply(st.Tree()); err != nil {
-			return pgerr.Wrap(pgerr.InternalError, err, "the statement committed, but shepherd could not record the schema change")
-		}
-		if tr := st.Tree().GetTruncateStmt(); tr != nil && tr.RestartSeqs {
-			for _, r := range tr.Relations {
-				if err := s.cache.Catalog().Restart(r.GetRangeVar().Relname); err != nil {
-					return pgerr.Wrap(pgerr.InternalError, err, "TRUNCATE ... RESTART IDENTITY")
-				}
-			}
-		}
+	if len(ddl) == 0 {
+		return nil
+	}
+	// With the log barrier, in one write of the catalog file: a start-up
+	// after a crash before this point applies the changes from the log.
+	trees := make([]*pg_query.Node, len(ddl))
+	for i, st := range ddl {
+		trees[i] = st.Tree()
+	}
+	if err := s.cache.Catalog().Commit(t.Barrier(), trees); err != nil {
+		return pgerr.Wrap(pgerr.InternalError, err, "the statement committed, but shepherd could not record the schema change")
 	}
 	return nil
 }
