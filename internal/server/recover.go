@@ -215,12 +215,15 @@ func (l *lateEngine) Close() error {
 var lateDialects = map[string]driver.Dialect{"postgres": driver.Postgres, "mysql": driver.MySQL}
 
 // unreachable reports whether err, from opening a replica, says its
-// server could not be reached (as opposed to a configuration it refuses).
+// server could not be reached (08006, 57P03), as opposed to a
+// configuration it refuses (a bad DSN is 08000, a bad password 28P01),
+// which stops the start.
 func unreachable(err error) bool {
-	if pgerr.Code(err) == pgerr.CannotConnectNow {
+	switch pgerr.Code(err) {
+	case pgerr.ConnectionFailure, pgerr.CannotConnectNow:
 		return true
 	}
-	return pgerr.IsConnection(err) && !strings.Contains(err.Error(), " DSN")
+	return false
 }
 
 // recoverCatalog applies to the schema catalog the schema changes of the

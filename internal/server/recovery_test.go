@@ -3,10 +3,13 @@ package server
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -15,7 +18,10 @@ import (
 
 	"github.com/shepherd-db/shepherd/internal/config"
 	"github.com/shepherd-db/shepherd/internal/driver"
+	"github.com/shepherd-db/shepherd/internal/driver/sqlite"
+	"github.com/shepherd-db/shepherd/internal/replica"
 	"github.com/shepherd-db/shepherd/internal/testenv"
+	"github.com/shepherd-db/shepherd/internal/wal"
 )
 
 // schemaChurn is what clients run while a replica is away: a table
@@ -327,4 +333,95 @@ func TestCatalogRecoveredFromLog(t *testing.T) {
 	c = connect(t, addr, "app")
 	mustExec(t, c, "INSERT INTO t (v) VALUES ('three')")
 	assertCount(t, c, "SELECT count(DISTINCT id) FROM t", 3)
+}
+
+// TestRecoverReplicasValidates drives start-up's recovery over three
+// SQLite replicas whose log tables tell the truth or lie: a barrier
+// beyond the log (or, with an empty log, beyond 2^53), or a row hidden
+// from the read (the replay's log-table row then collides, as the issue
+// saw: "UNIQUE constraint failed: shepherd_log.barrier"). A liar is left
+// out with its reason; f+1 truthful replicas suffice; fewer stop the
+// start with every reason named.
+func TestRecoverReplicasValidates(t *testing.T) {
+	ctx := t.Context()
+	records := []wal.Record{
+		{Txn: 1, Barrier: 3, Statements: []wal.Statement{{SQL: "CREATE TABLE t (a int)", Writes: true, DDL: true, Verb: "CREATE TABLE",
+			Forms: []wal.Form{{Dialect: uint8(driver.SQLite), SQL: `CREATE TABLE "t" ("a" INTEGER)`}}}}},
+		{Txn: 2, Barrier: 4, Statements: []wal.Statement{{SQL: "INSERT INTO t VALUES (1)", Writes: true, Verb: "INSERT",
+			Forms: []wal.Form{{Dialect: uint8(driver.SQLite), SQL: `INSERT INTO "t" VALUES (1)`}}}}},
+	}
+	open, _ := driver.Lookup(sqlite.Pure)
+	// replicas opens three fresh SQLite replicas and runs each one's
+	// setup statements on it behind shepherd's back.
+	replicas := func(setup ...[]string) []driver.Engine {
+		dir := t.TempDir()
+		var es []driver.Engine
+		for i, stmts := range setup {
+			e, err := open(ctx, driver.Spec{Name: fmt.Sprint("lite", i), DSN: fmt.Sprint("lite", i, ".db"), DataDir: dir})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { e.Close() })
+			c, err := e.Connect(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, q := range append([]string{replica.LogCreate}, stmts...) {
+				if _, err := c.Exec(ctx, driver.Query{SQL: q}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			c.Close()
+			es = append(es, e)
+		}
+		return es
+	}
+	names := []string{"lite0", "lite1", "lite2"}
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	truth := []string{}
+	beyond := []string{"INSERT INTO shepherd_log VALUES (5)"}
+	huge := []string{"INSERT INTO shepherd_log VALUES (9223372036854775000)"}
+	// It has the table of barrier 3 but not its row, and its log table
+	// refuses the row as one hidden from the read would.
+	hidden := []string{`CREATE TABLE "t" ("a" INTEGER)`, "INSERT INTO shepherd_log VALUES (-3)",
+		"CREATE TRIGGER hide AFTER INSERT ON shepherd_log WHEN NEW.barrier = 3 BEGIN SELECT RAISE(ABORT, 'UNIQUE constraint failed: shepherd_log.barrier'); END"}
+
+	for _, c := range []struct {
+		name   string
+		setup  [][]string
+		log    []wal.Record
+		out    []int
+		base   uint64
+		refuse bool
+	}{
+		{name: "all truthful", setup: [][]string{truth, truth, truth}, log: records, base: 5},
+		{name: "beyond the log", setup: [][]string{truth, beyond, truth}, log: records, out: []int{1}, base: 5},
+		{name: "huge", setup: [][]string{huge, truth, truth}, log: records, out: []int{0}, base: 5},
+		{name: "huge, empty log", setup: [][]string{truth, truth, huge}, out: []int{2}, base: 1},
+		{name: "beyond an empty log", setup: [][]string{truth, beyond, truth}, base: 6},
+		{name: "replay fails", setup: [][]string{truth, truth, hidden}, log: records, out: []int{2}, base: 5},
+		{name: "two liars", setup: [][]string{huge, truth, beyond}, log: records, refuse: true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rec, err := recoverReplicas(ctx, replicas(c.setup...), names, 1, c.log, quiet)
+			if c.refuse {
+				if err == nil || !strings.Contains(err.Error(), "lite0") || !strings.Contains(err.Error(), "lite2") {
+					t.Fatalf("err %v; want a refusal naming lite0 and lite2", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out []int
+			for i := range names {
+				if rec.out[i] != nil {
+					out = append(out, i)
+				}
+			}
+			if !slices.Equal(out, c.out) || rec.base != c.base {
+				t.Errorf("out %v (%v), base %d; want out %v, base %d", out, rec.out, rec.base, c.out, c.base)
+			}
+		})
+	}
 }
