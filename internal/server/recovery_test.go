@@ -425,3 +425,43 @@ func TestRecoverReplicasValidates(t *testing.T) {
 		})
 	}
 }
+
+// TestRestartWithPrimaryDown restarts shepherd while the MariaDB server
+// of the replica that would be primary is down: the view starts on the
+// next replica fit to be primary, clients are served, and MariaDB comes
+// back as a secondary, caught up.
+func TestRestartWithPrimaryDown(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills a MariaDB server (not in -short)")
+	}
+	m := testenv.OwnMariaDB(t)
+	cfg := &config.Config{
+		Listen: "127.0.0.1:0", DataDir: t.TempDir(), Mode: "cbs", F: 1,
+		Replicas: []config.Replica{
+			{Name: "maria", Driver: "mysql", DSN: m.DSN()},
+			{Name: "pg", Driver: "postgres", DSN: testenv.Postgres(t)},
+			{Name: "lite", Driver: "sqlite", DSN: "lite.db"},
+		},
+	}
+	addr, _, stop := startServer(t, cfg)
+	c := connect(t, addr, "app")
+	mustExec(t, c, "CREATE TABLE kv (k int PRIMARY KEY, v text)")
+	mustExec(t, c, "INSERT INTO kv VALUES (1, 'one')")
+	c.Close(t.Context())
+	stop()
+	m.Kill()
+
+	addr, srv := start(t, cfg)
+	if s, p := replicaState(srv, "maria"), primaryName(srv); s != "down" || p != "lite" {
+		t.Errorf("at start maria is %s and %q primary; want down and lite", s, p)
+	}
+	c = connect(t, addr, "app")
+	mustExec(t, c, "INSERT INTO kv VALUES (2, 'two')")
+	m.Start()
+	waitFor(t, "maria back", func() bool { return replicaState(srv, "maria") == "up" })
+	mustExec(t, c, "UPDATE kv SET v = 'uno' WHERE k = 1")
+	if err := srv.Cluster().Idle(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	assertIdentical(t, cfg, "SELECT k, v FROM kv ORDER BY k")
+}
