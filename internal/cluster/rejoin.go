@@ -160,6 +160,16 @@ func (c *Cluster) catchUp(ctx context.Context, r coord.ReplicaID) (int, error) {
 	if next := c.durable.get(); top >= next {
 		return 0, fmt.Errorf("%s holds barrier %d, beyond the write-ahead log's next, %d: the replica claims transactions the log never had", replica.LogTable, top, next)
 	}
+	c.mu.Lock()
+	applied := c.opts.Base + uint64(max(0, c.mu.core.Applied(r)))
+	c.mu.Unlock()
+	lost, err := lostCommits(records, have, c.opts.Base, applied)
+	if err != nil {
+		return 0, err
+	}
+	if lost > 0 {
+		c.log.Error("replica lost transactions it had committed; the log still holds them and replays them", "replica", m.Name(), "lost", lost)
+	}
 	total := 0
 	// While clients go on, replay what is durable until little is left.
 	for range 8 {
@@ -199,6 +209,32 @@ func (c *Cluster) catchUp(ctx context.Context, r coord.ReplicaID) (int, error) {
 	c.status[r].suspect.Store(false)
 	c.applyLocked()
 	return total, nil
+}
+
+// lostCommits checks that a replica coming back still holds the
+// transactions of this run that it was seen to commit: those below
+// applied, the log barrier below which it had committed every decided
+// transaction when it was taken out. An engine that acknowledged a
+// COMMIT and then lost it (PostgreSQL with synchronous_commit=off killed,
+// a disk that lied about a flush) lacks some. The log may already have
+// dropped records every replica had committed, so a lost transaction may
+// be beyond replay: when the replica lacks even the log's first record,
+// earlier ones it lost could be gone, and it must stay out rather than
+// come back silently without them. Otherwise the lost ones are replayed
+// with the rest; lostCommits counts them. Barriers below base (an earlier
+// run's) are not checked: this run's coordinator never saw them commit.
+func lostCommits(records []wal.Record, have map[uint64]bool, base, applied uint64) (int, error) {
+	lost := 0
+	for i, rec := range records {
+		if rec.Barrier < base || rec.Barrier >= applied || have[rec.Barrier] {
+			continue
+		}
+		if i == 0 {
+			return 0, fmt.Errorf("the replica lacks barrier %d, which it committed, and the log no longer holds what came before it: it may have lost more, and stays out (rebuild it)", rec.Barrier)
+		}
+		lost++
+	}
+	return lost, nil
 }
 
 // replayDurable replays the durable log records below upTo that r lacks.

@@ -103,3 +103,34 @@ func TestReplayRefusesWithoutForm(t *testing.T) {
 		t.Error("the transaction's DDL ran although its INSERT could not be replayed")
 	}
 }
+
+// TestLostCommits: a replica coming back that lacks transactions of this
+// run it was seen to commit lost them; they are counted when the log
+// still holds everything before them, and refused when it lacks the
+// log's first record (what the log dropped may be lost too).
+func TestLostCommits(t *testing.T) {
+	records := []wal.Record{{Barrier: 10}, {Barrier: 12}, {Barrier: 13}, {Barrier: 20}}
+	for _, c := range []struct {
+		name          string
+		have          []uint64
+		base, applied uint64
+		lost          int
+		refused       bool
+	}{
+		{name: "has all it committed", have: []uint64{10, 12, 13}, base: 1, applied: 14},
+		{name: "lagging, not lost", have: []uint64{10}, base: 1, applied: 11},
+		{name: "lost a tail", have: []uint64{10}, base: 1, applied: 14, lost: 2},
+		{name: "lost from the start", have: []uint64{12, 13}, base: 1, applied: 14, refused: true},
+		{name: "an earlier run's", have: nil, base: 14, applied: 14},
+		{name: "an earlier run's, then lost", have: []uint64{}, base: 13, applied: 14, lost: 1},
+	} {
+		have := map[uint64]bool{}
+		for _, b := range c.have {
+			have[b] = true
+		}
+		lost, err := lostCommits(records, have, c.base, c.applied)
+		if (err != nil) != c.refused || lost != c.lost {
+			t.Errorf("%s: lost %d, %v; want %d, refused %v", c.name, lost, err, c.lost, c.refused)
+		}
+	}
+}

@@ -417,7 +417,6 @@ func (s *cbs) committedAt(r ReplicaID, t *ctxn, v Vote) {
 	if s.seq[r] && s.cur[r] == t.id {
 		s.cur[r] = 0
 	}
-	s.pend[r] = remove(s.pend[r], t)
 	commit := Op{Txn: t.id, Kind: OpCommit}
 	if !v.OK() {
 		// A replica that ran every statement of a committed transaction
@@ -426,10 +425,14 @@ func (s *cbs) committedAt(r ReplicaID, t *ctxn, v Vote) {
 		// already have committed after it: its state can no longer be
 		// trusted, so it stops voting until recovered.
 		s.emit(Mismatch{R: r, Op: commit, Got: v})
+		//
+		// t is still pending at r when it is taken out, so that Applied
+		// does not count it and the log keeps it for r's catch-up.
 		s.markDown(r, "COMMIT of a committed transaction failed with "+v.Code)
 		s.replyCommit(t, r)
 		return
 	}
+	s.pend[r] = remove(s.pend[r], t)
 	t.commitOK++
 	s.limits[r] = max(s.limits[r]-1, s.stall)
 	// A stale MVCC answer is no evidence against the replica (see
@@ -1108,10 +1111,15 @@ func (s *cbs) markDown(r ReplicaID, why string) {
 	if s.down[r] {
 		return
 	}
+	if !s.joining[r] {
+		// A replica taken out again while it catches up keeps the
+		// barrier it was taken out at: what was decided since is not
+		// known to be there (the log brings it, and may not have).
+		s.downAt[r] = s.committedPrefix(ReplicaID(r))
+	}
 	s.down[r] = true
 	s.joining[r] = false
 	s.cur[r] = 0
-	s.downAt[r] = s.committedPrefix(ReplicaID(r))
 	s.pend[r] = nil
 	s.emit(MarkDown{R: r, Why: why})
 	if r == s.primary && !s.changing {
