@@ -325,6 +325,7 @@ func (s *sim) crashes() {
 			s.stepCore(coord.Down{R: f.id})
 		}
 	}
+	s.catchUpFails()
 	s.rejoins()
 }
 
@@ -501,6 +502,7 @@ func (s *sim) apply(a coord.Action) {
 			s.res.CorrectDown++
 		}
 		s.fakes[a.R].crash()
+		s.checkApplied(a.R)
 	case coord.Finished:
 		s.finished(a.Txn)
 	case coord.Log:
