@@ -56,7 +56,8 @@ type cbs struct {
 	// in held.
 	view     int
 	changing bool
-	// heard is the tick of the primary's latest answer; timeout is the
+	// heard is the tick of the primary's latest answer or answered
+	// probe (Alive, liveness.go); timeout is the
 	// current limit of its silence (see Config.PrimaryTimeout); calm
 	// counts commits decided since the last view change.
 	heard     int
@@ -286,6 +287,10 @@ func (s *cbs) submit(op Op) {
 		switch {
 		case t.doom != nil:
 			s.emit(Reply{Op: op, From: -1, Fail: t.doom})
+			t.failed = true
+		case s.c.up() < s.quorum():
+			// It could never commit: say so now (see tooFewUp).
+			s.emit(Reply{Op: op, From: -1, Fail: s.c.tooFewUp()})
 			t.failed = true
 		case s.changing && s.candidate >= 0:
 			s.held = append(s.held, op) // runs on the new primary
@@ -579,7 +584,7 @@ func (s *cbs) evaluate(t *ctxn) {
 	case endorsing >= s.c.cfg.F:
 		s.decide(t)
 	case endorsing+open+len(stale) < s.c.cfg.F:
-		s.refuse(t)
+		s.refuseCommit(t)
 	default:
 		// Re-run stale MVCC secondaries when the others cannot make up
 		// the f endorsements, or have not for a while (they may be

@@ -392,6 +392,9 @@ func (c *Coordinator) HasReady() bool { return len(c.out) > 0 }
 
 // Step applies one event.
 func (c *Coordinator) Step(ev Event) {
+	if c.stepLiveness(ev) {
+		return
+	}
 	if c.cbs != nil {
 		c.cbs.step(ev)
 		return
@@ -685,6 +688,9 @@ func (c *Coordinator) decide(op Op) {
 	fail := pgerr.New(pgerr.SerializationFailure,
 		"replicas disagreed on %s: no answer was given by %d replicas", describe(op), c.quorum()).
 		WithHint("the transaction was rolled back on every replica; retry it")
+	if e := c.tooFewUp(); e != nil {
+		fail = e // none disagreed: too few were left to agree
+	}
 	c.emit(Reply{Op: op, From: -1, Fail: fail})
 	if op.Kind == OpCommit {
 		// The client is told the commit failed; replicas that did commit

@@ -24,6 +24,7 @@ import (
 //	answer r=0 op=t1/0 v=A      (v names an answer; err=40001 an error;
 //	                             try=1 answers a re-run)
 //	down r=1
+//	alive r=0 | unresponsive r=0  (the shell's probe of r's engine)
 //	tick [n=3]
 func TestScripts(t *testing.T) {
 	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
@@ -99,6 +100,10 @@ func TestScripts(t *testing.T) {
 				c.Step(Answered{R: ReplicaID(num("r")), Op: parseOp(t, d, args["op"]), Try: try, V: v})
 			case "down":
 				c.Step(Down{R: ReplicaID(num("r"))})
+			case "alive":
+				c.Step(Alive{R: ReplicaID(num("r"))})
+			case "unresponsive":
+				c.Step(Unresponsive{R: ReplicaID(num("r")), Why: "no answer to a probe"})
 			case "logged":
 				c.Step(Logged{Barrier: num("b")})
 			case "rejoin":
