@@ -60,6 +60,11 @@ type Options struct {
 	// coord.DefaultStallTicks ticks counts as blocked, and a survey waits
 	// coord.DefaultSurveyTicks for a replica. 0 means DefaultTick.
 	Tick time.Duration
+	// ProbeInterval and ProbeTimeout: how often each replica's engine is
+	// probed, and how long it has to answer before it is taken out (CBS
+	// and SS; see liveness.go). 0 means a default that fits
+	// PrimaryTimeout; ProbeInterval < 0 turns probes off.
+	ProbeInterval, ProbeTimeout time.Duration
 }
 
 // DefaultTick is Options.Tick when left 0.
@@ -85,6 +90,7 @@ type Cluster struct {
 	dialects []driver.Dialect
 	trimming sync.Mutex // held while a trim runs
 	durable  durable
+	probing  probing
 
 	mu struct {
 		sync.Mutex
@@ -179,6 +185,7 @@ func New(opts Options, replicas []Replica) *Cluster {
 		c.ticker.Add(1)
 		go c.awaitLog()
 	}
+	c.startProbes()
 	return c
 }
 

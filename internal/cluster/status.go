@@ -17,9 +17,10 @@ type ReplicaStatus struct {
 	// or "voter" (serial mode: every replica votes on every answer).
 	Role string
 	// State is "up", "suspect" (an answer of it lost a vote), "down"
-	// (taken out, catching up) or "failed" (taken out, and its engine
-	// refuses a statement the others committed: it will not come back by
-	// itself; Reason says which).
+	// (taken out, catching up), "unresponsive" (its engine does not
+	// answer probes: it hangs; CBS and SS; out, as when down) or
+	// "failed" (taken out, and its engine refuses a statement the others
+	// committed: it will not come back by itself; Reason says which).
 	State      string
 	Reason     string
 	Mismatches int64
@@ -56,6 +57,8 @@ func (c *Cluster) Replicas() []ReplicaStatus {
 		switch {
 		case st.down.Load() && st.failure.Load() != nil:
 			s.State, s.Reason = "failed", *st.failure.Load()
+		case c.unresponsive(i):
+			s.State = "unresponsive"
 		case st.down.Load():
 			s.State = "down"
 		case st.suspect.Load():

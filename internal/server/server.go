@@ -290,7 +290,7 @@ func (s *Server) close() {
 	if err := s.cluster.Idle(ctx); err != nil {
 		behind := []string{}
 		for _, r := range s.cluster.Replicas() {
-			if r.State != "down" {
+			if r.State != "down" && r.State != "unresponsive" {
 				behind = append(behind, r.Name)
 			}
 		}
