@@ -36,6 +36,15 @@ type Config struct {
 	// its role: a duration ("5s"), or "off". Each view change doubles it
 	// for the next primary; stable progress brings it back.
 	PrimaryTimeout string `toml:"primary_timeout"`
+	// ProbeInterval is how often shepherd asks each replica's engine a
+	// trivial question on a connection of its own (cbs, ss), and
+	// ProbeTimeout how long the engine has to answer before it counts as
+	// hung and is taken out (a primary's role passes on). A primary whose
+	// engine answers is never replaced for one slow statement. Durations;
+	// unset means 1s and 2s (at most a third of primary_timeout, and
+	// primary_timeout); probe_interval "off" turns probes off.
+	ProbeInterval string `toml:"probe_interval"`
+	ProbeTimeout  string `toml:"probe_timeout"`
 	// Repair is the background compare-and-repair of the replicas.
 	Repair   Repair    `toml:"repair"`
 	Users    []User    `toml:"users"`
@@ -237,6 +246,29 @@ func (c *Config) PrimaryTimeoutDuration() (time.Duration, error) {
 	return d, nil
 }
 
+// Probes returns ProbeInterval and ProbeTimeout as durations: 0 for the
+// defaults (the cluster fits them to the primary timeout), and an interval
+// of -1 for "off".
+func (c *Config) Probes() (every, deadline time.Duration, err error) {
+	parse := func(field, v string) (time.Duration, error) {
+		if v == "" {
+			return 0, nil
+		}
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 10*time.Millisecond {
+			return 0, fieldErr(field, "%q is not a duration of at least 10ms", v)
+		}
+		return d, nil
+	}
+	if c.ProbeInterval == "off" {
+		every = -1
+	} else if every, err = parse("probe_interval", c.ProbeInterval); err != nil {
+		return 0, 0, err
+	}
+	deadline, err = parse("probe_timeout", c.ProbeTimeout)
+	return every, deadline, err
+}
+
 // Digests returns DigestRows with its default applied.
 func (c *Config) Digests() int {
 	if c.DigestRows == nil {
@@ -258,6 +290,9 @@ func (c *Config) Check(knownDrivers []string) error {
 	}
 	if _, err := c.PrimaryTimeoutDuration(); err != nil {
 		return fieldErr("primary_timeout", "%v", err)
+	}
+	if _, _, err := c.Probes(); err != nil {
+		return err
 	}
 	if !slices.Contains(RepairModes, c.Repair.Mode) {
 		return fieldErr("repair.mode", "unknown mode %q; use repair, check or off", c.Repair.Mode)

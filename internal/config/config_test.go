@@ -96,6 +96,8 @@ func TestBad(t *testing.T) {
 		"replicas.fault.stall_rates":          strings.Replace(good, "stall_rate = 0.25", "stall_rates = 0.25", 1),
 		"replicas.fault.seed":                 strings.Replace(good, "seed = -3", `seed = "x"`, 1),
 		"repair.mode":                         good + "\n[repair]\nmode = \"fix\"\n",
+		"probe_interval":                      strings.Replace(good, "f = 1", "f = 1\nprobe_interval = \"often\"", 1),
+		"probe_timeout":                       strings.Replace(good, "f = 1", "f = 1\nprobe_timeout = \"1ms\"", 1),
 		"repair.every":                        good + "\n[repair]\nevery = \"soon\"\n",
 		"repair.rate":                         good + "\n[repair]\nrate = -1\n",
 	}

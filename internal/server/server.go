@@ -103,6 +103,7 @@ func Open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Server, e
 	s.cache = sqlan.NewCache(statementCacheSize, dialects, catalog)
 	ptimeout, _ := cfg.PrimaryTimeoutDuration() // checked by cfg.Check
 	copts := cluster.Options{Mode: mode, F: cfg.F, Log: log, DigestRows: cfg.Digests(), PrimaryTimeout: ptimeout}
+	copts.ProbeInterval, copts.ProbeTimeout, _ = cfg.Probes() // checked by cfg.Check
 	var out map[int]error // replicas left out at start
 	if mode == coord.CBS || mode == coord.SS {
 		w, records, err := wal.Open(filepath.Join(cfg.DataDir, "wal"), walOptions)
