@@ -98,7 +98,7 @@ func (e *Engine) Connect(ctx context.Context) (driver.Conn, error) {
 // when empty). By default the rule answers every matching call; see
 // Times.
 func (e *Engine) On(k Kind, sql string) *Rule {
-	r := &Rule{kind: k, sql: sql}
+	r := &Rule{e: e, kind: k, sql: sql}
 	e.mu.Lock()
 	e.rules = append(e.rules, r)
 	e.mu.Unlock()
@@ -154,7 +154,8 @@ func (e *Engine) match(c Call) *Rule {
 				r.times = -1 // used up
 			}
 		}
-		return r
+		cp := *r // as set up now: a test may set a rule up while calls run
+		return &cp
 	}
 	return nil
 }
@@ -170,8 +171,11 @@ func (e *Engine) call(ctx context.Context, c Call, q driver.Query) (*answer.Answ
 	return a, err
 }
 
-// Rule says how calls that match it are answered.
+// Rule says how calls that match it are answered. Its setters may be
+// called while calls run (the shell's liveness probes always do): they
+// take the engine's lock, and a call uses the rule as it was when matched.
 type Rule struct {
+	e     *Engine
 	kind  Kind
 	sql   string
 	times int // 0: every call; n > 0: the next n calls; -1: used up
@@ -183,7 +187,14 @@ type Rule struct {
 }
 
 // Times limits the rule to the next n matching calls.
-func (r *Rule) Times(n int) *Rule { r.times = n; return r }
+func (r *Rule) Times(n int) *Rule { r.set(func() { r.times = n }); return r }
+
+// set changes the rule under the engine's lock.
+func (r *Rule) set(f func()) {
+	r.e.mu.Lock()
+	defer r.e.mu.Unlock()
+	f()
+}
 
 // Rows answers with the given text columns and rows.
 func (r *Rule) Rows(cols []string, rows ...[]string) *Rule {
@@ -198,29 +209,29 @@ func (r *Rule) Rows(cols []string, rows ...[]string) *Rule {
 		}
 		a.Rows = append(a.Rows, vs)
 	}
-	r.answer = a
+	r.set(func() { r.answer = a })
 	return r
 }
 
 // Affects answers a statement that changed n rows.
 func (r *Rule) Affects(n int64) *Rule {
-	r.answer = &answer.Answer{RowsAffected: n}
+	r.set(func() { r.answer = &answer.Answer{RowsAffected: n} })
 	return r
 }
 
 // Fail makes the call fail with SQLSTATE code.
 func (r *Rule) Fail(code, msg string) *Rule {
-	r.fail = pgerr.New(code, "%s", msg)
+	r.set(func() { r.fail = pgerr.New(code, "%s", msg) })
 	return r
 }
 
 // Block makes the call wait until l is released, or until its ctx ends
 // (then it fails with 57014, as a driver reports a cancelled statement).
 // What the rule answers otherwise is answered after the wait.
-func (r *Rule) Block(l *Latch) *Rule { r.latch = l; return r }
+func (r *Rule) Block(l *Latch) *Rule { r.set(func() { r.latch = l }); return r }
 
 // Do runs f on every matching call, before it is answered.
-func (r *Rule) Do(f func(Call)) *Rule { r.do = f; return r }
+func (r *Rule) Do(f func(Call)) *Rule { r.set(func() { r.do = f }); return r }
 
 // run answers c by the rule (r may be nil: the default answer).
 func (r *Rule) run(ctx context.Context, c Call, q driver.Query) (*answer.Answer, error) {
