@@ -110,3 +110,46 @@ func TestPrimaryLiveness(t *testing.T) {
 	assertIdentical(t, cfg, "SELECT id, v FROM t ORDER BY id")
 	t.Logf("view change after SIGSTOP: %v", took)
 }
+
+// TestTooFewReplicasUp: with f+1 = 2 replicas needed and only the primary
+// left, a client is told so plainly (57P03 "too few replicas are up"), at
+// its first statement, and nothing is committed; not that the replicas
+// disagreed (40001), which none did.
+func TestTooFewReplicasUp(t *testing.T) {
+	cfg := realCluster(t, "cbs")
+	addr, srv := start(t, cfg)
+	ctx := context.Background()
+	c := connect(t, addr, "app")
+	if _, err := c.Exec(ctx, "CREATE TABLE t (id int PRIMARY KEY)"); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := c.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, "INSERT INTO t VALUES (1)"); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"pg", "lite"} {
+		if err := srv.Cluster().TakeDown(name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err = tx.Commit(ctx)
+	if sqlstate(err) != "57P03" || !strings.Contains(err.Error(), "too few replicas are up: 1 of 3, need 2") {
+		t.Fatalf("COMMIT with one replica up: %v, want 57P03 too few replicas are up", err)
+	}
+	_, err = c.Exec(ctx, "INSERT INTO t VALUES (2)")
+	if sqlstate(err) != "57P03" || !strings.Contains(err.Error(), "too few replicas are up: 1 of 3, need 2") {
+		t.Fatalf("a statement with one replica up: %v, want 57P03 too few replicas are up", err)
+	}
+	direct, err := sql.Open("mysql", cfg.Replicas[0].DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer direct.Close()
+	var n int
+	if err := direct.QueryRowContext(ctx, "SELECT count(*) FROM t").Scan(&n); err != nil || n != 0 {
+		t.Errorf("the primary holds %d rows (%v), want none committed", n, err)
+	}
+}
