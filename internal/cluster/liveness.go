@@ -185,9 +185,12 @@ func (c *Cluster) probeReport(r coord.ReplicaID, err error, late bool, deadline 
 		if !late {
 			why = "a probe failed: " + err.Error()
 		}
-		c.probing.unresponsive[r].Store(true)
+		// SHOW REPLICAS says unresponsive for an engine that hangs; one
+		// that refuses or drops the probe's connection is shown down,
+		// as its sessions' errors take it out anyway.
+		c.probing.unresponsive[r].Store(late)
 		c.mu.core.Step(coord.Unresponsive{R: r, Why: why})
-		if !was {
+		if !was && late {
 			c.log.Warn("replica does not answer probes", "replica", name, "why", why)
 		}
 	}

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -197,6 +198,12 @@ func (c *Cluster) catchUp(ctx context.Context, r coord.ReplicaID) (int, error) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if err == nil && c.mu.core.IsDown(r) {
+		// Taken out again while catching up (its probe went unanswered,
+		// or an operator): Caught would be ignored, and r must not be
+		// shown up. The retry loop goes on.
+		err = errTakenOutAgain
+	}
 	if err != nil {
 		c.mu.core.Step(coord.Down{R: r})
 		c.applyLocked()
@@ -236,6 +243,9 @@ func lostCommits(records []wal.Record, have map[uint64]bool, base, applied uint6
 	}
 	return lost, nil
 }
+
+// errTakenOutAgain: a replica was taken out while it caught up.
+var errTakenOutAgain = errors.New("taken out again while catching up")
 
 // replayDurable replays the durable log records below upTo that r lacks.
 func (c *Cluster) replayDurable(ctx context.Context, conn driver.Conn, r coord.ReplicaID, have map[uint64]bool, upTo uint64) (int, error) {
