@@ -37,6 +37,7 @@ var probeQuery = driver.Query{SQL: "SELECT 1 AS shepherd_probe", ReturnsRows: tr
 // probing is each replica's latest probe outcome (for SHOW REPLICAS).
 type probing struct {
 	unresponsive []atomic.Bool
+	why          []atomic.Pointer[string] // of the latest unanswered probe
 }
 
 // probeTimes returns the probe interval and deadline, with defaults
@@ -70,6 +71,7 @@ func (o Options) probeTimes() (every, deadline time.Duration, ok bool) {
 // end with Close.
 func (c *Cluster) startProbes() {
 	c.probing.unresponsive = make([]atomic.Bool, len(c.managers))
+	c.probing.why = make([]atomic.Pointer[string], len(c.managers))
 	every, deadline, ok := c.opts.probeTimes()
 	if !ok {
 		return
@@ -80,9 +82,17 @@ func (c *Cluster) startProbes() {
 	}
 }
 
-// unresponsive reports whether replica r's latest probe went unanswered.
-func (c *Cluster) unresponsive(r int) bool {
-	return r < len(c.probing.unresponsive) && c.probing.unresponsive[r].Load()
+// unresponsive reports whether replica r's latest probe went unanswered,
+// and what was seen.
+func (c *Cluster) unresponsive(r int) (bool, string) {
+	if r >= len(c.probing.unresponsive) || !c.probing.unresponsive[r].Load() {
+		return false, ""
+	}
+	why := ""
+	if p := c.probing.why[r].Load(); p != nil {
+		why = *p
+	}
+	return true, why
 }
 
 // probeLoop probes replica r until the cluster closes.
@@ -188,6 +198,7 @@ func (c *Cluster) probeReport(r coord.ReplicaID, err error, late bool, deadline 
 		// SHOW REPLICAS says unresponsive for an engine that hangs; one
 		// that refuses or drops the probe's connection is shown down,
 		// as its sessions' errors take it out anyway.
+		c.probing.why[r].Store(&why)
 		c.probing.unresponsive[r].Store(late)
 		c.mu.core.Step(coord.Unresponsive{R: r, Why: why})
 		if !was && late {

@@ -137,6 +137,9 @@ func TestShellHungSecondary(t *testing.T) {
 	if st[0].State != "up" || st[1].State != "unresponsive" || st[2].State != "unresponsive" {
 		t.Errorf("states %s %s %s, want up unresponsive unresponsive", st[0].State, st[1].State, st[2].State)
 	}
+	if want := "no answer to a probe within 100ms"; st[2].Reason != want {
+		t.Errorf("s2's reason %q, want %q", st[2].Reason, want)
+	}
 	latch.Release()
 	hang1.Release()
 	hang2.Release()

@@ -18,7 +18,8 @@ type ReplicaStatus struct {
 	Role string
 	// State is "up", "suspect" (an answer of it lost a vote), "down"
 	// (taken out, catching up), "unresponsive" (its engine does not
-	// answer probes: it hangs; CBS and SS; out, as when down) or
+	// answer probes: it hangs; CBS and SS; out, as when down; Reason
+	// says what was seen) or
 	// "failed" (taken out, and its engine refuses a statement the others
 	// committed: it will not come back by itself; Reason says which).
 	State      string
@@ -54,11 +55,12 @@ func (c *Cluster) Replicas() []ReplicaStatus {
 		case c.primary.Load() >= 0:
 			s.Role = "secondary"
 		}
+		hung, why := c.unresponsive(i)
 		switch {
 		case st.down.Load() && st.failure.Load() != nil:
 			s.State, s.Reason = "failed", *st.failure.Load()
-		case c.unresponsive(i):
-			s.State = "unresponsive"
+		case hung:
+			s.State, s.Reason = "unresponsive", why
 		case st.down.Load():
 			s.State = "down"
 		case st.suspect.Load():

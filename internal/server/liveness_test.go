@@ -3,9 +3,12 @@ package server
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/shepherd-db/shepherd/internal/testenv"
 )
@@ -98,8 +101,25 @@ func TestPrimaryLiveness(t *testing.T) {
 	if took > 8*time.Second {
 		t.Errorf("the hung primary was replaced and the update done after %v, want under 8s", took)
 	}
-	if s := replicaState(srv, "maria"); s != "unresponsive" {
-		t.Errorf("maria is %q while stopped, want unresponsive", s)
+	// SHOW REPLICAS on the admin console says so, and why.
+	admin := connect(t, addr, "shepherd")
+	rows, err := admin.Query(ctx, "SHOW REPLICAS", pgx.QueryExecModeSimpleProtocol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var state, reason string
+	for rows.Next() {
+		vals, err := rows.Values()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(vals[0]) == "maria" {
+			state, reason = fmt.Sprint(vals[4]), fmt.Sprint(vals[len(vals)-1])
+		}
+	}
+	rows.Close()
+	if state != "unresponsive" || !strings.Contains(reason, "no answer to a probe") {
+		t.Errorf("SHOW REPLICAS: maria is %q (%q) while stopped, want unresponsive", state, reason)
 	}
 	assertCount(t, c, "SELECT v FROM t WHERE id = 1", 11)
 	m.Resume()
