@@ -419,7 +419,7 @@ func (t *Txn) submit(ctx context.Context, op coord.Op, call stmtCall) (*answer.A
 		t.stmts = append(t.stmts, call)
 	}
 	t.waiting[op] = ch
-	c.mu.core.Step(coord.Submit{Op: op})
+	c.mu.core.Step(coord.Submit{Op: op, Writes: call.st != nil && (call.st.Kind == sqlan.Write || call.st.Kind == sqlan.DDL)})
 	c.applyLocked()
 	c.mu.Unlock()
 	select {

@@ -22,9 +22,10 @@ import (
 // runs in milliseconds and every interleaving is forced by latches, not
 // by timing. Each checks that it leaves no goroutine behind.
 
-// fakeCluster is a CBS cluster of three fake engines, f = 1: a locking
-// primary and two concurrent locking secondaries, all speaking
-// PostgreSQL's dialect so that statements reach them as written.
+// fakeCluster is a cluster of three fake engines, f = 1, in CBS mode
+// unless opts say otherwise: a locking primary and two concurrent locking
+// secondaries, all speaking PostgreSQL's dialect so that statements reach
+// them as written.
 type fakeCluster struct {
 	*Cluster
 	engines []*fakeengine.Engine
@@ -41,7 +42,10 @@ func newFakeCluster(t *testing.T, opts Options) *fakeCluster {
 		fc.engines = append(fc.engines, e)
 		reps = append(reps, Replica{Name: n, Engine: e})
 	}
-	opts.Mode, opts.F = coord.CBS, 1
+	if opts.Mode == 0 {
+		opts.Mode = coord.CBS
+	}
+	opts.F = 1
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}

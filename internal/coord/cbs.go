@@ -131,6 +131,7 @@ type ctxn struct {
 }
 
 type cstmt struct {
+	writes   bool // may change state (Submit.Writes)
 	answered bool // by the primary
 	b        int  // barrier when the primary answered
 	vote     Vote // the primary's answer
@@ -160,6 +161,10 @@ type rtx struct {
 	// (the one it was aborted for) has finished here, so two re-runs
 	// cannot catch each other again and again.
 	holdFor *ctxn
+	// diverged counts this replica's attempts of the transaction, once
+	// committed, whose answer to a write differed from the primary's
+	// (see writeDiverged); kept across tries.
+	diverged int
 }
 
 func (r *rtx) done() int { return len(r.votes) }
@@ -225,7 +230,7 @@ func (s *cbs) step(ev Event) {
 	case Begin:
 		s.begin(e.Txn, e.Survey)
 	case Submit:
-		s.submit(e.Op)
+		s.submit(e.Op, e.Writes)
 	case Answered:
 		s.answered(e)
 	case Down:
@@ -273,7 +278,7 @@ func (s *cbs) begin(id TxnID, survey bool) {
 	s.live = append(s.live, t)
 }
 
-func (s *cbs) submit(op Op) {
+func (s *cbs) submit(op Op, writes bool) {
 	t := s.txns[op.Txn]
 	if t == nil || t.phase != phaseOpen || t.commitSeq > 0 {
 		panic(fmt.Sprintf("coord: %v submitted outside a live transaction", op))
@@ -283,7 +288,7 @@ func (s *cbs) submit(op Op) {
 		if op.Seq != len(t.stmts) {
 			panic(fmt.Sprintf("coord: %v submitted out of order", op))
 		}
-		t.stmts = append(t.stmts, cstmt{})
+		t.stmts = append(t.stmts, cstmt{writes: writes})
 		switch {
 		case t.doom != nil:
 			s.emit(Reply{Op: op, From: -1, Fail: t.doom})
@@ -826,7 +831,12 @@ func (s *cbs) schedulePrimary() {
 // secondary (paper figure 3): it sends every pooled statement and COMMIT
 // the ordering rules allow, many transactions at once.
 func (s *cbs) scheduleConcurrent(r ReplicaID) {
-	for _, t := range s.live {
+	// A copy: a replica taken out on the way (writeDiverged) finishes
+	// transactions, which leave s.live.
+	for _, t := range slices.Clone(s.live) {
+		if s.down[r] {
+			return
+		}
 		if s.scheduleOne(r, t) {
 			s.scheduleOne(r, t) // the re-run may start at once
 		}
@@ -859,7 +869,39 @@ func (s *cbs) scheduleOne(r ReplicaID, t *ctxn) (rerun bool) {
 		s.abortAt(r, t)
 		return true
 	}
+	if s.writeDiverged(r, t) {
+		return !s.down[r]
+	}
 	s.sendCommit(r, t)
+	return false
+}
+
+// writeDiverged checks, before committed t's COMMIT goes to secondary r,
+// that r answered every statement of t that may change state as the
+// primary did (the answers f secondaries endorsed). A write's answer is
+// a row count or an error, and an engine keeps its transaction open after
+// a failed statement (MariaDB, SQLite): committing an attempt that
+// answered otherwise would leave r's state silently different from the
+// others'. The attempt is aborted and run again, which a transient cause
+// (a deadlock victim, a lock timeout) survives; an attempt that differs
+// again takes r out, so its catch-up replays the logged transaction and
+// an engine that cannot apply it shows as failed rather than diverging.
+// Reads that differ change nothing here; they are reported when r
+// commits (committedAt).
+func (s *cbs) writeDiverged(r ReplicaID, t *ctxn) bool {
+	rt := &t.at[r]
+	for i, q := range t.stmts {
+		if !q.writes || rt.votes[i] == q.vote {
+			continue
+		}
+		s.emit(Mismatch{R: r, Op: Op{Txn: t.id, Kind: OpStmt, Seq: i}, Got: rt.votes[i], Want: q.vote})
+		if rt.diverged++; rt.diverged > 1 {
+			s.markDown(r, fmt.Sprintf("its answer to %s (committed), which may change state, differs from the agreed one (%s, agreed %s), also when run again", describe(Op{Txn: t.id, Kind: OpStmt, Seq: i}), rt.votes[i], q.vote))
+			return true
+		}
+		s.abortAt(r, t)
+		return true
+	}
 	return false
 }
 
@@ -979,6 +1021,12 @@ func (s *cbs) scheduleSequential(r ReplicaID) {
 		}
 		if t.phase != phaseCommitted || !s.isLogged(t) || rt.done() != len(t.stmts) {
 			return
+		}
+		if s.writeDiverged(r, t) {
+			if s.down[r] {
+				return
+			}
+			continue // run it again at once
 		}
 		s.sendCommit(r, t)
 		if !s.pipe[r] {

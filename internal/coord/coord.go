@@ -178,7 +178,14 @@ type Begin struct {
 }
 
 // Submit: the client submitted an operation of a begun transaction.
-type Submit struct{ Op Op }
+type Submit struct {
+	Op Op
+	// Writes says the statement may change state (a write or DDL): a
+	// replica whose answer to it differs from the agreed one must not
+	// commit its transaction, since its state would differ from the
+	// others' with nothing left to show it (see writeDiverged).
+	Writes bool
+}
 
 // Answered: replica R finished operation Op of attempt Try with vote V.
 // Answers of an attempt that was aborted since are ignored.
@@ -358,6 +365,11 @@ type txnState struct {
 	doneAt []bool
 	// survey: see Begin.
 	survey bool
+	// writes marks the statements that may change state (Submit.Writes).
+	writes map[Op]bool
+	// held marks replicas whose COMMIT waits for their answers to the
+	// transaction's writes (see commitAt).
+	held []bool
 }
 
 // New returns a coordinator for cfg. It panics on an impossible config
@@ -403,7 +415,7 @@ func (c *Coordinator) Step(ev Event) {
 	case Begin:
 		c.begin(e.Txn, e.Survey)
 	case Submit:
-		c.submit(e.Op)
+		c.submit(e.Op, e.Writes)
 	case Answered:
 		c.answered(e)
 	case Down:
@@ -446,10 +458,16 @@ func (c *Coordinator) admitted(id TxnID) bool {
 	return c.cfg.Mode != Serial || c.active == id
 }
 
-func (c *Coordinator) submit(op Op) {
+func (c *Coordinator) submit(op Op, writes bool) {
 	t := c.txns[op.Txn]
 	if t == nil || t.finished {
 		panic(fmt.Sprintf("coord: %v submitted outside a live transaction", op))
+	}
+	if writes {
+		if t.writes == nil {
+			t.writes = map[Op]bool{}
+		}
+		t.writes[op] = true
 	}
 	if op.Kind != OpStmt {
 		t.finished = true
@@ -492,10 +510,13 @@ func (c *Coordinator) dispatch(t *txnState, op Op) {
 		t.ballots[op] = &ballot{votes: make([]*Vote, c.cfg.N), openedAt: c.now}
 	}
 	for r := range c.replicas {
-		if c.replicas[r].down {
-			continue
+		switch {
+		case c.replicas[r].down:
+		case op.Kind == OpCommit && !t.survey:
+			c.commitAt(t, ReplicaID(r), op)
+		default:
+			c.sendTo(ReplicaID(r), op)
 		}
-		c.sendTo(ReplicaID(r), op)
 	}
 	if op.Kind == OpRollback {
 		// A rollback needs no vote: the client is told at once, and the
@@ -600,11 +621,46 @@ func (c *Coordinator) answered(a Answered) {
 			c.decide(a.Op)
 		}
 	}
+	if a.Op.Kind == OpStmt && t.held != nil && t.held[a.R] {
+		t.held[a.R] = false
+		c.commitAt(t, a.R, Op{Txn: a.Op.Txn, Kind: OpCommit})
+	}
 	if last {
 		t.doneAt[a.R] = true
 		c.replicaDone(a.R, a.Op.Txn)
 		c.checkFinished(a.Op.Txn)
 	}
+}
+
+// commitAt sends COMMIT of t to replica r once r has answered every
+// statement of t that may change state as the replicas agreed; until
+// then the COMMIT waits (t.held). A replica whose answer to such a
+// statement differs from the agreed one is taken out instead: its
+// transaction is rolled back there (MarkDown aborts it), because
+// committing it would leave its state silently different from the
+// others' — MariaDB and SQLite keep a transaction open after a failed
+// statement, so the rest of it would commit without that write. Answers
+// to reads that lost the vote are reported (Mismatch) but change nothing.
+func (c *Coordinator) commitAt(t *txnState, r ReplicaID, op Op) {
+	for _, sop := range t.ballotOps() {
+		if sop.Kind != OpStmt || !t.writes[sop] {
+			continue
+		}
+		b := t.ballots[sop]
+		v := b.votes[r]
+		if v == nil || !b.decided {
+			if t.held == nil {
+				t.held = make([]bool, c.cfg.N)
+			}
+			t.held[r] = true
+			return
+		}
+		if *v != b.outcome {
+			c.markDown(r, fmt.Sprintf("its answer to %s, which may change state, differs from the agreed one (%s, agreed %s): its transaction is rolled back there", describe(sop), v, b.outcome))
+			return
+		}
+	}
+	c.sendTo(r, op)
 }
 
 // replicaDone moves replica r on to the next transaction in its queue.

@@ -80,7 +80,7 @@ func TestScripts(t *testing.T) {
 			case "begin":
 				c.Step(Begin{Txn: TxnID(num("t")), Survey: args["survey"] == "1"})
 			case "stmt":
-				c.Step(Submit{Op: Op{Txn: TxnID(num("t")), Kind: OpStmt, Seq: num("seq")}})
+				c.Step(Submit{Op: Op{Txn: TxnID(num("t")), Kind: OpStmt, Seq: num("seq")}, Writes: args["writes"] == "1"})
 			case "commit":
 				c.Step(Submit{Op: Op{Txn: TxnID(num("t")), Kind: OpCommit}})
 			case "rollback":
