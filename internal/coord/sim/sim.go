@@ -459,7 +459,8 @@ func (s *sim) submit(c *client, op coord.Op) {
 		t.ended = true
 	}
 	c.waiting, c.op = true, op
-	s.stepCore(coord.Submit{Op: op})
+	writes := op.Kind == coord.OpStmt && op.Seq < len(t.stmts) && t.stmts[op.Seq].writes()
+	s.stepCore(coord.Submit{Op: op, Writes: writes})
 }
 
 // stepCore feeds ev to the core and carries out the actions it returns.
@@ -500,6 +501,12 @@ func (s *sim) apply(a coord.Action) {
 	case coord.MarkDown:
 		if f := s.fakes[a.R]; !f.faults.faulty() && !f.down {
 			s.res.CorrectDown++
+			if strings.Contains(a.Why, "differs from the agreed one") {
+				// A correct replica answers every write as the others
+				// do unless its state already differs: something let
+				// it commit otherwise than they did.
+				s.failf("r%d (correct) taken out for a write answered otherwise: %s", a.R, a.Why)
+			}
 		}
 		s.fakes[a.R].crash()
 		s.checkApplied(a.R)
