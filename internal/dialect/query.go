@@ -55,7 +55,7 @@ func (w *writer) selectStmt(s *pg_query.SelectStmt, top bool) {
 				w.refuse("GROUPING SETS, ROLLUP or CUBE")
 			}
 			w.checkPosition("GROUP BY", n, s)
-			w.expr(n)
+			w.expr(w.byOutputName("GROUP BY", n, s.TargetList, true))
 		})
 	}
 	if s.GroupDistinct {
@@ -310,8 +310,25 @@ func (w *writer) orderLimit(s *pg_query.SelectStmt, targets []*pg_query.Node) {
 		w.checkPosition("ORDER BY", n.GetSortBy().GetNode(), s)
 	}
 	if len(s.SortClause) > 0 {
+		names, scoped := targets, true
+		if s.Op != pg_query.SetOperation_SETOP_NONE {
+			// A compound's result columns are named by its first member.
+			first := s.Larg
+			for first.Op != pg_query.SetOperation_SETOP_NONE {
+				first = first.Larg
+			}
+			if len(first.ValuesLists) == 0 {
+				names, scoped = first.TargetList, false
+			}
+		}
 		w.str(" ORDER BY ")
-		list(w, s.SortClause, func(n *pg_query.Node) { w.sortBy(n.GetSortBy(), targets) })
+		list(w, s.SortClause, func(n *pg_query.Node) {
+			sb := n.GetSortBy()
+			if key := w.byOutputName("ORDER BY", sb.Node, names, scoped); key != sb.Node {
+				sb = &pg_query.SortBy{Node: key, SortbyDir: sb.SortbyDir, SortbyNulls: sb.SortbyNulls, UseOp: sb.UseOp, Location: sb.Location}
+			}
+			w.sortBy(sb, targets)
+		})
 	}
 	if s.LimitOption == pg_query.LimitOption_LIMIT_OPTION_WITH_TIES {
 		w.refuse("FETCH ... WITH TIES")
@@ -389,10 +406,10 @@ func (w *writer) sortBy(sb *pg_query.SortBy, targets []*pg_query.Node) {
 	// ascending and last descending: PostgreSQL's default is the other.
 	if nullsFirst == desc && !w.notNull(sb.Node, targets) {
 		key := sb.Node
-		if i, ok := ordinal(sb.Node); ok && targets != nil && i >= 1 && i <= len(targets) {
+		if i, ok := ordinal(sb.Node); ok && targets != nil && w.outputAt(targets, i) != nil {
 			// The expression, not its alias: MariaDB cannot use the
 			// alias of an aggregate inside an ORDER BY expression.
-			key = targets[i-1].GetResTarget().Val
+			key = w.outputAt(targets, i)
 		} else if ok {
 			w.refuse("ORDER BY a column number with NULLS placement on a compound query")
 		}

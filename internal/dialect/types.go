@@ -268,8 +268,8 @@ func (w *writer) notNull(n *pg_query.Node, targets []*pg_query.Node) bool {
 		return false
 	case n.GetAConst() != nil:
 		if i, ok := ordinal(n); ok && targets != nil {
-			if i >= 1 && i <= len(targets) {
-				return w.notNull(targets[i-1].GetResTarget().Val, nil)
+			if key := w.outputAt(targets, i); key != nil {
+				return w.notNull(key, nil)
 			}
 			return false
 		}

@@ -51,14 +51,16 @@ func (s *Stmt) exactAverages(r *rewriter, sel *pg_query.SelectStmt) {
 			continue
 		}
 		avg := rt.Val
-		for _, sn := range sel.SortClause {
-			sb := sn.GetSortBy()
-			if p, ok := ordinalOf(sb.Node); ok && p == i+1 || rt.Name != "" && isColumn(sb.Node, rt.Name) {
-				sb.Node = proto.Clone(avg).(*pg_query.Node)
-			}
-		}
 		if rt.Name == "" {
 			rt.Name = "avg" // the name PostgreSQL gives the column
+		}
+		for _, sn := range sel.SortClause {
+			// ORDER BY avg names the column even unaliased (PostgreSQL
+			// reads a bare ORDER BY name as a result column's first).
+			sb := sn.GetSortBy()
+			if p, ok := ordinalOf(sb.Node); ok && p == i+1 || isColumn(sb.Node, rt.Name) {
+				sb.Node = proto.Clone(avg).(*pg_query.Node)
+			}
 		}
 		rt.Val = quotientParts(fc)
 		found = append(found, i)

@@ -1,0 +1,42 @@
+package dialect
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/shepherd-db/shepherd/internal/driver"
+)
+
+// TestWriteOutputNames: a bare ORDER BY name that PostgreSQL reads as an
+// unaliased result column (or a GROUP BY name that is no input column)
+// is written as the column's position; one that is the input column of
+// the name is left to the engines.
+func TestWriteOutputNames(t *testing.T) {
+	s := testSchema(t)
+	cases := []struct{ sql, lite string }{
+		{"SELECT id::text FROM acct ORDER BY id", `SELECT CAST("id" AS TEXT) FROM "acct" ORDER BY 1 NULLS LAST`},
+		{"SELECT name, lower(name) FROM acct ORDER BY lower", `SELECT "name", LOWER("name") FROM "acct" ORDER BY 2 NULLS LAST`},
+		{"SELECT id FROM acct ORDER BY id", `SELECT "id" FROM "acct" ORDER BY "id" NULLS LAST`},
+		{"SELECT name FROM acct ORDER BY n", `SELECT "name" FROM "acct" ORDER BY "n" NULLS LAST`},
+		{"SELECT length(name) FROM acct GROUP BY length", `SELECT LENGTH("name") FROM "acct" GROUP BY 1`},
+		{"SELECT n AS id FROM acct GROUP BY id, n", `SELECT "n" AS "id" FROM "acct" GROUP BY "id", "n"`},
+	}
+	for _, c := range cases {
+		f, err := Write(parse(t, c.sql), driver.SQLite, s)
+		if err != nil {
+			t.Errorf("%s: %v", c.sql, err)
+			continue
+		}
+		if f.SQL != c.lite {
+			t.Errorf("%s:\n got %s\nwant %s", c.sql, f.SQL, c.lite)
+		}
+	}
+	for _, q := range []string{
+		"SELECT id::text, n AS id FROM acct ORDER BY id",
+		"SELECT *, n::text FROM acct ORDER BY n",
+	} {
+		if _, err := Write(parse(t, q), driver.MySQL, s); err == nil || !strings.Contains(err.Error(), "is ambiguous") {
+			t.Errorf("%s: %v, want ORDER BY ... is ambiguous", q, err)
+		}
+	}
+}
