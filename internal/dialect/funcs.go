@@ -66,6 +66,16 @@ func (w *writer) funcCall(fc *pg_query.FuncCall) {
 		// Pinned to parameters before writing; left here only when the
 		// form was not one shepherd pins.
 		w.refuse("%s() in this form", name)
+	case name == "avg" && n == 1 && fc != w.sortKey && (w.exact(fc.Args[0]) || isInt(w.typeOf(fc.Args[0]))):
+		// avg() of exact values has digits only PostgreSQL writes
+		// (select_div_scale); MariaDB answers four decimals more than
+		// its operand, SQLite a double. sqlan asks for a result column
+		// avg(x) or round(avg(x), n) as sum and count and divides
+		// itself; anywhere else the engines' averages would differ.
+		// An ORDER BY item that is avg() itself sorts by the engine's
+		// average: the order is PostgreSQL's but for averages closer
+		// than the engine's digits tell apart.
+		w.refuse("avg() of integer or numeric values inside an expression, a condition, a window or a subquery (exact only as a result column, round(avg(x), n) or an ORDER BY item)")
 	case name == "sum" && n == 1 && w.lite() && w.exact(fc.Args[0]):
 		// SQLite sums numeric values as floats: round back to the
 		// scale PostgreSQL's exact sum has.

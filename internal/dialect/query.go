@@ -380,6 +380,18 @@ func (w *writer) sortBy(sb *pg_query.SortBy, targets []*pg_query.Node) {
 	if sb.SortbyDir == pg_query.SortByDir_SORTBY_USING || len(sb.UseOp) > 0 {
 		w.refuse("ORDER BY ... USING")
 	}
+	key := sb.Node
+	if tc := key.GetTypeCast(); tc != nil {
+		key = tc.Arg // ORDER BY avg(x)::numeric(p,s)
+	}
+	if fc := key.GetFuncCall(); fc != nil && schema.FuncName(fc) == "round" && len(fc.Args) > 0 {
+		key = fc.Args[0] // ORDER BY round(avg(x), n)
+	}
+	if fc := key.GetFuncCall(); fc != nil {
+		saved := w.sortKey
+		w.sortKey = fc
+		defer func() { w.sortKey = saved }()
+	}
 	desc := sb.SortbyDir == pg_query.SortByDir_SORTBY_DESC
 	nullsFirst := desc
 	switch sb.SortbyNulls {

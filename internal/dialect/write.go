@@ -115,6 +115,9 @@ type writer struct {
 	// output, through the constructs that repeat an operand (0: once);
 	// see repeated.
 	copies int
+	// sortKey is the avg() that is itself an ORDER BY item, the one
+	// place an engine's own average is written (see funcCall).
+	sortKey *pg_query.FuncCall
 }
 
 // scope is one query level's FROM items: alias (or table name) → table.

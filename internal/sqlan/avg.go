@@ -22,9 +22,11 @@ import (
 // vote compares them), and shepherd writes the quotient as PostgreSQL
 // would (ShapeAnswer, pgQuotient).
 //
-// Only plain result columns are rewritten: in an expression (round(avg(x),
-// 2), HAVING avg(x) > 3) or over a window each engine computes its own
-// average, as before.
+// Result columns avg(x) and round(avg(x), n) (rounded by shepherd after
+// the quotient, as PostgreSQL rounds avg's value) are rewritten; the SQL
+// writer refuses avg() of exact values anywhere else (in an expression,
+// HAVING, a window, a subquery) but as an ORDER BY item, where the
+// engines' own averages order the rows.
 
 // exactAverages rewrites the avg() result columns of the top-level SELECT
 // sel, and records their positions in s.quotients. It must run after
@@ -43,16 +45,41 @@ func (s *Stmt) exactAverages(r *rewriter, sel *pg_query.SelectStmt) {
 	}
 	for i, n := range sel.TargetList {
 		rt := n.GetResTarget()
-		fc := rt.Val.GetFuncCall()
-		if fc == nil || schema.FuncName(fc) != "avg" || len(fc.Args) != 1 || fc.AggStar || len(fc.AggOrder) > 0 || fc.Over != nil {
+		fc, places, rounded, mods := averageOf(rt.Val)
+		if fc == nil {
 			continue
 		}
-		if !exactArgument(r.schema, sel, fc.Args[0]) {
+		exact, whole, scale := exactArgument(r.schema, sel, fc.Args[0])
+		if !exact {
 			continue
+		}
+		if mods != nil {
+			// An average lies between the smallest and the largest
+			// value, and rounding it to no fewer decimals than those
+			// values have keeps it there; with fewer, it may gain a
+			// digit. A numeric(p,s) it might not fit fails in
+			// PostgreSQL, which shepherd's quotient cannot: those
+			// casts are left to the SQL writer, which refuses them.
+			room := int(mods[0] - mods[1])
+			if whole < 0 || room < whole || room == whole && int(mods[1]) < scale {
+				continue
+			}
 		}
 		avg := rt.Val
 		if rt.Name == "" {
-			rt.Name = "avg" // the name PostgreSQL gives the column
+			rt.Name, _ = (&typer{}).figureName(avg) // PostgreSQL's name
+		}
+		if rounded {
+			if s.rounds == nil {
+				s.rounds = map[int]int{}
+			}
+			s.rounds[i] = places
+		}
+		if mods != nil {
+			if s.typmods == nil {
+				s.typmods = map[int][]int32{}
+			}
+			s.typmods[i] = mods
 		}
 		for _, sn := range sel.SortClause {
 			// ORDER BY avg names the column even unaliased (PostgreSQL
@@ -71,6 +98,75 @@ func (s *Stmt) exactAverages(r *rewriter, sel *pg_query.SelectStmt) {
 	}
 }
 
+// averageOf returns the avg() call of a result column that is avg(x),
+// round(avg(x)), round(avg(x), n) for a constant n (rounded, to places
+// decimals) or avg(x)::numeric(p,s) (rounded to s, mods [p s]); nil for
+// any other expression.
+func averageOf(n *pg_query.Node) (avg *pg_query.FuncCall, places int, rounded bool, mods []int32) {
+	if fc := n.GetFuncCall(); fc != nil && schema.FuncName(fc) == "round" && fc.Over == nil && !fc.AggStar &&
+		(len(fc.Args) == 1 || len(fc.Args) == 2 && fc.Args[1].GetAConst().GetIval() != nil) {
+		if len(fc.Args) == 2 {
+			places = int(fc.Args[1].GetAConst().GetIval().Ival)
+		}
+		if avg, _, _, _ := averageOf(fc.Args[0]); avg != nil && fc.Args[0].GetFuncCall() == avg {
+			return avg, places, true, nil
+		}
+		return nil, 0, false, nil
+	}
+	if tc := n.GetTypeCast(); tc != nil {
+		t, m, _, ok := schema.TypeOf(tc.TypeName)
+		if avg, _, _, _ := averageOf(tc.Arg); ok && t == "numeric" && len(m) == 2 && avg != nil && tc.Arg.GetFuncCall() == avg {
+			return avg, int(m[1]), true, m
+		}
+		return nil, 0, false, nil
+	}
+	fc := n.GetFuncCall()
+	if fc == nil || schema.FuncName(fc) != "avg" || len(fc.Args) != 1 || fc.AggStar || len(fc.AggOrder) > 0 {
+		return nil, 0, false, nil
+	}
+	return fc, 0, false, nil
+}
+
+// pgRound rounds the numeric text v to places decimals as PostgreSQL's
+// round(numeric, int) does: half away from zero, with exactly
+// max(places, 0) decimals (a negative places rounds to tens, hundreds).
+func pgRound(v string, places int) (string, bool) {
+	neg := strings.HasPrefix(v, "-")
+	whole, frac, _ := strings.Cut(strings.TrimPrefix(v, "-"), ".")
+	if whole == "" || strings.Trim(whole+frac, "0123456789") != "" || places > 1000 || places < -1000 {
+		return "", false
+	}
+	u, _ := new(big.Int).SetString(whole+frac, 10)
+	// u is v * 10^len(frac); the result is q * 10^-places.
+	shift := len(frac) - places
+	var q *big.Int
+	if shift <= 0 {
+		q = u.Mul(u, pow10(-shift))
+	} else {
+		den := pow10(shift)
+		var rem *big.Int
+		q, rem = new(big.Int).QuoRem(u, den, new(big.Int))
+		if rem.Mul(rem, big.NewInt(2)).Cmp(den) >= 0 {
+			q.Add(q, big.NewInt(1))
+		}
+	}
+	if places < 0 {
+		q.Mul(q, pow10(-places))
+		places = 0
+	}
+	text := q.String()
+	if places > 0 {
+		if len(text) <= places {
+			text = strings.Repeat("0", places-len(text)+1) + text
+		}
+		text = text[:len(text)-places] + "." + text[len(text)-places:]
+	}
+	if neg && q.Sign() != 0 {
+		text = "-" + text
+	}
+	return text, true
+}
+
 // ordinalOf returns the position an ORDER BY item names, if it is an
 // integer constant.
 func ordinalOf(n *pg_query.Node) (int, bool) {
@@ -81,8 +177,10 @@ func ordinalOf(n *pg_query.Node) (int, bool) {
 }
 
 // exactArgument reports whether x, in the FROM scope of sel, is an
-// integer or a numeric whose scale every engine writes alike.
-func exactArgument(snap *schema.Snapshot, sel *pg_query.SelectStmt, x *pg_query.Node) bool {
+// integer or a numeric whose scale every engine writes alike, how many
+// digits its values have before the point at most (-1: unknown), and
+// after it.
+func exactArgument(snap *schema.Snapshot, sel *pg_query.SelectStmt, x *pg_query.Node) (exact bool, whole, scale int) {
 	t := &typer{schema: snap}
 	if sel.WithClause != nil {
 		t.pushWith(sel.WithClause)
@@ -93,14 +191,21 @@ func exactArgument(snap *schema.Snapshot, sel *pg_query.SelectStmt, x *pg_query.
 	}
 	t.scopes = append(t.scopes, items)
 	p := t.typeOf(x)
-	if isInteger(p.name) {
-		return true
+	switch p.name {
+	case "int2":
+		return true, 5, 0
+	case "int4":
+		return true, 10, 0
+	case "int8":
+		return true, 19, 0
+	case "numeric":
+		s, ok := numericScale(p)
+		if len(p.mods) == 2 {
+			return ok, int(p.mods[0] - p.mods[1]), int(s)
+		}
+		return ok, -1, int(s)
 	}
-	if p.name != "numeric" {
-		return false
-	}
-	_, ok := numericScale(p)
-	return ok
+	return false, -1, 0
 }
 
 // quotientParts is sum(x)::text || '/' || count(x)::text for avg(x),

@@ -38,18 +38,31 @@ func TestQuotientAsPostgres(t *testing.T) {
 	}
 }
 
-// TestAveragesAskedAsParts: avg() result columns of exact values reach
-// every replica as sum/count; in expressions, over floats and over
-// windows they stay avg().
+// TestAveragesAskedAsParts: avg() result columns of exact values, bare
+// or in round(), reach every replica as sum/count; over floats they stay
+// avg(); elsewhere avg() of exact values is refused for MariaDB and
+// SQLite.
 func TestAveragesAskedAsParts(t *testing.T) {
 	env := envWith(t, "CREATE TABLE t (id serial PRIMARY KEY, a int, n numeric(12,2), f float8, g text)")
+	for _, q := range []string{
+		"SELECT DISTINCT avg(n) FROM t GROUP BY g",
+		"SELECT avg(a) OVER (PARTITION BY g) + 1 FROM t",
+		"SELECT avg(n) FROM t UNION SELECT avg(a) FROM t",
+		"SELECT round(avg(n) * 2, 2) FROM t",
+		"SELECT avg(n)::numeric(11,3) FROM t", // 9999999999.99 does not fit
+	} {
+		if _, err := ParseOneIn(q, env); err == nil || !contains(err.Error(), "avg()") {
+			t.Errorf("%s: %v, want avg() refused", q, err)
+		}
+	}
 	for q, want := range map[string][]int{
-		"SELECT avg(n), avg(a), avg(f) FROM t":            {0, 1},
-		"SELECT g, avg(n) AS m FROM t GROUP BY g":         {1},
-		"SELECT round(avg(n), 2) FROM t":                  nil,
-		"SELECT DISTINCT avg(n) FROM t GROUP BY g":        nil,
-		"SELECT avg(n) OVER (PARTITION BY g) FROM t":      nil,
-		"SELECT avg(n) FROM t UNION SELECT avg(a) FROM t": nil,
+		"SELECT avg(n), avg(a), avg(f) FROM t":                       {0, 1},
+		"SELECT g, avg(n) AS m FROM t GROUP BY g":                    {1},
+		"SELECT round(avg(n), 2), round(avg(a)), f FROM t":           {0, 1},
+		"SELECT avg(f) * 2, round(avg(f)::numeric, 2) FROM t":        nil,
+		"SELECT g FROM t GROUP BY g ORDER BY round(avg(n), 1)":       nil,
+		"SELECT avg(a) OVER (PARTITION BY g) FROM t":                 {0},
+		"SELECT avg(n)::numeric(13,3), avg(a)::numeric(12,2) FROM t": {0, 1},
 	} {
 		st, err := ParseOneIn(q, env)
 		if err != nil {
@@ -68,6 +81,29 @@ func TestAveragesAskedAsParts(t *testing.T) {
 			if text, _ := st.For(driver.MySQL); !contains(text, "SUM(") {
 				t.Errorf("%s: MariaDB form %s", q, text)
 			}
+		}
+	}
+}
+
+// TestRoundAsPostgres: round(numeric, int) as PostgreSQL 15 writes it.
+func TestRoundAsPostgres(t *testing.T) {
+	for _, c := range []struct {
+		v      string
+		places int
+		want   string
+	}{
+		{"2.3333333333333333", 17, "2.33333333333333330"},
+		{"0.0550000000000000", 2, "0.06"},
+		{"-0.0550000000000000", 2, "-0.06"},
+		{"-0.0040000000000000", 2, "0.00"},
+		{"1125000000000000002.5", -2, "1125000000000000000"},
+		{"1125000000000000002.5", 0, "1125000000000000003"},
+		{"150", -2, "200"},
+		{"49", -2, "0"},
+		{"7", 3, "7.000"},
+	} {
+		if got, ok := pgRound(c.v, c.places); !ok || got != c.want {
+			t.Errorf("round(%s, %d) = %s, %v; want %s", c.v, c.places, got, ok, c.want)
 		}
 	}
 }

@@ -34,6 +34,9 @@ type ColumnGuess struct {
 	// quotient marks an avg() the replicas answer as "sum/count";
 	// ShapeAnswer writes PostgreSQL's quotient (see exactAverages).
 	quotient bool
+	// round is n for a quotient that is round(avg(x), n) (rounded set).
+	round   int
+	rounded bool
 }
 
 type hintsForm struct {
@@ -141,6 +144,10 @@ func (s *Stmt) withQuotients(guesses []ColumnGuess) []ColumnGuess {
 	for _, i := range s.quotients {
 		g := typ("numeric").guess()
 		g.Name, g.quotient = guesses[i].Name, true
+		g.round, g.rounded = s.rounds[i]
+		if m := s.typmods[i]; len(m) == 2 {
+			g.Mod = m[0]<<16 | m[1] + 4
+		}
 		guesses[i] = g
 	}
 	return guesses
@@ -1509,7 +1516,12 @@ func ShapeAnswer(a *answer.Answer, guesses []ColumnGuess) *answer.Answer {
 			}
 			if guesses[i].quotient {
 				if q, ok := pgQuotient(nr[i].Text); ok {
-					nr[i] = answer.Value{Type: answer.Numeric, Text: q}
+					if guesses[i].rounded {
+						q, ok = pgRound(q, guesses[i].round)
+					}
+					if ok {
+						nr[i] = answer.Value{Type: answer.Numeric, Text: q}
+					}
 				}
 				continue
 			}

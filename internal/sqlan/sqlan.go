@@ -94,6 +94,10 @@ type Stmt struct {
 	// quotients are the result columns (0-based) that the replicas
 	// answer as "sum/count" for an avg() (see exactAverages).
 	quotients []int
+	// rounds gives, for the quotients of round(avg(x), n), n.
+	rounds map[int]int
+	// typmods gives, for the quotients of avg(x)::numeric(p,s), [p s].
+	typmods map[int][]int32
 
 	// upsertKeys are the keys an INSERT ... ON CONFLICT DO UPDATE
 	// proposes, when parameters give some (see CheckArgs).

@@ -1,0 +1,85 @@
+package server
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+)
+
+// avgSetup is TestAverages' table, with values whose averages need all of
+// PostgreSQL's digits.
+var avgSetup = []string{
+	"CREATE TABLE ax (k int PRIMARY KEY, g text, i int, b bigint, n numeric(12,2), m numeric(10,4), f float8)",
+	"INSERT INTO ax VALUES " +
+		"(1, 'a', 1, 9000000000000000000, 10.25, 0.0001, 1.5), " +
+		"(2, 'a', 2, 1, 20.10, 0.0002, 2.5), " +
+		"(3, 'a', 4, 2, -3.33, 0.0004, NULL), " +
+		"(4, 'b', NULL, NULL, NULL, NULL, NULL), " +
+		"(5, 'c', -7, -3, -0.01, 123456.7891, 0.1), " +
+		"(6, 'c', 2147483647, 5, 9999999999.99, 0.0001, 0.2), " +
+		"(7, 'd', 3, 6, 0.05, 0.0000, 3), " +
+		"(8, 'd', 4, 7, 0.06, 0.0005, 4), " +
+		"(9, 'd', 4, 7, 0.06, 0.0005, 4)",
+}
+
+// TestAveragesInExpressions (issue 14): round(avg(x), n) answered each
+// engine's own average rounded (MariaDB four decimals more than its
+// operand, SQLite a double), so digits differed or the vote failed with
+// 40001. It is now PostgreSQL's quotient rounded by shepherd as
+// PostgreSQL rounds it; avg() of floats is left to the engines (floats
+// are compared by the vote's float rules).
+func TestAveragesInExpressions(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real engines")
+	}
+	asPostgres(t, avgSetup, []string{
+		"SELECT g, round(avg(i), 2), round(avg(n)), round(avg(m), 3) AS r FROM ax GROUP BY g ORDER BY g",
+		"SELECT round(avg(b), -2), round(avg(b), 0), round(avg(i), 20) FROM ax",
+		"SELECT g, round(avg(n), 1) FROM ax GROUP BY g ORDER BY 2, g",
+		"SELECT round(avg(i), 3) FROM ax WHERE k IN (1, 2)",
+		"SELECT round(avg(m), 2) FROM ax WHERE k = 4",
+		"SELECT round(avg(i), 5) FROM ax WHERE k IN (1, 2, 3)",
+		"SELECT round(avg(i), 17), round(avg(b), 3) FROM ax WHERE k IN (1, 2, 3)",
+		"SELECT round(avg(n), 2), round(avg(n), 3) FROM ax WHERE k IN (7, 8)",
+		"SELECT avg(f), sum(f), round(avg(f)::numeric, 2) FROM ax",
+		"SELECT g, avg(i) FROM ax GROUP BY g ORDER BY avg(i), g",
+		"SELECT avg(DISTINCT i)::numeric(14,3), CAST(avg(n) AS numeric(13,1)) AS c FROM ax",
+		"SELECT k, avg(i) OVER (PARTITION BY g), round(avg(i) OVER (ORDER BY k), 2) FROM ax ORDER BY k",
+	}, 20*time.Second)
+}
+
+// TestAveragesRefusedWhereInexact: avg() of exact values anywhere but a
+// result column, round(avg(x), n) or an ORDER BY item is refused with
+// 0A000 naming avg() on a cluster with MariaDB and SQLite replicas
+// (each engine computed its own average there), and the session goes on.
+func TestAveragesRefusedWhereInexact(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real engines")
+	}
+	addr, _ := start(t, realCluster(t, "cbs"))
+	sh := shepherdConn(t, addr)
+	ctx := context.Background()
+	for _, s := range avgSetup {
+		if o := runText(ctx, sh, s); o.code != "" {
+			t.Fatalf("%s: %v", s, o)
+		}
+	}
+	for _, q := range []string{
+		"SELECT avg(i) * 2 FROM ax",
+		"SELECT coalesce(avg(n), 0) FROM ax",
+		"SELECT g FROM ax GROUP BY g HAVING avg(i) > 2 ORDER BY g",
+		"SELECT g FROM ax GROUP BY g ORDER BY avg(n) + 1, g",
+		"SELECT k, avg(i) OVER (PARTITION BY g) + 1 FROM ax ORDER BY k",
+		"SELECT avg(i)::numeric(10,2) FROM ax",
+		"SELECT k FROM ax WHERE n > (SELECT avg(n) FROM ax) ORDER BY k",
+	} {
+		o := runText(ctx, sh, q)
+		if o.code != "0A000" || !strings.Contains(o.text, "avg()") {
+			t.Errorf("%s: %v, want 0A000 naming avg()", q, o)
+		}
+	}
+	if o := runText(ctx, sh, "SELECT round(avg(i), 2) FROM ax"); o.code != "" {
+		t.Errorf("after the refusals: %v", o)
+	}
+}
