@@ -76,6 +76,16 @@ func (w *writer) funcCall(fc *pg_query.FuncCall) {
 		// average: the order is PostgreSQL's but for averages closer
 		// than the engine's digits tell apart.
 		w.refuse("avg() of integer or numeric values inside an expression, a condition, a window or a subquery (exact only as a result column, round(avg(x), n) or an ORDER BY item)")
+	case name == "sum" && n == 1 && w.lite() && fc.Over == nil && w.typeOf(fc.Args[0]) == "int8":
+		// PostgreSQL sums bigints exactly (numeric); SQLite's SUM fails
+		// once a partial sum leaves the 64-bit range. shepherd_sum adds
+		// exactly and, beyond the range, answers the digits as text in
+		// a result column and fails (0A000) elsewhere.
+		if w.answerSums[fc] {
+			w.call("shepherd_sum", fc)
+		} else {
+			w.call("shepherd_sum_expr", fc)
+		}
 	case name == "sum" && n == 1 && w.lite() && w.exact(fc.Args[0]):
 		// SQLite sums numeric values as floats: round back to the
 		// scale PostgreSQL's exact sum has.

@@ -1,6 +1,8 @@
 package dialect
 
 import (
+	"sync"
+
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 )
 
@@ -177,12 +179,22 @@ func (w *writer) inputColumn(name string) (has, known bool) {
 func sameText(a, b *pg_query.Node) bool {
 	wrap := func(n *pg_query.Node) (string, error) {
 		sel := &pg_query.SelectStmt{TargetList: []*pg_query.Node{pg_query.MakeResTargetNodeWithVal(n, -1)}}
-		return pg_query.Deparse(&pg_query.ParseResult{Stmts: []*pg_query.RawStmt{{Stmt: &pg_query.Node{Node: &pg_query.Node_SelectStmt{SelectStmt: sel}}}}})
+		return pg_query.Deparse(&pg_query.ParseResult{Version: parseVersion(), Stmts: []*pg_query.RawStmt{{Stmt: &pg_query.Node{Node: &pg_query.Node_SelectStmt{SelectStmt: sel}}}}})
 	}
 	ta, err1 := wrap(a)
 	tb, err2 := wrap(b)
 	return err1 == nil && err2 == nil && ta == tb
 }
+
+// parseVersion is the parse tree version of the linked parser, which
+// Deparse wants.
+var parseVersion = sync.OnceValue(func() int32 {
+	t, err := pg_query.Parse("SELECT 1")
+	if err != nil {
+		return 0
+	}
+	return t.Version
+})
 
 // outputName is PostgreSQL's FigureColname: the name of an unaliased
 // result column, with its strength (2: a column or function name, 1: a
@@ -275,4 +287,67 @@ func outputName(n *pg_query.Node) (string, int) {
 		}
 	}
 	return "?column?", 0
+}
+
+// resultSums lists the sum() calls that are whole result columns of sel
+// (a plain SELECT) that no ORDER BY item names, by position or name.
+func resultSums(sel *pg_query.SelectStmt) map[*pg_query.FuncCall]bool {
+	if sel.Op != pg_query.SetOperation_SETOP_NONE || len(sel.DistinctClause) > 0 {
+		return nil
+	}
+	var out map[*pg_query.FuncCall]bool
+	for i, t := range sel.TargetList {
+		rt := t.GetResTarget()
+		fc := rt.GetVal().GetFuncCall()
+		if fc == nil || fc.Over != nil || len(fc.Funcname) != 1 || fc.Funcname[0].GetString_().GetSval() != "sum" {
+			continue
+		}
+		name := rt.Name
+		if name == "" {
+			name = "sum"
+		}
+		sorted := false
+		for j, sn := range sel.SortClause {
+			n := sn.GetSortBy().GetNode()
+			p, ok := ordinal(n)
+			b, named := bareName(n)
+			if (ok && p == i+1 || named && b == name || sameText(n, rt.Val)) && !decided(sel, j) {
+				sorted = true
+			}
+		}
+		if sorted {
+			continue
+		}
+		if out == nil {
+			out = map[*pg_query.FuncCall]bool{}
+		}
+		out[fc] = true
+	}
+	return out
+}
+
+// decided reports whether the ORDER BY items of sel before the j-th
+// leave no ties for it to order: an aggregate query without GROUP BY has
+// one row, and rows that agree on every GROUP BY item are one group.
+func decided(sel *pg_query.SelectStmt, j int) bool {
+	if len(sel.GroupClause) == 0 {
+		return true
+	}
+	for _, g := range sel.GroupClause {
+		found := false
+		for _, sn := range sel.SortClause[:j] {
+			n := sn.GetSortBy().GetNode()
+			if p, ok := ordinal(n); ok && p >= 1 && p <= len(sel.TargetList) {
+				n = sel.TargetList[p-1].GetResTarget().GetVal()
+			}
+			if sameText(n, g) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
 }

@@ -17,6 +17,7 @@ func TestWriteOutputNames(t *testing.T) {
 		{"SELECT id::text FROM acct ORDER BY id", `SELECT CAST("id" AS TEXT) FROM "acct" ORDER BY 1 NULLS LAST`},
 		{"SELECT name, lower(name) FROM acct ORDER BY lower", `SELECT "name", LOWER("name") FROM "acct" ORDER BY 2 NULLS LAST`},
 		{"SELECT id FROM acct ORDER BY id", `SELECT "id" FROM "acct" ORDER BY "id" NULLS LAST`},
+		{"SELECT id::text, id::text FROM acct ORDER BY id", `SELECT CAST("id" AS TEXT), CAST("id" AS TEXT) FROM "acct" ORDER BY 1 NULLS LAST`},
 		{"SELECT name FROM acct ORDER BY n", `SELECT "name" FROM "acct" ORDER BY "n" NULLS LAST`},
 		{"SELECT length(name) FROM acct GROUP BY length", `SELECT LENGTH("name") FROM "acct" GROUP BY 1`},
 		{"SELECT n AS id FROM acct GROUP BY id, n", `SELECT "n" AS "id" FROM "acct" GROUP BY "id", "n"`},

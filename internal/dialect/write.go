@@ -118,6 +118,10 @@ type writer struct {
 	// sortKey is the avg() that is itself an ORDER BY item, the one
 	// place an engine's own average is written (see funcCall).
 	sortKey *pg_query.FuncCall
+	// answerSums are the sum() calls of bigint values that are result
+	// columns of the statement's own SELECT and nothing sorts by:
+	// SQLite's shepherd_sum may answer them as text (see funcCall).
+	answerSums map[*pg_query.FuncCall]bool
 }
 
 // scope is one query level's FROM items: alias (or table name) → table.
@@ -213,6 +217,7 @@ func nodeName(n *pg_query.Node) string {
 func (w *writer) stmt(n *pg_query.Node) {
 	switch {
 	case n.GetSelectStmt() != nil:
+		w.answerSums = resultSums(n.GetSelectStmt())
 		w.selectStmt(n.GetSelectStmt(), true)
 	case n.GetInsertStmt() != nil:
 		w.insertStmt(n.GetInsertStmt())

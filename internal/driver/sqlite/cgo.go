@@ -94,7 +94,19 @@ func init() {
 		if err := c.RegisterFunc(NumericFunction, func(v, p, s any) (any, error) { return numeric(v, p, s) }, true); err != nil {
 			return err
 		}
+		if err := c.RegisterAggregator(SumFunction, func() *cgoSum { return &cgoSum{intSum{text: true}} }, true); err != nil {
+			return err
+		}
+		if err := c.RegisterAggregator(SumInExprFunction, func() *cgoSum { return &cgoSum{} }, true); err != nil {
+			return err
+		}
 		return c.RegisterFunc(Int4Function, func(v any) (any, error) { return int4(v) }, true)
 	}})
 	driver.Register(CGo, driver.Serial, cgoLibrary.opener())
 }
+
+// cgoSum is an intSum as go-sqlite3 calls an aggregate.
+type cgoSum struct{ intSum }
+
+func (c *cgoSum) Step(v any) error   { return c.step(v) }
+func (c *cgoSum) Done() (any, error) { return c.value() }

@@ -98,6 +98,7 @@ var genericErrors = []struct {
 	{errNumericOverflow.Error(), pgerr.NumericValueOutOfRange},  // NumericFunction
 	{errNumericSyntax.Error(), pgerr.InvalidTextRepresentation}, // NumericFunction
 	{errInt4Range.Error(), pgerr.NumericValueOutOfRange},        // Int4Function
+	{errSumRange.Error(), pgerr.FeatureNotSupported},            // SumInExprFunction
 	// SQLite's limits on nesting (SQLITE_MAX_EXPR_DEPTH, which counts
 	// the expressions around nested subqueries too, and the parser's
 	// stack): PostgreSQL's class for a statement too complex.

@@ -185,3 +185,76 @@ func numeric(v, precision, scale any) (any, error) {
 	f, _ := new(big.Rat).SetFrac(q, unit).Float64()
 	return f, nil
 }
+
+// SumFunction and SumInExprFunction are sum() of integers for SQLite,
+// where PostgreSQL's sum(bigint) is an exact numeric and SQLite's SUM
+// fails with "integer overflow" as soon as a partial sum leaves the
+// 64-bit range (even when the total is back in it). Both add exactly and
+// answer an integer when the total fits. Beyond it SumFunction answers
+// the total's decimal digits as text, which only a result column can
+// carry (the SQL writer uses it where nothing compares, sorts or
+// computes with the value); SumInExprFunction fails there (0A000),
+// since SQLite cannot compare or compute with such a value exactly.
+const (
+	SumFunction       = "shepherd_sum"
+	SumInExprFunction = "shepherd_sum_expr"
+)
+
+// errSumRange is the error SumInExprFunction fails with; classify maps
+// it to 0A000.
+var errSumRange = errors.New("shepherd cannot use a sum() of bigint values beyond the 64-bit range in an expression, condition or sort key on SQLite replicas")
+
+// errSumOperand is the error both fail with on a value that is not an
+// integer (a bigint column holds none).
+var errSumOperand = errors.New("shepherd_sum: operand is not an integer")
+
+// intSum is the state of one SumFunction or SumInExprFunction.
+type intSum struct {
+	text  bool // SumFunction: text beyond the range
+	any   bool
+	small int64
+	big   *big.Int // the total once a partial sum left the int64 range
+}
+
+func (s *intSum) step(v any) error {
+	var x int64
+	switch t := v.(type) {
+	case nil:
+		return nil
+	case []byte:
+		if t == nil {
+			return nil // go-sqlite3 hands a NULL to an any parameter so
+		}
+		return errSumOperand
+	case int64:
+		x = t
+	default:
+		return errSumOperand
+	}
+	s.any = true
+	if s.big != nil {
+		s.big.Add(s.big, big.NewInt(x))
+		return nil
+	}
+	sum := s.small + x
+	if (x > 0 && sum < s.small) || (x < 0 && sum > s.small) {
+		s.big = new(big.Int).Add(big.NewInt(s.small), big.NewInt(x))
+		return nil
+	}
+	s.small = sum
+	return nil
+}
+
+func (s *intSum) value() (any, error) {
+	switch {
+	case !s.any:
+		return nil, nil
+	case s.big == nil:
+		return s.small, nil
+	case s.big.IsInt64():
+		return s.big.Int64(), nil
+	case s.text:
+		return s.big.String(), nil
+	}
+	return nil, errSumRange
+}

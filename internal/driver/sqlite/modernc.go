@@ -52,5 +52,30 @@ func init() {
 		func(_ *msqlite.FunctionContext, args []sqldriver.Value) (sqldriver.Value, error) {
 			return numeric(args[0], args[1], args[2])
 		})
+	for name, text := range map[string]bool{SumFunction: true, SumInExprFunction: false} {
+		msqlite.MustRegisterFunction(name, &msqlite.FunctionImpl{NArgs: 1, Deterministic: true,
+			MakeAggregate: func(msqlite.FunctionContext) (msqlite.AggregateFunction, error) {
+				return &moderncSum{intSum{text: text}}, nil
+			}})
+	}
 	driver.Register(Pure, driver.Serial, moderncLibrary.opener())
 }
+
+// moderncSum is an intSum as modernc.org/sqlite calls an aggregate (not
+// over a window: the SQL writer keeps SQLite's SUM there, as go-sqlite3
+// has no window aggregates).
+type moderncSum struct{ intSum }
+
+func (m *moderncSum) Step(_ *msqlite.FunctionContext, args []sqldriver.Value) error {
+	return m.step(args[0])
+}
+
+func (m *moderncSum) WindowInverse(*msqlite.FunctionContext, []sqldriver.Value) error {
+	return errors.New("shepherd_sum is not a window function")
+}
+
+func (m *moderncSum) WindowValue(*msqlite.FunctionContext) (sqldriver.Value, error) {
+	return m.value()
+}
+
+func (m *moderncSum) Final(*msqlite.FunctionContext) {}
