@@ -81,7 +81,7 @@ func (w *writer) funcCall(fc *pg_query.FuncCall) {
 		// once a partial sum leaves the 64-bit range. shepherd_sum adds
 		// exactly and, beyond the range, answers the digits as text in
 		// a result column and fails (0A000) elsewhere.
-		if w.answerSums[fc] {
+		if w.answerSums[fc] || fc == w.textSum {
 			w.call("shepherd_sum", fc)
 		} else {
 			w.call("shepherd_sum_expr", fc)

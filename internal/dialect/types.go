@@ -299,6 +299,20 @@ func (w *writer) cast(tc *pg_query.TypeCast) {
 	if !ok || serial {
 		w.refuse("casts to %s", schema.TypeText(tc.TypeName))
 	}
+	if fc := tc.Arg.GetFuncCall(); fc != nil && t == "text" && w.lite() && fc.Over == nil &&
+		schema.FuncName(fc) == "sum" && len(fc.Args) == 1 && w.typeOf(fc.Args[0]) == "int8" {
+		// shepherd_sum answers an integer or, beyond the 64-bit range,
+		// its digits as text: either is PostgreSQL's text of the sum
+		// (avg() is asked as sum(x)::text || '/' || count(x)::text).
+		// The numeric-to-text cast would go through a 64-bit integer.
+		saved := w.textSum
+		w.textSum = fc
+		defer func() { w.textSum = saved }()
+		w.str("CAST(")
+		w.expr(tc.Arg)
+		w.str(" AS TEXT)")
+		return
+	}
 	if p := tc.Arg.GetParamRef(); p != nil {
 		w.paramType(int(p.Number), t) // $1::date is a date parameter
 	}

@@ -122,6 +122,8 @@ type writer struct {
 	// columns of the statement's own SELECT and nothing sorts by:
 	// SQLite's shepherd_sum may answer them as text (see funcCall).
 	answerSums map[*pg_query.FuncCall]bool
+	// textSum is the call a cast to text is being written around.
+	textSum *pg_query.FuncCall
 }
 
 // scope is one query level's FROM items: alias (or table name) → table.

@@ -30,6 +30,8 @@ func TestBigintSumsAsPostgreSQL(t *testing.T) {
 		"SELECT sum(b) FROM big WHERE k > 100",
 		"SELECT sum(b) FROM big WHERE k <> 5 HAVING sum(b) < 100",
 		"SELECT sum(b) + 1 FROM big WHERE k IN (1, 2, 3, 4)",
+		"SELECT avg(b), sum(b)::text FROM big WHERE k IN (1, 2)",
+		"SELECT g, avg(b) FROM big GROUP BY g ORDER BY g",
 		"SELECT sum(b) OVER (ORDER BY k) FROM big WHERE k > 6 ORDER BY k",
 	}, 20*time.Second)
 }
