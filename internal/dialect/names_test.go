@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/shepherd-db/shepherd/internal/driver"
+	"github.com/shepherd-db/shepherd/internal/pgerr"
 )
 
 // TestWriteOutputNames: a bare ORDER BY name that PostgreSQL reads as an
@@ -39,5 +40,20 @@ func TestWriteOutputNames(t *testing.T) {
 		if _, err := Write(parse(t, q), driver.MySQL, s); err == nil || !strings.Contains(err.Error(), "is ambiguous") {
 			t.Errorf("%s: %v, want ORDER BY ... is ambiguous", q, err)
 		}
+	}
+}
+
+// TestUnknownRelationBeforeOrderBy: an ORDER BY position past * of a
+// table nobody created fails with PostgreSQL's 42P01, not a refusal
+// about compound queries; over a CTE the refusal names what it is.
+func TestUnknownRelationBeforeOrderBy(t *testing.T) {
+	s := testSchema(t)
+	_, err := Write(parse(t, "SELECT * FROM unknown_table ORDER BY 7"), driver.MySQL, s)
+	if pgerr.Code(err) != "42P01" || !strings.Contains(err.Error(), `relation "unknown_table" does not exist`) {
+		t.Errorf("unknown table: %v", err)
+	}
+	_, err = Write(parse(t, "WITH unknown_table AS (SELECT id FROM acct) SELECT * FROM unknown_table ORDER BY 1 DESC"), driver.MySQL, s)
+	if pgerr.Code(err) != pgerr.FeatureNotSupported || strings.Contains(err.Error(), "compound") {
+		t.Errorf("CTE: %v", err)
 	}
 }

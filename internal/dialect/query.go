@@ -150,6 +150,10 @@ func (w *writer) with(wc *pg_query.WithClause) {
 			w.refuse("SEARCH or CYCLE in WITH RECURSIVE")
 		}
 		w.ident(cte.Ctename)
+		if w.ctes == nil {
+			w.ctes = map[string]bool{}
+		}
+		w.ctes[cte.Ctename] = true
 		if len(cte.Aliascolnames) > 0 {
 			w.str(" (")
 			list(w, cte.Aliascolnames, func(a *pg_query.Node) { w.ident(a.GetString_().Sval) })
@@ -422,6 +426,12 @@ func (w *writer) sortBy(sb *pg_query.SortBy, targets []*pg_query.Node) {
 			// The expression, not its alias: MariaDB cannot use the
 			// alias of an aggregate inside an ORDER BY expression.
 			key = w.outputAt(targets, i)
+		} else if ok && targets != nil {
+			// The columns of a * cannot be counted: a relation that
+			// does not exist fails as in PostgreSQL, before anything
+			// about the ORDER BY.
+			w.undefinedRelation()
+			w.refuse("ORDER BY a column number past a * over a subquery, a CTE or a view with NULLS placement")
 		} else if ok {
 			w.refuse("ORDER BY a column number with NULLS placement on a compound query")
 		}
@@ -548,7 +558,11 @@ func (w *writer) pushScope(from []*pg_query.Node) {
 			if rv.Alias != nil {
 				alias = rv.Alias.Aliasname
 			}
-			sc.items = append(sc.items, scopeItem{alias: alias, table: w.schema.Table(rv.Relname), nullable: nullable})
+			it := scopeItem{alias: alias, table: w.schema.Table(rv.Relname), nullable: nullable}
+			if it.table == nil && rv.Schemaname == "" && rv.Catalogname == "" {
+				it.relation = rv.Relname
+			}
+			sc.items = append(sc.items, it)
 		case n.GetRangeSubselect() != nil:
 			if a := n.GetRangeSubselect().Alias; a != nil {
 				sc.items = append(sc.items, scopeItem{alias: a.Aliasname})
@@ -620,3 +634,21 @@ func (w *writer) column(fields []string) (c *schema.Column, nullable bool) {
 	}
 	return nil, false
 }
+
+// undefinedRelation fails with PostgreSQL's 42P01 when a FROM item of the
+// innermost scope names a table that neither the schema nor a WITH query
+// of the statement has.
+func (w *writer) undefinedRelation() {
+	if w.schema == nil || len(w.scopes) == 0 {
+		return
+	}
+	for _, it := range w.scopes[len(w.scopes)-1].items {
+		if it.relation != "" && !w.ctes[it.relation] {
+			w.fail(undefinedTable, "relation %q does not exist", it.relation)
+		}
+	}
+}
+
+// undefinedTable is PostgreSQL's SQLSTATE for a relation that does not
+// exist.
+const undefinedTable = "42P01"

@@ -124,6 +124,8 @@ type writer struct {
 	answerSums map[*pg_query.FuncCall]bool
 	// textSum is the call a cast to text is being written around.
 	textSum *pg_query.FuncCall
+	// ctes are the names of the statement's WITH queries.
+	ctes map[string]bool
 }
 
 // scope is one query level's FROM items: alias (or table name) → table.
@@ -137,6 +139,9 @@ type scope struct {
 type scopeItem struct {
 	alias string
 	table *schema.Table // nil: a subquery or unknown table
+	// relation is the unqualified table name of a FROM item the schema
+	// does not have (a CTE, or a relation that does not exist).
+	relation string
 	// nullable marks the outer side of an outer join.
 	nullable bool
 }
