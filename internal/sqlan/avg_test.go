@@ -116,3 +116,20 @@ func indexOf(xs []int, x int) int {
 	}
 	return -1
 }
+
+// TestAveragesOnOneReplica: a cluster of one MariaDB replica asks for
+// avg() as sum and count too (its own digits are not PostgreSQL's).
+func TestAveragesOnOneReplica(t *testing.T) {
+	env := envWith(t, "CREATE TABLE t (id serial PRIMARY KEY, a int, n numeric(12,2))")
+	env.Replicas = map[driver.Dialect][]string{driver.MySQL: {"maria"}}
+	st, err := ParseOneIn("SELECT avg(n), round(avg(a), 2) FROM t", env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.quotients) != 2 {
+		t.Errorf("quotients %v, want both columns", st.quotients)
+	}
+	if text, _ := st.For(driver.MySQL); !contains(text, "SUM(") {
+		t.Errorf("MariaDB form %s", text)
+	}
+}

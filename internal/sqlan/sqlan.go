@@ -633,6 +633,11 @@ func (s *Stmt) prepare() error {
 		if err := s.rewrite(r); err != nil {
 			return err
 		}
+	} else if sel := s.tree.GetSelectStmt(); sel != nil && s.Kind == Read {
+		// One replica needs no determinism, but its avg() digits are
+		// still not PostgreSQL's (and the SQL writer refuses an avg()
+		// of exact values that is not asked as sum and count).
+		s.exactAverages(r, sel)
 	}
 	s.Pins = r.pins
 	total := s.NumParams + len(s.Pins)
