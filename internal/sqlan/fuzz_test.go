@@ -37,6 +37,9 @@ func FuzzParse(f *testing.F) {
 		"UPDATE t SET a = u.a FROM u WHERE u.id = t.id", "DELETE FROM t USING u RETURNING u.*",
 		"SELECT CASE WHEN a > 0 THEN 1 WHEN 1 = 1 THEN 2 ELSE -2147483648 / -1 END, coalesce(NULL, 1 % 0) FROM t",
 		"SELECT +a, -'x', a + 'x', '9'::int2 * 9999::int2 FROM t", "SELECT E'\\x00'",
+		"SELECT a::text, b FROM t ORDER BY a, b", "SELECT lower(b) FROM t GROUP BY lower ORDER BY lower",
+		"SELECT round(avg(a), -2), avg(n)::numeric(20,4) FROM t ORDER BY 1", "SELECT sum(a)::text FROM t",
+		"SELECT * FROM nope ORDER BY 3 DESC",
 	} {
 		f.Add(s)
 	}
