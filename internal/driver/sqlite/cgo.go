@@ -82,16 +82,16 @@ func init() {
 		panic(fmt.Sprintf("sqlite3_auto_extension: result code %d", rc))
 	}
 	sql.Register(cgoSQLDriver, &msqlite3.SQLiteDriver{ConnectHook: func(c *msqlite3.SQLiteConn) error {
-		if err := c.RegisterFunc(DivisorFunction, func(v any) (any, error) { return divisor(v) }, true); err != nil {
+		if err := c.RegisterFunc(DivisorFunction, func(v any) (any, error) { return divisor(cgoArg(v)) }, true); err != nil {
 			return err
 		}
-		if err := c.RegisterFunc(MD5Function, func(v any) (any, error) { return md5Hex(v) }, true); err != nil {
+		if err := c.RegisterFunc(MD5Function, func(v any) (any, error) { return md5Hex(cgoArg(v)) }, true); err != nil {
 			return err
 		}
-		if err := c.RegisterFunc(HexIntFunction, func(v any) (any, error) { return hexInt(v) }, true); err != nil {
+		if err := c.RegisterFunc(HexIntFunction, func(v any) (any, error) { return hexInt(cgoArg(v)) }, true); err != nil {
 			return err
 		}
-		if err := c.RegisterFunc(NumericFunction, func(v, p, s any) (any, error) { return numeric(v, p, s) }, true); err != nil {
+		if err := c.RegisterFunc(NumericFunction, func(v, p, s any) (any, error) { return numeric(cgoArg(v), p, s) }, true); err != nil {
 			return err
 		}
 		if err := c.RegisterAggregator(SumFunction, func() *cgoSum { return &cgoSum{intSum{text: true}} }, true); err != nil {
@@ -100,13 +100,26 @@ func init() {
 		if err := c.RegisterAggregator(SumInExprFunction, func() *cgoSum { return &cgoSum{} }, true); err != nil {
 			return err
 		}
-		return c.RegisterFunc(Int4Function, func(v any) (any, error) { return int4(v) }, true)
+		return c.RegisterFunc(Int4Function, func(v any) (any, error) { return int4(cgoArg(v)) }, true)
 	}})
 	driver.Register(CGo, driver.Serial, cgoLibrary.opener())
+}
+
+// cgoArg gives a function's argument as modernc.org/sqlite gives it,
+// which the shared functions expect: go-sqlite3 passes SQL NULL to an
+// untyped (any) argument as a nil []byte, and the functions would read it
+// as empty text (shepherd_numeric refused every NULL stored into a
+// numeric column with 22P02, so the go-sqlite3 replica lost such writes).
+// A zero-length text or blob arrives as a non-nil empty slice or string.
+func cgoArg(v any) any {
+	if b, ok := v.([]byte); ok && b == nil {
+		return nil
+	}
+	return v
 }
 
 // cgoSum is an intSum as go-sqlite3 calls an aggregate.
 type cgoSum struct{ intSum }
 
-func (c *cgoSum) Step(v any) error   { return c.step(v) }
+func (c *cgoSum) Step(v any) error   { return c.step(cgoArg(v)) }
 func (c *cgoSum) Done() (any, error) { return c.value() }
