@@ -11,7 +11,7 @@ import (
 // TestFunctionsTakeNull: shepherd's SQLite functions give NULL for NULL
 // in both builds (go-sqlite3 passes NULL as a nil []byte, which
 // shepherd_numeric once refused as bad text, so NULLs stored into a
-// numeric column failed on that replica alone), and '' stays bad text.
+// numeric column failed on that replica alone), and ” stays bad text.
 func TestFunctionsTakeNull(t *testing.T) {
 	for _, name := range []string{"sqlite", "sqlite-cgo"} {
 		t.Run(name, func(t *testing.T) {
