@@ -298,7 +298,16 @@ func (w *writer) subLink(s *pg_query.SubLink) {
 				w.str(" ALL (")
 			}
 		}
-		w.selectStmt(sub, false)
+		if w.my() && (sub.LimitCount != nil || sub.LimitOffset != nil) {
+			// MariaDB refuses LIMIT in an IN/ANY/ALL subquery (error
+			// 1235) but takes it in a derived table, which keeps the
+			// same rows: the others would commit a write MariaDB fails.
+			w.str(`SELECT * FROM (`)
+			w.selectStmt(sub, false)
+			w.str(`) AS "shepherd_limited"`)
+		} else {
+			w.selectStmt(sub, false)
+		}
 		w.str("))")
 	default:
 		w.refuse("ARRAY(subquery) and other subquery forms")
