@@ -2,11 +2,13 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
 	"github.com/shepherd-db/shepherd/internal/coord"
 	"github.com/shepherd-db/shepherd/internal/driver"
+	"github.com/shepherd-db/shepherd/internal/pgerr"
 	"github.com/shepherd-db/shepherd/internal/replica"
 	"github.com/shepherd-db/shepherd/internal/sqlan"
 	"github.com/shepherd-db/shepherd/internal/wal"
@@ -14,7 +16,9 @@ import (
 
 // logQueue hands the records the coordinator asked to log to the one
 // goroutine that waits for them to be durable, in barrier order. It is
-// unbounded, so that queueing under c.mu never waits.
+// unbounded, so that queueing under c.mu never waits; it is bounded in
+// effect by the core, which decides nothing more once told the log
+// failed.
 type logQueue struct {
 	mu    sync.Mutex
 	items []logItem
@@ -24,6 +28,9 @@ type logQueue struct {
 type logItem struct {
 	p       *wal.Pending // nil: a transaction without writes, not logged
 	barrier int          // the core's barrier
+	txn     coord.TxnID
+	// err is why the log would not take the record: Enqueue's error.
+	err error
 }
 
 func (q *logQueue) push(it logItem) {
@@ -86,40 +93,85 @@ func (c *Cluster) logLocked(a coord.Log) {
 	t.barrier = rec.Barrier
 	p, err := c.opts.WAL.Enqueue(rec)
 	if err != nil {
-		// Without the log nothing may commit: the transaction waits,
-		// like every later one (PostgreSQL stops on a failed fsync too).
-		c.log.Error("write-ahead log failed: commits stop", "err", err)
+		// The core hears of it in barrier order, from awaitLog, like of
+		// every other record: a Logged event for a later barrier must
+		// not come first, since it would cover this one.
+		c.logq.push(logItem{barrier: a.Barrier, txn: a.Txn, err: err})
 		return
 	}
-	c.logq.push(logItem{p: p, barrier: a.Barrier})
+	c.logq.push(logItem{p: p, barrier: a.Barrier, txn: a.Txn})
+}
+
+// logFatal reports whether an error of Enqueue means the log takes no
+// more records at all, rather than refusing one.
+func logFatal(err error) bool {
+	return errors.Is(err, wal.ErrFailed) || errors.Is(err, wal.ErrClosed)
+}
+
+// logRefusal is what a client whose transaction's record the log
+// refused is told.
+func logRefusal(err error) *pgerr.Error {
+	code := pgerr.InternalError
+	if errors.Is(err, wal.ErrTooLarge) {
+		code = pgerr.ProgramLimitExceeded
+	}
+	return pgerr.Wrap(code, err, "the write-ahead log refused the transaction").
+		WithDetail("The transaction was rolled back on every replica.")
+}
+
+// logFailure is what every client waiting for a COMMIT, or asking for
+// one, is told once the log failed.
+func logFailure(err error) *pgerr.Error {
+	return pgerr.Wrap(pgerr.IOError, err, "the write-ahead log failed; shepherd commits nothing until it is restarted").
+		WithDetail("The transaction was rolled back on every replica; if its log record reached the disk after all, " +
+			"it is committed when shepherd restarts from the log.")
 }
 
 // awaitLog tells the coordinator, in barrier order, which records are
-// durable.
+// durable, which were refused, and whether the log failed. After a
+// failure it only drains the queue: the core has failed every COMMIT
+// the log did not hold, and decides no more.
 func (c *Cluster) awaitLog() {
 	defer c.ticker.Done()
+	failed := false
 	for {
 		it, ok := c.logq.pop(c.stop)
 		if !ok {
 			return
 		}
+		if failed {
+			continue
+		}
+		err := it.err
 		if it.p != nil {
 			select {
 			case <-it.p.Done():
 			case <-c.stop:
 				return
 			}
-			if err := it.p.Wait(context.Background()); err != nil {
-				c.log.Error("write-ahead log failed: commits stop", "err", err)
-				return
-			}
+			err = it.p.Wait(context.Background())
 		}
-		c.durable.advance(c.opts.Base + uint64(it.barrier) + 1)
+		var ev coord.Event
+		switch {
+		case err == nil:
+			ev = coord.Logged{Barrier: it.barrier}
+		case it.p == nil && !logFatal(err):
+			// This record only: its barrier stays a hole in the log.
+			c.log.Error("write-ahead log refused a transaction; it is rolled back", "txn", uint64(it.txn), "err", err)
+			ev = coord.LogRefused{Txn: it.txn, Fail: logRefusal(err)}
+		default:
+			c.log.Error("write-ahead log failed: commits stop until shepherd restarts", "err", err)
+			failed = true
+			ev = coord.LogFailed{Fail: logFailure(err)}
+		}
+		if !failed {
+			c.durable.advance(c.opts.Base + uint64(it.barrier) + 1)
+		}
 		c.mu.Lock()
-		c.mu.core.Step(coord.Logged{Barrier: it.barrier})
+		c.mu.core.Step(ev)
 		c.applyLocked()
 		var applied int
-		if it.barrier%truncateEvery == 0 {
+		if !failed && it.barrier%truncateEvery == 0 {
 			applied = c.appliedLocked()
 		}
 		c.mu.Unlock()

@@ -77,7 +77,10 @@ type cbs struct {
 	downAt []int
 	// logged is the number of barriers the write-ahead log holds: a
 	// COMMIT with a barrier at or above it waits (Config.Log).
-	logged    int
+	logged int
+	// logFail, once the log failed (LogFailed), is what every COMMIT
+	// fails with: nothing commits any more.
+	logFail   *pgerr.Error
 	now       int // ticks seen
 	commitSeq int // numbers COMMIT requests in arrival order
 	stall     int // ticks before an outstanding secondary op counts as blocked
@@ -241,6 +244,23 @@ func (s *cbs) step(ev Event) {
 		s.watchPrimary()
 	case Logged:
 		s.logged = max(s.logged, e.Barrier+1)
+	case LogRefused:
+		if t := s.txns[e.Txn]; t != nil && t.phase == phaseCommitted && !s.isLogged(t) {
+			s.unlogged(t, e.Fail)
+		}
+	case LogFailed:
+		if s.logFail == nil {
+			s.logFail = e.Fail
+			for _, t := range slices.Clone(s.live) {
+				switch {
+				case t.phase == phaseCommitted && !s.isLogged(t):
+					s.unlogged(t, e.Fail)
+				case t.phase == phaseOpen && t.commitSeq > 0:
+					s.emit(Reply{Op: Op{Txn: t.id, Kind: OpCommit}, From: -1, Fail: e.Fail})
+					s.end(t)
+				}
+			}
+		}
 	case Rejoin:
 		s.rejoin(e.R)
 	case Caught:
@@ -312,6 +332,9 @@ func (s *cbs) submit(op Op, writes bool) {
 		switch {
 		case t.doom != nil:
 			s.emit(Reply{Op: op, From: -1, Fail: t.doom})
+			s.end(t)
+		case s.logFail != nil:
+			s.emit(Reply{Op: op, From: -1, Fail: s.logFail})
 			s.end(t)
 		case t.failed:
 			// The session rolls back failed transactions; a COMMIT of one
@@ -766,6 +789,21 @@ func (s *cbs) refuse(t *ctxn) {
 		// it is proven wrong, and another replica takes the role.
 		s.markDown(s.primary, fmt.Sprintf("its answer to statement %d of t%d was outvoted", outvoted+1, t.id))
 	}
+}
+
+// unlogged undoes the decision to commit t, which the write-ahead log
+// will never hold: no replica was sent its COMMIT (that waits for the
+// log), so it rolls back everywhere, and the client's COMMIT fails with
+// fail. Its barrier stays a hole in the log: transactions ordered after
+// it only waited for it, and now run without it on every replica, as
+// they do on the primary once it rolled t back there.
+func (s *cbs) unlogged(t *ctxn, fail *pgerr.Error) {
+	for r := range s.pend {
+		s.pend[r] = remove(s.pend[r], t)
+	}
+	t.replied = true
+	s.emit(Reply{Op: Op{Txn: t.id, Kind: OpCommit}, From: -1, Fail: fail})
+	s.end(t)
 }
 
 // end rolls t back wherever it started and forgets its pool entries.

@@ -218,6 +218,29 @@ type Logged struct{ Barrier int }
 
 func (Logged) event() {}
 
+// LogRefused: the write-ahead log refused the record of transaction Txn,
+// announced by a Log action (it is too large, say), and will never hold
+// it; Fail says why. Only with Config.Log, and before any Logged event
+// that covers Txn's barrier. The transaction was decided but no replica
+// was sent its COMMIT: it rolls back everywhere and its COMMIT fails with
+// Fail. Later transactions go on: their barriers pass over the hole.
+type LogRefused struct {
+	Txn  TxnID
+	Fail *pgerr.Error
+}
+
+// LogFailed: the write-ahead log failed (a write or an fsync) and holds
+// nothing beyond the barriers Logged events covered so far. Only with
+// Config.Log. Every decided transaction it does not hold rolls back
+// everywhere, every COMMIT waiting or asked from now on fails with Fail,
+// and no transaction commits any more: what was decided but not logged
+// cannot be acknowledged, and what may still be on disk is settled when
+// shepherd restarts from the log.
+type LogFailed struct{ Fail *pgerr.Error }
+
+func (LogRefused) event() {}
+func (LogFailed) event()  {}
+
 // Rejoin: replica R, taken out, is reachable again (CBS and SS). It runs
 // every transaction decided from now on, but is sent nothing until
 // Caught: it first applies, from the log, what was decided before

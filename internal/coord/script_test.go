@@ -11,6 +11,7 @@ import (
 
 	"github.com/shepherd-db/shepherd/internal/answer"
 	"github.com/shepherd-db/shepherd/internal/driver"
+	"github.com/shepherd-db/shepherd/internal/pgerr"
 )
 
 // TestScripts runs the scenario scripts in testdata/. Each command feeds
@@ -25,6 +26,7 @@ import (
 //	                             try=1 answers a re-run)
 //	down r=1
 //	alive r=0 | unresponsive r=0  (the shell's probe of r's engine)
+//	logged b=2 | logrefused t=1 code=54000 | logfailed code=58030
 //	tick [n=3]
 func TestScripts(t *testing.T) {
 	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
@@ -106,6 +108,10 @@ func TestScripts(t *testing.T) {
 				c.Step(Unresponsive{R: ReplicaID(num("r")), Why: "no answer to a probe"})
 			case "logged":
 				c.Step(Logged{Barrier: num("b")})
+			case "logrefused":
+				c.Step(LogRefused{Txn: TxnID(num("t")), Fail: pgerr.New(args["code"], "refused by the log")})
+			case "logfailed":
+				c.Step(LogFailed{Fail: pgerr.New(args["code"], "the log failed")})
 			case "rejoin":
 				c.Step(Rejoin{R: ReplicaID(num("r"))})
 			case "caught":

@@ -75,6 +75,12 @@ const (
 	InvalidTimeZoneDisplacement = "22009"
 )
 
+// Codes for what a failing write-ahead log tells clients.
+const (
+	ProgramLimitExceeded = "54000"
+	IOError              = "58030"
+)
+
 // Severity values used in ErrorResponse messages.
 const (
 	SeverityError = "ERROR"

@@ -28,6 +28,14 @@ var (
 	// ErrLocked is returned by Open when another Log, in this process or
 	// another, has the directory open.
 	ErrLocked = errors.New("wal: directory in use")
+	// ErrTooLarge is returned by Append and Enqueue for a record whose
+	// payload is larger than the limit (Options.MaxRecordBytes). Only
+	// that record is refused; the log goes on.
+	ErrTooLarge = errors.New("wal: record too large")
+	// ErrFailed is returned by Append and Enqueue once a write or an
+	// fsync has failed (wrapping that failure too): the log takes no
+	// more records until it is opened again.
+	ErrFailed = errors.New("wal: log failed")
 )
 
 // Options tune a Log. The zero value is ready to use.
@@ -42,6 +50,10 @@ type Options struct {
 	// goroutine at a time per file, but Open, the flusher and
 	// TruncateBefore may call it concurrently for different files.
 	Sync func(f *os.File) error
+	// MaxRecordBytes lowers the limit on one record's payload below
+	// MaxRecordBytes (tests refuse records with it); 0 or more than
+	// MaxRecordBytes means MaxRecordBytes.
+	MaxRecordBytes int
 }
 
 // Repair says what Open cut from a torn tail of the last segment.
@@ -159,6 +171,9 @@ func Open(dir string, opts Options) (*Log, []Record, error) {
 	}
 	if opts.Sync == nil {
 		opts.Sync = (*os.File).Sync
+	}
+	if opts.MaxRecordBytes <= 0 || opts.MaxRecordBytes > MaxRecordBytes {
+		opts.MaxRecordBytes = MaxRecordBytes
 	}
 	if err := makeDir(dir, opts.Sync); err != nil {
 		return nil, nil, err
@@ -338,15 +353,16 @@ func (l *Log) Append(ctx context.Context, r Record) error {
 // enqueue under that lock and wait outside it. Enqueue refuses a record
 // whose barrier is not above every barrier accepted before
 // (ErrBarrierOrder), a statement barrier above the record's, a record
-// larger than MaxRecordBytes, and everything after Close or after a
-// failed write.
+// larger than Options.MaxRecordBytes (ErrTooLarge), and everything after
+// Close (ErrClosed) or after a failed write (ErrFailed). The first three
+// concern r alone; after the last two the log takes nothing more.
 func (l *Log) Enqueue(r Record) (*Pending, error) {
 	if err := r.validate(); err != nil {
 		return nil, err
 	}
 	frame := appendFrame(nil, &r)
-	if n := len(frame) - frameHeaderBytes; n > MaxRecordBytes {
-		return nil, fmt.Errorf("wal: record of txn %d is %d bytes, more than %d", r.Txn, n, MaxRecordBytes)
+	if n := len(frame) - frameHeaderBytes; n > l.opts.MaxRecordBytes {
+		return nil, fmt.Errorf("%w: the record of txn %d is %d bytes, more than %d", ErrTooLarge, r.Txn, n, l.opts.MaxRecordBytes)
 	}
 	p := &Pending{frame: frame, barrier: r.Barrier, done: make(chan struct{})}
 
@@ -356,7 +372,7 @@ func (l *Log) Enqueue(r Record) (*Pending, error) {
 	case l.mu.closed:
 		return nil, ErrClosed
 	case l.mu.err != nil:
-		return nil, l.mu.err
+		return nil, fmt.Errorf("%w: %w", ErrFailed, l.mu.err)
 	case !l.mu.order.accepts(r.Barrier):
 		return nil, fmt.Errorf("%w: barrier %d of txn %d after %d", ErrBarrierOrder, r.Barrier, r.Txn, l.mu.order.last)
 	}

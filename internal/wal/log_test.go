@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -543,6 +544,23 @@ func TestCancel(t *testing.T) {
 	closeLog(t, l)
 }
 
+// TestTooLarge: a record over Options.MaxRecordBytes is refused with
+// ErrTooLarge, and the log goes on with the next one.
+func TestTooLarge(t *testing.T) {
+	l, _ := open(t, t.TempDir(), Options{Sync: noSync.Sync, MaxRecordBytes: 100})
+	ctx := context.Background()
+	big := Record{Txn: 1, Barrier: 1, Statements: []Statement{{SQL: strings.Repeat("x", 200), Writes: true}}}
+	if err := l.Append(ctx, big); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("Append of %d bytes: err %v, want ErrTooLarge", len(big.Statements[0].SQL), err)
+	}
+	if err := l.Append(ctx, Record{Txn: 2, Barrier: 2}); err != nil {
+		t.Fatalf("Append after a refusal: %v", err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestSyncFailure: once a sync fails the log refuses everything, since
 // the kernel may have dropped the dirty pages it could not write.
 func TestSyncFailure(t *testing.T) {
@@ -562,8 +580,8 @@ func TestSyncFailure(t *testing.T) {
 		t.Fatalf("Append: err %v, want %v", err, boom)
 	}
 	fail.Store(false)
-	if err := l.Append(ctx, testRecord(4)); !errors.Is(err, boom) {
-		t.Fatalf("Append after failure: err %v, want %v", err, boom)
+	if err := l.Append(ctx, testRecord(4)); !errors.Is(err, boom) || !errors.Is(err, ErrFailed) {
+		t.Fatalf("Append after failure: err %v, want %v wrapped in ErrFailed", err, boom)
 	}
 	if err := l.Close(); !errors.Is(err, boom) {
 		t.Fatalf("Close: err %v, want %v", err, boom)

@@ -63,6 +63,12 @@
 //     blocks), a survey is unanimous exactly when f+1 or more took part
 //     and agreed, and no survey ever accuses a replica.
 //
+// In runs with a write-ahead log, the log may refuse records (as one too
+// large is refused) and may fail for good (as after a failed fsync); the
+// core is told in barrier order (coord.LogRefused, coord.LogFailed).
+// Then no COMMIT may be sent to a replica, or acknowledged to a client,
+// without its record durable, and the checks above still hold.
+//
 // Besides, every action must keep the contract of coord's Send, Abort,
 // Reply and Finished (ops of an attempt in order, a new try only after an
 // Abort, no Abort after COMMIT was sent, replies only to waiting clients,

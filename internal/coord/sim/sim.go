@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/shepherd-db/shepherd/internal/coord"
+	"github.com/shepherd-db/shepherd/internal/pgerr"
 )
 
 // Options select one run.
@@ -118,16 +119,37 @@ type sim struct {
 	progressTick int // tick of the latest Reply or Finished
 	moves        []move
 	// The write-ahead log, in runs that have one (Config.Log): logQ are
-	// the barriers logged but not yet durable; logged counts the durable
-	// ones; barrierOf is each logged transaction's barrier.
+	// the records logged but not yet durable; logged is the barrier below
+	// which every record is settled (durable, or refused); durable holds
+	// the barriers on disk; barrierOf is each logged transaction's
+	// barrier (refused ones and those lost when the log failed are
+	// forgotten: they never committed).
 	wal       bool
-	logQ      []int
+	logQ      []logEntry
 	logged    int
 	nextLog   int
 	barrierOf map[coord.TxnID]int
+	durable   map[int]bool
+	// Log faults, drawn from logRNG (its own stream, so that runs
+	// without them replay as before): each record is refused with
+	// chance logRefuse (too large, say); flush number logFailAt (from
+	// 1; 0 never) fails, as a failed fsync does, and the log takes
+	// nothing more (logBroken).
+	logRNG    *rand.Rand
+	logRefuse float64
+	logFailAt int
+	flushes   int
+	logBroken bool
 	ring      traceRing
 	res       Result
 	err       error
+}
+
+// logEntry is a record on its way to the log.
+type logEntry struct {
+	txn     coord.TxnID
+	barrier int
+	refused bool
 }
 
 // client is one simulated database client: one transaction at a time,
@@ -168,6 +190,16 @@ func (s *sim) start() {
 	// more thing that can happen at any moment.
 	s.wal = (s.opt.Mode == coord.CBS || s.opt.Mode == coord.SS) && s.opt.Seed%2 == 0
 	s.barrierOf = map[coord.TxnID]int{}
+	s.durable = map[int]bool{}
+	if s.wal {
+		s.logRNG = rand.New(rand.NewPCG(uint64(s.opt.Seed), 0x10910c))
+		if s.logRNG.IntN(3) == 0 {
+			s.logRefuse = pick(s.logRNG, 0.01, 0.05, 0.2)
+		}
+		if s.logRNG.IntN(4) == 0 {
+			s.logFailAt = 1 + s.logRNG.IntN(st.txns)
+		}
+	}
 	stall := st.stallTicks
 	if stall == 0 {
 		stall = coord.DefaultStallTicks
@@ -382,7 +414,7 @@ func (s *sim) collect() []move {
 			}
 		}
 	}
-	if len(s.logQ) > 0 {
+	if len(s.logQ) > 0 && !s.logBroken {
 		ms = append(ms, move{flush: true})
 	}
 	s.moves = ms
@@ -398,12 +430,7 @@ func (s *sim) doTick() {
 func (s *sim) do(m move) {
 	switch {
 	case m.flush:
-		// A group commit: a prefix of the queue becomes durable at once.
-		k := 1 + s.rng.IntN(len(s.logQ))
-		b := s.logQ[k-1]
-		s.logQ = s.logQ[k:]
-		s.logged = b + 1
-		s.stepCore(coord.Logged{Barrier: b})
+		s.flush()
 	case m.c != nil:
 		s.clientNext(m.c)
 	case m.a != nil:
@@ -416,6 +443,45 @@ func (s *sim) do(m move) {
 		msg := m.f.deliver(m.i)
 		ev := coord.Answered{R: m.f.id, Op: msg.op, Try: msg.a.try, V: msg.vote}
 		s.stepCoreNoted(ev, answered{ev, msg.val})
+	}
+}
+
+// flush is a group commit: a prefix of the queue becomes durable at
+// once, the records refused in it (in order, as the shell reports them)
+// excepted. Or the write fails: the core is told the log failed, and
+// whatever was queued never committed.
+func (s *sim) flush() {
+	k := 1 + s.rng.IntN(len(s.logQ))
+	batch := s.logQ[:k]
+	s.flushes++
+	if s.logFailAt > 0 && s.flushes >= s.logFailAt {
+		s.logBroken = true
+		for _, e := range s.logQ {
+			delete(s.barrierOf, e.txn)
+		}
+		s.logQ = nil
+		s.logf("the log fails")
+		s.stepCore(coord.LogFailed{Fail: pgerr.New(pgerr.IOError, "sim: fsync failed")})
+		return
+	}
+	s.logQ = s.logQ[k:]
+	last := -1
+	for _, e := range batch {
+		if !e.refused {
+			s.durable[e.barrier] = true
+			s.logged, last = e.barrier+1, e.barrier
+			continue
+		}
+		if last >= 0 {
+			s.stepCore(coord.Logged{Barrier: last})
+			last = -1
+		}
+		delete(s.barrierOf, e.txn)
+		s.logged = e.barrier + 1
+		s.stepCore(coord.LogRefused{Txn: e.txn, Fail: pgerr.New(pgerr.ProgramLimitExceeded, "sim: record too large")})
+	}
+	if last >= 0 {
+		s.stepCore(coord.Logged{Barrier: last})
 	}
 }
 
@@ -519,16 +585,20 @@ func (s *sim) apply(a coord.Action) {
 		if a.Barrier != s.nextLog {
 			s.failf("contract: Log of t%d with barrier %d, want %d (barrier order)", a.Txn, a.Barrier, s.nextLog)
 		}
+		if s.logBroken {
+			s.failf("contract: Log of t%d after the log failed", a.Txn)
+		}
 		s.nextLog++
 		s.barrierOf[a.Txn] = a.Barrier
-		s.logQ = append(s.logQ, a.Barrier)
+		refused := s.logRefuse > 0 && s.logRNG.Float64() < s.logRefuse
+		s.logQ = append(s.logQ, logEntry{txn: a.Txn, barrier: a.Barrier, refused: refused})
 	}
 }
 
 func (s *sim) send(a coord.Send) {
 	if s.wal && a.Op.Kind == coord.OpCommit {
-		if b, ok := s.barrierOf[a.Op.Txn]; !ok || b >= s.logged {
-			s.failf("contract: COMMIT of t%d sent to r%d before the log held it", a.Op.Txn, a.R)
+		if b, ok := s.barrierOf[a.Op.Txn]; !ok || !s.durable[b] {
+			s.failf("contract: COMMIT of t%d sent to r%d without its log record durable", a.Op.Txn, a.R)
 		}
 	}
 	t := s.txns[a.Op.Txn]
@@ -670,6 +740,10 @@ func (s *sim) reply(r coord.Reply) {
 		} else {
 			s.res.Commits++
 			t.acked = true
+			if b, ok := s.barrierOf[t.id]; s.wal && (!ok || !s.durable[b]) {
+				s.failf("t%d: COMMIT acknowledged without its log record durable", t.id)
+				return
+			}
 		}
 		s.replay()
 	case coord.OpRollback:
