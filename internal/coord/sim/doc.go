@@ -8,8 +8,10 @@
 //
 // The database is a handful of integer keys (8 to 20, so transactions
 // conflict). A statement reads a key, adds to a key and returns the new
-// value, or sums a range of keys; its answer is digested into a coord.Vote
-// as the shell digests canonical rows. Clients (8 to 16) run transactions
+// value, sums a range of keys, or copies one key (plus a constant) into
+// another and returns only the row count, as INSERT ... SELECT does: runs
+// on different states answer alike and write differently. Its answer is
+// digested into a coord.Vote as the shell digests canonical rows. Clients (8 to 16) run transactions
 // of one to four statements, one operation at a time, waiting for each
 // Reply; they COMMIT, or now and then ROLLBACK, and roll back after any
 // error as a PostgreSQL client must.

@@ -402,19 +402,21 @@ func (f *fake) acquire(a *attempt, q stmt) []*attempt {
 		}
 		f.token = a
 		return nil
-	case f.class == driver.MVCC && !q.writes():
-		return nil // READ COMMITTED reads take no locks
 	}
-	lo, hi := q.keys()
+	ls := q.locks()
+	if f.class == driver.MVCC {
+		// READ COMMITTED reads take no locks: only what it writes.
+		ls = slices.DeleteFunc(ls, func(l lockReq) bool { return !l.exclusive })
+	}
 	var in []*attempt
-	for k := lo; k <= hi; k++ {
-		in = f.conflicts(in, a, k, q.writes())
+	for _, l := range ls {
+		in = f.conflicts(in, a, l.k, l.exclusive)
 	}
 	if len(in) > 0 {
 		return in
 	}
-	for k := lo; k <= hi; k++ {
-		f.lock(a, k, q.writes())
+	for _, l := range ls {
+		f.lock(a, l.k, l.exclusive)
 	}
 	return nil
 }

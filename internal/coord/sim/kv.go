@@ -18,6 +18,11 @@ const (
 	stmtAdd
 	// stmtSum returns the sum of the keys k..hi (inclusive).
 	stmtSum
+	// stmtCopy sets key hi to key k's value plus d and returns only the
+	// row count, 1, as an INSERT ... SELECT or an UPDATE with a subquery
+	// answers: two runs that read different values of k answer alike
+	// and write differently.
+	stmtCopy
 )
 
 // stmt is one statement of the toy key-value SQL. Keys are small integers;
@@ -35,19 +40,38 @@ func (q stmt) String() string {
 		return "read(k" + strconv.Itoa(q.k) + ")"
 	case stmtAdd:
 		return "add(k" + strconv.Itoa(q.k) + "," + strconv.FormatInt(int64(q.d), 10) + ")"
+	case stmtCopy:
+		return "copy(k" + strconv.Itoa(q.k) + "+" + strconv.FormatInt(int64(q.d), 10) + "->k" + strconv.Itoa(q.hi) + ")"
 	}
 	return "sum(k" + strconv.Itoa(q.k) + "..k" + strconv.Itoa(q.hi) + ")"
 }
 
 // writes reports whether the statement changes a key.
-func (q stmt) writes() bool { return q.kind == stmtAdd }
+func (q stmt) writes() bool { return q.kind == stmtAdd || q.kind == stmtCopy }
 
-// keys returns the keys the statement reads or writes, in increasing order.
-func (q stmt) keys() (lo, hi int) {
-	if q.kind == stmtSum {
-		return q.k, q.hi
+// lockReq is a lock a statement needs on one key.
+type lockReq struct {
+	k         int
+	exclusive bool
+}
+
+// locks returns the locks the statement takes under two-phase locking:
+// shared on what it only reads, exclusive on what it writes.
+func (q stmt) locks() []lockReq {
+	switch q.kind {
+	case stmtSum:
+		var ls []lockReq
+		for k := q.k; k <= q.hi; k++ {
+			ls = append(ls, lockReq{k: k})
+		}
+		return ls
+	case stmtCopy:
+		if q.k == q.hi {
+			return []lockReq{{k: q.k, exclusive: true}}
+		}
+		return []lockReq{{k: q.k}, {k: q.hi, exclusive: true}}
 	}
-	return q.k, q.k
+	return []lockReq{{k: q.k, exclusive: q.writes()}}
 }
 
 // run executes the statement against get and put and returns its answer:
@@ -61,6 +85,9 @@ func (q stmt) run(get func(k int) int, put func(k, v int)) int {
 		v := get(q.k) + q.d
 		put(q.k, v)
 		return v
+	case stmtCopy:
+		put(q.hi, get(q.k)+q.d)
+		return 1
 	}
 	sum := 0
 	for k := q.k; k <= q.hi; k++ {
@@ -75,8 +102,10 @@ func randomStmt(rng *rand.Rand, keys int) stmt {
 	switch p := rng.IntN(100); {
 	case p < 35:
 		return stmt{kind: stmtRead, k: k}
-	case p < 75:
+	case p < 65:
 		return stmt{kind: stmtAdd, k: k, d: rng.IntN(19) - 9}
+	case p < 75:
+		return stmt{kind: stmtCopy, k: k, hi: rng.IntN(keys), d: rng.IntN(19) - 9}
 	default:
 		return stmt{kind: stmtSum, k: k, hi: min(keys-1, k+rng.IntN(4))}
 	}
