@@ -152,6 +152,8 @@ func New(opts Options, replicas []Replica) *Cluster {
 			conc = *r.Concurrent
 		}
 		cfg.Concurrent = append(cfg.Concurrent, conc)
+		// MariaDB and MySQL commit DDL as they run it.
+		cfg.DDLCommits = append(cfg.DDLCommits, r.Engine.Dialect() == driver.MySQL)
 	}
 	c.mu.core = coord.New(cfg)
 	c.primary.Store(int32(c.mu.core.Primary()))
@@ -419,7 +421,7 @@ func (t *Txn) submit(ctx context.Context, op coord.Op, call stmtCall) (*answer.A
 		t.stmts = append(t.stmts, call)
 	}
 	t.waiting[op] = ch
-	c.mu.core.Step(coord.Submit{Op: op, Writes: call.st != nil && (call.st.Kind == sqlan.Write || call.st.Kind == sqlan.DDL)})
+	c.mu.core.Step(coord.Submit{Op: op, Writes: call.st != nil && call.st.Kind == sqlan.Write, DDL: call.st != nil && call.st.Kind == sqlan.DDL})
 	c.applyLocked()
 	c.mu.Unlock()
 	select {
@@ -518,6 +520,12 @@ func (c *Cluster) applyLocked() {
 			c.startRecovery(a.R)
 		case coord.Log:
 			c.logLocked(a)
+		case coord.Retire:
+			// Before its MarkDown, or before a recovery already under
+			// way rejoins it: it must stay out until repaired.
+			c.mu.retired[a.R] = true
+			c.log.Error("replica retired: its state differs from the others' and the log cannot repair it; repair it and restart shepherd",
+				"replica", c.managers[a.R].Name(), "why", a.Why)
 		case coord.NewPrimary:
 			c.primary.Store(int32(a.R))
 			c.views.add(View{Number: a.View, Primary: c.managers[a.R].Name(), Since: time.Now(), Why: c.views.lastDown})

@@ -54,6 +54,10 @@ func (d *durable) get() uint64 {
 	return d.next
 }
 
+// errRetired stops the recovery of a replica retired meanwhile (see
+// coord.Retire): it stays out.
+var errRetired = errors.New("replica retired")
+
 // Retry bounds for a replica that was taken out.
 const (
 	firstRetry = 100 * time.Millisecond
@@ -115,6 +119,9 @@ func (c *Cluster) recoverReplica(r coord.ReplicaID) {
 		pause = min(2*pause, maxRetry)
 		start := time.Now()
 		n, err := c.catchUp(ctx, r)
+		if errors.Is(err, errRetired) {
+			return
+		}
 		if err == nil {
 			c.status[r].failure.Store(nil)
 			c.log.Warn("replica back", "replica", name, "replayed", n, "catch-up", time.Since(start).Round(time.Millisecond), "attempts", attempt)
@@ -184,6 +191,10 @@ func (c *Cluster) catchUp(ctx context.Context, r coord.ReplicaID) (int, error) {
 		}
 	}
 	c.mu.Lock()
+	if c.mu.retired[r] {
+		c.mu.Unlock()
+		return total, errRetired
+	}
 	c.mu.core.Step(coord.Rejoin{R: r})
 	upTo := c.opts.Base + uint64(c.mu.core.Decided())
 	c.applyLocked()

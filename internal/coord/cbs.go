@@ -1,6 +1,7 @@
 package coord
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 
@@ -47,6 +48,8 @@ type cbs struct {
 	// only after the previous one ended, so it may be sent before that.
 	pipe []bool
 	down []bool
+	// retired marks the replicas retired (Retire): down for good.
+	retired []bool
 	// cur is the transaction a sequential secondary is running (0: none).
 	cur []TxnID
 
@@ -131,10 +134,60 @@ type ctxn struct {
 	// COMMIT came.
 	survey  bool
 	askedAt int
+	// ddlRan marks the replicas that commit DDL as they run it
+	// (Config.DDLCommits) and ran a DDL statement of t successfully:
+	// rolling t back does not undo it there (see pinned).
+	ddlRan []bool
+}
+
+// ErrCommitsAnyway is the cause of the 57014 a client gets when it
+// cancels the COMMIT of a pinned transaction (see pinned): the client is
+// let go, and the transaction commits nevertheless (the shell records
+// its DDL as committed).
+var ErrCommitsAnyway = errors.New("canceling statement due to user request")
+
+// pinned reports whether t can no longer be undone everywhere: a replica
+// that commits DDL as it runs it (MariaDB) has run a DDL statement of t.
+//
+// Such a transaction is driven to commit rather than rolled back where
+// the choice is shepherd's: a client's cancel during its COMMIT no longer
+// aborts it (the client gets 57014 at once, with a detail saying the
+// transaction commits nevertheless). Where the rules leave no choice —
+// the other replicas refuse it, its primary is lost, the log refuses it —
+// it rolls back on every other replica, and the replicas where the DDL
+// stays are retired (Retire): taken out until repaired, never brought
+// back from the log, so that every replica still in use holds the same
+// schema. The other design, running DDL on the transactional replicas
+// first and on such a primary last, still leaves the window between the
+// primary's DDL and the decision, and costs a round trip per DDL.
+func (t *ctxn) pinned() bool { return slices.Contains(t.ddlRan, true) }
+
+// ddlCommits reports whether replica r commits DDL as it runs it.
+func (s *cbs) ddlCommits(r ReplicaID) bool {
+	d := s.c.cfg.DDLCommits
+	return d != nil && d[r]
+}
+
+// sentDDL notes that statement i of t goes to replica r: a DDL
+// statement sent to a replica that commits it as it runs it pins t, from
+// then on, since it may have run there before its answer comes.
+func (s *cbs) sentDDL(r ReplicaID, t *ctxn, i int) {
+	if t.stmts[i].ddl && s.ddlCommits(r) {
+		t.ddlRan[r] = true
+	}
+}
+
+// ranDDL notes replica r's answer to statement i of t: a DDL statement
+// that failed did not run (MariaDB's DDL is atomic), and unpins t there.
+func (s *cbs) ranDDL(r ReplicaID, t *ctxn, i int, v Vote) {
+	if i < len(t.stmts) && t.stmts[i].ddl && s.ddlCommits(r) {
+		t.ddlRan[r] = v.OK()
+	}
 }
 
 type cstmt struct {
-	writes   bool // may change state (Submit.Writes)
+	writes   bool // may change state (Submit.Writes, or DDL)
+	ddl      bool // changes the schema (Submit.DDL)
 	answered bool // by the primary
 	b        int  // barrier when the primary answered
 	vote     Vote // the primary's answer
@@ -181,7 +234,7 @@ func newCBS(c *Coordinator) *cbs {
 	n := c.cfg.N
 	s := &cbs{c: c, primary: -1, seq: make([]bool, n), mvcc: make([]bool, n), pipe: make([]bool, n), down: make([]bool, n),
 		cur: make([]TxnID, n), downAt: make([]int, n), joining: make([]bool, n), txns: map[TxnID]*ctxn{}, stall: c.cfg.StallTicks,
-		pend: make([][]*ctxn, n), limits: make([]int, n)}
+		pend: make([][]*ctxn, n), limits: make([]int, n), retired: make([]bool, n)}
 	if s.stall <= 0 {
 		s.stall = DefaultStallTicks
 	}
@@ -233,7 +286,7 @@ func (s *cbs) step(ev Event) {
 	case Begin:
 		s.begin(e.Txn, e.Survey)
 	case Submit:
-		s.submit(e.Op, e.Writes)
+		s.submit(e.Op, e.Writes || e.DDL, e.DDL)
 	case Answered:
 		s.answered(e)
 	case Down:
@@ -256,7 +309,7 @@ func (s *cbs) step(ev Event) {
 				case t.phase == phaseCommitted && !s.isLogged(t):
 					s.unlogged(t, e.Fail)
 				case t.phase == phaseOpen && t.commitSeq > 0:
-					s.emit(Reply{Op: Op{Txn: t.id, Kind: OpCommit}, From: -1, Fail: e.Fail})
+					s.failCommit(t, e.Fail)
 					s.end(t)
 				}
 			}
@@ -274,7 +327,16 @@ func (s *cbs) step(ev Event) {
 			}
 		}
 	case Cancel:
-		if t := s.txns[e.Txn]; t != nil && t.phase == phaseOpen && t.commitSeq > 0 {
+		if t := s.txns[e.Txn]; t != nil && t.phase == phaseOpen && t.commitSeq > 0 && !t.replied {
+			if t.pinned() {
+				// Its DDL is committed on some replica already: the
+				// client is let go, the transaction goes on to commit.
+				t.replied = true
+				s.emit(Reply{Op: Op{Txn: t.id, Kind: OpCommit}, From: -1,
+					Fail: pgerr.Wrap(pgerr.QueryCanceled, ErrCommitsAnyway, "").
+						WithDetail("The transaction ran DDL that a replica commits as it runs it; it cannot be rolled back, and is committed on every replica.")})
+				break
+			}
 			s.emit(Reply{Op: Op{Txn: t.id, Kind: OpCommit}, From: -1,
 				Fail: pgerr.New(pgerr.QueryCanceled, "canceling statement due to user request").
 					WithDetail("the transaction was rolled back before its COMMIT was decided")})
@@ -290,7 +352,7 @@ func (s *cbs) begin(id TxnID, survey bool) {
 	if _, dup := s.txns[id]; dup || id == 0 {
 		panic(fmt.Sprintf("coord: Begin of t%d twice", id))
 	}
-	t := &ctxn{id: id, at: make([]rtx, s.c.cfg.N), survey: survey}
+	t := &ctxn{id: id, at: make([]rtx, s.c.cfg.N), survey: survey, ddlRan: make([]bool, s.c.cfg.N)}
 	for r := range t.at {
 		t.at[r].hold = -1
 	}
@@ -298,7 +360,7 @@ func (s *cbs) begin(id TxnID, survey bool) {
 	s.live = append(s.live, t)
 }
 
-func (s *cbs) submit(op Op, writes bool) {
+func (s *cbs) submit(op Op, writes, ddl bool) {
 	t := s.txns[op.Txn]
 	if t == nil || t.phase != phaseOpen || t.commitSeq > 0 {
 		panic(fmt.Sprintf("coord: %v submitted outside a live transaction", op))
@@ -308,7 +370,7 @@ func (s *cbs) submit(op Op, writes bool) {
 		if op.Seq != len(t.stmts) {
 			panic(fmt.Sprintf("coord: %v submitted out of order", op))
 		}
-		t.stmts = append(t.stmts, cstmt{writes: writes})
+		t.stmts = append(t.stmts, cstmt{writes: writes, ddl: ddl})
 		switch {
 		case t.doom != nil:
 			s.emit(Reply{Op: op, From: -1, Fail: t.doom})
@@ -352,6 +414,7 @@ func (s *cbs) submit(op Op, writes bool) {
 // sendPrimary sends statement op of t to the primary.
 func (s *cbs) sendPrimary(t *ctxn, op Op) {
 	p := &t.at[s.primary]
+	s.sentDDL(s.primary, t, op.Seq)
 	p.sent++
 	p.started = true
 	// A primary promoted from a drained secondary goes on with the
@@ -389,6 +452,12 @@ func (s *cbs) answered(a Answered) {
 			return // not the answer this attempt is waiting for
 		}
 		rt.votes = append(rt.votes, a.V)
+		s.ranDDL(a.R, t, a.Op.Seq, a.V)
+		if t.phase == phaseEnded && t.ddlRan[a.R] {
+			// Too late: t rolled back everywhere else.
+			s.retire(a.R, fmt.Sprintf("it committed DDL of t%d as it ran it, after t%d rolled back", t.id, t.id))
+			return
+		}
 		if a.R == s.primary {
 			s.primaryAnswered(t, a)
 			return
@@ -780,9 +849,9 @@ func (s *cbs) refuse(t *ctxn) {
 	if bad >= 0 {
 		what = fmt.Sprintf("statement %d of the transaction", bad+1)
 	}
-	s.emit(Reply{Op: Op{Txn: t.id, Kind: OpCommit}, From: -1, Fail: pgerr.New(pgerr.SerializationFailure,
+	s.failCommit(t, pgerr.New(pgerr.SerializationFailure,
 		"replicas disagreed on %s: the answer given was not confirmed by %d other replicas", what, s.c.cfg.F).
-		WithHint("the transaction was rolled back on every replica; retry it")})
+		WithHint("the transaction was rolled back on every replica; retry it"))
 	s.end(t)
 	if outvoted >= 0 && !s.down[s.primary] {
 		// f+1 replicas agree on another answer than the primary gave:
@@ -801,9 +870,18 @@ func (s *cbs) unlogged(t *ctxn, fail *pgerr.Error) {
 	for r := range s.pend {
 		s.pend[r] = remove(s.pend[r], t)
 	}
+	s.failCommit(t, fail)
+	s.end(t)
+}
+
+// failCommit fails the client's COMMIT of t with fail, unless the client
+// was answered already (a pinned transaction's cancel).
+func (s *cbs) failCommit(t *ctxn, fail *pgerr.Error) {
+	if t.replied {
+		return
+	}
 	t.replied = true
 	s.emit(Reply{Op: Op{Txn: t.id, Kind: OpCommit}, From: -1, Fail: fail})
-	s.end(t)
 }
 
 // end rolls t back wherever it started and forgets its pool entries.
@@ -825,6 +903,21 @@ func (s *cbs) end(t *ctxn) {
 		}
 	}
 	s.checkFinished(t)
+	for r, ran := range t.ddlRan {
+		if ran {
+			s.retire(ReplicaID(r), fmt.Sprintf("it committed DDL of t%d as it ran it, and t%d rolled back on the other replicas", t.id, t.id))
+		}
+	}
+}
+
+// retire takes replica r out for good (see Retire).
+func (s *cbs) retire(r ReplicaID, why string) {
+	if s.retired[r] {
+		return
+	}
+	s.retired[r] = true
+	s.emit(Retire{R: r, Why: why})
+	s.markDown(r, why)
 }
 
 // abortAt gives up t's current attempt on secondary r; its statements go
@@ -1104,6 +1197,7 @@ func (s *cbs) nextSequential(r ReplicaID) TxnID {
 func (s *cbs) sendStmt(r ReplicaID, t *ctxn) {
 	rt := &t.at[r]
 	op := Op{Txn: t.id, Kind: OpStmt, Seq: rt.sent}
+	s.sentDDL(r, t, op.Seq)
 	rt.sent++
 	if s.mvcc[r] {
 		rt.snap = append(rt.snap, s.committedPrefix(r))
@@ -1237,7 +1331,7 @@ func (s *cbs) markDown(r ReplicaID, why string) {
 // decided before (Caught). Those are finished as far as r is concerned:
 // the log brings them.
 func (s *cbs) rejoin(r ReplicaID) {
-	if !s.down[r] {
+	if !s.down[r] || s.retired[r] {
 		return
 	}
 	s.down[r], s.joining[r] = false, true
@@ -1368,7 +1462,7 @@ func (s *cbs) doomTxn(t *ctxn, doom *pgerr.Error) {
 	}
 	switch n := len(t.stmts); {
 	case t.commitSeq > 0:
-		s.emit(Reply{Op: Op{Txn: t.id, Kind: OpCommit}, From: -1, Fail: doom})
+		s.failCommit(t, doom)
 		s.end(t)
 	case n > 0 && !t.stmts[n-1].answered && !t.failed:
 		s.emit(Reply{Op: Op{Txn: t.id, Kind: OpStmt, Seq: n - 1}, From: -1, Fail: doom})

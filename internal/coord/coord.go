@@ -126,6 +126,10 @@ type Config struct {
 	// replica that is not ready before it goes on without it. 0 means
 	// DefaultSurveyTicks.
 	SurveyTicks int
+	// DDLCommits marks the replicas that commit DDL as they run it
+	// (MariaDB, MySQL), so that rolling the transaction back does not
+	// undo it (CBS and SS; nil: none). See pinned in cbs.go.
+	DDLCommits []bool
 }
 
 // DefaultSurveyTicks is Config.SurveyTicks when left 0: 10 s at the
@@ -185,6 +189,9 @@ type Submit struct {
 	// commit its transaction, since its state would differ from the
 	// others' with nothing left to show it (see writeDiverged).
 	Writes bool
+	// DDL marks a statement that changes the schema (see
+	// Config.DDLCommits); it counts as a write too.
+	DDL bool
 }
 
 // Answered: replica R finished operation Op of attempt Try with vote V.
@@ -310,6 +317,16 @@ type MarkDown struct {
 	Why string
 }
 
+// Retire: replica R holds a change the other replicas do not have and
+// the write-ahead log cannot undo (DDL it committed as it ran, of a
+// transaction that rolled back everywhere else). It is taken out (a
+// MarkDown follows) and must stay out until an operator repaired it:
+// bringing it back from the log would leave it different.
+type Retire struct {
+	R   ReplicaID
+	Why string
+}
+
 // Finished: every live replica is done with transaction Txn; the shell may
 // forget it.
 type Finished struct{ Txn TxnID }
@@ -341,6 +358,7 @@ type Surveyed struct {
 }
 
 func (Surveyed) action()   {}
+func (Retire) action()     {}
 func (Log) action()        {}
 func (Send) action()       {}
 func (Abort) action()      {}

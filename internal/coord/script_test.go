@@ -19,9 +19,9 @@ import (
 // -rewrite to regenerate the expected output, and review the diff.
 //
 //	init mode=serial n=3 f=1
-//	init mode=cbs n=3 f=1 classes=locking,mvcc,serial stall=3 concurrent=1
+//	init mode=cbs n=3 f=1 classes=locking,mvcc,serial stall=3 concurrent=1 ddlcommits=0
 //	begin t=1 [survey=1]
-//	stmt t=1 seq=0 | commit t=1 | rollback t=1
+//	stmt t=1 seq=0 [ddl=1] | commit t=1 | rollback t=1 | cancel t=1
 //	answer r=0 op=t1/0 v=A      (v names an answer; err=40001 an error;
 //	                             try=1 answers a re-run)
 //	down r=1
@@ -72,6 +72,17 @@ func TestScripts(t *testing.T) {
 					cfg.StallTicks = num("stall")
 				}
 				cfg.Log = args["log"] == "1"
+				if list, ok := args["ddlcommits"]; ok {
+					// ddlcommits=0: those replicas commit DDL as they run it.
+					cfg.DDLCommits = make([]bool, cfg.N)
+					for _, r := range strings.Split(list, ",") {
+						i, err := strconv.Atoi(r)
+						if err != nil || i >= cfg.N {
+							d.Fatalf(t, "bad ddlcommits=%q", list)
+						}
+						cfg.DDLCommits[i] = true
+					}
+				}
 				if _, ok := args["ptimeout"]; ok {
 					cfg.PrimaryTimeout = num("ptimeout")
 				}
@@ -82,7 +93,9 @@ func TestScripts(t *testing.T) {
 			case "begin":
 				c.Step(Begin{Txn: TxnID(num("t")), Survey: args["survey"] == "1"})
 			case "stmt":
-				c.Step(Submit{Op: Op{Txn: TxnID(num("t")), Kind: OpStmt, Seq: num("seq")}, Writes: args["writes"] == "1"})
+				c.Step(Submit{Op: Op{Txn: TxnID(num("t")), Kind: OpStmt, Seq: num("seq")}, Writes: args["writes"] == "1", DDL: args["ddl"] == "1"})
+			case "cancel":
+				c.Step(Cancel{Txn: TxnID(num("t"))})
 			case "commit":
 				c.Step(Submit{Op: Op{Txn: TxnID(num("t")), Kind: OpCommit}})
 			case "rollback":
@@ -198,6 +211,8 @@ func render(a Action, labels map[answer.Digest]string) string {
 		return fmt.Sprintf("down r%d (%s)", a.R, a.Why)
 	case Finished:
 		return fmt.Sprintf("finished t%d", a.Txn)
+	case Retire:
+		return fmt.Sprintf("retire r%d (%s)", a.R, a.Why)
 	case Log:
 		return fmt.Sprintf("log t%d b=%d", a.Txn, a.Barrier)
 	case NewPrimary:

@@ -11,6 +11,7 @@ package session
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"time"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/shepherd-db/shepherd/internal/answer"
 	"github.com/shepherd-db/shepherd/internal/cluster"
+	"github.com/shepherd-db/shepherd/internal/coord"
 	"github.com/shepherd-db/shepherd/internal/driver"
 	"github.com/shepherd-db/shepherd/internal/pgerr"
 	"github.com/shepherd-db/shepherd/internal/pgwire"
@@ -264,14 +266,18 @@ func (s *Session) commit(ctx context.Context) error {
 	if t == nil {
 		return nil
 	}
-	if err := t.Commit(ctx); err != nil {
+	err := t.Commit(ctx)
+	if err != nil && !errors.Is(err, coord.ErrCommitsAnyway) {
 		return err
 	}
 	if len(ddl) == 0 {
-		return nil
+		return err
 	}
-	// With the log barrier, in one write of the catalog file: a start-up
-	// after a crash before this point applies the changes from the log.
+	// Committed, or committing although the client gave up (DDL that
+	// MariaDB committed as it ran it): the schema changed either way, and
+	// the client gets its cancel error afterwards. With the log barrier,
+	// in one write of the catalog file: a start-up after a crash before
+	// this point applies the changes from the log.
 	trees := make([]*pg_query.Node, len(ddl))
 	for i, st := range ddl {
 		trees[i] = st.Tree()
@@ -279,7 +285,7 @@ func (s *Session) commit(ctx context.Context) error {
 	if err := s.cache.Catalog().Commit(t.Barrier(), trees); err != nil {
 		return pgerr.Wrap(pgerr.InternalError, err, "the statement committed, but shepherd could not record the schema change")
 	}
-	return nil
+	return err
 }
 
 // explain answers EXPLAIN (SHEPHERD): per dialect, the replicas, the

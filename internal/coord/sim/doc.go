@@ -65,6 +65,14 @@
 //     blocks), a survey is unanimous exactly when f+1 or more took part
 //     and agreed, and no survey ever accuses a replica.
 //
+// In a third of the CBS and SS runs (and the ddl-* scenarios) one
+// transaction in eight is a lone DDL statement, which one locking replica
+// (MariaDB-like) commits as it runs it, so that no rollback undoes it
+// there, and some clients cancel their COMMIT (coord.Cancel). Check 2
+// then says the core never leaves that replica different from the others
+// while it stays in use: it drives such a transaction to commit, or
+// retires the replica (coord.Retire).
+//
 // In runs with a write-ahead log, the log may refuse records (as one too
 // large is refused) and may fail for good (as after a failed fsync); the
 // core is told in barrier order (coord.LogRefused, coord.LogFailed).

@@ -143,6 +143,10 @@ type fake struct {
 	answers  map[coord.Op]answerRec
 	down     bool
 	note     func(format string, args ...any) // verbose trace; may be nil
+	// ddlCommits: DDL statements commit here as they run (MariaDB).
+	ddlCommits bool
+	// retired: the core retired it (coord.Retire); it never comes back.
+	retired bool
 	// done records the transactions committed here (what a replica's
 	// log table tells shepherd's recovery).
 	done map[coord.TxnID]bool
@@ -335,6 +339,19 @@ func (f *fake) statement(a *attempt, op coord.Op, q stmt, tick int) {
 	if f.faults.deadlock > 0 && f.rng.Float64() < f.faults.deadlock {
 		f.logf("%v %v: spurious deadlock", a, q)
 		f.fail(a, op, tick)
+		return
+	}
+	if q.kind == stmtDDL && f.ddlCommits {
+		// Committed as it runs, with whatever the attempt held before
+		// (an implicit commit): its rollback cannot undo it, and it holds
+		// no lock afterwards.
+		for _, w := range a.writes {
+			f.committed[w.k] = w.v
+		}
+		f.committed[q.k] = q.d
+		f.logf("%v %v commits at once", a, q)
+		f.release(a)
+		f.answer(a, op, voteFor(1), 1, tick)
 		return
 	}
 	v := q.run(a.get(f.committed), a.put)

@@ -23,6 +23,10 @@ const (
 	// answers: two runs that read different values of k answer alike
 	// and write differently.
 	stmtCopy
+	// stmtDDL sets key k to d, as a schema change: on a replica that
+	// commits DDL as it runs it (setup.ddlCommits), at once and for good;
+	// elsewhere like any write. It answers 1 (its command tag).
+	stmtDDL
 )
 
 // stmt is one statement of the toy key-value SQL. Keys are small integers;
@@ -40,6 +44,8 @@ func (q stmt) String() string {
 		return "read(k" + strconv.Itoa(q.k) + ")"
 	case stmtAdd:
 		return "add(k" + strconv.Itoa(q.k) + "," + strconv.FormatInt(int64(q.d), 10) + ")"
+	case stmtDDL:
+		return "ddl(k" + strconv.Itoa(q.k) + "=" + strconv.Itoa(q.d) + ")"
 	case stmtCopy:
 		return "copy(k" + strconv.Itoa(q.k) + "+" + strconv.FormatInt(int64(q.d), 10) + "->k" + strconv.Itoa(q.hi) + ")"
 	}
@@ -47,7 +53,7 @@ func (q stmt) String() string {
 }
 
 // writes reports whether the statement changes a key.
-func (q stmt) writes() bool { return q.kind == stmtAdd || q.kind == stmtCopy }
+func (q stmt) writes() bool { return q.kind == stmtAdd || q.kind == stmtCopy || q.kind == stmtDDL }
 
 // lockReq is a lock a statement needs on one key.
 type lockReq struct {
@@ -87,6 +93,9 @@ func (q stmt) run(get func(k int) int, put func(k, v int)) int {
 		return v
 	case stmtCopy:
 		put(q.hi, get(q.k)+q.d)
+		return 1
+	case stmtDDL:
+		put(q.k, q.d)
 		return 1
 	}
 	sum := 0

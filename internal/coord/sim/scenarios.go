@@ -25,6 +25,24 @@ var scenarios = map[string]func(*setup){
 		cluster(s, 0, []driver.Class{driver.Locking, driver.MVCC, driver.Serial}, faults{noLocks: true})
 		s.tickEvery = 30
 	},
+	// DDL that the primary (MariaDB-like) commits as it runs it, with
+	// PostgreSQL- and SQLite-like secondaries, clients that cancel their
+	// COMMIT, and secondaries often slow to get to it.
+	"ddl-primary": func(s *setup) {
+		cluster(s, -1, []driver.Class{driver.Locking, driver.MVCC, driver.Serial}, faults{})
+		ddlOn(s, 0)
+		s.tickEvery = 0.3
+	},
+	// The same primary crashes: a view change after it ran DDL.
+	"ddl-primary-crash": func(s *setup) {
+		cluster(s, 0, []driver.Class{driver.Locking, driver.Locking, driver.Serial}, faults{crashAt: 1500})
+		ddlOn(s, 0)
+	},
+	// A MariaDB-like secondary, next to a primary that lies now and then.
+	"ddl-secondary": func(s *setup) {
+		cluster(s, 0, []driver.Class{driver.Locking, driver.Locking, driver.MVCC}, faults{lie: 0.05})
+		ddlOn(s, 1)
+	},
 	// An MVCC secondary (its answers are often stale, so it must re-run
 	// to endorse) next to a secondary that fails every statement with a
 	// deadlock error.
@@ -70,6 +88,14 @@ func cluster(s *setup, bad int, classes []driver.Class, fl faults) {
 		s.tickEvery = 3 // operations usually well within StallTicks
 	}
 	s.stallTicks = 0
+}
+
+// ddlOn makes s a run with DDL transactions, which replica r commits
+// as it runs them.
+func ddlOn(s *setup, r int) {
+	s.ddl, s.ddlSet = true, true
+	s.ddlCommits = make([]bool, s.n)
+	s.ddlCommits[r] = true
 }
 
 // Scenarios returns the scenario names, sorted.

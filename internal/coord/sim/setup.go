@@ -27,6 +27,13 @@ type setup struct {
 	tickEvery  float64
 	stallTicks int // coord.Config.StallTicks (0: the core's default)
 	initial    store
+	// ddl (CBS and SS runs): one transaction in eight is a lone DDL
+	// statement, which the replicas marked in ddlCommits (a locking one,
+	// MariaDB-like) commit as they run it, and clients sometimes cancel
+	// their COMMIT. Drawn from a stream of its own in sim.start unless a
+	// scenario sets it (ddlSet), so that other runs replay as before.
+	ddl, ddlSet bool
+	ddlCommits  []bool
 }
 
 // newSetup draws a configuration from rng.
@@ -151,6 +158,14 @@ func (s setup) String() string {
 		}
 		rs = append(rs, fmt.Sprintf("r%d=%v/%s/%v", r, s.classes[r], sched, s.faults[r]))
 	}
-	return fmt.Sprintf("n=%d f=%d keys=%d clients=%d txns=%d tickEvery=%.2f stallTicks=%d [%s]",
-		s.n, s.f, s.keys, s.clients, s.txns, s.tickEvery, s.stallTicks, strings.Join(rs, " "))
+	ddl := ""
+	if s.ddl {
+		for r, on := range s.ddlCommits {
+			if on {
+				ddl += fmt.Sprintf(" ddl-commits=r%d", r)
+			}
+		}
+	}
+	return fmt.Sprintf("n=%d f=%d keys=%d clients=%d txns=%d tickEvery=%.2f stallTicks=%d%s [%s]",
+		s.n, s.f, s.keys, s.clients, s.txns, s.tickEvery, s.stallTicks, ddl, strings.Join(rs, " "))
 }

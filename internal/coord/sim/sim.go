@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -9,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/shepherd-db/shepherd/internal/coord"
+	"github.com/shepherd-db/shepherd/internal/driver"
 	"github.com/shepherd-db/shepherd/internal/pgerr"
 )
 
@@ -81,6 +83,7 @@ func Run(opt Options) (res Result) {
 		res = s.res
 	}()
 	s.start()
+	s.res.Setup = s.setup.String()
 	s.loop()
 	if s.err == nil {
 		s.checkEnd()
@@ -140,9 +143,11 @@ type sim struct {
 	logFailAt int
 	flushes   int
 	logBroken bool
-	ring      traceRing
-	res       Result
-	err       error
+	// ddlRNG draws the DDL transactions and the cancels (setup.ddl).
+	ddlRNG *rand.Rand
+	ring   traceRing
+	res    Result
+	err    error
 }
 
 // logEntry is a record on its way to the log.
@@ -178,6 +183,10 @@ type txn struct {
 	// survey: a compare or repair step of the shell's (coord.Begin); it
 	// may write, as a repair does, and commits only when unanimous.
 	survey bool
+	// mayCancel: the client may give up waiting for its COMMIT
+	// (coord.Cancel); cancelled once it did. commitsAnyway: its COMMIT
+	// failed with coord.ErrCommitsAnyway, so it commits nevertheless.
+	mayCancel, cancelled, commitsAnyway bool
 }
 
 func (s *sim) start() {
@@ -191,6 +200,31 @@ func (s *sim) start() {
 	s.wal = (s.opt.Mode == coord.CBS || s.opt.Mode == coord.SS) && s.opt.Seed%2 == 0
 	s.barrierOf = map[coord.TxnID]int{}
 	s.durable = map[int]bool{}
+	if s.opt.Mode == coord.CBS || s.opt.Mode == coord.SS {
+		s.ddlRNG = rand.New(rand.NewPCG(uint64(s.opt.Seed), 0xdd1))
+		if !st.ddlSet {
+			st.ddl = s.ddlRNG.IntN(3) == 0
+			var locking []int
+			for r, c := range st.classes {
+				if c == driver.Locking {
+					locking = append(locking, r)
+				}
+			}
+			st.ddlCommits = make([]bool, st.n)
+			switch p := primaryOf(st.classes); {
+			case p >= 0 && st.classes[p] == driver.Locking && s.ddlRNG.IntN(4) > 0:
+				st.ddlCommits[p] = true
+			case len(locking) > 0:
+				st.ddlCommits[locking[s.ddlRNG.IntN(len(locking))]] = true
+			}
+		}
+	} else {
+		st.ddl = false // the serial core runs no engine with such DDL
+	}
+	if !st.ddl {
+		st.ddlCommits = nil
+	}
+	s.setup = st
 	if s.wal {
 		s.logRNG = rand.New(rand.NewPCG(uint64(s.opt.Seed), 0x10910c))
 		if s.logRNG.IntN(3) == 0 {
@@ -207,13 +241,14 @@ func (s *sim) start() {
 	// Surveys give up on a replica well within the progress check's
 	// patience (stuckTicks): it holds locks clients may wait for.
 	s.co = coord.New(coord.Config{Mode: s.opt.Mode, N: st.n, F: st.f, Classes: st.classes, Concurrent: concurrent,
-		StallTicks: st.stallTicks, Log: s.wal, SurveyTicks: 20 * stall})
+		StallTicks: st.stallTicks, Log: s.wal, SurveyTicks: 20 * stall, DDLCommits: st.ddlCommits})
 	s.core = s.co
 	if s.opt.wrap != nil {
 		s.core = s.opt.wrap(s, s.core)
 	}
 	for r := range st.n {
 		f := newFake(coord.ReplicaID(r), st.classes[r], st.faults[r], st.initial, s.rng)
+		f.ddlCommits = st.ddlCommits != nil && st.ddlCommits[r]
 		if s.opt.Log != nil {
 			f.note = s.logf
 		}
@@ -239,6 +274,8 @@ type move struct {
 	i int
 	// flush: the log makes some of its queued records durable.
 	flush bool
+	// cancel: with c, the client gives up waiting for its COMMIT.
+	cancel bool
 }
 
 func (s *sim) loop() {
@@ -369,7 +406,7 @@ func (s *sim) crashes() {
 func (s *sim) rejoins() {
 	for _, f := range s.fakes {
 		switch {
-		case f.down && f.rejoinAt > 0 && s.steps >= f.rejoinAt && !f.joining && !f.rejoined:
+		case f.down && f.rejoinAt > 0 && s.steps >= f.rejoinAt && !f.joining && !f.rejoined && !f.retired:
 			f.down, f.joining = false, true
 			s.stepCore(coord.Rejoin{R: f.id})
 			f.catchTo = s.co.Decided()
@@ -401,6 +438,9 @@ func (s *sim) collect() []move {
 		if !c.waiting && (c.cur != nil || s.started < s.setup.txns) {
 			ms = append(ms, move{c: c})
 		}
+		if t := c.cur; c.waiting && t != nil && t.mayCancel && !t.cancelled && c.op.Kind == coord.OpCommit {
+			ms = append(ms, move{c: c, cancel: true})
+		}
 	}
 	for _, f := range s.fakes {
 		for _, a := range f.open {
@@ -431,6 +471,9 @@ func (s *sim) do(m move) {
 	switch {
 	case m.flush:
 		s.flush()
+	case m.cancel:
+		m.c.cur.cancelled = true
+		s.stepCore(coord.Cancel{Txn: m.c.cur.id})
 	case m.c != nil:
 		s.clientNext(m.c)
 	case m.a != nil:
@@ -492,11 +535,11 @@ func (s *sim) clientNext(c *client) {
 		t = s.begin(c)
 	}
 	switch {
-	case t.mustRollback, t.sent > 0 && t.sent < len(t.stmts) && s.rng.IntN(50) == 0:
+	case t.mustRollback, t.sent > 0 && t.sent < len(t.stmts) && s.rng.IntN(50) == 0 && !t.ddl():
 		s.submit(c, coord.Op{Txn: t.id, Kind: coord.OpRollback})
 	case t.sent < len(t.stmts):
 		s.submit(c, coord.Op{Txn: t.id, Kind: coord.OpStmt, Seq: t.sent})
-	case s.rng.IntN(10) == 0:
+	case !t.ddl() && s.rng.IntN(10) == 0:
 		s.submit(c, coord.Op{Txn: t.id, Kind: coord.OpRollback})
 	default:
 		s.submit(c, coord.Op{Txn: t.id, Kind: coord.OpCommit})
@@ -507,8 +550,24 @@ func (s *sim) begin(c *client) *txn {
 	s.started++
 	s.res.Txns = s.started
 	t := &txn{id: coord.TxnID(s.started), client: c, survey: s.rng.IntN(16) == 0}
+	keys := s.setup.keys
+	if s.setup.ddl {
+		// The last key is the schema: only DDL writes it, and nothing
+		// reads it (a replica that commits DDL as it runs it shows it
+		// early; a read of it there would be outvoted, which is another
+		// matter than the one modelled here: replicas left different).
+		keys--
+	}
 	for range 1 + s.rng.IntN(4) {
-		t.stmts = append(t.stmts, randomStmt(s.rng, s.setup.keys))
+		t.stmts = append(t.stmts, randomStmt(s.rng, keys))
+	}
+	if s.setup.ddl && !t.survey {
+		// With MariaDB among the replicas the session takes DDL only
+		// on its own, in autocommit: a lone statement, then COMMIT.
+		if s.ddlRNG.IntN(8) == 0 {
+			t.stmts = []stmt{{kind: stmtDDL, k: keys, d: 1000 + s.ddlRNG.IntN(1000)}}
+		}
+		t.mayCancel = s.ddlRNG.IntN(4) == 0
 	}
 	s.txns[t.id] = t
 	c.cur = t
@@ -526,8 +585,11 @@ func (s *sim) submit(c *client, op coord.Op) {
 	}
 	c.waiting, c.op = true, op
 	writes := op.Kind == coord.OpStmt && op.Seq < len(t.stmts) && t.stmts[op.Seq].writes()
-	s.stepCore(coord.Submit{Op: op, Writes: writes})
+	s.stepCore(coord.Submit{Op: op, Writes: writes, DDL: op.Kind == coord.OpStmt && t.stmts[op.Seq].kind == stmtDDL})
 }
+
+// ddl reports whether t is a DDL transaction (one statement).
+func (t *txn) ddl() bool { return len(t.stmts) == 1 && t.stmts[0].kind == stmtDDL }
 
 // stepCore feeds ev to the core and carries out the actions it returns.
 func (s *sim) stepCore(ev coord.Event) { s.stepCoreNoted(ev, ev) }
@@ -578,6 +640,8 @@ func (s *sim) apply(a coord.Action) {
 		s.checkApplied(a.R)
 	case coord.Finished:
 		s.finished(a.Txn)
+	case coord.Retire:
+		s.fakes[a.R].retired = true
 	case coord.Log:
 		if !s.wal {
 			s.failf("contract: Log of t%d without a write-ahead log", a.Txn)
@@ -734,10 +798,18 @@ func (s *sim) reply(r coord.Reply) {
 		t.got = append(t.got, val)
 	case coord.OpCommit:
 		c.cur = nil
-		if code != "" {
+		switch {
+		case r.Fail != nil && errors.Is(r.Fail, coord.ErrCommitsAnyway):
+			if !t.cancelled {
+				s.failf("contract: t%d's COMMIT was answered as cancelled, but its client never cancelled", t.id)
+				return
+			}
+			s.res.Commits++
+			t.commitsAnyway = true
+		case code != "":
 			s.res.Refused++
 			t.refused = true
-		} else {
+		default:
 			s.res.Commits++
 			t.acked = true
 			if b, ok := s.barrierOf[t.id]; s.wal && (!ok || !s.durable[b]) {
@@ -794,7 +866,7 @@ func (s *sim) replay() {
 	for s.err == nil && s.replayed < len(s.order) {
 		t := s.order[s.replayed]
 		switch {
-		case t.acked:
+		case t.acked, t.commitsAnyway:
 			s.checkCommit(t)
 		case t.refused:
 			s.failf("t%d: COMMIT was sent to replicas but the client was told it failed (the outcome is unknown)", t.id)
@@ -829,6 +901,10 @@ func (s *sim) checkCommit(t *txn) {
 // checkEnd compares every correct replica still in use with the reference
 // store once all work drained (check 2).
 func (s *sim) checkEnd() {
+	s.replay() // transactions that commit although their clients gave up
+	if s.err != nil {
+		return
+	}
 	if s.replayed < len(s.order) {
 		s.failf("t%d: COMMIT decided but its client never told the outcome", s.order[s.replayed].id)
 		return
