@@ -50,6 +50,15 @@ type cbs struct {
 	down []bool
 	// retired marks the replicas retired (Retire): down for good.
 	retired []bool
+	// ddlOrdered: some replica commits DDL as it runs it, so commits are
+	// ordered around DDL (ddlBlocked); pclock counts the statements sent
+	// to, and the answers from, the primary.
+	ddlOrdered bool
+	pclock     int
+	// ddlQueue holds DDL statements for a primary that commits DDL as it
+	// runs it while another one runs there: one at a time, so that the
+	// order of their answers is the order they took effect.
+	ddlQueue []Op
 	// cur is the transaction a sequential secondary is running (0: none).
 	cur []TxnID
 
@@ -134,10 +143,93 @@ type ctxn struct {
 	// COMMIT came.
 	survey  bool
 	askedAt int
+	// ddlSentAt (with Config.DDLCommits) is the primary clock (cbs.pclock)
+	// when t's first DDL statement went to the primary, 0 if none;
+	// ddlDoneAt when the primary answered it successfully; answeredAt is
+	// the clock at the primary's latest answer to t. They order commits
+	// around DDL (see ddlBlocked).
+	ddlSentAt, ddlDoneAt, answeredAt int
 	// ddlRan marks the replicas that commit DDL as they run it
 	// (Config.DDLCommits) and ran a DDL statement of t successfully:
 	// rolling t back does not undo it there (see pinned).
 	ddlRan []bool
+}
+
+// ddlBlocked reports whether t must wait for the decision of an
+// undecided transaction P whose DDL the primary has run, because t may
+// have seen it: on a replica that commits DDL as it runs it, the engine's
+// locks no longer order the two by their commits, only by when the DDL
+// ran. A transaction with DDL waits for those whose DDL the primary ran
+// before its own; one without waits for those whose DDL went to the
+// primary before the primary's latest answer to it. (One answered
+// entirely before P's DDL was sent did not see it.) P's DDL must have
+// run: while it waits on the primary, perhaps for t's locks, t goes
+// first, as the primary's locks say. Secondaries that commit DDL as they
+// run it get DDL in the order the primary ran it (ddlInOrder), which
+// this makes the commit order.
+func (s *cbs) ddlBlocked(t *ctxn) bool {
+	if !s.ddlOrdered {
+		return false
+	}
+	for _, p := range s.live {
+		if s.ddlAfter(p, t) {
+			return true
+		}
+	}
+	return false
+}
+
+// ddlAfter reports whether t must wait for p's decision (see ddlBlocked).
+func (s *cbs) ddlAfter(p, t *ctxn) bool {
+	if !s.ddlOrdered || p == t || p.ddlDoneAt == 0 || p.phase != phaseOpen {
+		return false
+	}
+	if t.ddlSentAt > 0 {
+		return t.ddlDoneAt == 0 || p.ddlDoneAt < t.ddlDoneAt
+	}
+	return t.answeredAt > p.ddlSentAt
+}
+
+// ddlRunning reports whether a DDL statement is outstanding on the
+// primary.
+func (s *cbs) ddlRunning() bool {
+	for _, t := range s.live {
+		if t.ddlSentAt > 0 && t.ddlDoneAt == 0 && t.phase == phaseOpen && t.at[s.primary].outstanding() {
+			return true
+		}
+	}
+	return false
+}
+
+// sendQueuedDDL sends the next queued DDL statement to the primary once
+// none runs there.
+func (s *cbs) sendQueuedDDL() {
+	for len(s.ddlQueue) > 0 && !s.changing && !s.ddlRunning() {
+		op := s.ddlQueue[0]
+		s.ddlQueue = s.ddlQueue[1:]
+		if t := s.txns[op.Txn]; t != nil && t.phase == phaseOpen && !t.failed && t.doom == nil {
+			s.sendPrimary(t, op)
+		}
+	}
+}
+
+// ddlInOrder reports whether the DDL statement i of t may go to secondary
+// r, which commits DDL as it runs it: every DDL statement the primary ran
+// before it has been answered on r (or will never run there).
+func (s *cbs) ddlInOrder(r ReplicaID, t *ctxn, i int) bool {
+	if !t.stmts[i].ddl || !s.ddlCommits(r) {
+		return true
+	}
+	for _, d := range s.live {
+		if d == t || d.ddlDoneAt == 0 || d.ddlDoneAt >= t.ddlDoneAt || d.phase == phaseEnded || d.at[r].finished {
+			continue
+		}
+		first := slices.IndexFunc(d.stmts, func(c cstmt) bool { return c.ddl })
+		if d.at[r].done() <= first {
+			return false
+		}
+	}
+	return true
 }
 
 // ErrCommitsAnyway is the cause of the 57014 a client gets when it
@@ -239,6 +331,7 @@ func newCBS(c *Coordinator) *cbs {
 		s.stall = DefaultStallTicks
 	}
 	s.timeout = s.baseTimeout()
+	s.ddlOrdered = slices.Contains(c.cfg.DDLCommits, true)
 	class := func(r int) driver.Class {
 		if c.cfg.Classes == nil {
 			return driver.Locking
@@ -384,6 +477,8 @@ func (s *cbs) submit(op Op, writes, ddl bool) {
 		case s.changing:
 			s.emit(Reply{Op: op, From: -1, Fail: s.primaryDownErr()})
 			t.failed = true
+		case ddl && s.ddlCommits(s.primary) && s.ddlRunning():
+			s.ddlQueue = append(s.ddlQueue, op)
 		default:
 			s.sendPrimary(t, op)
 		}
@@ -415,6 +510,12 @@ func (s *cbs) submit(op Op, writes, ddl bool) {
 func (s *cbs) sendPrimary(t *ctxn, op Op) {
 	p := &t.at[s.primary]
 	s.sentDDL(s.primary, t, op.Seq)
+	if s.ddlOrdered {
+		s.pclock++
+		if t.stmts[op.Seq].ddl && t.ddlSentAt == 0 {
+			t.ddlSentAt = s.pclock
+		}
+	}
 	p.sent++
 	p.started = true
 	// A primary promoted from a drained secondary goes on with the
@@ -506,6 +607,13 @@ func (s *cbs) primaryAnswered(t *ctxn, a Answered) {
 	}
 	st := &t.stmts[a.Op.Seq]
 	st.answered, st.b, st.vote = true, s.barrier, a.V
+	if s.ddlOrdered {
+		s.pclock++
+		t.answeredAt = s.pclock
+		if st.ddl && a.V.OK() && t.ddlDoneAt == 0 {
+			t.ddlDoneAt = s.pclock
+		}
+	}
 	if !a.V.OK() {
 		t.failed = true
 	}
@@ -582,6 +690,7 @@ func (s *cbs) progress() {
 	if s.changing {
 		s.promote()
 	}
+	s.sendQueuedDDL()
 	for _, t := range s.pendingCommits() {
 		s.evaluate(t)
 	}
@@ -655,6 +764,16 @@ func (s *cbs) evaluate(t *ctxn) {
 		return // nothing undecided survives a view change (see changeView)
 	}
 	if !s.readyToCommit(s.primary, t) {
+		return
+	}
+	if s.ddlBlocked(t) {
+		// A sequential secondary running t ahead of its decision gives
+		// it up, for the transaction t waits for.
+		for r, id := range s.cur {
+			if id == t.id && s.seq[r] && !t.at[r].commitSent {
+				s.abortAt(ReplicaID(r), t)
+			}
+		}
 		return
 	}
 	if t.survey {
@@ -927,6 +1046,12 @@ func (s *cbs) abortAt(r ReplicaID, t *ctxn) { s.abortFor(r, t, nil) }
 // abortFor is abortAt for a victim aborted to let blocked transaction
 // forT progress on r: its re-run also waits for forT to finish there.
 func (s *cbs) abortFor(r ReplicaID, t, forT *ctxn) {
+	if t.ddlRan[r] {
+		// Its DDL is committed there (or may be): a re-run would run it
+		// again, out of order, and it holds no lock to give up. It ends
+		// with its transaction (see pinned).
+		return
+	}
 	rt := &t.at[r]
 	if rt.started {
 		s.emit(Abort{R: r, Txn: t.id, Try: rt.try})
@@ -1061,7 +1186,7 @@ func (s *cbs) writeDiverged(r ReplicaID, t *ctxn) bool {
 // one that keeps that concurrency; testdata/figure4 checks it.)
 func (s *cbs) queryMaySend(r ReplicaID, t *ctxn, i int) bool {
 	q := t.stmts[i]
-	if !q.answered || !q.vote.OK() {
+	if !q.answered || !q.vote.OK() || !s.ddlInOrder(r, t, i) {
 		return false
 	}
 	for _, d := range s.pend[r] {
@@ -1110,7 +1235,7 @@ func (s *cbs) commitMaySend(r ReplicaID, t *ctxn) bool {
 // could only deadlock the two.
 func (s *cbs) rerunMayStart(r ReplicaID, t *ctxn) bool {
 	rt := &t.at[r]
-	if f := rt.holdFor; f != nil && !f.at[r].finished && f.phase != phaseEnded {
+	if f := rt.holdFor; f != nil && !f.at[r].finished && f.phase != phaseEnded && !s.ddlAfter(t, f) {
 		before := t.phase != phaseCommitted || (f.phase == phaseCommitted && f.b < t.b)
 		if before {
 			return false
@@ -1187,7 +1312,7 @@ func (s *cbs) nextSequential(r ReplicaID) TxnID {
 		}
 	}
 	for _, t := range s.waiting {
-		if !t.at[r].finished {
+		if !t.at[r].finished && !s.ddlBlocked(t) {
 			return t.id
 		}
 	}
@@ -1258,12 +1383,12 @@ func (s *cbs) limit(r ReplicaID) int { return max(s.limits[r], s.stall) }
 func (s *cbs) abortVictims(r ReplicaID, t *ctxn) {
 	for _, v := range s.live {
 		va := &v.at[r]
-		if v == t || !va.started || va.finished || va.commitSent {
-			continue
+		if v == t || !va.started || va.finished || va.commitSent || s.ddlAfter(v, t) {
+			continue // (t cannot commit before v anyway)
 		}
 		switch v.phase {
 		case phaseOpen:
-			if t.phase == phaseOpen && v.commitSeq > 0 && v.commitSeq < t.commitSeq {
+			if t.phase == phaseOpen && v.commitSeq > 0 && v.commitSeq < t.commitSeq && !s.ddlAfter(t, v) {
 				continue
 			}
 		case phaseCommitted:
@@ -1412,6 +1537,9 @@ func remove(list []*ctxn, t *ctxn) []*ctxn {
 // committing on the secondaries.
 func (s *cbs) changeView() {
 	s.changing = true
+	// Queued DDL statements are unanswered last statements of their
+	// transactions: doomed below, or held for the new primary.
+	s.ddlQueue = nil
 	s.view++
 	if s.timeout > 0 {
 		// The next primary gets longer: back-to-back view changes mean

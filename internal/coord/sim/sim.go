@@ -56,6 +56,9 @@ type Result struct {
 	Lagging int
 	// Rejoined counts crashed replicas that came back and caught up.
 	Rejoined int
+	// OverBudget: the run stopped without progress once more than f
+	// replicas were faulty or retired (see overBudget).
+	OverBudget bool
 	// Err is the first check that failed, nil when every check passed.
 	Err error
 }
@@ -187,6 +190,8 @@ type txn struct {
 	// (coord.Cancel); cancelled once it did. commitsAnyway: its COMMIT
 	// failed with coord.ErrCommitsAnyway, so it commits nevertheless.
 	mayCancel, cancelled, commitsAnyway bool
+	// unknown: its COMMIT failed with 08007, the outcome unknown.
+	unknown bool
 }
 
 func (s *sim) start() {
@@ -285,6 +290,9 @@ func (s *sim) loop() {
 		s.steps++
 		s.res.Steps = s.steps
 		if s.steps > budget {
+			if s.overBudget() {
+				return
+			}
 			s.failf("livelock: %d steps and still not done", s.steps)
 			return
 		}
@@ -298,6 +306,9 @@ func (s *sim) loop() {
 			s.drainEnd()
 			return
 		case quietSince < 0 && s.tick-s.progressTick > s.stuckTicks():
+			if s.overBudget() {
+				return
+			}
 			s.failf("stuck: no reply or finished transaction for %d ticks", s.tick-s.progressTick)
 			return
 		}
@@ -311,6 +322,25 @@ func (s *sim) loop() {
 	}
 }
 
+// overBudget reports whether more than f replicas are out of the
+// cluster's fault budget: faulty ones, and correct ones the core retired
+// (coord.Retire, a DDL it could not undo there). The core then owes no
+// progress; what it did must still pass the other checks.
+func (s *sim) overBudget() bool {
+	n := 0
+	for _, f := range s.fakes {
+		if f.faults.faulty() || f.retired {
+			n++
+		}
+	}
+	if n > s.setup.f {
+		s.res.OverBudget = true
+		s.logf("stopped: %d replicas faulty or retired, more than f = %d", n, s.setup.f)
+		return true
+	}
+	return false
+}
+
 // drainEnd ends a run whose clients are done and whose correct replicas
 // have long been idle while the core has not finished every transaction.
 // That is fine while faulty replicas still work on them (they may fail or
@@ -318,7 +348,7 @@ func (s *sim) loop() {
 // transaction otherwise.
 func (s *sim) drainEnd() {
 	for _, f := range s.fakes {
-		if f.faults.faulty() && !f.down && (len(f.open) > 0 || len(f.inflight) > 0) {
+		if s.faulty(f) && !f.down && (len(f.open) > 0 || len(f.inflight) > 0) {
 			s.res.Lagging = s.unfinished()
 			return
 		}
@@ -380,12 +410,17 @@ func (s *sim) unfinished() int { return s.started - s.finishedTxns }
 // open and nothing on its way.
 func (s *sim) correctQuiet() bool {
 	for _, f := range s.fakes {
-		if !f.faults.faulty() && !f.down && (len(f.open) > 0 || len(f.inflight) > 0) {
+		if !s.faulty(f) && !f.down && (len(f.open) > 0 || len(f.inflight) > 0) {
 			return false
 		}
 	}
 	return true
 }
+
+// faulty reports whether f may lag for ever: a faulty replica, except one
+// that only crashed and has rejoined, which checkEnd holds to the same
+// standard as a correct one.
+func (s *sim) faulty(f *fake) bool { return f.faults.faulty() && !(f.rejoined && f.crashOnly()) }
 
 func (s *sim) crashes() {
 	for _, f := range s.fakes {
@@ -809,6 +844,7 @@ func (s *sim) reply(r coord.Reply) {
 		case code != "":
 			s.res.Refused++
 			t.refused = true
+			t.unknown = code == pgerr.TransactionResolutionUnknown
 		default:
 			s.res.Commits++
 			t.acked = true
@@ -867,6 +903,10 @@ func (s *sim) replay() {
 		t := s.order[s.replayed]
 		switch {
 		case t.acked, t.commitsAnyway:
+			s.checkCommit(t)
+		case t.refused && t.unknown && s.overBudget():
+			// More than f replicas out: the outcome is unknown, as the
+			// client was told; it committed where it was sent.
 			s.checkCommit(t)
 		case t.refused:
 			s.failf("t%d: COMMIT was sent to replicas but the client was told it failed (the outcome is unknown)", t.id)
