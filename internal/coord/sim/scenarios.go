@@ -31,12 +31,21 @@ var scenarios = map[string]func(*setup){
 	"ddl-primary": func(s *setup) {
 		cluster(s, -1, []driver.Class{driver.Locking, driver.MVCC, driver.Serial}, faults{})
 		ddlOn(s, 0)
-		s.tickEvery = 0.3
 	},
 	// The same primary crashes: a view change after it ran DDL.
 	"ddl-primary-crash": func(s *setup) {
 		cluster(s, 0, []driver.Class{driver.Locking, driver.Locking, driver.Serial}, faults{crashAt: 1500})
 		ddlOn(s, 0)
+	},
+	// Many DDL transactions on the same object, on a MariaDB-like
+	// primary and secondary: their commits must follow the order the
+	// DDL took effect there.
+	"ddl-order": func(s *setup) {
+		cluster(s, -1, []driver.Class{driver.Locking, driver.Locking, driver.MVCC}, faults{})
+		ddlOn(s, 0)
+		s.ddlCommits[1] = true
+		s.ddlEvery = 2
+		s.tickEvery = 0.3
 	},
 	// A MariaDB-like secondary, next to a primary that lies now and then.
 	"ddl-secondary": func(s *setup) {

@@ -34,6 +34,8 @@ type setup struct {
 	// scenario sets it (ddlSet), so that other runs replay as before.
 	ddl, ddlSet bool
 	ddlCommits  []bool
+	// ddlEvery: one transaction in ddlEvery is DDL (0: 8).
+	ddlEvery int
 }
 
 // newSetup draws a configuration from rng.
