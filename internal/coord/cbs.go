@@ -691,8 +691,14 @@ func (s *cbs) progress() {
 		s.promote()
 	}
 	s.sendQueuedDDL()
-	for _, t := range s.pendingCommits() {
-		s.evaluate(t)
+	for again := true; again; {
+		again = false
+		for _, t := range s.pendingCommits() {
+			s.evaluate(t)
+			// A decision may let a COMMIT evaluated before it go (see
+			// ddlBlocked): once more, then.
+			again = again || (s.ddlOrdered && t.phase == phaseCommitted)
+		}
 	}
 	for r := range s.c.cfg.N {
 		rid := ReplicaID(r)
