@@ -1163,7 +1163,10 @@ func (s *cbs) writeDiverged(r ReplicaID, t *ctxn) bool {
 			continue
 		}
 		s.emit(Mismatch{R: r, Op: Op{Txn: t.id, Kind: OpStmt, Seq: i}, Got: rt.votes[i], Want: q.vote})
-		if rt.diverged++; rt.diverged > 1 {
+		// An attempt whose DDL the engine committed as it ran it cannot be
+		// run again (see ranDDL): it is taken out at once, and catch-up
+		// replays the transaction over the DDL already there.
+		if rt.diverged++; rt.diverged > 1 || t.ddlRan[r] {
 			s.markDown(r, fmt.Sprintf("its answer to %s (committed), which may change state, differs from the agreed one (%s, agreed %s), also when run again", describe(Op{Txn: t.id, Kind: OpStmt, Seq: i}), rt.votes[i], q.vote))
 			return true
 		}

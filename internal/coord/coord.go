@@ -456,7 +456,7 @@ func (c *Coordinator) Step(ev Event) {
 	case Begin:
 		c.begin(e.Txn, e.Survey)
 	case Submit:
-		c.submit(e.Op, e.Writes)
+		c.submit(e.Op, e.Writes || e.DDL)
 	case Answered:
 		c.answered(e)
 	case Down:
