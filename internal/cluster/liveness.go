@@ -8,6 +8,7 @@ import (
 
 	"github.com/shepherd-db/shepherd/internal/coord"
 	"github.com/shepherd-db/shepherd/internal/driver"
+	"github.com/shepherd-db/shepherd/internal/pgerr"
 )
 
 // Liveness probes (CBS and SS): the shell asks each replica's engine a
@@ -38,7 +39,17 @@ var probeQuery = driver.Query{SQL: "SELECT 1 AS shepherd_probe", ReturnsRows: tr
 type probing struct {
 	unresponsive []atomic.Bool
 	why          []atomic.Pointer[string] // of the latest unanswered probe
+	// misses counts each replica's probes in a row that went unanswered
+	// (see probeMisses).
+	misses []atomic.Int32
 }
+
+// probeMisses is how many probes in a row must go unanswered before a
+// replica is taken out: one late probe can be a scheduling hiccup of a
+// loaded machine, and taking a correct replica out costs a catch-up (a
+// primary, a view change). Two at the default interval and deadline still
+// take a hung engine out within about five seconds.
+const probeMisses = 2
 
 // probeTimes returns the probe interval and deadline, with defaults
 // applied, or ok false when probes are off (Options.ProbeInterval < 0, or
@@ -72,6 +83,7 @@ func (o Options) probeTimes() (every, deadline time.Duration, ok bool) {
 func (c *Cluster) startProbes() {
 	c.probing.unresponsive = make([]atomic.Bool, len(c.managers))
 	c.probing.why = make([]atomic.Pointer[string], len(c.managers))
+	c.probing.misses = make([]atomic.Int32, len(c.managers))
 	every, deadline, ok := c.opts.probeTimes()
 	if !ok {
 		return
@@ -187,6 +199,17 @@ func (c *Cluster) probeReport(r coord.ReplicaID, err error, late bool, deadline 
 	}
 	name := c.managers[r].Name()
 	was := c.probing.unresponsive[r].Load()
+	if err == nil {
+		c.probing.misses[r].Store(0)
+	} else if !late && !pgerr.IsConnection(err) {
+		// The engine answered, with an error (too many connections, a
+		// restart under way): it is not hung, and its sessions' own
+		// errors take it out if it is truly unusable.
+		c.log.Warn("a probe failed", "replica", name, "err", err)
+		return
+	} else if c.probing.misses[r].Add(1) < probeMisses {
+		return
+	}
 	c.mu.Lock()
 	if err == nil {
 		c.mu.core.Step(coord.Alive{R: r})
