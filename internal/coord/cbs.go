@@ -427,7 +427,7 @@ func (s *cbs) step(ev Event) {
 				t.replied = true
 				s.emit(Reply{Op: Op{Txn: t.id, Kind: OpCommit}, From: -1,
 					Fail: pgerr.Wrap(pgerr.QueryCanceled, ErrCommitsAnyway, "").
-						WithDetail("The transaction ran DDL that a replica commits as it runs it; it cannot be rolled back, and is committed on every replica.")})
+						WithDetail("The transaction ran DDL that a replica commits as it runs it, so it cannot simply be rolled back: shepherd goes on committing it on every replica. Only if the replicas then disagree is it rolled back, and the replicas holding the DDL are taken out.")})
 				break
 			}
 			s.emit(Reply{Op: Op{Txn: t.id, Kind: OpCommit}, From: -1,

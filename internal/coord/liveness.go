@@ -100,9 +100,17 @@ func (c *Coordinator) tooFewUp() *pgerr.Error {
 // refuseCommit fails t's COMMIT, which f secondaries cannot endorse: with
 // a plain "too few replicas are up" when that is why, or as refuse does
 // (the replicas disagreed) otherwise.
+//
+// A pinned transaction (its DDL committed where it ran, see pinned) is
+// not refused for too few replicas up: rolling it back would retire the
+// replicas holding the DDL for good, when the others may well come back
+// and commit it. It waits for them instead.
 func (s *cbs) refuseCommit(t *ctxn) {
 	if e := s.c.tooFewUp(); e != nil {
-		s.emit(Reply{Op: Op{Txn: t.id, Kind: OpCommit}, From: -1, Fail: e})
+		if t.pinned() {
+			return
+		}
+		s.failCommit(t, e)
 		s.end(t)
 		return
 	}
