@@ -406,8 +406,10 @@ type txnState struct {
 	doneAt []bool
 	// survey: see Begin.
 	survey bool
-	// writes marks the statements that may change state (Submit.Writes).
+	// writes marks the statements that may change state (Submit.Writes);
+	// ddl those that change the schema (Submit.DDL).
 	writes map[Op]bool
+	ddl    map[Op]bool
 	// held marks replicas whose COMMIT waits for their answers to the
 	// transaction's writes (see commitAt).
 	held []bool
@@ -456,7 +458,7 @@ func (c *Coordinator) Step(ev Event) {
 	case Begin:
 		c.begin(e.Txn, e.Survey)
 	case Submit:
-		c.submit(e.Op, e.Writes || e.DDL)
+		c.submit(e.Op, e.Writes || e.DDL, e.DDL)
 	case Answered:
 		c.answered(e)
 	case Down:
@@ -499,7 +501,7 @@ func (c *Coordinator) admitted(id TxnID) bool {
 	return c.cfg.Mode != Serial || c.active == id
 }
 
-func (c *Coordinator) submit(op Op, writes bool) {
+func (c *Coordinator) submit(op Op, writes, ddl bool) {
 	t := c.txns[op.Txn]
 	if t == nil || t.finished {
 		panic(fmt.Sprintf("coord: %v submitted outside a live transaction", op))
@@ -509,6 +511,12 @@ func (c *Coordinator) submit(op Op, writes bool) {
 			t.writes = map[Op]bool{}
 		}
 		t.writes[op] = true
+	}
+	if ddl {
+		if t.ddl == nil {
+			t.ddl = map[Op]bool{}
+		}
+		t.ddl[op] = true
 	}
 	if op.Kind != OpStmt {
 		t.finished = true
@@ -658,6 +666,7 @@ func (c *Coordinator) answered(a Answered) {
 			if v := a.V; v != b.outcome && !b.failed && !t.abandoned && !t.survey {
 				c.emit(Mismatch{R: a.R, Op: a.Op, Got: v, Want: b.outcome})
 			}
+			c.retireSplitDDL(t, a.Op, b, a.R)
 		} else {
 			c.decide(a.Op)
 		}
@@ -671,6 +680,23 @@ func (c *Coordinator) answered(a Answered) {
 		c.replicaDone(a.R, a.Op.Txn)
 		c.checkFinished(a.Op.Txn)
 	}
+}
+
+// retireSplitDDL takes out, for good, a replica that commits DDL as it
+// runs it (Config.DDLCommits: MariaDB) and ran DDL statement op of t
+// where the agreed answer is otherwise (a cancel the others honoured, an
+// error they gave, no agreement): the transaction rolls back on the
+// others, but the replica keeps the schema change, and no log can undo
+// it. Serial mode's counterpart of the CBS pinning (cbs.go, Retire).
+func (c *Coordinator) retireSplitDDL(t *txnState, op Op, b *ballot, r ReplicaID) {
+	v := b.votes[r]
+	if !t.ddl[op] || c.cfg.DDLCommits == nil || !c.cfg.DDLCommits[r] || v == nil || !v.OK() ||
+		(!b.failed && *v == b.outcome) || c.replicas[r].down {
+		return
+	}
+	why := fmt.Sprintf("it committed the DDL of %s as it ran it, and the replicas agreed otherwise", describe(op))
+	c.emit(Retire{R: r, Why: why})
+	c.markDown(r, why)
 }
 
 // commitAt sends COMMIT of t to replica r once r has answered every
@@ -768,6 +794,9 @@ func (c *Coordinator) decide(op Op) {
 				c.emit(Mismatch{R: ReplicaID(r), Op: op, Got: *got, Want: v})
 			}
 		}
+		for r := range b.votes {
+			c.retireSplitDDL(t, op, b, ReplicaID(r))
+		}
 		if op.Kind == OpCommit {
 			c.release(op.Txn)
 		}
@@ -781,6 +810,9 @@ func (c *Coordinator) decide(op Op) {
 		if got != nil {
 			c.emit(Mismatch{R: ReplicaID(r), Op: op, Got: *got})
 		}
+	}
+	for r := range b.votes {
+		c.retireSplitDDL(t, op, b, ReplicaID(r))
 	}
 	fail := pgerr.New(pgerr.SerializationFailure,
 		"replicas disagreed on %s: no answer was given by %d replicas", describe(op), c.quorum()).
