@@ -444,6 +444,12 @@ func (t *Txn) submit(ctx context.Context, op coord.Op, call stmtCall) (*answer.A
 		// sent on submit), so a cancel that comes after it finished can
 		// be dropped rather than kept for the next one.
 		c.managers[p].CancelOp(op)
+		// A statement the core still holds (queued behind another DDL,
+		// or for the next primary) is not on the primary yet.
+		c.mu.Lock()
+		c.mu.core.Step(coord.Cancel{Txn: t.id})
+		c.applyLocked()
+		c.mu.Unlock()
 	default:
 		c.mu.Lock()
 		c.mu.core.Step(coord.Cancel{Txn: t.id})

@@ -201,6 +201,25 @@ func (s *cbs) ddlRunning() bool {
 	return false
 }
 
+// cancelQueued fails with 57014 t's statement that waits in the core, not
+// yet sent to the primary: a DDL statement queued behind another one
+// (ddlQueue) or one held for the next primary (held). The shell cancels
+// a statement the primary runs itself; one still here it cannot reach,
+// and its client would wait for as long as the DDL before it (a metadata
+// lock wait on MariaDB lasts up to a day).
+func (s *cbs) cancelQueued(t *ctxn) {
+	match := func(op Op) bool { return op.Txn == t.id && op.Kind == OpStmt }
+	n := len(s.ddlQueue) + len(s.held)
+	s.ddlQueue = slices.DeleteFunc(s.ddlQueue, match)
+	s.held = slices.DeleteFunc(s.held, match)
+	if len(s.ddlQueue)+len(s.held) == n || len(t.stmts) == 0 {
+		return
+	}
+	t.failed = true
+	s.emit(Reply{Op: Op{Txn: t.id, Kind: OpStmt, Seq: len(t.stmts) - 1}, From: -1,
+		Fail: pgerr.New(pgerr.QueryCanceled, "canceling statement due to user request")})
+}
+
 // sendQueuedDDL sends the next queued DDL statement to the primary once
 // none runs there.
 func (s *cbs) sendQueuedDDL() {
@@ -420,6 +439,9 @@ func (s *cbs) step(ev Event) {
 			}
 		}
 	case Cancel:
+		if t := s.txns[e.Txn]; t != nil && t.phase == phaseOpen && t.commitSeq == 0 {
+			s.cancelQueued(t)
+		}
 		if t := s.txns[e.Txn]; t != nil && t.phase == phaseOpen && t.commitSeq > 0 && !t.replied {
 			if t.pinned() {
 				// Its DDL is committed on some replica already: the

@@ -211,7 +211,9 @@ type Down struct{ R ReplicaID }
 // Cancel: the client gave up waiting on transaction Txn's COMMIT (CBS and
 // SS). If the commit is not decided yet the transaction aborts and the
 // COMMIT fails with 57014; a decided commit goes on. Cancelling a
-// statement is the shell's business (it stops it on the primary).
+// statement the primary runs is the shell's business (it stops it
+// there); one the core still holds (a DDL statement queued behind
+// another, one held for the next primary) fails here with 57014.
 type Cancel struct{ Txn TxnID }
 
 // Tick: time passed (the shell's clock; the core has none). A secondary
