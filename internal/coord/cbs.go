@@ -33,6 +33,10 @@ import (
 //  4. The client's COMMIT succeeds only if f secondaries that are ready to
 //     commit gave, as their latest answers, the primary's answer to every
 //     statement of the transaction.
+//  5. An error the primary gives for a statement's own reasons (votable)
+//     reaches the client only once f secondaries gave it too, after the
+//     same answers to the earlier statements (voteError); a primary that
+//     f+1 secondaries contradict is taken out.
 type cbs struct {
 	c       *Coordinator
 	primary ReplicaID
@@ -78,6 +82,9 @@ type cbs struct {
 	candidate ReplicaID
 	held      []Op
 	classes   []driver.Class
+	// heldErrs counts the statements whose error waits for a vote
+	// (cstmt.held).
+	heldErrs int
 
 	barrier int // B: the number of commits decided so far
 	// joining marks a replica back after being taken out that is still
@@ -302,6 +309,10 @@ type cstmt struct {
 	answered bool // by the primary
 	b        int  // barrier when the primary answered
 	vote     Vote // the primary's answer
+	// held: the primary's answer is an error that waits for f
+	// secondaries to give it too before it is the reply (see
+	// voteError). Only the last statement of a transaction is ever held.
+	held bool
 }
 
 // rtx is a transaction's progress on one replica.
@@ -328,6 +339,10 @@ type rtx struct {
 	// (the one it was aborted for) has finished here, so two re-runs
 	// cannot catch each other again and again.
 	holdFor *ctxn
+	// heldB is the barrier when this replica answered a held statement
+	// (see cstmt.held): its answer is evidence against the primary's
+	// error only if no commit was decided since the primary answered.
+	heldB int
 	// diverged counts this replica's attempts of the transaction, once
 	// committed, whose answer to a write differed from the primary's
 	// (see writeDiverged); kept across tries.
@@ -335,6 +350,10 @@ type rtx struct {
 }
 
 func (r *rtx) done() int { return len(r.votes) }
+
+// holds reports whether t's last statement is an error of the primary's
+// that waits for a vote (see voteError).
+func (t *ctxn) holds() bool { return len(t.stmts) > 0 && t.stmts[len(t.stmts)-1].held }
 
 // outstanding reports whether an op of this try is still running.
 func (r *rtx) outstanding() bool {
@@ -575,6 +594,9 @@ func (s *cbs) answered(a Answered) {
 			return // not the answer this attempt is waiting for
 		}
 		rt.votes = append(rt.votes, a.V)
+		if t.stmts[a.Op.Seq].held {
+			rt.heldB = s.barrier
+		}
 		s.ranDDL(a.R, t, a.Op.Seq, a.V)
 		if t.phase == phaseEnded && t.ddlRan[a.R] {
 			// Too late: t rolled back everywhere else.
@@ -621,7 +643,10 @@ func retryable(v Vote) bool {
 
 // primaryAnswered is the coordinator's rule for the primary's answer: it
 // goes to the client at once, and the statement joins the secondaries'
-// pools with the current barrier. A failed statement does not: the
+// pools with the current barrier. An error the secondaries can vote on
+// (votable) is held instead: the secondaries run the statement too, and
+// the error reaches the client only once f of them gave it (voteError).
+// Other errors go to the client at once and stay on the primary: the
 // transaction can only roll back now.
 func (s *cbs) primaryAnswered(t *ctxn, a Answered) {
 	if t.phase != phaseOpen {
@@ -636,10 +661,132 @@ func (s *cbs) primaryAnswered(t *ctxn, a Answered) {
 			t.ddlDoneAt = s.pclock
 		}
 	}
+	if !a.V.OK() && s.c.cfg.F > 0 && !t.survey && votable(a.V.Code) && !(st.ddl && s.ddlOrdered) {
+		st.held = true
+		s.heldErrs++
+		return
+	}
 	if !a.V.OK() {
 		t.failed = true
 	}
 	s.emit(Reply{Op: a.Op, From: s.primary})
+}
+
+// votable reports whether a primary's error with SQLSTATE code is voted
+// before the client sees it (see voteError): an error the statement
+// itself causes on the state it ran in (a constraint, a missing table, a
+// division by zero). Not: a lost connection (the replica is taken out),
+// a cancel or other operator intervention (57), a concurrency failure
+// the engine may not repeat (class 40, 55P03), a lack of resources (53),
+// a limit of the engine (54), a system or internal error (58, XX): those
+// depend on the replica and the moment, not on the statement, and other
+// replicas would not give them.
+func votable(code string) bool {
+	if len(code) != 5 || code == pgerr.LockNotAvailable {
+		return false
+	}
+	switch code[:2] {
+	case "08", "40", "53", "54", "57", "58", "XX":
+		return false
+	}
+	return true
+}
+
+// voteError decides the held error of statement i of t (see cstmt.held)
+// once the secondaries' answers allow it:
+//
+//   - f secondaries gave the same answers as the primary up to and
+//     including the error: the error is the reply (the shell sends the
+//     primary's, with its message);
+//   - f+1 secondaries agree on another answer, each computed on the
+//     state the primary's answer was (no commit decided since it, and on
+//     an MVCC secondary a fresh snapshot): the primary is proven wrong,
+//     accused (Mismatch), and taken out, which changes the view; the
+//     client gets 40001;
+//   - f confirmations can no longer come: the client gets 40001, and
+//     nobody is accused (the answers may differ because commits went on).
+//
+// Inside a transaction block the error is held as in autocommit: an error
+// changes what the client does next, so it is voted before it is given.
+// The transaction is failed either way; the secondaries' attempts roll
+// back with it (and PostgreSQL would have rolled back the block).
+//
+// A correct primary's error may hold no lock (PostgreSQL's unique check
+// against a committed row takes none), so a transaction committed after
+// it can change what a secondary answers; hence the condition on the
+// barrier for an accusation.
+func (s *cbs) voteError(t *ctxn, i int) {
+	q := &t.stmts[i]
+	support, pending := 0, 0
+	b := &ballot{votes: make([]*Vote, s.c.cfg.N)}
+	for r := range s.c.cfg.N {
+		rid := ReplicaID(r)
+		rt := &t.at[r]
+		if rid == s.primary || s.down[r] || s.joining[r] {
+			continue
+		}
+		if rt.done() <= i {
+			if !rt.finished {
+				pending++
+			}
+			continue
+		}
+		if !slices.Equal(rt.votes[:i], voteList(t.stmts[:i])) {
+			continue // its attempt went another way before
+		}
+		v := rt.votes[i]
+		switch {
+		case v == q.vote:
+			support++
+		case rt.heldB == q.b && (!s.mvcc[r] || s.fresh(rid, t, q.b)):
+			b.votes[r] = &v
+		}
+	}
+	op := Op{Txn: t.id, Kind: OpStmt, Seq: i}
+	settle := func() {
+		q.held = false
+		s.heldErrs--
+		t.failed = true
+	}
+	want, _, outvoted := b.leader(s.quorum())
+	switch {
+	case support >= s.c.cfg.F:
+		settle()
+		s.emit(Reply{Op: op, From: s.primary})
+	case outvoted:
+		settle()
+		s.emit(Mismatch{R: s.primary, Op: op, Got: q.vote, Want: want})
+		s.emit(Reply{Op: op, From: -1, Fail: pgerr.New(pgerr.SerializationFailure,
+			"replicas disagreed on %s: the error %s was not confirmed, %d other replicas succeeded", describe(op), q.vote.Code, s.quorum()).
+			WithHint("the transaction was rolled back on every replica; retry it")})
+		s.markDown(s.primary, fmt.Sprintf("its error on statement %d of t%d was outvoted: f+1 replicas succeeded", i+1, t.id))
+	case support+pending < s.c.cfg.F:
+		settle()
+		s.emit(Reply{Op: op, From: -1, Fail: pgerr.New(pgerr.SerializationFailure,
+			"replicas disagreed on %s: the error %s was not confirmed by %d other replicas", describe(op), q.vote.Code, s.c.cfg.F).
+			WithHint("the transaction was rolled back on every replica; retry it")})
+	}
+}
+
+// voteList returns the primary's answers to stmts.
+func voteList(stmts []cstmt) []Vote {
+	vs := make([]Vote, len(stmts))
+	for i, q := range stmts {
+		vs[i] = q.vote
+	}
+	return vs
+}
+
+// voteErrors decides the held errors that can be decided (voteError).
+func (s *cbs) voteErrors() {
+	if s.heldErrs == 0 {
+		return
+	}
+	for _, t := range slices.Clone(s.live) {
+		if n := len(t.stmts); t.phase == phaseOpen && n > 0 && t.stmts[n-1].held {
+			s.voteError(t, n-1)
+		}
+	}
 }
 
 // committedAt records replica r's answer to COMMIT of t: the client hears
@@ -709,6 +856,7 @@ func (s *cbs) replyCommit(t *ctxn, from ReplicaID) {
 // decisions, in the order the COMMITs arrived, then what each secondary
 // may run next.
 func (s *cbs) progress() {
+	s.voteErrors()
 	if s.changing {
 		s.promote()
 	}
@@ -1217,7 +1365,7 @@ func (s *cbs) writeDiverged(r ReplicaID, t *ctxn) bool {
 // one that keeps that concurrency; testdata/figure4 checks it.)
 func (s *cbs) queryMaySend(r ReplicaID, t *ctxn, i int) bool {
 	q := t.stmts[i]
-	if !q.answered || !q.vote.OK() || !s.ddlInOrder(r, t, i) {
+	if !q.answered || !(q.vote.OK() || q.held) || !s.ddlInOrder(r, t, i) {
 		return false
 	}
 	for _, d := range s.pend[r] {
@@ -1309,7 +1457,7 @@ func (s *cbs) scheduleSequential(r ReplicaID) {
 			return // committing; the answer moves r on
 		}
 		rt.hold, rt.holdFor = -1, nil
-		for rt.sent < len(t.stmts) && t.stmts[rt.sent].answered && t.stmts[rt.sent].vote.OK() {
+		for rt.sent < len(t.stmts) && t.stmts[rt.sent].answered && (t.stmts[rt.sent].vote.OK() || t.stmts[rt.sent].held) {
 			s.sendStmt(r, t)
 		}
 		if t.phase != phaseCommitted || !s.isLogged(t) || rt.done() != len(t.stmts) {
@@ -1344,6 +1492,12 @@ func (s *cbs) nextSequential(r ReplicaID) TxnID {
 	}
 	for _, t := range s.waiting {
 		if !t.at[r].finished && !s.ddlBlocked(t) {
+			return t.id
+		}
+	}
+	// A client waits for the vote on its error (see voteError).
+	for _, t := range s.live {
+		if t.phase == phaseOpen && t.holds() && !t.at[r].finished {
 			return t.id
 		}
 	}
@@ -1391,7 +1545,7 @@ func (s *cbs) unblock() {
 		}
 		for _, t := range s.live {
 			rt := &t.at[r]
-			waitedFor := t.phase == phaseCommitted || (t.phase == phaseOpen && t.commitSeq > 0)
+			waitedFor := t.phase == phaseCommitted || (t.phase == phaseOpen && (t.commitSeq > 0 || t.holds()))
 			if !waitedFor || !rt.outstanding() || s.now-rt.since < s.limit(rid) {
 				continue
 			}
@@ -1623,6 +1777,10 @@ func (s *cbs) doomTxn(t *ctxn, doom *pgerr.Error) {
 	case t.commitSeq > 0:
 		s.failCommit(t, doom)
 		s.end(t)
+	case t.holds():
+		t.stmts[n-1].held = false
+		s.heldErrs--
+		fallthrough
 	case n > 0 && !t.stmts[n-1].answered && !t.failed:
 		s.emit(Reply{Op: Op{Txn: t.id, Kind: OpStmt, Seq: n - 1}, From: -1, Fail: doom})
 		t.failed = true
@@ -1664,7 +1822,9 @@ func (s *cbs) drainedCandidate() ReplicaID {
 
 func (s *cbs) drained(c ReplicaID) bool {
 	for _, t := range s.live {
-		if t.phase == phaseOpen && t.doom == nil && !s.carries(c, t) {
+		// A failed transaction goes on nowhere: its client can only roll
+		// it back.
+		if t.phase == phaseOpen && t.doom == nil && !t.failed && !s.carries(c, t) {
 			return false
 		}
 	}

@@ -28,7 +28,8 @@
 //     default. The primary runs statements at once and its answers are the
 //     replies; secondaries run them concurrently under the ordering rules;
 //     a COMMIT needs f ready secondaries endorsing every reply, or the
-//     transaction aborts everywhere.
+//     transaction aborts everywhere. A primary's error (a constraint, a
+//     missing table) is a reply only once f secondaries gave it too.
 //   - ss: as cbs, but every secondary runs one transaction at a time, once
 //     its COMMIT was asked for (the paper's Pronto-like baseline).
 //
