@@ -150,6 +150,10 @@ type ctxn struct {
 	// COMMIT came.
 	survey  bool
 	askedAt int
+	// heldSeq, when the primary's error is held (see voteError), is the
+	// commitSeq count then: held and committing transactions wait in one
+	// order (see waitSeq).
+	heldSeq int
 	// ddlSentAt (with Config.DDLCommits) is the primary clock (cbs.pclock)
 	// when t's first DDL statement went to the primary, 0 if none;
 	// ddlDoneAt when the primary answered it successfully; answeredAt is
@@ -354,6 +358,19 @@ func (r *rtx) done() int { return len(r.votes) }
 // holds reports whether t's last statement is an error of the primary's
 // that waits for a vote (see voteError).
 func (t *ctxn) holds() bool { return len(t.stmts) > 0 && t.stmts[len(t.stmts)-1].held }
+
+// waitSeq orders the transactions whose client waits for the
+// secondaries: for a COMMIT decision, or for the vote on an error (see
+// voteError); 0 for the others.
+func (t *ctxn) waitSeq() int {
+	if t.commitSeq > 0 {
+		return t.commitSeq
+	}
+	if t.holds() {
+		return t.heldSeq
+	}
+	return 0
+}
 
 // outstanding reports whether an op of this try is still running.
 func (r *rtx) outstanding() bool {
@@ -619,6 +636,8 @@ func (s *cbs) answered(a Answered) {
 			if t.phase == phaseCommitted {
 				s.abortVictims(a.R, t)
 			}
+		} else if t.holds() && rt.done() == len(t.stmts) {
+			s.releaseVoted(a.R, t)
 		}
 	case OpCommit:
 		if !rt.commitSent || rt.finished {
@@ -633,6 +652,23 @@ func (s *cbs) answered(a Answered) {
 		rt.finished = true
 	}
 	s.checkFinished(t)
+}
+
+// releaseVoted rolls back secondary r's attempt of t, which has answered
+// the statement whose error is held (see voteError): t can only roll
+// back, and r's answers, which stay, are all the vote needs. Its locks
+// would only hold others up, and a sequential secondary goes on with the
+// next transaction (two sequential secondaries each running another
+// held transaction would otherwise wait for each other's vote).
+func (s *cbs) releaseVoted(r ReplicaID, t *ctxn) {
+	rt := &t.at[r]
+	if rt.started {
+		s.emit(Abort{R: r, Txn: t.id, Try: rt.try})
+	}
+	rt.started, rt.finished = false, true
+	if s.seq[r] && s.cur[r] == t.id {
+		s.cur[r] = 0
+	}
 }
 
 // retryable reports whether a secondary's error means its engine gave up
@@ -664,6 +700,8 @@ func (s *cbs) primaryAnswered(t *ctxn, a Answered) {
 	if !a.V.OK() && s.c.cfg.F > 0 && !t.survey && votable(a.V.Code) && !(st.ddl && s.ddlOrdered) {
 		st.held = true
 		s.heldErrs++
+		s.commitSeq++
+		t.heldSeq = s.commitSeq
 		return
 	}
 	if !a.V.OK() {
@@ -1414,7 +1452,9 @@ func (s *cbs) commitMaySend(r ReplicaID, t *ctxn) bool {
 // could only deadlock the two.
 func (s *cbs) rerunMayStart(r ReplicaID, t *ctxn) bool {
 	rt := &t.at[r]
-	if f := rt.holdFor; f != nil && !f.at[r].finished && f.phase != phaseEnded && !s.ddlAfter(t, f) {
+	// A failed transaction, or one whose error is being voted, never
+	// commits: nothing to wait for.
+	if f := rt.holdFor; f != nil && !f.at[r].finished && f.phase != phaseEnded && !f.failed && !f.holds() && !s.ddlAfter(t, f) {
 		before := t.phase != phaseCommitted || (f.phase == phaseCommitted && f.b < t.b)
 		if before {
 			return false
@@ -1455,6 +1495,12 @@ func (s *cbs) scheduleSequential(r ReplicaID) {
 		rt := &t.at[r]
 		if rt.commitSent {
 			return // committing; the answer moves r on
+		}
+		if t.phase == phaseOpen && t.failed && !t.holds() {
+			// Its error was voted (voteError): it can only roll back,
+			// whenever its client says so; r goes on with others.
+			s.abortAt(r, t)
+			continue
 		}
 		rt.hold, rt.holdFor = -1, nil
 		for rt.sent < len(t.stmts) && t.stmts[rt.sent].answered && (t.stmts[rt.sent].vote.OK() || t.stmts[rt.sent].held) {
@@ -1561,8 +1607,8 @@ func (s *cbs) unblock() {
 func (s *cbs) limit(r ReplicaID) int { return max(s.limits[r], s.stall) }
 
 // abortVictims aborts on r the attempts that may block t there: the
-// undecided ones (sparing those whose COMMIT was asked before t's, when t
-// is undecided itself), and, when t is committed, the committed ones
+// undecided ones (sparing those whose client waited first, for a COMMIT
+// or an error's vote, when t is undecided itself: see waitSeq), and, when t is committed, the committed ones
 // ordered after it whose COMMIT r has not received (paper 3.3.2: any
 // transaction in progress there).
 func (s *cbs) abortVictims(r ReplicaID, t *ctxn) {
@@ -1573,7 +1619,7 @@ func (s *cbs) abortVictims(r ReplicaID, t *ctxn) {
 		}
 		switch v.phase {
 		case phaseOpen:
-			if t.phase == phaseOpen && v.commitSeq > 0 && v.commitSeq < t.commitSeq && !s.ddlAfter(t, v) {
+			if t.phase == phaseOpen && v.waitSeq() > 0 && v.waitSeq() < t.waitSeq() && !s.ddlAfter(t, v) {
 				continue
 			}
 		case phaseCommitted:

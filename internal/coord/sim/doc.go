@@ -39,7 +39,8 @@
 //
 // Up to f replicas misbehave, one or two ways each: lying (wrong answers
 // with some chance, or always), stalling (answers held back for ticks),
-// spurious deadlock errors, a crash (coord.Down), or broken concurrency
+// spurious deadlock errors, spurious unique violations (errs; only in
+// the erring-primary scenarios), a crash (coord.Down), or broken concurrency
 // control that never blocks and loses updates (the paper's figure 5
 // primary). Each step the simulator picks at random among what can happen
 // next — a client submits its next operation, a replica runs its next
@@ -64,6 +65,10 @@
 //     (they read the same state; not checked with a primary that never
 //     blocks), a survey is unanimous exactly when f+1 or more took part
 //     and agreed, and no survey ever accuses a replica.
+//  5. Errors: an error a client gets from a replica for a statement's own
+//     reasons (not a concurrency failure, cancel or 25P02) was given by
+//     f+1 replicas; the erring-primary scenarios have a primary that
+//     fails chosen statements with 23505.
 //
 // In a third of the CBS and SS runs (and the ddl-* scenarios) one
 // transaction in eight is a lone DDL statement, which one locking replica

@@ -19,6 +19,10 @@ type faults struct {
 	deadlock float64 // chance a statement fails with a spurious 40P01
 	noLocks  bool    // broken concurrency control: never blocks, loses updates
 	crashAt  int     // simulation step at which the replica crashes; 0 never
+	// errs: chance a statement that would succeed fails with a unique
+	// violation (23505) instead, as a primary that fails chosen
+	// statements would.
+	errs float64
 }
 
 func (f faults) faulty() bool { return f != faults{} }
@@ -45,6 +49,9 @@ func (f faults) String() string {
 	}
 	if f.crashAt > 0 {
 		add("crash@%d", f.crashAt)
+	}
+	if f.errs > 0 {
+		add("erring(%.2f)", f.errs)
 	}
 	if s == "" {
 		return "correct"
@@ -354,6 +361,11 @@ func (f *fake) statement(a *attempt, op coord.Op, q stmt, tick int) {
 		f.answer(a, op, voteFor(1), 1, tick)
 		return
 	}
+	if f.faults.errs > 0 && f.rng.Float64() < f.faults.errs {
+		f.logf("%v %v: spurious unique violation", a, q)
+		f.failWith(a, op, pgerr.UniqueViolation, tick)
+		return
+	}
 	v := q.run(a.get(f.committed), a.put)
 	if f.faults.lie > 0 && f.rng.Float64() < f.faults.lie {
 		v += 1 + f.rng.IntN(3)
@@ -364,9 +376,15 @@ func (f *fake) statement(a *attempt, op coord.Op, q stmt, tick int) {
 // fail ends a's engine transaction with a deadlock error, as an engine
 // does to the victim it picks.
 func (f *fake) fail(a *attempt, op coord.Op, tick int) {
+	f.failWith(a, op, pgerr.DeadlockDetected, tick)
+}
+
+// failWith ends a's engine transaction with an error of code, as
+// PostgreSQL does on any error (the attempt answers 25P02 from then on).
+func (f *fake) failWith(a *attempt, op coord.Op, code string, tick int) {
 	f.release(a)
 	a.state, a.blocked = failed, false
-	f.answer(a, op, coord.Vote{Code: pgerr.DeadlockDetected}, 0, tick)
+	f.answer(a, op, coord.Vote{Code: code}, 0, tick)
 }
 
 func (a *attempt) get(committed store) func(k int) int {

@@ -73,6 +73,18 @@ var scenarios = map[string]func(*setup){
 	"primary-rejoins": func(s *setup) {
 		cluster(s, 0, []driver.Class{driver.Locking, driver.Locking, driver.MVCC}, faults{crashAt: 3000})
 	},
+	// A primary that fails chosen statements with a unique violation the
+	// other replicas do not give (issue 14, item 11): the error must not
+	// reach a client unless f+1 replicas gave it. A concurrent MVCC and a
+	// sequential serial secondary, so both schedules run the failed
+	// statement.
+	"erring-primary": func(s *setup) {
+		cluster(s, 0, []driver.Class{driver.Locking, driver.MVCC, driver.Serial}, faults{errs: 0.05})
+	},
+	// The same with two concurrent locking secondaries.
+	"erring-primary-locking": func(s *setup) {
+		cluster(s, 0, []driver.Class{driver.Locking, driver.Locking, driver.Locking}, faults{errs: 0.05})
+	},
 	// Correct replicas whose operations take longer than StallTicks: the
 	// core cannot tell them from blocked ones.
 	"slow-correct": func(s *setup) {

@@ -148,6 +148,7 @@ func merge(a, b faults) faults {
 	a.deadlock = max(a.deadlock, b.deadlock)
 	a.noLocks = a.noLocks || b.noLocks
 	a.crashAt = max(a.crashAt, b.crashAt)
+	a.errs = max(a.errs, b.errs)
 	return a
 }
 

@@ -831,6 +831,9 @@ func (s *sim) reply(r coord.Reply) {
 	switch r.Op.Kind {
 	case coord.OpStmt:
 		if code != "" {
+			if r.Fail == nil && !t.survey && statementError(code) {
+				s.checkBacked(r, code)
+			}
 			t.mustRollback = true
 			return
 		}
@@ -861,6 +864,34 @@ func (s *sim) reply(r coord.Reply) {
 	case coord.OpRollback:
 		c.cur = nil
 		s.res.RolledBack++
+	}
+}
+
+// statementError reports whether code is an error a statement gives for
+// its own reasons, which a replica gives only as f+1 do (see checkBacked);
+// not a concurrency failure, a cancel, or 25P02 after one.
+func statementError(code string) bool {
+	switch code {
+	case pgerr.DeadlockDetected, pgerr.SerializationFailure, pgerr.LockNotAvailable,
+		pgerr.QueryCanceled, pgerr.InFailedSQLTransaction:
+		return false
+	}
+	return !pgerr.IsConnection(&pgerr.Error{Code: code})
+}
+
+// checkBacked checks that an error a client gets from a replica for a
+// statement's own reasons was given by f+1 replicas (issue 14, item 11):
+// a faulty primary must not fail statements at will. (Surveys are not
+// voted: their answers are collected, and a failed one changes nothing.)
+func (s *sim) checkBacked(r coord.Reply, code string) {
+	n := 0
+	for _, f := range s.fakes {
+		if rec, ok := f.answers[r.Op]; ok && rec.vote.Code == code {
+			n++
+		}
+	}
+	if n < s.setup.f+1 {
+		s.failf("%v: the client got %s from r%d, which only %d replicas gave (f+1 = %d needed)", r.Op, code, r.From, n, s.setup.f+1)
 	}
 }
 
