@@ -49,6 +49,11 @@ type Options struct {
 	// PrimaryTimeout is how long the primary may leave work unanswered,
 	// answering nothing, before it is replaced (CBS, SS); 0: never.
 	PrimaryTimeout time.Duration
+	// OpTimeout is how long the primary may leave one statement
+	// unanswered while it answers the rest (CBS, SS; coord.Config.OpTicks);
+	// 0: never, the default, since a statement may run or wait for a lock
+	// that long. It must exceed the engines' statement and lock timeouts.
+	OpTimeout time.Duration
 	// Cache translates logged statements when a replica that was taken
 	// out catches up (with WAL).
 	Cache *sqlan.Cache
@@ -134,6 +139,13 @@ func New(opts Options, replicas []Replica) *Cluster {
 			tick = DefaultTick
 		}
 		cfg.PrimaryTimeout = max(1, int(opts.PrimaryTimeout/tick))
+	}
+	if opts.OpTimeout > 0 {
+		tick := opts.Tick
+		if tick <= 0 {
+			tick = DefaultTick
+		}
+		cfg.OpTicks = max(1, int(opts.OpTimeout/tick))
 	}
 	if opts.WAL != nil && (opts.Mode == coord.CBS || opts.Mode == coord.SS) {
 		cfg.Log = true

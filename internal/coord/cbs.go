@@ -576,6 +576,7 @@ func (s *cbs) sendPrimary(t *ctxn, op Op) {
 	}
 	p.sent++
 	p.started = true
+	p.since = s.now // (see watchOps)
 	// A primary promoted from a drained secondary goes on with the
 	// attempt it ran the earlier statements in.
 	s.emit(Send{R: s.primary, Op: op, Try: p.try})
@@ -1727,6 +1728,9 @@ func (s *cbs) baseTimeout() int {
 // answering other work is not suspected, however long one statement waits
 // for a lock.
 func (s *cbs) watchPrimary() {
+	if s.watchOps() {
+		return
+	}
 	if s.timeout < 0 || s.changing || s.primary < 0 || s.now-s.heard < s.timeout {
 		return
 	}
@@ -1744,6 +1748,28 @@ func (s *cbs) watchPrimary() {
 			return
 		}
 	}
+}
+
+// watchOps suspects a primary that leaves one statement unanswered for
+// Config.OpTicks while it may be answering everything else (selective
+// silence, which the silence rule of watchPrimary cannot see). Not while
+// COMMITs or held errors wait for the secondaries: their transactions
+// hold locks on the primary that the statement may wait for until the
+// secondaries get there. It reports whether the primary was taken out.
+func (s *cbs) watchOps() bool {
+	limit := s.c.cfg.OpTicks
+	if limit <= 0 || s.changing || s.primary < 0 || len(s.waiting) > 0 || s.heldErrs > 0 {
+		return false
+	}
+	p := s.primary
+	for _, t := range s.live {
+		rt := &t.at[p]
+		if t.phase == phaseOpen && rt.sent > rt.done() && s.now-rt.since >= limit {
+			s.markDown(p, fmt.Sprintf("no answer to statement %d of t%d for %d ticks, over the limit of one statement", rt.done()+1, t.id, s.now-rt.since))
+			return true
+		}
+	}
+	return false
 }
 
 // maxStallFactor bounds how far a secondary's stall limit grows.

@@ -114,6 +114,15 @@ type Config struct {
 	// stableCommits commits, up to maxTimeoutFactor times, and halves back
 	// after stable progress.
 	PrimaryTimeout int
+	// OpTicks is how many ticks the primary may leave one statement
+	// unanswered while it answers other work (probes, other statements)
+	// before it is suspected of selective silence and replaced (CBS and
+	// SS; paper 3.4). 0, the default, means never: a statement may
+	// legitimately run, or wait for a lock an idle client holds, longer
+	// than any fixed limit. Set it above the engines' statement and lock
+	// timeouts. It does not run while COMMITs or errors wait for the
+	// secondaries (the statement may wait for their locks).
+	OpTicks int
 	// Log makes commits wait for the shell's write-ahead log (CBS and
 	// SS): a decided transaction is announced with a Log action, and no
 	// replica is sent its COMMIT until a Logged event covers its barrier.
