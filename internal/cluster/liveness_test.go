@@ -184,3 +184,43 @@ func TestShellProbeHiccups(t *testing.T) {
 	fc.engines[2].On(fakeengine.Exec, "shepherd_probe").Block(hang)
 	waitUntil(t, "s2 shown unresponsive", func() bool { return fc.Replicas()[2].State == "unresponsive" })
 }
+
+// TestShellSelectiveSilence (issue 14, item 11): with Options.OpTimeout,
+// a primary that answers its probes but leaves one statement unanswered
+// past the limit is replaced; the new primary, which ran everything the
+// old one answered, runs the statement, and the transaction commits.
+// (Without the option a statement may wait as long as it takes:
+// TestShellSlowPrimary.)
+func TestShellSelectiveSilence(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	const limit = 200 * time.Millisecond
+	fc := newFakeCluster(t, Options{DigestRows: -1, PrimaryTimeout: 300 * time.Millisecond, OpTimeout: limit, ProbeTimeout: 5 * time.Second})
+	defer fc.Close()
+	latch := fakeengine.NewLatch()
+	defer latch.Release()
+	fc.engines[0].On(fakeengine.Exec, "UPDATE t").Block(latch).Times(1)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	txn := fc.Begin(driver.TxOptions{})
+	done := make(chan error, 1)
+	go func() {
+		_, err := txn.Exec(ctx, fc.stmt(t, "UPDATE t SET v = 5"), nil)
+		done <- err
+	}()
+	<-latch.Reached()
+	start := time.Now()
+	if err := <-done; err != nil {
+		t.Fatalf("the statement the primary kept: %v, want the new primary's answer", err)
+	}
+	if waited := time.Since(start); waited < limit {
+		t.Errorf("answered after %v, under the limit", waited)
+	}
+	v := fc.Views()
+	if len(v) != 2 || !strings.Contains(v[1].Why, "over the limit of one statement") {
+		t.Fatalf("views %+v, want a second one for the kept statement", v)
+	}
+	if err := txn.Commit(ctx); err != nil {
+		t.Fatalf("commit under the new primary: %v", err)
+	}
+	fc.idle(t)
+}
