@@ -637,7 +637,7 @@ func (s *cbs) answered(a Answered) {
 			if t.phase == phaseCommitted {
 				s.abortVictims(a.R, t)
 			}
-		} else if t.holds() && rt.done() == len(t.stmts) {
+		} else if (t.holds() || t.failed) && rt.done() == len(t.stmts) && !t.ddlRan[a.R] {
 			s.releaseVoted(a.R, t)
 		}
 	case OpCommit:
@@ -656,8 +656,9 @@ func (s *cbs) answered(a Answered) {
 }
 
 // releaseVoted rolls back secondary r's attempt of t, which has answered
-// the statement whose error is held (see voteError): t can only roll
-// back, and r's answers, which stay, are all the vote needs. Its locks
+// the statement whose error is held (see voteError), or was voted
+// already: t can only roll back, and r's answers, which stay, are all
+// the vote needs. Its locks
 // would only hold others up, and a sequential secondary goes on with the
 // next transaction (two sequential secondaries each running another
 // held transaction would otherwise wait for each other's vote).
@@ -801,6 +802,10 @@ func (s *cbs) voteError(t *ctxn, i int) {
 		s.markDown(s.primary, fmt.Sprintf("its error on statement %d of t%d was outvoted: f+1 replicas succeeded", i+1, t.id))
 	case support+pending < s.c.cfg.F:
 		settle()
+		if e := s.c.tooFewUp(); e != nil {
+			s.emit(Reply{Op: op, From: -1, Fail: e})
+			return
+		}
 		s.emit(Reply{Op: op, From: -1, Fail: pgerr.New(pgerr.SerializationFailure,
 			"replicas disagreed on %s: the error %s was not confirmed by %d other replicas", describe(op), q.vote.Code, s.c.cfg.F).
 			WithHint("the transaction was rolled back on every replica; retry it")})
