@@ -658,10 +658,10 @@ func (s *cbs) answered(a Answered) {
 // releaseVoted rolls back secondary r's attempt of t, which has answered
 // the statement whose error is held (see voteError), or was voted
 // already: t can only roll back, and r's answers, which stay, are all
-// the vote needs. Its locks
-// would only hold others up, and a sequential secondary goes on with the
-// next transaction (two sequential secondaries each running another
-// held transaction would otherwise wait for each other's vote).
+// the vote needs. Its locks would only hold others up, and a sequential
+// secondary goes on with the next transaction (two sequential
+// secondaries each running another held transaction would otherwise wait
+// for each other's vote).
 func (s *cbs) releaseVoted(r ReplicaID, t *ctxn) {
 	rt := &t.at[r]
 	if rt.started {
@@ -797,9 +797,9 @@ func (s *cbs) voteError(t *ctxn, i int) {
 		settle()
 		s.emit(Mismatch{R: s.primary, Op: op, Got: q.vote, Want: want})
 		s.emit(Reply{Op: op, From: -1, Fail: pgerr.New(pgerr.SerializationFailure,
-			"replicas disagreed on %s: the error %s was not confirmed, %d other replicas succeeded", describe(op), q.vote.Code, s.quorum()).
+			"replicas disagreed on %s: the primary's error %s was contradicted by %d other replicas", describe(op), q.vote.Code, s.quorum()).
 			WithHint("the transaction was rolled back on every replica; retry it")})
-		s.markDown(s.primary, fmt.Sprintf("its error on statement %d of t%d was outvoted: f+1 replicas succeeded", i+1, t.id))
+		s.markDown(s.primary, fmt.Sprintf("its error on statement %d of t%d was outvoted: f+1 replicas answered otherwise", i+1, t.id))
 	case support+pending < s.c.cfg.F:
 		settle()
 		if e := s.c.tooFewUp(); e != nil {
@@ -807,7 +807,7 @@ func (s *cbs) voteError(t *ctxn, i int) {
 			return
 		}
 		s.emit(Reply{Op: op, From: -1, Fail: pgerr.New(pgerr.SerializationFailure,
-			"replicas disagreed on %s: the error %s was not confirmed by %d other replicas", describe(op), q.vote.Code, s.c.cfg.F).
+			"replicas disagreed on %s: the primary's error %s was not confirmed by %d other replicas", describe(op), q.vote.Code, s.c.cfg.F).
 			WithHint("the transaction was rolled back on every replica; retry it")})
 	}
 }
@@ -1614,9 +1614,9 @@ func (s *cbs) limit(r ReplicaID) int { return max(s.limits[r], s.stall) }
 
 // abortVictims aborts on r the attempts that may block t there: the
 // undecided ones (sparing those whose client waited first, for a COMMIT
-// or an error's vote, when t is undecided itself: see waitSeq), and, when t is committed, the committed ones
-// ordered after it whose COMMIT r has not received (paper 3.3.2: any
-// transaction in progress there).
+// or an error's vote, when t is undecided itself: see waitSeq), and,
+// when t is committed, the committed ones ordered after it whose COMMIT
+// r has not received (paper 3.3.2: any transaction in progress there).
 func (s *cbs) abortVictims(r ReplicaID, t *ctxn) {
 	for _, v := range s.live {
 		va := &v.at[r]
@@ -1731,7 +1731,7 @@ func (s *cbs) baseTimeout() int {
 // and answered nothing at all, for the timeout while no COMMIT waited for
 // the secondaries: it is taken out and the view changes. A primary busy
 // answering other work is not suspected, however long one statement waits
-// for a lock.
+// for a lock, unless Config.OpTicks says otherwise (watchOps).
 func (s *cbs) watchPrimary() {
 	if s.watchOps() {
 		return
