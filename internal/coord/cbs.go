@@ -85,6 +85,9 @@ type cbs struct {
 	// heldErrs counts the statements whose error waits for a vote
 	// (cstmt.held).
 	heldErrs int
+	// opsFrom is the latest tick at which statements on the primary may
+	// have waited for others' locks (see watchOps).
+	opsFrom int
 
 	barrier int // B: the number of commits decided so far
 	// joining marks a replica back after being taken out that is still
@@ -1758,19 +1761,24 @@ func (s *cbs) watchPrimary() {
 // watchOps suspects a primary that leaves one statement unanswered for
 // Config.OpTicks while it may be answering everything else (selective
 // silence, which the silence rule of watchPrimary cannot see). Not while
-// COMMITs or held errors wait for the secondaries: their transactions
-// hold locks on the primary that the statement may wait for until the
-// secondaries get there. It reports whether the primary was taken out.
+// COMMITs or held errors wait for the secondaries, or decided commits
+// for the primary: those transactions hold locks on the primary that
+// the statement may wait for until they end; the count starts again
+// after (opsFrom). It reports whether the primary was taken out.
 func (s *cbs) watchOps() bool {
 	limit := s.c.cfg.OpTicks
-	if limit <= 0 || s.changing || s.primary < 0 || len(s.waiting) > 0 || s.heldErrs > 0 {
+	if limit <= 0 || s.changing || s.primary < 0 {
 		return false
 	}
 	p := s.primary
+	if len(s.waiting) > 0 || s.heldErrs > 0 || len(s.pend[p]) > 0 {
+		s.opsFrom = s.now
+		return false
+	}
 	for _, t := range s.live {
 		rt := &t.at[p]
-		if t.phase == phaseOpen && rt.sent > rt.done() && s.now-rt.since >= limit {
-			s.markDown(p, fmt.Sprintf("no answer to statement %d of t%d for %d ticks, over the limit of one statement", rt.done()+1, t.id, s.now-rt.since))
+		if waited := s.now - max(rt.since, s.opsFrom); t.phase == phaseOpen && rt.sent > rt.done() && waited >= limit {
+			s.markDown(p, fmt.Sprintf("no answer to statement %d of t%d for %d ticks, over the limit of one statement", rt.done()+1, t.id, waited))
 			return true
 		}
 	}
