@@ -39,17 +39,7 @@ var probeQuery = driver.Query{SQL: "SELECT 1 AS shepherd_probe", ReturnsRows: tr
 type probing struct {
 	unresponsive []atomic.Bool
 	why          []atomic.Pointer[string] // of the latest unanswered probe
-	// misses counts each replica's probes in a row that went unanswered
-	// (see probeMisses).
-	misses []atomic.Int32
 }
-
-// probeMisses is how many probes in a row must go unanswered before a
-// replica is taken out: one late probe can be a scheduling hiccup of a
-// loaded machine, and taking a correct replica out costs a catch-up (a
-// primary, a view change). Two at the default interval and deadline still
-// take a hung engine out within about five seconds.
-const probeMisses = 2
 
 // probeTimes returns the probe interval and deadline, with defaults
 // applied, or ok false when probes are off (Options.ProbeInterval < 0, or
@@ -83,7 +73,6 @@ func (o Options) probeTimes() (every, deadline time.Duration, ok bool) {
 func (c *Cluster) startProbes() {
 	c.probing.unresponsive = make([]atomic.Bool, len(c.managers))
 	c.probing.why = make([]atomic.Pointer[string], len(c.managers))
-	c.probing.misses = make([]atomic.Int32, len(c.managers))
 	every, deadline, ok := c.opts.probeTimes()
 	if !ok {
 		return
@@ -199,15 +188,13 @@ func (c *Cluster) probeReport(r coord.ReplicaID, err error, late bool, deadline 
 	}
 	name := c.managers[r].Name()
 	was := c.probing.unresponsive[r].Load()
-	if err == nil {
-		c.probing.misses[r].Store(0)
-	} else if !late && !pgerr.IsConnection(err) {
+	if err != nil && !late && !pgerr.IsConnection(err) {
 		// The engine answered, with an error (too many connections, a
 		// restart under way): it is not hung, and its sessions' own
-		// errors take it out if it is truly unusable.
+		// errors take it out if it is truly unusable. (A probe that
+		// misses its deadline takes the replica out at once: the next
+		// probe cannot start until the hung one returns.)
 		c.log.Warn("a probe failed", "replica", name, "err", err)
-		return
-	} else if c.probing.misses[r].Add(1) < probeMisses {
 		return
 	}
 	c.mu.Lock()
