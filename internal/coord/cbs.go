@@ -586,8 +586,8 @@ func (s *cbs) sendPrimary(t *ctxn, op Op) {
 }
 
 func (s *cbs) primaryDownErr() *pgerr.Error {
-	return pgerr.New(pgerr.ConnectionFailure, "the primary replica is down").
-		WithHint("choosing a new primary is not implemented yet; restart shepherd once the replica is back")
+	return pgerr.New(pgerr.ConnectionFailure, "the primary replica is down and no replica fit to be primary is up").
+		WithHint("a replica of class locking or serial (MariaDB, SQLite) takes the role as soon as one is back; shepherd brings replicas back by itself")
 }
 
 func (s *cbs) answered(a Answered) {
