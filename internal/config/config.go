@@ -45,6 +45,12 @@ type Config struct {
 	// primary_timeout); probe_interval "off" turns probes off.
 	ProbeInterval string `toml:"probe_interval"`
 	ProbeTimeout  string `toml:"probe_timeout"`
+	// OpTimeout (cbs, ss) is how long the primary may leave one statement
+	// unanswered while it answers probes and other work before it is
+	// suspected of withholding it (selective silence, HRDB paper 3.4)
+	// and replaced: a duration, or "" / "off" for never (the default: a
+	// legitimate statement may run or wait for a lock that long).
+	OpTimeout string `toml:"op_timeout"`
 	// Repair is the background compare-and-repair of the replicas.
 	Repair   Repair    `toml:"repair"`
 	Users    []User    `toml:"users"`
@@ -269,6 +275,18 @@ func (c *Config) Probes() (every, deadline time.Duration, err error) {
 	return every, deadline, err
 }
 
+// OpTimeoutDuration returns OpTimeout; 0 means never.
+func (c *Config) OpTimeoutDuration() (time.Duration, error) {
+	if c.OpTimeout == "" || c.OpTimeout == "off" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(c.OpTimeout)
+	if err != nil || d < time.Second {
+		return 0, fieldErr("op_timeout", "%q is not a duration of at least 1s (or \"off\")", c.OpTimeout)
+	}
+	return d, nil
+}
+
 // Digests returns DigestRows with its default applied.
 func (c *Config) Digests() int {
 	if c.DigestRows == nil {
@@ -292,6 +310,9 @@ func (c *Config) Check(knownDrivers []string) error {
 		return fieldErr("primary_timeout", "%v", err)
 	}
 	if _, _, err := c.Probes(); err != nil {
+		return err
+	}
+	if _, err := c.OpTimeoutDuration(); err != nil {
 		return err
 	}
 	if !slices.Contains(RepairModes, c.Repair.Mode) {

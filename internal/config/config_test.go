@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 var drivers = []string{"mysql", "postgres", "sqlite", "sqlite-cgo"}
@@ -98,6 +99,7 @@ func TestBad(t *testing.T) {
 		"repair.mode":                         good + "\n[repair]\nmode = \"fix\"\n",
 		"probe_interval":                      strings.Replace(good, "f = 1", "f = 1\nprobe_interval = \"often\"", 1),
 		"probe_timeout":                       strings.Replace(good, "f = 1", "f = 1\nprobe_timeout = \"1ms\"", 1),
+		"op_timeout":                          strings.Replace(good, "f = 1", "f = 1\nop_timeout = \"10ms\"", 1),
 		"repair.every":                        good + "\n[repair]\nevery = \"soon\"\n",
 		"repair.rate":                         good + "\n[repair]\nrate = -1\n",
 	}
@@ -142,5 +144,20 @@ func TestExampleFile(t *testing.T) {
 	}
 	if f := c.Replicas[0].Fault; f.StallMS == 0 || f.Isolation == "" {
 		t.Errorf("uncommented fault table not read: %+v", f)
+	}
+}
+
+// TestOpTimeout: op_timeout is off unless set, and then at least 1s.
+func TestOpTimeout(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want time.Duration
+		ok   bool
+	}{{"", 0, true}, {"off", 0, true}, {"60s", time.Minute, true}, {"500ms", 0, false}, {"soon", 0, false}} {
+		cfg := &Config{OpTimeout: c.in}
+		d, err := cfg.OpTimeoutDuration()
+		if (err == nil) != c.ok || d != c.want {
+			t.Errorf("op_timeout %q: %v, %v; want %v, ok %v", c.in, d, err, c.want, c.ok)
+		}
 	}
 }

@@ -104,6 +104,7 @@ func Open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Server, e
 	ptimeout, _ := cfg.PrimaryTimeoutDuration() // checked by cfg.Check
 	copts := cluster.Options{Mode: mode, F: cfg.F, Log: log, DigestRows: cfg.Digests(), PrimaryTimeout: ptimeout}
 	copts.ProbeInterval, copts.ProbeTimeout, _ = cfg.Probes() // checked by cfg.Check
+	copts.OpTimeout, _ = cfg.OpTimeoutDuration()              // checked by cfg.Check
 	// out holds the replicas left out at start, with why.
 	var out map[int]error
 	if mode == coord.CBS || mode == coord.SS {
