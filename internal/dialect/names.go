@@ -196,11 +196,16 @@ var parseVersion = sync.OnceValue(func() int32 {
 	return t.Version
 })
 
-// outputName is PostgreSQL's FigureColname: the name of an unaliased
+// outputName is OutputName read from the tree alone.
+func outputName(n *pg_query.Node) (string, int) { return OutputName(n, nil) }
+
+// OutputName is PostgreSQL's FigureColname: the name of an unaliased
 // result column, with its strength (2: a column or function name, 1: a
 // type name or "case", 0: none, "?column?"). A cast is named by what it
-// casts when that has a strong name, else by its type.
-func outputName(n *pg_query.Node) (string, int) {
+// casts when that has a strong name, else by its type. A scalar subquery
+// is named by its only column: subquery, when given, names it (the
+// analyser knows the columns of a * or a view), else the tree does.
+func OutputName(n *pg_query.Node, subquery func(*pg_query.Node) (string, bool)) (string, int) {
 	switch {
 	case n == nil:
 	case n.GetColumnRef() != nil:
@@ -217,7 +222,7 @@ func outputName(n *pg_query.Node) (string, int) {
 				return s.Sval, 2
 			}
 		}
-		return outputName(ind.Arg)
+		return OutputName(ind.Arg, subquery)
 	case n.GetFuncCall() != nil:
 		f := n.GetFuncCall().Funcname
 		if s := f[len(f)-1].GetString_(); s != nil {
@@ -229,7 +234,7 @@ func outputName(n *pg_query.Node) (string, int) {
 		}
 	case n.GetTypeCast() != nil:
 		tc := n.GetTypeCast()
-		name, strength := outputName(tc.Arg)
+		name, strength := OutputName(tc.Arg, subquery)
 		if strength <= 1 && tc.TypeName != nil && len(tc.TypeName.Names) > 0 {
 			if s := tc.TypeName.Names[len(tc.TypeName.Names)-1].GetString_(); s != nil {
 				return s.Sval, 1
@@ -237,7 +242,7 @@ func outputName(n *pg_query.Node) (string, int) {
 		}
 		return name, strength
 	case n.GetCollateClause() != nil:
-		return outputName(n.GetCollateClause().Arg)
+		return OutputName(n.GetCollateClause().Arg, subquery)
 	case n.GetGroupingFunc() != nil:
 		return "grouping", 2
 	case n.GetSubLink() != nil:
@@ -249,6 +254,12 @@ func outputName(n *pg_query.Node) (string, int) {
 			return "array", 2
 		case pg_query.SubLinkType_EXPR_SUBLINK:
 			// The subquery's only column's name, whatever it is.
+			if subquery != nil {
+				if name, ok := subquery(sl.Subselect); ok {
+					return name, 2
+				}
+				return "?column?", 2
+			}
 			sub := sl.Subselect.GetSelectStmt()
 			for sub != nil && sub.Op != pg_query.SetOperation_SETOP_NONE {
 				sub = sub.Larg
@@ -258,14 +269,14 @@ func outputName(n *pg_query.Node) (string, int) {
 					if rt.Name != "" {
 						return rt.Name, 2
 					}
-					name, _ := outputName(rt.Val)
+					name, _ := OutputName(rt.Val, nil)
 					return name, 2
 				}
 			}
 			return "?column?", 2
 		}
 	case n.GetCaseExpr() != nil:
-		name, strength := outputName(n.GetCaseExpr().Defresult)
+		name, strength := OutputName(n.GetCaseExpr().Defresult, subquery)
 		if strength <= 1 {
 			return "case", 1
 		}

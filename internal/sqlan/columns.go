@@ -859,87 +859,15 @@ func (t *typer) column(cr *pg_query.ColumnRef) pgType {
 	return pgType{}
 }
 
-// figureName is PostgreSQL's FigureColname: the name of an unaliased
-// result column, with its strength (2: a column or function name, 1: a
-// type name or "case", 0: nothing, "?column?"). A cast is named by what
-// it casts when that has a strong name, else by its type.
+// figureName is PostgreSQL's FigureColname (dialect.OutputName), with a
+// scalar subquery named by its only column as the typer sees it.
 func (t *typer) figureName(n *pg_query.Node) (string, int) {
-	switch {
-	case n == nil:
-	case n.GetColumnRef() != nil:
-		f := n.GetColumnRef().Fields
-		for i := len(f) - 1; i >= 0; i-- {
-			if s := f[i].GetString_(); s != nil {
-				return s.Sval, 2
-			}
+	return dialect.OutputName(n, func(sub *pg_query.Node) (string, bool) {
+		if r := t.subqueryRel(sub); r != nil && len(r.cols) > 0 {
+			return r.cols[0].name, true
 		}
-	case n.GetAIndirection() != nil:
-		ind := n.GetAIndirection()
-		for i := len(ind.Indirection) - 1; i >= 0; i-- {
-			if s := ind.Indirection[i].GetString_(); s != nil {
-				return s.Sval, 2
-			}
-		}
-		return t.figureName(ind.Arg)
-	case n.GetFuncCall() != nil:
-		f := n.GetFuncCall().Funcname
-		if s := f[len(f)-1].GetString_(); s != nil {
-			return s.Sval, 2
-		}
-	case n.GetAExpr() != nil:
-		if n.GetAExpr().Kind == pg_query.A_Expr_Kind_AEXPR_NULLIF {
-			return "nullif", 2
-		}
-	case n.GetTypeCast() != nil:
-		tc := n.GetTypeCast()
-		name, strength := t.figureName(tc.Arg)
-		if strength <= 1 && tc.TypeName != nil && len(tc.TypeName.Names) > 0 {
-			if s := tc.TypeName.Names[len(tc.TypeName.Names)-1].GetString_(); s != nil {
-				return s.Sval, 1
-			}
-		}
-		return name, strength
-	case n.GetCollateClause() != nil:
-		return t.figureName(n.GetCollateClause().Arg)
-	case n.GetGroupingFunc() != nil:
-		return "grouping", 2
-	case n.GetSubLink() != nil:
-		sl := n.GetSubLink()
-		switch sl.SubLinkType {
-		case pg_query.SubLinkType_EXISTS_SUBLINK:
-			return "exists", 2
-		case pg_query.SubLinkType_ARRAY_SUBLINK:
-			return "array", 2
-		case pg_query.SubLinkType_EXPR_SUBLINK:
-			// The subquery's only column's name, whatever it is.
-			if r := t.subqueryRel(sl.Subselect); r != nil && len(r.cols) > 0 {
-				return r.cols[0].name, 2
-			}
-			return "?column?", 2
-		}
-	case n.GetCaseExpr() != nil:
-		name, strength := t.figureName(n.GetCaseExpr().Defresult)
-		if strength <= 1 {
-			return "case", 1
-		}
-		return name, strength
-	case n.GetAArrayExpr() != nil:
-		return "array", 2
-	case n.GetRowExpr() != nil:
-		return "row", 2
-	case n.GetCoalesceExpr() != nil:
-		return "coalesce", 2
-	case n.GetMinMaxExpr() != nil:
-		if n.GetMinMaxExpr().Op == pg_query.MinMaxOp_IS_GREATEST {
-			return "greatest", 2
-		}
-		return "least", 2
-	case n.GetSqlvalueFunction() != nil:
-		if name := sqlValueNames[n.GetSqlvalueFunction().Op]; name != "" {
-			return name, 2
-		}
-	}
-	return "?column?", 0
+		return "", false
+	})
 }
 
 // sqlValueNames and sqlValueTypes name and type the SQL-standard
