@@ -130,40 +130,12 @@ type scope struct {
 // aggregates and windows and, with write, refusing what cannot be made
 // deterministic (see the comment at the top of the file).
 func (r *rewriter) fixFunctions(root *pg_query.Node, write, floats bool) error {
-	var err error
-	var walk func(m protoreflect.Message, sc *scope)
-	walk = func(m protoreflect.Message, sc *scope) {
-		if err != nil {
-			return
+	return r.walkScoped(root, true, func(m protoreflect.Message, sc *scope) error {
+		if fc, ok := m.Interface().(*pg_query.FuncCall); ok && sc != nil {
+			return r.fixCall(fc, sc, write, floats)
 		}
-		switch x := m.Interface().(type) {
-		case *pg_query.SelectStmt:
-			sc = &scope{from: x.FromClause, windows: x.WindowClause}
-		case *pg_query.UpdateStmt:
-			sc = &scope{from: append([]*pg_query.Node{{Node: &pg_query.Node_RangeVar{RangeVar: x.Relation}}}, x.FromClause...)}
-		case *pg_query.DeleteStmt:
-			sc = &scope{from: append([]*pg_query.Node{{Node: &pg_query.Node_RangeVar{RangeVar: x.Relation}}}, x.UsingClause...)}
-		case *pg_query.FuncCall:
-			if sc != nil {
-				err = r.fixCall(x, sc, write, floats)
-			}
-		}
-		m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-			switch {
-			case fd.Kind() != protoreflect.MessageKind:
-			case fd.IsList():
-				l := v.List()
-				for i := 0; i < l.Len(); i++ {
-					walk(l.Get(i).Message(), sc)
-				}
-			default:
-				walk(v.Message(), sc)
-			}
-			return err == nil
-		})
-	}
-	walk(root.ProtoReflect(), nil)
-	return err
+		return nil
+	})
 }
 
 // fixCall is fixFunctions for one call.
@@ -645,7 +617,7 @@ func (r *rewriter) viewFloats(root *pg_query.Node, seen map[string]bool) error {
 			continue
 		}
 		q := tree.Stmts[0].Stmt
-		err = r.walkScoped(q, func(m protoreflect.Message, sc *scope) error {
+		err = r.walkScoped(q, false, func(m protoreflect.Message, sc *scope) error {
 			fc, ok := m.Interface().(*pg_query.FuncCall)
 			if !ok || sc == nil || !floatAggs[schema.FuncName(fc)] {
 				return nil

@@ -130,7 +130,7 @@ func (r *rewriter) checkPostgresRules(root *pg_query.Node) error {
 // checkPrefixOps refuses a prefix + or - on a column or cast whose type
 // PostgreSQL has no such operator for.
 func (r *rewriter) checkPrefixOps(root *pg_query.Node) error {
-	return r.walkScoped(root, func(m protoreflect.Message, sc *scope) error {
+	return r.walkScoped(root, false, func(m protoreflect.Message, sc *scope) error {
 		e, ok := m.Interface().(*pg_query.A_Expr)
 		if !ok || e.Kind != pg_query.A_Expr_Kind_AEXPR_OP || e.Rexpr == nil {
 			return nil
@@ -253,9 +253,9 @@ func isSpecialFloat(s string) bool {
 
 // walkScoped calls visit on every message of the tree with the query
 // level it belongs to (nil outside any: VALUES, DDL); the first error
-// stops the walk. ORDER BY keys are not visited (they may name output
-// columns, not the scope's).
-func (r *rewriter) walkScoped(root *pg_query.Node, visit func(protoreflect.Message, *scope) error) error {
+// stops the walk. ORDER BY keys are visited only with sortKeys (they may
+// name output columns, not the scope's).
+func (r *rewriter) walkScoped(root *pg_query.Node, sortKeys bool, visit func(protoreflect.Message, *scope) error) error {
 	var err error
 	var walk func(m protoreflect.Message, sc *scope)
 	walk = func(m protoreflect.Message, sc *scope) {
@@ -270,7 +270,9 @@ func (r *rewriter) walkScoped(root *pg_query.Node, visit func(protoreflect.Messa
 		case *pg_query.DeleteStmt:
 			sc = &scope{from: append([]*pg_query.Node{{Node: &pg_query.Node_RangeVar{RangeVar: x.Relation}}}, x.UsingClause...)}
 		case *pg_query.SortBy:
-			return
+			if !sortKeys {
+				return
+			}
 		}
 		if err = visit(m, sc); err != nil {
 			return
