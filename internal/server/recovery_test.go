@@ -2,11 +2,9 @@ package server
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -193,34 +191,12 @@ func (s *syncBuffer) String() string {
 func startLogged(t *testing.T, cfg *config.Config) (string, *Server, *syncBuffer, func()) {
 	t.Helper()
 	buf := &syncBuffer{}
-	log := slog.New(slog.NewTextHandler(buf, nil))
-	ctx, cancel := context.WithCancel(context.Background())
-	srv, err := Open(ctx, cfg, log)
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, ln) }()
-	var once sync.Once
-	stop := func() {
-		once.Do(func() {
-			cancel()
-			if err := <-done; err != nil {
-				t.Errorf("serve: %v", err)
-			}
-			if testing.Verbose() {
-				t.Logf("shepherd's log:\n%s", buf.String())
-			}
-		})
+	addr, srv, stop := startServerLog(t, cfg, slog.New(slog.NewTextHandler(buf, nil)))
+	if testing.Verbose() {
+		t.Cleanup(func() { t.Logf("shepherd's log:\n%s", buf.String()) })
 	}
 	t.Cleanup(stop)
-	return ln.Addr().String(), srv, buf, stop
+	return addr, srv, buf, stop
 }
 
 // TestRestartRefusesLyingBarrier restarts shepherd with a replica whose

@@ -40,6 +40,12 @@ func startServer(t testing.TB, cfg *config.Config) (addr string, srv *Server, st
 	if testing.Verbose() {
 		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
+	return startServerLog(t, cfg, log)
+}
+
+// startServerLog is startServer with shepherd's log going to log.
+func startServerLog(t testing.TB, cfg *config.Config, log *slog.Logger) (addr string, srv *Server, stop func()) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	srv, err := Open(ctx, cfg, log)
 	if err != nil {
