@@ -70,6 +70,12 @@ type Options struct {
 	// and SS; see liveness.go). 0 means a default that fits
 	// PrimaryTimeout; ProbeInterval < 0 turns probes off.
 	ProbeInterval, ProbeTimeout time.Duration
+	// RetiredFile is where the retired replicas are recorded (see
+	// Retirement), so that a restart keeps them out; "": in memory only.
+	// Retired are those it held at start (LoadRetired), by name: they
+	// start out, and stay out until Reinstate.
+	RetiredFile string
+	Retired     map[string]Retirement
 }
 
 // DefaultTick is Options.Tick when left 0.
@@ -110,6 +116,9 @@ type Cluster struct {
 		// out.
 		recovering map[coord.ReplicaID]bool
 		retired    map[coord.ReplicaID]bool
+		// retirements are the entries of Options.RetiredFile, by name
+		// (those of replicas no longer configured are kept).
+		retirements map[string]Retirement
 	}
 }
 
@@ -122,6 +131,9 @@ type replicaStatus struct {
 	// failure, when set, says why the replica cannot come back by itself
 	// (see catchUpFailed).
 	failure atomic.Pointer[string]
+	// retired, when set, says why the replica was retired (see
+	// Retirement).
+	retired atomic.Pointer[string]
 }
 
 // New returns a cluster over replicas (already opened). The caller checks
@@ -175,6 +187,10 @@ func New(opts Options, replicas []Replica) *Cluster {
 	c.mu.txns = map[coord.TxnID]*Txn{}
 	c.mu.recovering = map[coord.ReplicaID]bool{}
 	c.mu.retired = map[coord.ReplicaID]bool{}
+	c.mu.retirements = map[string]Retirement{}
+	for name, r := range opts.Retired {
+		c.mu.retirements[name] = r
+	}
 	c.durable.more = make(chan struct{})
 	c.mu.idle = make(chan struct{})
 	close(c.mu.idle)
@@ -200,6 +216,22 @@ func New(opts Options, replicas []Replica) *Cluster {
 		go c.awaitLog()
 	}
 	c.startProbes()
+	for i, m := range c.managers {
+		if r, ok := opts.Retired[m.Name()]; ok {
+			// Retired in an earlier run: out from the start, and not
+			// brought back by recovery (it holds what the others lack).
+			why := r.Why
+			c.status[i].retired.Store(&why)
+			c.mu.Lock()
+			c.mu.retired[coord.ReplicaID(i)] = true
+			c.mu.core.Step(coord.Down{R: coord.ReplicaID(i)})
+			c.applyLocked()
+			c.mu.Unlock()
+			c.log.Error("replica retired in an earlier run stays out: it holds a change the other replicas rolled back; "+
+				"rebuild it from a replica in use, then run REJOIN REPLICA on the admin console",
+				"replica", m.Name(), "why", r.Why, "since", r.Since)
+		}
+	}
 	return c
 }
 
@@ -540,9 +572,11 @@ func (c *Cluster) applyLocked() {
 			c.logLocked(a)
 		case coord.Retire:
 			// Before its MarkDown, or before a recovery already under
-			// way rejoins it: it must stay out until repaired.
-			c.mu.retired[a.R] = true
-			c.log.Error("replica retired: its state differs from the others' and the log cannot repair it; repair it and restart shepherd",
+			// way rejoins it: it must stay out until repaired, also
+			// across restarts.
+			c.retireLocked(a.R, a.Why)
+			c.log.Error("replica retired: its state differs from the others' and the log cannot repair it; "+
+				"rebuild it from a replica in use, then run REJOIN REPLICA on the admin console",
 				"replica", c.managers[a.R].Name(), "why", a.Why)
 		case coord.NewPrimary:
 			c.primary.Store(int32(a.R))
@@ -655,8 +689,9 @@ func (c *Cluster) mismatchLocked(a coord.Mismatch) {
 
 // TakeDown takes the named replica out, as if its connection had broken,
 // and keeps it out (a replica lost by itself is brought back): it stops
-// running and voting until shepherd restarts. Operators use it to retire a
-// misbehaving replica; tests use it to need the remaining ones.
+// running and voting until shepherd restarts or Reinstate. Unlike a
+// retirement it is not recorded in Options.RetiredFile. Tests use it to
+// need the remaining ones.
 func (c *Cluster) TakeDown(name string) error {
 	for i, m := range c.managers {
 		if m.Name() == name {

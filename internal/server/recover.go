@@ -58,8 +58,10 @@ type recovered struct {
 // an absurd one), or to which the replay fails is left out, with the
 // reason, and shepherd starts if at least f+1 others are consistent with
 // the log. What a replica reports is not trusted to move the barrier
-// counter past what the log holds.
-func recoverReplicas(ctx context.Context, engines []driver.Engine, names []string, f int, records []wal.Record, log *slog.Logger) (recovered, error) {
+// counter past what the log holds. The replicas in retired (with why)
+// are not touched: they hold what the others rolled back, and count as
+// left out.
+func recoverReplicas(ctx context.Context, engines []driver.Engine, names []string, f int, records []wal.Record, retired map[int]error, log *slog.Logger) (recovered, error) {
 	var from, top uint64
 	if len(records) > 0 {
 		from, top = records[0].Barrier, records[len(records)-1].Barrier
@@ -75,6 +77,10 @@ func recoverReplicas(ctx context.Context, engines []driver.Engine, names []strin
 	results := make([]result, len(engines))
 	var wg sync.WaitGroup
 	for i, e := range engines {
+		if err, ok := retired[i]; ok {
+			results[i].err = err
+			continue
+		}
 		wg.Go(func() {
 			r := &results[i]
 			r.n, r.top, r.err = recoverOne(ctx, e, records, from, top)

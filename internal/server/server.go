@@ -105,6 +105,19 @@ func Open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Server, e
 	copts := cluster.Options{Mode: mode, F: cfg.F, Log: log, DigestRows: cfg.Digests(), PrimaryTimeout: ptimeout}
 	copts.ProbeInterval, copts.ProbeTimeout, _ = cfg.Probes() // checked by cfg.Check
 	copts.OpTimeout, _ = cfg.OpTimeoutDuration()              // checked by cfg.Check
+	// Replicas retired in an earlier run stay out (cluster.Retirement):
+	// never replayed to, never taken back without an operator.
+	copts.RetiredFile = filepath.Join(cfg.DataDir, "retired.json")
+	if copts.Retired, err = cluster.LoadRetired(copts.RetiredFile); err != nil {
+		s.closeEngines()
+		return nil, &config.Error{Field: "data_dir", Msg: err.Error()}
+	}
+	retired := map[int]error{}
+	for i, n := range names {
+		if r, ok := copts.Retired[n]; ok {
+			retired[i] = fmt.Errorf("retired: %s", r.Why)
+		}
+	}
 	// out holds the replicas left out at start, with why.
 	var out map[int]error
 	if mode == coord.CBS || mode == coord.SS {
@@ -121,7 +134,7 @@ func Open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Server, e
 			s.closeEngines()
 			return nil, &config.Error{Field: "data_dir", Msg: err.Error()}
 		}
-		rec, err := recoverReplicas(ctx, s.engines, names, cfg.F, records, log)
+		rec, err := recoverReplicas(ctx, s.engines, names, cfg.F, records, retired, log)
 		if err != nil {
 			w.Close()
 			s.closeEngines()
@@ -135,6 +148,9 @@ func Open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Server, e
 	// there is one.
 	s.cluster = cluster.New(copts, reps)
 	for i := range len(reps) {
+		if _, ok := retired[i]; ok {
+			continue // out already: cluster.New kept it out
+		}
 		if why, ok := out[i]; ok {
 			log.Warn("replica left out at start: it is tried again, and catches up from the log once usable", "replica", names[i], "why", why)
 			s.cluster.StartOut(i)
