@@ -315,9 +315,16 @@ type Txn struct {
 
 	// Guarded by c.mu:
 	barrier uint64 // in the write-ahead log, once logged
-	stmts   []stmtCall
-	waiting map[coord.Op]chan outcome
-	answers map[coord.Op][]replica.Result
+	// durable: its log record is on disk (it commits, whatever comes);
+	// commits counts replicas that reported its COMMIT done; finished:
+	// the coordinator is done with it; afterCommit is AfterCommit's.
+	durable     bool
+	commits     int
+	finished    bool
+	afterCommit func(barrier uint64) error
+	stmts       []stmtCall
+	waiting     map[coord.Op]chan outcome
+	answers     map[coord.Op][]replica.Result
 }
 
 // numDialects bounds driver.Dialect values (1 to 3), for arrays indexed
@@ -525,6 +532,9 @@ func (c *Cluster) onResult(r replica.Result) {
 			}
 		}
 		t.results(r)
+		if r.Op.Kind == coord.OpCommit && r.Err == nil {
+			t.commits++
+		}
 	}
 	c.mu.core.Step(coord.Answered{R: r.R, Op: r.Op, Try: r.Try, V: r.Vote})
 	c.applyLocked()
@@ -587,6 +597,15 @@ func (c *Cluster) applyLocked() {
 				t.surveyed = &a
 			}
 		case coord.Finished:
+			if t := c.mu.txns[a.Txn]; t != nil {
+				t.finished = true
+				if t.afterCommit != nil && c.opts.WAL == nil && t.commits > 0 {
+					// Without a log, a COMMIT some replica did is the
+					// outcome.
+					c.runAfterCommitLocked(t)
+				}
+				t.afterCommit = nil
+			}
 			delete(c.mu.txns, a.Txn)
 			if len(c.mu.txns) == 0 {
 				close(c.mu.idle)

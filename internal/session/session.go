@@ -273,14 +273,22 @@ func (s *Session) commit(ctx context.Context) error {
 	if len(ddl) == 0 {
 		return err
 	}
-	// Committed, or committing although the client gave up (DDL that
-	// MariaDB committed as it ran it): the schema changed either way, and
-	// the client gets its cancel error afterwards. With the log barrier,
-	// in one write of the catalog file: a start-up after a crash before
-	// this point applies the changes from the log.
+	// Committed: with the log barrier, in one write of the catalog file;
+	// a start-up after a crash before this point applies the changes
+	// from the log.
 	trees := make([]*pg_query.Node, len(ddl))
 	for i, st := range ddl {
 		trees[i] = st.Tree()
+	}
+	if err != nil {
+		// Committing although the client gave up (DDL that MariaDB
+		// committed as it ran it): the outcome is not known yet. The
+		// replicas may still refuse it (the MariaDB replica is then
+		// retired), and its barrier is known only once decided: the
+		// catalog follows what happens, not what was hoped.
+		cat := s.cache.Catalog()
+		t.AfterCommit(func(barrier uint64) error { return cat.Commit(barrier, trees) })
+		return err
 	}
 	if err := s.cache.Catalog().Commit(t.Barrier(), trees); err != nil {
 		return pgerr.Wrap(pgerr.InternalError, err, "the statement committed, but shepherd could not record the schema change")
