@@ -108,9 +108,12 @@ type Cluster struct {
 		core *coord.Coordinator
 		txns map[coord.TxnID]*Txn
 		// idle is closed while no transaction is live anywhere; busy
-		// is closed while some transaction has sent work to replicas.
-		idle chan struct{}
-		busy chan struct{}
+		// is closed while some transaction has sent work to replicas;
+		// answered is closed and replaced when a replica answers or is
+		// taken out.
+		idle     chan struct{}
+		busy     chan struct{}
+		answered chan struct{}
 		// recovering marks the replicas taken out whose return is
 		// being tried; retired those taken out by TakeDown, which stay
 		// out.
@@ -195,6 +198,7 @@ func New(opts Options, replicas []Replica) *Cluster {
 	c.mu.idle = make(chan struct{})
 	close(c.mu.idle)
 	c.mu.busy = make(chan struct{})
+	c.mu.answered = make(chan struct{})
 	for i, r := range replicas {
 		c.managers = append(c.managers, replica.New(coord.ReplicaID(i), r.Name, r.Engine, c.log, c.onResult))
 		if d := r.Engine.Dialect(); !slices.Contains(c.dialects, d) {
@@ -318,9 +322,12 @@ type Txn struct {
 	// durable: its log record is on disk (it commits, whatever comes);
 	// commits counts replicas that reported its COMMIT done; finished:
 	// the coordinator is done with it; afterCommit is AfterCommit's.
-	durable     bool
-	commits     int
-	finished    bool
+	durable  bool
+	commits  int
+	finished bool
+	// cancelled: a client's cancel was sent to the replicas (serial
+	// mode; see serialCommit).
+	cancelled   bool
 	afterCommit func(barrier uint64) error
 	stmts       []stmtCall
 	waiting     map[coord.Op]chan outcome
@@ -441,8 +448,117 @@ func (t *Txn) Commit(ctx context.Context) error {
 		return pgerr.New(pgerr.InternalError, "transaction already ended")
 	}
 	t.done = true
+	if t.c.opts.Mode == coord.Serial {
+		if err := t.serialCommit(); err != nil {
+			return err
+		}
+	}
 	_, err := t.submit(ctx, coord.Op{Txn: t.id, Kind: coord.OpCommit}, stmtCall{})
 	return err
+}
+
+// serialCommit keeps a client's cancel from splitting the replicas in
+// serial mode, where a replica taken out does not come back until
+// restart. A cancel reaches the replicas at different times: it may stop
+// a write on some after f+1 others finished it, and the client then got
+// their answer. Committing would leave the replicas that stopped without
+// the write, and take them out. So once a cancel was sent, the COMMIT
+// waits until every replica that is up answered every statement (each
+// has finished or stopped its own); if their answers to a statement that
+// may change state differ, the transaction is rolled back everywhere
+// instead, and the client, who asked to cancel, gets 57014.
+func (t *Txn) serialCommit() error {
+	c := t.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !t.cancelled {
+		return nil
+	}
+	bound := time.NewTimer(serialCancelWait)
+	defer bound.Stop()
+wait:
+	for !t.answeredLocked() {
+		more := c.mu.answered
+		c.mu.Unlock()
+		select {
+		case <-more:
+		case <-bound.C:
+			// A replica that neither finishes nor stops (a hung
+			// engine): go on as without a cancel; the coordinator takes
+			// it out if it answers otherwise.
+			c.mu.Lock()
+			break wait
+		case <-c.stop:
+			c.mu.Lock()
+			return pgerr.New(pgerr.AdminShutdown, "terminating connection due to administrator command")
+		}
+		c.mu.Lock()
+	}
+	split := false
+	for seq, call := range t.stmts {
+		if call.st == nil || call.st.Kind == sqlan.Read {
+			continue
+		}
+		if call.st.Kind == sqlan.DDL && c.ddlCommits() {
+			// A replica that commits DDL as it runs it cannot roll it
+			// back: the transaction goes on to commit where it can
+			// (the coordinator retires such a replica that the vote
+			// went against).
+			return nil
+		}
+		var first *coord.Vote
+		for r, res := range t.answers[coord.Op{Txn: t.id, Kind: coord.OpStmt, Seq: seq}] {
+			if c.mu.core.IsDown(coord.ReplicaID(r)) {
+				continue
+			}
+			switch {
+			case first == nil:
+				first = &res.Vote
+			case res.Vote != *first:
+				split = true
+			}
+		}
+	}
+	if !split {
+		return nil
+	}
+	c.log.Warn("a cancel stopped a write on some replicas after others finished it: the transaction is rolled back everywhere", "txn", uint64(t.id))
+	c.mu.core.Step(coord.Submit{Op: coord.Op{Txn: t.id, Kind: coord.OpRollback}})
+	c.applyLocked()
+	return pgerr.New(pgerr.QueryCanceled, "canceling statement due to user request").
+		WithDetail("The cancel reached some replicas after others had finished a write; the transaction was rolled back on every replica.")
+}
+
+// serialCancelWait bounds how long serialCommit waits for the replicas'
+// answers after a cancel.
+const serialCancelWait = 10 * time.Second
+
+// ddlCommits reports whether some replica commits DDL as it runs it
+// (MariaDB, MySQL).
+func (c *Cluster) ddlCommits() bool {
+	for _, m := range c.managers {
+		if m.Engine().Dialect() == driver.MySQL {
+			return true
+		}
+	}
+	return false
+}
+
+// answeredLocked reports whether every replica that is up answered every
+// statement of t. c.mu is held.
+func (t *Txn) answeredLocked() bool {
+	for seq := range t.stmts {
+		rs := t.answers[coord.Op{Txn: t.id, Kind: coord.OpStmt, Seq: seq}]
+		for r := range t.c.managers {
+			if t.c.mu.core.IsDown(coord.ReplicaID(r)) {
+				continue
+			}
+			if rs == nil || rs[r].Op.Txn == 0 {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // Rollback rolls the transaction back everywhere. It does not wait for the
@@ -484,10 +600,19 @@ func (t *Txn) submit(ctx context.Context, op coord.Op, call stmtCall) (*answer.A
 	// follows (it comes promptly once cancelled).
 	switch p := c.primary.Load(); {
 	case p < 0:
-		// Every replica votes on the statement: stop it everywhere.
-		for _, m := range c.managers {
-			m.Cancel(t.id)
+		// Every replica votes on the statement: stop it everywhere, but
+		// only while it is undecided. A cancel reaches the replicas at
+		// different times, so it may stop the statement on some after
+		// others finished it (see serialCommit). A COMMIT is never
+		// cancelled: it runs to the agreed end on every replica.
+		c.mu.Lock()
+		if _, undecided := t.waiting[op]; undecided && op.Kind == coord.OpStmt {
+			t.cancelled = true
+			for _, m := range c.managers {
+				m.CancelOp(op)
+			}
 		}
+		c.mu.Unlock()
 	case op.Kind == coord.OpStmt:
 		// The client waits for the primary only; the secondaries' runs
 		// are rolled back with the transaction, and are no evidence
@@ -538,6 +663,14 @@ func (c *Cluster) onResult(r replica.Result) {
 	}
 	c.mu.core.Step(coord.Answered{R: r.R, Op: r.Op, Try: r.Try, V: r.Vote})
 	c.applyLocked()
+	c.answeredLocked()
+}
+
+// answeredLocked wakes whoever waits for replicas' answers (serialCommit).
+// c.mu is held.
+func (c *Cluster) answeredLocked() {
+	close(c.mu.answered)
+	c.mu.answered = make(chan struct{})
 }
 
 // results keeps a replica's result until the ballot is decided.
@@ -574,6 +707,7 @@ func (c *Cluster) applyLocked() {
 			c.managers[a.R].AbortAll()
 			c.managers[a.R].DropIdle()
 			c.log.Warn("replica taken out", "replica", c.managers[a.R].Name(), "why", a.Why)
+			c.answeredLocked()
 			if int32(a.R) == c.primary.Load() {
 				c.views.lastDown = c.managers[a.R].Name() + ": " + a.Why
 			}
@@ -694,6 +828,11 @@ func (c *Cluster) replyLocked(a coord.Reply) {
 }
 
 func (c *Cluster) mismatchLocked(a coord.Mismatch) {
+	if t := c.mu.txns[a.Op.Txn]; t != nil && t.cancelled && a.Got.Code == pgerr.QueryCanceled {
+		// The client's cancel stopped it here and came too late
+		// elsewhere: no evidence against the replica (serialCommit).
+		return
+	}
 	st := &c.status[a.R]
 	st.mismatches.Add(1)
 	st.suspect.Store(true)
