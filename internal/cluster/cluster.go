@@ -691,7 +691,16 @@ func (t *Txn) results(r replica.Result) {
 
 // applyLocked carries out the coordinator's actions. c.mu is held.
 func (c *Cluster) applyLocked() {
-	for _, a := range c.mu.core.Ready() {
+	actions := c.mu.core.Ready()
+	for _, a := range actions {
+		if a, ok := a.(coord.Retire); ok {
+			// Recorded durably before anything else of the step is
+			// carried out: the client may be told of the refusal that
+			// caused it only once a restart would keep the replica out.
+			c.retireLocked(a.R, a.Why)
+		}
+	}
+	for _, a := range actions {
 		switch a := a.(type) {
 		case coord.Send:
 			c.sendLocked(a)
@@ -715,10 +724,9 @@ func (c *Cluster) applyLocked() {
 		case coord.Log:
 			c.logLocked(a)
 		case coord.Retire:
-			// Before its MarkDown, or before a recovery already under
-			// way rejoins it: it must stay out until repaired, also
-			// across restarts.
-			c.retireLocked(a.R, a.Why)
+			// Recorded above, before its MarkDown, or before a recovery
+			// already under way rejoins it: it must stay out until
+			// repaired, also across restarts.
 			c.log.Error("replica retired: its state differs from the others' and the log cannot repair it; "+
 				"rebuild it from a replica in use, then run REJOIN REPLICA on the admin console",
 				"replica", c.managers[a.R].Name(), "why", a.Why)
