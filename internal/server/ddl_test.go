@@ -22,7 +22,8 @@ import (
 // must keep working on it.
 func TestDDLCancelledStaysEverywhere(t *testing.T) {
 	cfg := realCluster(t, "cbs")
-	addr, srv := start(t, cfg)
+	addr, srv, stop := startServer(t, cfg)
+	defer stop()
 	ctx := context.Background()
 	app := connect(t, addr, "app")
 	mustExec(t, app, "CREATE TABLE parent (id int PRIMARY KEY)")
@@ -116,6 +117,16 @@ func TestDDLCancelledStaysEverywhere(t *testing.T) {
 		if r.State != "up" {
 			t.Errorf("replica %s is %s after the DDL", r.Name, r.State)
 		}
+	}
+
+	// The catalog recorded the CREATE TABLE with its log barrier: the
+	// next start has nothing to apply from the log (it applied it a
+	// second time, and logged that it could not, when the catalog took
+	// the change at the client's cancel, with no barrier).
+	stop()
+	_, _, log, _ := startLogged(t, cfg)
+	if l := log.String(); strings.Contains(l, "schema change") {
+		t.Errorf("the start after the cancelled CREATE TABLE applied schema changes from the log:\n%s", l)
 	}
 }
 
