@@ -102,6 +102,9 @@ type Cluster struct {
 	trimming sync.Mutex // held while a trim runs
 	durable  durable
 	probing  probing
+	// cancelHandled, set by tests only, is called once the cancel of an
+	// operation was passed on to the replicas (see Txn.submit).
+	cancelHandled func(coord.Op)
 
 	mu struct {
 		sync.Mutex
@@ -631,6 +634,9 @@ func (t *Txn) submit(ctx context.Context, op coord.Op, call stmtCall) (*answer.A
 		c.mu.core.Step(coord.Cancel{Txn: t.id})
 		c.applyLocked()
 		c.mu.Unlock()
+	}
+	if c.cancelHandled != nil {
+		c.cancelHandled(op)
 	}
 	o := <-ch
 	return o.answer, errOrNil(o.err)

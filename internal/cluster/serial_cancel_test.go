@@ -84,3 +84,53 @@ func TestShellSerialCancelSplit(t *testing.T) {
 		t.Errorf("COMMIT after the cancel split the replicas: %v, want 57014", err)
 	}
 }
+
+// TestShellSerialCancelCommit: serial mode; the client cancels its
+// COMMIT while s1 and s2 are committing (p committed already). A COMMIT
+// cancelled on some replicas after others did it would leave them
+// different, and a COMMIT cannot be undone: it runs to the agreed end on
+// every replica, and the client gets its outcome.
+func TestShellSerialCancelCommit(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	fc := newFakeCluster(t, Options{Mode: coord.Serial, DigestRows: -1})
+	defer fc.Close()
+	held := []*fakeengine.Latch{fakeengine.NewLatch(), fakeengine.NewLatch()}
+	for i, e := range fc.engines[1:] {
+		defer held[i].Release()
+		e.On(fakeengine.Commit, "").Block(held[i])
+	}
+	handled := make(chan struct{})
+	fc.cancelHandled = func(coord.Op) { close(handled) }
+	txn := fc.Begin(driver.TxOptions{})
+	if _, err := txn.Exec(context.Background(), fc.stmt(t, "UPDATE t SET v = 1"), nil); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- txn.Commit(ctx) }()
+	<-held[0].Reached()
+	<-held[1].Reached()
+	cancel()
+	<-handled // whatever the cancel does to the replicas is done
+	held[0].Release()
+	held[1].Release()
+	err := <-done
+	fc.idle(t)
+	committed := 0
+	for i, e := range fc.engines {
+		for _, call := range e.Calls() {
+			if call.Kind == fakeengine.Commit && call.Err == nil {
+				committed++
+			}
+		}
+		if st := fc.Replicas()[i]; st.State != "up" {
+			t.Errorf("replica %s is %s after a cancelled COMMIT", st.Name, st.State)
+		}
+	}
+	if committed != len(fc.engines) {
+		t.Errorf("%d of %d replicas committed (COMMIT: %v): split", committed, len(fc.engines), err)
+	}
+	if err != nil {
+		t.Errorf("COMMIT that committed everywhere: %v", err)
+	}
+}
