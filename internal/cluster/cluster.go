@@ -480,7 +480,7 @@ func (t *Txn) serialCommit() error {
 	bound := time.NewTimer(serialCancelWait)
 	defer bound.Stop()
 wait:
-	for !t.answeredLocked() {
+	for !t.allAnsweredLocked() {
 		more := c.mu.answered
 		c.mu.Unlock()
 		select {
@@ -547,9 +547,9 @@ func (c *Cluster) ddlCommits() bool {
 	return false
 }
 
-// answeredLocked reports whether every replica that is up answered every
+// allAnsweredLocked reports whether every replica that is up answered every
 // statement of t. c.mu is held.
-func (t *Txn) answeredLocked() bool {
+func (t *Txn) allAnsweredLocked() bool {
 	for seq := range t.stmts {
 		rs := t.answers[coord.Op{Txn: t.id, Kind: coord.OpStmt, Seq: seq}]
 		for r := range t.c.managers {
@@ -669,12 +669,12 @@ func (c *Cluster) onResult(r replica.Result) {
 	}
 	c.mu.core.Step(coord.Answered{R: r.R, Op: r.Op, Try: r.Try, V: r.Vote})
 	c.applyLocked()
-	c.answeredLocked()
+	c.wakeAnswerWaitersLocked()
 }
 
-// answeredLocked wakes whoever waits for replicas' answers (serialCommit).
-// c.mu is held.
-func (c *Cluster) answeredLocked() {
+// wakeAnswerWaitersLocked wakes whoever waits for replicas' answers
+// (serialCommit). c.mu is held.
+func (c *Cluster) wakeAnswerWaitersLocked() {
 	close(c.mu.answered)
 	c.mu.answered = make(chan struct{})
 }
@@ -722,7 +722,7 @@ func (c *Cluster) applyLocked() {
 			c.managers[a.R].AbortAll()
 			c.managers[a.R].DropIdle()
 			c.log.Warn("replica taken out", "replica", c.managers[a.R].Name(), "why", a.Why)
-			c.answeredLocked()
+			c.wakeAnswerWaitersLocked()
 			if int32(a.R) == c.primary.Load() {
 				c.views.lastDown = c.managers[a.R].Name() + ": " + a.Why
 			}
