@@ -79,7 +79,9 @@ func TestChecksCatchBrokenCores(t *testing.T) {
 			}
 			return []coord.Action{a}
 		},
-		want: "the serial replay gives",
+		// (or, first, the check that an acknowledged answer was given
+		// by f+1 replicas)
+		want: "the serial replay gives|was given by 1 replicas, fewer than f+1",
 	}, {
 		// Check 2: a correct replica rolls back instead of committing
 		// writing transactions; the core is told it committed.

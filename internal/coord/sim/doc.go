@@ -88,9 +88,12 @@
 //     answered alike, so a replica that committed other values than it
 //     answered with is seen once a survey reads them; and no correct
 //     replica is ever outside the agreed group (it would be "repaired").
-//     Together with checks 1 and 2 (the answers clients got are the
-//     serial reference's, which every correct replica ends holding) this
-//     is what "backed by f+1 correct replicas" means under corruption.
+//  7. Backing: when a COMMIT is acknowledged, every answer its client
+//     got was given by f+1 replicas, so by a correct one. With checks 1
+//     and 2 (the answers clients got are the serial reference's, which
+//     every correct replica ends holding) this is what "backed by f+1
+//     replicas" means when a replica stores other values than it
+//     answered with.
 //
 // In a third of the CBS and SS runs (and the ddl-* scenarios) one
 // transaction in eight is a lone DDL statement, which one locking replica

@@ -1013,6 +1013,9 @@ func (s *sim) reply(r coord.Reply) {
 				s.failf("t%d: COMMIT acknowledged without its log record durable", t.id)
 				return
 			}
+			if !t.survey {
+				s.checkCommitBacked(t)
+			}
 		}
 		s.replay()
 	case coord.OpRollback:
@@ -1046,6 +1049,26 @@ func (s *sim) checkBacked(r coord.Reply, code string) {
 	}
 	if n < s.setup.f+1 {
 		s.failf("%v: the client got %s from r%d, which only %d replicas gave (f+1 = %d needed)", r.Op, code, r.From, n, s.setup.f+1)
+	}
+}
+
+// checkCommitBacked checks, when t's COMMIT is acknowledged, that every
+// answer its client got was given by f+1 replicas (the promise: an
+// acknowledged answer is backed by f+1 replicas, so by at least one
+// correct one, whatever a faulty one stored afterwards).
+func (s *sim) checkCommitBacked(t *txn) {
+	for seq, got := range t.got {
+		op := coord.Op{Txn: t.id, Kind: coord.OpStmt, Seq: seq}
+		n := 0
+		for _, f := range s.fakes {
+			if rec, ok := f.answers[op]; ok && rec.vote == voteFor(got) {
+				n++
+			}
+		}
+		if n < s.setup.f+1 {
+			s.failf("t%d acknowledged: its statement %d answer %d was given by %d replicas, fewer than f+1 = %d", t.id, seq, got, n, s.setup.f+1)
+			return
+		}
 	}
 }
 
