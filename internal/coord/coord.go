@@ -383,7 +383,7 @@ func (NewPrimary) action() {}
 // concurrent use: the shell serialises Step and Ready.
 type Coordinator struct {
 	cfg      Config
-	replicas []replicaState
+	replicas []serialReplica
 	txns     map[TxnID]*txnState
 	// active holds the admission token (serial mode); waiting are the
 	// begun transactions queued for it, in arrival order.
@@ -396,7 +396,7 @@ type Coordinator struct {
 	now int
 }
 
-type replicaState struct {
+type serialReplica struct {
 	down bool
 	// cur is the transaction the replica is running (serial mode), 0 when
 	// idle; queue holds ops of later transactions, in order.
@@ -438,7 +438,7 @@ func New(cfg Config) *Coordinator {
 	if cfg.Concurrent != nil && len(cfg.Concurrent) != cfg.N {
 		panic(fmt.Sprintf("coord: %d schedules for %d replicas", len(cfg.Concurrent), cfg.N))
 	}
-	c := &Coordinator{cfg: cfg, replicas: make([]replicaState, cfg.N), txns: map[TxnID]*txnState{}}
+	c := &Coordinator{cfg: cfg, replicas: make([]serialReplica, cfg.N), txns: map[TxnID]*txnState{}}
 	if cfg.Mode == CBS || cfg.Mode == SS {
 		c.cbs = newCBS(c)
 	}
@@ -925,7 +925,7 @@ func (c *Coordinator) emit(a Action) { c.out = append(c.out, a) }
 // IsDown reports whether replica r has been taken out.
 func (c *Coordinator) IsDown(r ReplicaID) bool {
 	if c.cbs != nil {
-		return c.cbs.down[r]
+		return c.cbs.replicas[r].out()
 	}
 	return c.replicas[r].down
 }
@@ -947,8 +947,8 @@ func (c *Coordinator) Applied(r ReplicaID) int {
 	if c.cbs == nil {
 		return -1
 	}
-	if c.cbs.down[r] || c.cbs.joining[r] {
-		return c.cbs.downAt[r]
+	if c.cbs.replicas[r].out() || c.cbs.replicas[r].joining() {
+		return c.cbs.replicas[r].downAt
 	}
 	return c.cbs.committedPrefix(r)
 }
@@ -965,5 +965,5 @@ func (c *Coordinator) Primary() ReplicaID {
 // Joining reports whether replica r is back but still catching up from
 // the log (CBS and SS): it is sent no new work until Caught.
 func (c *Coordinator) Joining(r ReplicaID) bool {
-	return c.cbs != nil && c.cbs.joining[r]
+	return c.cbs != nil && c.cbs.replicas[r].joining()
 }

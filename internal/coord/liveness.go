@@ -50,7 +50,7 @@ func (Unresponsive) event() {}
 func (c *Coordinator) stepLiveness(ev Event) bool {
 	switch e := ev.(type) {
 	case Alive:
-		if s := c.cbs; s != nil && e.R == s.primary && !s.down[e.R] {
+		if s := c.cbs; s != nil && e.R == s.primary && !s.replicas[e.R].out() {
 			s.heard = s.now
 		}
 	case Unresponsive:
