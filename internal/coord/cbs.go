@@ -7,6 +7,7 @@ import (
 
 	"github.com/shepherd-db/shepherd/internal/driver"
 	"github.com/shepherd-db/shepherd/internal/pgerr"
+	"github.com/shepherd-db/shepherd/internal/quorum"
 )
 
 // cbs is the coordinator and the secondary managers' scheduling rules of
@@ -504,7 +505,7 @@ func secondarySchedule(mode Mode, class driver.Class, concurrent bool) schedule 
 }
 
 func (s *cbs) emit(a Action) { s.c.emit(a) }
-func (s *cbs) quorum() int   { return s.c.cfg.F + 1 }
+func (s *cbs) quorum() int   { return quorum.Size(s.c.cfg.F) }
 
 func (s *cbs) step(ev Event) {
 	switch e := ev.(type) {
@@ -834,8 +835,10 @@ func votable(code string) bool {
 // barrier for an accusation.
 func (s *cbs) voteError(t *ctxn, i int) {
 	q := &t.stmts[i]
-	support, pending := 0, 0
-	b := &ballot{votes: make([]*Vote, s.c.cfg.N)}
+	// support: the primary and the secondaries that gave its answers;
+	// against: the answers of the others, where they are evidence.
+	support := quorum.Support{For: 1}
+	against := make(quorum.Votes[Vote], s.c.cfg.N)
 	for r := range s.c.cfg.N {
 		rid := ReplicaID(r)
 		rt := &t.at[r]
@@ -844,7 +847,7 @@ func (s *cbs) voteError(t *ctxn, i int) {
 		}
 		if rt.done() <= i {
 			if !rt.finished {
-				pending++
+				support.Open++
 			}
 			continue
 		}
@@ -854,9 +857,9 @@ func (s *cbs) voteError(t *ctxn, i int) {
 		v := rt.votes[i]
 		switch {
 		case v == q.vote:
-			support++
+			support.For++
 		case rt.heldB == q.b && (!s.replicas[r].mvcc() || s.fresh(rid, t, q.b)):
-			b.votes[r] = &v
+			against[r] = &v
 		}
 	}
 	op := Op{Txn: t.id, Kind: OpStmt, Seq: i}
@@ -865,9 +868,9 @@ func (s *cbs) voteError(t *ctxn, i int) {
 		s.heldErrs--
 		t.failed = true
 	}
-	want, _, outvoted := b.leader(s.quorum())
+	want, _, outvoted := against.Agreed(s.c.cfg.F)
 	switch {
-	case support >= s.c.cfg.F:
+	case support.Won(s.c.cfg.F):
 		settle()
 		s.emit(Reply{Op: op, From: s.primary})
 	case outvoted:
@@ -877,7 +880,7 @@ func (s *cbs) voteError(t *ctxn, i int) {
 			"replicas disagreed on %s: the primary's error %s was contradicted by %d other replicas", describe(op), q.vote.Code, s.quorum()).
 			WithHint("the transaction was rolled back on every replica; retry it")})
 		s.markDown(s.primary, fmt.Sprintf("its error on statement %d of t%d was outvoted: f+1 replicas answered otherwise", i+1, t.id))
-	case support+pending < s.c.cfg.F:
+	case !support.Reachable(s.c.cfg.F):
 		settle()
 		if e := s.c.tooFewUp(); e != nil {
 			s.emit(Reply{Op: op, From: -1, Fail: e})
@@ -955,18 +958,18 @@ func (s *cbs) replyCommit(t *ctxn, from ReplicaID) {
 		return
 	}
 	commit := Op{Txn: t.id, Kind: OpCommit}
-	if t.commitOK >= s.quorum() {
+	committed := quorum.Support{For: t.commitOK}
+	if committed.Won(s.c.cfg.F) {
 		t.replied = true
 		s.emit(Reply{Op: commit, From: from})
 		return
 	}
-	pending := 0
 	for r := range t.at {
 		if !s.replicas[r].out() && !t.at[r].finished {
-			pending++
+			committed.Open++
 		}
 	}
-	if t.commitOK+pending < s.quorum() {
+	if !committed.Reachable(s.c.cfg.F) {
 		t.replied = true
 		s.emit(Reply{Op: commit, From: -1, Fail: pgerr.New(pgerr.TransactionResolutionUnknown,
 			"COMMIT reached fewer than %d replicas; the transaction may be committed on some of them", s.quorum())})
@@ -1094,17 +1097,20 @@ func (s *cbs) evaluate(t *ctxn) {
 			endorsing++
 		}
 	}
-	switch {
-	case endorsing >= s.c.cfg.F:
+	// The primary and the endorsing secondaries agree on every answer.
+	f := s.c.cfg.F
+	switch support := (quorum.Support{For: 1 + endorsing, Open: open + len(stale)}); {
+	case support.Won(f):
 		s.decide(t)
-	case endorsing+open+len(stale) < s.c.cfg.F:
+	case !support.Reachable(f):
 		s.refuseCommit(t)
 	default:
 		// Re-run stale MVCC secondaries when the others cannot make up
 		// the f endorsements, or have not for a while (they may be
 		// faulty).
+		withoutStale := quorum.Support{For: 1 + endorsing, Open: open}
 		for _, r := range stale {
-			if endorsing+open < s.c.cfg.F || s.now-t.at[r].since >= s.limit(r) {
+			if !withoutStale.Reachable(f) || s.now-t.at[r].since >= s.limit(r) {
 				s.abortAt(r, t)
 			}
 		}
@@ -1153,7 +1159,7 @@ func (s *cbs) evaluateSurvey(t *ctxn) {
 	}
 	// As with client work, a commit needs f secondaries besides the
 	// primary: a survey taken on the primary alone proves nothing.
-	if n := countTrue(took); n < s.quorum() {
+	if !(quorum.Support{For: countTrue(took)}).Won(s.c.cfg.F) {
 		unanimous = false
 	}
 	s.emit(Surveyed{Txn: t.id, Took: took, Unanimous: unanimous})
@@ -1245,14 +1251,14 @@ func (s *cbs) refuse(t *ctxn) {
 	}
 	bad, outvoted := -1, -1
 	for i := range t.stmts {
-		b := &ballot{votes: make([]*Vote, s.c.cfg.N)}
+		votes := make(quorum.Votes[Vote], s.c.cfg.N)
 		for _, r := range voters {
 			v := t.at[r].votes[i]
-			b.votes[r] = &v
+			votes[r] = &v
 		}
-		want, _, ok := b.leader(s.quorum())
+		want, _, ok := votes.Agreed(s.c.cfg.F)
 		for _, r := range voters {
-			if got := *b.votes[r]; got != want && ok {
+			if got := *votes[r]; got != want && ok {
 				s.emit(Mismatch{R: r, Op: Op{Txn: t.id, Kind: OpStmt, Seq: i}, Got: got, Want: want})
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"github.com/shepherd-db/shepherd/internal/answer"
 	"github.com/shepherd-db/shepherd/internal/driver"
 	"github.com/shepherd-db/shepherd/internal/pgerr"
+	"github.com/shepherd-db/shepherd/internal/quorum"
 )
 
 // TxnID names a transaction; the shell allocates them, never zero.
@@ -490,7 +491,7 @@ func (c *Coordinator) Step(ev Event) {
 }
 
 // quorum is the number of matching votes that decide an op.
-func (c *Coordinator) quorum() int { return c.cfg.F + 1 }
+func (c *Coordinator) quorum() int { return quorum.Size(c.cfg.F) }
 
 func (c *Coordinator) begin(id TxnID, survey bool) {
 	if _, dup := c.txns[id]; dup || id == 0 {
@@ -567,7 +568,7 @@ func (c *Coordinator) dispatch(t *txnState, op Op) {
 		return
 	}
 	if op.Kind != OpRollback {
-		t.ballots[op] = &ballot{votes: make([]*Vote, c.cfg.N), openedAt: c.now}
+		t.ballots[op] = &ballot{votes: make(quorum.Votes[Vote], c.cfg.N), openedAt: c.now}
 	}
 	for r := range c.replicas {
 		switch {
@@ -613,7 +614,7 @@ func (c *Coordinator) surveyed(id TxnID, t *txnState) bool {
 			}
 		}
 	}
-	unanimous := countTrue(took) >= c.quorum()
+	unanimous := quorum.Support{For: countTrue(took)}.Won(c.cfg.F)
 	for _, op := range t.ballotOps() {
 		var first *Vote
 		for r, v := range t.ballots[op].votes {
@@ -797,9 +798,9 @@ func (c *Coordinator) decide(op Op) {
 		c.emit(Reply{Op: op, From: from})
 		return
 	}
-	if v, from, ok := b.leader(c.quorum()); ok {
+	if v, from, ok := b.votes.Agreed(c.cfg.F); ok {
 		b.decided, b.outcome = true, v
-		c.emit(Reply{Op: op, From: from})
+		c.emit(Reply{Op: op, From: ReplicaID(from)})
 		for r, got := range b.votes {
 			if got != nil && *got != v {
 				c.emit(Mismatch{R: ReplicaID(r), Op: op, Got: *got, Want: v})
@@ -813,7 +814,7 @@ func (c *Coordinator) decide(op Op) {
 		}
 		return
 	}
-	if b.reachable(c.quorum(), c.live()) {
+	if b.votes.Reachable(c.cfg.F, b.pending(c.live())) {
 		return
 	}
 	b.decided, b.failed = true, true
