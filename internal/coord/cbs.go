@@ -505,8 +505,22 @@ func secondarySchedule(mode Mode, class driver.Class, concurrent bool) schedule 
 }
 
 func (s *cbs) emit(a Action) { s.c.emit(a) }
-func (s *cbs) quorum() int   { return quorum.Size(s.c.cfg.F) }
 
+func (s *cbs) isDown(r ReplicaID) bool   { return s.replicas[r].out() }
+func (s *cbs) joining(r ReplicaID) bool  { return s.replicas[r].joining() }
+func (s *cbs) decided() int              { return s.barrier }
+func (s *cbs) currentPrimary() ReplicaID { return s.primary }
+
+func (s *cbs) applied(r ReplicaID) int {
+	if rp := &s.replicas[r]; rp.out() || rp.joining() {
+		return rp.downAt
+	}
+	return s.committedPrefix(r)
+}
+func (s *cbs) quorum() int { return quorum.Size(s.c.cfg.F) }
+
+// step is the CBS and SS modes' Step: it applies the event, then the
+// rules (progress).
 func (s *cbs) step(ev Event) {
 	switch e := ev.(type) {
 	case Begin:
@@ -517,6 +531,13 @@ func (s *cbs) step(ev Event) {
 		s.answered(e)
 	case Down:
 		s.markDown(e.R, "reported down")
+	case Alive:
+		if e.R == s.primary && !s.replicas[e.R].out() {
+			s.heard = s.now // (see watchPrimary)
+		}
+		return // nothing else changed
+	case Unresponsive:
+		s.markDown(e.R, e.why())
 	case Tick:
 		s.now++
 		s.unblock()
