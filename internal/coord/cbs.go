@@ -1003,6 +1003,13 @@ func (s *cbs) replyCommit(t *ctxn, from ReplicaID) {
 func (s *cbs) progress() {
 	s.voteErrors()
 	if s.changing {
+		if s.candidate < 0 {
+			// No replica fit to be primary was up: the first one back
+			// and caught up takes the role (its silence counts from now).
+			if s.candidate = s.nextCandidate(s.primary); s.candidate >= 0 {
+				s.heard = s.now
+			}
+		}
 		s.promote()
 	}
 	s.sendQueuedDDL()
