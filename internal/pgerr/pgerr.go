@@ -95,6 +95,9 @@ type Error struct {
 	Message  string
 	Detail   string
 	Hint     string
+	// Where is the CONTEXT field: where the error happened (PostgreSQL's
+	// "COPY t, line 2, column a: ...").
+	Where string
 	// Replica names the replica the error came from, when it came from one.
 	Replica string
 	// cause is the underlying error, if any, for errors.Is/As.
@@ -149,6 +152,13 @@ func (e *Error) WithDetail(format string, args ...any) *Error {
 func (e *Error) WithHint(format string, args ...any) *Error {
 	c := *e
 	c.Hint = fmt.Sprintf(format, args...)
+	return &c
+}
+
+// WithWhere returns a copy of e with Where (CONTEXT) set.
+func (e *Error) WithWhere(format string, args ...any) *Error {
+	c := *e
+	c.Where = fmt.Sprintf(format, args...)
 	return &c
 }
 

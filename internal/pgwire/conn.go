@@ -41,6 +41,9 @@ type conn struct {
 	// writeErr is the first error writing to the client; once set, the
 	// connection is finished.
 	writeErr error
+	// readErr is an error reading from the client inside a statement (a
+	// COPY FROM's data) that ends the connection.
+	readErr error
 
 	sess Session
 	// types converts values between text and binary; created on first use
@@ -186,6 +189,7 @@ func (c *conn) sendError(err error) {
 		Message:             pe.Message,
 		Detail:              pe.Detail,
 		Hint:                pe.Hint,
+		Where:               pe.Where,
 	})
 }
 

@@ -192,6 +192,8 @@ func (s *Session) exec(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (
 		return s.show(st)
 	case sqlan.Explain:
 		return explain(st.Inner), nil
+	case sqlan.Copy:
+		return s.copy(ctx, st.Copy)
 	}
 	autocommit := !s.inBlock && !s.implicit
 	if st.Kind == sqlan.DDL && !autocommit && s.cache.Speaks(driver.MySQL) {

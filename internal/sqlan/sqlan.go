@@ -34,9 +34,10 @@ const (
 	Set                      // SET, RESET, SET TRANSACTION: answered by shepherd
 	Show                     // SHOW: answered by shepherd
 	Explain                  // EXPLAIN (SHEPHERD): answered by shepherd
+	Copy                     // COPY FROM STDIN / TO STDOUT: run by the session as INSERTs / a query
 )
 
-var kindNames = [...]string{"", "read", "write", "ddl", "begin", "commit", "rollback", "set", "show", "explain"}
+var kindNames = [...]string{"", "read", "write", "ddl", "begin", "commit", "rollback", "set", "show", "explain", "copy"}
 
 // String returns the kind's name.
 func (k Kind) String() string {
@@ -105,6 +106,8 @@ type Stmt struct {
 
 	// Inner is the statement EXPLAIN (SHEPHERD) explains.
 	Inner *Stmt
+	// Copy describes a COPY (Kind Copy).
+	Copy *CopySpec
 
 	// tree is the parsed (and rewritten) statement.
 	tree    *pg_query.Node
@@ -436,7 +439,9 @@ func analyse(text string, n *pg_query.Node) (*Stmt, error) {
 		}
 		st.Kind, st.Verb, st.ReturnsRows = Explain, "EXPLAIN", true
 	case n.GetCopyStmt() != nil:
-		return nil, unsupported("COPY yet; use INSERT")
+		if err := analyseCopy(st, n.GetCopyStmt()); err != nil {
+			return nil, err
+		}
 	default:
 		verb, ok := ddlVerb(n)
 		if !ok {
@@ -624,6 +629,8 @@ func (s *Stmt) prepare() error {
 		}
 		s.Inner, err = ParseOneIn(inner, s.env)
 		return err
+	case Copy:
+		return s.prepareCopy()
 	default:
 		return nil
 	}
