@@ -150,7 +150,11 @@ func (c *conn) readCopyData(maxBytes int64) ([]byte, error) {
 			c.readErr = errTerminate
 			return nil, errTerminate
 		default:
-			return nil, pgerr.New(pgerr.ProtocolViolation, "unexpected message type 0x%02X during COPY from stdin", messageType(msg))
+			// The client lost track of the protocol: PostgreSQL says
+			// so and ends the connection.
+			c.sendError(pgerr.New(pgerr.ProtocolViolation, "unexpected message type 0x%02X during COPY from stdin", messageType(msg)))
+			c.readErr = pgerr.New(pgerr.ProtocolViolation, "terminating connection because protocol synchronization was lost").Fatal()
+			return nil, c.readErr
 		}
 	}
 }

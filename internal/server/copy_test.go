@@ -187,7 +187,7 @@ func copyWireScript(t *testing.T, dsn string) []string {
 	step("CopyInResponse", &pgproto3.Parse{Query: "COPY w (a) FROM STDIN (FORMAT binary)"}, &pgproto3.Bind{},
 		&pgproto3.Describe{ObjectType: 'P'}, &pgproto3.Execute{}, &pgproto3.Flush{}, &pgproto3.Sync{})
 	bin := append([]byte("PGCOPY\n\377\r\n\x00\x00\x00\x00\x00\x00\x00\x00\x00"), 0, 1, 0, 0, 0, 4, 0, 0, 0, 7, 0xff, 0xff)
-	step("CommandComplete", &pgproto3.CopyData{Data: bin[:7]}, &pgproto3.CopyData{Data: bin[7:]}, &pgproto3.CopyDone{})
+	step("CommandComplete", &pgproto3.CopyData{Data: bin[:7]}, &pgproto3.CopyData{Data: bin[7:]}, &pgproto3.CopyDone{}, &pgproto3.Flush{})
 	step("ReadyForQuery", &pgproto3.Sync{})
 	// COPY TO in the extended protocol.
 	step("ReadyForQuery", &pgproto3.Parse{Query: "COPY (SELECT a, b FROM w ORDER BY a) TO STDOUT (FORMAT csv)"}, &pgproto3.Bind{},
@@ -205,9 +205,10 @@ func copyWireScript(t *testing.T, dsn string) []string {
 	step("ReadyForQuery", &pgproto3.CopyData{Data: []byte("10\tok\n")}, &pgproto3.CopyDone{})
 	step("ReadyForQuery", &pgproto3.Query{String: "ROLLBACK"})
 	step("ReadyForQuery", &pgproto3.Query{String: "COPY (SELECT a, b FROM w ORDER BY a) TO STDOUT"})
-	// A statement that is not COPY data in the middle of a COPY.
+	// A statement that is not COPY data in the middle of a COPY ends the
+	// connection.
 	step("CopyInResponse", &pgproto3.Query{String: "COPY w FROM STDIN"})
-	step("ReadyForQuery", &pgproto3.Query{String: "SELECT 1"})
+	step("ErrorResponse 08P01 terminating", &pgproto3.Query{String: "SELECT 1"})
 	return got
 }
 
