@@ -68,6 +68,7 @@ var copySteps = []copyStep{
 	{sql: "COPY ct (a) FROM STDIN (FORMAT binary, HEADER)"},
 	{sql: "COPY ct (a) TO STDOUT (FORMAT csv, FORCE_QUOTE (b))"},
 	{sql: "COPY ct (a) TO STDOUT (QUOTE '\"')"},
+	{sql: "COPY ct (a) FROM STDIN (FREEZE)", in: "40\n"},
 	{sql: "SELECT count(*) FROM ct"},
 	// COPY TO in each format.
 	{sql: "COPY ct (" + copyColumns + ") TO STDOUT"},
@@ -205,6 +206,11 @@ func copyWireScript(t *testing.T, dsn string) []string {
 	step("ReadyForQuery", &pgproto3.CopyData{Data: []byte("10\tok\n")}, &pgproto3.CopyDone{})
 	step("ReadyForQuery", &pgproto3.Query{String: "ROLLBACK"})
 	step("ReadyForQuery", &pgproto3.Query{String: "COPY (SELECT a, b FROM w ORDER BY a) TO STDOUT"})
+	// FREEZE on a table truncated in the same transaction (pgbench -i).
+	step("ReadyForQuery", &pgproto3.Query{String: "BEGIN; TRUNCATE w"})
+	step("CopyInResponse", &pgproto3.Query{String: "COPY w FROM STDIN WITH (FREEZE on)"})
+	step("ReadyForQuery", &pgproto3.CopyData{Data: []byte("11\tfrozen\n")}, &pgproto3.CopyDone{})
+	step("ReadyForQuery", &pgproto3.Query{String: "COMMIT; COPY w TO STDOUT"})
 	// A statement that is not COPY data in the middle of a COPY ends the
 	// connection.
 	step("CopyInResponse", &pgproto3.Query{String: "COPY w FROM STDIN"})

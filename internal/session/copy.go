@@ -28,6 +28,7 @@ const (
 
 // PostgreSQL's SQLSTATEs for COPY's checks.
 const (
+	objectNotInPrerequisiteState = "55000"
 	wrongObjectType        = "42809"
 	invalidColumnReference = "42P10"
 )
@@ -160,6 +161,11 @@ func (s *Session) copyFrom(ctx context.Context, cp pgwire.Copier, spec *sqlan.Co
 		s.fail()
 		return nil, err
 	}
+	if spec.Freeze && !s.createdInBlock(t.Name) {
+		s.fail()
+		return nil, pgerr.New(objectNotInPrerequisiteState,
+			"cannot perform COPY FREEZE because the table was not created or truncated in the current subtransaction")
+	}
 	rows, err := cp.CopyIn(t.Name, pcols, opts, MaxCopyBytes)
 	if err != nil {
 		s.fail()
@@ -201,6 +207,23 @@ func (s *Session) copyFrom(ctx context.Context, cp pgwire.Copier, spec *sqlan.Co
 		}
 	}
 	return &answer.Answer{Tag: answer.Tag("COPY", n), RowsAffected: n}, nil
+}
+
+// createdInBlock reports whether the open transaction created or
+// truncated table (COPY FREEZE's condition).
+func (s *Session) createdInBlock(table string) bool {
+	for _, st := range s.ddl {
+		n := st.Tree()
+		if c := n.GetCreateStmt(); c != nil && c.Relation.GetRelname() == table {
+			return true
+		}
+		for _, r := range n.GetTruncateStmt().GetRelations() {
+			if r.GetRangeVar().GetRelname() == table {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // copyWriter writes a COPY FROM's rows as INSERT statements.

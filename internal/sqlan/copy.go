@@ -46,6 +46,10 @@ type CopySpec struct {
 	ForceQuoteAll bool
 	ForceNotNull  []string
 	ForceNull     []string
+	// Freeze is COPY FROM's FREEZE: allowed, as in PostgreSQL, only on
+	// a table created or truncated in the same transaction, where it
+	// changes nothing a client can see.
+	Freeze bool
 }
 
 // analyseCopy classifies a COPY statement (Kind Copy) and checks its
@@ -179,7 +183,16 @@ func (s *CopySpec) options(opts []*pg_query.Node) error {
 				s.ForceNotNull = l
 			}
 		case "freeze":
-			return unsupported("COPY FREEZE")
+			if err := redundant(name); err != nil {
+				return err
+			}
+			switch strings.ToLower(defString(d)) {
+			case "", "true", "on", "1", "t", "y", "yes":
+				s.Freeze = true
+			case "false", "off", "0", "f", "n", "no":
+			default:
+				return copyOptionError(pgerr.SyntaxError, "%s requires a Boolean value", name)
+			}
 		case "encoding":
 			if e := strings.ToLower(strings.ReplaceAll(defString(d), "-", "")); e != "utf8" && e != "unicode" {
 				return unsupported("COPY ENCODING other than UTF8")
