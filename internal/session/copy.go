@@ -29,8 +29,8 @@ const (
 // PostgreSQL's SQLSTATEs for COPY's checks.
 const (
 	objectNotInPrerequisiteState = "55000"
-	wrongObjectType        = "42809"
-	invalidColumnReference = "42P10"
+	wrongObjectType              = "42809"
+	invalidColumnReference       = "42P10"
 )
 
 // castTypes are the column types whose values a COPY FROM writes as
