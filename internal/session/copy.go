@@ -13,9 +13,10 @@ import (
 )
 
 // MaxCopyBytes is the most data one COPY FROM STDIN may send: the data is
-// held in memory until it has all been read and checked, so a larger COPY
-// is refused (54000) rather than allowed to exhaust memory.
-var MaxCopyBytes int64 = 256 << 20
+// held in memory until it has all been read and parsed (its rows take
+// about two to four times its size), so a larger COPY is refused (54000)
+// rather than allowed to exhaust memory.
+var MaxCopyBytes int64 = 128 << 20
 
 // A COPY FROM's rows become multi-row INSERTs of at most copyBatchRows
 // rows and about copyBatchBytes of SQL each: small enough for every
@@ -198,6 +199,7 @@ func (s *Session) copyFrom(ctx context.Context, cp pgwire.Copier, spec *sqlan.Co
 			return abort(err)
 		}
 		n += a.RowsAffected
+		clear(rows[start:end]) // written: let the memory go
 		start = end
 	}
 	if own {
