@@ -69,6 +69,13 @@ var copySteps = []copyStep{
 	{sql: "COPY ct (a) TO STDOUT (FORMAT csv, FORCE_QUOTE (b))"},
 	{sql: "COPY ct (a) TO STDOUT (QUOTE '\"')"},
 	{sql: "COPY ct (a) FROM STDIN (FREEZE)", in: "40\n"},
+	{sql: "BEGIN READ ONLY"},
+	{sql: "COPY (SELECT a FROM ct WHERE a = 1) TO STDOUT"},
+	{sql: "COPY ct (a) FROM STDIN", in: "41\n"},
+	{sql: "COPY (SELECT a FROM ct WHERE a = 1) TO STDOUT"},
+	{sql: "ROLLBACK"},
+	{sql: "COPY ct (a) TO STDOUT WHERE a > 1"},
+	{sql: "COPY (INSERT INTO ct (a) VALUES (42)) TO STDOUT"},
 	{sql: "SELECT count(*) FROM ct"},
 	// COPY TO in each format.
 	{sql: "COPY ct (" + copyColumns + ") TO STDOUT"},

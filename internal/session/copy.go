@@ -162,6 +162,10 @@ func (s *Session) copyFrom(ctx context.Context, cp pgwire.Copier, spec *sqlan.Co
 		s.fail()
 		return nil, err
 	}
+	if s.readOnly() {
+		s.fail()
+		return nil, pgerr.New(pgerr.ReadOnlySQLTransaction, "cannot execute COPY FROM in a read-only transaction")
+	}
 	if spec.Freeze && !s.createdInBlock(t.Name) {
 		s.fail()
 		return nil, pgerr.New(objectNotInPrerequisiteState,
@@ -209,6 +213,15 @@ func (s *Session) copyFrom(ctx context.Context, cp pgwire.Copier, spec *sqlan.Co
 		}
 	}
 	return &answer.Answer{Tag: answer.Tag("COPY", n), RowsAffected: n}, nil
+}
+
+// readOnly reports whether the statement would run in a read-only
+// transaction.
+func (s *Session) readOnly() bool {
+	if s.inBlock || s.implicit {
+		return s.txOpts.ReadOnly
+	}
+	return s.defaults.ReadOnly
 }
 
 // createdInBlock reports whether the open transaction created or
@@ -359,6 +372,10 @@ func (s *Session) copyTo(ctx context.Context, cp pgwire.Copier, spec *sqlan.Copy
 	if err != nil {
 		s.fail()
 		return nil, err
+	}
+	if len(sts) == 1 && sts[0].NumParams > 0 {
+		s.fail()
+		return nil, pgerr.New(pgerr.UndefinedParameterRef, "there is no parameter $1")
 	}
 	if len(sts) != 1 || !sts[0].ReturnsRows {
 		s.fail()
