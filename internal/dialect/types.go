@@ -2,6 +2,7 @@ package dialect
 
 import (
 	"errors"
+	"math"
 	"strconv"
 	"strings"
 
@@ -516,11 +517,25 @@ func (w *writer) numberConstant(s, t string, mods []int32) {
 		if err != nil || strings.ContainsAny(v, "xXpP_") {
 			w.fail(pgerr.InvalidTextRepresentation, "invalid input syntax for type %s: %q", pgTypeWord(t), s)
 		}
-		w.str(strconv.FormatFloat(f, 'g', -1, 64))
-		if !strings.ContainsAny(strconv.FormatFloat(f, 'g', -1, 64), ".eE") {
+		switch {
+		case math.IsNaN(f) || math.IsInf(f, 0) && w.my():
+			// MariaDB's DOUBLE has neither; SQLite makes NaN NULL.
+			w.refuse("float constant %q", s)
+		case math.IsInf(f, 1):
+			w.str("9e999") // SQLite reads it as infinity
+			return
+		case math.IsInf(f, -1):
+			w.str("-9e999")
+			return
+		}
+		text := strconv.FormatFloat(f, 'g', -1, 64)
+		w.str(text)
+		if !strings.ContainsAny(text, ".eE") {
 			w.str(".0")
 		}
-		if w.my() {
+		if w.my() && !strings.ContainsAny(text, "eE") {
+			// An exponent makes the literal a DOUBLE (not a DECIMAL);
+			// one already there does.
 			w.str("E0")
 		}
 	}

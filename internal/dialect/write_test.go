@@ -290,3 +290,31 @@ func TestUUIDAsCanonicalText(t *testing.T) {
 		}
 	}
 }
+
+// TestFloatConstants: a float constant in exponent form is written as a
+// number each engine reads (MariaDB took "1e+300E0" as a syntax error,
+// which COPY of float columns sends); one PostgreSQL reads as infinity
+// or NaN is written where the engine has it (SQLite's 9e999) and refused
+// where it has not, not written as text the engine misreads.
+func TestFloatConstants(t *testing.T) {
+	s := testSchema(t)
+	for _, c := range []struct{ sql, my, lite string }{
+		{"SELECT '-1e300'::float8, '1e-05'::float8, '2.5'::float8, '3'::float4", "SELECT -1e+300, 1e-05, 2.5E0, 3.0E0", "SELECT -1e+300, 1e-05, 2.5, 3.0"},
+		{"SELECT 'Infinity'::float8, '-inf'::float8", "", "SELECT 9e999, -9e999"},
+		{"SELECT 'NaN'::float8", "", ""},
+	} {
+		n := parse(t, c.sql)
+		for _, want := range []struct {
+			d   driver.Dialect
+			sql string
+		}{{driver.MySQL, c.my}, {driver.SQLite, c.lite}} {
+			f, err := Write(n, want.d, s)
+			switch {
+			case want.sql == "" && pgerr.Code(err) != pgerr.FeatureNotSupported:
+				t.Errorf("%s for %v: %v, %v; want 0A000", c.sql, want.d, f.SQL, err)
+			case want.sql != "" && (err != nil || f.SQL != want.sql):
+				t.Errorf("%s for %v:\n got %s %v\nwant %s", c.sql, want.d, f.SQL, err, want.sql)
+			}
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -248,11 +249,16 @@ func TestCopyClients(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer c.Close(ctx)
-		if _, err := c.Exec(ctx, "CREATE TABLE cc (id serial PRIMARY KEY, n int, s text, x numeric(10,3), ok bool)"); err != nil {
+		if _, err := c.Exec(ctx, "CREATE TABLE cc (id serial PRIMARY KEY, n int, s text, x numeric(10,3), ok bool, at timestamptz, d date, b bytea, u uuid, f float8)"); err != nil {
 			t.Fatal(err)
 		}
-		rows := [][]any{{int32(1), "one", "1.5", true}, {nil, "tab\there", nil, false}, {int32(3), nil, "-2.125", nil}}
-		n, err := c.CopyFrom(ctx, pgx.Identifier{"cc"}, []string{"n", "s", "x", "ok"}, pgx.CopyFromRows(rows))
+		at := time.Date(2024, 2, 29, 23, 59, 58, 123456000, time.UTC)
+		rows := [][]any{
+			{int32(1), "one", "1.5", true, at, at, []byte{0, 1, 255}, "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11", 0.1},
+			{nil, "tab\there", nil, false, nil, nil, nil, nil, nil},
+			{int32(3), nil, "-2.125", nil, at.Add(-time.Hour * 24 * 400), at.Add(time.Hour), []byte{}, nil, -1e300},
+		}
+		n, err := c.CopyFrom(ctx, pgx.Identifier{"cc"}, []string{"n", "s", "x", "ok", "at", "d", "b", "u", "f"}, pgx.CopyFromRows(rows))
 		if err != nil || n != 3 {
 			t.Fatalf("pgx CopyFrom: %d, %v", n, err)
 		}
@@ -267,7 +273,7 @@ func TestCopyClients(t *testing.T) {
 			to := filepath.Join(dir, "out.txt")
 			cmd := exec.Command(psql, "-X", "-v", "ON_ERROR_STOP=1", "-h", host, "-p", port, "-U", user, "-d", db,
 				"-c", `\copy cc (n, s) from '`+in+`' with (format csv, header)`,
-				"-c", `\copy (select n, s, x, ok from cc order by id) to '`+to+`'`)
+				"-c", `\copy (select n, s, x, ok, at, d, b, u, f from cc order by id) to '`+to+`'`)
 			cmd.Env = append(os.Environ(), "PGTZ=UTC")
 			msg, err := cmd.CombinedOutput()
 			if err != nil {
@@ -331,7 +337,7 @@ c.rollback()
 				if err := srv.Cluster().Idle(context.Background()); err != nil {
 					t.Fatal(err)
 				}
-				assertIdentical(t, cfg, "SELECT id, n, s, x, ok FROM cc ORDER BY id")
+				assertIdentical(t, cfg, "SELECT id, n, s, x, ok, at, d, b, u, f FROM cc ORDER BY id")
 			}
 		})
 	}
