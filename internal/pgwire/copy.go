@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"fmt"
 	"strings"
 	"unicode/utf8"
 
@@ -16,9 +15,9 @@ import (
 
 // PostgreSQL's SQLSTATEs for COPY data.
 const (
-	badCopyFileFormat       = "22P04"
-	invalidBinaryRepresent  = "22P03"
-	characterNotInRepertory = "22021"
+	badCopyFileFormat        = "22P04"
+	invalidBinaryRepresent   = "22P03"
+	characterNotInRepertoire = "22021"
 )
 
 // Copy formats (CopyOptions.Format).
@@ -419,10 +418,10 @@ func (p *copyParser) checkEncoding(s string) error {
 	for i := 0; i < len(s); {
 		r, n := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError && n <= 1 {
-			return p.where(characterNotInRepertory, "invalid byte sequence for encoding \"UTF8\": 0x%02x", s[i])
+			return p.where(characterNotInRepertoire, "invalid byte sequence for encoding \"UTF8\": 0x%02x", s[i])
 		}
 		if r == 0 {
-			return p.where(characterNotInRepertory, "invalid byte sequence for encoding \"UTF8\": 0x00")
+			return p.where(characterNotInRepertoire, "invalid byte sequence for encoding \"UTF8\": 0x00")
 		}
 		i += n
 	}
@@ -671,7 +670,7 @@ func (p *copyParser) binaryValue(oid uint32, data []byte) (string, error) {
 	case oid == answer.OIDBytea:
 		return string(byteaHex(text)), nil
 	case !utf8.ValidString(text) || strings.IndexByte(text, 0) >= 0:
-		return "", pgerr.New(characterNotInRepertory, "invalid byte sequence for encoding \"UTF8\"")
+		return "", pgerr.New(characterNotInRepertoire, "invalid byte sequence for encoding \"UTF8\"")
 	}
 	return text, nil
 }
@@ -806,9 +805,4 @@ func appendCopyText(buf []byte, s string, opts CopyOptions, forceQuote, singleCo
 		buf = append(buf, s[i])
 	}
 	return append(buf, opts.Quote)
-}
-
-// String describes the options, for tests and logs.
-func (o CopyOptions) String() string {
-	return fmt.Sprintf("format %d delimiter %q null %q", o.Format, o.Delimiter, o.Null)
 }
