@@ -353,3 +353,45 @@ func pythonWithPsycopg2() string {
 	}
 	return ""
 }
+
+// TestCopyFileRefused: COPY to or from a server file or program is refused
+// as PostgreSQL 15 refuses it to a role that is not a superuser, message
+// and hint alike; shepherd's replicas' files are no client's business.
+func TestCopyFileRefused(t *testing.T) {
+	ctx := context.Background()
+	dsn := testenv.Postgres(t)
+	admin := pgconnUTC(t, dsn)
+	if _, err := admin.Exec(ctx, "CREATE ROLE copy_nobody LOGIN; CREATE TABLE t (a int); GRANT ALL ON t TO copy_nobody").ReadAll(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = admin.Exec(context.Background(), "DROP TABLE t; DROP ROLE copy_nobody").ReadAll() })
+	cfg, err := pgconn.ParseConfig(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.User = "copy_nobody"
+	pg, err := pgconn.ConnectConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pg.Close(ctx)
+	addr, _ := start(t, embedded(t))
+	c := pgconnUTC(t, fmt.Sprintf("postgres://app@%s/app?sslmode=disable", addr))
+	if _, err := c.Exec(ctx, "CREATE TABLE t (a int)").ReadAll(); err != nil {
+		t.Fatal(err)
+	}
+	render := func(err error) string {
+		var pe *pgconn.PgError
+		if !errors.As(err, &pe) {
+			return fmt.Sprint(err)
+		}
+		return pe.Code + " " + pe.Message + " / " + pe.Hint
+	}
+	for _, q := range []string{"COPY t FROM '/etc/passwd'", "COPY t TO '/tmp/t'", "COPY t TO PROGRAM 'ls'", "COPY t FROM PROGRAM 'ls'"} {
+		_, perr := pg.Exec(ctx, q).ReadAll()
+		_, serr := c.Exec(ctx, q).ReadAll()
+		if want, got := render(perr), render(serr); got != want || perr == nil {
+			t.Errorf("%s\nshepherd:      %s\nPostgreSQL 15: %s", q, got, want)
+		}
+	}
+}
