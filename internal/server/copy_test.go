@@ -77,6 +77,10 @@ var copySteps = []copyStep{
 	{sql: "ROLLBACK"},
 	{sql: "COPY ct (a) TO STDOUT WHERE a > 1"},
 	{sql: "COPY (INSERT INTO ct (a) VALUES (42)) TO STDOUT"},
+	{sql: "CREATE VIEW cv AS SELECT a FROM ct"},
+	{sql: "COPY cv TO STDOUT"},
+	{sql: "COPY cv FROM STDIN", in: "1\n"},
+	{sql: "COPY (SELECT a FROM cv WHERE a = 1) TO STDOUT (FORMAT csv, HEADER)"},
 	{sql: "SELECT count(*) FROM ct"},
 	// COPY TO in each format.
 	{sql: "COPY ct (" + copyColumns + ") TO STDOUT"},
