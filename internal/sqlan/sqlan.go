@@ -648,7 +648,11 @@ func (s *Stmt) prepare() error {
 	}
 	s.Pins = r.pins
 	total := s.NumParams + len(s.Pins)
-	for d, names := range env.Replicas {
+	// In a fixed order, so that the same statement gets the same
+	// refusal, and its parameters the same types, every time (the map's
+	// order is random).
+	for _, d := range []driver.Dialect{driver.Postgres, driver.MySQL, driver.SQLite} {
+		names := env.Replicas[d]
 		if len(names) == 0 {
 			continue
 		}
