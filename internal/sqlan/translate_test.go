@@ -36,6 +36,7 @@ import (
 //	arg: NULL                      NULL for a null one;
 //	argq: "a\x00b"                 a Go-quoted text)
 //	----
+//	param types: date              (the types Describe gives $1...)
 //	order: total                   (a read's: its rows compared in order,
 //	                                as tie groups, or as a multiset)
 //	mariadb: INSERT INTO ...       (each dialect's text, then what each
@@ -200,6 +201,16 @@ func (sc *translateScript) translate(t *testing.T, input string) string {
 			fmt.Fprintf(&out, "order: ties on result columns %v\n", st.SortKeys)
 		}
 	}
+	if oids := st.ParamOIDs(); len(oids) > 0 {
+		// The types Describe gives the client's parameters: the wire
+		// front reads a value bound to such a type as PostgreSQL does
+		// (dates, times, uuids) before any replica sees it.
+		var names []string
+		for _, oid := range oids {
+			names = append(names, oidNames[oid])
+		}
+		fmt.Fprintf(&out, "param types: %s\n", strings.Join(names, " "))
+	}
 	forms := map[driver.Dialect]Form{}
 	for _, f := range st.Forms() {
 		forms[f.Dialect] = f
@@ -224,6 +235,15 @@ func (sc *translateScript) translate(t *testing.T, input string) string {
 	}
 	return out.String()
 }
+
+// oidNames names the types of typeOIDs.
+var oidNames = func() map[uint32]string {
+	m := map[uint32]string{0: "unknown"}
+	for name, oid := range typeOIDs {
+		m[oid] = name
+	}
+	return m
+}()
 
 // inOrder reports whether params are $1, $2, ... in order.
 func inOrder(params []string) bool {
