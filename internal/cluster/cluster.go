@@ -412,17 +412,11 @@ func (c *Cluster) oversize(call *stmtCall) *pgerr.Error {
 			continue
 		}
 		if o := s.Oversize(call.queries[m.Engine().Dialect()]); o != nil {
-			return pgerr.New(programLimitExceeded,
-				"statement too large for replica %s: %d against its %s of %d",
-				m.Name(), o.Size, o.Limit, o.Max)
+			return o.Refusal(m.Name())
 		}
 	}
 	return nil
 }
-
-// programLimitExceeded is SQLSTATE 54000, which package pgerr does not
-// name.
-const programLimitExceeded = "54000"
 
 // ExecSingle runs the only statement of a transaction that the caller
 // will commit right after (the client's autocommit). When nothing would

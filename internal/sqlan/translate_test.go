@@ -34,7 +34,8 @@ import (
 //	INSERT INTO t (n) VALUES ($1)
 //	arg: 99.49001287680001        (a client parameter, sent as untyped text;
 //	arg: NULL                      NULL for a null one;
-//	argq: "a\x00b"                 a Go-quoted text)
+//	argq: "a\x00b"                 a Go-quoted text; arg*3: x three of x;
+//	                               $1...$3 in the statement is $1, $2, $3)
 //	----
 //	param types: date              (the types Describe gives $1...)
 //	order: total                   (a read's: its rows compared in order,
@@ -151,7 +152,14 @@ func (sc *translateScript) exec(ctx context.Context, st *Stmt, args []driver.Arg
 	if err != nil {
 		return nil, err
 	}
-	return sc.conn.Exec(ctx, Query(st, driver.SQLite, append(append([]driver.Arg(nil), args...), pins...)))
+	q := Query(st, driver.SQLite, append(append([]driver.Arg(nil), args...), pins...))
+	if s, ok := sc.lite.(driver.Sizer); ok {
+		// As the cluster does before any replica runs a statement.
+		if o := s.Oversize(q); o != nil {
+			return nil, o.Refusal("lite")
+		}
+	}
+	return sc.conn.Exec(ctx, q)
 }
 
 // statement splits a command's input into the statement and its args.
@@ -168,6 +176,18 @@ func statement(input string) (string, []driver.Arg) {
 			args = append(args, driver.Arg{Text: text})
 			continue
 		}
+		if rest, ok := strings.CutPrefix(line, "arg*"); ok {
+			// arg*N: text: N parameters of that text.
+			n, v, _ := strings.Cut(rest, ": ")
+			count, err := strconv.Atoi(n)
+			if err != nil {
+				panic(fmt.Sprintf("arg*%s: %v", n, err))
+			}
+			for range count {
+				args = append(args, driver.Arg{Text: v})
+			}
+			continue
+		}
 		if v, ok := strings.CutPrefix(line, "arg: "); ok {
 			if v == "NULL" {
 				args = append(args, driver.Arg{Null: true})
@@ -176,9 +196,31 @@ func statement(input string) (string, []driver.Arg) {
 			}
 			continue
 		}
-		sql = append(sql, line)
+		sql = append(sql, expandParams(line))
 	}
 	return strings.Join(sql, "\n"), args
+}
+
+// expandParams writes $1...$N in line as "$1, $2, ..., $N".
+func expandParams(line string) string {
+	i := strings.Index(line, "$1...$")
+	if i < 0 {
+		return line
+	}
+	j := i + len("$1...$")
+	k := j
+	for k < len(line) && line[k] >= '0' && line[k] <= '9' {
+		k++
+	}
+	n, _ := strconv.Atoi(line[j:k])
+	var b strings.Builder
+	for p := 1; p <= n; p++ {
+		if p > 1 {
+			b.WriteString(", ")
+		}
+		b.WriteString("$" + strconv.Itoa(p))
+	}
+	return line[:i] + b.String() + line[k:]
 }
 
 func (sc *translateScript) translate(t *testing.T, input string) string {
