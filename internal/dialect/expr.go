@@ -3,6 +3,7 @@ package dialect
 import (
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
@@ -97,7 +98,8 @@ func (w *writer) expr(n *pg_query.Node) {
 		w.refuse("%s (shepherd pins it to a value first)", sqlValueName(n.GetSqlvalueFunction().Op))
 	case n.GetSetToDefault() != nil:
 		if w.lite() {
-			w.refuse("DEFAULT in VALUES")
+			// sqlan leaves out a column every row gives as DEFAULT.
+			w.refuse("DEFAULT in VALUES for a column that other rows give a value (SQLite has no DEFAULT there; give every row DEFAULT or a value)")
 		}
 		w.str("DEFAULT")
 	case n.GetCollateClause() != nil:
@@ -394,14 +396,21 @@ func (w *writer) in(op string, l *pg_query.Node, items []*pg_query.Node) {
 func (w *writer) like(op string, l, r *pg_query.Node) {
 	not := strings.HasPrefix(op, "!")
 	ilike := strings.HasSuffix(op, "*")
-	esc := "'\\'"
+	esc := " ESCAPE '\\'"
 	if fc := r.GetFuncCall(); fc != nil && schema.FuncName(fc) == "like_escape" {
 		r = fc.Args[0]
 		c := fc.Args[1].GetAConst()
-		if c == nil || c.GetSval() == nil || len(c.GetSval().Sval) != 1 {
-			w.refuse("LIKE ... ESCAPE with an escape that is not one character")
+		switch {
+		case c == nil || c.GetSval() == nil || utf8.RuneCountInString(c.GetSval().Sval) > 1:
+			w.refuse("LIKE ... ESCAPE with an escape that is not one character or none")
+		case c.GetSval().Sval == "":
+			// ESCAPE '' (Hibernate's): no escape character. SQLite has
+			// none unless told, and MariaDB none under
+			// NO_BACKSLASH_ESCAPES (the session's sql_mode).
+			esc = ""
+		default:
+			esc = " ESCAPE '" + strings.ReplaceAll(c.GetSval().Sval, "'", "''") + "'"
 		}
-		esc = "'" + strings.ReplaceAll(c.GetSval().Sval, "'", "''") + "'"
 	}
 	w.str("(")
 	if ilike {
@@ -418,7 +427,7 @@ func (w *writer) like(op string, l, r *pg_query.Node) {
 	} else {
 		w.expr(r)
 	}
-	w.str(" ESCAPE " + esc + ")")
+	w.str(esc + ")")
 }
 
 // operator writes a binary or prefix operator.

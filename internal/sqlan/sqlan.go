@@ -100,6 +100,10 @@ type Stmt struct {
 	// typmods gives, for the quotients of avg(x)::numeric(p,s), [p s].
 	typmods map[int][]int32
 
+	// limitParams are the parameters that give a LIMIT or OFFSET (see
+	// CheckArgs).
+	limitParams []limitParam
+
 	// upsertKeys are the keys an INSERT ... ON CONFLICT DO UPDATE
 	// proposes, when parameters give some (see CheckArgs).
 	upsertKeys [][]keyPart
@@ -647,6 +651,7 @@ func (s *Stmt) prepare() error {
 		s.exactAverages(r, sel)
 	}
 	s.Pins = r.pins
+	s.limitParams = limitParams(s.tree)
 	total := s.NumParams + len(s.Pins)
 	// In a fixed order, so that the same statement gets the same
 	// refusal, and its parameters the same types, every time (the map's
@@ -775,6 +780,7 @@ func (s *Stmt) rewrite(r *rewriter) error {
 		if r.err != nil {
 			return r.err
 		}
+		r.leaveOutDefaults(ins)
 	}
 	if u := s.tree.GetUpdateStmt(); u != nil {
 		if r.checkUpdate(u); r.err != nil {
