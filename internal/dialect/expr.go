@@ -396,7 +396,7 @@ func (w *writer) in(op string, l *pg_query.Node, items []*pg_query.Node) {
 func (w *writer) like(op string, l, r *pg_query.Node) {
 	not := strings.HasPrefix(op, "!")
 	ilike := strings.HasSuffix(op, "*")
-	esc := " ESCAPE '\\'"
+	esc, noEscape := " ESCAPE '\\'", false
 	if fc := r.GetFuncCall(); fc != nil && schema.FuncName(fc) == "like_escape" {
 		r = fc.Args[0]
 		c := fc.Args[1].GetAConst()
@@ -405,9 +405,11 @@ func (w *writer) like(op string, l, r *pg_query.Node) {
 			w.refuse("LIKE ... ESCAPE with an escape that is not one character or none")
 		case c.GetSval().Sval == "":
 			// ESCAPE '' (Hibernate's): no escape character. SQLite has
-			// none unless told, and MariaDB none under
-			// NO_BACKSLASH_ESCAPES (the session's sql_mode).
-			esc = ""
+			// none unless told. MariaDB refuses ESCAPE '' and, even
+			// under NO_BACKSLASH_ESCAPES, escapes with \ when told
+			// nothing: the pattern's backslashes are doubled, so that
+			// each stands for itself.
+			esc, noEscape = "", true
 		default:
 			esc = " ESCAPE '" + strings.ReplaceAll(c.GetSval().Sval, "'", "''") + "'"
 		}
@@ -422,10 +424,18 @@ func (w *writer) like(op string, l, r *pg_query.Node) {
 		w.str(" NOT")
 	}
 	w.str(" LIKE ")
+	doubled := noEscape && w.my()
+	if doubled {
+		w.str("REPLACE(")
+	}
 	if ilike {
 		w.caseMap(false, r)
 	} else {
 		w.expr(r)
+	}
+	if doubled {
+		w.str(", '\\', '\\\\')")
+		esc = " ESCAPE '\\'"
 	}
 	w.str(esc + ")")
 }
