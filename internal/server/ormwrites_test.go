@@ -60,7 +60,7 @@ func runStep(ctx context.Context, conn *pgconn.PgConn, s ormStep) textOutcome {
 // insertmanyvalues (INSERT ... SELECT ... FROM (VALUES ...) ORDER BY
 // sentinel, into SERIAL and IDENTITY keys; refused before), TypeORM's
 // DEFAULT in VALUES (refused on SQLite), GORM's LIMIT $1::int and
-// LIMIT '1' (refused for MariaDB), Hibernate's LIKE ... ESCAPE ”
+// LIMIT '1' (refused for MariaDB), Hibernate's LIKE with an empty ESCAPE
 // (refused), and LIMIT/OFFSET values PostgreSQL refuses (SQLite took -1
 // as no limit).
 func TestORMWritesAsPostgreSQL(t *testing.T) {
