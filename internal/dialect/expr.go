@@ -125,6 +125,7 @@ func (w *writer) constant(c *pg_query.A_Const) {
 	case c.GetIval() != nil:
 		w.str(strconv.FormatInt(int64(c.GetIval().Ival), 10))
 	case c.GetFval() != nil:
+		w.numericRange(c.GetFval().Fval)
 		w.str(c.GetFval().Fval)
 	case c.GetBoolval() != nil:
 		if c.GetBoolval().Boolval {

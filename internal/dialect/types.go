@@ -481,6 +481,30 @@ func (w *writer) cast(tc *pg_query.TypeCast) {
 	}
 }
 
+// numericRange stops writing a numeric constant (its text v, which reads
+// as a number) that PostgreSQL takes but the other engines cannot hold:
+// beyond a double's range (SQLite stores a double; 1e400 would be
+// infinity there, and 1e-400 zero). PostgreSQL takes exponents up to
+// about ±2^30 (its "value overflows numeric format", 22003, beyond); its
+// own limit on digits before and after the point is far wider than what
+// any engine here keeps.
+func (w *writer) numericRange(v string) {
+	f, err := strconv.ParseFloat(v, 64)
+	tiny := err == nil && f == 0 && strings.Trim(strings.SplitN(strings.ToLower(v), "e", 2)[0], "+-0.") != ""
+	if err == nil && !tiny {
+		return
+	}
+	if !errors.Is(err, strconv.ErrRange) && !tiny {
+		return
+	}
+	if _, exp, ok := strings.Cut(strings.ToLower(v), "e"); ok {
+		if n, err := strconv.ParseInt(exp, 10, 64); err != nil || n >= math.MaxInt32/2 || n <= -(math.MaxInt32/2) {
+			w.fail(pgerr.NumericValueOutOfRange, "value overflows numeric format")
+		}
+	}
+	w.refuse("numeric constant %s beyond the range of a double precision value, as which SQLite and MariaDB read it", v)
+}
+
 // numberConstant writes a string constant cast to a number type as the
 // number, after checking it reads as PostgreSQL reads it.
 func (w *writer) numberConstant(s, t string, mods []int32) {
@@ -497,9 +521,10 @@ func (w *writer) numberConstant(s, t string, mods []int32) {
 		}
 		w.str(strconv.FormatInt(n, 10))
 	case t == "numeric":
-		if _, err := strconv.ParseFloat(v, 64); err != nil || strings.ContainsAny(v, "xXpP_") || strings.EqualFold(v, "infinity") || strings.EqualFold(v, "nan") {
+		if _, err := strconv.ParseFloat(v, 64); err != nil && !errors.Is(err, strconv.ErrRange) || strings.ContainsAny(v, "xXpP_") || strings.EqualFold(v, "infinity") || strings.EqualFold(v, "nan") {
 			w.fail(pgerr.InvalidTextRepresentation, "invalid input syntax for type numeric: %q", s)
 		}
+		w.numericRange(v)
 		if w.my() {
 			w.str("CAST(" + v + " AS " + myCastType(t, mods) + ")")
 			return
