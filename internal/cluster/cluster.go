@@ -19,6 +19,7 @@ import (
 	"github.com/shepherd-db/shepherd/internal/answer"
 	"github.com/shepherd-db/shepherd/internal/coord"
 	"github.com/shepherd-db/shepherd/internal/driver"
+	"github.com/shepherd-db/shepherd/internal/errform"
 	"github.com/shepherd-db/shepherd/internal/pgerr"
 	"github.com/shepherd-db/shepherd/internal/replica"
 	"github.com/shepherd-db/shepherd/internal/sqlan"
@@ -388,7 +389,13 @@ func (t *Txn) Exec(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (*ans
 	}
 	op := coord.Op{Txn: t.id, Kind: coord.OpStmt, Seq: t.seq}
 	t.seq++
-	return t.submit(ctx, op, call)
+	a, err := t.submit(ctx, op, call)
+	if err != nil {
+		// The answer chosen may be an engine's error in its own words;
+		// the client gets PostgreSQL's (the vote compared SQLSTATEs).
+		err = errform.Rewrite(err, st.Tree(), st.Schema())
+	}
+	return a, err
 }
 
 // write writes call's statement for each dialect the replicas speak.

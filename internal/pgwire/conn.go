@@ -190,6 +190,11 @@ func (c *conn) sendError(err error) {
 		Detail:              pe.Detail,
 		Hint:                pe.Hint,
 		Where:               pe.Where,
+		SchemaName:          pe.Schema,
+		TableName:           pe.Table,
+		ColumnName:          pe.Column,
+		DataTypeName:        pe.DataType,
+		ConstraintName:      pe.Constraint,
 	})
 }
 

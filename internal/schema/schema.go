@@ -83,6 +83,10 @@ type Table struct {
 	Refs [][]string `json:"refs,omitempty"`
 	// Parents are the tables the foreign keys reference.
 	Parents []string `json:"parents,omitempty"`
+	// Constraints are the table's primary key, unique constraints,
+	// foreign keys and checks, by the names PostgreSQL knows them
+	// (tables created before shepherd recorded them have none).
+	Constraints []Constraint `json:"constraints,omitempty"`
 }
 
 // Children returns the other tables whose foreign keys reference table.
@@ -197,5 +201,6 @@ func (t *Table) clone() *Table {
 	n := *t
 	n.Columns = append([]Column(nil), t.Columns...)
 	n.Key = append([]string(nil), t.Key...)
+	n.Constraints = append([]Constraint(nil), t.Constraints...)
 	return &n
 }

@@ -285,6 +285,15 @@ func Query(s *Stmt, d driver.Dialect, args []driver.Arg) driver.Query {
 // not be modified.
 func (s *Stmt) Tree() *pg_query.Node { return s.tree }
 
+// Schema returns the schema the statement was analysed against (nil when
+// none).
+func (s *Stmt) Schema() *schema.Snapshot {
+	if s.env == nil {
+		return nil
+	}
+	return s.env.Schema
+}
+
 // IsTransactionControl reports whether s begins or ends a transaction.
 func (s *Stmt) IsTransactionControl() bool {
 	return s.Kind == Begin || s.Kind == Commit || s.Kind == Rollback
