@@ -39,7 +39,10 @@ var (
 var errorSetup = []string{
 	"CREATE TABLE p (id int PRIMARY KEY, title text UNIQUE, n int NOT NULL, amt numeric(5,2), CHECK (n > 0))",
 	"CREATE TABLE c (id int PRIMARY KEY, pid int REFERENCES p, qty int CONSTRAINT qty_positive CHECK (qty >= 0), code varchar(10), UNIQUE (pid, code))",
+	// Names PostgreSQL cuts to 63 bytes, and checks it numbers.
+	"CREATE TABLE a_table_with_a_rather_long_name_that_goes_on_and_on_ (id int PRIMARY KEY, a_column_with_a_long_name_as_well_so_that_it_is_cut int UNIQUE, CHECK (id > 0), CHECK (id < 100), CHECK (id <> 50 AND a_column_with_a_long_name_as_well_so_that_it_is_cut <> 7))",
 	"INSERT INTO p VALUES (1, 'first', 1, 1.00)",
+	"INSERT INTO a_table_with_a_rather_long_name_that_goes_on_and_on_ VALUES (1, 1)",
 	"INSERT INTO p VALUES (2, 'second', 1, 1.00)",
 	"INSERT INTO c VALUES (1, 1, 0, 'a')",
 }
@@ -55,6 +58,9 @@ var errorCases = []errorCase{
 	{name: "not null on update", sql: "UPDATE p SET n = NULL", gaps: noRowAnywhere},
 	{name: "check", sql: "INSERT INTO p VALUES (4, 'y', 0, 1)", gaps: noRowAnywhere},
 	{name: "named check", sql: "INSERT INTO c VALUES (3, 1, -1, 'c')", gaps: noRowAnywhere},
+	{name: "long names", sql: "INSERT INTO a_table_with_a_rather_long_name_that_goes_on_and_on_ VALUES (2, 1)", gaps: map[string]string{"embedded": noKeyValue}},
+	{name: "second check", sql: "INSERT INTO a_table_with_a_rather_long_name_that_goes_on_and_on_ VALUES (200, 2)", gaps: noRowAnywhere},
+	{name: "check of two columns", sql: "INSERT INTO a_table_with_a_rather_long_name_that_goes_on_and_on_ VALUES (50, 7)", gaps: noRowAnywhere},
 	{name: "undefined table", sql: "SELECT * FROM nope"},
 	{name: "undefined table in insert", sql: "INSERT INTO nope VALUES (1)"},
 	{name: "undefined column", sql: "SELECT nope FROM p"},
