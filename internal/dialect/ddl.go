@@ -626,6 +626,11 @@ func (w *writer) alterTable(at *pg_query.AlterTableStmt) {
 			if err != nil {
 				w.refuse("%s", err.Error())
 			}
+			type namedCheck struct {
+				con  *pg_query.Constraint
+				name string
+			}
+			var checks []namedCheck
 			w.str("ADD COLUMN ")
 			if cmd.MissingOk {
 				w.str("IF NOT EXISTS ")
@@ -657,17 +662,26 @@ func (w *writer) alterTable(at *pg_query.AlterTableStmt) {
 					}
 				case pg_query.ConstrType_CONSTR_NOTNULL, pg_query.ConstrType_CONSTR_NULL:
 				case pg_query.ConstrType_CONSTR_CHECK:
-					w.str(" ")
 					name := ""
 					if table != nil && !w.pg() {
 						if c, ok := schema.AddedConstraint(table, con, col.Name); ok {
 							name = c.Name
 						}
 					}
+					if w.my() && name != "" {
+						// MariaDB names no column constraint: added after.
+						checks = append(checks, namedCheck{con, name})
+						continue
+					}
+					w.str(" ")
 					w.constraint(con, true, name)
 				default:
 					w.refuse("ADD COLUMN with constraint %s", con.Contype.String())
 				}
+			}
+			for _, c := range checks {
+				w.str(", ADD ")
+				w.constraint(c.con, false, c.name)
 			}
 			if col.Fill == schema.FillSerial {
 				w.refuse("ADD COLUMN of a SERIAL or IDENTITY column (rows already there would differ)")

@@ -42,6 +42,8 @@ var errorSetup = []string{
 	// Names PostgreSQL cuts to 63 bytes, and checks it numbers.
 	"CREATE TABLE a_table_with_a_rather_long_name_that_goes_on_and_on_ (id int PRIMARY KEY, a_column_with_a_long_name_as_well_so_that_it_is_cut int UNIQUE, CHECK (id > 0), CHECK (id < 100), CHECK (id <> 50 AND a_column_with_a_long_name_as_well_so_that_it_is_cut <> 7))",
 	"INSERT INTO p VALUES (1, 'first', 1, 1.00)",
+	"CREATE TABLE m (id int PRIMARY KEY)",
+	"ALTER TABLE m ADD COLUMN v int CHECK (v > 0)",
 	"INSERT INTO a_table_with_a_rather_long_name_that_goes_on_and_on_ VALUES (1, 1)",
 	"INSERT INTO p VALUES (2, 'second', 1, 1.00)",
 	"INSERT INTO c VALUES (1, 1, 0, 'a')",
@@ -61,6 +63,7 @@ var errorCases = []errorCase{
 	{name: "long names", sql: "INSERT INTO a_table_with_a_rather_long_name_that_goes_on_and_on_ VALUES (2, 1)", gaps: map[string]string{"embedded": noKeyValue}},
 	{name: "second check", sql: "INSERT INTO a_table_with_a_rather_long_name_that_goes_on_and_on_ VALUES (200, 2)", gaps: noRowAnywhere},
 	{name: "check of two columns", sql: "INSERT INTO a_table_with_a_rather_long_name_that_goes_on_and_on_ VALUES (50, 7)", gaps: noRowAnywhere},
+	{name: "check of an added column", sql: "INSERT INTO m VALUES (1, 0)", gaps: noRowAnywhere},
 	{name: "undefined table", sql: "SELECT * FROM nope"},
 	{name: "undefined table in insert", sql: "INSERT INTO nope VALUES (1)"},
 	{name: "undefined column", sql: "SELECT nope FROM p"},
