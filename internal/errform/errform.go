@@ -160,6 +160,12 @@ func (f *former) setObject(table, column, constraint string) {
 // unique: 'duplicate key value violates unique constraint "t_a_key"',
 // DETAIL 'Key (a)=(1) already exists.' when the engine gave the value.
 func (f *former) unique() {
+	if f.verb != "INSERT" && f.verb != "UPDATE" {
+		// CREATE UNIQUE INDEX or ADD CONSTRAINT over duplicates:
+		// PostgreSQL words it otherwise ("could not create unique
+		// index").
+		return
+	}
 	var table, name string
 	var cols []string
 	switch {

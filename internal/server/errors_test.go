@@ -67,6 +67,8 @@ var errorCases = []errorCase{
 	{name: "undefined table", sql: "SELECT * FROM nope"},
 	{name: "undefined table in insert", sql: "INSERT INTO nope VALUES (1)"},
 	{name: "undefined column", sql: "SELECT nope FROM p"},
+	{name: "undefined qualified column", sql: "SELECT p.nope FROM p"},
+	{name: "undefined column set", sql: "UPDATE p SET nope = 1"},
 	{name: "undefined column of relation", sql: "INSERT INTO p (id, nope) VALUES (6, 1)"},
 	{name: "duplicate table", sql: "CREATE TABLE p (x int)"},
 	{name: "division by zero", sql: "SELECT n / 0 FROM p"},

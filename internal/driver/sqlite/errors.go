@@ -39,6 +39,10 @@ func (e *Engine) classify(ctx context.Context, err error) *pgerr.Error {
 		out = pgerr.Wrap(sqlstateOf(code, msg), err, "")
 		if m, ok := undefinedColumnMessage(msg); ok {
 			out.Message = m
+			if name, _ := strings.CutPrefix(m, `column "`); name != m {
+				// An UPDATE's target: errform names its relation.
+				out.Raw = &pgerr.Raw{Columns: []string{strings.TrimSuffix(name, `" does not exist`)}}
+			}
 		} else {
 			inPostgresWords(out, bareMessage(msg))
 		}
