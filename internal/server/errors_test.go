@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/shepherd-db/shepherd/internal/testenv"
 )
@@ -80,7 +81,7 @@ var errorCases = []errorCase{
 	{name: "invalid input syntax of a parameter", sql: "UPDATE p SET n = $1", args: []any{"x1"}},
 	{name: "unique, parameters", sql: "INSERT INTO p VALUES ($1, $2, 1, 1)", args: []any{7, "first"}, gaps: map[string]string{"embedded": noKeyValue}},
 	{name: "serialization failure", skip: "needs two transactions racing; PostgreSQL's answer depends on timing, and shepherd's own 40001 (replicas disagreed) has shepherd's message"},
-	{name: "deadlock", skip: "PostgreSQL's DETAIL names backend PIDs and transaction ids, which no other server can repeat"},
+	{name: "deadlock", skip: "needs two transactions: see TestDeadlockAsPostgres"},
 }
 
 // TestErrorsAsPostgres runs common failing statements (constraint
@@ -154,5 +155,70 @@ func TestErrorsAsPostgres(t *testing.T) {
 				})
 			}
 		})
+	}
+}
+
+// TestDeadlockAsPostgres: two transactions that wait for each other's
+// row get PostgreSQL's 40P01 and message through a CBS cluster whose
+// primary is MariaDB, as on PostgreSQL 15. PostgreSQL's DETAIL names
+// backend PIDs and transaction ids, which no other server can repeat,
+// and is not compared. (The embedded default runs transactions one at a
+// time: they cannot deadlock there.)
+func TestDeadlockAsPostgres(t *testing.T) {
+	ctx := context.Background()
+	deadlock := func(open func() *pgx.Conn) *pgconn.PgError {
+		setup := open()
+		for _, q := range []string{"CREATE TABLE d (id int PRIMARY KEY, n int)", "INSERT INTO d VALUES (1, 0), (2, 0)"} {
+			mustExec(t, setup, q)
+		}
+		a, b := open(), open()
+		for _, c := range []struct {
+			conn *pgx.Conn
+			id   int
+		}{{a, 1}, {b, 2}} {
+			mustExec(t, c.conn, "BEGIN")
+			mustExec(t, c.conn, "UPDATE d SET n = n + 1 WHERE id = $1", c.id)
+		}
+		// Each now updates the other's row: whichever comes first waits,
+		// and the second closes the cycle.
+		errs := make(chan error, 2)
+		for _, c := range []struct {
+			conn *pgx.Conn
+			id   int
+		}{{a, 2}, {b, 1}} {
+			go func() {
+				_, err := c.conn.Exec(ctx, "UPDATE d SET n = n + 1 WHERE id = $1", c.id)
+				if err != nil {
+					c.conn.Exec(ctx, "ROLLBACK")
+				}
+				errs <- err
+			}()
+		}
+		var failed []error
+		for range 2 {
+			if err := <-errs; err != nil {
+				failed = append(failed, err)
+			}
+		}
+		a.Exec(ctx, "ROLLBACK")
+		b.Exec(ctx, "ROLLBACK")
+		if len(failed) != 1 || pgError(failed[0]) == nil {
+			t.Fatalf("want one transaction to fail as a server's error, got %v", failed)
+		}
+		return pgError(failed[0])
+	}
+	dsn := testenv.Postgres(t)
+	want := deadlock(func() *pgx.Conn {
+		c, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close(ctx) })
+		return c
+	})
+	addr, _ := start(t, realCluster(t, "cbs"))
+	got := deadlock(func() *pgx.Conn { return connect(t, addr, "app") })
+	if got.Code != want.Code || got.Message != want.Message {
+		t.Errorf("PostgreSQL: %s %q; shepherd: %s %q", want.Code, want.Message, got.Code, got.Message)
 	}
 }

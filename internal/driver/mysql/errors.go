@@ -261,6 +261,10 @@ func inPostgresWords(e *pgerr.Error, me *mysql.MySQLError) {
 		}
 	case 1365:
 		e.Message = "division by zero"
+	case 1213:
+		e.Message = "deadlock detected"
+	case 1020: // Record has changed since last read
+		e.Message = "could not serialize access due to concurrent update"
 	case 1264: // Out of range value for column '%s' at row %d
 		if q := quoted(msg); len(q) == 1 {
 			e.Raw = &pgerr.Raw{Columns: q}
