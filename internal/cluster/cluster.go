@@ -393,7 +393,7 @@ func (t *Txn) Exec(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (*ans
 	if err != nil {
 		// The answer chosen may be an engine's error in its own words;
 		// the client gets PostgreSQL's (the vote compared SQLSTATEs).
-		err = errform.Rewrite(err, st.Tree(), st.Schema())
+		err = errform.Rewrite(err, st.Tree(), st.Schema(), args)
 	}
 	return a, err
 }

@@ -10,10 +10,14 @@
 // name PostgreSQL gives it (see schema.ConstraintNames), so a name an
 // engine reports is PostgreSQL's.
 //
-// What no engine reports cannot be rebuilt, and is left out rather than
-// guessed: the key values of a foreign key's DETAIL, the new row of a
-// NOT NULL or CHECK violation's "Failing row contains (...)", and, on
-// SQLite, a duplicate key's values.
+// A key's values, which PostgreSQL's DETAIL prints, come from MariaDB's
+// message for a duplicate key, and otherwise from the statement itself
+// where it says them: the constants or parameters a one-row INSERT ...
+// VALUES gives the key's columns, or an UPDATE sets them, and the key a
+// DELETE's WHERE names. What neither says is left out rather than
+// guessed: the values of an INSERT ... SELECT or of several rows, and
+// the new row of a NOT NULL or CHECK violation's "Failing row contains
+// (...)".
 //
 // The vote compares errors by SQLSTATE only (coord.Vote), so rewriting
 // the one error given to the client changes no decision.
@@ -23,10 +27,12 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
+	"github.com/shepherd-db/shepherd/internal/driver"
 	"github.com/shepherd-db/shepherd/internal/pgerr"
 	"github.com/shepherd-db/shepherd/internal/schema"
 )
@@ -39,14 +45,16 @@ const publicSchema = "public"
 // PostgreSQL gave it (see package comment), for the statement tree run
 // against the schema snap; any other error is returned as it is. err is
 // never modified: it may be shared with the replicas' recorded answers.
-func Rewrite(err error, tree *pg_query.Node, snap *schema.Snapshot) error {
+//
+// args are the statement's parameters (with shepherd's pinned values).
+func Rewrite(err error, tree *pg_query.Node, snap *schema.Snapshot, args []driver.Arg) error {
 	var pe *pgerr.Error
 	if !errors.As(err, &pe) || pe.Raw == nil {
 		return err
 	}
 	out := *pe
 	out.Raw = nil
-	f := former{e: &out, raw: pe.Raw, snap: snap}
+	f := former{e: &out, raw: pe.Raw, snap: snap, tree: tree, args: args}
 	f.target, f.verb, f.assigned = target(tree)
 	switch out.Code {
 	case pgerr.UniqueViolation:
@@ -77,6 +85,8 @@ type former struct {
 	target, verb string
 	// assigned are the columns an INSERT lists or an UPDATE sets.
 	assigned []string
+	tree     *pg_query.Node
+	args     []driver.Arg
 }
 
 // target returns the table an INSERT, UPDATE or DELETE writes, its verb,
@@ -211,10 +221,12 @@ func (f *former) unique() {
 	f.e.Message = `duplicate key value violates unique constraint "` + name + `"`
 	f.e.Detail = ""
 	f.setObject(table, "", name)
-	if f.raw.HasValue {
-		if vals, ok := f.keyValues(table, cols, f.raw.Value); ok {
-			f.e.Detail = "Key " + keyList(cols, vals) + " already exists."
-		}
+	vals, ok := f.keyValues(table, cols, f.raw.Value)
+	if !f.raw.HasValue || !ok {
+		vals, ok = f.newValues(f.snap.Table(table), cols)
+	}
+	if ok {
+		f.e.Detail = "Key " + keyList(cols, vals) + " already exists."
 	}
 }
 
@@ -223,6 +235,9 @@ func (f *former) unique() {
 // be done exactly (a separator inside a value, a type MariaDB prints
 // otherwise, a value MariaDB may have cut short).
 func (f *former) keyValues(table string, cols []string, v string) ([]string, bool) {
+	if !f.raw.HasValue {
+		return nil, false
+	}
 	t := f.snap.Table(table)
 	if t == nil || len(cols) == 0 || len(v) >= 64 {
 		return nil, false
@@ -350,12 +365,27 @@ func (f *former) foreignKey() {
 	if con == nil {
 		return
 	}
+	f.e.Detail = ""
 	if referenced {
 		f.e.Message = `update or delete on table "` + con.RefTable + `" violates foreign key constraint "` + con.Name + `" on table "` + child.Name + `"`
+		parent := f.snap.Table(con.RefTable)
+		refCols := con.RefColumns
+		if len(refCols) == 0 && parent != nil {
+			refCols = parent.Key
+		}
+		if f.verb == "DELETE" && parent != nil && parent.Name == f.target {
+			if vals, ok := f.deletedKey(parent, refCols); ok {
+				f.e.Detail = "Key " + keyList(refCols, vals) + ` is still referenced from table "` + child.Name + `".`
+			}
+		}
 	} else {
 		f.e.Message = `insert or update on table "` + child.Name + `" violates foreign key constraint "` + con.Name + `"`
+		if child.Name == f.target {
+			if vals, ok := f.newValues(child, con.Columns); ok {
+				f.e.Detail = "Key " + keyList(con.Columns, vals) + ` is not present in table "` + con.RefTable + `".`
+			}
+		}
 	}
-	f.e.Detail = ""
 	f.setObject(child.Name, "", con.Name)
 }
 
@@ -461,4 +491,144 @@ func (f *former) invalidText() {
 		return
 	}
 	f.e.Message = `invalid input syntax for type ` + typeNames[c.Type] + `: "` + f.raw.Value + `"`
+}
+
+// newValues returns the values the statement gives cols of t, the
+// statement's target, in its one new row, as PostgreSQL prints them: a
+// one-row INSERT ... VALUES (the columns it lists, or all in order), or
+// an UPDATE setting each of cols. ok is false when some value is not a
+// constant or parameter of a type printed as written (see value).
+func (f *former) newValues(t *schema.Table, cols []string) ([]string, bool) {
+	if t == nil || t.Name != f.target || len(cols) == 0 {
+		return nil, false
+	}
+	given := map[string]*pg_query.Node{}
+	switch {
+	case f.tree.GetInsertStmt() != nil:
+		s := f.tree.GetInsertStmt()
+		sel := s.SelectStmt.GetSelectStmt()
+		if sel == nil || len(sel.ValuesLists) != 1 {
+			return nil, false
+		}
+		row := sel.ValuesLists[0].GetList().GetItems()
+		names := f.assigned
+		if len(names) == 0 {
+			for _, c := range t.Columns {
+				names = append(names, c.Name)
+			}
+		}
+		for i, n := range row {
+			if i < len(names) {
+				given[names[i]] = n
+			}
+		}
+	case f.tree.GetUpdateStmt() != nil:
+		for _, n := range f.tree.GetUpdateStmt().TargetList {
+			if rt := n.GetResTarget(); rt != nil && len(rt.Indirection) == 0 {
+				given[rt.Name] = rt.Val
+			}
+		}
+	default:
+		return nil, false
+	}
+	return f.values(t, cols, given)
+}
+
+// deletedKey returns the values of t's key cols that a DELETE's WHERE
+// fixes by equalities with constants or parameters (col = v AND ...):
+// the key of the one row it can delete.
+func (f *former) deletedKey(t *schema.Table, cols []string) ([]string, bool) {
+	d := f.tree.GetDeleteStmt()
+	if d == nil || d.UsingClause != nil {
+		return nil, false
+	}
+	given := map[string]*pg_query.Node{}
+	var walk func(n *pg_query.Node)
+	walk = func(n *pg_query.Node) {
+		if b := n.GetBoolExpr(); b != nil && b.Boolop == pg_query.BoolExprType_AND_EXPR {
+			for _, a := range b.Args {
+				walk(a)
+			}
+			return
+		}
+		e := n.GetAExpr()
+		if e == nil || e.Kind != pg_query.A_Expr_Kind_AEXPR_OP || schema.OpName(e.Name) != "=" {
+			return
+		}
+		for _, side := range [][2]*pg_query.Node{{e.Lexpr, e.Rexpr}, {e.Rexpr, e.Lexpr}} {
+			if cr := side[0].GetColumnRef(); cr != nil && len(cr.Fields) > 0 {
+				if s := cr.Fields[len(cr.Fields)-1].GetString_(); s != nil {
+					given[s.Sval] = side[1]
+				}
+			}
+		}
+	}
+	if d.WhereClause == nil {
+		return nil, false
+	}
+	walk(d.WhereClause)
+	return f.values(t, cols, given)
+}
+
+// values returns, for each of cols, the value given[col] as PostgreSQL
+// prints it in column col of t.
+func (f *former) values(t *schema.Table, cols []string, given map[string]*pg_query.Node) ([]string, bool) {
+	out := make([]string, len(cols))
+	for i, name := range cols {
+		c := t.Column(name)
+		n := given[name]
+		if c == nil || n == nil {
+			return nil, false
+		}
+		v, ok := f.value(n, c.Type)
+		if !ok {
+			return nil, false
+		}
+		out[i] = v
+	}
+	return out, true
+}
+
+// value returns the constant or parameter n, stored in a column of type
+// typ, as PostgreSQL prints it: for integers and text only, which
+// PostgreSQL prints as they were written (an integer normalised).
+func (f *former) value(n *pg_query.Node, typ string) (string, bool) {
+	text, neg := "", false
+	for e := n.GetAExpr(); e != nil && e.Lexpr == nil && schema.OpName(e.Name) == "-"; e = n.GetAExpr() {
+		neg, n = !neg, e.Rexpr
+	}
+	switch {
+	case n.GetAConst() != nil:
+		c := n.GetAConst()
+		switch {
+		case c.GetIval() != nil:
+			text = strconv.Itoa(int(c.GetIval().Ival))
+		case c.GetSval() != nil && !neg:
+			text = c.GetSval().Sval
+		default:
+			return "", false
+		}
+	case n.GetParamRef() != nil:
+		i := int(n.GetParamRef().Number) - 1
+		if i < 0 || i >= len(f.args) || f.args[i].Null || neg {
+			return "", false
+		}
+		text = f.args[i].Text
+	default:
+		return "", false
+	}
+	switch typ {
+	case "int2", "int4", "int8":
+		v, err := strconv.ParseInt(strings.TrimSpace(text), 10, 64)
+		if err != nil {
+			return "", false
+		}
+		if neg {
+			v = -v
+		}
+		return strconv.FormatInt(v, 10), true
+	case "text", "varchar":
+		return text, !neg
+	}
+	return "", false
 }

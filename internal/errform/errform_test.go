@@ -54,7 +54,7 @@ func TestRewriteKeys(t *testing.T) {
 	} {
 		raw := &pgerr.Error{Code: pgerr.UniqueViolation, Message: "engine words",
 			Raw: &pgerr.Raw{Constraint: c.key, Value: c.value, HasValue: true}}
-		got := pgerr.From(Rewrite(raw, parse(t, "INSERT INTO k VALUES (1)"), snap))
+		got := pgerr.From(Rewrite(raw, parse(t, "INSERT INTO k VALUES (1)"), snap, nil))
 		if got.Message != `duplicate key value violates unique constraint "`+c.key+`"` || got.Detail != c.detail ||
 			got.Constraint != c.key || got.Table != "k" || got.Schema != "public" || got.Raw != nil {
 			t.Errorf("%s %q: got %q / %q / %s.%s %s", c.key, c.value, got.Message, got.Detail, got.Schema, got.Table, got.Constraint)
@@ -70,21 +70,21 @@ func TestRewriteKeys(t *testing.T) {
 func TestRewriteUnknown(t *testing.T) {
 	snap := snapshot(t, "CREATE TABLE k (a int UNIQUE)")
 	raw := &pgerr.Error{Code: pgerr.UniqueViolation, Message: "engine words", Raw: &pgerr.Raw{Constraint: "nope"}}
-	if got := pgerr.From(Rewrite(raw, parse(t, "INSERT INTO k VALUES (1)"), snap)); got.Message != "engine words" || got.Raw != nil {
+	if got := pgerr.From(Rewrite(raw, parse(t, "INSERT INTO k VALUES (1)"), snap, nil)); got.Message != "engine words" || got.Raw != nil {
 		t.Errorf("unknown constraint: %+v", got)
 	}
 	plain := errors.New("x")
-	if Rewrite(plain, nil, snap) != plain {
+	if Rewrite(plain, nil, snap, nil) != plain {
 		t.Error("an error without SQLSTATE was changed")
 	}
 	// SQLite names no foreign key: with two candidates, no guess.
 	snap = snapshot(t, "CREATE TABLE p (id int PRIMARY KEY)",
 		"CREATE TABLE c (a int REFERENCES p, b int REFERENCES p)")
 	fk := &pgerr.Error{Code: pgerr.ForeignKeyViolation, Message: "FOREIGN KEY constraint failed", Raw: &pgerr.Raw{}}
-	if got := pgerr.From(Rewrite(fk, parse(t, "INSERT INTO c VALUES (1, 2)"), snap)); got.Constraint != "" {
+	if got := pgerr.From(Rewrite(fk, parse(t, "INSERT INTO c VALUES (1, 2)"), snap, nil)); got.Constraint != "" {
 		t.Errorf("guessed %q among two foreign keys", got.Constraint)
 	}
-	got := pgerr.From(Rewrite(fk, parse(t, "UPDATE c SET b = 3"), snap))
+	got := pgerr.From(Rewrite(fk, parse(t, "UPDATE c SET b = 3"), snap, nil))
 	if got.Constraint != "c_b_fkey" || got.Message != `insert or update on table "c" violates foreign key constraint "c_b_fkey"` {
 		t.Errorf("UPDATE of b: %q %q", got.Constraint, got.Message)
 	}
