@@ -507,7 +507,8 @@ func (f *former) newValues(t *schema.Table, cols []string) ([]string, bool) {
 	case f.tree.GetInsertStmt() != nil:
 		s := f.tree.GetInsertStmt()
 		sel := s.SelectStmt.GetSelectStmt()
-		if sel == nil || len(sel.ValuesLists) != 1 {
+		// ON CONFLICT DO UPDATE writes another row than VALUES says.
+		if sel == nil || len(sel.ValuesLists) != 1 || s.OnConflictClause != nil {
 			return nil, false
 		}
 		row := sel.ValuesLists[0].GetList().GetItems()

@@ -6,6 +6,7 @@ import (
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
+	"github.com/shepherd-db/shepherd/internal/driver"
 	"github.com/shepherd-db/shepherd/internal/pgerr"
 	"github.com/shepherd-db/shepherd/internal/schema"
 )
@@ -87,5 +88,26 @@ func TestRewriteUnknown(t *testing.T) {
 	got := pgerr.From(Rewrite(fk, parse(t, "UPDATE c SET b = 3"), snap, nil))
 	if got.Constraint != "c_b_fkey" || got.Message != `insert or update on table "c" violates foreign key constraint "c_b_fkey"` {
 		t.Errorf("UPDATE of b: %q %q", got.Constraint, got.Message)
+	}
+}
+
+// TestValuesFromTheStatement: a key's values are taken from the
+// statement only where they are the new row's.
+func TestValuesFromTheStatement(t *testing.T) {
+	snap := snapshot(t, "CREATE TABLE k (id int PRIMARY KEY, s text UNIQUE, n int)")
+	for _, c := range []struct{ sql, detail string }{
+		{"INSERT INTO k VALUES (1, 'a', 2)", "Key (s)=(a) already exists."},
+		{"INSERT INTO k (s, id) VALUES ($1, 1)", "Key (s)=(p) already exists."},
+		{"INSERT INTO k VALUES (1, 'a', 2), (2, 'b', 3)", ""},
+		{"INSERT INTO k VALUES (1, 'a', 2) ON CONFLICT (id) DO UPDATE SET s = 'b'", ""},
+		{"INSERT INTO k SELECT 1, 'a', 2", ""},
+		{"UPDATE k SET s = 'c' WHERE id = 1", "Key (s)=(c) already exists."},
+		{"UPDATE k SET s = s || 'c'", ""},
+	} {
+		e := &pgerr.Error{Code: pgerr.UniqueViolation, Raw: &pgerr.Raw{Table: "k", Columns: []string{"s"}}}
+		got := pgerr.From(Rewrite(e, parse(t, c.sql), snap, []driver.Arg{{Text: "p"}}))
+		if got.Constraint != "k_s_key" || got.Detail != c.detail {
+			t.Errorf("%s: %s %q, want k_s_key %q", c.sql, got.Constraint, got.Detail, c.detail)
+		}
 	}
 }
