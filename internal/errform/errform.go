@@ -17,7 +17,7 @@
 // DELETE's WHERE names. What neither says is left out rather than
 // guessed: the values of an INSERT ... SELECT or of several rows, and
 // the new row of a NOT NULL or CHECK violation's "Failing row contains
-// (...)".
+// (...)" unless a one-row INSERT ... VALUES gives every column.
 //
 // The vote compares errors by SQLSTATE only (coord.Vote), so rewriting
 // the one error given to the client changes no decision.
@@ -26,12 +26,14 @@ package errform
 import (
 	"errors"
 	"fmt"
+	"math/big"
 	"slices"
 	"strconv"
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
+	"github.com/shepherd-db/shepherd/internal/answer"
 	"github.com/shepherd-db/shepherd/internal/driver"
 	"github.com/shepherd-db/shepherd/internal/pgerr"
 	"github.com/shepherd-db/shepherd/internal/schema"
@@ -401,7 +403,7 @@ func (f *former) notNull() {
 	}
 	col := f.raw.Columns[0]
 	f.e.Message = `null value in column "` + col + `" of relation "` + t.Name + `" violates not-null constraint`
-	f.e.Detail = ""
+	f.e.Detail, _ = f.failingRow(t)
 	f.setObject(t.Name, col, "")
 }
 
@@ -415,7 +417,7 @@ func (f *former) check() {
 		return
 	}
 	f.e.Message = `new row for relation "` + t.Name + `" violates check constraint "` + c.Name + `"`
-	f.e.Detail = ""
+	f.e.Detail, _ = f.failingRow(t)
 	f.setObject(t.Name, "", c.Name)
 }
 
@@ -588,6 +590,140 @@ func (f *former) values(t *schema.Table, cols []string, given map[string]*pg_que
 		out[i] = v
 	}
 	return out, true
+}
+
+// failingRow is PostgreSQL's DETAIL "Failing row contains (...)." for
+// a one-row INSERT ... VALUES into t that gives every column a constant
+// or parameter of a type printed as written (not an UPDATE, whose row
+// holds values the statement does not say, nor an INSERT leaving a
+// column to its default, which the catalog does not keep).
+func (f *former) failingRow(t *schema.Table) (string, bool) {
+	ins := f.tree.GetInsertStmt()
+	if ins == nil || t == nil || t.Name != f.target || ins.OnConflictClause != nil {
+		return "", false
+	}
+	sel := ins.SelectStmt.GetSelectStmt()
+	if sel == nil || len(sel.ValuesLists) != 1 {
+		return "", false
+	}
+	row := sel.ValuesLists[0].GetList().GetItems()
+	names := f.assigned
+	if len(names) == 0 {
+		for _, c := range t.Columns {
+			names = append(names, c.Name)
+		}
+	}
+	if len(row) != len(names) {
+		return "", false
+	}
+	given := map[string]*pg_query.Node{}
+	for i, n := range names {
+		given[n] = row[i]
+	}
+	parts := make([]string, len(t.Columns))
+	for i, c := range t.Columns {
+		n := given[c.Name]
+		if n == nil {
+			return "", false
+		}
+		v, ok := f.rowValue(n, c)
+		if !ok {
+			return "", false
+		}
+		// ExecBuildSlotValueDescription shows 64 bytes of each value,
+		// and "..." after a value it cut.
+		if len(v) > 64 {
+			v = v[:clip(v, 64)] + "..."
+		}
+		parts[i] = v
+	}
+	return "Failing row contains (" + strings.Join(parts, ", ") + ").", true
+}
+
+// clip returns the largest length <= n that does not cut a UTF-8
+// character of s.
+func clip(s string, n int) int {
+	for n > 0 && n < len(s) && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return n
+}
+
+// rowValue is value for a column of a row: also NULL ("null"), booleans
+// and numeric(p,s) (printed at its scale).
+func (f *former) rowValue(n *pg_query.Node, c schema.Column) (string, bool) {
+	if k := n.GetAConst(); k != nil && k.Isnull {
+		return "null", true
+	}
+	if p := n.GetParamRef(); p != nil {
+		if i := int(p.Number) - 1; i >= 0 && i < len(f.args) && f.args[i].Null {
+			return "null", true
+		}
+	}
+	switch c.Type {
+	case "bool":
+		text, ok := f.constText(n)
+		if k := n.GetAConst(); k != nil && k.GetBoolval() != nil {
+			text, ok = strconv.FormatBool(k.GetBoolval().Boolval), true
+		}
+		if !ok {
+			return "", false
+		}
+		b, ok := answer.ParseBool(text)
+		if !ok {
+			return "", false
+		}
+		if b {
+			return "t", true
+		}
+		return "f", true
+	case "numeric":
+		if len(c.Mods) == 0 {
+			return "", false
+		}
+		neg := false
+		for e := n.GetAExpr(); e != nil && e.Lexpr == nil && schema.OpName(e.Name) == "-"; e = n.GetAExpr() {
+			neg, n = !neg, e.Rexpr
+		}
+		text, ok := f.constText(n)
+		if !ok {
+			return "", false
+		}
+		r, ok := new(big.Rat).SetString(strings.TrimSpace(text))
+		if !ok {
+			return "", false
+		}
+		if neg {
+			r.Neg(r)
+		}
+		scale := 0
+		if len(c.Mods) > 1 {
+			scale = int(c.Mods[1])
+		}
+		return r.FloatString(scale), true
+	}
+	return f.value(n, c.Type)
+}
+
+// constText returns the text of a constant (an integer, a decimal or a
+// string) or of a parameter.
+func (f *former) constText(n *pg_query.Node) (string, bool) {
+	if k := n.GetAConst(); k != nil {
+		switch {
+		case k.GetIval() != nil:
+			return strconv.Itoa(int(k.GetIval().Ival)), true
+		case k.GetFval() != nil:
+			return k.GetFval().Fval, true
+		case k.GetSval() != nil:
+			return k.GetSval().Sval, true
+		}
+	}
+	if p := n.GetParamRef(); p != nil {
+		if i := int(p.Number) - 1; i >= 0 && i < len(f.args) && !f.args[i].Null {
+			return f.args[i].Text, true
+		}
+	}
+	return "", false
 }
 
 // value returns the constant or parameter n, stored in a column of type
