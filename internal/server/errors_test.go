@@ -94,7 +94,7 @@ var errorCases = []errorCase{
 	{name: "invalid input syntax in update", sql: "UPDATE p SET n = 'x1'"},
 	{name: "invalid input syntax of a parameter", sql: "UPDATE p SET n = $1", args: []any{"x1"}},
 	{name: "unique, parameters", sql: "INSERT INTO p VALUES ($1, $2, 1, 1)", args: []any{7, "first"}},
-	{name: "serialization failure", skip: "needs two transactions racing; PostgreSQL's answer depends on timing, and shepherd's own 40001 (replicas disagreed) has shepherd's message"},
+	{name: "serialization failure", skip: "PostgreSQL raises 40001 for a REPEATABLE READ update of a row a concurrent transaction changed; shepherd's CBS holds a read's locks on the primary, so the other writer waits instead, and shepherd's 40001s (a lock wait timeout, in PostgreSQL's words; replicas disagreeing, in shepherd's) come from other races"},
 	{name: "deadlock", skip: "needs two transactions: see TestDeadlockAsPostgres"},
 }
 

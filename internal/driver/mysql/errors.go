@@ -263,7 +263,8 @@ func inPostgresWords(e *pgerr.Error, me *mysql.MySQLError) {
 		e.Message = "division by zero"
 	case 1213:
 		e.Message = "deadlock detected"
-	case 1020: // Record has changed since last read
+	case 1020, 1205: // Record has changed since last read; Lock wait timeout exceeded
+		// Both are serialization failures to the client (errorCodes).
 		e.Message = "could not serialize access due to concurrent update"
 	case 1264: // Out of range value for column '%s' at row %d
 		if q := quoted(msg); len(q) == 1 {

@@ -253,6 +253,9 @@ func inPostgresWords(e *pgerr.Error, msg string) {
 				e.Message = fmt.Sprintf("column %q of relation %q does not exist", c, strings.Trim(t, `"`))
 			}
 		}
+	case pgerr.SerializationFailure:
+		// SQLITE_BUSY or SQLITE_LOCKED: another writer holds the file.
+		e.Message = "could not serialize access due to concurrent update"
 	case pgerr.DivisionByZero, pgerr.InvalidTextRepresentation:
 		// shepherd's functions' errors are PostgreSQL's words already.
 		if strings.HasPrefix(msg, errDivisionByZero.Error()) || strings.HasPrefix(msg, errNumericSyntax.Error()) {
