@@ -93,6 +93,9 @@ func (c *conn) run(ctx context.Context) error {
 		return c.fail(pgerr.Wrap(pgerr.InternalError, err, "allocating a backend key").Fatal())
 	}
 	defer unregister()
+	if at, ok := sess.(Attacher); ok {
+		at.Attach(sessionConn{c: c, pid: pid})
+	}
 
 	c.sendParameterStatuses(info)
 	c.send(&pgproto3.BackendKeyData{ProcessID: pid, SecretKey: uint32Bytes(secret)})

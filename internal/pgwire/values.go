@@ -48,11 +48,15 @@ var pgtypeValues = map[uint32]func() any{
 func isTextLike(oid uint32) bool {
 	switch oid {
 	case answer.OIDText, answer.OIDVarchar, answer.OIDBPChar, answer.OIDName,
-		answer.OIDChar, answer.OIDUnknown, answer.OIDJSON:
+		answer.OIDChar, answer.OIDUnknown, answer.OIDJSON, oidVoid:
 		return true
 	}
 	return false
 }
+
+// oidVoid is the type of functions that return nothing: its text and
+// binary forms are both empty.
+const oidVoid = 2278
 
 // jsonbVersion is the first byte of jsonb's binary form: the format version
 // followed by the document as text.

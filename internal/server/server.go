@@ -47,6 +47,7 @@ type Server struct {
 	front   *pgwire.Server
 	wal     *wal.Log // cbs and ss
 	repair  *repair.Service
+	shared  *session.Shared // advisory locks
 }
 
 // Open opens every replica (checking each is reachable) and builds the
@@ -59,7 +60,7 @@ func Open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Server, e
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return nil, &config.Error{Field: "data_dir", Msg: err.Error()}
 	}
-	s := &Server{cfg: cfg, log: log}
+	s := &Server{cfg: cfg, log: log, shared: session.NewShared()}
 	var reps []cluster.Replica
 	var names []string
 	var classes []driver.Class
@@ -342,5 +343,5 @@ func (h handler) NewSession(ctx context.Context, info pgwire.StartupInfo) (pgwir
 	if info.Database == admin.Database {
 		return admin.New(h.s.cluster, h.s.repair), nil
 	}
-	return session.New(h.s.cluster, h.s.cache, info), nil
+	return session.New(h.s.cluster, h.s.cache, h.s.shared, info), nil
 }

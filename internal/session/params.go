@@ -1,6 +1,11 @@
 package session
 
 import (
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
 	"github.com/shepherd-db/shepherd/internal/answer"
 	"github.com/shepherd-db/shepherd/internal/pgerr"
 	"github.com/shepherd-db/shepherd/internal/sqlan"
@@ -9,48 +14,330 @@ import (
 // ServerVersion is the PostgreSQL version shepherd presents to clients.
 const ServerVersion = "15.0 (shepherd)"
 
-// defaultParams are the values SHOW reports for parameters no SET changed.
+// defaultParams are the values SHOW reports for parameters no SET changed,
+// where they are shepherd's rather than a stock PostgreSQL's (pgSettings).
 // Replicas never see SET: their own settings are fixed by their drivers
 // (UTC, ISO dates, the isolation their class needs), so a client's SET is
 // remembered and reported, not forwarded.
 var defaultParams = map[string]string{
-	"server_version":                "15.0",
+	"server_version":                ServerVersion,
 	"server_version_num":            "150000",
-	"server_encoding":               "UTF8",
-	"client_encoding":               "UTF8",
-	"datestyle":                     "ISO, MDY",
 	"timezone":                      "UTC",
-	"integer_datetimes":             "on",
-	"standard_conforming_strings":   "on",
 	"transaction_isolation":         "serializable",
 	"default_transaction_isolation": "serializable",
-	"transaction_read_only":         "off",
-	"default_transaction_read_only": "off",
-	"application_name":              "",
-	"extra_float_digits":            "1",
-	"search_path":                   `"$user", public`,
-	"max_identifier_length":         "63",
 	"is_superuser":                  "off",
-	"statement_timeout":             "0",
-	"lock_timeout":                  "0",
-	"intervalstyle":                 "postgres",
 }
 
-// fixedParams cannot be changed, because replicas could not follow.
-var fixedParams = map[string]bool{
-	"server_version": true, "server_version_num": true, "server_encoding": true,
-	"integer_datetimes": true, "max_identifier_length": true, "is_superuser": true,
+// setting is one of PostgreSQL's run-time parameters (pgSettings).
+type setting struct {
+	name    string // canonical spelling: SHOW's column name
+	value   string // PostgreSQL's default, as SHOW prints it
+	context settingContext
+	kind    settingKind
+	enum    string // comma-separated values of an enum
+	unit    string // an integer's unit ("ms", "8kB", ...), "" for none
+	desc    string
+}
+
+type settingContext uint8
+
+// Where a parameter may be set (pg_settings.context).
+const (
+	ctxUser settingContext = iota
+	ctxSuperuser
+	ctxInternal
+	ctxPostmaster
+	ctxSighup
+	ctxBackend
+)
+
+type settingKind uint8
+
+// The types of parameters (pg_settings.vartype).
+const (
+	kindString settingKind = iota
+	kindBool
+	kindInt
+	kindReal
+	kindEnum
+)
+
+// unrecognized is PostgreSQL's error for a parameter it does not know.
+func unrecognized(name string) error {
+	return pgerr.New(pgerr.UndefinedObject, "unrecognized configuration parameter %q", name)
+}
+
+// cantChangeRuntimeParam is SQLSTATE 55P02.
+const cantChangeRuntimeParam = "55P02"
+
+// param returns the value of parameter name (lower case) in the session:
+// SET LOCAL's, SET's, the startup packet's, shepherd's, PostgreSQL's
+// default, in that order. A name with a dot is a custom parameter, known
+// once set.
+func (s *Session) param(name string) (string, bool) {
+	if v, ok := s.local[name]; ok {
+		return v, true
+	}
+	opts := s.defaults
+	if s.inBlock || s.implicit {
+		opts = s.txOpts
+	}
+	switch name {
+	case "transaction_isolation", "default_transaction_isolation":
+		if name == "default_transaction_isolation" {
+			opts = s.defaults
+		}
+		if opts.Isolation != "" {
+			return opts.Isolation, true
+		}
+		return defaultParams[name], true
+	case "transaction_read_only":
+		return onOff(opts.ReadOnly), true
+	case "default_transaction_read_only":
+		return onOff(s.defaults.ReadOnly), true
+	}
+	if v, ok := s.params[name]; ok {
+		return v, true
+	}
+	return s.resetValue(name)
+}
+
+// resetValue is the value RESET gives name: the startup packet's, else
+// the default.
+func (s *Session) resetValue(name string) (string, bool) {
+	if v, ok := s.startup[name]; ok {
+		return v, true
+	}
+	if v, ok := defaultParams[name]; ok {
+		return v, true
+	}
+	if name == "session_authorization" {
+		return s.user, true
+	}
+	if name == "role" {
+		return "none", true
+	}
+	if st, ok := pgSettings[name]; ok {
+		return st.value, true
+	}
+	return "", false
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}
+
+// checkSettable refuses a SET or RESET of name as PostgreSQL would.
+func checkSettable(name string) error {
+	st, ok := pgSettings[name]
+	if !ok {
+		if strings.Contains(name, ".") || name == "session_authorization" || name == "role" {
+			return nil
+		}
+		return unrecognized(name)
+	}
+	switch st.context {
+	case ctxInternal:
+		return pgerr.New(cantChangeRuntimeParam, "parameter %q cannot be changed", name)
+	case ctxPostmaster:
+		return pgerr.New(cantChangeRuntimeParam, "parameter %q cannot be changed without restarting the server", name)
+	case ctxSighup:
+		return pgerr.New(cantChangeRuntimeParam, "parameter %q cannot be changed now", name)
+	case ctxBackend:
+		return pgerr.New(cantChangeRuntimeParam, "parameter %q cannot be set after connection start", name)
+	}
+	return nil
+}
+
+// normalise checks value for parameter name and returns it as SHOW
+// prints it (on/off for booleans, an enum's own spelling, an integer in
+// the largest unit that holds it exactly).
+func normalise(name, value string) (string, error) {
+	switch {
+	case name == "client_encoding" && !isUTF8(value):
+		return "", pgerr.New(pgerr.FeatureNotSupported, "shepherd only speaks UTF8, not client_encoding %q", value)
+	case name == "timezone" && !isUTC(value):
+		return "", pgerr.New(pgerr.FeatureNotSupported, "shepherd sessions run in UTC; time zone %q is not supported yet", value)
+	case name == "client_encoding":
+		return "UTF8", nil
+	}
+	st, ok := pgSettings[name]
+	if !ok {
+		return value, nil
+	}
+	invalid := pgerr.New(pgerr.InvalidParameterValue, "invalid value for parameter %q: %q", name, value)
+	switch st.kind {
+	case kindBool:
+		b, ok := parseBool(value)
+		if !ok {
+			return "", pgerr.New(pgerr.InvalidParameterValue, "parameter %q requires a Boolean value", name)
+		}
+		return onOff(b), nil
+	case kindEnum:
+		vals := strings.Split(st.enum, ",")
+		for _, v := range vals {
+			if strings.EqualFold(v, strings.TrimSpace(value)) {
+				return v, nil
+			}
+		}
+		if b, ok := parseBool(value); ok && strings.Contains(","+st.enum+",", ",on,") {
+			// Enums with on/off take every Boolean spelling.
+			return onOff(b), nil
+		}
+		return "", invalid.WithHint("Available values: %s.", strings.Join(vals, ", "))
+	case kindInt:
+		v, ok := parseUnits(value, st.unit)
+		if !ok {
+			return "", invalid
+		}
+		return showUnits(v, st.unit), nil
+	case kindReal:
+		f, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
+		if err != nil {
+			return "", invalid
+		}
+		return strconv.FormatFloat(f, 'g', -1, 64), nil
+	}
+	return value, nil
+}
+
+// parseBool reads a Boolean as PostgreSQL's parse_bool does (a unique
+// prefix of true/false/yes/no, on/off, 1/0).
+func parseBool(v string) (bool, bool) {
+	v = strings.ToLower(strings.TrimSpace(v))
+	switch {
+	case v == "":
+		return false, false
+	case strings.HasPrefix("true", v), strings.HasPrefix("yes", v), v == "on", v == "1":
+		return true, true
+	case strings.HasPrefix("false", v), strings.HasPrefix("no", v), len(v) >= 2 && strings.HasPrefix("off", v), v == "0":
+		return false, true
+	}
+	return false, false
+}
+
+// unitSizes are the units of integer parameters, in bytes (memory) or
+// microseconds (time), largest first.
+var (
+	memoryUnits = []struct {
+		name string
+		size int64
+	}{{"TB", 1 << 40}, {"GB", 1 << 30}, {"MB", 1 << 20}, {"kB", 1 << 10}, {"B", 1}}
+	timeUnits = []struct {
+		name string
+		size int64
+	}{{"d", 86400e6}, {"h", 3600e6}, {"min", 60e6}, {"s", 1e6}, {"ms", 1e3}, {"us", 1}}
+	baseUnits = map[string]int64{"B": 1, "kB": 1 << 10, "8kB": 8 << 10, "MB": 1 << 20, "us": 1, "ms": 1e3, "s": 1e6, "min": 60e6}
+)
+
+// parseUnits reads an integer parameter's value, with an optional unit,
+// in the parameter's base unit.
+func parseUnits(v, unit string) (int64, bool) {
+	v = strings.TrimSpace(v)
+	i := 0
+	for i < len(v) && (v[i] == '-' || v[i] == '+' || v[i] >= '0' && v[i] <= '9') {
+		i++
+	}
+	n, err := strconv.ParseInt(v[:i], 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	suffix := strings.TrimSpace(v[i:])
+	if suffix == "" {
+		return n, true
+	}
+	base, ok := baseUnits[unit]
+	if !ok {
+		return 0, false
+	}
+	units := timeUnits
+	if strings.HasSuffix(unit, "B") {
+		units = memoryUnits
+	}
+	for _, u := range units {
+		if u.name == suffix {
+			return n * u.size / base, true
+		}
+	}
+	return 0, false
+}
+
+// showUnits prints n (in unit) as SHOW does: in the largest unit that
+// holds it exactly.
+func showUnits(n int64, unit string) string {
+	base, ok := baseUnits[unit]
+	if !ok || n <= 0 {
+		return strconv.FormatInt(n, 10)
+	}
+	units := timeUnits
+	if strings.HasSuffix(unit, "B") {
+		units = memoryUnits
+	}
+	total := n * base
+	for _, u := range units {
+		if u.size >= base && total%u.size == 0 {
+			return strconv.FormatInt(total/u.size, 10) + u.name
+		}
+	}
+	return strconv.FormatInt(n, 10) + unit
+}
+
+// saveSettings remembers the settings before the first change in a
+// block, so that ROLLBACK can restore them (PostgreSQL undoes SET with
+// the transaction).
+func (s *Session) saveSettings() {
+	if !(s.inBlock || s.implicit) || s.saved != nil {
+		return
+	}
+	s.saved = maps.Clone(s.params)
+	s.savedDefaults = s.defaults
+}
+
+// endSettings ends the block's settings: SET LOCAL's values go, and on
+// rollback SET's too.
+func (s *Session) endSettings(commit bool) {
+	if !commit && s.saved != nil {
+		s.params, s.defaults = s.saved, s.savedDefaults
+	}
+	s.saved, s.local = nil, nil
+}
+
+// setParam sets name to value (already checked and normalised), as SET
+// or, with local, SET LOCAL does.
+func (s *Session) setParam(name, value string, local bool) {
+	s.saveSettings()
+	if local {
+		if s.local == nil {
+			s.local = map[string]string{}
+		}
+		s.local[name] = value
+		return
+	}
+	delete(s.local, name)
+	s.params[name] = value
 }
 
 func (s *Session) set(st *sqlan.Stmt) (*answer.Answer, error) {
 	tag := &answer.Answer{Tag: st.Verb}
+	block := s.inBlock || s.implicit
+	if st.SetLocal && !block {
+		return tag, nil // PostgreSQL warns: SET LOCAL outside a block does nothing
+	}
 	switch {
 	case st.SetTransaction:
-		if st.SetName == "session_characteristics" || s.txn == nil && !s.inBlock {
-			if st.SetName == "session_characteristics" {
-				s.defaults = st.TxOptions
+		if st.SetName == "session characteristics" || st.SetName == "session_characteristics" {
+			s.saveSettings()
+			if st.TxOptions.Isolation != "" {
+				s.defaults.Isolation = st.TxOptions.Isolation
 			}
+			s.defaults.ReadOnly = st.TxOptions.ReadOnly
 			return tag, nil
+		}
+		if !block {
+			return tag, nil // PostgreSQL warns: no transaction to set
 		}
 		if s.txn != nil {
 			return nil, pgerr.New(pgerr.ActiveSQLTransaction, "SET TRANSACTION ISOLATION LEVEL must be called before any query")
@@ -61,19 +348,33 @@ func (s *Session) set(st *sqlan.Stmt) (*answer.Answer, error) {
 		s.txOpts.ReadOnly = st.TxOptions.ReadOnly
 		return tag, nil
 	case st.SetName == "all":
+		s.saveSettings()
 		clear(s.params)
-		return tag, nil
-	case fixedParams[st.SetName]:
-		return nil, pgerr.New(pgerr.InvalidParameterValue, "parameter %q cannot be changed", st.SetName)
-	case st.SetName == "client_encoding" && !st.SetReset && !isUTF8(st.SetValue):
-		return nil, pgerr.New(pgerr.FeatureNotSupported, "shepherd only speaks UTF8, not client_encoding %q", st.SetValue)
-	case st.SetName == "timezone" && !st.SetReset && !isUTC(st.SetValue):
-		return nil, pgerr.New(pgerr.FeatureNotSupported, "shepherd sessions run in UTC; time zone %q is not supported yet", st.SetValue)
-	case st.SetReset:
-		delete(s.params, st.SetName)
+		clear(s.local)
+		s.defaults = s.startDefaults
 		return tag, nil
 	}
-	s.params[st.SetName] = st.SetValue
+	if err := checkSettable(st.SetName); err != nil {
+		return nil, err
+	}
+	switch st.SetName {
+	case "transaction_isolation", "transaction_read_only", "default_transaction_isolation", "default_transaction_read_only":
+		return s.setTxParam(st)
+	}
+	if st.SetReset {
+		v, _ := s.resetValue(st.SetName)
+		if _, known := pgSettings[st.SetName]; !known {
+			// A custom parameter RESET keeps, empty.
+			v = ""
+		}
+		s.setParam(st.SetName, v, st.SetLocal)
+		return tag, nil
+	}
+	v, err := normalise(st.SetName, st.SetValue)
+	if err != nil {
+		return nil, err
+	}
+	s.setParam(st.SetName, v, st.SetLocal)
 	return tag, nil
 }
 
@@ -93,34 +394,23 @@ func isUTC(v string) bool {
 	return false
 }
 
-// showNames are the parameters whose canonical spelling is not lower
-// case: SHOW names its column by the canonical spelling, whatever the
-// client wrote.
-var showNames = map[string]string{
-	"datestyle":     "DateStyle",
-	"intervalstyle": "IntervalStyle",
-	"timezone":      "TimeZone",
-}
-
-// showColumn is the result column of SHOW name.
+// showColumn is the result column of SHOW name: named by the canonical
+// spelling, whatever the client wrote.
 func showColumn(name string) answer.Column {
-	if canon, ok := showNames[name]; ok {
-		name = canon
+	if st, ok := pgSettings[name]; ok {
+		name = st.name
 	}
 	return answer.Column{Name: name, Type: answer.Text, OID: answer.OIDText, Size: -1, Mod: -1}
 }
 
 func (s *Session) show(st *sqlan.Stmt) (*answer.Answer, error) {
 	name := st.ShowName
-	v, ok := s.params[name]
-	if !ok {
-		v, ok = defaultParams[name]
+	if name == "all" {
+		return s.showAll(), nil
 	}
-	if name == "transaction_isolation" && s.txOpts.Isolation != "" && s.inBlock {
-		v, ok = s.txOpts.Isolation, true
-	}
+	v, ok := s.param(name)
 	if !ok {
-		return nil, pgerr.New(pgerr.UndefinedObject, "unrecognized configuration parameter %q", name)
+		return nil, unrecognized(name)
 	}
 	return &answer.Answer{
 		Columns:      []answer.Column{showColumn(name)},
@@ -128,4 +418,70 @@ func (s *Session) show(st *sqlan.Stmt) (*answer.Answer, error) {
 		Tag:          "SHOW",
 		RowsAffected: 1,
 	}, nil
+}
+
+// showAllColumns are SHOW ALL's columns.
+var showAllColumns = []answer.Column{
+	{Name: "name", Type: answer.Text, OID: answer.OIDText, Size: -1, Mod: -1},
+	{Name: "setting", Type: answer.Text, OID: answer.OIDText, Size: -1, Mod: -1},
+	{Name: "description", Type: answer.Text, OID: answer.OIDText, Size: -1, Mod: -1},
+}
+
+// showAll answers SHOW ALL: every parameter, by name.
+func (s *Session) showAll() *answer.Answer {
+	a := &answer.Answer{Columns: showAllColumns, Tag: "SHOW"}
+	names := make([]string, 0, len(pgSettings))
+	for k := range pgSettings {
+		names = append(names, k)
+	}
+	slices.Sort(names) // the keys are lower case: PostgreSQL's order
+	for _, k := range names {
+		st := pgSettings[k]
+		v, _ := s.param(k)
+		a.Rows = append(a.Rows, []answer.Value{answer.V(answer.Text, st.name), answer.V(answer.Text, v), answer.V(answer.Text, st.desc)})
+	}
+	a.RowsAffected = int64(len(a.Rows))
+	return a
+}
+
+// setTxParam sets the parameters that are the transaction's options
+// (SET TRANSACTION's) or their session defaults (SET SESSION
+// CHARACTERISTICS'): they live in txOpts and defaults, which the replicas'
+// transactions are begun with.
+func (s *Session) setTxParam(st *sqlan.Stmt) (*answer.Answer, error) {
+	tag := &answer.Answer{Tag: st.Verb}
+	v := ""
+	if !st.SetReset {
+		var err error
+		if v, err = normalise(st.SetName, st.SetValue); err != nil {
+			return nil, err
+		}
+	}
+	switch st.SetName {
+	case "default_transaction_isolation":
+		s.saveSettings()
+		s.defaults.Isolation = v
+		if st.SetReset {
+			s.defaults.Isolation = s.startDefaults.Isolation
+		}
+	case "default_transaction_read_only":
+		s.saveSettings()
+		s.defaults.ReadOnly = v == "on"
+		if st.SetReset {
+			s.defaults.ReadOnly = s.startDefaults.ReadOnly
+		}
+	default:
+		if !(s.inBlock || s.implicit) || st.SetReset {
+			return tag, nil // outside a block there is no transaction to set
+		}
+		if s.txn != nil {
+			return nil, pgerr.New(pgerr.ActiveSQLTransaction, "SET TRANSACTION ISOLATION LEVEL must be called before any query")
+		}
+		if st.SetName == "transaction_isolation" {
+			s.txOpts.Isolation = v
+		} else {
+			s.txOpts.ReadOnly = v == "on"
+		}
+	}
+	return tag, nil
 }

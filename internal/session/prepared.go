@@ -64,8 +64,14 @@ func (s *Session) Describe(ctx context.Context, ps pgwire.Statement) ([]uint32, 
 		return p.paramOIDs, p.cols, nil
 	}
 	switch {
+	case p.st.Kind == sqlan.Show && p.st.ShowName == "all":
+		p.cols = showAllColumns
 	case p.st.Kind == sqlan.Show:
 		p.cols = []answer.Column{showColumn(p.st.ShowName)}
+	case p.st.Kind == sqlan.Local:
+		for _, c := range p.st.Session.Calls {
+			p.cols = append(p.cols, c.Column)
+		}
 	case p.st.Kind == sqlan.Explain:
 		p.cols = explain(nil).Columns
 	case p.st.ReturnsRows:

@@ -42,6 +42,21 @@ type Session struct {
 	ddl      []*sqlan.Stmt    // DDL of the open block, recorded in the catalog at COMMIT
 	defaults driver.TxOptions // SET SESSION CHARACTERISTICS
 
+	// Settings (see params.go): startup holds the startup packet's,
+	// params SET's, local SET LOCAL's until the block ends; saved (with
+	// savedDefaults) is params as the block found them, for ROLLBACK.
+	startup       map[string]string
+	local         map[string]string
+	saved         map[string]string
+	savedDefaults driver.TxOptions
+	startDefaults driver.TxOptions
+
+	user, database string
+	conn           pgwire.Conn // nil until Attach
+	shared         *Shared
+	owner          lockOwner // in shared's advisory lock table
+	lastXid        int64     // txid_current() of the open transaction, 0 before
+
 	cancelMu sync.Mutex
 	cancel   context.CancelFunc // cancels the running call
 
@@ -52,12 +67,17 @@ type Session struct {
 	callParent context.Context
 }
 
-// New returns a session on c. cache is shared between sessions.
-func New(c *cluster.Cluster, cache *sqlan.Cache, info pgwire.StartupInfo) *Session {
-	s := &Session{cluster: c, cache: cache, params: map[string]string{}}
+// New returns a session on c. cache and shared are shared between
+// sessions (shared nil: the session shares advisory locks with no other).
+func New(c *cluster.Cluster, cache *sqlan.Cache, shared *Shared, info pgwire.StartupInfo) *Session {
+	if shared == nil {
+		shared = NewShared()
+	}
+	s := &Session{cluster: c, cache: cache, params: map[string]string{}, startup: map[string]string{},
+		user: info.User, database: info.Database, shared: shared}
 	for k, v := range info.Params {
 		if k != "user" && k != "database" {
-			s.params[strings.ToLower(k)] = v
+			s.startup[strings.ToLower(k)] = v
 		}
 	}
 	return s
@@ -109,6 +129,7 @@ func (s *Session) endCall() {
 // Close implements pgwire.Session: whatever is open is rolled back.
 func (s *Session) Close(ctx context.Context) {
 	s.endBlock(false)
+	s.shared.locks.release(&s.owner, true)
 	if s.callCancel != nil {
 		s.callCancel() // lets go of the parent context
 	}
@@ -127,7 +148,7 @@ func (s *Session) Query(ctx context.Context, sql string, emit func(*answer.Answe
 		return pgwire.ErrEmptyQuery
 	}
 	if len(sts) > 1 && !s.inBlock {
-		s.implicit = true
+		s.implicit, s.txOpts = true, s.defaults
 	}
 	for _, st := range sts {
 		a, err := s.exec(ctx, st, nil)
@@ -194,6 +215,17 @@ func (s *Session) exec(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (
 		return explain(st.Inner), nil
 	case sqlan.Copy:
 		return s.copy(ctx, st.Copy)
+	case sqlan.Local:
+		a, err := s.runLocal(ctx, st, args)
+		if err != nil {
+			s.fail()
+		}
+		if !s.inBlock && !s.implicit {
+			// The statement was its own transaction.
+			s.shared.locks.release(&s.owner, false)
+			s.lastXid = 0
+		}
+		return a, err
 	}
 	autocommit := !s.inBlock && !s.implicit
 	if st.Kind == sqlan.DDL && !autocommit && s.cache.Speaks(driver.MySQL) {
@@ -211,7 +243,7 @@ func (s *Session) exec(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (
 	}
 	if len(st.Pins) > 0 {
 		var err error
-		if args, err = s.pinArgs(st, args); err != nil {
+		if args, err = s.pinArgs(ctx, st, args); err != nil {
 			s.fail()
 			return nil, err
 		}
@@ -265,6 +297,7 @@ func (s *Session) begin(st *sqlan.Stmt) (*answer.Answer, error) {
 func (s *Session) commit(ctx context.Context) error {
 	t, ddl := s.txn, s.ddl
 	s.txn, s.inBlock, s.failed, s.ddl = nil, false, false, nil
+	s.endTransaction(true)
 	if t == nil {
 		return nil
 	}
@@ -321,13 +354,14 @@ func explain(st *sqlan.Stmt) *answer.Answer {
 
 // pinArgs appends the values shepherd chose for st's pins to the client's
 // arguments (padded to the statement's parameter count).
-func (s *Session) pinArgs(st *sqlan.Stmt, args []driver.Arg) ([]driver.Arg, error) {
+func (s *Session) pinArgs(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) ([]driver.Arg, error) {
 	pins, err := st.PinArgs(sqlan.PinSource{
 		TxnTime:  s.txnTime,
 		StmtTime: time.Now(),
 		Next: func(table, column string) (int64, error) {
 			return s.cache.Catalog().Next(table, column, 1)
 		},
+		Session: s.sessionPin(ctx, args),
 	})
 	if err != nil {
 		return nil, err
@@ -346,4 +380,14 @@ func (s *Session) endBlock(commit bool) {
 		s.txn.Rollback()
 	}
 	s.txn, s.inBlock, s.failed, s.ddl = nil, false, false, nil
+	s.endTransaction(commit)
+}
+
+// endTransaction ends what lasts for a transaction besides the replicas'
+// work: SET LOCAL (and, rolled back, SET), advisory transaction locks,
+// txid_current().
+func (s *Session) endTransaction(commit bool) {
+	s.endSettings(commit)
+	s.shared.locks.release(&s.owner, false)
+	s.lastXid = 0
 }

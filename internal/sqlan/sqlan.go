@@ -35,9 +35,10 @@ const (
 	Show                     // SHOW: answered by shepherd
 	Explain                  // EXPLAIN (SHEPHERD): answered by shepherd
 	Copy                     // COPY FROM STDIN / TO STDOUT: run by the session as INSERTs / a query
+	Local                    // session statements and functions: answered by shepherd (see SessionOp)
 )
 
-var kindNames = [...]string{"", "read", "write", "ddl", "begin", "commit", "rollback", "set", "show", "explain", "copy"}
+var kindNames = [...]string{"", "read", "write", "ddl", "begin", "commit", "rollback", "set", "show", "explain", "copy", "local"}
 
 // String returns the kind's name.
 func (k Kind) String() string {
@@ -77,7 +78,11 @@ type Stmt struct {
 	SetReset bool
 	// SetTransaction marks SET TRANSACTION / SET SESSION CHARACTERISTICS.
 	SetTransaction bool
-	ShowName       string
+	// SetLocal marks SET LOCAL (the value lasts until the block ends).
+	SetLocal bool
+	ShowName string
+	// Session is what a Local statement does.
+	Session *SessionOp
 
 	// Pins are the values shepherd chooses for the statement (now(),
 	// random(), generated keys), sent as parameters NumParams+1... after
@@ -399,6 +404,9 @@ func unsupported(format string, args ...any) error {
 // analyse classifies one parsed statement.
 func analyse(text string, n *pg_query.Node) (*Stmt, error) {
 	st := &Stmt{SQL: text}
+	if ok, err := analyseSession(st, n); ok || err != nil {
+		return st, err
+	}
 	switch {
 	case n.GetSelectStmt() != nil:
 		sel := n.GetSelectStmt()
@@ -578,9 +586,7 @@ func analyseSet(st *Stmt, v *pg_query.VariableSetStmt) error {
 	default:
 		return unsupported("SET %s", v.Name)
 	}
-	if v.IsLocal {
-		return unsupported("SET LOCAL")
-	}
+	st.SetLocal = v.IsLocal
 	return nil
 }
 
@@ -649,6 +655,12 @@ func (s *Stmt) prepare() error {
 	}
 	env := s.env
 	r := &rewriter{schema: env.Schema, params: s.NumParams}
+	if s.Kind != DDL {
+		// Also with one replica: its engine's values are not shepherd's.
+		if err := r.pinSession(s.tree); err != nil {
+			return err
+		}
+	}
 	if env.replicated() {
 		if err := s.rewrite(r); err != nil {
 			return err
