@@ -155,7 +155,11 @@ func (s *Session) Query(ctx context.Context, sql string, emit func(*answer.Answe
 		if err != nil {
 			if s.implicit {
 				s.implicit = false
-				s.endBlock(false)
+				if !s.inBlock {
+					// A BEGIN earlier in the string opened a block
+					// that outlives it, failed (PostgreSQL's rule).
+					s.endBlock(false)
+				}
 			}
 			return err
 		}
