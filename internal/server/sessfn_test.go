@@ -210,6 +210,7 @@ func compareSession(t *testing.T, ctx context.Context, pg, sh *pgx.Conn, extende
 		{sql: "SELECT pg_advisory_lock(1, 2, 3)"},
 		{sql: "SELECT pg_advisory_lock(NULL), current_setting(NULL)"},
 		{sql: "SELECT txid_current() AS x", check: same("$int")},
+		{sql: "SELECT pg_current_xact_id() AS x", check: same("$int")},
 		{sql: "DEALLOCATE ALL"},
 		{sql: "DEALLOCATE PREPARE ALL"},
 		{sql: "DEALLOCATE nope"},
@@ -312,6 +313,10 @@ func TestSessionStatementsAsPostgres(t *testing.T) {
 				"INSERT INTO who VALUES (1, current_user, current_database(), current_setting('search_path'), version())",
 				"SELECT count(*) FROM who WHERE u = current_user AND d = current_database() AND s = '\"$user\", public' AND v = version()",
 				"SELECT current_schema() || '.x' AS q",
+				"SELECT current_user = u AS mine, current_setting('DateStyle') AS ds, id FROM who",
+				"SELECT current_user AS cu, session_user, current_database() AS db, pg_backend_pid() AS p, version() AS v, inet_server_port() AS port, txid_current() AS x FROM who WHERE id < 0",
+				"UPDATE who SET s = current_setting('DateStyle') WHERE u = current_user",
+				"SELECT s FROM who",
 				"BEGIN; SET search_path = b; SHOW search_path",
 				"ROLLBACK; SHOW search_path",
 				"BEGIN; SET LOCAL search_path = c; SHOW search_path",
@@ -555,5 +560,64 @@ func TestAdvisoryLocksAsPostgres(t *testing.T) {
 				t.Fatalf("the survivor of the deadlock (%s): %v", second.who, second.err)
 			}
 		})
+	}
+}
+
+// shepherdSettings are the parameters whose values are shepherd's, not a
+// stock PostgreSQL's: its version, the serializable isolation it gives
+// every transaction, the user it presents (not a superuser), and the
+// server's files and addresses, which a client of shepherd has no use
+// for.
+var shepherdSettings = map[string]bool{
+	"server_version": true, "server_version_num": true, "is_superuser": true,
+	"transaction_isolation": true, "default_transaction_isolation": true, "application_name": true,
+	"port": true, "listen_addresses": true, "unix_socket_directories": true, "data_directory": true,
+	"config_file": true, "hba_file": true, "ident_file": true, "krb_server_keyfile": true,
+	// testenv's server settings (postgres -c ...), not PostgreSQL's defaults.
+	"fsync": true, "full_page_writes": true, "max_connections": true, "logging_collector": true,
+	"log_timezone": true, "synchronous_commit": true, "shared_memory_size": true, "shared_memory_size_in_huge_pages": true,
+}
+
+// TestShowAllAsPostgres compares SHOW ALL through shepherd with
+// PostgreSQL 15's: the same parameters (SET and SHOW know the same names
+// as PostgreSQL), in the same order, with the same descriptions and, but
+// for shepherdSettings, the same values.
+func TestShowAllAsPostgres(t *testing.T) {
+	ctx := context.Background()
+	pg, err := pgx.Connect(ctx, testenv.Postgres(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pg.Close(ctx)
+	addr, _ := start(t, embedded(t))
+	sh := connect(t, addr, "app")
+	// psql's and pgx's own startup settings aside: both connections are
+	// pgx's, with the same startup packet.
+	want := ask(ctx, pg, "SHOW ALL", false)
+	got := ask(ctx, sh, "SHOW ALL", false)
+	if want.err != nil || got.err != nil || want.other != nil || got.other != nil {
+		t.Fatalf("SHOW ALL: PostgreSQL %v; shepherd %v", want, got)
+	}
+	if fmt.Sprint(want.names, want.oids) != fmt.Sprint(got.names, got.oids) {
+		t.Errorf("columns: PostgreSQL %v %v, shepherd %v %v", want.names, want.oids, got.names, got.oids)
+	}
+	var wantNames, gotNames []string
+	for _, r := range want.rows {
+		wantNames = append(wantNames, r[0])
+	}
+	for _, r := range got.rows {
+		gotNames = append(gotNames, r[0])
+	}
+	if strings.Join(wantNames, " ") != strings.Join(gotNames, " ") {
+		t.Fatalf("parameters:\n  PostgreSQL: %v\n  shepherd:   %v", wantNames, gotNames)
+	}
+	for i, w := range want.rows {
+		g := got.rows[i]
+		if w[2] != g[2] {
+			t.Errorf("%s: description %q, PostgreSQL's %q", w[0], g[2], w[2])
+		}
+		if w[1] != g[1] && !shepherdSettings[strings.ToLower(w[0])] {
+			t.Errorf("%s = %q, PostgreSQL's %q", w[0], g[1], w[1])
+		}
 	}
 }

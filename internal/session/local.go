@@ -246,7 +246,7 @@ func (s *Session) evalCall(ctx context.Context, c *sqlan.SessionCall, args []dri
 			ip = v4.String()
 		}
 		return text(ip)
-	case "txid_current":
+	case "txid_current", "pg_current_xact_id":
 		if s.lastXid == 0 {
 			n, err := s.cache.Catalog().Next(xidSequence, "txid", 1)
 			if err != nil {
@@ -337,7 +337,7 @@ func (s *Session) sessionPin(ctx context.Context, args []driver.Arg) func(*sqlan
 		}
 		typ := answer.Text
 		switch c.Column.OID {
-		case answer.OIDInt4, answer.OIDInt8:
+		case answer.OIDInt4, answer.OIDInt8, 5069: // xid8
 			typ = answer.Int
 		case answer.OIDBool:
 			typ = answer.Bool

@@ -66,6 +66,7 @@ type sessionFunc struct {
 const (
 	oidInet uint32 = 869
 	oidVoid uint32 = 2278
+	oidXid8 uint32 = 5069
 )
 
 var none = [][]string{{}}
@@ -73,23 +74,24 @@ var none = [][]string{{}}
 var lockArgs = [][]string{{"int8"}, {"int4", "int4"}}
 
 var sessionFuncs = map[string]sessionFunc{
-	"version":          {none, answer.OIDText, false},
-	"current_user":     {none, answer.OIDName, false},
-	"session_user":     {none, answer.OIDName, false},
-	"user":             {none, answer.OIDName, false},
-	"current_role":     {none, answer.OIDName, false},
-	"current_catalog":  {none, answer.OIDName, false},
-	"current_database": {none, answer.OIDName, false},
-	"current_schema":   {none, answer.OIDName, false},
-	"current_setting":  {[][]string{{"text"}, {"text", "bool"}}, answer.OIDText, false},
-	"pg_backend_pid":   {none, answer.OIDInt4, false},
-	"inet_server_addr": {none, oidInet, false},
-	"inet_server_port": {none, answer.OIDInt4, false},
-	"inet_client_addr": {none, oidInet, false},
-	"inet_client_port": {none, answer.OIDInt4, false},
-	"txid_current":     {none, answer.OIDInt8, false},
-	"set_config":       {[][]string{{"text", "text", "bool"}}, answer.OIDText, true},
-	"pg_sleep":         {[][]string{{"float8"}}, oidVoid, true},
+	"version":            {none, answer.OIDText, false},
+	"current_user":       {none, answer.OIDName, false},
+	"session_user":       {none, answer.OIDName, false},
+	"user":               {none, answer.OIDName, false},
+	"current_role":       {none, answer.OIDName, false},
+	"current_catalog":    {none, answer.OIDName, false},
+	"current_database":   {none, answer.OIDName, false},
+	"current_schema":     {none, answer.OIDName, false},
+	"current_setting":    {[][]string{{"text"}, {"text", "bool"}}, answer.OIDText, false},
+	"pg_backend_pid":     {none, answer.OIDInt4, false},
+	"inet_server_addr":   {none, oidInet, false},
+	"inet_server_port":   {none, answer.OIDInt4, false},
+	"inet_client_addr":   {none, oidInet, false},
+	"inet_client_port":   {none, answer.OIDInt4, false},
+	"txid_current":       {none, answer.OIDInt8, false},
+	"pg_current_xact_id": {none, oidXid8, false},
+	"set_config":         {[][]string{{"text", "text", "bool"}}, answer.OIDText, true},
+	"pg_sleep":           {[][]string{{"float8"}}, oidVoid, true},
 
 	"pg_advisory_lock":                 {lockArgs, oidVoid, true},
 	"pg_advisory_lock_shared":          {lockArgs, oidVoid, true},
@@ -172,13 +174,16 @@ func resultColumn(name string, oid uint32) answer.Column {
 		c.Size = 64
 	case answer.OIDInt4, oidVoid:
 		c.Size = 4
-	case answer.OIDInt8:
+	case answer.OIDInt8, oidXid8:
 		c.Size = 8
 	case answer.OIDBool:
 		c.Size = 1
 	}
-	if oid == oidInet || oid == oidVoid {
+	switch oid {
+	case oidInet, oidVoid:
 		c.Type = answer.Text
+	case oidXid8:
+		c.Type = answer.Int
 	}
 	return c
 }
@@ -386,7 +391,7 @@ func (c *SessionCall) pinType() string {
 	switch c.Column.OID {
 	case answer.OIDInt4:
 		return "int4"
-	case answer.OIDInt8:
+	case answer.OIDInt8, oidXid8:
 		return "int8"
 	case answer.OIDBool:
 		return "bool"

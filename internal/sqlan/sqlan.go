@@ -241,6 +241,9 @@ func (s *Stmt) paramName(i int) string {
 	if p.Kind == PinSerial {
 		return "nextval(" + p.Table + "." + p.Column + ")"
 	}
+	if p.Kind == PinSession {
+		return p.Call.Func
+	}
 	return p.Kind.String()
 }
 
