@@ -72,3 +72,13 @@ func (s sessionConn) DropAllPortals() {
 func (s sessionConn) ProcessID() int32     { return int32(s.pid) }
 func (s sessionConn) LocalAddr() net.Addr  { return s.c.nc.LocalAddr() }
 func (s sessionConn) RemoteAddr() net.Addr { return s.c.nc.RemoteAddr() }
+
+// Reporter is a Session whose parameters the client tracks: before each
+// ReadyForQuery, the front sends a ParameterStatus for every one that
+// changed since the last it reported (PostgreSQL's GUC_REPORT parameters;
+// the startup values are those sendParameterStatuses sent).
+type Reporter interface {
+	// ChangedParameters returns the changed parameters as name/value
+	// pairs, and takes them as reported.
+	ChangedParameters() [][2]string
+}

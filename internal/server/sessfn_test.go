@@ -246,6 +246,60 @@ func compareSession(t *testing.T, ctx context.Context, pg, sh *pgx.Conn, extende
 		{sql: "SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL SERIALIZABLE"},
 		{sql: "SHOW transaction_isolation"},
 		{sql: "SHOW nope"},
+		{sql: `SET TIME ZONE LOCAL`},
+		{sql: `SET TIME ZONE DEFAULT`},
+		{sql: `SET SCHEMA 'public'`},
+		{sql: `SHOW search_path`},
+		{sql: `SET NAMES 'UTF8'`},
+		{sql: `SET work_mem = 65536`},
+		{sql: `SHOW work_mem`},
+		{sql: `SET statement_timeout = '90s'`},
+		{sql: `SHOW statement_timeout`},
+		{sql: `SET statement_timeout = '1min'`},
+		{sql: `SHOW statement_timeout`},
+		{sql: `SET statement_timeout = '1.5min'`},
+		{sql: `SHOW statement_timeout`},
+		{sql: `SET statement_timeout = -1`},
+		{sql: `SET statement_timeout = 0`},
+		{sql: `SHOW statement_timeout`},
+		{sql: `SET extra_float_digits = 3`},
+		{sql: `SHOW extra_float_digits`},
+		{sql: `SET extra_float_digits = 4`},
+		{sql: `SET search_path = "$user", public`},
+		{sql: `SHOW search_path`},
+		{sql: `SET search_path TO DEFAULT`},
+		{sql: `SHOW search_path`},
+		{sql: `SET XML OPTION DOCUMENT`},
+		{sql: `SET transaction_isolation = 'read committed'`},
+		{sql: `SET default_transaction_isolation = 'read committed'`},
+		{sql: `SHOW default_transaction_isolation`},
+		{sql: `SHOW transaction_isolation`},
+		{sql: `SET default_transaction_isolation = 'nope'`},
+		{sql: `SET lock_timeout = '10s'`},
+		{sql: `SHOW lock_timeout`},
+		{sql: `SET client_min_messages = warning`},
+		{sql: `SHOW client_min_messages`},
+		{sql: `SET jit = off`},
+		{sql: `SHOW jit`},
+		{sql: `SET row_security = off`},
+		{sql: `SET synchronous_commit = true`},
+		{sql: `SHOW synchronous_commit`},
+		{sql: `SET session_replication_role = replica`},
+		{sql: `SHOW session_replication_role`},
+		{sql: `SET vacuum_cost_delay = 2.5`},
+		{sql: `SHOW vacuum_cost_delay`},
+		{sql: `SET vacuum_cost_delay = '1s'`},
+		{sql: `SET vacuum_cost_delay = 101`},
+		{sql: `SET statement_timeout = '5 parsecs'`},
+		{sql: `SET work_mem = '1GB'`},
+		{sql: `SHOW work_mem`},
+		{sql: `SET work_mem = '1.5GB'`},
+		{sql: `SHOW work_mem`},
+		{sql: `SET search_path = "MySchema", public, 'a b'`},
+		{sql: `SHOW search_path`},
+		{sql: `SELECT set_config('search_path', 'x, "Y"', false)`},
+		{sql: `SHOW search_path`},
+		{sql: "RESET ALL"},
 	}
 	cases = append(cases, sessionCase{sql: "SHOW server_version_num", check: func(a answerOf, _ connFacts) error {
 		if len(a.rows) != 1 || !regexp.MustCompile(`^150\d\d\d$`).MatchString(a.rows[0][0]) {
@@ -359,6 +413,42 @@ func TestSessionStatementsAsPostgres(t *testing.T) {
 				}
 				if want.String() != got.String() {
 					t.Errorf("%s:\n  PostgreSQL: %v\n  shepherd:   %v", q, want, got)
+				}
+			}
+
+			// Settings that would change how values are written or read
+			// are refused where shepherd could not follow them (it
+			// formats every answer itself), rather than taken and not
+			// honoured; the setting stays as it was.
+			for _, q := range []string{
+				"SET DateStyle = 'SQL, DMY'", "SET DateStyle = 'German'", "SET IntervalStyle = 'iso_8601'",
+				"SET bytea_output = 'escape'", "SET standard_conforming_strings = off", "SET TIME ZONE 'Europe/Paris'",
+				"SET client_encoding = 'LATIN1'", "SET ROLE someone_else", "SET SESSION AUTHORIZATION someone_else",
+			} {
+				if got := lastAnswer(ctx, sh, q); got.err == nil || got.err.Code != "0A000" {
+					t.Errorf("%s: %v, want 0A000", q, got)
+				}
+			}
+			if got := lastAnswer(ctx, sh, "SELECT current_setting('DateStyle'), current_setting('bytea_output'), current_setting('TimeZone')"); fmt.Sprint(got.rows) != "[[ISO, MDY hex UTC]]" {
+				t.Errorf("settings after refusals: %v", got)
+			}
+
+			// Reported parameters follow SET, ROLLBACK and RESET
+			// (ParameterStatus before ReadyForQuery).
+			for _, q := range []string{
+				"SET application_name = 'x1'",
+				"BEGIN; SET application_name = 'x2'",
+				"ROLLBACK",
+				"SELECT set_config('application_name', 'x3', false)",
+				"SET DateStyle = 'iso, mdy'",
+				"RESET ALL",
+			} {
+				lastAnswer(ctx, pg, q)
+				lastAnswer(ctx, sh, q)
+				for _, p := range []string{"application_name", "DateStyle"} {
+					if w, g := pg.PgConn().ParameterStatus(p), sh.PgConn().ParameterStatus(p); w != g {
+						t.Errorf("after %s: %s reported %q, PostgreSQL %q", q, p, g, w)
+					}
 				}
 			}
 

@@ -2,6 +2,7 @@ package session
 
 import (
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -35,7 +36,9 @@ type setting struct {
 	context settingContext
 	kind    settingKind
 	enum    string // comma-separated values of an enum
-	unit    string // an integer's unit ("ms", "8kB", ...), "" for none
+	unit    string // a number's unit ("ms", "8kB", ...), "" for none
+	min     string // a number's range
+	max     string
 	desc    string
 }
 
@@ -163,7 +166,18 @@ func normalise(name, value string) (string, error) {
 		return "", pgerr.New(pgerr.FeatureNotSupported, "shepherd sessions run in UTC; time zone %q is not supported yet", value)
 	case name == "client_encoding":
 		return "UTF8", nil
+	case name == "datestyle":
+		return dateStyle(value)
 	}
+	if err := checkOutputSetting(name, value); err != nil {
+		return "", err
+	}
+	return normaliseKind(name, value)
+}
+
+// normaliseKind checks and normalises value by the type of parameter
+// name.
+func normaliseKind(name, value string) (string, error) {
 	st, ok := pgSettings[name]
 	if !ok {
 		return value, nil
@@ -188,18 +202,33 @@ func normalise(name, value string) (string, error) {
 			return onOff(b), nil
 		}
 		return "", invalid.WithHint("Available values: %s.", strings.Join(vals, ", "))
-	case kindInt:
-		v, ok := parseUnits(value, st.unit)
+	case kindInt, kindReal:
+		f, ok, badUnit := parseUnits(value, st.unit)
+		if badUnit {
+			return "", invalid.WithHint("%s", unitHint(st.unit))
+		}
 		if !ok {
 			return "", invalid
 		}
-		return showUnits(v, st.unit), nil
-	case kindReal:
-		f, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
-		if err != nil {
-			return "", invalid
+		lo, _ := strconv.ParseFloat(st.min, 64)
+		hi, _ := strconv.ParseFloat(st.max, 64)
+		unit := ""
+		if st.unit != "" {
+			unit = " " + st.unit
 		}
-		return strconv.FormatFloat(f, 'g', -1, 64), nil
+		if st.kind == kindInt {
+			f = math.RoundToEven(f)
+			if f < lo || f > hi {
+				return "", pgerr.New(pgerr.InvalidParameterValue, "%s%s is outside the valid range for parameter %q (%s .. %s)",
+					strconv.FormatFloat(f, 'f', -1, 64), unit, name, st.min, st.max)
+			}
+			return showUnits(int64(f), st.unit), nil
+		}
+		if f < lo || f > hi {
+			return "", pgerr.New(pgerr.InvalidParameterValue, "%s%s is outside the valid range for parameter %q (%s .. %s)",
+				strconv.FormatFloat(f, 'g', 6, 64), unit, name, st.min, st.max)
+		}
+		return showReal(f, st.unit), nil
 	}
 	return value, nil
 }
@@ -233,36 +262,54 @@ var (
 	baseUnits = map[string]int64{"B": 1, "kB": 1 << 10, "8kB": 8 << 10, "MB": 1 << 20, "us": 1, "ms": 1e3, "s": 1e6, "min": 60e6}
 )
 
-// parseUnits reads an integer parameter's value, with an optional unit,
-// in the parameter's base unit.
-func parseUnits(v, unit string) (int64, bool) {
+// parseUnits reads a number parameter's value, with an optional unit,
+// in the parameter's base unit; badUnit when the unit is not one of its.
+func parseUnits(v, unit string) (n float64, ok, badUnit bool) {
 	v = strings.TrimSpace(v)
 	i := 0
-	for i < len(v) && (v[i] == '-' || v[i] == '+' || v[i] >= '0' && v[i] <= '9') {
+	for i < len(v) && strings.IndexByte("+-0123456789.eE", v[i]) >= 0 {
+		if (v[i] == 'e' || v[i] == 'E') && (i+1 >= len(v) || strings.IndexByte("+-0123456789", v[i+1]) < 0) {
+			break // the start of a unit ("5 ms" has none; "5e" is not a number)
+		}
 		i++
 	}
-	n, err := strconv.ParseInt(v[:i], 10, 64)
+	n, err := strconv.ParseFloat(v[:i], 64)
 	if err != nil {
-		return 0, false
+		return 0, false, false
 	}
 	suffix := strings.TrimSpace(v[i:])
 	if suffix == "" {
-		return n, true
+		return n, true, false
 	}
-	base, ok := baseUnits[unit]
-	if !ok {
-		return 0, false
+	base, known := baseUnits[unit]
+	if !known {
+		return 0, false, false
 	}
-	units := timeUnits
-	if strings.HasSuffix(unit, "B") {
-		units = memoryUnits
-	}
-	for _, u := range units {
+	for _, u := range unitsOf(unit) {
 		if u.name == suffix {
-			return n * u.size / base, true
+			return n * float64(u.size) / float64(base), true, false
 		}
 	}
-	return 0, false
+	return 0, false, true
+}
+
+// unitsOf lists the units of a parameter whose base unit is unit.
+func unitsOf(unit string) []struct {
+	name string
+	size int64
+} {
+	if strings.HasSuffix(unit, "B") {
+		return memoryUnits
+	}
+	return timeUnits
+}
+
+// unitHint is PostgreSQL's hint for a unit a parameter does not take.
+func unitHint(unit string) string {
+	if strings.HasSuffix(unit, "B") {
+		return `Valid units for this parameter are "B", "kB", "MB", "GB", and "TB".`
+	}
+	return `Valid units for this parameter are "us", "ms", "s", "min", "h", and "d".`
 }
 
 // showUnits prints n (in unit) as SHOW does: in the largest unit that
@@ -272,17 +319,31 @@ func showUnits(n int64, unit string) string {
 	if !ok || n <= 0 {
 		return strconv.FormatInt(n, 10)
 	}
-	units := timeUnits
-	if strings.HasSuffix(unit, "B") {
-		units = memoryUnits
-	}
 	total := n * base
-	for _, u := range units {
+	for _, u := range unitsOf(unit) {
 		if u.size >= base && total%u.size == 0 {
 			return strconv.FormatInt(total/u.size, 10) + u.name
 		}
 	}
 	return strconv.FormatInt(n, 10) + unit
+}
+
+// showReal prints a real parameter as SHOW does: in the largest unit of
+// which it is a whole number, else in the smallest.
+func showReal(f float64, unit string) string {
+	base, ok := baseUnits[unit]
+	if !ok || f == 0 {
+		return strconv.FormatFloat(f, 'g', 6, 64)
+	}
+	total := f * float64(base)
+	units := unitsOf(unit)
+	for _, u := range units {
+		if q := total / float64(u.size); math.Abs(q-math.Round(q)) < 1e-9*math.Abs(q) {
+			return strconv.FormatFloat(q, 'g', 6, 64) + u.name
+		}
+	}
+	last := units[len(units)-1]
+	return strconv.FormatFloat(total/float64(last.size), 'g', 6, 64) + last.name
 }
 
 // saveSettings remembers the settings before the first change in a
@@ -356,6 +417,10 @@ func (s *Session) set(st *sqlan.Stmt) (*answer.Answer, error) {
 	}
 	if err := checkSettable(st.SetName); err != nil {
 		return nil, err
+	}
+	if (st.SetName == "role" || st.SetName == "session_authorization") && !st.SetReset &&
+		st.SetValue != s.user && !(st.SetName == "role" && st.SetValue == "none") {
+		return nil, pgerr.New(pgerr.FeatureNotSupported, "shepherd does not support SET ROLE or SET SESSION AUTHORIZATION to another role (%q)", st.SetValue)
 	}
 	switch st.SetName {
 	case "transaction_isolation", "transaction_read_only", "default_transaction_isolation", "default_transaction_read_only":
@@ -484,4 +549,68 @@ func (s *Session) setTxParam(st *sqlan.Stmt) (*answer.Answer, error) {
 		}
 	}
 	return tag, nil
+}
+
+// reportedParams are the parameters PostgreSQL reports to the client
+// whenever they change (GUC_REPORT), as the wire front reports them at
+// startup.
+var reportedParams = []string{
+	"application_name", "client_encoding", "datestyle", "integer_datetimes", "intervalstyle", "is_superuser",
+	"server_encoding", "server_version", "session_authorization", "standard_conforming_strings", "timezone",
+}
+
+// ChangedParameters implements pgwire.Reporter.
+func (s *Session) ChangedParameters() [][2]string {
+	var out [][2]string
+	for _, name := range reportedParams {
+		v, _ := s.param(name)
+		if s.reported == nil {
+			s.reported = map[string]string{}
+		}
+		if old, ok := s.reported[name]; ok && old == v {
+			continue
+		}
+		s.reported[name] = v
+		out = append(out, [2]string{showColumn(name).Name, v})
+	}
+	return out
+}
+
+// dateStyle checks a DateStyle: shepherd writes dates in ISO and reads
+// ambiguous ones month first, whatever the engine, so that is the one
+// style it takes (as PostgreSQL spells it: "ISO, MDY").
+func dateStyle(v string) (string, error) {
+	for _, tok := range strings.Split(v, ",") {
+		switch strings.ToLower(strings.TrimSpace(tok)) {
+		case "iso", "mdy", "us", "noneuropean", "default":
+		default:
+			return "", pgerr.New(pgerr.FeatureNotSupported, "shepherd only supports DateStyle ISO, MDY, not %q", v)
+		}
+	}
+	return "ISO, MDY", nil
+}
+
+// outputSettings are the settings that change how PostgreSQL writes or
+// reads values, with the one value shepherd follows: it formats answers
+// itself, the same way whatever the engine, so it refuses the others
+// rather than answer otherwise than it says.
+var outputSettings = map[string]string{
+	"intervalstyle":               "postgres",
+	"bytea_output":                "hex",
+	"standard_conforming_strings": "on",
+}
+
+func checkOutputSetting(name, value string) error {
+	want, ok := outputSettings[name]
+	if !ok {
+		return nil
+	}
+	v, err := normaliseKind(name, value)
+	if err != nil {
+		return err
+	}
+	if v != want {
+		return pgerr.New(pgerr.FeatureNotSupported, "shepherd only supports %s %s, not %q", pgSettings[name].name, want, value)
+	}
+	return nil
 }

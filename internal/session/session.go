@@ -54,8 +54,9 @@ type Session struct {
 	user, database string
 	conn           pgwire.Conn // nil until Attach
 	shared         *Shared
-	owner          lockOwner // in shared's advisory lock table
-	lastXid        int64     // txid_current() of the open transaction, 0 before
+	owner          lockOwner         // in shared's advisory lock table
+	lastXid        int64             // txid_current() of the open transaction, 0 before
+	reported       map[string]string // the values the client was last told (ChangedParameters)
 
 	cancelMu sync.Mutex
 	cancel   context.CancelFunc // cancels the running call
@@ -77,8 +78,17 @@ func New(c *cluster.Cluster, cache *sqlan.Cache, shared *Shared, info pgwire.Sta
 		user: info.User, database: info.Database, shared: shared}
 	for k, v := range info.Params {
 		if k != "user" && k != "database" {
-			s.startup[strings.ToLower(k)] = v
+			k = strings.ToLower(k)
+			if n, err := normalise(k, v); err == nil {
+				v = n
+			}
+			s.startup[k] = v
 		}
+	}
+	// The front told the client these at startup.
+	s.reported = map[string]string{}
+	for _, name := range reportedParams {
+		s.reported[name], _ = s.param(name)
 	}
 	return s
 }

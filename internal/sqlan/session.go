@@ -398,3 +398,19 @@ func (c *SessionCall) pinType() string {
 	}
 	return "text"
 }
+
+// quoteIdent quotes a name as PostgreSQL's quote_identifier does when it
+// is not a plain lower-case identifier (keywords aside).
+func quoteIdent(name string) string {
+	plain := name != ""
+	for i, r := range name {
+		if !(r >= 'a' && r <= 'z' || r == '_' || i > 0 && (r >= '0' && r <= '9' || r == '$')) {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		return name
+	}
+	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
+}

@@ -569,7 +569,13 @@ func analyseSet(st *Stmt, v *pg_query.VariableSetStmt) error {
 		st.SetName = strings.ToLower(v.Name)
 		var vals []string
 		for _, a := range v.Args {
-			vals = append(vals, constString(a))
+			val := constString(a)
+			if st.SetName == "search_path" && a.GetAConst().GetSval() != nil {
+				// A list of names: PostgreSQL quotes each as an
+				// identifier (GUC_LIST_QUOTE).
+				val = quoteIdent(val)
+			}
+			vals = append(vals, val)
 		}
 		st.SetValue = strings.Join(vals, ", ")
 	case pg_query.VariableSetKind_VAR_SET_DEFAULT, pg_query.VariableSetKind_VAR_RESET:
