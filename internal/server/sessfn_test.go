@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
@@ -709,5 +711,37 @@ func TestShowAllAsPostgres(t *testing.T) {
 		if w[1] != g[1] && !shepherdSettings[strings.ToLower(w[0])] {
 			t.Errorf("%s = %q, PostgreSQL's %q", w[0], g[1], w[1])
 		}
+	}
+}
+
+// TestPythonClientSessions runs testdata/clients/sessions.py (asyncpg's
+// pool reset, psycopg 3's DEALLOCATE ALL after auto-prepared statements,
+// advisory locks, SET LOCAL, version parsing) against PostgreSQL 15 and
+// through shepherd, on the embedded default and a cbs cluster. It needs
+// a Python with asyncpg and psycopg 3: $SHEPHERD_PYTHON, else python3
+// (python3 -m venv v && v/bin/pip install asyncpg 'psycopg[binary]').
+func TestPythonClientSessions(t *testing.T) {
+	python := os.Getenv("SHEPHERD_PYTHON")
+	if python == "" {
+		python = "python3"
+	}
+	if out, err := exec.Command(python, "-c", "import asyncpg, psycopg").CombinedOutput(); err != nil {
+		t.Skipf("%s has no asyncpg and psycopg 3 (set SHEPHERD_PYTHON): %v %s", python, err, out)
+	}
+	run := func(t *testing.T, dsn string) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		out, err := exec.CommandContext(ctx, python, "testdata/clients/sessions.py", dsn).CombinedOutput()
+		if err != nil || strings.TrimSpace(string(out)) != "ok" {
+			t.Errorf("sessions.py: %v\n%s", err, out)
+		}
+	}
+	t.Run("postgres", func(t *testing.T) { run(t, testenv.Postgres(t)) })
+	for name, setup := range sessionSetups(t) {
+		t.Run(name, func(t *testing.T) {
+			addr, _ := start(t, setup(t))
+			run(t, fmt.Sprintf("postgresql://app@%s/app", addr))
+		})
 	}
 }
