@@ -301,6 +301,10 @@ func compareSession(t *testing.T, ctx context.Context, pg, sh *pgx.Conn, extende
 		{sql: `SHOW search_path`},
 		{sql: `SELECT set_config('search_path', 'x, "Y"', false)`},
 		{sql: `SHOW search_path`},
+		{sql: "SET LOCAL nope = 1"},
+		{sql: "SET LOCAL statement_timeout = 'x'"},
+		{sql: "SELECT set_config('search_path', 'f', true), set_config('statement_timeout', '5000', true)"},
+		{sql: "SHOW search_path"},
 		{sql: "RESET ALL"},
 	}
 	cases = append(cases, sessionCase{sql: "SHOW server_version_num", check: func(a answerOf, _ connFacts) error {
@@ -430,6 +434,10 @@ func TestSessionStatementsAsPostgres(t *testing.T) {
 				if got := lastAnswer(ctx, sh, q); got.err == nil || got.err.Code != "0A000" {
 					t.Errorf("%s: %v, want 0A000", q, got)
 				}
+			}
+			// No replica receives a SELECT of session functions.
+			if got := lastAnswer(ctx, sh, "EXPLAIN (SHEPHERD) SELECT version(), current_user"); got.err != nil || len(got.rows) != 0 {
+				t.Errorf("EXPLAIN (SHEPHERD) SELECT version(): %v, want no rows", got)
 			}
 			if got := lastAnswer(ctx, sh, "SELECT current_setting('DateStyle'), current_setting('bytea_output'), current_setting('TimeZone')"); fmt.Sprint(got.rows) != "[[ISO, MDY hex UTC]]" {
 				t.Errorf("settings after refusals: %v", got)

@@ -216,10 +216,13 @@ func (s *Session) evalCall(ctx context.Context, c *sqlan.SessionCall, args []dri
 		return text(v)
 	case "set_config":
 		st := &sqlan.Stmt{Verb: "SET", SetName: strings.ToLower(vals[0]), SetValue: vals[1], SetLocal: vals[2] == "true", SetReset: vals[1] == resetMark}
-		if _, err := s.set(st); err != nil {
+		v, err := s.apply(st)
+		if err != nil {
 			return null, err
 		}
-		v, _ := s.param(st.SetName)
+		if !st.SetLocal || s.inBlock || s.implicit {
+			v, _ = s.param(st.SetName)
+		}
 		return text(v)
 	case "pg_backend_pid":
 		if s.conn == nil {

@@ -382,11 +382,19 @@ func (s *Session) setParam(name, value string, local bool) {
 }
 
 func (s *Session) set(st *sqlan.Stmt) (*answer.Answer, error) {
-	tag := &answer.Answer{Tag: st.Verb}
-	block := s.inBlock || s.implicit
-	if st.SetLocal && !block {
-		return tag, nil // PostgreSQL warns: SET LOCAL outside a block does nothing
+	if _, err := s.apply(st); err != nil {
+		return nil, err
 	}
+	return &answer.Answer{Tag: st.Verb}, nil
+}
+
+// apply carries out a SET, RESET or SET TRANSACTION and returns the value
+// the parameter takes (set_config's answer).
+func (s *Session) apply(st *sqlan.Stmt) (string, error) {
+	block := s.inBlock || s.implicit
+	// SET LOCAL outside a block is checked, then lasts no longer than the
+	// statement (PostgreSQL warns).
+	discard := st.SetLocal && !block
 	switch {
 	case st.SetTransaction:
 		if st.SetName == "session characteristics" || st.SetName == "session_characteristics" {
@@ -395,36 +403,36 @@ func (s *Session) set(st *sqlan.Stmt) (*answer.Answer, error) {
 				s.defaults.Isolation = st.TxOptions.Isolation
 			}
 			s.defaults.ReadOnly = st.TxOptions.ReadOnly
-			return tag, nil
+			return "", nil
 		}
 		if !block {
-			return tag, nil // PostgreSQL warns: no transaction to set
+			return "", nil // PostgreSQL warns: no transaction to set
 		}
 		if s.txn != nil {
-			return nil, pgerr.New(pgerr.ActiveSQLTransaction, "SET TRANSACTION ISOLATION LEVEL must be called before any query")
+			return "", pgerr.New(pgerr.ActiveSQLTransaction, "SET TRANSACTION ISOLATION LEVEL must be called before any query")
 		}
 		if st.TxOptions.Isolation != "" {
 			s.txOpts.Isolation = st.TxOptions.Isolation
 		}
 		s.txOpts.ReadOnly = st.TxOptions.ReadOnly
-		return tag, nil
+		return "", nil
 	case st.SetName == "all":
 		s.saveSettings()
 		clear(s.params)
 		clear(s.local)
 		s.defaults = s.startDefaults
-		return tag, nil
+		return "", nil
 	}
 	if err := checkSettable(st.SetName); err != nil {
-		return nil, err
+		return "", err
 	}
 	if (st.SetName == "role" || st.SetName == "session_authorization") && !st.SetReset &&
 		st.SetValue != s.user && !(st.SetName == "role" && st.SetValue == "none") {
-		return nil, pgerr.New(pgerr.FeatureNotSupported, "shepherd does not support SET ROLE or SET SESSION AUTHORIZATION to another role (%q)", st.SetValue)
+		return "", pgerr.New(pgerr.FeatureNotSupported, "shepherd does not support SET ROLE or SET SESSION AUTHORIZATION to another role (%q)", st.SetValue)
 	}
 	switch st.SetName {
 	case "transaction_isolation", "transaction_read_only", "default_transaction_isolation", "default_transaction_read_only":
-		return s.setTxParam(st)
+		return s.setTxParam(st, discard)
 	}
 	if st.SetReset {
 		v, _ := s.resetValue(st.SetName)
@@ -432,15 +440,19 @@ func (s *Session) set(st *sqlan.Stmt) (*answer.Answer, error) {
 			// A custom parameter RESET keeps, empty.
 			v = ""
 		}
-		s.setParam(st.SetName, v, st.SetLocal)
-		return tag, nil
+		if !discard {
+			s.setParam(st.SetName, v, st.SetLocal)
+		}
+		return v, nil
 	}
 	v, err := normalise(st.SetName, st.SetValue)
 	if err != nil {
-		return nil, err
+		return "", err
 	}
-	s.setParam(st.SetName, v, st.SetLocal)
-	return tag, nil
+	if !discard {
+		s.setParam(st.SetName, v, st.SetLocal)
+	}
+	return v, nil
 }
 
 func isUTF8(v string) bool {
@@ -513,14 +525,16 @@ func (s *Session) showAll() *answer.Answer {
 // (SET TRANSACTION's) or their session defaults (SET SESSION
 // CHARACTERISTICS'): they live in txOpts and defaults, which the replicas'
 // transactions are begun with.
-func (s *Session) setTxParam(st *sqlan.Stmt) (*answer.Answer, error) {
-	tag := &answer.Answer{Tag: st.Verb}
+func (s *Session) setTxParam(st *sqlan.Stmt, discard bool) (string, error) {
 	v := ""
 	if !st.SetReset {
 		var err error
 		if v, err = normalise(st.SetName, st.SetValue); err != nil {
-			return nil, err
+			return "", err
 		}
+	}
+	if discard {
+		return v, nil
 	}
 	switch st.SetName {
 	case "default_transaction_isolation":
@@ -537,10 +551,10 @@ func (s *Session) setTxParam(st *sqlan.Stmt) (*answer.Answer, error) {
 		}
 	default:
 		if !(s.inBlock || s.implicit) || st.SetReset {
-			return tag, nil // outside a block there is no transaction to set
+			return v, nil // outside a block there is no transaction to set
 		}
 		if s.txn != nil {
-			return nil, pgerr.New(pgerr.ActiveSQLTransaction, "SET TRANSACTION ISOLATION LEVEL must be called before any query")
+			return "", pgerr.New(pgerr.ActiveSQLTransaction, "SET TRANSACTION ISOLATION LEVEL must be called before any query")
 		}
 		if st.SetName == "transaction_isolation" {
 			s.txOpts.Isolation = v
@@ -548,7 +562,8 @@ func (s *Session) setTxParam(st *sqlan.Stmt) (*answer.Answer, error) {
 			s.txOpts.ReadOnly = v == "on"
 		}
 	}
-	return tag, nil
+	v, _ = s.param(st.SetName)
+	return v, nil
 }
 
 // reportedParams are the parameters PostgreSQL reports to the client

@@ -210,6 +210,9 @@ func (s *Stmt) CountRows(d driver.Dialect) int64 { return s.countRows[d] }
 // per dialect in use, in a fixed order (EXPLAIN (SHEPHERD)).
 func (s *Stmt) Forms() []Form {
 	var out []Form
+	if s.Kind == Local {
+		return nil // no replica receives it
+	}
 	for _, d := range []driver.Dialect{driver.Postgres, driver.MySQL, driver.SQLite} {
 		names := s.env.Replicas[d]
 		if len(names) == 0 {
