@@ -258,6 +258,12 @@ func (s *Session) evalCall(ctx context.Context, c *sqlan.SessionCall, args []dri
 			s.lastXid = n + firstXid
 		}
 		return text(strconv.FormatInt(s.lastXid, 10))
+	case "pg_is_in_recovery":
+		return boolean(false)
+	case "pg_client_encoding":
+		return text("UTF8")
+	case "pg_postmaster_start_time":
+		return text(started)
 	case "pg_sleep":
 		f, _ := strconv.ParseFloat(vals[0], 64)
 		if f > 0 {
@@ -309,6 +315,10 @@ func (s *Session) evalCall(ctx context.Context, c *sqlan.SessionCall, args []dri
 // (released once it is answered).
 func (s *Session) xactLock(name string) bool { return strings.Contains(name, "xact") }
 
+// started is pg_postmaster_start_time(): when this shepherd started, in
+// PostgreSQL's text form (UTC, the sessions' zone).
+var started = time.Now().UTC().Format("2006-01-02 15:04:05.999999") + "+00"
+
 // xidSequence names the catalog sequence txid_current() draws from (a
 // name no table has: it is not an identifier).
 const xidSequence = " shepherd"
@@ -344,6 +354,8 @@ func (s *Session) sessionPin(ctx context.Context, args []driver.Arg) func(*sqlan
 			typ = answer.Int
 		case answer.OIDBool:
 			typ = answer.Bool
+		case answer.OIDTimestampTZ:
+			typ = answer.TimestampTZ
 		}
 		return driver.Arg{Type: typ, Null: v.Null, Text: v.Text}, nil
 	}

@@ -65,6 +65,20 @@ const (
 	kindEnum
 )
 
+// hiddenSettings are parameters PostgreSQL 15 knows but leaves out of
+// pg_settings and SHOW ALL (GUC_NO_SHOW_ALL).
+var hiddenSettings = map[string]setting{
+	"default_with_oids":       {"default_with_oids", "off", ctxUser, kindBool, "", "", "", "", "WITH OIDS is no longer supported; this can only be false."},
+	"ssl_renegotiation_limit": {"ssl_renegotiation_limit", "0", ctxUser, kindInt, "", "", "0", "0", "SSL renegotiation is no longer supported; this can only be 0."},
+	"seed":                    {"seed", "unavailable", ctxUser, kindReal, "", "", "-1", "1", "Sets the seed for random-number generation."},
+}
+
+func init() {
+	for k, v := range hiddenSettings {
+		pgSettings[k] = v
+	}
+}
+
 // unrecognized is PostgreSQL's error for a parameter it does not know.
 func unrecognized(name string) error {
 	return pgerr.New(pgerr.UndefinedObject, "unrecognized configuration parameter %q", name)
@@ -168,6 +182,12 @@ func normalise(name, value string) (string, error) {
 		return "UTF8", nil
 	case name == "datestyle":
 		return dateStyle(value)
+	case name == "seed":
+		return "", pgerr.New(pgerr.FeatureNotSupported, "shepherd does not support SET seed: it chooses random() values itself")
+	case name == "default_with_oids":
+		if b, ok := parseBool(value); ok && b {
+			return "", pgerr.New(pgerr.FeatureNotSupported, "tables declared WITH OIDS are not supported")
+		}
 	}
 	if err := checkOutputSetting(name, value); err != nil {
 		return "", err
@@ -509,7 +529,9 @@ func (s *Session) showAll() *answer.Answer {
 	a := &answer.Answer{Columns: showAllColumns, Tag: "SHOW"}
 	names := make([]string, 0, len(pgSettings))
 	for k := range pgSettings {
-		names = append(names, k)
+		if _, hidden := hiddenSettings[k]; !hidden {
+			names = append(names, k)
+		}
 	}
 	slices.Sort(names) // the keys are lower case: PostgreSQL's order
 	for _, k := range names {

@@ -74,24 +74,27 @@ var none = [][]string{{}}
 var lockArgs = [][]string{{"int8"}, {"int4", "int4"}}
 
 var sessionFuncs = map[string]sessionFunc{
-	"version":            {none, answer.OIDText, false},
-	"current_user":       {none, answer.OIDName, false},
-	"session_user":       {none, answer.OIDName, false},
-	"user":               {none, answer.OIDName, false},
-	"current_role":       {none, answer.OIDName, false},
-	"current_catalog":    {none, answer.OIDName, false},
-	"current_database":   {none, answer.OIDName, false},
-	"current_schema":     {none, answer.OIDName, false},
-	"current_setting":    {[][]string{{"text"}, {"text", "bool"}}, answer.OIDText, false},
-	"pg_backend_pid":     {none, answer.OIDInt4, false},
-	"inet_server_addr":   {none, oidInet, false},
-	"inet_server_port":   {none, answer.OIDInt4, false},
-	"inet_client_addr":   {none, oidInet, false},
-	"inet_client_port":   {none, answer.OIDInt4, false},
-	"txid_current":       {none, answer.OIDInt8, false},
-	"pg_current_xact_id": {none, oidXid8, false},
-	"set_config":         {[][]string{{"text", "text", "bool"}}, answer.OIDText, true},
-	"pg_sleep":           {[][]string{{"float8"}}, oidVoid, true},
+	"version":                  {none, answer.OIDText, false},
+	"current_user":             {none, answer.OIDName, false},
+	"session_user":             {none, answer.OIDName, false},
+	"user":                     {none, answer.OIDName, false},
+	"current_role":             {none, answer.OIDName, false},
+	"current_catalog":          {none, answer.OIDName, false},
+	"current_database":         {none, answer.OIDName, false},
+	"current_schema":           {none, answer.OIDName, false},
+	"current_setting":          {[][]string{{"text"}, {"text", "bool"}}, answer.OIDText, false},
+	"pg_backend_pid":           {none, answer.OIDInt4, false},
+	"inet_server_addr":         {none, oidInet, false},
+	"inet_server_port":         {none, answer.OIDInt4, false},
+	"inet_client_addr":         {none, oidInet, false},
+	"inet_client_port":         {none, answer.OIDInt4, false},
+	"txid_current":             {none, answer.OIDInt8, false},
+	"pg_is_in_recovery":        {none, answer.OIDBool, false},
+	"pg_client_encoding":       {none, answer.OIDName, false},
+	"pg_postmaster_start_time": {none, answer.OIDTimestampTZ, false},
+	"pg_current_xact_id":       {none, oidXid8, false},
+	"set_config":               {[][]string{{"text", "text", "bool"}}, answer.OIDText, true},
+	"pg_sleep":                 {[][]string{{"float8"}}, oidVoid, true},
 
 	"pg_advisory_lock":                 {lockArgs, oidVoid, true},
 	"pg_advisory_lock_shared":          {lockArgs, oidVoid, true},
@@ -174,7 +177,7 @@ func resultColumn(name string, oid uint32) answer.Column {
 		c.Size = 64
 	case answer.OIDInt4, oidVoid:
 		c.Size = 4
-	case answer.OIDInt8, oidXid8:
+	case answer.OIDInt8, oidXid8, answer.OIDTimestampTZ:
 		c.Size = 8
 	case answer.OIDBool:
 		c.Size = 1
@@ -395,6 +398,8 @@ func (c *SessionCall) pinType() string {
 		return "int8"
 	case answer.OIDBool:
 		return "bool"
+	case answer.OIDTimestampTZ:
+		return "timestamptz"
 	}
 	return "text"
 }
