@@ -1,6 +1,10 @@
 package pgwire
 
-import "net"
+import (
+	"net"
+
+	"github.com/shepherd-db/shepherd/internal/answer"
+)
 
 // Conn is the part of a connection's protocol state that SQL statements
 // act on: in PostgreSQL, DEALLOCATE drops the protocol's named prepared
@@ -81,4 +85,12 @@ type Reporter interface {
 	// ChangedParameters returns the changed parameters as name/value
 	// pairs, and takes them as reported.
 	ChangedParameters() [][2]string
+}
+
+// CursorDescriber is a Session with cursors of its own (DECLARE): in
+// PostgreSQL a cursor is a portal, which a Describe message may name.
+type CursorDescriber interface {
+	// DescribeCursor returns the columns of the named cursor; false when
+	// there is none.
+	DescribeCursor(name string) ([]answer.Column, bool)
 }

@@ -421,6 +421,76 @@ func TestSessionStatementsAsPostgres(t *testing.T) {
 				"SHOW default_transaction_read_only",
 				"BEGIN; SET SESSION CHARACTERISTICS AS TRANSACTION READ WRITE; ROLLBACK; SHOW default_transaction_read_only",
 				"RESET default_transaction_read_only; SHOW default_transaction_read_only",
+				// Cursors: DECLARE, FETCH and MOVE in every direction, NO SCROLL,
+				// WITH HOLD, CLOSE, and the end of their transaction.
+				`DROP TABLE IF EXISTS cur`,
+				`CREATE TABLE cur (id int PRIMARY KEY, s text)`,
+				`INSERT INTO cur VALUES (1,'a'),(2,'b'),(3,'c'),(4,'d'),(5,'e')`,
+				`DECLARE c CURSOR FOR SELECT id, s FROM cur ORDER BY id`,
+				`BEGIN`,
+				`DECLARE c SCROLL CURSOR FOR SELECT id, s FROM cur ORDER BY id`,
+				`FETCH c`,
+				`FETCH 2 FROM c`,
+				`FETCH NEXT IN c`,
+				`FETCH PRIOR c`,
+				`FETCH 0 c`,
+				`FETCH RELATIVE 0 c`,
+				`MOVE 0 c`,
+				`FETCH ABSOLUTE 2 c`,
+				`FETCH ABSOLUTE -1 c`,
+				`FETCH LAST c`,
+				`FETCH FIRST c`,
+				`FETCH BACKWARD 2 c`,
+				`FETCH ALL c`,
+				`FETCH c`,
+				`FETCH BACKWARD ALL c`,
+				`MOVE FORWARD ALL c`,
+				`MOVE BACKWARD ALL c`,
+				`MOVE RELATIVE 3 c`,
+				`FETCH RELATIVE -2 c`,
+				`FETCH -1 c`,
+				`FETCH ABSOLUTE 10 c`,
+				`FETCH ABSOLUTE 0 c`,
+				`FETCH RELATIVE 7 c`,
+				`FETCH ABSOLUTE 6 c`,
+				`MOVE BACKWARD ALL c`,
+				`FETCH FORWARD ALL c`,
+				`DECLARE n NO SCROLL CURSOR FOR SELECT id FROM cur ORDER BY id`,
+				`FETCH 2 n`,
+				`FETCH ABSOLUTE 4 n`,
+				`FETCH PRIOR n`,
+				`ROLLBACK`,
+				`BEGIN`,
+				`DECLARE n NO SCROLL CURSOR FOR SELECT id FROM cur ORDER BY id`,
+				`FETCH ABSOLUTE 1 n`,
+				`FETCH ABSOLUTE 1 n`,
+				`ROLLBACK`,
+				`BEGIN`,
+				`DECLARE h CURSOR WITH HOLD FOR SELECT id FROM cur WHERE id > 3 ORDER BY id`,
+				`DECLARE w CURSOR WITHOUT HOLD FOR SELECT id FROM cur ORDER BY id`,
+				`COMMIT`,
+				`FETCH h`,
+				`FETCH w`,
+				`CLOSE h`,
+				`FETCH h`,
+				`CLOSE h`,
+				`DECLARE h2 CURSOR WITH HOLD FOR SELECT count(*) FROM cur`,
+				`FETCH ALL h2`,
+				`BEGIN`,
+				`DECLARE r CURSOR WITH HOLD FOR SELECT 1 AS one`,
+				`ROLLBACK`,
+				`FETCH r`,
+				`CLOSE ALL`,
+				`FETCH h2`,
+				`BEGIN`,
+				`DECLARE p CURSOR FOR SELECT id FROM cur WHERE id < 3 ORDER BY id`,
+				`UPDATE cur SET s = 'z' WHERE id = 1`,
+				`DECLARE q CURSOR FOR SELECT s FROM cur WHERE id = 1`,
+				`FETCH ALL p`,
+				`FETCH ALL q`,
+				`CLOSE p`,
+				`FETCH p`,
+				`ROLLBACK`,
 				"SELECT pg_sleep(0) FROM who",
 				"SELECT pg_advisory_lock(id) FROM who",
 			}
@@ -742,17 +812,19 @@ func TestShowAllAsPostgres(t *testing.T) {
 
 // TestPythonClientSessions runs testdata/clients/sessions.py (asyncpg's
 // pool reset, psycopg 3's DEALLOCATE ALL after auto-prepared statements,
-// advisory locks, SET LOCAL, version parsing) against PostgreSQL 15 and
+// server-side cursors of psycopg 3 and psycopg2, advisory locks, SET
+// LOCAL, version parsing) against PostgreSQL 15 and
 // through shepherd, on the embedded default and a cbs cluster. It needs
-// a Python with asyncpg and psycopg 3: $SHEPHERD_PYTHON, else python3
-// (python3 -m venv v && v/bin/pip install asyncpg 'psycopg[binary]').
+// a Python with asyncpg, psycopg 3 and psycopg2: $SHEPHERD_PYTHON, else
+// python3 (python3 -m venv v && v/bin/pip install asyncpg 'psycopg[binary]'
+// psycopg2-binary).
 func TestPythonClientSessions(t *testing.T) {
 	python := os.Getenv("SHEPHERD_PYTHON")
 	if python == "" {
 		python = "python3"
 	}
-	if out, err := exec.Command(python, "-c", "import asyncpg, psycopg").CombinedOutput(); err != nil {
-		t.Skipf("%s has no asyncpg and psycopg 3 (set SHEPHERD_PYTHON): %v %s", python, err, out)
+	if out, err := exec.Command(python, "-c", "import asyncpg, psycopg, psycopg2").CombinedOutput(); err != nil {
+		t.Skipf("%s has no asyncpg, psycopg 3 and psycopg2 (set SHEPHERD_PYTHON): %v %s", python, err, out)
 	}
 	run := func(t *testing.T, dsn string) {
 		t.Helper()

@@ -56,13 +56,20 @@ func (s *Session) runLocal(ctx context.Context, st *sqlan.Stmt, args []driver.Ar
 		case !s.conn.DropStatement(op.Name):
 			return nil, pgerr.New(pgerr.InvalidSQLStatementName, "prepared statement %q does not exist", op.Name)
 		}
+	case "declare":
+		return s.declare(ctx, st, args)
+	case "fetch":
+		return s.fetch(st)
 	case "close":
-		switch {
-		case s.conn == nil:
-		case op.All:
+		if !op.All {
+			if err := s.closeCursor(op.Name); err != nil {
+				return nil, err
+			}
+			break
+		}
+		clear(s.cursors)
+		if s.conn != nil {
 			s.conn.DropAllPortals()
-		case !s.conn.DropPortal(op.Name):
-			return nil, pgerr.New(pgerr.InvalidCursorName, "cursor %q does not exist", op.Name)
 		}
 	case "discard":
 		if op.Name == "all" {
@@ -76,6 +83,7 @@ func (s *Session) runLocal(ctx context.Context, st *sqlan.Stmt, args []driver.Ar
 			clear(s.params)
 			s.defaults = s.startDefaults
 			s.lastXid = 0
+			clear(s.cursors)
 			if s.conn != nil {
 				s.conn.DropAllStatements()
 				s.conn.DropAllPortals()

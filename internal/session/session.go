@@ -54,9 +54,10 @@ type Session struct {
 	user, database string
 	conn           pgwire.Conn // nil until Attach
 	shared         *Shared
-	owner          lockOwner         // in shared's advisory lock table
-	lastXid        int64             // txid_current() of the open transaction, 0 before
-	reported       map[string]string // the values the client was last told (ChangedParameters)
+	owner          lockOwner          // in shared's advisory lock table
+	lastXid        int64              // txid_current() of the open transaction, 0 before
+	reported       map[string]string  // the values the client was last told (ChangedParameters)
+	cursors        map[string]*cursor // DECLAREd cursors, by name
 
 	cancelMu sync.Mutex
 	cancel   context.CancelFunc // cancels the running call
@@ -402,6 +403,7 @@ func (s *Session) endBlock(commit bool) {
 // txid_current().
 func (s *Session) endTransaction(commit bool) {
 	s.endSettings(commit)
+	s.endCursors(commit)
 	s.shared.locks.release(&s.owner, false)
 	s.lastXid = 0
 }

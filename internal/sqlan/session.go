@@ -41,8 +41,9 @@ type CallArg struct {
 
 // SessionOp is a session statement shepherd answers alone.
 type SessionOp struct {
-	// Op is "select" (Calls), "deallocate", "discard", "close" or
-	// "unlisten".
+	// Op is "select" (Calls), "deallocate", "discard", "close",
+	// "unlisten", "declare" (Cursor, the query in the Stmt's Inner) or
+	// "fetch" (Fetch).
 	Op string
 	// Name is DEALLOCATE's statement, CLOSE's cursor, UNLISTEN's channel
 	// or DISCARD's target ("all", "plans", "sequences", "temp"); "" with
@@ -51,7 +52,47 @@ type SessionOp struct {
 	All  bool
 	// Calls are the SELECT's result columns, in order.
 	Calls []SessionCall
+	// Cursor is DECLARE's options.
+	Cursor CursorOptions
+	// Fetch is FETCH's or MOVE's motion.
+	Fetch Fetch
 }
+
+// CursorOptions are a DECLARE's options.
+type CursorOptions struct {
+	Hold, Scroll, NoScroll bool
+}
+
+// Fetch is a FETCH or MOVE: its direction and count as PostgreSQL's
+// parser gives them (FETCH LAST is ABSOLUTE -1, FETCH ALL a count of
+// FetchAll, PRIOR is BACKWARD 1).
+type Fetch struct {
+	Direction FetchDirection
+	Count     int64
+	Move      bool
+}
+
+// FetchDirection is the direction of a FETCH or MOVE.
+type FetchDirection uint8
+
+// Fetch directions.
+const (
+	FetchForward FetchDirection = iota
+	FetchBackward
+	FetchAbsolute
+	FetchRelative
+)
+
+// FetchAll is the count of FETCH ALL.
+const FetchAll = int64(1<<63 - 1)
+
+// PostgreSQL's cursor option bits (parsenodes.h).
+const (
+	cursorBinary   = 0x1
+	cursorScroll   = 0x2
+	cursorNoScroll = 0x4
+	cursorHold     = 0x20
+)
 
 // sessionFunc describes a session function: its overloads (argument
 // types), its result type, and whether it changes state (such a call is
@@ -349,6 +390,28 @@ func analyseSession(st *Stmt, n *pg_query.Node) (ok bool, err error) {
 		op, st.Verb = &SessionOp{Op: "close", Name: name, All: name == ""}, "CLOSE CURSOR"
 		if name == "" {
 			st.Verb = "CLOSE CURSOR ALL"
+		}
+	case n.GetDeclareCursorStmt() != nil:
+		d := n.GetDeclareCursorStmt()
+		if d.Options&cursorBinary != 0 {
+			return false, unsupported("binary cursors (DECLARE ... BINARY CURSOR)")
+		}
+		op, st.Verb = &SessionOp{Op: "declare", Name: d.Portalname, Cursor: CursorOptions{
+			Hold: d.Options&cursorHold != 0, Scroll: d.Options&cursorScroll != 0, NoScroll: d.Options&cursorNoScroll != 0,
+		}}, "DECLARE CURSOR"
+	case n.GetFetchStmt() != nil:
+		f := n.GetFetchStmt()
+		op = &SessionOp{Op: "fetch", Name: f.Portalname, Fetch: Fetch{
+			Direction: map[pg_query.FetchDirection]FetchDirection{
+				pg_query.FetchDirection_FETCH_FORWARD: FetchForward, pg_query.FetchDirection_FETCH_BACKWARD: FetchBackward,
+				pg_query.FetchDirection_FETCH_ABSOLUTE: FetchAbsolute, pg_query.FetchDirection_FETCH_RELATIVE: FetchRelative,
+			}[f.Direction],
+			Count: f.HowMany,
+			Move:  f.Ismove,
+		}}
+		st.Verb, st.ReturnsRows = "FETCH", !f.Ismove
+		if f.Ismove {
+			st.Verb = "MOVE"
 		}
 	case n.GetUnlistenStmt() != nil:
 		// Nothing listens (LISTEN is refused), so there is nothing to undo.

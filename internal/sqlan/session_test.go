@@ -23,6 +23,9 @@ func TestSessionStatements(t *testing.T) {
 		{"CLOSE c", "CLOSE CURSOR", "close", "c"},
 		{"UNLISTEN *", "UNLISTEN", "unlisten", ""},
 		{"SELECT version()", "SELECT", "select", ""},
+		{"DECLARE c SCROLL CURSOR WITH HOLD FOR SELECT 1", "DECLARE CURSOR", "declare", "c"},
+		{"FETCH BACKWARD 2 FROM c", "FETCH", "fetch", "c"},
+		{"MOVE LAST IN c", "MOVE", "fetch", "c"},
 	} {
 		st, err := ParseOne(c.sql)
 		if err != nil {
@@ -52,6 +55,16 @@ func TestSessionStatements(t *testing.T) {
 	}
 	if st.Forms() != nil {
 		t.Errorf("a Local statement is sent to replicas: %+v", st.Forms())
+	}
+	d, err := ParseOne("DECLARE c NO SCROLL CURSOR FOR SELECT $1::int")
+	if err != nil || d.Session.Cursor != (CursorOptions{NoScroll: true}) || d.Inner == nil || d.Inner.Kind != Read || d.NumParams != 1 {
+		t.Errorf("DECLARE: %+v %v", d, err)
+	}
+	if f, _ := ParseOne("FETCH LAST c"); f.Session.Fetch != (Fetch{Direction: FetchAbsolute, Count: -1}) {
+		t.Errorf("FETCH LAST: %+v", f.Session.Fetch)
+	}
+	if _, err := Parse("DECLARE c BINARY CURSOR FOR SELECT 1"); pgerr.Code(err) != pgerr.FeatureNotSupported {
+		t.Errorf("BINARY cursor: %v", err)
 	}
 	// SET LOCAL is a SET that lasts for the block.
 	if st, err := ParseOne("SET LOCAL search_path = a"); err != nil || st.Kind != Set || !st.SetLocal {

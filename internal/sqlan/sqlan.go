@@ -662,6 +662,17 @@ func (s *Stmt) prepare() error {
 		return err
 	case Copy:
 		return s.prepareCopy()
+	case Local:
+		if s.Session.Op != "declare" {
+			return nil
+		}
+		// The cursor's query is a statement of its own, run at DECLARE.
+		inner, err := pg_query.Deparse(&pg_query.ParseResult{Version: s.version, Stmts: []*pg_query.RawStmt{{Stmt: s.tree.GetDeclareCursorStmt().Query}}})
+		if err != nil {
+			return pgerr.Wrap(pgerr.InternalError, err, "DECLARE")
+		}
+		s.Inner, err = ParseOneIn(inner, s.env)
+		return err
 	default:
 		return nil
 	}
