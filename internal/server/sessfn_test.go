@@ -491,6 +491,11 @@ func TestSessionStatementsAsPostgres(t *testing.T) {
 				`CLOSE p`,
 				`FETCH p`,
 				`ROLLBACK`,
+				"DECLARE x CURSOR WITH HOLD FOR SELECT id FROM cur FOR UPDATE",
+				"BEGIN; DECLARE x SCROLL CURSOR FOR SELECT id FROM cur FOR UPDATE",
+				"ROLLBACK",
+				"BEGIN; DECLARE x CURSOR FOR SELECT id FROM cur ORDER BY id FOR UPDATE; FETCH 2 x",
+				"ROLLBACK",
 				"SELECT pg_sleep(0) FROM who",
 				"SELECT pg_advisory_lock(id) FROM who",
 			}

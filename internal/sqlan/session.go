@@ -396,6 +396,17 @@ func analyseSession(st *Stmt, n *pg_query.Node) (ok bool, err error) {
 		if d.Options&cursorBinary != 0 {
 			return false, unsupported("binary cursors (DECLARE ... BINARY CURSOR)")
 		}
+		if len(d.Query.GetSelectStmt().GetLockingClause()) > 0 {
+			// PostgreSQL's own refusals, at parse analysis.
+			switch {
+			case d.Options&cursorHold != 0:
+				return false, pgerr.New(pgerr.FeatureNotSupported, "DECLARE CURSOR WITH HOLD ... FOR UPDATE is not supported").
+					WithDetail("Holdable cursors must be READ ONLY.")
+			case d.Options&cursorScroll != 0:
+				return false, pgerr.New(pgerr.FeatureNotSupported, "DECLARE SCROLL CURSOR ... FOR UPDATE is not supported").
+					WithDetail("Scrollable cursors must be READ ONLY.")
+			}
+		}
 		op, st.Verb = &SessionOp{Op: "declare", Name: d.Portalname, Cursor: CursorOptions{
 			Hold: d.Options&cursorHold != 0, Scroll: d.Options&cursorScroll != 0, NoScroll: d.Options&cursorNoScroll != 0,
 		}}, "DECLARE CURSOR"
