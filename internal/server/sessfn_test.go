@@ -536,19 +536,30 @@ func TestSessionStatementsAsPostgres(t *testing.T) {
 				t.Errorf("settings after refusals: %v", got)
 			}
 
-			// Reported parameters follow SET, ROLLBACK and RESET
+			// PostgreSQL 15's reported parameters are all reported at
+			// startup, and follow SET, ROLLBACK and RESET
 			// (ParameterStatus before ReadyForQuery).
+			for _, p := range []string{"application_name", "client_encoding", "DateStyle", "default_transaction_read_only",
+				"in_hot_standby", "integer_datetimes", "IntervalStyle", "is_superuser", "server_encoding", "server_version",
+				"session_authorization", "standard_conforming_strings", "TimeZone"} {
+				if sh.PgConn().ParameterStatus(p) == "" && p != "application_name" {
+					t.Errorf("%s not reported at startup", p)
+				}
+			}
 			for _, q := range []string{
 				"SET application_name = 'x1'",
 				"BEGIN; SET application_name = 'x2'",
 				"ROLLBACK",
 				"SELECT set_config('application_name', 'x3', false)",
 				"SET DateStyle = 'iso, mdy'",
+				"SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY",
+				"BEGIN; SET default_transaction_read_only = off",
+				"ROLLBACK",
 				"RESET ALL",
 			} {
 				lastAnswer(ctx, pg, q)
 				lastAnswer(ctx, sh, q)
-				for _, p := range []string{"application_name", "DateStyle"} {
+				for _, p := range []string{"application_name", "DateStyle", "default_transaction_read_only", "in_hot_standby"} {
 					if w, g := pg.PgConn().ParameterStatus(p), sh.PgConn().ParameterStatus(p); w != g {
 						t.Errorf("after %s: %s reported %q, PostgreSQL %q", q, p, g, w)
 					}

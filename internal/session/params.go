@@ -594,6 +594,7 @@ func (s *Session) setTxParam(st *sqlan.Stmt, discard bool) (string, error) {
 var reportedParams = []string{
 	"application_name", "client_encoding", "datestyle", "integer_datetimes", "intervalstyle", "is_superuser",
 	"server_encoding", "server_version", "session_authorization", "standard_conforming_strings", "timezone",
+	"default_transaction_read_only", "in_hot_standby",
 }
 
 // ChangedParameters implements pgwire.Reporter.
