@@ -739,6 +739,30 @@ func TestAdvisoryLocksAsPostgres(t *testing.T) {
 			}
 			mustExec(t, b, "SELECT pg_advisory_unlock_all()")
 
+			// pg_sleep ends with 57014 on a CancelRequest; a cancel that
+			// comes before the sleep began is lost (PostgreSQL's rule
+			// too), so it is sent until the sleep ends.
+			slept := make(chan error, 1)
+			go func() { _, err := b.Exec(ctx, "SELECT pg_sleep(60)"); slept <- err }()
+			deadline = time.Now().Add(30 * time.Second)
+		sleeping:
+			for {
+				select {
+				case err := <-slept:
+					if sqlstate(err) != "57014" {
+						t.Fatalf("cancelled pg_sleep: %v, want 57014", err)
+					}
+					break sleeping
+				case <-time.After(20 * time.Millisecond):
+					if time.Now().After(deadline) {
+						t.Fatal("pg_sleep(60) not cancelled in 30s")
+					}
+					if err := b.PgConn().CancelRequest(ctx); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+
 			// A deadlock: one of the two is refused with 40P01.
 			mustExec(t, a, "SELECT pg_advisory_lock(10)")
 			mustExec(t, b, "SELECT pg_advisory_lock(11)")
