@@ -327,7 +327,10 @@ func typeName(t string) string {
 // (no FROM, WHERE, ...) as a statement shepherd answers alone; nil when
 // it is not one.
 func sessionSelect(sel *pg_query.SelectStmt) (*SessionOp, error) {
-	if len(sel.TargetList) == 0 || len(sel.FromClause) > 0 || sel.WhereClause != nil || len(sel.GroupClause) > 0 ||
+	if len(sel.FromClause) > 0 {
+		return sessionFrom(sel)
+	}
+	if len(sel.TargetList) == 0 || sel.WhereClause != nil || len(sel.GroupClause) > 0 ||
 		sel.HavingClause != nil || len(sel.WindowClause) > 0 || len(sel.SortClause) > 0 || sel.LimitCount != nil ||
 		sel.LimitOffset != nil || len(sel.ValuesLists) > 0 || sel.WithClause != nil || len(sel.DistinctClause) > 0 ||
 		len(sel.LockingClause) > 0 || sel.IntoClause != nil || sel.Op != pg_query.SetOperation_SETOP_NONE {
@@ -349,6 +352,62 @@ func sessionSelect(sel *pg_query.SelectStmt) (*SessionOp, error) {
 		op.Calls = append(op.Calls, *c)
 	}
 	return op, nil
+}
+
+// sessionFrom reads SELECT * FROM f() [AS a], f a session function, as
+// the call alone (TypeORM asks SELECT * FROM current_schema()); nil for
+// any other SELECT with a FROM.
+func sessionFrom(sel *pg_query.SelectStmt) (*SessionOp, error) {
+	if len(sel.FromClause) != 1 || len(sel.TargetList) != 1 || sel.WhereClause != nil || len(sel.GroupClause) > 0 ||
+		sel.HavingClause != nil || len(sel.WindowClause) > 0 || len(sel.SortClause) > 0 || sel.LimitCount != nil ||
+		sel.LimitOffset != nil || sel.WithClause != nil || len(sel.DistinctClause) > 0 || len(sel.LockingClause) > 0 ||
+		sel.IntoClause != nil || sel.Op != pg_query.SetOperation_SETOP_NONE {
+		return nil, nil
+	}
+	rt := sel.TargetList[0].GetResTarget()
+	if rt == nil || rt.Name != "" || len(rt.Val.GetColumnRef().GetFields()) != 1 || rt.Val.GetColumnRef().Fields[0].GetAStar() == nil {
+		return nil, nil
+	}
+	rf := sel.FromClause[0].GetRangeFunction()
+	if rf == nil || rf.Lateral || rf.Ordinality || rf.IsRowsfrom || len(rf.Functions) != 1 || len(rf.Coldeflist) > 0 {
+		return nil, nil
+	}
+	items := rf.Functions[0].GetList().GetItems()
+	if len(items) == 0 || len(items) > 1 && items[1].GetNode() != nil {
+		return nil, nil
+	}
+	c, err := sessionCall(items[0])
+	if c == nil || err != nil {
+		return nil, err
+	}
+	if a := rf.Alias; a != nil {
+		c.Column.Name = a.Aliasname
+		if len(a.Colnames) > 0 {
+			c.Column.Name = a.Colnames[0].GetString_().GetSval()
+		}
+	}
+	return &SessionOp{Op: "select", Calls: []SessionCall{*c}}, nil
+}
+
+// sessionInFrom refuses a session function in a FROM clause of a
+// statement replicas run: pinned, it would be a parameter where a table
+// must be.
+func sessionInFrom(root *pg_query.Node) error {
+	var err error
+	walkNodes(root, func(n *pg_query.Node) {
+		rf := n.GetRangeFunction()
+		if rf == nil || err != nil {
+			return
+		}
+		for _, f := range rf.Functions {
+			for _, item := range f.GetList().GetItems() {
+				if c, _ := sessionCall(item); c != nil {
+					err = unsupported("%s() in FROM with other tables or clauses; use SELECT %s()", c.Func, c.Func)
+				}
+			}
+		}
+	})
+	return err
 }
 
 // analyseSession classifies the session statements shepherd answers
@@ -441,6 +500,9 @@ func analyseSession(st *Stmt, n *pg_query.Node) (ok bool, err error) {
 // there: whether and how often PostgreSQL would call it depends on the
 // rows.
 func (r *rewriter) pinSession(root *pg_query.Node) error {
+	if err := sessionInFrom(root); err != nil {
+		return err
+	}
 	walkNodes(root, func(n *pg_query.Node) {
 		if r.err != nil {
 			return

@@ -23,6 +23,7 @@ func TestSessionStatements(t *testing.T) {
 		{"CLOSE c", "CLOSE CURSOR", "close", "c"},
 		{"UNLISTEN *", "UNLISTEN", "unlisten", ""},
 		{"SELECT version()", "SELECT", "select", ""},
+		{"SELECT * FROM current_schema()", "SELECT", "select", ""},
 		{"DECLARE c SCROLL CURSOR WITH HOLD FOR SELECT 1", "DECLARE CURSOR", "declare", "c"},
 		{"FETCH BACKWARD 2 FROM c", "FETCH", "fetch", "c"},
 		{"MOVE LAST IN c", "MOVE", "fetch", "c"},
@@ -97,14 +98,16 @@ func TestSessionFunctionsPinned(t *testing.T) {
 		}
 	}
 	for sql, code := range map[string]string{
-		"SELECT pg_advisory_lock(id) FROM t":        pgerr.FeatureNotSupported,
-		"SELECT pg_sleep(1), 1":                     pgerr.FeatureNotSupported,
-		"SELECT set_config('a.b', x, false) FROM t": pgerr.FeatureNotSupported,
-		"UPDATE t SET a = pg_try_advisory_lock(1)":  pgerr.FeatureNotSupported,
-		"SELECT current_setting(x) FROM t":          pgerr.FeatureNotSupported,
-		"SELECT pg_advisory_lock(1.5)":              pgerr.UndefinedFunction,
-		"SELECT version(1)":                         pgerr.UndefinedFunction,
-		"SELECT current_setting(true)":              pgerr.UndefinedFunction,
+		"SELECT pg_advisory_lock(id) FROM t":          pgerr.FeatureNotSupported,
+		"SELECT pg_sleep(1), 1":                       pgerr.FeatureNotSupported,
+		"SELECT set_config('a.b', x, false) FROM t":   pgerr.FeatureNotSupported,
+		"UPDATE t SET a = pg_try_advisory_lock(1)":    pgerr.FeatureNotSupported,
+		"SELECT current_setting(x) FROM t":            pgerr.FeatureNotSupported,
+		"SELECT pg_advisory_lock(1.5)":                pgerr.UndefinedFunction,
+		"SELECT * FROM t, current_schema() s":         pgerr.FeatureNotSupported,
+		"SELECT s FROM current_schema() s WHERE true": pgerr.FeatureNotSupported,
+		"SELECT version(1)":                           pgerr.UndefinedFunction,
+		"SELECT current_setting(true)":                pgerr.UndefinedFunction,
 	} {
 		if _, err := Parse(sql); pgerr.Code(err) != code {
 			t.Errorf("%s: %v, want %s", sql, err, code)
