@@ -497,6 +497,10 @@ func TestSessionStatementsAsPostgres(t *testing.T) {
 				`CLOSE p`,
 				`FETCH p`,
 				`ROLLBACK`,
+				// Django's TestCase: every constraint is immediate.
+				"BEGIN; SET CONSTRAINTS ALL IMMEDIATE",
+				"SET CONSTRAINTS ALL DEFERRED",
+				"COMMIT",
 				"DECLARE x CURSOR WITH HOLD FOR SELECT id FROM cur FOR UPDATE",
 				"BEGIN; DECLARE x SCROLL CURSOR FOR SELECT id FROM cur FOR UPDATE",
 				"ROLLBACK",

@@ -483,6 +483,16 @@ func analyseSession(st *Stmt, n *pg_query.Node) (ok bool, err error) {
 		if f.Ismove {
 			st.Verb = "MOVE"
 		}
+	case n.GetConstraintsSetStmt() != nil:
+		// Django's TestCase runs SET CONSTRAINTS ALL IMMEDIATE, then
+		// DEFERRED. shepherd refuses DEFERRABLE constraints where a
+		// MariaDB or SQLite replica is present (see prepare), so every
+		// constraint is immediate and SET CONSTRAINTS ALL changes
+		// nothing.
+		if len(n.GetConstraintsSetStmt().Constraints) > 0 {
+			return false, unsupported("SET CONSTRAINTS of named constraints; constraints are not DEFERRABLE")
+		}
+		op, st.Verb = &SessionOp{Op: "constraints", All: true}, "SET CONSTRAINTS"
 	case n.GetUnlistenStmt() != nil:
 		// Nothing listens (LISTEN is refused), so there is nothing to undo.
 		name := n.GetUnlistenStmt().Conditionname

@@ -24,6 +24,7 @@ func TestSessionStatements(t *testing.T) {
 		{"UNLISTEN *", "UNLISTEN", "unlisten", ""},
 		{"SELECT version()", "SELECT", "select", ""},
 		{"SELECT * FROM current_schema()", "SELECT", "select", ""},
+		{"SET CONSTRAINTS ALL DEFERRED", "SET CONSTRAINTS", "constraints", ""},
 		{"DECLARE c SCROLL CURSOR WITH HOLD FOR SELECT 1", "DECLARE CURSOR", "declare", "c"},
 		{"FETCH BACKWARD 2 FROM c", "FETCH", "fetch", "c"},
 		{"MOVE LAST IN c", "MOVE", "fetch", "c"},
@@ -66,6 +67,12 @@ func TestSessionStatements(t *testing.T) {
 	}
 	if _, err := Parse("DECLARE c BINARY CURSOR FOR SELECT 1"); pgerr.Code(err) != pgerr.FeatureNotSupported {
 		t.Errorf("BINARY cursor: %v", err)
+	}
+	// With PostgreSQL replicas only, DEFERRABLE constraints can exist:
+	// SET CONSTRAINTS would have to reach them.
+	pgOnly := &Env{Replicas: map[driver.Dialect][]string{driver.Postgres: {"pg"}}}
+	if _, err := ParseIn("SET CONSTRAINTS ALL DEFERRED", pgOnly); pgerr.Code(err) != pgerr.FeatureNotSupported {
+		t.Errorf("SET CONSTRAINTS with PostgreSQL replicas only: %v, want 0A000", err)
 	}
 	// SET LOCAL is a SET that lasts for the block.
 	if st, err := ParseOne("SET LOCAL search_path = a"); err != nil || st.Kind != Set || !st.SetLocal {

@@ -663,6 +663,11 @@ func (s *Stmt) prepare() error {
 	case Copy:
 		return s.prepareCopy()
 	case Local:
+		if s.Session.Op == "constraints" && len(s.env.Replicas[driver.MySQL])+len(s.env.Replicas[driver.SQLite]) == 0 {
+			// Only PostgreSQL replicas: DEFERRABLE constraints may exist,
+			// and SET CONSTRAINTS would have to reach them.
+			return unsupported("SET CONSTRAINTS on a cluster of PostgreSQL replicas only")
+		}
 		if s.Session.Op != "declare" {
 			return nil
 		}
