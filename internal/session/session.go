@@ -312,14 +312,16 @@ func (s *Session) begin(st *sqlan.Stmt) (*answer.Answer, error) {
 func (s *Session) commit(ctx context.Context) error {
 	t, ddl := s.txn, s.ddl
 	s.txn, s.inBlock, s.failed, s.ddl = nil, false, false, nil
-	s.endTransaction(true)
 	if t == nil {
+		s.endTransaction(true)
 		return nil
 	}
 	err := t.Commit(ctx)
 	if err != nil && !errors.Is(err, coord.ErrCommitsAnyway) {
+		s.endTransaction(false) // a COMMIT that fails rolls back, SETs too
 		return err
 	}
+	s.endTransaction(true)
 	if len(ddl) == 0 {
 		return err
 	}
