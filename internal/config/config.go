@@ -21,6 +21,11 @@ type Config struct {
 	Listen string `toml:"listen"`
 	// DataDir holds shepherd's files (embedded replicas, later its log).
 	DataDir string `toml:"data_dir"`
+	// Database is the name clients connect to for the configured
+	// replicas' database; any other name is a database made with CREATE
+	// DATABASE, or does not exist (3D000). "" lets every name that is not
+	// a created database reach the configured one.
+	Database string `toml:"database"`
 	// Mode is the replication mode: passthrough, serial, cbs or ss.
 	Mode string `toml:"mode"`
 	// F is the number of faulty replicas tolerated; replicas must number
@@ -299,6 +304,9 @@ func (c *Config) Digests() int {
 func (c *Config) Check(knownDrivers []string) error {
 	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
 		return fieldErr("listen", "%q is not host:port", c.Listen)
+	}
+	if c.Database == "shepherd" {
+		return fieldErr("database", "%q is the admin console's name", c.Database)
 	}
 	if !slices.Contains(Modes, c.Mode) {
 		return fieldErr("mode", "unknown mode %q; use one of %s", c.Mode, strings.Join(Modes, ", "))

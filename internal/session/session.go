@@ -58,6 +58,8 @@ type Session struct {
 	lastXid        int64              // txid_current() of the open transaction, 0 before
 	reported       map[string]string  // the values the client was last told (ChangedParameters)
 	cursors        map[string]*cursor // DECLAREd cursors, by name
+	dbs            Databases          // CREATE/DROP DATABASE (databases.go); nil: refused
+	closed         func()             // called once at Close (SetDatabases)
 
 	cancelMu sync.Mutex
 	cancel   context.CancelFunc // cancels the running call
@@ -143,6 +145,10 @@ func (s *Session) Close(ctx context.Context) {
 	s.shared.locks.release(&s.owner, true)
 	if s.callCancel != nil {
 		s.callCancel() // lets go of the parent context
+	}
+	if s.closed != nil {
+		s.closed()
+		s.closed = nil
 	}
 }
 
@@ -230,6 +236,8 @@ func (s *Session) exec(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (
 		return explain(st.Inner), nil
 	case sqlan.Copy:
 		return s.copy(ctx, st.Copy)
+	case sqlan.Database:
+		return s.createOrDrop(ctx, st)
 	case sqlan.Local:
 		a, err := s.runLocal(ctx, st, args)
 		if err != nil {

@@ -36,9 +36,10 @@ const (
 	Explain                  // EXPLAIN (SHEPHERD): answered by shepherd
 	Copy                     // COPY FROM STDIN / TO STDOUT: run by the session as INSERTs / a query
 	Local                    // session statements and functions: answered by shepherd (see SessionOp)
+	Database                 // CREATE DATABASE, DROP DATABASE: carried out by shepherd (see DatabaseStmt)
 )
 
-var kindNames = [...]string{"", "read", "write", "ddl", "begin", "commit", "rollback", "set", "show", "explain", "copy", "local"}
+var kindNames = [...]string{"", "read", "write", "ddl", "begin", "commit", "rollback", "set", "show", "explain", "copy", "local", "database"}
 
 // String returns the kind's name.
 func (k Kind) String() string {
@@ -117,6 +118,8 @@ type Stmt struct {
 	Inner *Stmt
 	// Copy describes a COPY (Kind Copy).
 	Copy *CopySpec
+	// Database describes a CREATE or DROP DATABASE (Kind Database).
+	Database *DatabaseStmt
 
 	// tree is the parsed (and rewritten) statement.
 	tree    *pg_query.Node
@@ -411,6 +414,9 @@ func unsupported(format string, args ...any) error {
 func analyse(text string, n *pg_query.Node) (*Stmt, error) {
 	st := &Stmt{SQL: text}
 	if ok, err := analyseSession(st, n); ok || err != nil {
+		return st, err
+	}
+	if ok, err := analyseDatabase(st, n); ok || err != nil {
 		return st, err
 	}
 	switch {
