@@ -287,3 +287,107 @@ func TestDatabasesRestart(t *testing.T) {
 	checkReplicaDatabases(t, cfg, "gone", false)
 	checkReplicaDatabases(t, cfg, "kept", true)
 }
+
+// TestCreateDatabaseReplicaFails checks that a CREATE DATABASE one
+// replica cannot carry out is refused and undone on every replica: here
+// the PostgreSQL replica's user may not create databases, so the MariaDB
+// database made before it is dropped again and nothing is recorded. A
+// replica database that exists already (not made by shepherd) refuses
+// the CREATE before anything is made.
+func TestCreateDatabaseReplicaFails(t *testing.T) {
+	ctx := context.Background()
+	cfg := hetero(t)
+	cfg.Database = "app"
+	pgDSN := cfg.Replicas[1].DSN
+	u, _ := url.Parse(pgDSN)
+	base := strings.TrimPrefix(u.Path, "/")
+	role := base + "_nocreate"
+	su, err := pgx.Connect(ctx, pgDSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer su.Close(ctx)
+	mustExec(t, su, "CREATE ROLE "+role+" LOGIN NOCREATEDB")
+	t.Cleanup(func() {
+		// The test database (and its grants) is dropped after this
+		// cleanup runs; revoke first so the role can go.
+		c, err := pgx.Connect(context.Background(), pgDSN)
+		if err == nil {
+			c.Exec(context.Background(), "DROP OWNED BY "+role)
+			c.Exec(context.Background(), "DROP ROLE "+role)
+			c.Close(context.Background())
+		}
+	})
+	mustExec(t, su, "GRANT ALL ON SCHEMA public TO "+role)
+	u.User = url.User(role)
+	cfg.Replicas[1].DSN = u.String()
+
+	addr, srv := start(t, cfg)
+	m := connect(t, addr, "app")
+	_, err = m.Exec(ctx, "CREATE DATABASE scratch")
+	if sqlstate(err) != "58000" || !strings.Contains(err.Error(), "replica pg could not create") {
+		t.Fatalf("CREATE DATABASE with a replica that cannot: %v, want 58000 naming replica pg", err)
+	}
+	checkReplicaDatabases(t, cfg, "scratch", false) // MariaDB's was undone
+	if srv.Database("scratch") != nil {
+		t.Error("a server for the refused database")
+	}
+	if b, err := os.ReadFile(filepath.Join(cfg.DataDir, "databases.json")); err == nil && strings.Contains(string(b), "scratch") {
+		t.Errorf("databases.json records the refused database: %s", b)
+	}
+	if _, err := pgx.Connect(ctx, fmt.Sprintf("postgres://app@%s/scratch?sslmode=disable", addr)); sqlstate(err) != "3D000" {
+		t.Errorf("connecting to the refused database: %v, want 3D000", err)
+	}
+
+	// A replica database shepherd did not make is never adopted.
+	mustExec(t, su, "CREATE DATABASE "+base+"_taken")
+	t.Cleanup(func() {
+		c, err := pgx.Connect(context.Background(), pgDSN)
+		if err == nil {
+			c.Exec(context.Background(), "DROP DATABASE IF EXISTS "+base+"_taken")
+			c.Close(context.Background())
+		}
+	})
+	_, err = m.Exec(ctx, "CREATE DATABASE taken")
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "42P04" || !strings.Contains(pe.Detail, "Replica pg") {
+		t.Fatalf("CREATE DATABASE over a foreign replica database: %v, want 42P04 with a DETAIL naming replica pg", err)
+	}
+	if err := su.QueryRow(ctx, "SELECT 1 FROM pg_database WHERE datname = $1", base+"_taken").Scan(new(int)); err != nil {
+		t.Errorf("the foreign database is gone: %v", err)
+	}
+}
+
+// TestCreateDatabaseInterrupted checks that a CREATE DATABASE shepherd
+// stopped in the middle of (databases.json says "creating") is undone at
+// the next start: the replica databases it made are dropped and the
+// database does not exist.
+func TestCreateDatabaseInterrupted(t *testing.T) {
+	ctx := context.Background()
+	cfg := hetero(t)
+	cfg.Database = "app"
+	mcfg, err := mysqldrv.ParseDSN(cfg.Replicas[0].DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	my, err := sql.Open("mysql", cfg.Replicas[0].DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer my.Close()
+	if _, err := my.ExecContext(ctx, "CREATE DATABASE `"+mcfg.DBName+"_half`"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { my.Exec("DROP DATABASE IF EXISTS `" + mcfg.DBName + "_half`") })
+	if err := os.WriteFile(filepath.Join(cfg.DataDir, "databases.json"), []byte(`{"databases":[{"name":"half","state":"creating"}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	addr, _ := start(t, cfg)
+	checkReplicaDatabases(t, cfg, "half", false)
+	if _, err := pgx.Connect(ctx, fmt.Sprintf("postgres://app@%s/half?sslmode=disable", addr)); sqlstate(err) != "3D000" {
+		t.Errorf("connecting to the interrupted database: %v, want 3D000", err)
+	}
+	m := connect(t, addr, "app")
+	mustExec(t, m, "CREATE DATABASE half") // the name is free again
+	checkReplicaDatabases(t, cfg, "half", true)
+}
