@@ -161,3 +161,16 @@ func TestOpTimeout(t *testing.T) {
 		}
 	}
 }
+
+// TestDatabaseName: database is read, and the admin console's name is
+// refused for it.
+func TestDatabaseName(t *testing.T) {
+	base := "[[replicas]]\nname = \"a\"\ndriver = \"sqlite\"\ndsn = \"a.db\"\n"
+	c, err := Parse("database = \"app\"\n"+base, drivers)
+	if err != nil || c.Database != "app" {
+		t.Fatalf("database = app: %+v, %v", c, err)
+	}
+	if _, err := Parse("database = \"shepherd\"\n"+base, drivers); err == nil || !strings.Contains(err.Error(), "database") {
+		t.Errorf("database = shepherd: %v, want an error naming the field", err)
+	}
+}
