@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/shepherd-db/shepherd/internal/config"
+	"github.com/shepherd-db/shepherd/internal/pgerr"
 	"github.com/shepherd-db/shepherd/internal/testenv"
 )
 
@@ -171,7 +172,7 @@ func TestDatabasesAsPostgres(t *testing.T) {
 	})
 
 	t.Run("cbs", func(t *testing.T) {
-		cfg := hetero(t)
+		cfg := dbCluster(t)
 		cfg.Database = "app"
 		addr, srv := start(t, cfg)
 		tg := shep(addr)
@@ -193,8 +194,8 @@ func TestDatabasesAsPostgres(t *testing.T) {
 	})
 }
 
-// hetero is a MariaDB + PostgreSQL + SQLite cbs cluster, f = 1.
-func hetero(t *testing.T) *config.Config {
+// dbCluster is a MariaDB + PostgreSQL + SQLite cbs cluster, f = 1.
+func dbCluster(t *testing.T) *config.Config {
 	return &config.Config{
 		Listen: "127.0.0.1:0", DataDir: t.TempDir(), Mode: "cbs", F: 1,
 		Replicas: []config.Replica{
@@ -259,7 +260,7 @@ func checkReplicaDatabases(t *testing.T, cfg *config.Config, name string, want b
 // TestDatabasesRestart checks that a created database, and its data,
 // outlive a restart of shepherd, and that a dropped one stays gone.
 func TestDatabasesRestart(t *testing.T) {
-	cfg := hetero(t)
+	cfg := dbCluster(t)
 	cfg.Database = "app"
 	addr, _, stop := startServer(t, cfg)
 	m := connect(t, addr, "app")
@@ -296,7 +297,7 @@ func TestDatabasesRestart(t *testing.T) {
 // the CREATE before anything is made.
 func TestCreateDatabaseReplicaFails(t *testing.T) {
 	ctx := context.Background()
-	cfg := hetero(t)
+	cfg := dbCluster(t)
 	cfg.Database = "app"
 	pgDSN := cfg.Replicas[1].DSN
 	u, _ := url.Parse(pgDSN)
@@ -364,7 +365,7 @@ func TestCreateDatabaseReplicaFails(t *testing.T) {
 // database does not exist.
 func TestCreateDatabaseInterrupted(t *testing.T) {
 	ctx := context.Background()
-	cfg := hetero(t)
+	cfg := dbCluster(t)
 	cfg.Database = "app"
 	mcfg, err := mysqldrv.ParseDSN(cfg.Replicas[0].DSN)
 	if err != nil {
@@ -390,4 +391,45 @@ func TestCreateDatabaseInterrupted(t *testing.T) {
 	m := connect(t, addr, "app")
 	mustExec(t, m, "CREATE DATABASE half") // the name is free again
 	checkReplicaDatabases(t, cfg, "half", true)
+}
+
+// TestReplicaDatabaseNames checks the replica databases a created
+// database gets: PostgreSQL URL and keyword DSNs and MariaDB DSNs pointed
+// at <configured database>_<name> on the same server, SQLite files in
+// the database's directory (an absolute path too), and names too long for
+// an engine refused with 0A000.
+func TestReplicaDatabaseNames(t *testing.T) {
+	dir := t.TempDir()
+	cfg := &config.Config{DataDir: dir, Replicas: []config.Replica{
+		{Name: "pgurl", Driver: "postgres", DSN: "postgres://u@127.0.0.1:5432/app?sslmode=disable"},
+		{Name: "pgkw", Driver: "postgres", DSN: "host=127.0.0.1 user=u dbname=app"},
+		{Name: "maria", Driver: "mysql", DSN: "u:pw@tcp(127.0.0.1:3306)/app"},
+		{Name: "lite", Driver: "sqlite", DSN: "lite.db"},
+		{Name: "abs", Driver: "sqlite-cgo", DSN: "/somewhere/else/abs.db"},
+	}}
+	dbs := &databases{top: &Server{cfg: cfg}}
+	specs, err := dbs.specs("scratch")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct{ dsn, engineDB string }{
+		{"postgres://u@127.0.0.1:5432/app_scratch?sslmode=disable", "app_scratch"},
+		{"host=127.0.0.1 user=u dbname=app dbname=app_scratch", "app_scratch"},
+		{"u:pw@tcp(127.0.0.1:3306)/app_scratch", "app_scratch"},
+		{"lite.db", filepath.Join(dir, "databases", "scratch", "lite.db")},
+		{"abs.db", filepath.Join(dir, "databases", "scratch", "abs.db")},
+	}
+	for i, w := range want {
+		if specs[i].dsn != w.dsn || specs[i].engineDB != w.engineDB || specs[i].adminDSN != cfg.Replicas[i].DSN {
+			t.Errorf("%s: %+v, want dsn %s, database %s", cfg.Replicas[i].Name, specs[i], w.dsn, w.engineDB)
+		}
+	}
+	sub := dbs.subConfig("scratch", specs)
+	if sub.DataDir != filepath.Join(dir, "databases", "scratch") || sub.Replicas[2].DSN != want[2].dsn || cfg.Replicas[2].DSN == want[2].dsn {
+		t.Errorf("subConfig: %+v (the configuration's own replicas must stay as they are)", sub)
+	}
+	var pe *pgerr.Error
+	if _, err := dbs.specs(strings.Repeat("n", 60)); !errors.As(err, &pe) || pe.Code != pgerr.FeatureNotSupported {
+		t.Errorf("a name too long for an engine: %v, want 0A000", err)
+	}
 }
