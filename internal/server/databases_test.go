@@ -433,3 +433,33 @@ func TestReplicaDatabaseNames(t *testing.T) {
 		t.Errorf("a name too long for an engine: %v, want 0A000", err)
 	}
 }
+
+// TestDatabasesAnyName checks the configuration without a database name
+// (the embedded default's): every name that is not a created database
+// reaches the configured one, as before, and created databases are
+// still their own.
+func TestDatabasesAnyName(t *testing.T) {
+	ctx := context.Background()
+	addr, _ := start(t, embedded(t))
+	a := connect(t, addr, "whatever")
+	mustExec(t, a, "CREATE TABLE items (a int PRIMARY KEY)")
+	mustExec(t, a, "INSERT INTO items VALUES (1)")
+	b := connect(t, addr, "postgres")
+	var n int
+	if err := b.QueryRow(ctx, "SELECT count(*) FROM items").Scan(&n); err != nil || n != 1 {
+		t.Fatalf("another name reaches the configured database: %d, %v", n, err)
+	}
+	if _, err := a.Exec(ctx, "CREATE DATABASE whatever"); sqlstate(err) != "42P04" {
+		t.Errorf("CREATE DATABASE of the session's own database: %v, want 42P04", err)
+	}
+	if _, err := a.Exec(ctx, "DROP DATABASE whatever"); sqlstate(err) != "55006" {
+		t.Errorf("DROP DATABASE of the session's own database: %v, want 55006", err)
+	}
+	mustExec(t, a, "CREATE DATABASE scratch")
+	s := connect(t, addr, "scratch")
+	if _, err := s.Exec(ctx, "SELECT count(*) FROM items"); sqlstate(err) != "42P01" {
+		t.Errorf("the configured database's table seen from a created one: %v, want 42P01", err)
+	}
+	s.Close(ctx)
+	mustExec(t, b, "DROP DATABASE scratch")
+}
