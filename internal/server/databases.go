@@ -141,19 +141,25 @@ func (s *Server) closeAll() {
 	s.closeEngines()
 }
 
-// DatabaseNames lists the databases clients may connect to, for
-// pg_database: the configured one (under its configured name; "" when
-// every name reaches it), then the created ones in the order they were
-// created. The admin console "shepherd" is not one.
-func (s *Server) DatabaseNames() []string {
-	names := []string{s.cfg.Database}
-	if s.dbs == nil {
-		return names
+// DatabaseNames lists the databases a client may connect to, for
+// pg_database (session.Databases): the configured one under its
+// configured name (with none configured, under from, the name the
+// session connected with, unless that is a created database), then the
+// created ones in the order they were created. The admin console
+// "shepherd" is not one.
+func (dbs *databases) DatabaseNames(from string) []string {
+	dbs.mu.Lock()
+	defer dbs.mu.Unlock()
+	var names []string
+	main := dbs.top.cfg.Database
+	if _, created := dbs.open[from]; main == "" && !created {
+		main = from
 	}
-	s.dbs.mu.Lock()
-	defer s.dbs.mu.Unlock()
-	for _, e := range s.dbs.entries {
-		if d, ok := s.dbs.open[e.Name]; ok && !d.dropping {
+	if main != "" {
+		names = append(names, main)
+	}
+	for _, e := range dbs.entries {
+		if d, ok := dbs.open[e.Name]; ok && !d.dropping {
 			names = append(names, e.Name)
 		}
 	}

@@ -440,7 +440,7 @@ func TestReplicaDatabaseNames(t *testing.T) {
 // still their own.
 func TestDatabasesAnyName(t *testing.T) {
 	ctx := context.Background()
-	addr, _ := start(t, embedded(t))
+	addr, srv := start(t, embedded(t))
 	a := connect(t, addr, "whatever")
 	mustExec(t, a, "CREATE TABLE items (a int PRIMARY KEY)")
 	mustExec(t, a, "INSERT INTO items VALUES (1)")
@@ -456,6 +456,12 @@ func TestDatabasesAnyName(t *testing.T) {
 		t.Errorf("DROP DATABASE of the session's own database: %v, want 55006", err)
 	}
 	mustExec(t, a, "CREATE DATABASE scratch")
+	if got := srv.dbs.DatabaseNames("whatever"); strings.Join(got, ",") != "whatever,scratch" {
+		t.Errorf("DatabaseNames from whatever: %q", got)
+	}
+	if got := srv.dbs.DatabaseNames("scratch"); strings.Join(got, ",") != "scratch" {
+		t.Errorf("DatabaseNames from scratch: %q", got)
+	}
 	s := connect(t, addr, "scratch")
 	if _, err := s.Exec(ctx, "SELECT count(*) FROM items"); sqlstate(err) != "42P01" {
 		t.Errorf("the configured database's table seen from a created one: %v, want 42P01", err)

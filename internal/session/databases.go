@@ -14,6 +14,18 @@ import (
 type Databases interface {
 	CreateDatabase(ctx context.Context, from string, st *sqlan.DatabaseStmt) error
 	DropDatabase(ctx context.Context, from string, st *sqlan.DatabaseStmt) error
+	// DatabaseNames lists the databases a client may connect to (for
+	// pg_database), from's first when it is the configured one.
+	DatabaseNames(from string) []string
+}
+
+// DatabaseNames lists the databases a client may connect to, for
+// pg_database: the session's own and every other one shepherd serves.
+func (s *Session) DatabaseNames() []string {
+	if s.dbs == nil {
+		return []string{s.database}
+	}
+	return s.dbs.DatabaseNames(s.database)
 }
 
 // SetDatabases makes CREATE and DROP DATABASE reach dbs, and has the
