@@ -362,7 +362,8 @@ func TestCreateDatabaseReplicaFails(t *testing.T) {
 // TestCreateDatabaseInterrupted checks that a CREATE DATABASE shepherd
 // stopped in the middle of (databases.json says "creating") is undone at
 // the next start: the replica databases it made are dropped and the
-// database does not exist.
+// database does not exist; and that a DROP DATABASE stopped in the middle
+// ("dropping") is finished.
 func TestCreateDatabaseInterrupted(t *testing.T) {
 	ctx := context.Background()
 	cfg := dbCluster(t)
@@ -380,11 +381,35 @@ func TestCreateDatabaseInterrupted(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { my.Exec("DROP DATABASE IF EXISTS `" + mcfg.DBName + "_half`") })
-	if err := os.WriteFile(filepath.Join(cfg.DataDir, "databases.json"), []byte(`{"databases":[{"name":"half","state":"creating"}]}`), 0o644); err != nil {
+	// And a DROP DATABASE stopped after the database was marked
+	// dropping, with its replica databases all still there.
+	if _, err := my.ExecContext(ctx, "CREATE DATABASE `"+mcfg.DBName+"_halfdrop`"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { my.Exec("DROP DATABASE IF EXISTS `" + mcfg.DBName + "_halfdrop`") })
+	u, _ := url.Parse(cfg.Replicas[1].DSN)
+	pg, err := pgx.Connect(ctx, cfg.Replicas[1].DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pg.Close(ctx)
+	mustExec(t, pg, "CREATE DATABASE "+strings.TrimPrefix(u.Path, "/")+"_halfdrop")
+	if err := os.MkdirAll(filepath.Join(cfg.DataDir, "databases", "halfdrop"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(cfg.DataDir, "databases", "halfdrop", "lite.db"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	checkReplicaDatabases(t, cfg, "halfdrop", true)
+	if err := os.WriteFile(filepath.Join(cfg.DataDir, "databases.json"), []byte(`{"databases":[{"name":"half","state":"creating"},{"name":"halfdrop","state":"dropping"}]}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	addr, _ := start(t, cfg)
 	checkReplicaDatabases(t, cfg, "half", false)
+	checkReplicaDatabases(t, cfg, "halfdrop", false)
+	if b, err := os.ReadFile(filepath.Join(cfg.DataDir, "databases.json")); err != nil || strings.Contains(string(b), "half") {
+		t.Errorf("databases.json after start: %s, %v; want both forgotten", b, err)
+	}
 	if _, err := pgx.Connect(ctx, fmt.Sprintf("postgres://app@%s/half?sslmode=disable", addr)); sqlstate(err) != "3D000" {
 		t.Errorf("connecting to the interrupted database: %v, want 3D000", err)
 	}
