@@ -1,0 +1,31 @@
+"""Shared by the Python apps of the ecosystem suite: steps run in order;
+the first that raises prints "FAIL <step>: <error>" and exits 1."""
+import os
+import sys
+import traceback
+
+URL = os.environ["DATABASE_URL"]
+APP = os.environ.get("APP_NAME", "")
+_steps = []
+
+
+def step(fn):
+    _steps.append(fn)
+    return fn
+
+
+def check(cond, what):
+    if not cond:
+        raise AssertionError(what)
+
+
+def main():
+    for fn in _steps:
+        try:
+            fn()
+        except BaseException as e:  # noqa: BLE001 - report whatever stopped the app
+            traceback.print_exc()
+            msg = " ".join(str(e).split())
+            print(f"FAIL {fn.__name__}: {type(e).__name__}: {msg}", flush=True)
+            sys.exit(1)
+        print("ok", fn.__name__, flush=True)
