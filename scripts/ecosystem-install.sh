@@ -58,10 +58,10 @@ for part in $parts; do
 		fi
 		;;
 	go)
-		if stamp_ok go "$apps/go/go.mod" "$apps/go/go.sum"; then echo "ecosystem: go clients already installed"; continue; fi
+		if stamp_ok go "$apps"/go/go.* "$apps"/go/*.go; then echo "ecosystem: go clients already installed"; continue; fi
 		mkdir -p "$eco/bin"
 		if (cd "$apps/go" && go build -o "$eco/bin/goapps" .); then
-			stamp_set go "$apps/go/go.mod" "$apps/go/go.sum"
+			stamp_set go "$apps"/go/go.* "$apps"/go/*.go
 			echo "ecosystem: go clients built into $eco/bin/goapps"
 		else
 			echo "ecosystem: go clients NOT installed" >&2; status=1
