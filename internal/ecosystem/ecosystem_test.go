@@ -26,7 +26,9 @@
 // app; with SHEPHERD_ECOSYSTEM=off none; otherwise (go test ./..., make
 // test) only the representative ones marked quick, and only if their
 // clients are installed, else the test skips saying how to install them.
-// SHEPHERD_ECOSYSTEM_RUN=regexp narrows the apps by name.
+// SHEPHERD_ECOSYSTEM_RUN=regexp narrows the apps by name;
+// SHEPHERD_ECO_SRC=dir builds shepherd from another checkout (to measure
+// a branch with this suite unchanged).
 package ecosystem
 
 import (
@@ -229,6 +231,9 @@ func (s *suite) build(t *testing.T) {
 	s.shepherd = filepath.Join(t.TempDir(), "shepherd")
 	cmd := exec.Command("go", "build", "-o", s.shepherd, "./cmd/shepherd")
 	cmd.Dir = s.repo
+	if src := os.Getenv("SHEPHERD_ECO_SRC"); src != "" {
+		cmd.Dir = src
+	}
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
@@ -428,8 +433,8 @@ func firstError(out []byte, err error) string {
 }
 
 func shorten(s string) string {
-	if len(s) > 160 {
-		return s[:157] + "..."
+	if len(s) > 240 {
+		return s[:237] + "..."
 	}
 	return s
 }

@@ -70,7 +70,29 @@ public class HibernateApp {
         return cfg.buildSessionFactory();
     }
 
+    // firstWarning is the first database error Hibernate logged as a
+    // warning: when it cannot read the database's metadata it says why
+    // only there.
+    static String firstWarning;
+
     public static void main(String[] args) {
+        System.setProperty("org.jboss.logging.provider", "jdk");
+        java.util.logging.Logger root = java.util.logging.Logger.getLogger("");
+        root.addHandler(new java.util.logging.Handler() {
+            @Override public void publish(java.util.logging.LogRecord r) {
+                if (firstWarning != null || r.getLevel().intValue() < java.util.logging.Level.WARNING.intValue()) {
+                    return;
+                }
+                String m = new java.util.logging.SimpleFormatter().formatMessage(r);
+                if (m.contains("SQLException")) {
+                    firstWarning = m.replaceAll("\\s+", " ");
+                } else if (r.getThrown() != null) {
+                    firstWarning = firstError(r.getThrown());
+                }
+            }
+            @Override public void flush() {}
+            @Override public void close() {}
+        });
         LinkedHashMap<String, Step> steps = new LinkedHashMap<>();
         steps.put("hbm2ddl_update", () -> { sf = build(); });
         steps.put("persist", HibernateApp::persist);
@@ -84,7 +106,8 @@ public class HibernateApp {
                 System.out.println("ok " + s.getKey());
             } catch (Throwable e) {
                 e.printStackTrace(System.out);
-                System.out.println("FAIL " + s.getKey() + ": " + firstError(e));
+                System.out.println("FAIL " + s.getKey() + ": "
+                        + (firstWarning != null ? "logged " + firstWarning + "; then " : "") + firstError(e));
                 code = 1;
                 break;
             }

@@ -25,7 +25,9 @@ def main():
             fn()
         except BaseException as e:  # noqa: BLE001 - report whatever stopped the app
             traceback.print_exc()
-            msg = " ".join(str(e).split())
-            print(f"FAIL {fn.__name__}: {type(e).__name__}: {msg}", flush=True)
+            # SQLAlchemy wraps the driver's error; name the driver's.
+            err = getattr(e, "orig", None) or e
+            msg = " ".join(str(err).split())
+            print(f"FAIL {fn.__name__}: {type(err).__name__}: {msg}", flush=True)
             sys.exit(1)
         print("ok", fn.__name__, flush=True)
