@@ -46,11 +46,14 @@ for part in $parts; do
 		fi
 		;;
 	java)
-		if stamp_ok java "$apps/java/pom.xml"; then echo "ecosystem: java clients already installed"; continue; fi
-		rm -rf "$eco/jars"
+		if stamp_ok java "$apps"/java/pom.xml "$apps"/java/*.java; then echo "ecosystem: java clients already installed"; continue; fi
+		rm -rf "$eco/jars" "$eco/java-classes"
+		# The apps are compiled once here (the suite falls back to java's
+		# source launcher for an app whose source is newer).
 		if mvn -q -B -f "$apps/java/pom.xml" -Dmaven.repo.local="$eco/m2" \
-			dependency:copy-dependencies -DoutputDirectory="$eco/jars" >"$eco/mvn.log" 2>&1; then
-			stamp_set java "$apps/java/pom.xml"
+			dependency:copy-dependencies -DoutputDirectory="$eco/jars" >"$eco/mvn.log" 2>&1 &&
+			javac -nowarn -d "$eco/java-classes" -cp "$eco/jars/*" "$apps"/java/*.java; then
+			stamp_set java "$apps"/java/pom.xml "$apps"/java/*.java
 			echo "ecosystem: java clients installed in $eco/jars"
 		else
 			tail -20 "$eco/mvn.log" >&2

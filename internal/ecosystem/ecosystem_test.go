@@ -382,7 +382,14 @@ func (s *suite) runApp(t *testing.T, a app, tg target) ([]byte, error) {
 	case node:
 		cmd = exec.CommandContext(ctx, "node", filepath.Join(s.apps, "node", a.file))
 	case java:
-		cmd = exec.CommandContext(ctx, "java", "-cp", filepath.Join(s.eco, "jars")+"/*", filepath.Join(s.apps, "java", a.file))
+		src := filepath.Join(s.apps, "java", a.file)
+		class := strings.TrimSuffix(a.file, ".java")
+		cp := filepath.Join(s.eco, "jars") + "/*"
+		if newer(filepath.Join(s.eco, "java-classes", class+".class"), src) {
+			cmd = exec.CommandContext(ctx, "java", "-cp", filepath.Join(s.eco, "java-classes")+":"+cp, class)
+		} else {
+			cmd = exec.CommandContext(ctx, "java", "-cp", cp, src)
+		}
 	case goapp:
 		cmd = exec.CommandContext(ctx, filepath.Join(s.eco, "bin/goapps"), a.file)
 	case pgbin:
@@ -409,6 +416,16 @@ func (s *suite) runApp(t *testing.T, a app, tg target) ([]byte, error) {
 		err = fmt.Errorf("timed out after %v", appTimeout)
 	}
 	return buf.Bytes(), err
+}
+
+// newer says whether file exists and is newer than src.
+func newer(file, src string) bool {
+	f, err := os.Stat(file)
+	if err != nil {
+		return false
+	}
+	g, err := os.Stat(src)
+	return err == nil && f.ModTime().After(g.ModTime())
 }
 
 // firstError is the app's "FAIL step: error" line, else the last line of
