@@ -89,6 +89,8 @@ var apps = []app{
 	{name: "django", kind: python, file: "django_app.py", quick: true},
 	{name: "django-test", kind: python, file: "django_app.py"},
 	{name: "asyncpg", kind: python, file: "asyncpg_app.py"},
+	{name: "pg8000", kind: python, file: "pg8000_app.py"},
+	{name: "peewee", kind: python, file: "peewee_app.py"},
 	{name: "pgx", kind: goapp, file: "pgx"},
 	{name: "lib/pq", kind: goapp, file: "pq"},
 	{name: "gorm", kind: goapp, file: "gorm"},
