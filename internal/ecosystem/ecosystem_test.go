@@ -141,12 +141,15 @@ func TestEcosystem(t *testing.T) {
 	s := newSuite(t)
 	var chosen []app
 	var missing []string
-	filter := os.Getenv("SHEPHERD_ECOSYSTEM_RUN")
+	filter, err := regexp.Compile(os.Getenv("SHEPHERD_ECOSYSTEM_RUN"))
+	if err != nil {
+		t.Fatalf("SHEPHERD_ECOSYSTEM_RUN: %v", err)
+	}
 	for _, a := range apps {
 		if mode != "all" && !a.quick {
 			continue
 		}
-		if filter != "" && !regexp.MustCompile(filter).MatchString(a.name) {
+		if !filter.MatchString(a.name) {
 			continue
 		}
 		if why := s.installed(a); why != "" {
