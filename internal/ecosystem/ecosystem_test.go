@@ -123,6 +123,7 @@ func (t target) url() string {
 type result struct {
 	status string // pass, FAIL, xfail, XPASS, skip, broken, -
 	first  string // the first error of a failure
+	steps  int    // the app's steps that passed ("ok step" lines)
 	took   time.Duration
 }
 
@@ -272,7 +273,7 @@ dsn = "lite.db"
 	}
 	start := time.Now()
 	out, err := s.runApp(t, a, tg)
-	r := result{took: time.Since(start)}
+	r := result{took: time.Since(start), steps: countSteps(out)}
 	logf := filepath.Join(s.eco, "logs", strings.ReplaceAll(a.name, "/", "-")+"."+st+".log")
 	if err := os.MkdirAll(filepath.Dir(logf), 0o755); err == nil {
 		os.WriteFile(logf, out, 0o644)
@@ -423,6 +424,17 @@ func (s *suite) runApp(t *testing.T, a app, tg target) ([]byte, error) {
 	return buf.Bytes(), err
 }
 
+// countSteps counts the "ok step" lines an app printed.
+func countSteps(out []byte) int {
+	n := 0
+	for _, line := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(line, "ok ") {
+			n++
+		}
+	}
+	return n
+}
+
 // newer says whether file exists and is newer than src.
 func newer(file, src string) bool {
 	f, err := os.Stat(file)
@@ -505,7 +517,7 @@ func (s *suite) report(t *testing.T, chosen []app, results map[string]map[string
 	var b strings.Builder
 	fmt.Fprintf(&b, "%-20s", "client")
 	for _, st := range setups {
-		fmt.Fprintf(&b, " %-9s", st)
+		fmt.Fprintf(&b, " %-11s", st)
 	}
 	b.WriteString(" first error\n")
 	counts := map[string]int{}
@@ -514,7 +526,13 @@ func (s *suite) report(t *testing.T, chosen []app, results map[string]map[string
 		var firsts []string
 		for _, st := range setups {
 			r := results[a.name][st]
-			fmt.Fprintf(&b, " %-9s", r.status)
+			cell := r.status
+			// A failure says how far the app got: steps passed of those
+			// it passes on PostgreSQL.
+			if all := results[a.name]["postgres"]; st != "postgres" && (r.status == "xfail" || r.status == "FAIL") && all.status == "pass" {
+				cell = fmt.Sprintf("%s %d/%d", r.status, r.steps, all.steps)
+			}
+			fmt.Fprintf(&b, " %-11s", cell)
 			if st != "postgres" {
 				counts[r.status]++
 			}
@@ -530,7 +548,7 @@ func (s *suite) report(t *testing.T, chosen []app, results map[string]map[string
 		cs = append(cs, fmt.Sprintf("%s %d", k, n))
 	}
 	sort.Strings(cs)
-	fmt.Fprintf(&b, "on shepherd: %s (pass: passes; xfail: fails as expected.txt says; FAIL: regression; XPASS: listed but passes; broken: fails on PostgreSQL)\n", strings.Join(cs, ", "))
+	fmt.Fprintf(&b, "on shepherd: %s (pass: passes; xfail: fails as expected.txt says; FAIL: regression; XPASS: listed but passes; broken: fails on PostgreSQL; n/m: steps passed of m)\n", strings.Join(cs, ", "))
 	fmt.Println(b.String())
 	if err := os.MkdirAll(s.eco, 0o755); err == nil {
 		os.WriteFile(filepath.Join(s.eco, "results.txt"), []byte(b.String()), 0o644)

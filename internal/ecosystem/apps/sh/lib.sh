@@ -1,10 +1,13 @@
 # Shared by the shell apps of the ecosystem suite. `step NAME` names the
-# current step; `fail MSG` prints "FAIL step: MSG" and exits 1; `q ARGS`
+# current step (and says "ok" of the one before, as the other apps do);
+# `finish` says "ok" of the last; `fail MSG` prints "FAIL step: MSG" and
+# exits 1; `q ARGS`
 # runs psql quietly, stopping on the first error, and fails the step with
 # psql's first error line.
 set -u
 cur=start
-step() { cur=$1; echo "step $cur"; }
+step() { [ "$cur" = start ] || echo "ok $cur"; cur=$1; }
+finish() { echo "ok $cur"; }
 fail() { echo "FAIL $cur: $*"; exit 1; }
 q() {
 	local out

@@ -29,4 +29,4 @@ q -c 'DELETE FROM emp' -c 'DELETE FROM dept' >/dev/null
 q -f data.sql >/dev/null
 n=$(q -At -c 'SELECT sum(salary) FROM emp')
 [ "$n" = 9000.50 ] || fail "restored salaries sum to $n"
-echo ok
+finish

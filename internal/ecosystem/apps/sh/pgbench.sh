@@ -11,4 +11,4 @@ out=$(pgbench -n -c 2 -t 50 2>&1) || fail "$(printf '%s\n' "$out" | grep -m1 -E 
 has "$out" 'number of transactions actually processed: 100/100' 'every transaction processed'
 n=$(q -At -c 'SELECT count(*) FROM pgbench_history')
 [ "$n" = 100 ] || fail "pgbench_history has $n rows"
-echo ok
+finish

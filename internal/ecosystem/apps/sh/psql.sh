@@ -68,4 +68,4 @@ SQL
 has "$out" 'duplicate key value violates unique constraint "author_name_key"' 'the duplicate is reported as PostgreSQL does'
 n=$(q -At -c "SELECT count(*) FROM author")
 [ "$n" = 4 ] || fail "authors after ON_ERROR_ROLLBACK: $n, want 4 ($out)"
-echo ok
+finish
