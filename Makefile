@@ -45,11 +45,12 @@ clean:
 # ECO_RUN=regexp narrows the apps.
 ECO_DIR ?= $(CURDIR)/.ecosystem
 test-ecosystem: engines
-	mkdir -p $(ECO_DIR)
+	mkdir -p $(ECO_DIR) && rm -f $(ECO_DIR)/results.txt
 	SHEPHERD_ECO_DIR=$(ECO_DIR) ./scripts/ecosystem-install.sh || true
 	{ SHEPHERD_ECO_DIR=$(ECO_DIR) SHEPHERD_ECOSYSTEM=all SHEPHERD_ECOSYSTEM_RUN='$(ECO_RUN)' \
 		$(GO) test -count=1 -timeout 30m -v -run '^TestEcosystem$$' ./internal/ecosystem; \
 		echo $$? >$(ECO_DIR)/test.rc; } 2>&1 | tee $(ECO_DIR)/test.log
+	@echo; cat $(ECO_DIR)/results.txt 2>/dev/null || echo "no results: see $(ECO_DIR)/test.log"
 	@exit $$(cat $(ECO_DIR)/test.rc)
 
 # The side-by-side benchmark of BENCHMARKS.md (not part of test): every
