@@ -54,3 +54,24 @@ func TestFirstError(t *testing.T) {
 		}
 	}
 }
+
+// TestClassify: what fails the suite is a failure on shepherd that
+// expected.txt does not list, or a failure on PostgreSQL.
+func TestClassify(t *testing.T) {
+	for _, c := range []struct {
+		setup          string
+		failed, listed bool
+		want           string
+	}{
+		{"postgres", false, false, "pass"},
+		{"postgres", true, false, "broken"},
+		{"embedded", false, false, "pass"},
+		{"embedded", true, false, "FAIL"},
+		{"cbs", true, true, "xfail"},
+		{"cbs", false, true, "XPASS"},
+	} {
+		if got := classify(c.setup, c.failed, c.listed); got != c.want {
+			t.Errorf("classify(%s, failed %v, listed %v) = %s, want %s", c.setup, c.failed, c.listed, got, c.want)
+		}
+	}
+}
