@@ -1,0 +1,294 @@
+package server
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/shepherd-db/shepherd/internal/testenv"
+)
+
+// cursorSteps are DECLARE / FETCH / MOVE / CLOSE sequences whose every
+// answer (rows, column names and types, command tag, SQLSTATE and
+// message) must be PostgreSQL 15's: the edges of every direction on
+// SCROLL, NO SCROLL and default cursors, empty cursors, counts beyond
+// either end, negative counts, the errors, and how transactions end
+// cursors.
+var cursorSteps = []string{
+	`DROP TABLE IF EXISTS curs`,
+	`CREATE TABLE curs (id int PRIMARY KEY, s text, n numeric(6,2), b boolean, t timestamp)`,
+	`INSERT INTO curs VALUES (1,'a',1.5,true,'2024-01-02 03:04:05'),(2,'b',NULL,false,NULL),(3,'c',3.25,NULL,'1999-12-31 23:59:59'),(4,'d',-4,true,'2000-02-29 00:00:00'),(5,NULL,0,false,'2024-06-30 12:00:00')`,
+	// Errors outside and inside a block.
+	`DECLARE c CURSOR WITHOUT HOLD FOR SELECT id FROM curs`,
+	`FETCH c`,
+	`FETCH NEXT FROM nosuch`,
+	`MOVE nosuch`,
+	`CLOSE nosuch`,
+	`BEGIN`,
+	`DECLARE c CURSOR FOR SELECT * FROM curs ORDER BY id`,
+	`DECLARE c CURSOR FOR SELECT 1`,
+	`ROLLBACK`,
+	`BEGIN`,
+	`DECLARE c CURSOR FOR SELECT * FROM curs ORDER BY id`,
+	`FETCH nosuch`,
+	`FETCH c`,
+	`COMMIT`,
+	`FETCH c`,
+	// Every direction, counts beyond the ends, negative counts.
+	`BEGIN`,
+	`DECLARE c SCROLL CURSOR FOR SELECT * FROM curs ORDER BY id`,
+	`MOVE FORWARD 10 IN c`,
+	`FETCH PRIOR c`,
+	`MOVE BACKWARD 10 IN c`,
+	`FETCH NEXT c`,
+	`FETCH FORWARD -1 c`,
+	`FETCH BACKWARD -2 c`,
+	`FETCH ABSOLUTE -10 c`,
+	`FETCH NEXT c`,
+	`FETCH ABSOLUTE -5 c`,
+	`FETCH ABSOLUTE 5 c`,
+	`FETCH ABSOLUTE 6 c`,
+	`FETCH PRIOR c`,
+	`FETCH RELATIVE 0 c`,
+	`FETCH RELATIVE -10 c`,
+	`FETCH RELATIVE 0 c`,
+	`MOVE RELATIVE 0 c`,
+	`MOVE ABSOLUTE 3 c`,
+	`MOVE RELATIVE -1 c`,
+	`FETCH 0 c`,
+	`MOVE LAST c`,
+	`MOVE FIRST c`,
+	`MOVE NEXT c`,
+	`MOVE PRIOR c`,
+	`MOVE PRIOR c`,
+	`MOVE ALL c`,
+	`MOVE ALL c`,
+	`FETCH ALL c`,
+	`MOVE BACKWARD ALL c`,
+	`MOVE BACKWARD ALL c`,
+	`FETCH BACKWARD c`,
+	`FETCH FORWARD c`,
+	`FETCH FORWARD ALL c`,
+	`FETCH BACKWARD ALL c`,
+	`FETCH BACKWARD 0 c`,
+	`MOVE FORWARD 0 c`,
+	`FETCH 3 c`,
+	`FETCH -2 c`,
+	`MOVE -2 c`,
+	`FETCH 2 c`,
+	`MOVE ABSOLUTE 0 c`,
+	`MOVE ABSOLUTE -1 c`,
+	`MOVE ABSOLUTE 7 c`,
+	`FETCH LAST c`,
+	`CLOSE c`,
+	`FETCH c`,
+	`ROLLBACK`,
+	// An empty cursor.
+	`BEGIN`,
+	`DECLARE e SCROLL CURSOR FOR SELECT id, s FROM curs WHERE id > 100`,
+	`FETCH e`,
+	`FETCH PRIOR e`,
+	`FETCH LAST e`,
+	`FETCH FIRST e`,
+	`FETCH 0 e`,
+	`MOVE ALL e`,
+	`MOVE 0 e`,
+	`FETCH ABSOLUTE 1 e`,
+	`FETCH ABSOLUTE -1 e`,
+	`FETCH ALL e`,
+	`ROLLBACK`,
+	// NO SCROLL: forward only.
+	`BEGIN`,
+	`DECLARE n NO SCROLL CURSOR FOR SELECT id FROM curs ORDER BY id`,
+	`FETCH ABSOLUTE 0 n`,
+	`FETCH FIRST n`,
+	`FETCH 0 n`,
+	`ROLLBACK`,
+	`BEGIN`,
+	`DECLARE n NO SCROLL CURSOR FOR SELECT id FROM curs ORDER BY id`,
+	`MOVE 0 n`,
+	`FETCH RELATIVE 0 n`,
+	`ROLLBACK`,
+	`BEGIN`,
+	`DECLARE n NO SCROLL CURSOR FOR SELECT id FROM curs ORDER BY id`,
+	`FETCH FIRST n`,
+	`FETCH ABSOLUTE 3 n`,
+	`MOVE FORWARD 0 n`,
+	`FETCH FORWARD 10 n`,
+	`FETCH n`,
+	`FETCH LAST n`,
+	`ROLLBACK`,
+	`BEGIN`,
+	`DECLARE n NO SCROLL CURSOR FOR SELECT id FROM curs ORDER BY id`,
+	`FETCH LAST n`,
+	`ROLLBACK`,
+	`BEGIN`,
+	`DECLARE n NO SCROLL CURSOR FOR SELECT id FROM curs ORDER BY id`,
+	`MOVE BACKWARD ALL n`,
+	`FETCH BACKWARD 0 n`,
+	`ROLLBACK`,
+	`BEGIN`,
+	`DECLARE n NO SCROLL CURSOR FOR SELECT id FROM curs ORDER BY id`,
+	`FETCH 2 n`,
+	`FETCH BACKWARD 0 n`,
+	`ROLLBACK`,
+	`BEGIN`,
+	`DECLARE n NO SCROLL CURSOR FOR SELECT id FROM curs ORDER BY id`,
+	`FETCH 2 n`,
+	`FETCH -1 n`,
+	`ROLLBACK`,
+	`BEGIN`,
+	`DECLARE n NO SCROLL CURSOR FOR SELECT id FROM curs ORDER BY id`,
+	`FETCH 2 n`,
+	`MOVE ABSOLUTE 0 n`,
+	`ROLLBACK`,
+	// After an error the block is aborted: FETCH and CLOSE give 25P02.
+	`BEGIN`,
+	`DECLARE n NO SCROLL CURSOR FOR SELECT id FROM curs ORDER BY id`,
+	`FETCH PRIOR n`,
+	`FETCH n`,
+	`CLOSE n`,
+	`COMMIT`,
+	`FETCH n`,
+	// WITH HOLD outside a block, and across COMMIT; the others end.
+	`DECLARE h1 SCROLL CURSOR WITH HOLD FOR SELECT id, s FROM curs ORDER BY id`,
+	`UPDATE curs SET s = 'changed' WHERE id = 1`,
+	`FETCH h1`,
+	`FETCH ABSOLUTE 1 h1`,
+	`BEGIN`,
+	`FETCH h1`,
+	`DECLARE h2 INSENSITIVE CURSOR WITH HOLD FOR SELECT s FROM curs WHERE id = 1`,
+	`DECLARE w ASENSITIVE NO SCROLL CURSOR WITHOUT HOLD FOR SELECT s FROM curs WHERE id = 1`,
+	`UPDATE curs SET s = 'again' WHERE id = 1`,
+	`COMMIT`,
+	`FETCH ALL h2`,
+	`FETCH w`,
+	`BEGIN`,
+	`FETCH h1`,
+	`ROLLBACK`,
+	`FETCH h1`,
+	`BEGIN`,
+	`DECLARE h3 CURSOR WITH HOLD FOR SELECT 1 AS x`,
+	`SELECT 1/0`,
+	`ROLLBACK`,
+	`FETCH h3`,
+	`DECLARE h1 CURSOR WITH HOLD FOR SELECT 1`,
+	// A held cursor whose FETCH fails, and one used in a block that
+	// rolls back.
+	`DECLARE f NO SCROLL CURSOR WITH HOLD FOR SELECT id FROM curs ORDER BY id`,
+	`FETCH 2 f`,
+	`FETCH PRIOR f`,
+	`FETCH f`,
+	`CLOSE f`,
+	`FETCH f`,
+	`DECLARE f2 SCROLL CURSOR WITH HOLD FOR SELECT id FROM curs ORDER BY id`,
+	`FETCH 2 f2`,
+	`BEGIN`,
+	`FETCH f2`,
+	`SELECT 1/0`,
+	`ROLLBACK`,
+	`FETCH f2`,
+	`BEGIN`,
+	`CLOSE f2`,
+	`ROLLBACK`,
+	`FETCH f2`,
+	`CLOSE ALL`,
+	`FETCH h1`,
+	`FETCH h2`,
+	`CLOSE ALL`,
+	// Several statements in one query string form one implicit block.
+	`DECLARE i CURSOR FOR SELECT id FROM curs ORDER BY id; FETCH 2 i`,
+	`FETCH i`,
+	`DECLARE i2 CURSOR WITH HOLD FOR SELECT id FROM curs ORDER BY id DESC; FETCH 2 i2`,
+	`FETCH i2`,
+	`CLOSE i2`,
+	// Column names and types of expressions.
+	`BEGIN`,
+	`DECLARE x CURSOR FOR SELECT id + 1 AS next, upper(s), n * 2, count(*) OVER () AS total, NULL AS nothing FROM curs ORDER BY id`,
+	`FETCH 2 x`,
+	`MOVE 10 x`,
+	`FETCH x`,
+	`ROLLBACK`,
+	// psycopg2's named cursor.
+	`BEGIN`,
+	`DECLARE "c_1" CURSOR WITHOUT HOLD FOR SELECT id, s FROM curs ORDER BY id`,
+	`FETCH FORWARD 2 FROM "c_1"`,
+	`FETCH FORWARD 2 FROM "c_1"`,
+	`FETCH FORWARD 2 FROM "c_1"`,
+	`FETCH FORWARD 2 FROM "c_1"`,
+	`MOVE ABSOLUTE 1 FROM "c_1"`,
+	`FETCH FORWARD 1 FROM "c_1"`,
+	`CLOSE "c_1"`,
+	`COMMIT`,
+}
+
+// TestCursorsAsPostgres runs cursorSteps on PostgreSQL 15 and through
+// shepherd (embedded default and a MariaDB + PostgreSQL + SQLite cbs
+// cluster), each step as one simple query string, and compares the last
+// statement's answer; then FETCH through the extended protocol (Parse,
+// Describe, Bind, Execute) and a DECLARE whose query takes a parameter.
+func TestCursorsAsPostgres(t *testing.T) {
+	ctx := context.Background()
+	pgDSN := testenv.Postgres(t)
+	for name, setup := range sessionSetups(t) {
+		t.Run(name, func(t *testing.T) {
+			addr, _ := start(t, setup(t))
+			pg, err := pgx.Connect(ctx, pgDSN)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer pg.Close(ctx)
+			sh := connect(t, addr, "app")
+			for _, q := range cursorSteps {
+				want := lastAnswer(ctx, pg, q)
+				got := lastAnswer(ctx, sh, q)
+				if want.String() != got.String() {
+					t.Errorf("%s:\n  PostgreSQL: %v\n  shepherd:   %v", q, want, got)
+				}
+			}
+			// A known difference: shepherd runs the query at DECLARE,
+			// so an error in the third row fails the DECLARE, where
+			// PostgreSQL fails the FETCH that reaches the row. The
+			// block fails either way.
+			for _, q := range []string{"BEGIN", "DECLARE z CURSOR FOR SELECT 1/(id-3) FROM curs ORDER BY id", "FETCH z", "ROLLBACK"} {
+				got := lastAnswer(ctx, sh, q)
+				switch {
+				case strings.HasPrefix(q, "DECLARE") && (got.err == nil || got.err.Code != "22012"):
+					t.Errorf("%s: %v, want 22012", q, got)
+				case strings.HasPrefix(q, "FETCH") && (got.err == nil || got.err.Code != "25P02"):
+					t.Errorf("%s: %v, want 25P02", q, got)
+				}
+			}
+			// The extended protocol: DECLARE with a parameter, FETCH
+			// and MOVE as prepared statements.
+			for _, q := range []struct {
+				sql  string
+				args []any
+			}{
+				{"BEGIN", nil},
+				{"DECLARE p SCROLL CURSOR FOR SELECT id, s FROM curs WHERE id > $1 ORDER BY id", []any{1}},
+				{"FETCH 2 FROM p", nil},
+				{"FETCH PRIOR p", nil},
+				{"MOVE LAST IN p", nil},
+				{"FETCH BACKWARD ALL p", nil},
+				{"FETCH nosuch", nil},
+				{"ROLLBACK", nil},
+				{"DECLARE p CURSOR WITH HOLD FOR SELECT n, t, b FROM curs WHERE id <= $1 ORDER BY id", []any{3}},
+				{"FETCH ALL p", nil},
+				{"CLOSE p", nil},
+				{"CLOSE p", nil},
+			} {
+				want := ask(ctx, pg, q.sql, true, q.args...)
+				got := ask(ctx, sh, q.sql, true, q.args...)
+				if want.String() != got.String() {
+					t.Errorf("extended %s %v:\n  PostgreSQL: %v\n  shepherd:   %v", q.sql, q.args, want, got)
+				}
+			}
+			for _, c := range []*pgx.Conn{pg, sh} {
+				c.PgConn().Exec(ctx, "ROLLBACK; CLOSE ALL").ReadAll()
+			}
+		})
+	}
+}
