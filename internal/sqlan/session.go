@@ -467,7 +467,8 @@ func analyseSession(st *Stmt, n *pg_query.Node) (ok bool, err error) {
 			}
 		}
 		op, st.Verb = &SessionOp{Op: "declare", Name: d.Portalname, Cursor: CursorOptions{
-			Hold: d.Options&cursorHold != 0, Scroll: d.Options&cursorScroll != 0, NoScroll: d.Options&cursorNoScroll != 0,
+			Hold: d.Options&cursorHold != 0, Scroll: d.Options&cursorScroll != 0,
+			NoScroll: d.Options&cursorNoScroll != 0 || d.Options&(cursorScroll|cursorNoScroll) == 0 && forwardOnly(d.Query),
 		}}, "DECLARE CURSOR"
 	case n.GetFetchStmt() != nil:
 		f := n.GetFetchStmt()
