@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -354,6 +355,20 @@ func TestCursorsAsPostgres(t *testing.T) {
 					t.Errorf("%s: %v, want 25P02", q, got)
 				}
 			}
+			// A BINARY cursor answers FETCH in binary format in the
+			// simple protocol: the formats and bytes are PostgreSQL's.
+			for _, q := range []string{
+				"BEGIN; DECLARE bc BINARY SCROLL CURSOR FOR SELECT id, s, n, b, t, id::bigint AS big, id::float8 / 4 AS f FROM curs ORDER BY id; FETCH 3 bc",
+				"FETCH PRIOR bc",
+				"MOVE LAST IN bc",
+				"FETCH ALL bc",
+				"ROLLBACK",
+			} {
+				want, got := rawAnswer(ctx, pg, q), rawAnswer(ctx, sh, q)
+				if want != got {
+					t.Errorf("%s:\n  PostgreSQL: %s\n  shepherd:   %s", q, want, got)
+				}
+			}
 			// The extended protocol: DECLARE with a parameter, FETCH
 			// and MOVE as prepared statements.
 			for _, q := range []struct {
@@ -384,4 +399,29 @@ func TestCursorsAsPostgres(t *testing.T) {
 			}
 		})
 	}
+}
+
+// rawAnswer runs q as one simple query string and prints its last
+// statement's answer as the wire carried it: each column's name, type and
+// format, each value's bytes, the command tag, or the error.
+func rawAnswer(ctx context.Context, c *pgx.Conn, q string) string {
+	results, err := c.PgConn().Exec(ctx, q).ReadAll()
+	if err != nil {
+		if pe := pgError(err); pe != nil {
+			return "ERROR " + pe.Code + ": " + pe.Message
+		}
+		return "error " + err.Error()
+	}
+	if len(results) == 0 {
+		return ""
+	}
+	r := results[len(results)-1]
+	var b strings.Builder
+	for _, f := range r.FieldDescriptions {
+		fmt.Fprintf(&b, "%s %d/%d; ", f.Name, f.DataTypeOID, f.Format)
+	}
+	for _, row := range r.Rows {
+		fmt.Fprintf(&b, "%x ", row)
+	}
+	return b.String() + r.CommandTag.String()
 }

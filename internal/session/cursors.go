@@ -24,6 +24,7 @@ type cursor struct {
 	pos      int64
 	hold     bool // WITH HOLD: outlives its transaction's COMMIT
 	noScroll bool // NO SCROLL: forward only
+	binary   bool // BINARY: FETCH answers in binary format (simple protocol)
 	inBlock  bool // declared in the open block: gone if it rolls back
 	failed   bool // a FETCH or MOVE failed: it can only be closed
 }
@@ -86,7 +87,7 @@ func (s *Session) declare(ctx context.Context, st *sqlan.Stmt, args []driver.Arg
 	if s.cursors == nil {
 		s.cursors = map[string]*cursor{}
 	}
-	s.cursors[op.Name] = &cursor{cols: a.Columns, rows: a.Rows, size: size, hold: op.Cursor.Hold, noScroll: op.Cursor.NoScroll, inBlock: block}
+	s.cursors[op.Name] = &cursor{cols: a.Columns, rows: a.Rows, size: size, hold: op.Cursor.Hold, noScroll: op.Cursor.NoScroll, binary: op.Cursor.Binary, inBlock: block}
 	return &answer.Answer{Tag: st.Verb}, nil
 }
 
@@ -264,7 +265,7 @@ func (s *Session) fetch(st *sqlan.Stmt) (*answer.Answer, error) {
 	if f.Move {
 		return &answer.Answer{Tag: "MOVE " + strconv.FormatInt(moved, 10)}, nil
 	}
-	return &answer.Answer{Columns: c.cols, Rows: out, Tag: "FETCH " + strconv.Itoa(len(out)), RowsAffected: int64(len(out))}, nil
+	return &answer.Answer{Columns: c.cols, Rows: out, Tag: "FETCH " + strconv.Itoa(len(out)), RowsAffected: int64(len(out)), Binary: c.binary}, nil
 }
 
 // closeCursor runs CLOSE name: a cursor, else a portal of the protocol.
