@@ -3,8 +3,11 @@ package server
 import (
 	"context"
 	"fmt"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -424,4 +427,57 @@ func rawAnswer(ctx context.Context, c *pgx.Conn, q string) string {
 		fmt.Fprintf(&b, "%x ", row)
 	}
 	return b.String() + r.CommandTag.String()
+}
+
+// TestPythonCursors runs testdata/clients/cursors.py (psycopg2's named
+// cursors: iteration, fetchmany, scroll, SCROLL and NO SCROLL, WITH HOLD;
+// psycopg 3's server-side cursors, binary too, and SQLAlchemy's
+// stream_results when installed) against PostgreSQL 15 and through
+// shepherd (the embedded default and a cbs cluster); the printed
+// observations must be the same. It needs psycopg2 for $SHEPHERD_PYTHON
+// (python3 by default; PYTHONPATH may point at a pip --target directory).
+func TestPythonCursors(t *testing.T) {
+	python := os.Getenv("SHEPHERD_PYTHON")
+	if python == "" {
+		python = "python3"
+	}
+	if out, err := exec.Command(python, "-c", "import psycopg2").CombinedOutput(); err != nil {
+		t.Skipf("%s cannot import psycopg2 (pip install psycopg2-binary, then set PYTHONPATH or SHEPHERD_PYTHON): %v %s", python, err, out)
+	}
+	run := func(t *testing.T, dsn string) string {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		out, err := exec.CommandContext(ctx, python, "testdata/clients/cursors.py", dsn).CombinedOutput()
+		if err != nil {
+			t.Fatalf("cursors.py: %v\n%s", err, out)
+		}
+		return string(out)
+	}
+	want := run(t, testenv.Postgres(t))
+	if !strings.Contains(want, "'iter'") {
+		t.Fatalf("cursors.py printed no psycopg2 observations: %s", want)
+	}
+	t.Logf("PostgreSQL 15:\n%s", want)
+	for name, setup := range sessionSetups(t) {
+		t.Run(name, func(t *testing.T) {
+			addr, _ := start(t, setup(t))
+			got := run(t, fmt.Sprintf("postgresql://app@%s/app", addr))
+			if got != want {
+				wl, gl := strings.Split(want, "\n"), strings.Split(got, "\n")
+				for i := 0; i < max(len(wl), len(gl)); i++ {
+					var w, g string
+					if i < len(wl) {
+						w = wl[i]
+					}
+					if i < len(gl) {
+						g = gl[i]
+					}
+					if w != g {
+						t.Errorf("line %d:\n  PostgreSQL: %s\n  shepherd:   %s", i+1, w, g)
+					}
+				}
+			}
+		})
+	}
 }
