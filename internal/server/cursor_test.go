@@ -308,6 +308,36 @@ var cursorSteps = []string{
 	`FETCH d11`,
 	`FETCH PRIOR d11`,
 	`CLOSE d11`,
+	// Names as PostgreSQL folds them; counts at the edges of the
+	// grammar; what a cursor's query may not be.
+	`BEGIN`,
+	`DECLARE "Mixed" SCROLL CURSOR FOR SELECT id FROM curs ORDER BY id`,
+	`FETCH mixed`,
+	`FETCH "Mixed"`,
+	`DECLARE MiXeD CURSOR FOR SELECT 2`,
+	`FETCH MIXED`,
+	`FETCH 2147483647 FROM "Mixed"`,
+	`FETCH -2147483647 FROM "Mixed"`,
+	`MOVE 2147483648 IN "Mixed"`,
+	`MOVE ABSOLUTE -2147483648 IN "Mixed"`,
+	`FETCH FORWARD 9223372036854775807 FROM "Mixed"`,
+	`ROLLBACK`,
+	`BEGIN`,
+	`DECLARE w CURSOR FOR WITH d AS (DELETE FROM curs WHERE id = 5 RETURNING id) SELECT id FROM d`,
+	`ROLLBACK`,
+	`BEGIN`,
+	`DECLARE w CURSOR FOR SELECT id INTO newtab FROM curs`,
+	`ROLLBACK`,
+	`DECLARE w CURSOR WITH HOLD FOR SELECT id FROM curs FOR SHARE`,
+	`DECLARE w SCROLL CURSOR WITH HOLD FOR SELECT id FROM curs FOR NO KEY UPDATE`,
+	`DECLARE w INSENSITIVE CURSOR WITH HOLD FOR SELECT id FROM curs FOR KEY SHARE`,
+	`BEGIN`,
+	`DECLARE w INSENSITIVE CURSOR FOR SELECT id FROM curs FOR UPDATE`,
+	`ROLLBACK`,
+	`BEGIN`,
+	`DECLARE w CURSOR FOR INSERT INTO curs VALUES (9)`,
+	`ROLLBACK`,
+	`SELECT count(*) FROM curs`,
 	// psycopg2's named cursor.
 	`BEGIN`,
 	`DECLARE "c_1" CURSOR WITHOUT HOLD FOR SELECT id, s FROM curs ORDER BY id`,
@@ -399,6 +429,30 @@ func TestCursorsAsPostgres(t *testing.T) {
 			}
 			for _, c := range []*pgx.Conn{pg, sh} {
 				c.PgConn().Exec(ctx, "ROLLBACK; CLOSE ALL").ReadAll()
+			}
+			// A FETCH prepared before its cursor exists is described as
+			// returning nothing (PostgreSQL looks the cursor up at
+			// Describe, and leaves a missing one to Execute).
+			prepared := func(c *pgx.Conn) string {
+				sd, err := c.PgConn().Prepare(ctx, "later_fetch", "FETCH 2 FROM later", nil)
+				if err != nil {
+					return "prepare: " + err.Error()
+				}
+				defer func() { c.PgConn().Exec(ctx, "DEALLOCATE later_fetch; ROLLBACK").ReadAll() }()
+				out := fmt.Sprintf("fields %d; ", len(sd.Fields))
+				r := c.PgConn().ExecPrepared(ctx, "later_fetch", nil, nil, nil).Read()
+				out += fmt.Sprintf("before DECLARE: %v %s; ", r.Err, r.CommandTag)
+				c.PgConn().Exec(ctx, "BEGIN; DECLARE later CURSOR FOR SELECT id FROM curs ORDER BY id").ReadAll()
+				r = c.PgConn().ExecPrepared(ctx, "later_fetch", nil, nil, nil).Read()
+				return out + fmt.Sprintf("after: %v %q %s", r.Err, r.Rows, r.CommandTag)
+			}
+			pg2, err := pgx.Connect(ctx, pgDSN)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer pg2.Close(ctx)
+			if want, got := prepared(pg2), prepared(connect(t, addr, "app")); want != got {
+				t.Errorf("FETCH prepared before DECLARE:\n  PostgreSQL: %s\n  shepherd:   %s", want, got)
 			}
 		})
 	}

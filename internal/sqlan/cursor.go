@@ -5,7 +5,59 @@ import (
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/shepherd-db/shepherd/internal/pgerr"
 )
+
+// invalidCursorDefinition is SQLSTATE 42P11.
+const invalidCursorDefinition = "42P11"
+
+// cursorInsensitive is PostgreSQL's CURSOR_OPT_INSENSITIVE.
+const cursorInsensitive = 0x8
+
+// checkDeclare refuses a DECLARE as PostgreSQL 15's parse analysis does
+// (transformDeclareCursorStmt), with its codes and messages: SELECT INTO,
+// a data-modifying WITH, and row locks (FOR UPDATE, FOR SHARE, ...) with
+// WITH HOLD, SCROLL or INSENSITIVE.
+func checkDeclare(d *pg_query.DeclareCursorStmt) error {
+	sel := d.Query.GetSelectStmt()
+	if sel == nil {
+		return nil
+	}
+	if sel.IntoClause != nil {
+		return pgerr.New(pgerr.SyntaxError, "SELECT ... INTO is not allowed here")
+	}
+	if wc := sel.WithClause; wc != nil {
+		for _, c := range wc.Ctes {
+			if c.GetCommonTableExpr().GetCtequery().GetSelectStmt() == nil {
+				return pgerr.New(pgerr.FeatureNotSupported, "DECLARE CURSOR must not contain data-modifying statements in WITH")
+			}
+		}
+	}
+	if len(sel.LockingClause) == 0 {
+		return nil
+	}
+	lock := map[pg_query.LockClauseStrength]string{
+		pg_query.LockClauseStrength_LCS_FORKEYSHARE:    "FOR KEY SHARE",
+		pg_query.LockClauseStrength_LCS_FORSHARE:       "FOR SHARE",
+		pg_query.LockClauseStrength_LCS_FORNOKEYUPDATE: "FOR NO KEY UPDATE",
+	}[sel.LockingClause[0].GetLockingClause().GetStrength()]
+	if lock == "" {
+		lock = "FOR UPDATE"
+	}
+	switch {
+	case d.Options&cursorHold != 0:
+		return pgerr.New(pgerr.FeatureNotSupported, "DECLARE CURSOR WITH HOLD ... %s is not supported", lock).
+			WithDetail("Holdable cursors must be READ ONLY.")
+	case d.Options&cursorScroll != 0:
+		return pgerr.New(pgerr.FeatureNotSupported, "DECLARE SCROLL CURSOR ... %s is not supported", lock).
+			WithDetail("Scrollable cursors must be READ ONLY.")
+	case d.Options&cursorInsensitive != 0:
+		return pgerr.New(invalidCursorDefinition, "DECLARE INSENSITIVE CURSOR ... %s is not valid", lock).
+			WithDetail("Insensitive cursors must be READ ONLY.")
+	}
+	return nil
+}
 
 // forwardOnly reports whether PostgreSQL 15 makes a cursor over q that
 // is declared with neither SCROLL nor NO SCROLL a NO SCROLL cursor: it

@@ -455,16 +455,8 @@ func analyseSession(st *Stmt, n *pg_query.Node) (ok bool, err error) {
 		}
 	case n.GetDeclareCursorStmt() != nil:
 		d := n.GetDeclareCursorStmt()
-		if len(d.Query.GetSelectStmt().GetLockingClause()) > 0 {
-			// PostgreSQL's own refusals, at parse analysis.
-			switch {
-			case d.Options&cursorHold != 0:
-				return false, pgerr.New(pgerr.FeatureNotSupported, "DECLARE CURSOR WITH HOLD ... FOR UPDATE is not supported").
-					WithDetail("Holdable cursors must be READ ONLY.")
-			case d.Options&cursorScroll != 0:
-				return false, pgerr.New(pgerr.FeatureNotSupported, "DECLARE SCROLL CURSOR ... FOR UPDATE is not supported").
-					WithDetail("Scrollable cursors must be READ ONLY.")
-			}
+		if err := checkDeclare(d); err != nil {
+			return false, err
 		}
 		op, st.Verb = &SessionOp{Op: "declare", Name: d.Portalname, Cursor: CursorOptions{
 			Hold: d.Options&cursorHold != 0, Scroll: d.Options&cursorScroll != 0, Binary: d.Options&cursorBinary != 0,
