@@ -338,6 +338,18 @@ var cursorSteps = []string{
 	`DECLARE w CURSOR FOR INSERT INTO curs VALUES (9)`,
 	`ROLLBACK`,
 	`SELECT count(*) FROM curs`,
+	// Other forms of the query.
+	`BEGIN`,
+	`DECLARE t1 CURSOR FOR TABLE curs`,
+	`MOVE ALL t1`,
+	`DECLARE t2 CURSOR FOR (SELECT id FROM curs ORDER BY id DESC LIMIT 2)`,
+	`FETCH ALL t2`,
+	`DECLARE t3 CURSOR FOR SELECT current_setting('DateStyle') AS ds, 1 + 1 AS two`,
+	`FETCH ALL t3`,
+	`DECLARE t4 SCROLL CURSOR FOR SELECT id, now() = now() AS same FROM curs WHERE id IN (SELECT id FROM curs WHERE id > 3) ORDER BY id`,
+	`FETCH LAST t4`,
+	`FETCH FIRST t4`,
+	`ROLLBACK`,
 	// psycopg2's named cursor.
 	`BEGIN`,
 	`DECLARE "c_1" CURSOR WITHOUT HOLD FOR SELECT id, s FROM curs ORDER BY id`,
