@@ -208,6 +208,11 @@ var cursorSteps = []string{
 	`DECLARE i2 CURSOR WITH HOLD FOR SELECT id FROM curs ORDER BY id DESC; FETCH 2 i2`,
 	`FETCH i2`,
 	`CLOSE i2`,
+	`DECLARE ih CURSOR WITH HOLD FOR SELECT 1 AS x; SELECT 1/0`,
+	`FETCH ih`,
+	`DECLARE ih CURSOR WITH HOLD FOR SELECT 1 AS x; SELECT 2`,
+	`FETCH ih`,
+	`CLOSE ih; BEGIN; DECLARE ih CURSOR FOR SELECT 3 AS y; FETCH ih; COMMIT; FETCH ih`,
 	// Column names and types of expressions.
 	`BEGIN`,
 	`DECLARE x CURSOR FOR SELECT id + 1 AS next, upper(s), n * 2, count(*) OVER () AS total, NULL AS nothing FROM curs ORDER BY id`,
