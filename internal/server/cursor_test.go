@@ -552,3 +552,54 @@ func TestPythonCursors(t *testing.T) {
 		})
 	}
 }
+
+// TestCursorMemoryConfigured: cursor_memory_mb bounds what a session's
+// cursors keep: a DECLARE over more fails with 54000 naming the cursor,
+// and the session goes on (the block fails as after any error).
+func TestCursorMemoryConfigured(t *testing.T) {
+	ctx := context.Background()
+	cfg := embedded(t)
+	cfg.CursorMemoryMB = 1
+	addr, _ := start(t, cfg)
+	sh := connect(t, addr, "app")
+	big := strings.Repeat("x", 100<<10)
+	for _, q := range []string{
+		"DROP TABLE IF EXISTS bigrows",
+		"CREATE TABLE bigrows (id int PRIMARY KEY, s text)",
+	} {
+		if got := lastAnswer(ctx, sh, q); got.err != nil || got.other != nil {
+			t.Fatalf("%s: %v", q, got)
+		}
+	}
+	for i := 1; i <= 12; i++ {
+		if _, err := sh.Exec(ctx, "INSERT INTO bigrows VALUES ($1, $2)", i, big); err != nil {
+			t.Fatal(err)
+		}
+	}
+	steps := []struct{ sql, want string }{
+		{"BEGIN", ""},
+		{"DECLARE small CURSOR FOR SELECT id, s FROM bigrows WHERE id <= 5", ""},
+		{"DECLARE large CURSOR FOR SELECT id, s FROM bigrows WHERE id > 5", "54000"},
+		{"FETCH small", "25P02"},
+		{"ROLLBACK", ""},
+		{"BEGIN", ""},
+		{"DECLARE large CURSOR FOR SELECT id, s FROM bigrows WHERE id > 5", ""},
+		{"MOVE ALL large", ""},
+		{"COMMIT", ""},
+	}
+	for _, s := range steps {
+		got := lastAnswer(ctx, sh, s.sql)
+		code := ""
+		if got.err != nil {
+			code = got.err.Code
+			if code == "54000" && !strings.Contains(got.err.Message, `cursor "large"`) {
+				t.Errorf("%s: %q does not name the cursor", s.sql, got.err.Message)
+			}
+		} else if got.other != nil {
+			t.Fatalf("%s: %v", s.sql, got.other)
+		}
+		if code != s.want {
+			t.Errorf("%s: SQLSTATE %q (%d rows), want %q", s.sql, code, len(got.rows), s.want)
+		}
+	}
+}

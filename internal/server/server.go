@@ -61,6 +61,7 @@ func Open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Server, e
 		return nil, &config.Error{Field: "data_dir", Msg: err.Error()}
 	}
 	s := &Server{cfg: cfg, log: log, shared: session.NewShared()}
+	s.shared.CursorMemory = cfg.CursorMemory()
 	var reps []cluster.Replica
 	var names []string
 	var classes []driver.Class

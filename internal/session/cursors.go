@@ -30,8 +30,9 @@ type cursor struct {
 }
 
 // CursorMemory is how many bytes of rows the cursors of one session may
-// keep together (see rowsSize): a DECLARE whose answer would go beyond
-// it fails with 54000 and keeps nothing.
+// keep together (see rowsSize) unless Shared.CursorMemory says otherwise:
+// a DECLARE whose answer would go beyond it fails with 54000 and keeps
+// nothing.
 const CursorMemory = 256 << 20
 
 // rowsSize is what rows take in memory, near enough: each value's text
@@ -70,6 +71,9 @@ func (s *Session) declare(ctx context.Context, st *sqlan.Stmt, args []driver.Arg
 	}
 	size := rowsSize(a.Rows)
 	limit := s.cursorLimit
+	if limit <= 0 {
+		limit = s.shared.CursorMemory
+	}
 	if limit <= 0 {
 		limit = CursorMemory
 	}

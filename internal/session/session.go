@@ -58,7 +58,7 @@ type Session struct {
 	lastXid        int64              // txid_current() of the open transaction, 0 before
 	reported       map[string]string  // the values the client was last told (ChangedParameters)
 	cursors        map[string]*cursor // DECLAREd cursors, by name
-	cursorLimit    int64              // bytes its cursors may keep; 0 for CursorMemory
+	cursorLimit    int64              // bytes its cursors may keep; 0 for shared's
 
 	cancelMu sync.Mutex
 	cancel   context.CancelFunc // cancels the running call
