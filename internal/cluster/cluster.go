@@ -585,7 +585,8 @@ func (t *Txn) submit(ctx context.Context, op coord.Op, call stmtCall) (*answer.A
 		t.stmts = append(t.stmts, call)
 	}
 	t.waiting[op] = ch
-	c.mu.core.Step(coord.Submit{Op: op, Writes: call.st != nil && call.st.Kind == sqlan.Write, DDL: call.st != nil && call.st.Kind == sqlan.DDL})
+	c.mu.core.Step(coord.Submit{Op: op, Writes: call.st != nil && call.st.Kind == sqlan.Write, DDL: call.st != nil && call.st.Kind == sqlan.DDL,
+		Recovers: call.st != nil && call.st.Kind == sqlan.Savepoint && call.st.SavepointOp == sqlan.SavepointRollbackTo})
 	c.applyLocked()
 	c.mu.Unlock()
 	select {

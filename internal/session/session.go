@@ -42,6 +42,11 @@ type Session struct {
 	ddl      []*sqlan.Stmt    // DDL of the open block, recorded in the catalog at COMMIT
 	defaults driver.TxOptions // SET SESSION CHARACTERISTICS
 
+	// savepoints of the open block, oldest first; spCount numbers the
+	// block's SAVEPOINTs (see savepoint.go).
+	savepoints []savepoint
+	spCount    int
+
 	cancelMu sync.Mutex
 	cancel   context.CancelFunc // cancels the running call
 
@@ -181,6 +186,8 @@ func (s *Session) exec(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (
 	case sqlan.Rollback:
 		s.endBlock(false)
 		return &answer.Answer{Tag: "ROLLBACK"}, nil
+	case sqlan.Savepoint:
+		return s.savepoint(ctx, st)
 	}
 	if s.failed {
 		return nil, pgerr.New(pgerr.InFailedSQLTransaction, "current transaction is aborted, commands ignored until end of transaction block")
@@ -265,6 +272,7 @@ func (s *Session) begin(st *sqlan.Stmt) (*answer.Answer, error) {
 func (s *Session) commit(ctx context.Context) error {
 	t, ddl := s.txn, s.ddl
 	s.txn, s.inBlock, s.failed, s.ddl = nil, false, false, nil
+	s.savepoints, s.spCount = nil, 0
 	if t == nil {
 		return nil
 	}
@@ -346,4 +354,5 @@ func (s *Session) endBlock(commit bool) {
 		s.txn.Rollback()
 	}
 	s.txn, s.inBlock, s.failed, s.ddl = nil, false, false, nil
+	s.savepoints, s.spCount = nil, 0
 }

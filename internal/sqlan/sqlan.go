@@ -25,17 +25,17 @@ type Kind uint8
 
 // Statement kinds.
 const (
-	Read     Kind = iota + 1 // SELECT, VALUES, TABLE: no writes
-	Write                    // INSERT, UPDATE, DELETE, MERGE, SELECT ... INTO-free writes
-	DDL                      // CREATE, ALTER, DROP, TRUNCATE
-	Begin                    // BEGIN, START TRANSACTION
-	Commit                   // COMMIT, END
-	Rollback                 // ROLLBACK, ABORT
-	Set                      // SET, RESET, SET TRANSACTION: answered by shepherd
-	Show                     // SHOW: answered by shepherd
-	Explain                  // EXPLAIN (SHEPHERD): answered by shepherd
-	Copy                     // COPY FROM STDIN / TO STDOUT: run by the session as INSERTs / a query
-	Savepoint                // SAVEPOINT, RELEASE [SAVEPOINT], ROLLBACK TO [SAVEPOINT]: run in order with the block's statements
+	Read      Kind = iota + 1 // SELECT, VALUES, TABLE: no writes
+	Write                     // INSERT, UPDATE, DELETE, MERGE, SELECT ... INTO-free writes
+	DDL                       // CREATE, ALTER, DROP, TRUNCATE
+	Begin                     // BEGIN, START TRANSACTION
+	Commit                    // COMMIT, END
+	Rollback                  // ROLLBACK, ABORT
+	Set                       // SET, RESET, SET TRANSACTION: answered by shepherd
+	Show                      // SHOW: answered by shepherd
+	Explain                   // EXPLAIN (SHEPHERD): answered by shepherd
+	Copy                      // COPY FROM STDIN / TO STDOUT: run by the session as INSERTs / a query
+	Savepoint                 // SAVEPOINT, RELEASE [SAVEPOINT], ROLLBACK TO [SAVEPOINT]: run in order with the block's statements
 )
 
 var kindNames = [...]string{"", "read", "write", "ddl", "begin", "commit", "rollback", "set", "show", "explain", "copy", "savepoint"}
