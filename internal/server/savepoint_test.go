@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
@@ -183,4 +184,102 @@ func TestSavepointsAsPostgreSQL(t *testing.T) {
 			assertReplicas(t, addr, 3)
 		})
 	}
+}
+
+// TestSavepointsReplayed: a transaction that recovered from an error by
+// ROLLBACK TO, through pgx's nested transactions (the extended
+// protocol), commits what survived; a replica that was out meanwhile
+// gets it at the next start from the write-ahead log (which keeps the
+// surviving statements only: the failed INSERT would fail replay) and
+// holds what the others hold.
+func TestSavepointsReplayed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real engines")
+	}
+	ctx := context.Background()
+	cfg := realCluster(t, "cbs")
+	addr, srv, stop := startServer(t, cfg)
+	c := connect(t, addr, "app")
+	mustExec(t, c, "CREATE TABLE sp (id int PRIMARY KEY, v text)")
+	mustExec(t, c, "INSERT INTO sp VALUES (1, 'one')")
+	if err := srv.Cluster().Idle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Cluster().TakeDown("lite"); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := c.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustTx := func(tx pgx.Tx, sql string) {
+		t.Helper()
+		if _, err := tx.Exec(ctx, sql); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+	}
+	mustTx(tx, "INSERT INTO sp VALUES (2, 'two')")
+	inner, err := tx.Begin(ctx) // SAVEPOINT
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustTx(inner, "INSERT INTO sp VALUES (3, 'three')")
+	if _, err := inner.Exec(ctx, "INSERT INTO sp VALUES (1, 'dup')"); sqlstate(err) != "23505" {
+		t.Fatalf("duplicate key: %v", err)
+	}
+	if err := inner.Rollback(ctx); err != nil { // ROLLBACK TO SAVEPOINT
+		t.Fatal(err)
+	}
+	mustTx(tx, "UPDATE sp SET v = 'uno' WHERE id = 1")
+	inner, err = tx.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustTx(inner, "INSERT INTO sp VALUES (4, 'four')")
+	if err := inner.Commit(ctx); err != nil { // RELEASE SAVEPOINT
+		t.Fatal(err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	const want = "[[1 uno] [2 two] [4 four]]"
+	if got := rowsOf(t, c, "SELECT id, v FROM sp ORDER BY id"); got != want {
+		t.Fatalf("rows %s, want %s", got, want)
+	}
+	if err := srv.Cluster().Idle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c.Close(ctx)
+	stop()
+
+	addr, srv = start(t, cfg)
+	if err := srv.Cluster().Idle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	assertReplicas(t, addr, 3)
+	assertIdentical(t, cfg, "SELECT id, v FROM sp ORDER BY id")
+	if got := rowsOf(t, connect(t, addr, "app"), "SELECT id, v FROM sp ORDER BY id"); got != want {
+		t.Fatalf("after restart: rows %s, want %s", got, want)
+	}
+}
+
+// rowsOf returns a query's rows as text.
+func rowsOf(t *testing.T, c *pgx.Conn, sql string) string {
+	t.Helper()
+	rows, err := c.Query(context.Background(), sql)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out [][]any
+	for rows.Next() {
+		vs, err := rows.Values()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, vs)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprint(out)
 }
