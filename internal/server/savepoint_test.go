@@ -139,8 +139,9 @@ var savepointSteps = []string{
 // TestSavepointsAsPostgreSQL (issue 15, item 3): SAVEPOINT, RELEASE and
 // ROLLBACK TO give PostgreSQL 15's answers, errors (25P01, 3B001,
 // 25P02) and transaction status through shepherd over the embedded
-// default, over MariaDB + PostgreSQL + SQLite in cbs and in serial mode,
-// and the replicas hold the same rows afterwards.
+// default, over MariaDB + PostgreSQL + SQLite in cbs, ss and serial
+// mode, and over MariaDB alone in passthrough mode; the replicas hold
+// the same rows afterwards.
 func TestSavepointsAsPostgreSQL(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real engines")
@@ -158,10 +159,15 @@ func TestSavepointsAsPostgreSQL(t *testing.T) {
 			t.Logf("PostgreSQL: %s: %v", s, want[i])
 		}
 	}
-	for _, name := range []string{"embedded", "cbs", "serial"} {
+	for _, name := range []string{"embedded", "cbs", "serial", "ss", "passthrough"} {
 		t.Run(name, func(t *testing.T) {
-			cfg := embedded(t)
-			if name != "embedded" {
+			cfg, replicas := embedded(t), 3
+			switch name {
+			case "embedded":
+			case "passthrough":
+				cfg = realCluster(t, name)
+				cfg.F, cfg.Replicas, replicas = 0, cfg.Replicas[:1], 1 // MariaDB alone
+			default:
 				cfg = realCluster(t, name)
 			}
 			addr, srv := start(t, cfg)
@@ -181,7 +187,7 @@ func TestSavepointsAsPostgreSQL(t *testing.T) {
 				t.Fatal(err)
 			}
 			assertIdentical(t, cfg, "SELECT id, v FROM sp ORDER BY id")
-			assertReplicas(t, addr, 3)
+			assertReplicas(t, addr, replicas)
 		})
 	}
 }
@@ -282,4 +288,43 @@ func rowsOf(t *testing.T, c *pgx.Conn, sql string) string {
 		t.Fatal(err)
 	}
 	return fmt.Sprint(out)
+}
+
+// TestSavepointsUndoDDL: DDL rolled back to a savepoint (allowed inside
+// a block without MariaDB replicas: the embedded default) leaves neither
+// the replicas nor shepherd's schema catalog with it, as on PostgreSQL.
+func TestSavepointsUndoDDL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real engines")
+	}
+	steps := []string{
+		"BEGIN",
+		"CREATE TABLE d1 (id int PRIMARY KEY)",
+		"SAVEPOINT a",
+		"CREATE TABLE d2 (id int PRIMARY KEY)",
+		"ALTER TABLE d1 ADD COLUMN extra text",
+		"ROLLBACK TO a",
+		"CREATE TABLE d2 (id int PRIMARY KEY, w text NOT NULL)",
+		"COMMIT",
+		"INSERT INTO d2 VALUES (1, 'x')",
+		"SELECT extra FROM d1",
+		"INSERT INTO d1 VALUES (2)",
+		"SELECT * FROM d1 ORDER BY id",
+		"SELECT * FROM d2 ORDER BY id",
+	}
+	ctx := context.Background()
+	pg := postgresAlone(t)
+	cfg := embedded(t)
+	addr, srv := start(t, cfg)
+	sh := shepherdConn(t, addr)
+	for _, s := range steps {
+		want, got := runSP(ctx, pg, s), runSP(ctx, sh, s)
+		if got.String() != want.String() {
+			t.Errorf("%s\n shepherd:   %v %s\n PostgreSQL: %v %s", s, got, got.message, want, want.message)
+		}
+	}
+	if err := srv.Cluster().Idle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	assertIdentical(t, cfg, "SELECT id, w FROM d2 ORDER BY id")
 }
