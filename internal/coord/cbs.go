@@ -38,6 +38,10 @@ import (
 //     reaches the client only once f secondaries gave it too, after the
 //     same answers to the earlier statements (voteError); a primary that
 //     f+1 secondaries contradict is taken out.
+//  6. A transaction failed by an error goes on only after a ROLLBACK TO
+//     SAVEPOINT, and only if that error was voted (cstmt.voted): every
+//     secondary then runs the failed statement too, in order, and the
+//     error stays one of the answers invariant 4 asks for (recover).
 type cbs struct {
 	c       *Coordinator
 	primary ReplicaID
@@ -890,7 +894,8 @@ func votable(code string) bool {
 // Inside a transaction block the error is held as in autocommit: an error
 // changes what the client does next, so it is voted before it is given.
 // The transaction is failed either way; the secondaries' attempts roll
-// back with it (and PostgreSQL would have rolled back the block).
+// back (releaseVoted), unless a ROLLBACK TO SAVEPOINT recovers it from
+// an error that was confirmed (recover): then they run it again.
 //
 // A correct primary's error may hold no lock (PostgreSQL's unique check
 // against a committed row takes none), so a transaction committed after

@@ -5,7 +5,7 @@
 // Transaction rules follow PostgreSQL: a statement outside a block is its
 // own transaction and is answered only once it committed; after an error
 // inside a block every statement fails with 25P02 until ROLLBACK (COMMIT
-// then rolls back too); several statements in one simple Query message
+// then rolls back too) or ROLLBACK TO SAVEPOINT (savepoint.go); several statements in one simple Query message
 // form one implicit block unless they manage transactions themselves.
 package session
 
