@@ -328,3 +328,80 @@ func TestSavepointsUndoDDL(t *testing.T) {
 	}
 	assertIdentical(t, cfg, "SELECT id, w FROM d2 ORDER BY id")
 }
+
+// TestSavepointsUnderLoad: clients that recover from duplicate keys with
+// ROLLBACK TO, concurrently, over MariaDB + PostgreSQL + SQLite in cbs
+// mode (errors voted, attempts run again on the secondaries after the
+// recovery, retries after 40001): every transaction keeps the sum of the
+// balances, and the replicas end identical.
+func TestSavepointsUnderLoad(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real engines")
+	}
+	ctx := context.Background()
+	cfg := realCluster(t, "cbs")
+	addr, srv := start(t, cfg)
+	c := connect(t, addr, "app")
+	mustExec(t, c, "CREATE TABLE acc (id int PRIMARY KEY, bal int NOT NULL)")
+	mustExec(t, c, "CREATE TABLE seen (k int PRIMARY KEY, by_client int)")
+	mustExec(t, c, "INSERT INTO acc VALUES (1, 100), (2, 100), (3, 100), (4, 100), (5, 100), (6, 100), (7, 100), (8, 100)")
+	const clients, rounds = 4, 15
+	errs := make(chan error, clients)
+	for cl := range clients {
+		go func() {
+			conn, err := pgx.Connect(ctx, fmt.Sprintf("postgres://app@%s/app?sslmode=disable", addr))
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer conn.Close(ctx)
+			for i := range rounds {
+				from, to, k := 1+(cl+i)%8, 1+(cl*3+i*5)%8, (cl*7+i*3)%20
+				err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+					if _, err := tx.Exec(ctx, "UPDATE acc SET bal = bal - 1 WHERE id = $1", from); err != nil {
+						return err
+					}
+					if _, err := tx.Exec(ctx, "SAVEPOINT s"); err != nil {
+						return err
+					}
+					if _, err := tx.Exec(ctx, "UPDATE acc SET bal = bal + 1 WHERE id = $1", to); err != nil {
+						return err
+					}
+					_, err := tx.Exec(ctx, "INSERT INTO seen VALUES ($1, $2)", k, cl)
+					switch sqlstate(err) {
+					case "":
+						_, err = tx.Exec(ctx, "RELEASE SAVEPOINT s")
+						return err
+					case "23505":
+						// Taken: undo the credit, give the debit back.
+						if _, err := tx.Exec(ctx, "ROLLBACK TO SAVEPOINT s"); err != nil {
+							return err
+						}
+						_, err = tx.Exec(ctx, "UPDATE acc SET bal = bal + 1 WHERE id = $1", from)
+						return err
+					}
+					return err
+				})
+				if err != nil && !strings.HasPrefix(sqlstate(err), "40") {
+					errs <- fmt.Errorf("client %d round %d: %w", cl, i, err)
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range clients {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := rowsOf(t, c, "SELECT sum(bal)::int FROM acc"); got != "[[800]]" {
+		t.Errorf("sum of balances %s, want 800", got)
+	}
+	if err := srv.Cluster().Idle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	assertIdentical(t, cfg, "SELECT id, bal FROM acc ORDER BY id")
+	assertIdentical(t, cfg, "SELECT k, by_client FROM seen ORDER BY k")
+	assertReplicas(t, addr, 3)
+}
