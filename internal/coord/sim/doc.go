@@ -24,6 +24,14 @@
 // that swaps two names (as renaming p to tmp, q to p, tmp to q does); it
 // moves no data and reaches the catalog with its commit.
 //
+// In the savepoints scenario a third of the transactions set a savepoint
+// and roll back to it later: the fakes undo the writes between (keeping
+// their locks, as engines do), the reference does too, and the log keeps
+// only what survived, as the shell's does, for restart and catch-up to
+// replay. Errors inside a savepoint, and the client's recovery from them,
+// are not modelled (the scripts cbs-savepoint, ss-savepoint and
+// serial-savepoint and the real-engine tests cover them).
+//
 // One transaction in 16 is a survey (coord.Begin.Survey), the shell's
 // compare-and-repair step: scheduled like the others, committed only when
 // every replica that took part answered alike.

@@ -114,6 +114,8 @@ type attempt struct {
 	waitFor []*attempt
 	writes  []kv // uncommitted writes, in order
 	held    []int
+	// marks are the savepoints set: len(writes) then, by number.
+	marks map[int]int
 }
 
 type kv struct{ k, v int }
@@ -353,6 +355,25 @@ func (f *fake) statement(a *attempt, op coord.Op, q stmt, tick int) {
 		return
 	case a.state == failed:
 		f.answer(a, op, coord.Vote{Code: pgerr.InFailedSQLTransaction}, 0, tick)
+		return
+	}
+	switch q.kind {
+	case stmtSavepoint:
+		if a.marks == nil {
+			a.marks = map[int]int{}
+		}
+		a.marks[q.k] = len(a.writes)
+		f.answer(a, op, voteFor(0), 0, tick)
+		return
+	case stmtRollbackTo:
+		m, ok := a.marks[q.k]
+		if !ok {
+			// An engine's answer to a savepoint it does not have.
+			f.answer(a, op, coord.Vote{Code: "3B001"}, 0, tick)
+			return
+		}
+		a.writes = a.writes[:m]
+		f.answer(a, op, voteFor(0), 0, tick)
 		return
 	}
 	if holders := f.acquire(a, q); len(holders) > 0 {

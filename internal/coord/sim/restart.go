@@ -37,8 +37,12 @@ func (s *sim) logRecord(id coord.TxnID, b int) wal.Record {
 			dialects = append(dialects, f.dialect())
 		}
 	}
+	keep := survivors(t.stmts[:t.sent])
 	for i := range t.sent {
 		q := t.stmts[i]
+		if !keep[i] {
+			continue // undone by a ROLLBACK TO, or a savepoint statement
+		}
 		st := wal.Statement{SQL: t.src[i].encode(), Writes: q.writes(), DDL: q.schemaChange()}
 		if st.Writes {
 			for _, d := range dialects {

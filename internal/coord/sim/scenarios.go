@@ -11,6 +11,15 @@ import (
 // kind of cluster the random draw meets rarely, or a failure worth
 // replaying by name.
 var scenarios = map[string]func(*setup){
+	// The seed's cluster, with clients that set a savepoint now and then
+	// and roll back to it: the writes between are undone everywhere, and
+	// neither committed nor logged (restart and catch-up replay the log).
+	// Shepherd restarts once from its log (CBS, SS), which must hold
+	// only what survived.
+	"savepoints": func(s *setup) {
+		s.savepoints = true
+		restartAt(s, 2500)
+	},
 	// The paper's figure 5 primary: it never blocks, so conflicting
 	// transactions run at once there and the secondaries must sort them
 	// out by aborting and re-running.

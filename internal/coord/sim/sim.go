@@ -166,8 +166,9 @@ type sim struct {
 	logFailAt int
 	flushes   int
 	logBroken bool
-	// ddlRNG draws the DDL transactions and the cancels (setup.ddl).
-	ddlRNG *rand.Rand
+	// ddlRNG draws the DDL transactions and the cancels (setup.ddl);
+	// spRNG the savepoints (setup.savepoints).
+	ddlRNG, spRNG *rand.Rand
 	// base is the log barrier of the current core's barrier 0: 1 at
 	// first (a new log), then what coord.PlanStart decided at each
 	// restart. Barriers in the sim's own books (barrierOf, durable,
@@ -248,6 +249,7 @@ func (s *sim) start() {
 	// more thing that can happen at any moment.
 	s.wal = (s.opt.Mode == coord.CBS || s.opt.Mode == coord.SS) && (s.opt.Seed%2 == 0 || st.walOn)
 	s.barrierOf = map[coord.TxnID]int{}
+	s.spRNG = rand.New(rand.NewPCG(uint64(s.opt.Seed), 0x5a7e))
 	s.durable = map[int]bool{}
 	if s.opt.Mode == coord.CBS || s.opt.Mode == coord.SS {
 		s.ddlRNG = rand.New(rand.NewPCG(uint64(s.opt.Seed), 0xdd1))
@@ -687,6 +689,14 @@ func (s *sim) begin(c *client) *txn {
 	}
 	for range 1 + s.rng.IntN(4) {
 		t.src = append(t.src, randomStmt(s.rng, keys))
+	}
+	if s.setup.savepoints && !t.survey && s.spRNG.IntN(3) == 0 {
+		// A savepoint somewhere, rolled back to later: the writes
+		// between them are undone on every replica and in the log.
+		i := s.spRNG.IntN(len(t.src) + 1)
+		j := i + s.spRNG.IntN(len(t.src)-i+1)
+		src := slices.Concat(t.src[:i], []stmt{{kind: stmtSavepoint}}, t.src[i:j], []stmt{{kind: stmtRollbackTo}}, t.src[j:])
+		t.src = src
 	}
 	if s.setup.swapEvery > 0 && !t.survey && s.swapRNG.IntN(s.setup.swapEvery) == 0 {
 		// A lone schema change, in autocommit, as DDL is taken.
