@@ -139,8 +139,8 @@ var savepointSteps = []string{
 // TestSavepointsAsPostgreSQL (issue 15, item 3): SAVEPOINT, RELEASE and
 // ROLLBACK TO give PostgreSQL 15's answers, errors (25P01, 3B001,
 // 25P02) and transaction status through shepherd over the embedded
-// default, over MariaDB + PostgreSQL + SQLite in cbs, ss and serial
-// mode, and over MariaDB alone in passthrough mode; the replicas hold
+// default, over MariaDB + PostgreSQL + SQLite in cbs (the PostgreSQL
+// secondary sequential, and concurrent), ss and serial mode, and over MariaDB alone in passthrough mode; the replicas hold
 // the same rows afterwards.
 func TestSavepointsAsPostgreSQL(t *testing.T) {
 	if testing.Short() {
@@ -159,7 +159,7 @@ func TestSavepointsAsPostgreSQL(t *testing.T) {
 			t.Logf("PostgreSQL: %s: %v", s, want[i])
 		}
 	}
-	for _, name := range []string{"embedded", "cbs", "serial", "ss", "passthrough"} {
+	for _, name := range []string{"embedded", "cbs", "cbs-concurrent", "serial", "ss", "passthrough"} {
 		t.Run(name, func(t *testing.T) {
 			cfg, replicas := embedded(t), 3
 			switch name {
@@ -167,6 +167,11 @@ func TestSavepointsAsPostgreSQL(t *testing.T) {
 			case "passthrough":
 				cfg = realCluster(t, name)
 				cfg.F, cfg.Replicas, replicas = 0, cfg.Replicas[:1], 1 // MariaDB alone
+			case "cbs-concurrent":
+				// The PostgreSQL secondary runs transactions at once
+				// (MVCC concurrent), not one at a time.
+				cfg = realCluster(t, "cbs")
+				cfg.Replicas[1].Schedule = "concurrent"
 			default:
 				cfg = realCluster(t, name)
 			}
