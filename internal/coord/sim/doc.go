@@ -28,9 +28,12 @@
 // and roll back to it later: the fakes undo the writes between (keeping
 // their locks, as engines do), the reference does too, and the log keeps
 // only what survived, as the shell's does, for restart and catch-up to
-// replay. Errors inside a savepoint, and the client's recovery from them,
-// are not modelled (the scripts cbs-savepoint, ss-savepoint and
-// serial-savepoint and the real-engine tests cover them).
+// replay. Half of those run, right after the savepoint, an add under a
+// CHECK constraint that every correct replica fails alike (23514; an
+// MVCC fake then answers 25P02 until the ROLLBACK TO, as PostgreSQL
+// does); its client recovers with the ROLLBACK TO (coord.Submit.Recovers)
+// and commits, and the error, voted before the client saw it, must be
+// backed by f+1 replicas like every other answer of the commit.
 //
 // One transaction in 16 is a survey (coord.Begin.Survey), the shell's
 // compare-and-repair step: scheduled like the others, committed only when

@@ -115,7 +115,10 @@ type attempt struct {
 	writes  []kv // uncommitted writes, in order
 	held    []int
 	// marks are the savepoints set: len(writes) then, by number.
-	marks map[int]int
+	// inError: an mvcc attempt failed a statement (stmtAddCheck) and,
+	// as PostgreSQL does, answers 25P02 until a ROLLBACK TO.
+	marks   map[int]int
+	inError bool
 }
 
 type kv struct{ k, v int }
@@ -353,7 +356,7 @@ func (f *fake) statement(a *attempt, op coord.Op, q stmt, tick int) {
 	case a.cancelled:
 		f.answer(a, op, coord.Vote{Code: pgerr.QueryCanceled}, 0, tick)
 		return
-	case a.state == failed:
+	case a.state == failed, a.inError && q.kind != stmtRollbackTo:
 		f.answer(a, op, coord.Vote{Code: pgerr.InFailedSQLTransaction}, 0, tick)
 		return
 	}
@@ -373,6 +376,7 @@ func (f *fake) statement(a *attempt, op coord.Op, q stmt, tick int) {
 			return
 		}
 		a.writes = a.writes[:m]
+		a.inError = false
 		f.answer(a, op, voteFor(0), 0, tick)
 		return
 	}
@@ -407,6 +411,13 @@ func (f *fake) statement(a *attempt, op coord.Op, q stmt, tick int) {
 	if f.faults.errs > 0 && f.rng.Float64() < f.faults.errs {
 		f.logf("%v %v: spurious unique violation", a, q)
 		f.failWith(a, op, pgerr.UniqueViolation, tick)
+		return
+	}
+	if q.fails(a.get(f.committed)) {
+		// The statement alone fails (its lock stays); PostgreSQL fails
+		// the transaction until ROLLBACK TO.
+		a.inError = f.class == driver.MVCC
+		f.answer(a, op, coord.Vote{Code: pgerr.CheckViolation}, 0, tick)
 		return
 	}
 	v := q.run(a.get(f.committed), a.put)

@@ -41,7 +41,21 @@ const (
 	// statements between them.
 	stmtSavepoint
 	stmtRollbackTo
+	// stmtAddCheck is stmtAdd under a CHECK constraint: it fails with
+	// 23514, changing nothing, when the new value would be a multiple of
+	// 3 (every correct replica fails it alike). Drawn only between a
+	// savepoint and the ROLLBACK TO its client recovers with.
+	stmtAddCheck
 )
+
+// checkViolation is the answer the reference gives a stmtAddCheck that
+// fails (the client's record of the error).
+const checkViolation = -1 << 40
+
+// fails reports whether q fails on the state get reads (stmtAddCheck).
+func (q stmt) fails(get func(k int) int) bool {
+	return q.kind == stmtAddCheck && (get(q.k)+q.d)%3 == 0
+}
 
 // stmt is one statement of the toy key-value SQL. Keys are small integers;
 // every key exists from the start, so there are no phantoms to lock.
@@ -58,6 +72,8 @@ func (q stmt) String() string {
 		return "read(k" + strconv.Itoa(q.k) + ")"
 	case stmtAdd:
 		return "add(k" + strconv.Itoa(q.k) + "," + strconv.FormatInt(int64(q.d), 10) + ")"
+	case stmtAddCheck:
+		return "add-check(k" + strconv.Itoa(q.k) + "," + strconv.FormatInt(int64(q.d), 10) + ")"
 	case stmtDDL:
 		return "ddl(k" + strconv.Itoa(q.k) + "=" + strconv.Itoa(q.d) + ")"
 	case stmtSwap:
@@ -74,7 +90,7 @@ func (q stmt) String() string {
 
 // writes reports whether the statement changes a key.
 func (q stmt) writes() bool {
-	return q.kind == stmtAdd || q.kind == stmtCopy || q.kind == stmtDDL || q.kind == stmtSwap
+	return q.kind == stmtAdd || q.kind == stmtAddCheck || q.kind == stmtCopy || q.kind == stmtDDL || q.kind == stmtSwap
 }
 
 // schemaChange reports whether the statement is DDL (coord.Submit.DDL).
@@ -114,7 +130,7 @@ func (q stmt) run(get func(k int) int, put func(k, v int)) int {
 	switch q.kind {
 	case stmtRead:
 		return get(q.k)
-	case stmtAdd:
+	case stmtAdd, stmtAddCheck:
 		v := get(q.k) + q.d
 		put(q.k, v)
 		return v
@@ -175,6 +191,10 @@ func (s store) apply(stmts []stmt) []int {
 			}
 			undo = undo[:m]
 		default:
+			if q.fails(get) {
+				out[i] = checkViolation
+				continue
+			}
 			out[i] = q.run(get, put)
 		}
 	}
@@ -227,7 +247,7 @@ type catalog []int
 // so they are sent as they are.
 func (c catalog) translate(q stmt) stmt {
 	switch q.kind {
-	case stmtRead, stmtAdd:
+	case stmtRead, stmtAdd, stmtAddCheck:
 		q.k = c[q.k]
 	case stmtCopy:
 		q.k, q.hi = c[q.k], c[q.hi]

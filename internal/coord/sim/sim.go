@@ -695,8 +695,13 @@ func (s *sim) begin(c *client) *txn {
 		// between them are undone on every replica and in the log.
 		i := s.spRNG.IntN(len(t.src) + 1)
 		j := i + s.spRNG.IntN(len(t.src)-i+1)
-		src := slices.Concat(t.src[:i], []stmt{{kind: stmtSavepoint}}, t.src[i:j], []stmt{{kind: stmtRollbackTo}}, t.src[j:])
-		t.src = src
+		var check []stmt
+		if s.spRNG.IntN(2) == 0 {
+			// A statement that may fail, recovered from by the
+			// ROLLBACK TO (see reply).
+			check = []stmt{{kind: stmtAddCheck, k: s.spRNG.IntN(keys), d: s.spRNG.IntN(19) - 9}}
+		}
+		t.src = slices.Concat(t.src[:i], []stmt{{kind: stmtSavepoint}}, check, t.src[i:j], []stmt{{kind: stmtRollbackTo}}, t.src[j:])
 	}
 	if s.setup.swapEvery > 0 && !t.survey && s.swapRNG.IntN(s.setup.swapEvery) == 0 {
 		// A lone schema change, in autocommit, as DDL is taken.
@@ -736,7 +741,19 @@ func (s *sim) submit(c *client, op coord.Op) {
 	}
 	c.waiting, c.op = true, op
 	writes := op.Kind == coord.OpStmt && op.Seq < len(t.stmts) && t.stmts[op.Seq].writes()
-	s.stepCore(coord.Submit{Op: op, Writes: writes, DDL: op.Kind == coord.OpStmt && t.stmts[op.Seq].schemaChange()})
+	s.stepCore(coord.Submit{Op: op, Writes: writes, DDL: op.Kind == coord.OpStmt && t.stmts[op.Seq].schemaChange(),
+		Recovers: op.Kind == coord.OpStmt && t.stmts[op.Seq].kind == stmtRollbackTo})
+}
+
+// recoverAt returns the index of the ROLLBACK TO that follows statement
+// seq of t, inside the savepoint, -1 if there is none.
+func (t *txn) recoverAt(seq int) int {
+	for i := seq + 1; i < len(t.src); i++ {
+		if t.src[i].kind == stmtRollbackTo {
+			return i
+		}
+	}
+	return -1
 }
 
 // ddl reports whether t is a DDL transaction (one statement).
@@ -998,6 +1015,14 @@ func (s *sim) reply(r coord.Reply) {
 			if r.Fail == nil && !t.survey && statementError(code) {
 				s.checkBacked(r, code)
 			}
+			if rb := t.recoverAt(r.Op.Seq); code == pgerr.CheckViolation && r.Fail == nil && rb >= 0 {
+				// The client goes on with its ROLLBACK TO: what it
+				// meant to run in between is dropped, unsent.
+				t.src = slices.Delete(t.src, r.Op.Seq+1, rb)
+				t.stmts = slices.Delete(t.stmts, r.Op.Seq+1, rb)
+				t.got = append(t.got, checkViolation)
+				return
+			}
 			t.mustRollback = true
 			return
 		}
@@ -1069,9 +1094,13 @@ func (s *sim) checkBacked(r coord.Reply, code string) {
 func (s *sim) checkCommitBacked(t *txn) {
 	for seq, got := range t.got {
 		op := coord.Op{Txn: t.id, Kind: coord.OpStmt, Seq: seq}
+		want := voteFor(got)
+		if got == checkViolation {
+			want = coord.Vote{Code: pgerr.CheckViolation}
+		}
 		n := 0
 		for _, f := range s.fakes {
-			if rec, ok := f.answers[op]; ok && rec.vote == voteFor(got) {
+			if rec, ok := f.answers[op]; ok && rec.vote == want {
 				n++
 			}
 		}
