@@ -41,9 +41,18 @@ func TableOf(cs *pg_query.CreateStmt) (*Table, error) {
 				t.Key = []string{c.Name}
 			}
 			for _, n := range e.GetColumnDef().Constraints {
-				if con := n.GetConstraint(); con != nil && con.Contype == pg_query.ConstrType_CONSTR_FOREIGN {
+				con := n.GetConstraint()
+				switch {
+				case con == nil:
+				case con.Contype == pg_query.ConstrType_CONSTR_FOREIGN:
 					t.Refs = append(t.Refs, []string{c.Name})
 					t.Parents = append(t.Parents, con.Pktable.Relname)
+					t.RefColumns = append(t.RefColumns, names(con.PkAttrs))
+					t.RefNames = append(t.RefNames, con.Conname)
+				case con.Contype == pg_query.ConstrType_CONSTR_PRIMARY:
+					t.KeyName = con.Conname
+				case con.Contype == pg_query.ConstrType_CONSTR_UNIQUE:
+					t.Uniques = append(t.Uniques, Unique{Name: con.Conname, Columns: []string{c.Name}})
 				}
 			}
 		case e.GetConstraint() != nil:
@@ -51,8 +60,14 @@ func TableOf(cs *pg_query.CreateStmt) (*Table, error) {
 			if con.Contype == pg_query.ConstrType_CONSTR_FOREIGN {
 				t.Refs = append(t.Refs, names(con.FkAttrs))
 				t.Parents = append(t.Parents, con.Pktable.Relname)
+				t.RefColumns = append(t.RefColumns, names(con.PkAttrs))
+				t.RefNames = append(t.RefNames, con.Conname)
+			}
+			if con.Contype == pg_query.ConstrType_CONSTR_UNIQUE {
+				t.Uniques = append(t.Uniques, Unique{Name: con.Conname, Columns: names(con.Keys)})
 			}
 			if con.Contype == pg_query.ConstrType_CONSTR_PRIMARY {
+				t.KeyName = con.Conname
 				t.Key = names(con.Keys)
 				for _, k := range t.Key {
 					if c := t.Column(k); c != nil {
@@ -98,7 +113,7 @@ func ColumnOf(cd *pg_query.ColumnDef) (c Column, key bool, err error) {
 			if len(con.Options) > 0 {
 				return c, false, unsupported("sequence options of IDENTITY column %q", cd.Colname)
 			}
-			c.Fill, c.NotNull, c.Always = FillSerial, true, con.GeneratedWhen == "a"
+			c.Fill, c.NotNull, c.Always, c.Identity = FillSerial, true, con.GeneratedWhen == "a", true
 		case pg_query.ConstrType_CONSTR_DEFAULT:
 			f, err := fillOf(con.RawExpr)
 			if err != nil {
@@ -107,6 +122,7 @@ func ColumnOf(cd *pg_query.ColumnDef) (c Column, key bool, err error) {
 			if c.Fill == FillNone {
 				c.Fill = f
 			}
+			c.Default = exprText(con.RawExpr)
 		case pg_query.ConstrType_CONSTR_GENERATED:
 			return c, false, unsupported("generated column %q", cd.Colname)
 		}
@@ -275,6 +291,12 @@ func (s *Snapshot) Apply(n *pg_query.Node) (*Snapshot, error) {
 			}
 		}
 		next.IndexColumns[IndexName(ix)] = cols
+		if ix.Unique {
+			if next.UniqueIndexes == nil {
+				next.UniqueIndexes = map[string]bool{}
+			}
+			next.UniqueIndexes[IndexName(ix)] = true
+		}
 	case n.GetDropStmt() != nil:
 		d := n.GetDropStmt()
 		for _, o := range d.Objects {
@@ -290,6 +312,7 @@ func (s *Snapshot) Apply(n *pg_query.Node) (*Snapshot, error) {
 			case pg_query.ObjectType_OBJECT_INDEX:
 				delete(next.Indexes, name)
 				delete(next.IndexColumns, name)
+				delete(next.UniqueIndexes, name)
 			}
 		}
 	case n.GetAlterTableStmt() != nil:
@@ -328,6 +351,7 @@ func (s *Snapshot) Apply(n *pg_query.Node) (*Snapshot, error) {
 						return nil, unsupported("the DEFAULT of column %q: %s", cmd.Name, err.Error())
 					}
 					c.Fill = f
+					c.Default = exprText(cmd.Def)
 				}
 			case pg_query.AlterTableType_AT_SetNotNull:
 				if c := t.Column(cmd.Name); c != nil {
@@ -388,6 +412,20 @@ func (s *Snapshot) Apply(n *pg_query.Node) (*Snapshot, error) {
 	}
 	next.Version++
 	return next, nil
+}
+
+// exprText writes an expression back as PostgreSQL's parser would (""
+// for none or when it cannot).
+func exprText(n *pg_query.Node) string {
+	if n == nil {
+		return ""
+	}
+	sel := &pg_query.SelectStmt{TargetList: []*pg_query.Node{{Node: &pg_query.Node_ResTarget{ResTarget: &pg_query.ResTarget{Val: n}}}}}
+	text, err := pg_query.Deparse(&pg_query.ParseResult{Version: parseVersion, Stmts: []*pg_query.RawStmt{{Stmt: &pg_query.Node{Node: &pg_query.Node_SelectStmt{SelectStmt: sel}}}}})
+	if err != nil {
+		return ""
+	}
+	return strings.TrimPrefix(text, "SELECT ")
 }
 
 // IndexName returns the name of the index a CREATE INDEX makes: the

@@ -41,6 +41,7 @@ type Session struct {
 	txnTime  time.Time        // the transaction's timestamp (now())
 	ddl      []*sqlan.Stmt    // DDL of the open block, recorded in the catalog at COMMIT
 	defaults driver.TxOptions // SET SESSION CHARACTERISTICS
+	user     string           // the user the client logged in as
 
 	cancelMu sync.Mutex
 	cancel   context.CancelFunc // cancels the running call
@@ -54,7 +55,7 @@ type Session struct {
 
 // New returns a session on c. cache is shared between sessions.
 func New(c *cluster.Cluster, cache *sqlan.Cache, info pgwire.StartupInfo) *Session {
-	s := &Session{cluster: c, cache: cache, params: map[string]string{}}
+	s := &Session{cluster: c, cache: cache, params: map[string]string{}, user: info.Params["user"]}
 	for k, v := range info.Params {
 		if k != "user" && k != "database" {
 			s.params[strings.ToLower(k)] = v
@@ -192,6 +193,8 @@ func (s *Session) exec(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (
 		return s.show(st)
 	case sqlan.Explain:
 		return explain(st.Inner), nil
+	case sqlan.Catalog:
+		return s.catalogQuery(ctx, st, args)
 	}
 	autocommit := !s.inBlock && !s.implicit
 	if st.Kind == sqlan.DDL && !autocommit && s.cache.Speaks(driver.MySQL) {

@@ -12,6 +12,7 @@ import (
 	"github.com/shepherd-db/shepherd/internal/answer"
 	"github.com/shepherd-db/shepherd/internal/dialect"
 	"github.com/shepherd-db/shepherd/internal/driver"
+	"github.com/shepherd-db/shepherd/internal/pgcatalog"
 	"github.com/shepherd-db/shepherd/internal/pgerr"
 	"github.com/shepherd-db/shepherd/internal/schema"
 )
@@ -34,9 +35,10 @@ const (
 	Set                      // SET, RESET, SET TRANSACTION: answered by shepherd
 	Show                     // SHOW: answered by shepherd
 	Explain                  // EXPLAIN (SHEPHERD): answered by shepherd
+	Catalog                  // a query of pg_catalog / information_schema: answered by shepherd's catalog (pgcatalog)
 )
 
-var kindNames = [...]string{"", "read", "write", "ddl", "begin", "commit", "rollback", "set", "show", "explain"}
+var kindNames = [...]string{"", "read", "write", "ddl", "begin", "commit", "rollback", "set", "show", "explain", "catalog"}
 
 // String returns the kind's name.
 func (k Kind) String() string {
@@ -314,6 +316,17 @@ func ParseIn(sql string, env *Env) (_ []*Stmt, err error) {
 		text := statementText(sql, raw)
 		if err := reservedRelation(raw.Stmt); err != nil {
 			return nil, err
+		}
+		if pgcatalog.Reads(raw.Stmt) {
+			// Answered from shepherd's own catalog, not by the replicas:
+			// nothing to translate.
+			st := &Stmt{SQL: text, Kind: Catalog, Verb: "SELECT", ReturnsRows: true, tree: raw.Stmt, env: env, version: tree.Version}
+			st.Ordered = len(raw.Stmt.GetSelectStmt().SortClause) > 0
+			if st.NumParams, err = maxParam(raw.Stmt); err != nil {
+				return nil, err
+			}
+			out = append(out, st)
+			continue
 		}
 		st, err := analyse(text, raw.Stmt)
 		if err != nil {

@@ -1,0 +1,245 @@
+package pgcatalog
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"sync"
+
+	_ "modernc.org/sqlite" // the engine's executor
+
+	"github.com/shepherd-db/shepherd/internal/schema"
+)
+
+// Engine holds the catalog relations in an in-memory SQLite database and
+// runs catalog queries there. Its tables hold PostgreSQL's built-in rows
+// (loaded once) and rows for the tables, views, indexes and constraints of
+// one schema snapshot, reloaded when a query asks about another snapshot.
+// Queries are serialised: catalog queries are rare and small.
+type Engine struct {
+	mu     sync.Mutex
+	db     *sql.DB
+	conn   *sql.Conn
+	loaded *schema.Snapshot
+	ok     bool // loaded is in the tables (false before the first load)
+}
+
+var (
+	engines   sync.Map // *schema.Catalog -> *Engine
+	enginesMu sync.Mutex
+)
+
+// For returns the engine answering for catalog cat, made on first use.
+func For(cat *schema.Catalog) (*Engine, error) {
+	if e, ok := engines.Load(cat); ok {
+		return e.(*Engine), nil
+	}
+	enginesMu.Lock()
+	defer enginesMu.Unlock()
+	if e, ok := engines.Load(cat); ok {
+		return e.(*Engine), nil
+	}
+	e, err := New()
+	if err != nil {
+		return nil, err
+	}
+	engines.Store(cat, e)
+	return e, nil
+}
+
+// New opens an engine with the built-in rows loaded and no user objects.
+func New() (*Engine, error) {
+	db, err := sql.Open("sqlite", ":memory:?_dqs=0")
+	if err != nil {
+		return nil, fmt.Errorf("pgcatalog: %w", err)
+	}
+	db.SetMaxOpenConns(1)
+	db.SetConnMaxLifetime(0)
+	ctx := context.Background()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("pgcatalog: %w", err)
+	}
+	e := &Engine{db: db, conn: conn}
+	if err := e.setup(ctx); err != nil {
+		conn.Close()
+		db.Close()
+		return nil, fmt.Errorf("pgcatalog: %w", err)
+	}
+	return e, nil
+}
+
+// Close releases the engine.
+func (e *Engine) Close() error {
+	e.conn.Close()
+	return e.db.Close()
+}
+
+// setup creates the relations (pg_catalog and information_schema as
+// attached databases, so that both qualified and bare names resolve) and
+// loads the built-in rows.
+func (e *Engine) setup(ctx context.Context) error {
+	stmts := []string{
+		"PRAGMA case_sensitive_like = ON",
+		"ATTACH DATABASE ':memory:' AS pg_catalog",
+		"ATTACH DATABASE ':memory:' AS information_schema",
+	}
+	for _, r := range relations {
+		var cols []string
+		for _, c := range r.cols {
+			cols = append(cols, quoteIdent(c.name)+" "+kindOf(c.typ).affinity())
+		}
+		stmts = append(stmts, fmt.Sprintf("CREATE TABLE %s.%s (%s)", r.schema, quoteIdent(r.name), strings.Join(cols, ", ")))
+	}
+	stmts = append(stmts, sideTables...)
+	for _, s := range stmts {
+		if _, err := e.conn.ExecContext(ctx, s); err != nil {
+			return fmt.Errorf("%s: %w", s, err)
+		}
+	}
+	tx, err := e.conn.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	for _, r := range relations {
+		if len(r.rows) == 0 {
+			continue
+		}
+		ins, err := tx.PrepareContext(ctx, insertSQL(r))
+		if err != nil {
+			return err
+		}
+		args := make([]any, len(r.cols))
+		for _, row := range r.rows {
+			for i, v := range row {
+				args[i] = storeValue(r.cols[i].typ, v)
+			}
+			if _, err := ins.ExecContext(ctx, args...); err != nil {
+				ins.Close()
+				return fmt.Errorf("%s.%s: %w", r.schema, r.name, err)
+			}
+		}
+		ins.Close()
+	}
+	b, err := dataFiles.ReadFile("data/keywords.tsv")
+	if err != nil {
+		return err
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		f := strings.Split(line, "\t")
+		if len(f) != 5 {
+			return fmt.Errorf("keywords.tsv: %q", line)
+		}
+		if _, err := tx.ExecContext(ctx, "INSERT INTO shepherd_keywords VALUES (?, ?, ?, ?, ?)",
+			f[0], f[1], storeValue("bool", &f[2]), f[3], f[4]); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+func insertSQL(r *relation) string {
+	marks := strings.TrimSuffix(strings.Repeat("?, ", len(r.cols)), ", ")
+	return fmt.Sprintf("INSERT INTO %s.%s VALUES (%s)", r.schema, quoteIdent(r.name), marks)
+}
+
+func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
+
+// sideTables are the engine's own tables, which the rewritten forms of
+// catalog functions read (pg_get_indexdef, pg_get_constraintdef,
+// pg_get_serial_sequence). They are in the main database, which no
+// client query names.
+var sideTables = []string{
+	"CREATE TABLE shepherd_indexdef (oid INTEGER PRIMARY KEY, def TEXT, cols TEXT)",
+	"CREATE TABLE shepherd_condef (oid INTEGER PRIMARY KEY, def TEXT)",
+	"CREATE TABLE shepherd_serial (tab TEXT, col TEXT, seq TEXT)",
+	"CREATE TABLE shepherd_keywords (word TEXT, catcode TEXT, barelabel INTEGER, catdesc TEXT, baredesc TEXT)",
+}
+
+// userTables are the tables that hold rows for user objects: those with
+// OIDs at or above firstUserOID in the tables that also hold built-in
+// rows, all rows in the others.
+var userTables = []string{
+	"pg_catalog.pg_class", "pg_catalog.pg_attribute", "pg_catalog.pg_type",
+	"pg_catalog.pg_index", "pg_catalog.pg_constraint", "pg_catalog.pg_attrdef",
+	"pg_catalog.pg_description", "pg_catalog.pg_sequence", "pg_catalog.pg_depend",
+	"information_schema.tables", "information_schema.columns", "information_schema.views",
+	"information_schema.table_constraints", "information_schema.key_column_usage",
+	"information_schema.constraint_column_usage", "information_schema.referential_constraints",
+	"information_schema.sequences",
+	"shepherd_indexdef", "shepherd_condef", "shepherd_serial",
+}
+
+// load replaces the user rows with those of snap. The caller holds e.mu.
+func (e *Engine) load(ctx context.Context, snap *schema.Snapshot) error {
+	if e.ok && e.loaded == snap {
+		return nil
+	}
+	tx, err := e.conn.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	for _, t := range userTables {
+		var where string
+		switch t {
+		case "pg_catalog.pg_class", "pg_catalog.pg_type":
+			where = fmt.Sprintf(" WHERE oid >= %d", firstUserOID)
+		case "pg_catalog.pg_attribute":
+			where = fmt.Sprintf(" WHERE attrelid >= %d", firstUserOID)
+		}
+		if _, err := tx.ExecContext(ctx, "DELETE FROM "+t+where); err != nil {
+			return err
+		}
+	}
+	for _, r := range buildRows(snap) {
+		rel := relByName[r.rel]
+		q := ""
+		var args []any
+		if rel != nil {
+			q = insertSQL(rel)
+			args = make([]any, len(rel.cols))
+			for i, c := range rel.cols {
+				if v, ok := r.vals[c.name]; ok {
+					args[i] = v
+				} else {
+					args[i] = zeroValue(c.typ)
+				}
+			}
+		} else {
+			// a side table: values in order
+			marks := strings.TrimSuffix(strings.Repeat("?, ", len(r.list)), ", ")
+			q = fmt.Sprintf("INSERT INTO %s VALUES (%s)", r.rel, marks)
+			args = r.list
+		}
+		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+			return fmt.Errorf("pgcatalog: loading %s: %w", r.rel, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	e.loaded, e.ok = snap, true
+	return nil
+}
+
+// zeroValue is what a user row holds in a column shepherd has nothing
+// for: PostgreSQL's value for a plain table (0, false, empty), NULL for
+// arrays, expressions and text that may be absent.
+func zeroValue(typ string) any {
+	switch kindOf(typ) {
+	case kInt, kBool:
+		return int64(0)
+	case kFloat:
+		return float64(0)
+	case kArray:
+		return nil
+	}
+	if typ == "char" {
+		return ""
+	}
+	return nil
+}

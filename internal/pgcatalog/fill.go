@@ -1,0 +1,565 @@
+package pgcatalog
+
+import (
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/shepherd-db/shepherd/internal/schema"
+)
+
+// firstUserOID is PostgreSQL's FirstNormalObjectId: user objects get
+// OIDs from here on, built-in ones below.
+const firstUserOID = 16384
+
+// PostgreSQL's fixed OIDs the rows refer to.
+const (
+	nsPublic     = 2200
+	ownerOID     = 10 // the bootstrap superuser
+	amHeap       = 2
+	amBtree      = 403
+	collDefault  = 100
+	classPgClass = 1259
+)
+
+// hiddenPrefix names shepherd's own tables, which no catalog shows.
+const hiddenPrefix = "shepherd_"
+
+// row is one row to insert: into a catalog relation by column name
+// (vals), or into a side table in column order (list).
+type row struct {
+	rel  string
+	vals map[string]any
+	list []any
+}
+
+// oids gives each user object its OID: a hash of its kind and name,
+// probed in name order on a collision, so that the same schema gives the
+// same OIDs after a restart (see doc.go for what changes them).
+type oids struct {
+	byKey map[string]int64
+}
+
+func assignOIDs(keys []string) oids {
+	slices.Sort(keys)
+	o := oids{byKey: map[string]int64{}}
+	used := map[int64]bool{}
+	const span = 1<<31 - firstUserOID
+	for _, k := range keys {
+		if _, ok := o.byKey[k]; ok {
+			continue
+		}
+		h := fnv.New32a()
+		h.Write([]byte(k))
+		n := int64(h.Sum32()) % span
+		for used[firstUserOID+n] {
+			n = (n + 1) % span
+		}
+		used[firstUserOID+n] = true
+		o.byKey[k] = firstUserOID + n
+	}
+	return o
+}
+
+func (o oids) of(key string) int64 { return o.byKey[key] }
+
+// bool01 is how the engine stores a boolean.
+func bool01(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func jsonOf(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// typmod is PostgreSQL's atttypmod of a column.
+func typmod(c *schema.Column) int64 {
+	switch c.Type {
+	case "varchar", "bpchar":
+		if len(c.Mods) == 1 {
+			return int64(c.Mods[0]) + 4
+		}
+		if c.Type == "bpchar" {
+			return 5 // char alone is char(1)
+		}
+	case "numeric":
+		switch len(c.Mods) {
+		case 1:
+			return int64(c.Mods[0])<<16 + 4
+		case 2:
+			return (int64(c.Mods[0])<<16 | int64(c.Mods[1]&0xffff)) + 4
+		}
+	}
+	return -1
+}
+
+// defaultText is what pg_get_expr shows for a column's default ("" for
+// none).
+func defaultText(t *schema.Table, c *schema.Column) string {
+	if c.Fill == schema.FillSerial {
+		if c.Identity {
+			return ""
+		}
+		return fmt.Sprintf("nextval('%s'::regclass)", seqName(t, c))
+	}
+	d := c.Default
+	if d == "" {
+		switch c.Fill {
+		case schema.FillNow:
+			return "now()"
+		case schema.FillDate:
+			return "CURRENT_DATE"
+		case schema.FillUUID:
+			return "gen_random_uuid()"
+		case schema.FillRandom:
+			return "random()"
+		}
+		return ""
+	}
+	if strings.HasPrefix(d, "'") && strings.HasSuffix(d, "'") {
+		// PostgreSQL keeps the constant's coercion to the column type.
+		d += "::" + sqlTypeName(c.Type, nil)
+	}
+	return d
+}
+
+func seqName(t *schema.Table, c *schema.Column) string { return t.Name + "_" + c.Name + "_seq" }
+
+// sqlTypeName is format_type's name of a type without its modifiers, or
+// with them when mods is given.
+func sqlTypeName(typ string, mods []int32) string {
+	name := typ
+	switch typ {
+	case "int2":
+		name = "smallint"
+	case "int4":
+		name = "integer"
+	case "int8":
+		name = "bigint"
+	case "float4":
+		name = "real"
+	case "float8":
+		name = "double precision"
+	case "bool":
+		name = "boolean"
+	case "varchar":
+		name = "character varying"
+	case "bpchar":
+		name = "character"
+	case "timestamp":
+		name = "timestamp without time zone"
+	case "timestamptz":
+		name = "timestamp with time zone"
+	case "time":
+		name = "time without time zone"
+	case "timetz":
+		name = "time with time zone"
+	}
+	if len(mods) > 0 {
+		var parts []string
+		for _, m := range mods {
+			parts = append(parts, strconv.Itoa(int(m)))
+		}
+		name += "(" + strings.Join(parts, ",") + ")"
+	}
+	return name
+}
+
+// constraint is a key, unique or foreign key constraint of a table.
+type constraint struct {
+	name     string
+	kind     byte // 'p', 'u', 'f'
+	cols     []string
+	parent   string
+	refCols  []string
+	index    string // the index of a key or unique constraint
+	position int    // order among the table's constraints
+}
+
+func constraintsOf(t *schema.Table, snap *schema.Snapshot) []constraint {
+	var out []constraint
+	if len(t.Key) > 0 {
+		name := t.KeyName
+		if name == "" {
+			name = t.Name + "_pkey"
+		}
+		out = append(out, constraint{name: name, kind: 'p', cols: t.Key, index: name})
+	}
+	for _, u := range t.Uniques {
+		name := u.Name
+		if name == "" {
+			name = t.Name + "_" + strings.Join(u.Columns, "_") + "_key"
+		}
+		out = append(out, constraint{name: name, kind: 'u', cols: u.Columns, index: name})
+	}
+	for i, cols := range t.Refs {
+		var name string
+		if i < len(t.RefNames) {
+			name = t.RefNames[i]
+		}
+		if name == "" {
+			name = t.Name + "_" + strings.Join(cols, "_") + "_fkey"
+		}
+		var ref []string
+		if i < len(t.RefColumns) {
+			ref = t.RefColumns[i]
+		}
+		if len(ref) == 0 {
+			if p := snap.Table(t.Parents[i]); p != nil {
+				ref = p.Key
+			}
+		}
+		out = append(out, constraint{name: name, kind: 'f', cols: cols, parent: t.Parents[i], refCols: ref})
+	}
+	return out
+}
+
+func attnums(t *schema.Table, cols []string) []int64 {
+	out := make([]int64, len(cols))
+	for i, name := range cols {
+		for j := range t.Columns {
+			if t.Columns[j].Name == name {
+				out[i] = int64(j + 1)
+			}
+		}
+	}
+	return out
+}
+
+func quoteIfNeeded(s string) string {
+	ok := s != ""
+	for i, r := range s {
+		if !(r == '_' || r >= 'a' && r <= 'z' || i > 0 && r >= '0' && r <= '9') {
+			ok = false
+		}
+	}
+	if ok && !reserved[s] {
+		return s
+	}
+	return quoteIdent(s)
+}
+
+// reserved are the keywords PostgreSQL quotes in names it prints (the
+// common ones).
+var reserved = map[string]bool{"user": true, "order": true, "group": true, "table": true, "select": true,
+	"from": true, "where": true, "check": true, "default": true, "primary": true, "references": true,
+	"column": true, "limit": true, "offset": true, "to": true, "end": true, "desc": true, "asc": true}
+
+func colList(cols []string) string {
+	q := make([]string, len(cols))
+	for i, c := range cols {
+		q[i] = quoteIfNeeded(c)
+	}
+	return strings.Join(q, ", ")
+}
+
+// buildRows returns the rows of snap's user objects.
+func buildRows(snap *schema.Snapshot) []row {
+	if snap == nil {
+		return nil
+	}
+	var names []string
+	for name := range snap.Tables {
+		if !strings.HasPrefix(name, hiddenPrefix) {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	var keys []string
+	for _, name := range names {
+		t := snap.Tables[name]
+		keys = append(keys, "class:"+name)
+		for _, c := range constraintsOf(t, snap) {
+			keys = append(keys, "con:"+name+"."+c.name)
+			if c.index != "" {
+				keys = append(keys, "class:"+c.index)
+			}
+		}
+		for i := range t.Columns {
+			c := &t.Columns[i]
+			if c.Fill == schema.FillSerial {
+				keys = append(keys, "class:"+seqName(t, c))
+			}
+			keys = append(keys, "attrdef:"+name+"."+c.Name)
+		}
+	}
+	for ix := range snap.Indexes {
+		keys = append(keys, "class:"+ix)
+	}
+	o := assignOIDs(keys)
+
+	var out []row
+	add := func(rel string, vals map[string]any) { out = append(out, row{rel: rel, vals: vals}) }
+	side := func(rel string, list ...any) { out = append(out, row{rel: rel, list: list}) }
+	classRow := func(oid int64, name string, kind string, am int64, natts int, hasIndex bool) map[string]any {
+		return map[string]any{"oid": oid, "relname": name, "relnamespace": int64(nsPublic), "relowner": int64(ownerOID),
+			"relam": am, "relfilenode": oid, "reltuples": float64(-1), "relhasindex": bool01(hasIndex),
+			"relpersistence": "p", "relkind": kind, "relnatts": int64(natts), "relispopulated": int64(1),
+			"relreplident": "d"}
+	}
+	info := func(vals map[string]any) map[string]any {
+		for _, k := range []string{"table_catalog", "constraint_catalog", "unique_constraint_catalog", "sequence_catalog"} {
+			if _, ok := vals[k]; ok {
+				vals[k] = databaseName
+			}
+		}
+		return vals
+	}
+	indexRow := func(ix string, table string, t *schema.Table, cols []string, unique, primary bool) {
+		ixOID, relOID := o.of("class:"+ix), o.of("class:"+table)
+		add("pg_class", classRow(ixOID, ix, "i", amBtree, len(cols), false))
+		keys := attnums(t, cols)
+		zeros := make([]int64, len(cols))
+		add("pg_index", map[string]any{"indexrelid": ixOID, "indrelid": relOID, "indnatts": int64(len(cols)),
+			"indnkeyatts": int64(len(cols)), "indisunique": bool01(unique), "indisprimary": bool01(primary),
+			"indimmediate": int64(1), "indisvalid": int64(1), "indisready": int64(1), "indislive": int64(1),
+			"indkey": jsonOf(keys), "indcollation": jsonOf(zeros), "indclass": jsonOf(zeros), "indoption": jsonOf(zeros)})
+		u := ""
+		if unique {
+			u = "UNIQUE "
+		}
+		def := fmt.Sprintf("CREATE %sINDEX %s ON public.%s USING btree (%s)", u, quoteIfNeeded(ix), quoteIfNeeded(table), colList(cols))
+		quoted := make([]string, len(cols))
+		for i, c := range cols {
+			quoted[i] = quoteIfNeeded(c)
+		}
+		side("shepherd_indexdef", ixOID, def, jsonOf(quoted))
+	}
+
+	for _, name := range names {
+		t := snap.Tables[name]
+		relOID := o.of("class:" + name)
+		cons := constraintsOf(t, snap)
+		hasIndex := false
+		for _, c := range cons {
+			hasIndex = hasIndex || c.index != ""
+		}
+		for _, tn := range snap.Indexes {
+			hasIndex = hasIndex || tn == name
+		}
+		kind, am, ttype := "r", int64(amHeap), "BASE TABLE"
+		if t.View {
+			kind, am, ttype = "v", 0, "VIEW"
+		}
+		cr := classRow(relOID, name, kind, am, len(t.Columns), hasIndex)
+		if t.View {
+			cr["relhasrules"], cr["relreplident"] = int64(1), "n"
+		}
+		if len(t.Refs) > 0 || len(snap.Children(name)) > 0 {
+			cr["relhastriggers"] = int64(1)
+		}
+		add("pg_class", cr)
+		add("information_schema.tables", info(map[string]any{"table_catalog": "", "table_schema": "public",
+			"table_name": name, "table_type": ttype, "is_insertable_into": yesNo(!t.View), "is_typed": "NO"}))
+		if t.View {
+			add("information_schema.views", info(map[string]any{"table_catalog": "", "table_schema": "public",
+				"table_name": name, "view_definition": t.Query, "check_option": "NONE", "is_updatable": "NO",
+				"is_insertable_into": "NO", "is_trigger_updatable": "NO", "is_trigger_deletable": "NO",
+				"is_trigger_insertable_into": "NO"}))
+		}
+		for i := range t.Columns {
+			c := &t.Columns[i]
+			typ := typeByName[c.Type]
+			var typOID int64
+			var typLen int64 = -1
+			if typ != nil {
+				typOID, typLen = int64(typ.oid), int64(typ.len)
+			}
+			def := defaultText(t, c)
+			identity := ""
+			if c.Identity {
+				identity = "d"
+				if c.Always {
+					identity = "a"
+				}
+			}
+			coll := int64(0)
+			if schema.IsText(c.Type) {
+				coll = collDefault
+			}
+			add("pg_attribute", map[string]any{"attrelid": relOID, "attname": c.Name, "atttypid": typOID,
+				"attstattarget": int64(-1), "attlen": typLen, "attnum": int64(i + 1), "attcacheoff": int64(-1),
+				"atttypmod": typmod(c), "attnotnull": bool01(c.NotNull), "atthasdef": bool01(def != ""),
+				"attidentity": identity, "attgenerated": "", "attislocal": int64(1), "attcollation": coll,
+				"attcompression": "", "attalign": "i", "attstorage": "p"})
+			if def != "" {
+				add("pg_attrdef", map[string]any{"oid": o.of("attrdef:" + name + "." + c.Name), "adrelid": relOID,
+					"adnum": int64(i + 1), "adbin": def})
+			}
+			if c.Fill == schema.FillSerial {
+				seq := seqName(t, c)
+				seqOID := o.of("class:" + seq)
+				sr := classRow(seqOID, seq, "S", 0, 3, false)
+				sr["reltuples"] = float64(1)
+				add("pg_class", sr)
+				maxv := map[string]int64{"int2": 32767, "int4": 2147483647, "int8": 9223372036854775807}[c.Type]
+				add("pg_sequence", map[string]any{"seqrelid": seqOID, "seqtypid": typOID, "seqstart": int64(1),
+					"seqincrement": int64(1), "seqmax": maxv, "seqmin": int64(1), "seqcache": int64(1), "seqcycle": int64(0)})
+				side("shepherd_serial", name, c.Name, "public."+seq)
+				side("shepherd_serial", "public."+name, c.Name, "public."+seq)
+				add("information_schema.sequences", info(map[string]any{"sequence_catalog": "", "sequence_schema": "public",
+					"sequence_name": seq, "data_type": sqlTypeName(c.Type, nil), "numeric_precision": map[string]int64{"int2": 16, "int4": 32, "int8": 64}[c.Type],
+					"numeric_precision_radix": int64(2), "numeric_scale": int64(0), "start_value": "1", "minimum_value": "1",
+					"maximum_value": strconv.FormatInt(maxv, 10), "increment": "1", "cycle_option": "NO"}))
+			}
+			add("information_schema.columns", info(columnInfo(name, i, t, c, def)))
+		}
+		for _, c := range cons {
+			conOID := o.of("con:" + name + "." + c.name)
+			vals := map[string]any{"oid": conOID, "conname": c.name, "connamespace": int64(nsPublic), "contype": string(c.kind),
+				"convalidated": int64(1), "conrelid": relOID, "conislocal": int64(1), "conkey": jsonOf(attnums(t, c.cols)),
+				"confupdtype": " ", "confdeltype": " ", "confmatchtype": " ", "connoinherit": int64(1)}
+			ctype := map[byte]string{'p': "PRIMARY KEY", 'u': "UNIQUE", 'f': "FOREIGN KEY"}[c.kind]
+			def := ctype + " (" + colList(c.cols) + ")"
+			if c.index != "" {
+				vals["conindid"] = o.of("class:" + c.index)
+				indexRow(c.index, name, t, c.cols, true, c.kind == 'p')
+			}
+			if c.kind == 'f' {
+				vals["confrelid"] = o.of("class:" + c.parent)
+				vals["confupdtype"], vals["confdeltype"], vals["confmatchtype"] = "a", "a", "s"
+				vals["connoinherit"] = int64(1)
+				if p := snap.Table(c.parent); p != nil {
+					vals["confkey"] = jsonOf(attnums(p, c.refCols))
+					for _, pc := range constraintsOf(p, snap) {
+						if pc.kind != 'f' && slices.Equal(pc.cols, c.refCols) {
+							vals["conindid"] = o.of("class:" + pc.index)
+						}
+					}
+				}
+				def += " REFERENCES " + quoteIfNeeded(c.parent) + "(" + colList(c.refCols) + ")"
+			}
+			add("pg_constraint", vals)
+			side("shepherd_condef", conOID, def)
+			add("information_schema.table_constraints", info(map[string]any{"constraint_catalog": "", "constraint_schema": "public",
+				"constraint_name": c.name, "table_catalog": "", "table_schema": "public", "table_name": name,
+				"constraint_type": ctype, "is_deferrable": "NO", "initially_deferred": "NO", "enforced": "YES",
+				"nulls_distinct": nullsDistinct(c.kind)}))
+			for i, col := range c.cols {
+				kcu := map[string]any{"constraint_catalog": "", "constraint_schema": "public", "constraint_name": c.name,
+					"table_catalog": "", "table_schema": "public", "table_name": name, "column_name": col,
+					"ordinal_position": int64(i + 1)}
+				if c.kind == 'f' {
+					kcu["position_in_unique_constraint"] = int64(i + 1)
+				} else {
+					kcu["position_in_unique_constraint"] = nil
+				}
+				add("information_schema.key_column_usage", info(kcu))
+			}
+			ccuTable, ccuCols := name, c.cols
+			if c.kind == 'f' {
+				ccuTable, ccuCols = c.parent, c.refCols
+				uname := ""
+				if p := snap.Table(c.parent); p != nil {
+					for _, pc := range constraintsOf(p, snap) {
+						if pc.kind != 'f' && slices.Equal(pc.cols, c.refCols) {
+							uname = pc.name
+						}
+					}
+				}
+				add("information_schema.referential_constraints", info(map[string]any{"constraint_catalog": "",
+					"constraint_schema": "public", "constraint_name": c.name, "unique_constraint_catalog": "",
+					"unique_constraint_schema": "public", "unique_constraint_name": uname, "match_option": "NONE",
+					"update_rule": "NO ACTION", "delete_rule": "NO ACTION"}))
+			}
+			for _, col := range ccuCols {
+				add("information_schema.constraint_column_usage", info(map[string]any{"table_catalog": "", "table_schema": "public",
+					"table_name": ccuTable, "column_name": col, "constraint_catalog": "", "constraint_schema": "public",
+					"constraint_name": c.name}))
+			}
+		}
+	}
+	var ixNames []string
+	for ix, tn := range snap.Indexes {
+		if !strings.HasPrefix(tn, hiddenPrefix) && snap.Table(tn) != nil {
+			ixNames = append(ixNames, ix)
+		}
+	}
+	slices.Sort(ixNames)
+	for _, ix := range ixNames {
+		tn := snap.Indexes[ix]
+		indexRow(ix, tn, snap.Table(tn), snap.IndexColumns[ix], snap.UniqueIndexes[ix], false)
+	}
+	return out
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "YES"
+	}
+	return "NO"
+}
+
+func nullsDistinct(kind byte) any {
+	if kind == 'u' || kind == 'p' {
+		return "YES"
+	}
+	return nil
+}
+
+// databaseName is the catalog name information_schema reports.
+const databaseName = "postgres"
+
+// columnInfo is the information_schema.columns row of column i of t.
+func columnInfo(table string, i int, t *schema.Table, c *schema.Column, def string) map[string]any {
+	v := map[string]any{"table_catalog": "", "table_schema": "public", "table_name": table, "column_name": c.Name,
+		"ordinal_position": int64(i + 1), "is_nullable": yesNo(!c.NotNull), "data_type": sqlTypeName(c.Type, nil),
+		"udt_catalog": databaseName, "udt_schema": "pg_catalog", "udt_name": c.Type, "dtd_identifier": strconv.Itoa(i + 1),
+		"is_self_referencing": "NO", "is_identity": yesNo(c.Identity), "is_generated": "NEVER", "is_updatable": yesNo(!t.View),
+		"character_maximum_length": nil, "character_octet_length": nil, "numeric_precision": nil,
+		"numeric_precision_radix": nil, "numeric_scale": nil, "datetime_precision": nil}
+	if c.Type == "bpchar" || c.Type == "varchar" || c.Type == "text" {
+		v["data_type"] = map[string]string{"bpchar": "character", "varchar": "character varying", "text": "text"}[c.Type]
+		if len(c.Mods) == 1 {
+			v["character_maximum_length"] = int64(c.Mods[0])
+			v["character_octet_length"] = int64(c.Mods[0]) * 4
+		} else if c.Type == "bpchar" {
+			v["character_maximum_length"], v["character_octet_length"] = int64(1), int64(4)
+		} else {
+			v["character_octet_length"] = int64(1073741824)
+		}
+	}
+	switch c.Type {
+	case "int2", "int4", "int8":
+		v["numeric_precision"] = map[string]int64{"int2": 16, "int4": 32, "int8": 64}[c.Type]
+		v["numeric_precision_radix"], v["numeric_scale"] = int64(2), int64(0)
+	case "float4", "float8":
+		v["numeric_precision"] = map[string]int64{"float4": 24, "float8": 53}[c.Type]
+		v["numeric_precision_radix"] = int64(2)
+	case "numeric":
+		v["numeric_precision_radix"] = int64(10)
+		if len(c.Mods) > 0 {
+			v["numeric_precision"] = int64(c.Mods[0])
+			v["numeric_scale"] = int64(0)
+			if len(c.Mods) > 1 {
+				v["numeric_scale"] = int64(c.Mods[1])
+			}
+		}
+	case "date":
+		v["datetime_precision"] = int64(0)
+	case "time", "timestamp", "timestamptz", "interval":
+		v["datetime_precision"] = int64(6)
+	}
+	if def != "" {
+		v["column_default"] = def
+	}
+	if c.Identity {
+		v["identity_generation"] = "BY DEFAULT"
+		if c.Always {
+			v["identity_generation"] = "ALWAYS"
+		}
+		maxv := map[string]int64{"int2": 32767, "int4": 2147483647, "int8": 9223372036854775807}[c.Type]
+		v["identity_start"], v["identity_increment"], v["identity_minimum"] = "1", "1", "1"
+		v["identity_maximum"], v["identity_cycle"] = strconv.FormatInt(maxv, 10), "NO"
+	} else {
+		v["identity_cycle"] = "NO"
+	}
+	return v
+}
