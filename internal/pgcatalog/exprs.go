@@ -186,8 +186,14 @@ func (r *rewriter) cast(tc *pg_query.TypeCast) *pg_query.Node {
 				return a
 			}
 			return intConst(oid)
-		case a.GetParamRef() != nil:
-			return r.expr(exprTemplate("(SELECT oid FROM pg_catalog."+rt.rel+" WHERE oid = pgcat_int($1) OR "+rt.col+" = $1 ORDER BY oid LIMIT 1)", []*pg_query.Node{a}))
+		case a.GetParamRef() != nil || kindOf(r.typeOf(a)) == kText:
+			// A name known only when the query runs: looked up then,
+			// qualified or not (NULL when there is none).
+			q := "(SELECT shepherd_o.oid FROM pg_catalog." + rt.rel + " shepherd_o WHERE pgcat_text(shepherd_o.oid) = $1 OR shepherd_o." + rt.col + " = $1"
+			if ns := map[string]string{"pg_class": "relnamespace", "pg_type": "typnamespace", "pg_proc": "pronamespace"}[rt.rel]; ns != "" {
+				q += " OR (SELECT shepherd_n.nspname FROM pg_catalog.pg_namespace shepherd_n WHERE shepherd_n.oid = shepherd_o." + ns + ") || '.' || shepherd_o." + rt.col + " = $1"
+			}
+			return r.expr(exprTemplate(q+" ORDER BY shepherd_o.oid LIMIT 1)", []*pg_query.Node{a}))
 		}
 		return call("pgcat_int", r.expr(a))
 	}
@@ -208,7 +214,7 @@ func (r *rewriter) cast(tc *pg_query.TypeCast) *pg_query.Node {
 			if at == "regtype" {
 				return call("pgcat_format_type", r.expr(a), nullConst())
 			}
-			return r.expr(exprTemplate("(SELECT "+rt.col+" FROM pg_catalog."+rt.rel+" WHERE oid = $1)", []*pg_query.Node{a}))
+			return r.expr(exprTemplate("(SELECT shepherd_o."+rt.col+" FROM pg_catalog."+rt.rel+" shepherd_o WHERE shepherd_o.oid = $1)", []*pg_query.Node{a}))
 		}
 		if at == "bool" {
 			return exprTemplate("CASE WHEN $1 THEN 'true' WHEN NOT $1 THEN 'false' END", []*pg_query.Node{r.expr(a)})
@@ -321,18 +327,18 @@ func splitName(s string) (schema, name string) {
 // macros are catalog functions written as SQL over the engine's tables
 // ($n: the arguments; a missing one is NULL).
 var macros = map[string]string{
-	"pg_get_userbyid":                 "(SELECT rolname FROM pg_catalog.pg_authid WHERE oid = $1)",
-	"pg_table_is_visible":             "EXISTS (SELECT 1 FROM pg_catalog.pg_class WHERE oid = $1 AND relnamespace IN (11, 2200))",
-	"pg_type_is_visible":              "EXISTS (SELECT 1 FROM pg_catalog.pg_type WHERE oid = $1 AND typnamespace IN (11, 2200))",
-	"pg_function_is_visible":          "EXISTS (SELECT 1 FROM pg_catalog.pg_proc WHERE oid = $1 AND pronamespace IN (11, 2200))",
-	"pg_collation_is_visible":         "EXISTS (SELECT 1 FROM pg_catalog.pg_collation WHERE oid = $1 AND collnamespace IN (11, 2200))",
-	"col_description":                 "(SELECT description FROM pg_catalog.pg_description WHERE objoid = $1 AND classoid = 1259 AND objsubid = $2)",
-	"shobj_description":               "(SELECT description FROM pg_catalog.pg_shdescription WHERE objoid = $1)",
+	"pg_get_userbyid":                 "(SELECT shepherd_r.rolname FROM pg_catalog.pg_authid shepherd_r WHERE shepherd_r.oid = $1)",
+	"pg_table_is_visible":             "EXISTS (SELECT 1 FROM pg_catalog.pg_class shepherd_c WHERE shepherd_c.oid = $1 AND shepherd_c.relnamespace IN (11, 2200))",
+	"pg_type_is_visible":              "EXISTS (SELECT 1 FROM pg_catalog.pg_type shepherd_t WHERE shepherd_t.oid = $1 AND shepherd_t.typnamespace IN (11, 2200))",
+	"pg_function_is_visible":          "EXISTS (SELECT 1 FROM pg_catalog.pg_proc shepherd_p WHERE shepherd_p.oid = $1 AND shepherd_p.pronamespace IN (11, 2200))",
+	"pg_collation_is_visible":         "EXISTS (SELECT 1 FROM pg_catalog.pg_collation shepherd_l WHERE shepherd_l.oid = $1 AND shepherd_l.collnamespace IN (11, 2200))",
+	"col_description":                 "(SELECT shepherd_d.description FROM pg_catalog.pg_description shepherd_d WHERE shepherd_d.objoid = $1 AND shepherd_d.classoid = 1259 AND shepherd_d.objsubid = $2)",
+	"shobj_description":               "(SELECT shepherd_d.description FROM pg_catalog.pg_shdescription shepherd_d WHERE shepherd_d.objoid = $1)",
 	"pg_get_expr":                     "$1",
-	"pg_get_indexdef":                 "(SELECT pgcat_indexdef(def, cols, $2) FROM shepherd_indexdef WHERE oid = $1)",
-	"pg_get_constraintdef":            "(SELECT def FROM shepherd_condef WHERE oid = $1)",
-	"pg_get_serial_sequence":          "(SELECT seq FROM shepherd_serial WHERE tab = $1 AND col = $2)",
-	"pg_get_viewdef":                  "(SELECT v.view_definition FROM information_schema.views v JOIN pg_catalog.pg_class c ON c.relname = v.table_name WHERE c.oid = $1)",
+	"pg_get_indexdef":                 "(SELECT pgcat_indexdef(shepherd_i.def, shepherd_i.cols, $2) FROM shepherd_indexdef shepherd_i WHERE shepherd_i.oid = $1)",
+	"pg_get_constraintdef":            "(SELECT shepherd_k.def FROM shepherd_condef shepherd_k WHERE shepherd_k.oid = $1)",
+	"pg_get_serial_sequence":          "(SELECT shepherd_s.seq FROM shepherd_serial shepherd_s WHERE shepherd_s.tab = $1 AND shepherd_s.col = $2)",
+	"pg_get_viewdef":                  "(SELECT shepherd_v.view_definition FROM information_schema.views shepherd_v JOIN pg_catalog.pg_class shepherd_c ON shepherd_c.relname = shepherd_v.table_name WHERE shepherd_c.oid = $1)",
 	"pg_relation_is_publishable":      "false",
 	"pg_partition_ancestors":          "$1",
 	"current_schema":                  "'public'",
@@ -366,9 +372,9 @@ func (r *rewriter) fn(n *pg_query.Node, fc *pg_query.FuncCall) *pg_query.Node {
 	case strings.HasPrefix(name, "has_") && strings.HasSuffix(name, "_privilege"), name == "pg_has_role":
 		return intConst(1) // shepherd's one user owns everything
 	case name == "obj_description":
-		q := "(SELECT description FROM pg_catalog.pg_description WHERE objoid = $1 AND objsubid = 0 LIMIT 1)"
+		q := "(SELECT shepherd_d.description FROM pg_catalog.pg_description shepherd_d WHERE shepherd_d.objoid = $1 AND shepherd_d.objsubid = 0 LIMIT 1)"
 		if len(fc.Args) == 2 {
-			q = "(SELECT description FROM pg_catalog.pg_description WHERE objoid = $1 AND classoid = $2::regclass AND objsubid = 0)"
+			q = "(SELECT shepherd_d.description FROM pg_catalog.pg_description shepherd_d WHERE shepherd_d.objoid = $1 AND shepherd_d.classoid = $2::regclass AND shepherd_d.objsubid = 0)"
 		}
 		return r.expr(exprTemplate(q, fc.Args))
 	case name == "array_upper" || name == "array_lower":
@@ -399,6 +405,22 @@ func (r *rewriter) fn(n *pg_query.Node, fc *pg_query.FuncCall) *pg_query.Node {
 		return n
 	case name == "unnest" || name == "generate_subscripts" || name == "generate_series":
 		r.refuse("%s() here (only in FROM or directly in the SELECT list)", name)
+		return n
+	}
+	if name == "json_build_object" || name == "jsonb_build_object" {
+		// SQLite's booleans are integers: a boolean value is put in as
+		// JSON true/false.
+		for i := 1; i < len(fc.Args); i += 2 {
+			if r.typeOf(fc.Args[i]) == "bool" {
+				fc.Args[i] = exprTemplate("json(CASE WHEN $1 THEN 'true' WHEN NOT $1 THEN 'false' END)", []*pg_query.Node{fc.Args[i]})
+			}
+		}
+	}
+	if strings.HasPrefix(name, "pgcat_") || name == "json_array" || name == "json" {
+		// the engine's own, from a rewritten form
+		for i, a := range fc.Args {
+			fc.Args[i] = r.expr(a)
+		}
 		return n
 	}
 	if m, ok := macros[name]; ok {
