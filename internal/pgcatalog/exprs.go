@@ -193,7 +193,7 @@ func (r *rewriter) cast(tc *pg_query.TypeCast) *pg_query.Node {
 			if ns := map[string]string{"pg_class": "relnamespace", "pg_type": "typnamespace", "pg_proc": "pronamespace"}[rt.rel]; ns != "" {
 				q += " OR (SELECT shepherd_n.nspname FROM pg_catalog.pg_namespace shepherd_n WHERE shepherd_n.oid = shepherd_o." + ns + ") || '.' || shepherd_o." + rt.col + " = $1"
 			}
-			return r.expr(exprTemplate(q+" ORDER BY shepherd_o.oid LIMIT 1)", []*pg_query.Node{a}))
+			return r.expr(r.tmpl(q+" ORDER BY shepherd_o.oid LIMIT 1)", []*pg_query.Node{a}))
 		}
 		return call("pgcat_int", r.expr(a))
 	}
@@ -214,10 +214,10 @@ func (r *rewriter) cast(tc *pg_query.TypeCast) *pg_query.Node {
 			if at == "regtype" {
 				return call("pgcat_format_type", r.expr(a), nullConst())
 			}
-			return r.expr(exprTemplate("(SELECT shepherd_o."+rt.col+" FROM pg_catalog."+rt.rel+" shepherd_o WHERE shepherd_o.oid = $1)", []*pg_query.Node{a}))
+			return r.expr(r.tmpl("(SELECT shepherd_o."+rt.col+" FROM pg_catalog."+rt.rel+" shepherd_o WHERE shepherd_o.oid = $1)", []*pg_query.Node{a}))
 		}
 		if at == "bool" {
-			return exprTemplate("CASE WHEN $1 THEN 'true' WHEN NOT $1 THEN 'false' END", []*pg_query.Node{r.expr(a)})
+			return r.expr(r.tmpl("CASE WHEN $1 THEN 'true' WHEN NOT $1 THEN 'false' END", []*pg_query.Node{a}))
 		}
 		if isStr {
 			return r.param(sval)
@@ -335,7 +335,7 @@ var macros = map[string]string{
 	"col_description":                 "(SELECT shepherd_d.description FROM pg_catalog.pg_description shepherd_d WHERE shepherd_d.objoid = $1 AND shepherd_d.classoid = 1259 AND shepherd_d.objsubid = $2)",
 	"shobj_description":               "(SELECT shepherd_d.description FROM pg_catalog.pg_shdescription shepherd_d WHERE shepherd_d.objoid = $1)",
 	"pg_get_expr":                     "$1",
-	"pg_get_indexdef":                 "(SELECT pgcat_indexdef(shepherd_i.def, shepherd_i.cols, $2) FROM shepherd_indexdef shepherd_i WHERE shepherd_i.oid = $1)",
+	"pg_get_indexdef":                 "(SELECT pgcat_indexdef(shepherd_i.def, shepherd_i.cols, $2, $3) FROM shepherd_indexdef shepherd_i WHERE shepherd_i.oid = $1)",
 	"pg_get_constraintdef":            "(SELECT shepherd_k.def FROM shepherd_condef shepherd_k WHERE shepherd_k.oid = $1)",
 	"pg_get_serial_sequence":          "(SELECT shepherd_s.seq FROM shepherd_serial shepherd_s WHERE shepherd_s.tab = $1 AND shepherd_s.col = $2)",
 	"pg_get_viewdef":                  "(SELECT shepherd_v.view_definition FROM information_schema.views shepherd_v JOIN pg_catalog.pg_class shepherd_c ON shepherd_c.relname = shepherd_v.table_name WHERE shepherd_c.oid = $1)",
@@ -376,7 +376,7 @@ func (r *rewriter) fn(n *pg_query.Node, fc *pg_query.FuncCall) *pg_query.Node {
 		if len(fc.Args) == 2 {
 			q = "(SELECT shepherd_d.description FROM pg_catalog.pg_description shepherd_d WHERE shepherd_d.objoid = $1 AND shepherd_d.classoid = $2::regclass AND shepherd_d.objsubid = 0)"
 		}
-		return r.expr(exprTemplate(q, fc.Args))
+		return r.expr(r.tmpl(q, fc.Args))
 	case name == "array_upper" || name == "array_lower":
 		if len(fc.Args) != 2 {
 			break
@@ -390,7 +390,7 @@ func (r *rewriter) fn(n *pg_query.Node, fc *pg_query.FuncCall) *pg_query.Node {
 		if name == "array_lower" {
 			q = "CASE WHEN json_array_length(pgcat_json($1, NULL)) > 0 THEN " + strconv.Itoa(base) + " END"
 		}
-		return r.expr(exprTemplate(q, fc.Args))
+		return r.expr(r.tmpl(q, fc.Args))
 	case name == "array_agg" || name == "json_agg":
 		t := "text"
 		if len(fc.Args) > 0 {
@@ -412,7 +412,7 @@ func (r *rewriter) fn(n *pg_query.Node, fc *pg_query.FuncCall) *pg_query.Node {
 		// JSON true/false.
 		for i := 1; i < len(fc.Args); i += 2 {
 			if r.typeOf(fc.Args[i]) == "bool" {
-				fc.Args[i] = exprTemplate("json(CASE WHEN $1 THEN 'true' WHEN NOT $1 THEN 'false' END)", []*pg_query.Node{fc.Args[i]})
+				fc.Args[i] = r.tmpl("json(CASE WHEN $1 THEN 'true' WHEN NOT $1 THEN 'false' END)", []*pg_query.Node{fc.Args[i]})
 			}
 		}
 	}
@@ -424,7 +424,7 @@ func (r *rewriter) fn(n *pg_query.Node, fc *pg_query.FuncCall) *pg_query.Node {
 		return n
 	}
 	if m, ok := macros[name]; ok {
-		return r.expr(exprTemplate(m, fc.Args))
+		return r.expr(r.tmpl(m, fc.Args))
 	}
 	to, ok := renames[name]
 	if !ok {
@@ -500,7 +500,7 @@ func (r *rewriter) aexpr(n *pg_query.Node, e *pg_query.A_Expr) *pg_query.Node {
 		if e.Kind == pg_query.A_Expr_Kind_AEXPR_OP_ALL {
 			q = "NOT EXISTS (SELECT 1 FROM json_each(pgcat_json($2, $3)) AS shepherd_e WHERE NOT ($1 " + op + " shepherd_e.value))"
 		}
-		return r.expr(exprTemplate(q, []*pg_query.Node{e.Lexpr, e.Rexpr, pg_query.MakeAConstStrNode(t, -1)}))
+		return r.expr(r.tmpl(q, []*pg_query.Node{e.Lexpr, e.Rexpr, pg_query.MakeAConstStrNode(t, -1)}))
 	case pg_query.A_Expr_Kind_AEXPR_LIKE, pg_query.A_Expr_Kind_AEXPR_IN, pg_query.A_Expr_Kind_AEXPR_BETWEEN,
 		pg_query.A_Expr_Kind_AEXPR_NOT_BETWEEN, pg_query.A_Expr_Kind_AEXPR_DISTINCT, pg_query.A_Expr_Kind_AEXPR_NOT_DISTINCT,
 		pg_query.A_Expr_Kind_AEXPR_NULLIF:

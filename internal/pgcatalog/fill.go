@@ -317,10 +317,37 @@ func buildRows(snap *schema.Snapshot) []row {
 		add("pg_class", classRow(ixOID, ix, "i", amBtree, len(cols), false))
 		keys := attnums(t, cols)
 		zeros := make([]int64, len(cols))
+		colls := make([]int64, len(cols))
+		classes := make([]int64, len(cols))
+		for i, name := range cols {
+			if c := t.Column(name); c != nil {
+				classes[i] = btreeOpclass(c.Type)
+				if schema.IsText(c.Type) {
+					colls[i] = collDefault
+				}
+			}
+		}
 		add("pg_index", map[string]any{"indexrelid": ixOID, "indrelid": relOID, "indnatts": int64(len(cols)),
 			"indnkeyatts": int64(len(cols)), "indisunique": bool01(unique), "indisprimary": bool01(primary),
 			"indimmediate": int64(1), "indisvalid": int64(1), "indisready": int64(1), "indislive": int64(1),
-			"indkey": jsonOf(keys), "indcollation": jsonOf(zeros), "indclass": jsonOf(zeros), "indoption": jsonOf(zeros)})
+			"indkey": jsonOf(keys), "indcollation": jsonOf(colls), "indclass": jsonOf(classes), "indoption": jsonOf(zeros)})
+		for i, name := range cols {
+			var typOID, typLen, mod int64 = 0, -1, -1
+			coll := int64(0)
+			if c := t.Column(name); c != nil {
+				if typ := typeByName[c.Type]; typ != nil {
+					typOID, typLen = int64(typ.oid), int64(typ.len)
+				}
+				mod = typmod(c)
+				if schema.IsText(c.Type) {
+					coll = collDefault
+				}
+			}
+			add("pg_attribute", map[string]any{"attrelid": ixOID, "attname": name, "atttypid": typOID,
+				"attstattarget": int64(-1), "attlen": typLen, "attnum": int64(i + 1), "attcacheoff": int64(-1),
+				"atttypmod": mod, "attidentity": "", "attgenerated": "", "attislocal": int64(1), "attcollation": coll,
+				"attcompression": "", "attalign": "i", "attstorage": "p"})
+		}
 		u := ""
 		if unique {
 			u = "UNIQUE "
@@ -399,15 +426,24 @@ func buildRows(snap *schema.Snapshot) []row {
 				sr := classRow(seqOID, seq, "S", 0, 3, false)
 				sr["reltuples"] = float64(1)
 				add("pg_class", sr)
+				for k, a := range []struct{ name, typ string }{{"last_value", "int8"}, {"log_cnt", "int8"}, {"is_called", "bool"}} {
+					at := typeByName[a.typ]
+					add("pg_attribute", map[string]any{"attrelid": seqOID, "attname": a.name, "atttypid": int64(at.oid),
+						"attstattarget": int64(-1), "attlen": int64(at.len), "attnum": int64(k + 1), "attcacheoff": int64(-1),
+						"atttypmod": int64(-1), "attnotnull": int64(1), "attidentity": "", "attgenerated": "", "attislocal": int64(1),
+						"attcompression": "", "attalign": "d", "attstorage": "p"})
+				}
 				maxv := map[string]int64{"int2": 32767, "int4": 2147483647, "int8": 9223372036854775807}[c.Type]
 				add("pg_sequence", map[string]any{"seqrelid": seqOID, "seqtypid": typOID, "seqstart": int64(1),
 					"seqincrement": int64(1), "seqmax": maxv, "seqmin": int64(1), "seqcache": int64(1), "seqcycle": int64(0)})
 				side("shepherd_serial", name, c.Name, "public."+seq)
 				side("shepherd_serial", "public."+name, c.Name, "public."+seq)
-				add("information_schema.sequences", info(map[string]any{"sequence_catalog": "", "sequence_schema": "public",
-					"sequence_name": seq, "data_type": sqlTypeName(c.Type, nil), "numeric_precision": map[string]int64{"int2": 16, "int4": 32, "int8": 64}[c.Type],
-					"numeric_precision_radix": int64(2), "numeric_scale": int64(0), "start_value": "1", "minimum_value": "1",
-					"maximum_value": strconv.FormatInt(maxv, 10), "increment": "1", "cycle_option": "NO"}))
+				if !c.Identity { // PostgreSQL lists the sequences of SERIAL columns, not of identities
+					add("information_schema.sequences", info(map[string]any{"sequence_catalog": "", "sequence_schema": "public",
+						"sequence_name": seq, "data_type": sqlTypeName(c.Type, nil), "numeric_precision": map[string]int64{"int2": 16, "int4": 32, "int8": 64}[c.Type],
+						"numeric_precision_radix": int64(2), "numeric_scale": int64(0), "start_value": "1", "minimum_value": "1",
+						"maximum_value": strconv.FormatInt(maxv, 10), "increment": "1", "cycle_option": "NO"}))
+				}
 			}
 			add("information_schema.columns", info(columnInfo(name, i, t, c, def)))
 		}
@@ -488,6 +524,27 @@ func buildRows(snap *schema.Snapshot) []row {
 		indexRow(ix, tn, snap.Table(tn), snap.IndexColumns[ix], snap.UniqueIndexes[ix], false)
 	}
 	return out
+}
+
+// btreeOpclass is the default btree operator class of a type (text's
+// for varchar, as PostgreSQL picks it), from the built-in pg_opclass.
+func btreeOpclass(typ string) int64 {
+	if typ == "varchar" {
+		typ = "text"
+	}
+	t := typeByName[typ]
+	r := relByName["pg_opclass"]
+	if t == nil || r == nil {
+		return 0
+	}
+	oid, method, def, in := r.col("oid"), r.col("opcmethod"), r.col("opcdefault"), r.col("opcintype")
+	for _, row := range r.rows {
+		if *row[method] == "403" && *row[def] == "t" && *row[in] == strconv.Itoa(int(t.oid)) {
+			n, _ := strconv.ParseInt(*row[oid], 10, 64)
+			return n
+		}
+	}
+	return 0
 }
 
 func yesNo(b bool) string {

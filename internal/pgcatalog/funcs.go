@@ -179,9 +179,15 @@ func init() {
 		}
 		return strings.Join(parts, toText(a[1])), nil
 	})
-	reg("pgcat_indexdef", 3, func(a []sqldriver.Value) (sqldriver.Value, error) {
+	// pgcat_indexdef(def, cols, column, pretty) is pg_get_indexdef: the
+	// whole definition (column 0), qualified unless pretty, or one
+	// column's.
+	reg("pgcat_indexdef", 4, func(a []sqldriver.Value) (sqldriver.Value, error) {
 		col, _ := a[2].(int64)
 		if col == 0 {
+			if p, _ := a[3].(int64); p != 0 {
+				return strings.Replace(toText(a[0]), " ON public.", " ON ", 1), nil
+			}
 			return a[0], nil
 		}
 		var cols []string

@@ -115,6 +115,45 @@ var typeAliases = map[string]string{
 	"timestamp with time zone": "timestamptz", "timestamp without time zone": "timestamp",
 }
 
+// qualify returns a copy of n whose unqualified column references name
+// their relation, so that a template's own relations cannot capture them.
+func (r *rewriter) qualify(n *pg_query.Node) *pg_query.Node {
+	if n == nil {
+		return nil
+	}
+	n = proto.Clone(n).(*pg_query.Node)
+	return mapNodes(n, func(x *pg_query.Node) (*pg_query.Node, bool) {
+		if x.GetSubLink() != nil {
+			return x, true // its own scopes
+		}
+		cr := x.GetColumnRef()
+		if cr == nil || len(cr.Fields) != 1 || cr.Fields[0].GetString_() == nil {
+			return x, false
+		}
+		name := cr.Fields[0].GetString_().Sval
+		for i := len(r.scopes) - 1; i >= 0; i-- {
+			for _, it := range r.scopes[i].items {
+				for _, c := range it.cols {
+					if c.name == name {
+						cr.Fields = []*pg_query.Node{pg_query.MakeStrNode(it.alias), cr.Fields[0]}
+						return x, true
+					}
+				}
+			}
+		}
+		return x, true
+	})
+}
+
+// tmpl is exprTemplate with the arguments' column references qualified.
+func (r *rewriter) tmpl(sql string, args []*pg_query.Node) *pg_query.Node {
+	q := make([]*pg_query.Node, len(args))
+	for i, a := range args {
+		q[i] = r.qualify(a)
+	}
+	return exprTemplate(sql, q)
+}
+
 // lookupCol finds a column reference in the scopes, innermost first.
 func (r *rewriter) lookupCol(fields []string) (column, bool) {
 	if len(fields) == 0 {
