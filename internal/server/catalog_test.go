@@ -153,3 +153,70 @@ func TestCatalogAsPostgres(t *testing.T) {
 		}
 	}
 }
+
+// TestCatalogSeesOwnBlock: a catalog query answers for the schema its
+// session sees: a table created earlier in the same transaction block is
+// there, other sessions do not see it until COMMIT, and after ROLLBACK it
+// is gone.
+func TestCatalogSeesOwnBlock(t *testing.T) {
+	ctx := context.Background()
+	addr, _ := start(t, embedded(t))
+	c := connect(t, addr, "app")
+	other := connect(t, addr, "app")
+	count := func(c *pgx.Conn, table string) int {
+		t.Helper()
+		var n int
+		q := "SELECT count(*) FROM pg_catalog.pg_class c JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid WHERE c.relname = $1 AND a.attnum > 0"
+		if err := c.QueryRow(ctx, q, table).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	mustExec(t, c, "CREATE TABLE before_block (a int)")
+	mustExec(t, c, "BEGIN")
+	mustExec(t, c, "CREATE TABLE in_block (a int, b text)")
+	if n := count(c, "in_block"); n != 2 {
+		t.Fatalf("in the block: %d columns of in_block, want 2", n)
+	}
+	if n := count(other, "in_block"); n != 0 {
+		t.Fatalf("another session sees in_block before COMMIT (%d columns)", n)
+	}
+	if n := count(c, "before_block"); n != 1 {
+		t.Fatalf("in the block: %d columns of before_block, want 1", n)
+	}
+	mustExec(t, c, "ROLLBACK")
+	if n := count(c, "in_block"); n != 0 {
+		t.Fatalf("after ROLLBACK: %d columns of in_block, want 0", n)
+	}
+	mustExec(t, c, "BEGIN")
+	mustExec(t, c, "CREATE TABLE in_block (a int, b text)")
+	mustExec(t, c, "COMMIT")
+	if n := count(other, "in_block"); n != 2 {
+		t.Fatalf("after COMMIT another session sees %d columns of in_block, want 2", n)
+	}
+}
+
+// TestCatalogRefusals: what the catalog cannot answer is refused with
+// 0A000 naming it, and a reg* cast of a name that does not exist fails as
+// in PostgreSQL; the session goes on.
+func TestCatalogRefusals(t *testing.T) {
+	ctx := context.Background()
+	addr, _ := start(t, embedded(t))
+	c := connect(t, addr, "app")
+	mustExec(t, c, "CREATE TABLE t (a int)")
+	for _, tc := range []struct{ sql, code, msg string }{
+		{"SELECT * FROM pg_catalog.pg_class c JOIN t ON true", "0A000", "relation t"},
+		{"SELECT pg_catalog.pg_backend_memory_contexts_x(c.oid) FROM pg_catalog.pg_class c", "0A000", "pg_backend_memory_contexts_x"},
+		{"SELECT 'no_such_table'::regclass", "42P01", `relation "no_such_table" does not exist`},
+		{"SELECT 'no_such_type'::regtype", "42704", `type "no_such_type" does not exist`},
+	} {
+		_, err := c.Exec(ctx, tc.sql)
+		if sqlstate(err) != tc.code || !strings.Contains(err.Error(), tc.msg) {
+			t.Errorf("%s: %v, want %s naming %s", tc.sql, err, tc.code, tc.msg)
+		}
+	}
+	var n int
+	if err := c.QueryRow(ctx, "SELECT count(*) FROM pg_catalog.pg_class WHERE relname = 't'").Scan(&n); err != nil || n != 1 {
+		t.Fatalf("after the refusals: %d, %v", n, err)
+	}
+}
