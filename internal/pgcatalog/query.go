@@ -42,11 +42,7 @@ func Reads(n *pg_query.Node) bool {
 				found = relByName[x.Relname] != nil && strings.HasPrefix(x.Relname, "pg_")
 			}
 		case *pg_query.FuncCall:
-			name := funcName(x.Funcname)
-			_, macro := macros[name]
-			found = (macro && name != "current_schema") || name == "format_type" || name == "pg_encoding_to_char" ||
-				name == "obj_description" || strings.HasPrefix(name, "has_") && strings.HasSuffix(name, "_privilege") ||
-				name == "pg_get_keywords"
+			found = catalogFunction(funcName(x.Funcname))
 		case *pg_query.TypeCast:
 			_, found = regTypes[typeName(x.TypeName)]
 		}
@@ -67,6 +63,19 @@ func Reads(n *pg_query.Node) bool {
 	}
 	walk(n.ProtoReflect())
 	return found
+}
+
+// catalogFunction reports whether a function is one of the catalog's
+// (its mere use makes a query a catalog query).
+func catalogFunction(name string) bool {
+	switch name {
+	case "format_type", "pg_encoding_to_char", "obj_description", "col_description", "shobj_description",
+		"pg_table_is_visible", "pg_type_is_visible", "pg_function_is_visible", "pg_collation_is_visible",
+		"pg_get_keywords", "current_schemas", "pg_has_role":
+		return true
+	}
+	return strings.HasPrefix(name, "pg_get_") ||
+		strings.HasPrefix(name, "has_") && strings.HasSuffix(name, "_privilege")
 }
 
 // Session is what a catalog query's answer depends on besides the
