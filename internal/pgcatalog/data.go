@@ -52,6 +52,9 @@ var (
 	relByName  = map[string]*relation{} // "pg_class", "information_schema.tables"
 	typeByName = map[string]*pgType{}
 	typeByOID  = map[uint32]*pgType{}
+	// catalogRelOID is the OID of each catalog relation (keys as
+	// relByName's).
+	catalogRelOID = map[string]int64{}
 )
 
 func init() {
@@ -97,6 +100,16 @@ func init() {
 			}
 			r.rows = append(r.rows, row)
 		}
+	}
+	c := relByName["pg_class"]
+	coid, cname, cns := c.col("oid"), c.col("relname"), c.col("relnamespace")
+	for _, row := range c.rows {
+		key := *row[cname]
+		if *row[cns] != "11" {
+			key = "information_schema." + key
+		}
+		n, _ := strconv.ParseInt(*row[coid], 10, 64)
+		catalogRelOID[key] = n
 	}
 	t := relByName["pg_type"]
 	oid, name, ln, elem, arr := t.col("oid"), t.col("typname"), t.col("typlen"), t.col("typelem"), t.col("typarray")

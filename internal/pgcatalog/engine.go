@@ -190,6 +190,8 @@ func (e *Engine) load(ctx context.Context, snap *schema.Snapshot) error {
 			where = fmt.Sprintf(" WHERE oid >= %d", firstUserOID)
 		case "pg_catalog.pg_attribute":
 			where = fmt.Sprintf(" WHERE attrelid >= %d", firstUserOID)
+		case "pg_catalog.pg_description":
+			where = fmt.Sprintf(" WHERE objoid >= %d", firstUserOID)
 		}
 		if _, err := tx.ExecContext(ctx, "DELETE FROM "+t+where); err != nil {
 			return err

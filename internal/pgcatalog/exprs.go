@@ -62,6 +62,14 @@ func (r *rewriter) expr(n *pg_query.Node) *pg_query.Node {
 
 func (r *rewriter) node(n *pg_query.Node) (*pg_query.Node, bool) {
 	switch {
+	case n.GetColumnRef() != nil:
+		f := strs(n.GetColumnRef().Fields)
+		if len(f) > 0 && f[len(f)-1] == "tableoid" {
+			if _, ok := r.lookupCol(f); !ok {
+				return r.tableOID(f), true
+			}
+		}
+		return n, true
 	case n.GetAConst() != nil:
 		if s := n.GetAConst().GetSval(); s != nil {
 			return r.param(s.Sval), true
@@ -115,6 +123,27 @@ func (r *rewriter) node(n *pg_query.Node) (*pg_query.Node, bool) {
 	return n, false
 }
 
+// tableOID is the system column tableoid of the relation a column
+// reference names: the catalog relation's OID.
+func (r *rewriter) tableOID(fields []string) *pg_query.Node {
+	qual := ""
+	if len(fields) >= 2 {
+		qual = fields[len(fields)-2]
+	}
+	for i := len(r.scopes) - 1; i >= 0; i-- {
+		for _, it := range r.scopes[i].items {
+			if qual != "" && it.alias != qual || it.rel == "" {
+				continue
+			}
+			if oid, ok := catalogRelOID[it.rel]; ok {
+				return intConst(oid)
+			}
+		}
+	}
+	r.refuse("tableoid here")
+	return nullConst()
+}
+
 func (r *rewriter) subLink(n *pg_query.Node, sl *pg_query.SubLink) *pg_query.Node {
 	sel := sl.Subselect.GetSelectStmt()
 	if sel == nil {
@@ -137,7 +166,7 @@ func (r *rewriter) subLink(n *pg_query.Node, sl *pg_query.SubLink) *pg_query.Nod
 			return n
 		}
 		inner.TargetList[0].GetResTarget().Name = "shepherd_v"
-		out := exprTemplate("(SELECT pgcat_json_agg(shepherd_v, $1) FROM (SELECT 1) AS shepherd_a)", []*pg_query.Node{r.param(et)})
+		out := exprTemplate("(SELECT coalesce(pgcat_json_agg(shepherd_v, $1), '[]') FROM (SELECT 1) AS shepherd_a)", []*pg_query.Node{r.param(et)})
 		from := out.GetSubLink().Subselect.GetSelectStmt()
 		from.FromClause[0].GetRangeSubselect().Subquery = sl.Subselect
 		return out
@@ -346,6 +375,13 @@ var macros = map[string]string{
 	"pg_get_triggerdef":               "NULL",
 	"pg_get_statisticsobjdef_columns": "NULL",
 	"pg_relation_size":                "0", "pg_total_relation_size": "0", "pg_table_size": "0", "pg_indexes_size": "0",
+	"pg_database_size": "0", "pg_tablespace_location": "''", "pg_tablespace_size": "0",
+	"pg_get_function_result":    "(SELECT pgcat_format_type(shepherd_p.prorettype, NULL) FROM pg_catalog.pg_proc shepherd_p WHERE shepherd_p.oid = $1)",
+	"pg_get_function_arguments": "NULL", "pg_get_function_identity_arguments": "NULL",
+	"pg_opclass_is_visible": "true", "pg_opfamily_is_visible": "true", "pg_operator_is_visible": "true",
+	"pg_conversion_is_visible": "true", "pg_ts_config_is_visible": "true", "pg_ts_dict_is_visible": "true",
+	"pg_ts_parser_is_visible": "true", "pg_ts_template_is_visible": "true", "pg_statistics_obj_is_visible": "true",
+	"pg_get_ruledef": "NULL", "pg_get_partkeydef": "NULL", "pg_get_functiondef": "NULL",
 	"array_length": "json_array_length(pgcat_json($1, NULL))",
 	"cardinality":  "json_array_length(pgcat_json($1, NULL))",
 }
@@ -356,7 +392,7 @@ var renames = map[string]string{
 	"string_agg": "group_concat", "bool_and": "min", "every": "min", "bool_or": "max",
 	"json_build_object": "json_object", "jsonb_build_object": "json_object",
 	"format_type": "pgcat_format_type", "pg_encoding_to_char": "pgcat_encoding_to_char",
-	"array_to_string": "pgcat_array_to_string", "quote_ident": "pgcat_quote_ident",
+	"array_to_string": "pgcat_array_to_string", "quote_ident": "pgcat_quote_ident", "format": "pgcat_format",
 	"lower": "lower", "upper": "upper", "length": "length", "coalesce": "coalesce", "count": "count",
 	"min": "min", "max": "max", "sum": "sum", "avg": "avg", "replace": "replace", "substring": "substr",
 	"substr": "substr", "concat": "concat", "nullif": "nullif", "abs": "abs", "round": "round",

@@ -161,6 +161,8 @@ func sqlTypeName(typ string, mods []int32) string {
 		name = "time without time zone"
 	case "timetz":
 		name = "time with time zone"
+	case "varbit":
+		name = "bit varying"
 	}
 	if len(mods) > 0 {
 		var parts []string

@@ -65,9 +65,12 @@ func init() {
 		if !ok {
 			return nil, nil
 		}
-		mod := int64(-1)
+		mod, given := int64(-1), false
 		if m, ok := a[1].(int64); ok {
-			mod = m
+			mod, given = m, true
+		}
+		if !given && oid == 1042 {
+			return "character", nil // format_type(bpchar, NULL)
 		}
 		return formatType(uint32(oid), mod), nil
 	})
@@ -85,6 +88,46 @@ func init() {
 			return nil, nil
 		}
 		return quoteIfNeeded(toText(a[0])), nil
+	})
+	// pgcat_format is format() with %s, %I, %L and %%.
+	reg("pgcat_format", -1, func(a []sqldriver.Value) (sqldriver.Value, error) {
+		if len(a) == 0 || a[0] == nil {
+			return nil, nil
+		}
+		f := toText(a[0])
+		var b strings.Builder
+		k := 1
+		for i := 0; i < len(f); i++ {
+			if f[i] != '%' || i+1 == len(f) {
+				b.WriteByte(f[i])
+				continue
+			}
+			i++
+			if f[i] == '%' {
+				b.WriteByte('%')
+				continue
+			}
+			var v any
+			if k < len(a) {
+				v = a[k]
+			}
+			k++
+			switch f[i] {
+			case 's':
+				b.WriteString(toText(v))
+			case 'I':
+				b.WriteString(quoteIfNeeded(toText(v)))
+			case 'L':
+				if v == nil {
+					b.WriteString("NULL")
+				} else {
+					b.WriteString("'" + strings.ReplaceAll(toText(v), "'", "''") + "'")
+				}
+			default:
+				return nil, fmt.Errorf("unrecognized format() type specifier %q", f[i])
+			}
+		}
+		return b.String(), nil
 	})
 	reg("pgcat_starts_with", 2, func(a []sqldriver.Value) (sqldriver.Value, error) {
 		if a[0] == nil || a[1] == nil {

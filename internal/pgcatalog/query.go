@@ -71,7 +71,7 @@ func catalogFunction(name string) bool {
 	switch name {
 	case "format_type", "pg_encoding_to_char", "obj_description", "col_description", "shobj_description",
 		"pg_table_is_visible", "pg_type_is_visible", "pg_function_is_visible", "pg_collation_is_visible",
-		"pg_get_keywords", "current_schemas", "pg_has_role":
+		"pg_get_keywords", "current_schemas", "pg_has_role", "pg_opclass_is_visible", "pg_operator_is_visible":
 		return true
 	}
 	return strings.HasPrefix(name, "pg_get_") ||

@@ -15,7 +15,7 @@ P="$PSQL -X -q -At -v ON_ERROR_STOP=1"
 # Relations whose built-in rows are kept (the where clause picks them).
 builtin="
 pg_namespace|nspname not like 'pg_temp%' and nspname not like 'pg_toast_temp%'
-pg_type|typtype <> 'c' or typrelid = 0
+pg_type|oid < 16384 and (typtype <> 'c' or typrelid = 0)
 pg_am|true
 pg_proc|true
 pg_operator|true
@@ -33,12 +33,25 @@ pg_language|true
 pg_class|relnamespace in (11, (select oid from pg_namespace where nspname = 'information_schema')) and relkind in ('r','v')
 pg_attribute|attnum > 0 and attrelid in (select oid from pg_class where relnamespace in (11, (select oid from pg_namespace where nspname = 'information_schema')) and relkind in ('r','v'))
 information_schema.schemata|true
+pg_description|objoid < 16384
+pg_shdescription|true
+pg_cast|true
+pg_auth_members|true
+pg_opfamily|true
+pg_conversion|true
+pg_ts_config|true
+pg_ts_dict|true
+pg_ts_parser|true
+pg_ts_template|true
+pg_aggregate|true
 "
 # Relations kept without built-in rows (shepherd fills the user's).
-empty="pg_index pg_constraint pg_attrdef pg_description pg_sequence pg_depend
+empty="pg_index pg_constraint pg_attrdef pg_sequence pg_depend
 pg_inherits pg_trigger pg_policy pg_statistic_ext pg_publication
-pg_publication_namespace pg_publication_rel pg_enum pg_rewrite pg_shdescription
+pg_publication_namespace pg_publication_rel pg_enum pg_rewrite
 pg_foreign_table pg_partitioned_table pg_event_trigger pg_init_privs pg_seclabel
+pg_foreign_data_wrapper pg_foreign_server pg_user_mapping pg_default_acl pg_largeobject_metadata
+pg_transform pg_amop pg_amproc pg_statistic_ext_data pg_subscription
 information_schema.tables information_schema.columns information_schema.views
 information_schema.table_constraints information_schema.key_column_usage
 information_schema.constraint_column_usage information_schema.referential_constraints
