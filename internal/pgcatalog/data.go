@@ -45,6 +45,10 @@ type pgType struct {
 	len   int16
 	elem  uint32 // element type of an array type
 	array uint32 // array type of the type
+	// storage, align and byval are typstorage, typalign, typbyval: what
+	// a column of the type gets as attstorage, attalign, attbyval.
+	storage, align string
+	byval          bool
 }
 
 var (
@@ -114,7 +118,8 @@ func init() {
 	t := relByName["pg_type"]
 	oid, name, ln, elem, arr := t.col("oid"), t.col("typname"), t.col("typlen"), t.col("typelem"), t.col("typarray")
 	for _, row := range t.rows {
-		p := &pgType{oid: atou(*row[oid]), name: *row[name], elem: atou(*row[elem]), array: atou(*row[arr])}
+		p := &pgType{oid: atou(*row[oid]), name: *row[name], elem: atou(*row[elem]), array: atou(*row[arr]),
+			storage: *row[t.col("typstorage")], align: *row[t.col("typalign")], byval: *row[t.col("typbyval")] == "t"}
 		l, _ := strconv.Atoi(*row[ln])
 		p.len = int16(l)
 		typeByName[p.name] = p

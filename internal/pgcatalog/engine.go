@@ -9,6 +9,7 @@ import (
 
 	_ "modernc.org/sqlite" // the engine's executor
 
+	"github.com/shepherd-db/shepherd/internal/answer"
 	"github.com/shepherd-db/shepherd/internal/schema"
 )
 
@@ -174,7 +175,7 @@ var userTables = []string{
 }
 
 // load replaces the user rows with those of snap. The caller holds e.mu.
-func (e *Engine) load(ctx context.Context, snap *schema.Snapshot) error {
+func (e *Engine) load(ctx context.Context, snap *schema.Snapshot, viewCols func(*schema.Table) []answer.Column) error {
 	if e.ok && e.loaded == snap {
 		return nil
 	}
@@ -197,7 +198,7 @@ func (e *Engine) load(ctx context.Context, snap *schema.Snapshot) error {
 			return err
 		}
 	}
-	for _, r := range buildRows(snap) {
+	for _, r := range buildRows(snap, viewCols) {
 		rel := relByName[r.rel]
 		q := ""
 		var args []any

@@ -94,6 +94,11 @@ func (r *rewriter) node(n *pg_query.Node) (*pg_query.Node, bool) {
 	case n.GetAIndirection() != nil:
 		ind := n.GetAIndirection()
 		t := r.typeOf(ind.Arg)
+		if len(ind.Indirection) == 1 && ind.Indirection[0].GetString_() != nil && ind.Indirection[0].GetString_().Sval == "x" {
+			// (keys).x of information_schema._pg_expandarray: the
+			// engine keeps the element itself (see setReturning).
+			return r.expr(ind.Arg), true
+		}
 		if len(ind.Indirection) != 1 || ind.Indirection[0].GetAIndices() == nil || ind.Indirection[0].GetAIndices().IsSlice {
 			r.refuse("this subscript or field selection")
 			return n, true
@@ -400,6 +405,8 @@ var renames = map[string]string{
 	"pgcat_json_agg": "pgcat_json_agg", "pgcat_int": "pgcat_int", "pgcat_indexdef": "pgcat_indexdef",
 	"pgcat_format_type": "pgcat_format_type", "translate": "pgcat_translate", "left": "pgcat_left",
 	"pg_size_pretty": "pgcat_text", "pg_backend_pid": "pgcat_zero", "starts_with": "pgcat_starts_with",
+	"row_number": "row_number", "rank": "rank", "dense_rank": "dense_rank",
+	"btrim": "trim", "ltrim": "ltrim", "rtrim": "rtrim",
 }
 
 func (r *rewriter) fn(n *pg_query.Node, fc *pg_query.FuncCall) *pg_query.Node {
@@ -482,8 +489,19 @@ func (r *rewriter) aggExtras(fc *pg_query.FuncCall) {
 		}
 	}
 	fc.AggFilter = r.expr(fc.AggFilter)
-	if fc.Over != nil {
-		r.refuse("window functions in a catalog query")
+	if w := fc.Over; w != nil {
+		// SQLite has PostgreSQL's window syntax.
+		if w.Refname != "" || w.Name != "" {
+			r.refuse("named windows in a catalog query")
+		}
+		for i, p := range w.PartitionClause {
+			w.PartitionClause[i] = r.expr(p)
+		}
+		for _, o := range w.OrderClause {
+			if sb := o.GetSortBy(); sb != nil {
+				sb.Node = r.expr(sb.Node)
+			}
+		}
 	}
 }
 
@@ -505,7 +523,7 @@ func (r *rewriter) aexpr(n *pg_query.Node, e *pg_query.A_Expr) *pg_query.Node {
 		case "~~*", "!~~*":
 			e.Kind = pg_query.A_Expr_Kind_AEXPR_ILIKE
 			return r.aexpr(n, e)
-		case "=", "<>", "!=", "<", ">", "<=", ">=", "+", "-", "*", "/", "%", "||", "~~", "!~~":
+		case "=", "<>", "!=", "<", ">", "<=", ">=", "+", "-", "*", "/", "%", "||", "~~", "!~~", "&", "|", "<<", ">>":
 			e.Name = []*pg_query.Node{pg_query.MakeStrNode(op)}
 		default:
 			r.refuse("operator %s in a catalog query", op)

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/shepherd-db/shepherd/internal/answer"
 	"github.com/shepherd-db/shepherd/internal/schema"
 )
 
@@ -263,7 +264,7 @@ func colList(cols []string) string {
 }
 
 // buildRows returns the rows of snap's user objects.
-func buildRows(snap *schema.Snapshot) []row {
+func buildRows(snap *schema.Snapshot, viewCols func(*schema.Table) []answer.Column) []row {
 	if snap == nil {
 		return nil
 	}
@@ -316,7 +317,9 @@ func buildRows(snap *schema.Snapshot) []row {
 	}
 	indexRow := func(ix string, table string, t *schema.Table, cols []string, unique, primary bool) {
 		ixOID, relOID := o.of("class:"+ix), o.of("class:"+table)
-		add("pg_class", classRow(ixOID, ix, "i", amBtree, len(cols), false))
+		ir := classRow(ixOID, ix, "i", amBtree, len(cols), false)
+		ir["reltuples"], ir["relpages"] = float64(0), int64(1) // a new btree: its metapage
+		add("pg_class", ir)
 		keys := attnums(t, cols)
 		zeros := make([]int64, len(cols))
 		colls := make([]int64, len(cols))
@@ -336,9 +339,11 @@ func buildRows(snap *schema.Snapshot) []row {
 		for i, name := range cols {
 			var typOID, typLen, mod int64 = 0, -1, -1
 			coll := int64(0)
+			align, storage, byval := "i", "p", int64(0)
 			if c := t.Column(name); c != nil {
 				if typ := typeByName[c.Type]; typ != nil {
 					typOID, typLen = int64(typ.oid), int64(typ.len)
+					align, storage, byval = typ.align, typ.storage, bool01(typ.byval)
 				}
 				mod = typmod(c)
 				if schema.IsText(c.Type) {
@@ -348,7 +353,7 @@ func buildRows(snap *schema.Snapshot) []row {
 			add("pg_attribute", map[string]any{"attrelid": ixOID, "attname": name, "atttypid": typOID,
 				"attstattarget": int64(-1), "attlen": typLen, "attnum": int64(i + 1), "attcacheoff": int64(-1),
 				"atttypmod": mod, "attidentity": "", "attgenerated": "", "attislocal": int64(1), "attcollation": coll,
-				"attcompression": "", "attalign": "i", "attstorage": "p"})
+				"attcompression": "", "attalign": align, "attstorage": storage, "attbyval": byval})
 		}
 		u := ""
 		if unique {
@@ -364,6 +369,9 @@ func buildRows(snap *schema.Snapshot) []row {
 
 	for _, name := range names {
 		t := snap.Tables[name]
+		if t.View && viewCols != nil && len(t.Columns) == 0 {
+			t = viewTable(t, viewCols(t))
+		}
 		relOID := o.of("class:" + name)
 		cons := constraintsOf(t, snap)
 		hasIndex := false
@@ -398,8 +406,10 @@ func buildRows(snap *schema.Snapshot) []row {
 			typ := typeByName[c.Type]
 			var typOID int64
 			var typLen int64 = -1
+			align, storage, byval := "i", "p", int64(0)
 			if typ != nil {
 				typOID, typLen = int64(typ.oid), int64(typ.len)
+				align, storage, byval = typ.align, typ.storage, bool01(typ.byval)
 			}
 			def := defaultText(t, c)
 			identity := ""
@@ -417,7 +427,7 @@ func buildRows(snap *schema.Snapshot) []row {
 				"attstattarget": int64(-1), "attlen": typLen, "attnum": int64(i + 1), "attcacheoff": int64(-1),
 				"atttypmod": typmod(c), "attnotnull": bool01(c.NotNull), "atthasdef": bool01(def != ""),
 				"attidentity": identity, "attgenerated": "", "attislocal": int64(1), "attcollation": coll,
-				"attcompression": "", "attalign": "i", "attstorage": "p"})
+				"attcompression": "", "attalign": align, "attstorage": storage, "attbyval": byval})
 			if def != "" {
 				add("pg_attrdef", map[string]any{"oid": o.of("attrdef:" + name + "." + c.Name), "adrelid": relOID,
 					"adnum": int64(i + 1), "adbin": def})
@@ -526,6 +536,30 @@ func buildRows(snap *schema.Snapshot) []row {
 		indexRow(ix, tn, snap.Table(tn), snap.IndexColumns[ix], snap.UniqueIndexes[ix], false)
 	}
 	return out
+}
+
+// viewTable is a view with the columns its query gives (nullable, no
+// defaults), as the catalog shows them.
+func viewTable(t *schema.Table, cols []answer.Column) *schema.Table {
+	v := *t
+	v.Columns = nil
+	for _, c := range cols {
+		typ := typeByOID[c.TypeOID()]
+		if typ == nil {
+			continue
+		}
+		col := schema.Column{Name: c.Name, Type: typ.name}
+		if c.Mod >= 4 {
+			switch typ.name {
+			case "varchar", "bpchar":
+				col.Mods = []int32{c.Mod - 4}
+			case "numeric":
+				col.Mods = []int32{(c.Mod - 4) >> 16, (c.Mod - 4) & 0xffff}
+			}
+		}
+		v.Columns = append(v.Columns, col)
+	}
+	return &v
 }
 
 // btreeOpclass is the default btree operator class of a type (text's

@@ -83,6 +83,10 @@ func catalogFunction(name string) bool {
 type Session struct {
 	// User is the session's user name (current_user).
 	User string
+	// ViewColumns, when set, gives a view's result columns (shepherd's
+	// schema does not record them; the statement analyser works them
+	// out from the view's query).
+	ViewColumns func(view *schema.Table) []answer.Column
 }
 
 // prepared is a catalog query written for the engine.
@@ -136,7 +140,7 @@ var parseVersion = func() int32 {
 func (e *Engine) Describe(ctx context.Context, tree *pg_query.Node, nParams int, snap *schema.Snapshot, sess Session) ([]answer.Column, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if err := e.load(ctx, snap); err != nil {
+	if err := e.load(ctx, snap, sess.ViewColumns); err != nil {
 		return nil, pgerr.Wrap(pgerr.InternalError, err, "loading shepherd's catalog")
 	}
 	p, err := e.prepare(ctx, tree, nParams, sess)
@@ -167,7 +171,7 @@ func columnsOf(cols []outCol) []answer.Column {
 func (e *Engine) Query(ctx context.Context, tree *pg_query.Node, args []driver.Arg, snap *schema.Snapshot, sess Session) (*answer.Answer, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if err := e.load(ctx, snap); err != nil {
+	if err := e.load(ctx, snap, sess.ViewColumns); err != nil {
 		return nil, pgerr.Wrap(pgerr.InternalError, err, "loading shepherd's catalog")
 	}
 	p, err := e.prepare(ctx, tree, len(args), sess)

@@ -263,7 +263,14 @@ func (r *rewriter) typeOf(n *pg_query.Node) string {
 			return arrayOf(r.typeOf(e[0]))
 		}
 	case n.GetAIndirection() != nil:
-		return elemOf(r.typeOf(n.GetAIndirection().Arg))
+		ind := n.GetAIndirection()
+		if len(ind.Indirection) == 1 && ind.Indirection[0].GetString_() != nil {
+			if ind.Indirection[0].GetString_().Sval == "n" {
+				return "int4"
+			}
+			return r.typeOf(ind.Arg) // .x of _pg_expandarray
+		}
+		return elemOf(r.typeOf(ind.Arg))
 	case n.GetSqlvalueFunction() != nil:
 		switch n.GetSqlvalueFunction().Op {
 		case pg_query.SQLValueFunctionOp_SVFOP_CURRENT_DATE:
@@ -322,6 +329,7 @@ var funcTypes = map[string]string{
 	"current_schemas": "_name", "pg_get_triggerdef": "text", "pg_get_statisticsobjdef_columns": "text",
 	"pg_partition_ancestors": "regclass", "pg_relation_size": "int8", "pg_total_relation_size": "int8",
 	"pg_table_size": "int8", "pg_indexes_size": "int8", "pg_size_pretty": "text", "translate": "text",
+	"row_number": "int8", "rank": "int8", "dense_rank": "int8", "information_schema._pg_expandarray": "elem",
 }
 
 func (r *rewriter) funcType(fc *pg_query.FuncCall) string {
@@ -525,10 +533,30 @@ func (r *rewriter) setReturning(s *pg_query.SelectStmt, sc *scope) {
 	for _, t := range s.TargetList {
 		rt := t.GetResTarget()
 		fc := rt.Val.GetFuncCall()
+		field := ""
+		if ind := rt.Val.GetAIndirection(); ind != nil && len(ind.Indirection) == 1 && ind.Indirection[0].GetString_() != nil {
+			// (information_schema._pg_expandarray(a)).n or .x
+			fc, field = ind.Arg.GetFuncCall(), ind.Indirection[0].GetString_().Sval
+		}
 		if fc == nil {
 			continue
 		}
-		switch funcName(fc.Funcname) {
+		name := funcName(fc.Funcname)
+		expand := name == "information_schema._pg_expandarray"
+		if expand {
+			// Its rows are (x, n): the element and its position. The
+			// composite itself stands for x (all pgjdbc reads of it).
+			name = "unnest"
+			if field == "n" {
+				name = "generate_subscripts"
+			}
+			if rt.Name == "" {
+				rt.Name = map[string]string{"": "_pg_expandarray", "x": "x", "n": "n"}[field]
+			}
+		} else if field != "" {
+			continue
+		}
+		switch name {
 		case "unnest", "generate_subscripts":
 			if len(fc.Args) == 0 {
 				continue
@@ -545,10 +573,10 @@ func (r *rewriter) setReturning(s *pg_query.SelectStmt, sc *scope) {
 			}
 			key := pg_query.MakeColumnRefNode([]*pg_query.Node{pg_query.MakeStrNode(alias), pg_query.MakeStrNode("key")}, -1)
 			base := int64(1)
-			if t := r.typeOf(arg); t == "int2vector" || t == "oidvector" {
-				base = 0
+			if t := r.typeOf(arg); (t == "int2vector" || t == "oidvector") && !expand {
+				base = 0 // generate_subscripts follows the vector's subscripts; _pg_expandarray counts from 1
 			}
-			if funcName(fc.Funcname) == "generate_subscripts" {
+			if name == "generate_subscripts" {
 				rt.Val = pg_query.MakeAExprNode(pg_query.A_Expr_Kind_AEXPR_OP, []*pg_query.Node{pg_query.MakeStrNode("+")}, key, intConst(base), -1)
 			} else if isFirst {
 				rt.Val = pg_query.MakeColumnRefNode([]*pg_query.Node{pg_query.MakeStrNode(alias), pg_query.MakeStrNode("value")}, -1)
@@ -556,7 +584,7 @@ func (r *rewriter) setReturning(s *pg_query.SelectStmt, sc *scope) {
 				rt.Val = call("pgcat_array_at", at, key, intConst(0))
 			}
 			if rt.Name == "" {
-				rt.Name = funcName(fc.Funcname)
+				rt.Name = name
 			}
 		}
 	}

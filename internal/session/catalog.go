@@ -47,7 +47,7 @@ func (s *Session) catalogQuery(ctx context.Context, st *sqlan.Stmt, args []drive
 	e, snap, err := s.catalogEngine()
 	if err == nil {
 		var a *answer.Answer
-		if a, err = e.Query(ctx, st.Tree(), args, snap, pgcatalog.Session{User: s.user}); err == nil {
+		if a, err = e.Query(ctx, st.Tree(), args, snap, s.catalogSession(snap)); err == nil {
 			return a, nil
 		}
 	}
@@ -61,5 +61,29 @@ func (s *Session) catalogColumns(ctx context.Context, st *sqlan.Stmt) ([]answer.
 	if err != nil {
 		return nil, err
 	}
-	return e.Describe(ctx, st.Tree(), st.NumParams, snap, pgcatalog.Session{User: s.user})
+	return e.Describe(ctx, st.Tree(), st.NumParams, snap, s.catalogSession(snap))
+}
+
+// catalogSession is what the catalog needs of the session: its user, and
+// the columns of views, which the analyser works out from their queries.
+func (s *Session) catalogSession(snap *schema.Snapshot) pgcatalog.Session {
+	return pgcatalog.Session{User: s.user, ViewColumns: func(v *schema.Table) []answer.Column {
+		if v.Query == "" {
+			return nil
+		}
+		st, err := sqlan.ParseOneIn(v.Query, &sqlan.Env{Schema: snap})
+		if err != nil || st == nil {
+			return nil
+		}
+		cols, ok := st.KnownColumns()
+		if !ok {
+			return nil
+		}
+		for i, a := range v.Aliases {
+			if i < len(cols) {
+				cols[i].Name = a
+			}
+		}
+		return cols
+	}}
 }
