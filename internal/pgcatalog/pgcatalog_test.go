@@ -2,6 +2,7 @@ package pgcatalog
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
@@ -94,5 +95,50 @@ func TestRegclassRoundTrip(t *testing.T) {
 	got := query(t, e, snap, "SELECT c.oid::regclass, c.oid = 'public.b'::regclass, 'pg_class'::regclass::oid FROM pg_catalog.pg_class c WHERE c.relname = 'b'")
 	if len(got) != 1 || got[0][0] != "b" || got[0][1] != "t" || got[0][2] != "1259" {
 		t.Fatalf("got %v", got)
+	}
+}
+
+// TestOddQueries: queries the rewriter does not expect fail with a
+// PostgreSQL error or a refusal, never with an internal error.
+func TestOddQueries(t *testing.T) {
+	e, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	snap := snapshotOf(t, testDDL)
+	for _, q := range []string{
+		"SELECT * FROM pg_catalog.pg_class, unnest() AS u",
+		"SELECT * FROM pg_catalog.pg_class, pg_catalog.generate_series(1) AS g",
+		"SELECT * FROM pg_catalog.pg_class, pg_catalog.pg_partition_ancestors() AS a",
+		"SELECT unnest() FROM pg_catalog.pg_class",
+		"SELECT generate_subscripts() FROM pg_catalog.pg_class",
+		"SELECT (c.relname).x FROM pg_catalog.pg_class c",
+		"SELECT c.relacl[1:2] FROM pg_catalog.pg_class c",
+		"SELECT ARRAY(SELECT 1, 2) FROM pg_catalog.pg_class",
+		"SELECT pg_catalog.format_type() FROM pg_catalog.pg_class",
+		"SELECT pg_catalog.pg_get_expr() FROM pg_catalog.pg_class",
+		"SELECT pg_catalog.obj_description() FROM pg_catalog.pg_class",
+		"SELECT array_upper() FROM pg_catalog.pg_class",
+		"SELECT json_build_object('a') FROM pg_catalog.pg_class",
+		"SELECT relname ~ '(' FROM pg_catalog.pg_class",
+		"SELECT 'x'::regclass FROM pg_catalog.pg_class",
+		"SELECT '1.5'::oid FROM pg_catalog.pg_class",
+		"SELECT ROW(1, 2) FROM pg_catalog.pg_class",
+		"SELECT 1 = ANY (SELECT 1) FROM pg_catalog.pg_class",
+		"SELECT relname FROM pg_catalog.pg_class WHERE oid = ANY ('{1,2}')",
+		"WITH RECURSIVE r AS (SELECT 1 UNION ALL SELECT 1 FROM r) SELECT * FROM pg_catalog.pg_class, r LIMIT 1",
+		"SELECT * FROM pg_catalog.pg_class ORDER BY relname USING <",
+		"SELECT relname FROM pg_catalog.pg_class FOR UPDATE",
+		"SELECT * FROM pg_catalog.pg_class c, LATERAL (SELECT c.relname) s LIMIT 1",
+	} {
+		tree, err := pg_query.Parse(q)
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		_, err = e.Query(context.Background(), tree.Stmts[0].Stmt, nil, snap, Session{})
+		if err != nil && strings.Contains(err.Error(), "XX000") && strings.Contains(err.Error(), "a bug") {
+			t.Errorf("%s: %v", q, err)
+		}
 	}
 }

@@ -137,9 +137,10 @@ var parseVersion = func() int32 {
 }()
 
 // Describe returns the result columns of a catalog query.
-func (e *Engine) Describe(ctx context.Context, tree *pg_query.Node, nParams int, snap *schema.Snapshot, sess Session) ([]answer.Column, error) {
+func (e *Engine) Describe(ctx context.Context, tree *pg_query.Node, nParams int, snap *schema.Snapshot, sess Session) (_ []answer.Column, err error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	defer recoverInto(&err)
 	if err := e.load(ctx, snap, sess.ViewColumns); err != nil {
 		return nil, pgerr.Wrap(pgerr.InternalError, err, "loading shepherd's catalog")
 	}
@@ -168,9 +169,10 @@ func columnsOf(cols []outCol) []answer.Column {
 
 // Query answers a catalog query over the schema snap, as session sess
 // sees it, with the client's arguments.
-func (e *Engine) Query(ctx context.Context, tree *pg_query.Node, args []driver.Arg, snap *schema.Snapshot, sess Session) (*answer.Answer, error) {
+func (e *Engine) Query(ctx context.Context, tree *pg_query.Node, args []driver.Arg, snap *schema.Snapshot, sess Session) (_ *answer.Answer, err error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	defer recoverInto(&err)
 	if err := e.load(ctx, snap, sess.ViewColumns); err != nil {
 		return nil, pgerr.Wrap(pgerr.InternalError, err, "loading shepherd's catalog")
 	}
@@ -224,6 +226,14 @@ func (e *Engine) Query(ctx context.Context, tree *pg_query.Node, args []driver.A
 	a.Tag = answer.Tag("SELECT", int64(len(a.Rows)))
 	a.RowsAffected = int64(len(a.Rows))
 	return a, nil
+}
+
+// recoverInto turns a panic of the rewriter (a bug: a parse tree it did
+// not expect) into an error for the client; nothing shared was changed.
+func recoverInto(err *error) {
+	if r := recover(); r != nil {
+		*err = pgerr.New(pgerr.InternalError, "shepherd's catalog failed on the query (a bug): %v", r)
+	}
 }
 
 func engineError(err error) error {

@@ -698,6 +698,10 @@ func (r *rewriter) rangeFunction(rf *pg_query.RangeFunction, sc *scope) *pg_quer
 		tmpl = "SELECT v AS a, v - $1 + 1 AS b FROM (WITH RECURSIVE g(v) AS (SELECT $1 UNION ALL SELECT v + 1 FROM g WHERE v < $2) SELECT v FROM g) AS s"
 		cols = []column{{name: name, typ: "int4"}, {name: "ordinality", typ: "int8"}}
 	case "unnest":
+		if len(fc.Args) != 1 {
+			r.refuse("unnest of %d arrays", len(fc.Args))
+			return nil
+		}
 		tmpl = "SELECT value AS a, key + 1 AS b FROM json_each(pgcat_json($1, $2)) AS s"
 		t := r.typeOf(fc.Args[0])
 		fc.Args = append(fc.Args, pg_query.MakeAConstStrNode(t, -1))
