@@ -23,7 +23,8 @@ type Engine struct {
 	db     *sql.DB
 	conn   *sql.Conn
 	loaded *schema.Snapshot
-	ok     bool // loaded is in the tables (false before the first load)
+	dbName string // the database name the information_schema rows carry
+	ok     bool   // loaded is in the tables (false before the first load)
 }
 
 var (
@@ -82,19 +83,19 @@ func (e *Engine) Close() error {
 // attached databases, so that both qualified and bare names resolve) and
 // loads the built-in rows.
 func (e *Engine) setup(ctx context.Context) error {
-	stmts := []string{
-		"PRAGMA case_sensitive_like = ON",
-		"ATTACH DATABASE ':memory:' AS pg_catalog",
-		"ATTACH DATABASE ':memory:' AS information_schema",
-	}
+	var stmts []string
 	for _, r := range relations {
+		if v, ok := catalogViews[r.name]; ok && r.schema == "pg_catalog" {
+			stmts = append(stmts, "CREATE VIEW pg_catalog."+r.name+" AS "+v)
+			continue
+		}
 		var cols []string
 		for _, c := range r.cols {
 			cols = append(cols, quoteIdent(c.name)+" "+kindOf(c.typ).affinity())
 		}
 		stmts = append(stmts, fmt.Sprintf("CREATE TABLE %s.%s (%s)", r.schema, quoteIdent(r.name), strings.Join(cols, ", ")))
 	}
-	stmts = append(stmts, sideTables...)
+	stmts = append(sideTables, stmts...)
 	for _, s := range stmts {
 		if _, err := e.conn.ExecContext(ctx, s); err != nil {
 			return fmt.Errorf("%s: %w", s, err)
@@ -151,20 +152,41 @@ func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`)
 
 // sideTables are the engine's own tables, which the rewritten forms of
 // catalog functions read (pg_get_indexdef, pg_get_constraintdef,
-// pg_get_serial_sequence). They are in the main database, which no
-// client query names.
+// pg_get_serial_sequence, pg_get_keywords). They are kept with the
+// catalog relations (views can read them), but no client query can name
+// them: the rewriter knows them only unqualified, from its own forms.
 var sideTables = []string{
-	"CREATE TABLE shepherd_indexdef (oid INTEGER PRIMARY KEY, def TEXT, cols TEXT)",
-	"CREATE TABLE shepherd_condef (oid INTEGER PRIMARY KEY, def TEXT)",
-	"CREATE TABLE shepherd_serial (tab TEXT, col TEXT, seq TEXT)",
-	"CREATE TABLE shepherd_keywords (word TEXT, catcode TEXT, barelabel INTEGER, catdesc TEXT, baredesc TEXT)",
+	"PRAGMA case_sensitive_like = ON",
+	"ATTACH DATABASE ':memory:' AS pg_catalog",
+	"ATTACH DATABASE ':memory:' AS information_schema",
+	"CREATE TABLE pg_catalog.shepherd_indexdef (oid INTEGER PRIMARY KEY, def TEXT, cols TEXT)",
+	"CREATE TABLE pg_catalog.shepherd_condef (oid INTEGER PRIMARY KEY, def TEXT)",
+	"CREATE TABLE pg_catalog.shepherd_serial (tab TEXT, col TEXT, seq TEXT)",
+	"CREATE TABLE pg_catalog.shepherd_keywords (word TEXT, catcode TEXT, barelabel INTEGER, catdesc TEXT, baredesc TEXT)",
+}
+
+// catalogViews are the pg_catalog views the engine defines over its
+// relations, in SQLite's SQL (a view reads its own database only).
+// Indexes of the system catalogs are not in pg_indexes: the engine has
+// none.
+var catalogViews = map[string]string{
+	"pg_tables": `SELECT n.nspname AS schemaname, c.relname AS tablename,
+		(SELECT a.rolname FROM pg_authid a WHERE a.oid = c.relowner) AS tableowner, NULL AS tablespace,
+		c.relhasindex AS hasindexes, c.relhasrules AS hasrules, c.relhastriggers AS hastriggers,
+		c.relrowsecurity AS rowsecurity
+		FROM pg_class c LEFT JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind IN ('r', 'p')`,
+	"pg_indexes": `SELECT n.nspname AS schemaname, c.relname AS tablename, i.relname AS indexname,
+		NULL AS tablespace, d.def AS indexdef
+		FROM pg_index x JOIN pg_class c ON c.oid = x.indrelid JOIN pg_class i ON i.oid = x.indexrelid
+		LEFT JOIN pg_namespace n ON n.oid = c.relnamespace LEFT JOIN shepherd_indexdef d ON d.oid = i.oid
+		WHERE c.relkind IN ('r', 'm', 'p') AND i.relkind IN ('i', 'I')`,
 }
 
 // userTables are the tables that hold rows for user objects: those with
 // OIDs at or above firstUserOID in the tables that also hold built-in
 // rows, all rows in the others.
 var userTables = []string{
-	"pg_catalog.pg_class", "pg_catalog.pg_attribute", "pg_catalog.pg_type",
+	"pg_catalog.pg_class", "pg_catalog.pg_attribute", "pg_catalog.pg_type", "pg_catalog.pg_database",
 	"pg_catalog.pg_index", "pg_catalog.pg_constraint", "pg_catalog.pg_attrdef",
 	"pg_catalog.pg_description", "pg_catalog.pg_sequence", "pg_catalog.pg_depend",
 	"information_schema.tables", "information_schema.columns", "information_schema.views",
@@ -175,8 +197,11 @@ var userTables = []string{
 }
 
 // load replaces the user rows with those of snap. The caller holds e.mu.
-func (e *Engine) load(ctx context.Context, snap *schema.Snapshot, viewCols func(*schema.Table) []answer.Column) error {
-	if e.ok && e.loaded == snap {
+func (e *Engine) load(ctx context.Context, snap *schema.Snapshot, viewCols func(*schema.Table) []answer.Column, db string) error {
+	if db == "" {
+		db = defaultDatabase
+	}
+	if e.ok && e.loaded == snap && e.dbName == db {
 		return nil
 	}
 	tx, err := e.conn.BeginTx(ctx, nil)
@@ -187,7 +212,7 @@ func (e *Engine) load(ctx context.Context, snap *schema.Snapshot, viewCols func(
 	for _, t := range userTables {
 		var where string
 		switch t {
-		case "pg_catalog.pg_class", "pg_catalog.pg_type":
+		case "pg_catalog.pg_class", "pg_catalog.pg_type", "pg_catalog.pg_database":
 			where = fmt.Sprintf(" WHERE oid >= %d", firstUserOID)
 		case "pg_catalog.pg_attribute":
 			where = fmt.Sprintf(" WHERE attrelid >= %d", firstUserOID)
@@ -198,7 +223,7 @@ func (e *Engine) load(ctx context.Context, snap *schema.Snapshot, viewCols func(
 			return err
 		}
 	}
-	for _, r := range buildRows(snap, viewCols) {
+	for _, r := range buildRows(snap, viewCols, db) {
 		rel := relByName[r.rel]
 		q := ""
 		var args []any
@@ -225,7 +250,7 @@ func (e *Engine) load(ctx context.Context, snap *schema.Snapshot, viewCols func(
 	if err := tx.Commit(); err != nil {
 		return err
 	}
-	e.loaded, e.ok = snap, true
+	e.loaded, e.dbName, e.ok = snap, db, true
 	return nil
 }
 

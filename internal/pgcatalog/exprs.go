@@ -117,7 +117,7 @@ func (r *rewriter) node(n *pg_query.Node) (*pg_query.Node, bool) {
 		case pg_query.SQLValueFunctionOp_SVFOP_CURRENT_SCHEMA:
 			return r.param("public"), true
 		case pg_query.SQLValueFunctionOp_SVFOP_CURRENT_CATALOG:
-			return r.param(databaseName), true
+			return r.param(r.database), true
 		}
 		r.refuse("this SQL value function in a catalog query")
 		return n, true
@@ -414,6 +414,8 @@ func (r *rewriter) fn(n *pg_query.Node, fc *pg_query.FuncCall) *pg_query.Node {
 	switch {
 	case strings.HasPrefix(name, "has_") && strings.HasSuffix(name, "_privilege"), name == "pg_has_role":
 		return intConst(1) // shepherd's one user owns everything
+	case name == "current_database" && len(fc.Args) == 0:
+		return r.param(r.database)
 	case name == "obj_description":
 		q := "(SELECT shepherd_d.description FROM pg_catalog.pg_description shepherd_d WHERE shepherd_d.objoid = $1 AND shepherd_d.objsubid = 0 LIMIT 1)"
 		if len(fc.Args) == 2 {

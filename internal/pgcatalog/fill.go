@@ -264,9 +264,26 @@ func colList(cols []string) string {
 }
 
 // buildRows returns the rows of snap's user objects.
-func buildRows(snap *schema.Snapshot, viewCols func(*schema.Table) []answer.Column) []row {
+func buildRows(snap *schema.Snapshot, viewCols func(*schema.Table) []answer.Column, databaseName string) []row {
+	var out []row
+	if databaseName != "postgres" && databaseName != "template0" && databaseName != "template1" {
+		// The session's database, as a copy of postgres's row.
+		db := relByName["pg_database"]
+		for _, r := range db.rows {
+			if *r[db.col("datname")] != "postgres" {
+				continue
+			}
+			vals := map[string]any{}
+			for i, c := range db.cols {
+				vals[c.name] = storeValue(c.typ, r[i])
+			}
+			vals["oid"] = assignOIDs([]string{"database:" + databaseName}).of("database:" + databaseName)
+			vals["datname"] = databaseName
+			out = append(out, row{rel: "pg_database", vals: vals})
+		}
+	}
 	if snap == nil {
-		return nil
+		return out
 	}
 	var names []string
 	for name := range snap.Tables {
@@ -298,7 +315,6 @@ func buildRows(snap *schema.Snapshot, viewCols func(*schema.Table) []answer.Colu
 	}
 	o := assignOIDs(keys)
 
-	var out []row
 	add := func(rel string, vals map[string]any) { out = append(out, row{rel: rel, vals: vals}) }
 	side := func(rel string, list ...any) { out = append(out, row{rel: rel, list: list}) }
 	classRow := func(oid int64, name string, kind string, am int64, natts int, hasIndex bool) map[string]any {
@@ -457,7 +473,7 @@ func buildRows(snap *schema.Snapshot, viewCols func(*schema.Table) []answer.Colu
 						"maximum_value": strconv.FormatInt(maxv, 10), "increment": "1", "cycle_option": "NO"}))
 				}
 			}
-			add("information_schema.columns", info(columnInfo(name, i, t, c, def)))
+			add("information_schema.columns", info(columnInfo(name, i, t, c, def, databaseName)))
 		}
 		for _, c := range cons {
 			conOID := o.of("con:" + name + "." + c.name)
@@ -597,11 +613,11 @@ func nullsDistinct(kind byte) any {
 	return nil
 }
 
-// databaseName is the catalog name information_schema reports.
-const databaseName = "postgres"
+// defaultDatabase is the database a session that names none is in.
+const defaultDatabase = "postgres"
 
 // columnInfo is the information_schema.columns row of column i of t.
-func columnInfo(table string, i int, t *schema.Table, c *schema.Column, def string) map[string]any {
+func columnInfo(table string, i int, t *schema.Table, c *schema.Column, def, databaseName string) map[string]any {
 	v := map[string]any{"table_catalog": "", "table_schema": "public", "table_name": table, "column_name": c.Name,
 		"ordinal_position": int64(i + 1), "is_nullable": yesNo(!c.NotNull), "data_type": sqlTypeName(c.Type, nil),
 		"udt_catalog": databaseName, "udt_schema": "pg_catalog", "udt_name": c.Type, "dtd_identifier": strconv.Itoa(i + 1),

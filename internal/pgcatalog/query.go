@@ -83,6 +83,8 @@ func catalogFunction(name string) bool {
 type Session struct {
 	// User is the session's user name (current_user).
 	User string
+	// Database is the database the session connected to ("": postgres).
+	Database string
 	// ViewColumns, when set, gives a view's result columns (shepherd's
 	// schema does not record them; the statement analyser works them
 	// out from the view's query).
@@ -104,7 +106,10 @@ func (e *Engine) prepare(ctx context.Context, tree *pg_query.Node, nClient int, 
 		return nil, pgerr.New(pgerr.FeatureNotSupported, "shepherd's catalog answers only SELECT")
 	}
 	sel = proto.Clone(sel).(*pg_query.SelectStmt)
-	r := &rewriter{nClient: nClient, user: sess.User}
+	r := &rewriter{nClient: nClient, user: sess.User, database: sess.Database}
+	if r.database == "" {
+		r.database = defaultDatabase
+	}
 	r.lookup = func(q string, args ...any) (any, bool, error) {
 		var v any
 		err := e.conn.QueryRowContext(ctx, q, args...).Scan(&v)
@@ -141,7 +146,7 @@ func (e *Engine) Describe(ctx context.Context, tree *pg_query.Node, nParams int,
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	defer recoverInto(&err)
-	if err := e.load(ctx, snap, sess.ViewColumns); err != nil {
+	if err := e.load(ctx, snap, sess.ViewColumns, sess.Database); err != nil {
 		return nil, pgerr.Wrap(pgerr.InternalError, err, "loading shepherd's catalog")
 	}
 	p, err := e.prepare(ctx, tree, nParams, sess)
@@ -173,7 +178,7 @@ func (e *Engine) Query(ctx context.Context, tree *pg_query.Node, args []driver.A
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	defer recoverInto(&err)
-	if err := e.load(ctx, snap, sess.ViewColumns); err != nil {
+	if err := e.load(ctx, snap, sess.ViewColumns, sess.Database); err != nil {
 		return nil, pgerr.Wrap(pgerr.InternalError, err, "loading shepherd's catalog")
 	}
 	p, err := e.prepare(ctx, tree, len(args), sess)

@@ -38,13 +38,14 @@ type scope struct {
 }
 
 type rewriter struct {
-	consts  []any // values of the $n past the client's (string constants)
-	nClient int
-	user    string
-	lookup  func(q string, args ...any) (any, bool, error) // one value of a query on the engine
-	scopes  []*scope
-	ctes    []map[string][]column
-	err     error
+	consts   []any // values of the $n past the client's (string constants)
+	nClient  int
+	user     string
+	database string
+	lookup   func(q string, args ...any) (any, bool, error) // one value of a query on the engine
+	scopes   []*scope
+	ctes     []map[string][]column
+	err      error
 }
 
 func (r *rewriter) fail(code, format string, args ...any) {

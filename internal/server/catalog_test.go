@@ -122,12 +122,13 @@ func catalogAnswer(c *pgx.Conn, q string, mode pgx.QueryExecMode, byOID map[stri
 func TestCatalogAsPostgres(t *testing.T) {
 	ctx := context.Background()
 	addr, _ := start(t, embedded(t))
-	shep := connect(t, addr, "app")
 	alone, err := pgx.Connect(ctx, testenv.Postgres(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer alone.Close(ctx)
+	// The same database name on both: information_schema shows it.
+	shep := connect(t, addr, alone.Config().Database)
 	for _, q := range catalogSchema {
 		mustExec(t, shep, q)
 		if _, err := alone.Exec(ctx, q); err != nil {

@@ -42,6 +42,7 @@ type Session struct {
 	ddl      []*sqlan.Stmt    // DDL of the open block, recorded in the catalog at COMMIT
 	defaults driver.TxOptions // SET SESSION CHARACTERISTICS
 	user     string           // the user the client logged in as
+	database string           // the database the client connected to
 
 	cancelMu sync.Mutex
 	cancel   context.CancelFunc // cancels the running call
@@ -55,7 +56,7 @@ type Session struct {
 
 // New returns a session on c. cache is shared between sessions.
 func New(c *cluster.Cluster, cache *sqlan.Cache, info pgwire.StartupInfo) *Session {
-	s := &Session{cluster: c, cache: cache, params: map[string]string{}, user: info.Params["user"]}
+	s := &Session{cluster: c, cache: cache, params: map[string]string{}, user: info.Params["user"], database: info.Params["database"]}
 	for k, v := range info.Params {
 		if k != "user" && k != "database" {
 			s.params[strings.ToLower(k)] = v

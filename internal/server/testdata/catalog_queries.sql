@@ -747,3 +747,24 @@ SELECT     tmp.TABLE_CAT,     tmp.TABLE_SCHEM,     tmp.TABLE_NAME,     tmp.NON_U
 -- pgjdbc 42.7 DatabaseMetaData
 SELECT nspname AS TABLE_SCHEM, NULL AS TABLE_CATALOG FROM pg_catalog.pg_namespace  WHERE nspname <> 'pg_toast' AND (nspname !~ '^pg_temp_'  OR nspname = (pg_catalog.current_schemas(true))[1]) AND (nspname !~ '^pg_toast_temp_'  OR nspname = replace((pg_catalog.current_schemas(true))[1], 'pg_temp_', 'pg_toast_temp_'))  ORDER BY TABLE_SCHEM
 ----
+-- catalog views
+SELECT tablename, tableowner, hasindexes, hastriggers FROM pg_tables WHERE schemaname = 'public' ORDER BY 1
+----
+-- catalog views
+SELECT schemaname, tablename, indexname, indexdef FROM pg_indexes WHERE schemaname = 'public' ORDER BY 3
+----
+-- catalog views
+SELECT count(*) FROM pg_catalog.pg_tables WHERE schemaname IN ('pg_catalog', 'information_schema')
+----
+-- Hibernate 6 (through pgjdbc's getSQLKeywords)
+select string_agg(word, ',') from pg_catalog.pg_get_keywords() where word <> ALL ('{a,abs,absolute,action,ada,add,admin,after,all,allocate,alter,always,and,any,are,array,as,asc}'::text[])
+----
+-- Django 5 introspection (get_table_list)
+SELECT c.relname, CASE WHEN c.relispartition THEN 'p' WHEN c.relkind IN ('m', 'v') THEN 'v' ELSE 't' END, obj_description(c.oid, 'pg_class') FROM pg_catalog.pg_class c LEFT JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind IN ('f', 'm', 'p', 'r', 'v') AND n.nspname NOT IN ('pg_catalog', 'pg_toast') AND pg_catalog.pg_table_is_visible(c.oid)
+----
+-- GORM HasTable
+SELECT count(*) FROM information_schema.tables WHERE table_schema = CURRENT_SCHEMA() AND table_name = 'child' AND table_type = 'BASE TABLE'
+----
+-- knex hasTable
+select * from information_schema.tables where table_name = 'parent' and table_schema = current_schema
+----
