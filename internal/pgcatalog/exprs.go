@@ -211,7 +211,7 @@ func (r *rewriter) cast(tc *pg_query.TypeCast) *pg_query.Node {
 	if c := a.GetAConst(); c != nil && c.Isnull {
 		return nullConst()
 	}
-	if rt, ok := regTypes[t]; ok {
+	if _, ok := regTypes[t]; ok {
 		switch {
 		case isStr:
 			oid, err := r.resolve(t, sval)
@@ -221,13 +221,7 @@ func (r *rewriter) cast(tc *pg_query.TypeCast) *pg_query.Node {
 			}
 			return intConst(oid)
 		case a.GetParamRef() != nil || kindOf(r.typeOf(a)) == kText:
-			// A name known only when the query runs: looked up then,
-			// qualified or not (NULL when there is none).
-			q := "(SELECT shepherd_o.oid FROM pg_catalog." + rt.rel + " shepherd_o WHERE pgcat_text(shepherd_o.oid) = $1 OR shepherd_o." + rt.col + " = $1"
-			if ns := map[string]string{"pg_class": "relnamespace", "pg_type": "typnamespace", "pg_proc": "pronamespace"}[rt.rel]; ns != "" {
-				q += " OR (SELECT shepherd_n.nspname FROM pg_catalog.pg_namespace shepherd_n WHERE shepherd_n.oid = shepherd_o." + ns + ") || '.' || shepherd_o." + rt.col + " = $1"
-			}
-			return r.expr(r.tmpl(q+" ORDER BY shepherd_o.oid LIMIT 1)", []*pg_query.Node{a}))
+			return r.regLookup(t, a)
 		}
 		return call("pgcat_int", r.expr(a))
 	}
@@ -279,6 +273,21 @@ func (r *rewriter) cast(tc *pg_query.TypeCast) *pg_query.Node {
 		return r.expr(a)
 	}
 	return r.expr(a)
+}
+
+// regLookup looks a name up when the query runs (a parameter, a column,
+// to_regclass and the like): qualified or not; NULL when there is none.
+func (r *rewriter) regLookup(t string, a *pg_query.Node) *pg_query.Node {
+	rt := regTypes[t]
+	q := "(SELECT shepherd_o.oid FROM pg_catalog." + rt.rel + " shepherd_o WHERE pgcat_text(shepherd_o.oid) = $1 OR shepherd_o." + rt.col + " = $1"
+	if ns := map[string]string{"pg_class": "relnamespace", "pg_type": "typnamespace", "pg_proc": "pronamespace"}[rt.rel]; ns != "" {
+		q += " OR (SELECT shepherd_n.nspname FROM pg_catalog.pg_namespace shepherd_n WHERE shepherd_n.oid = shepherd_o." + ns + ") || '.' || shepherd_o." + rt.col + " = $1"
+	}
+	if t == "regtype" {
+		// The SQL names of types (integer, character varying, int4[]).
+		q += " OR pgcat_format_type(shepherd_o.oid, NULL) = $1 OR shepherd_o.oid = (SELECT shepherd_e.typarray FROM pg_catalog.pg_type shepherd_e WHERE shepherd_e.typname || '[]' = $1)"
+	}
+	return r.expr(r.tmpl(q+" ORDER BY shepherd_o.oid LIMIT 1)", []*pg_query.Node{a}))
 }
 
 // resolve is a reg* type's input function: the OID a name (or number)
@@ -414,6 +423,12 @@ func (r *rewriter) fn(n *pg_query.Node, fc *pg_query.FuncCall) *pg_query.Node {
 	switch {
 	case strings.HasPrefix(name, "has_") && strings.HasSuffix(name, "_privilege"), name == "pg_has_role":
 		return intConst(1) // shepherd's one user owns everything
+	case strings.HasPrefix(name, "to_reg") && len(fc.Args) == 1:
+		// to_regclass('name') and the like: NULL, not an error, when
+		// there is no such object.
+		if _, ok := regTypes["reg"+strings.TrimPrefix(name, "to_reg")]; ok {
+			return r.regLookup("reg"+strings.TrimPrefix(name, "to_reg"), fc.Args[0])
+		}
 	case name == "current_database" && len(fc.Args) == 0:
 		return r.param(r.database)
 	case name == "obj_description":

@@ -74,7 +74,7 @@ func catalogFunction(name string) bool {
 		"pg_get_keywords", "current_schemas", "pg_has_role", "pg_opclass_is_visible", "pg_operator_is_visible":
 		return true
 	}
-	return strings.HasPrefix(name, "pg_get_") ||
+	return strings.HasPrefix(name, "pg_get_") || strings.HasPrefix(name, "to_reg") ||
 		strings.HasPrefix(name, "has_") && strings.HasSuffix(name, "_privilege")
 }
 

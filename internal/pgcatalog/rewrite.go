@@ -330,7 +330,8 @@ var funcTypes = map[string]string{
 	"current_schemas": "_name", "pg_get_triggerdef": "text", "pg_get_statisticsobjdef_columns": "text",
 	"pg_partition_ancestors": "regclass", "pg_relation_size": "int8", "pg_total_relation_size": "int8",
 	"pg_table_size": "int8", "pg_indexes_size": "int8", "pg_size_pretty": "text", "translate": "text",
-	"row_number": "int8", "rank": "int8", "dense_rank": "int8", "information_schema._pg_expandarray": "elem",
+	"row_number": "int8", "rank": "int8", "dense_rank": "int8", "to_regclass": "regclass", "to_regtype": "regtype",
+	"to_regnamespace": "regnamespace", "to_regproc": "regproc", "to_regrole": "regrole", "information_schema._pg_expandarray": "elem",
 }
 
 func (r *rewriter) funcType(fc *pg_query.FuncCall) string {

@@ -768,3 +768,12 @@ SELECT count(*) FROM information_schema.tables WHERE table_schema = CURRENT_SCHE
 -- knex hasTable
 select * from information_schema.tables where table_name = 'parent' and table_schema = current_schema
 ----
+-- psycopg 3 TypeInfo.fetch
+SELECT typname AS name, oid, typarray AS array_oid, oid::regtype::text AS regtype, typdelim AS delimiter FROM pg_type t WHERE t.oid = to_regtype('hstore') ORDER BY t.oid
+----
+-- psycopg 3 TypeInfo.fetch
+SELECT typname AS name, oid, typarray AS array_oid, oid::regtype::text AS regtype, typdelim AS delimiter FROM pg_type t WHERE t.oid = to_regtype('character varying[]') ORDER BY t.oid
+----
+-- to_regclass
+SELECT to_regclass('child') IS NOT NULL, to_regclass('nope'), to_regclass('public.parent')::oid = {parent}
+----
