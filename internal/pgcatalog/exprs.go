@@ -64,6 +64,9 @@ func (r *rewriter) node(n *pg_query.Node) (*pg_query.Node, bool) {
 	switch {
 	case n.GetColumnRef() != nil:
 		f := strs(n.GetColumnRef().Fields)
+		if v := r.virtual(f); v != nil {
+			return v, true
+		}
 		if len(f) > 0 && f[len(f)-1] == "tableoid" {
 			if _, ok := r.lookupCol(f); !ok {
 				return r.tableOID(f), true

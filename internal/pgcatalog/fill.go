@@ -417,6 +417,17 @@ func buildRows(snap *schema.Snapshot, viewCols func(*schema.Table) []answer.Colu
 				"is_insertable_into": "NO", "is_trigger_updatable": "NO", "is_trigger_deletable": "NO",
 				"is_trigger_insertable_into": "NO"}))
 		}
+		if !t.View {
+			// The system columns every table has.
+			for k, sc := range []struct{ name, typ string }{{"ctid", "tid"}, {"xmin", "xid"}, {"cmin", "cid"},
+				{"xmax", "xid"}, {"cmax", "cid"}, {"tableoid", "oid"}} {
+				st := typeByName[sc.typ]
+				add("pg_attribute", map[string]any{"attrelid": relOID, "attname": sc.name, "atttypid": int64(st.oid),
+					"attlen": int64(st.len), "attnum": int64(-1 - k), "attcacheoff": int64(-1), "atttypmod": int64(-1),
+					"attbyval": bool01(st.byval), "attalign": st.align, "attstorage": st.storage, "attnotnull": int64(1),
+					"attidentity": "", "attgenerated": "", "attislocal": int64(1), "attcompression": "", "attstattarget": int64(0)})
+			}
+		}
 		for i := range t.Columns {
 			c := &t.Columns[i]
 			typ := typeByName[c.Type]
@@ -464,6 +475,14 @@ func buildRows(snap *schema.Snapshot, viewCols func(*schema.Table) []answer.Colu
 				maxv := map[string]int64{"int2": 32767, "int4": 2147483647, "int8": 9223372036854775807}[c.Type]
 				add("pg_sequence", map[string]any{"seqrelid": seqOID, "seqtypid": typOID, "seqstart": int64(1),
 					"seqincrement": int64(1), "seqmax": maxv, "seqmin": int64(1), "seqcache": int64(1), "seqcycle": int64(0)})
+				// The sequence belongs to the column: automatically
+				// (SERIAL) or internally (IDENTITY), as pg_depend says.
+				deptype := "a"
+				if c.Identity {
+					deptype = "i"
+				}
+				add("pg_depend", map[string]any{"classid": int64(classPgClass), "objid": seqOID, "objsubid": int64(0),
+					"refclassid": int64(classPgClass), "refobjid": relOID, "refobjsubid": int64(i + 1), "deptype": deptype})
 				side("shepherd_serial", name, c.Name, "public."+seq)
 				side("shepherd_serial", "public."+name, c.Name, "public."+seq)
 				if !c.Identity { // PostgreSQL lists the sequences of SERIAL columns, not of identities

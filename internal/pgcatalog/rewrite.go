@@ -31,6 +31,11 @@ type scopeItem struct {
 	alias string
 	rel   string // the catalog relation's key ("pg_class"), "" for a subquery
 	cols  []column
+	// virt, for a function in FROM that reads earlier FROM items
+	// (unnest(i.indkey)), gives each column as an expression over the
+	// engine's json_each: SQLite has no LATERAL subqueries, but its
+	// table-valued functions may read the items before them.
+	virt map[string]*pg_query.Node
 }
 
 type scope struct {
@@ -473,6 +478,7 @@ func (r *rewriter) selectCols(s *pg_query.SelectStmt, write bool) []column {
 	if !write {
 		return cols
 	}
+	r.expandStars(s, sc)
 	r.setReturning(s, sc)
 	for _, q := range quals {
 		*q = r.expr(*q)
@@ -524,6 +530,40 @@ func (r *rewriter) sortLimit(s *pg_query.SelectStmt, sc *scope) {
 	if len(s.LockingClause) > 0 {
 		r.refuse("FOR UPDATE/SHARE")
 	}
+}
+
+// expandStars writes out the * of a SELECT whose FROM has virtual
+// columns (see scopeItem.virt), which SQLite's * would not show.
+func (r *rewriter) expandStars(s *pg_query.SelectStmt, sc *scope) {
+	virtual := false
+	for _, it := range sc.items {
+		virtual = virtual || it.virt != nil
+	}
+	if !virtual {
+		return
+	}
+	var out []*pg_query.Node
+	for _, t := range s.TargetList {
+		cr := t.GetResTarget().Val.GetColumnRef()
+		if cr == nil || cr.Fields[len(cr.Fields)-1].GetAStar() == nil {
+			out = append(out, t)
+			continue
+		}
+		qual := strs(cr.Fields)
+		for _, it := range sc.items {
+			if len(qual) > 0 && it.alias != qual[len(qual)-1] {
+				continue
+			}
+			for _, c := range it.cols {
+				val := pg_query.MakeColumnRefNode([]*pg_query.Node{pg_query.MakeStrNode(it.alias), pg_query.MakeStrNode(c.name)}, -1)
+				if v, ok := it.virt[c.name]; ok {
+					val = proto.Clone(v).(*pg_query.Node)
+				}
+				out = append(out, pg_query.MakeResTargetNodeWithNameAndVal(c.name, val, -1))
+			}
+		}
+	}
+	s.TargetList = out
 }
 
 // setReturning moves set-returning functions of the SELECT list (unnest
@@ -700,14 +740,11 @@ func (r *rewriter) rangeFunction(rf *pg_query.RangeFunction, sc *scope) *pg_quer
 		tmpl = "SELECT v AS a, v - $1 + 1 AS b FROM (WITH RECURSIVE g(v) AS (SELECT $1 UNION ALL SELECT v + 1 FROM g WHERE v < $2) SELECT v FROM g) AS s"
 		cols = []column{{name: name, typ: "int4"}, {name: "ordinality", typ: "int8"}}
 	case "unnest":
-		if len(fc.Args) != 1 {
-			r.refuse("unnest of %d arrays", len(fc.Args))
+		if len(fc.Args) == 0 {
+			r.refuse("unnest()")
 			return nil
 		}
-		tmpl = "SELECT value AS a, key + 1 AS b FROM json_each(pgcat_json($1, $2)) AS s"
-		t := r.typeOf(fc.Args[0])
-		fc.Args = append(fc.Args, pg_query.MakeAConstStrNode(t, -1))
-		cols = []column{{name: name, typ: elemOf(t)}, {name: "ordinality", typ: "int8"}}
+		return r.unnestFrom(rf, fc, sc)
 	case "pg_partition_ancestors":
 		tmpl = "SELECT $1 AS a, 1 AS b"
 		cols = []column{{name: "relid", typ: "regclass"}, {name: "ordinality", typ: "int8"}}
@@ -767,6 +804,80 @@ var sideColumns = map[string][]column{
 	"shepherd_condef":   {{"oid", "oid"}, {"def", "text"}},
 	"shepherd_serial":   {{"tab", "text"}, {"col", "text"}, {"seq", "text"}},
 	"shepherd_keywords": {{"word", "text"}, {"catcode", "char"}, {"barelabel", "bool"}, {"catdesc", "text"}, {"baredesc", "text"}},
+}
+
+// unnestFrom writes unnest(a, b, ...) [WITH ORDINALITY] in FROM as the
+// engine's json_each over a, its columns as expressions (see
+// scopeItem.virt): b's elements are taken at a's positions.
+func (r *rewriter) unnestFrom(rf *pg_query.RangeFunction, fc *pg_query.FuncCall, sc *scope) *pg_query.Node {
+	alias := "unnest"
+	var names []string
+	if rf.Alias != nil {
+		alias, names = rf.Alias.Aliasname, strs(rf.Alias.Colnames)
+	}
+	j := "shepherd_j_" + alias
+	ref := func(col string) *pg_query.Node {
+		return pg_query.MakeColumnRefNode([]*pg_query.Node{pg_query.MakeStrNode(j), pg_query.MakeStrNode(col)}, -1)
+	}
+	it := scopeItem{alias: alias, virt: map[string]*pg_query.Node{}}
+	var from *pg_query.Node
+	for i, a := range fc.Args {
+		t := r.typeOf(a)
+		name := "unnest"
+		switch {
+		case i < len(names):
+			name = names[i]
+		case len(fc.Args) == 1 && rf.Alias != nil:
+			name = alias
+		}
+		arr := call("pgcat_json", r.expr(proto.Clone(a).(*pg_query.Node)), r.param(t))
+		if i == 0 {
+			from = template("SELECT * FROM json_each($1) AS "+j, []*pg_query.Node{arr}).GetSelectStmt().FromClause[0]
+			it.virt[name] = ref("value")
+		} else {
+			it.virt[name] = call("pgcat_array_at", arr, ref("key"), intConst(0))
+		}
+		it.cols = append(it.cols, column{name: name, typ: elemOf(t)})
+	}
+	if rf.Ordinality {
+		name := "ordinality"
+		if len(fc.Args) < len(names) {
+			name = names[len(fc.Args)]
+		}
+		it.virt[name] = pg_query.MakeAExprNode(pg_query.A_Expr_Kind_AEXPR_OP, []*pg_query.Node{pg_query.MakeStrNode("+")}, ref("key"), intConst(1), -1)
+		it.cols = append(it.cols, column{name: name, typ: "int8"})
+	}
+	sc.items = append(sc.items, it)
+	return from
+}
+
+// virtual returns the expression a column reference to a virtual column
+// (see scopeItem.virt) stands for, or nil.
+func (r *rewriter) virtual(fields []string) *pg_query.Node {
+	if len(fields) == 0 || len(fields) > 2 {
+		return nil
+	}
+	name, qual := fields[len(fields)-1], ""
+	if len(fields) == 2 {
+		qual = fields[0]
+	}
+	for i := len(r.scopes) - 1; i >= 0; i-- {
+		for _, it := range r.scopes[i].items {
+			if qual != "" && it.alias != qual {
+				continue
+			}
+			for _, c := range it.cols {
+				if c.name != name {
+					continue
+				}
+				if v, ok := it.virt[name]; ok {
+					return proto.Clone(v).(*pg_query.Node)
+				}
+				return nil
+			}
+		}
+	}
+	return nil
 }
 
 // template parses a statement or expression written in PostgreSQL's SQL

@@ -777,3 +777,240 @@ SELECT typname AS name, oid, typarray AS array_oid, oid::regtype::text AS regtyp
 -- to_regclass
 SELECT to_regclass('child') IS NOT NULL, to_regclass('nope'), to_regclass('public.parent')::oid = {parent}
 ----
+-- Django 5 introspection
+SELECT
+	                c.relname,
+	                CASE
+	                    WHEN c.relispartition THEN 'p'
+	                    WHEN c.relkind IN ('m', 'v') THEN 'v'
+	                    ELSE 't'
+	                END,
+	                obj_description(c.oid, 'pg_class')
+	            FROM pg_catalog.pg_class c
+	            LEFT JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+	            WHERE c.relkind IN ('f', 'm', 'p', 'r', 'v')
+	                AND n.nspname NOT IN ('pg_catalog', 'pg_toast')
+	                AND pg_catalog.pg_table_is_visible(c.oid)
+----
+-- Django 5 introspection
+SELECT
+	                a.attname AS column_name,
+	                NOT (a.attnotnull OR (t.typtype = 'd' AND t.typnotnull)) AS is_nullable,
+	                pg_get_expr(ad.adbin, ad.adrelid) AS column_default,
+	                CASE WHEN collname = 'default' THEN NULL ELSE collname END AS collation,
+	                a.attidentity != '' AS is_autofield,
+	                col_description(a.attrelid, a.attnum) AS column_comment
+	            FROM pg_attribute a
+	            LEFT JOIN pg_attrdef ad ON a.attrelid = ad.adrelid AND a.attnum = ad.adnum
+	            LEFT JOIN pg_collation co ON a.attcollation = co.oid
+	            JOIN pg_type t ON a.atttypid = t.oid
+	            JOIN pg_class c ON a.attrelid = c.oid
+	            JOIN pg_namespace n ON c.relnamespace = n.oid
+	            WHERE c.relkind IN ('f', 'm', 'p', 'r', 'v')
+	                AND c.relname = 'parent'
+	                AND n.nspname NOT IN ('pg_catalog', 'pg_toast')
+	                AND pg_catalog.pg_table_is_visible(c.oid)
+----
+-- Django 5 introspection
+SELECT
+	                s.relname AS sequence_name,
+	                a.attname AS colname
+	            FROM
+	                pg_class s
+	                JOIN pg_depend d ON d.objid = s.oid
+	                    AND d.classid = 'pg_class'::regclass
+	                    AND d.refclassid = 'pg_class'::regclass
+	                JOIN pg_attribute a ON d.refobjid = a.attrelid
+	                    AND d.refobjsubid = a.attnum
+	                JOIN pg_class tbl ON tbl.oid = d.refobjid
+	                    AND tbl.relname = 'parent'
+	                    AND pg_catalog.pg_table_is_visible(tbl.oid)
+	            WHERE
+	                s.relkind = 'S'
+----
+-- Django 5 introspection
+SELECT a1.attname, c2.relname, a2.attname
+	            FROM pg_constraint con
+	            LEFT JOIN pg_class c1 ON con.conrelid = c1.oid
+	            LEFT JOIN pg_class c2 ON con.confrelid = c2.oid
+	            LEFT JOIN
+	                pg_attribute a1 ON c1.oid = a1.attrelid AND a1.attnum = con.conkey[1]
+	            LEFT JOIN
+	                pg_attribute a2 ON c2.oid = a2.attrelid AND a2.attnum = con.confkey[1]
+	            WHERE
+	                c1.relname = 'parent' AND
+	                con.contype = 'f' AND
+	                c1.relnamespace = c2.relnamespace AND
+	                pg_catalog.pg_table_is_visible(c1.oid)
+----
+-- Django 5 introspection
+SELECT
+	                c.conname,
+	                array(
+	                    SELECT attname
+	                    FROM unnest(c.conkey) WITH ORDINALITY cols(colid, arridx)
+	                    JOIN pg_attribute AS ca ON cols.colid = ca.attnum
+	                    WHERE ca.attrelid = c.conrelid
+	                    ORDER BY cols.arridx
+	                ),
+	                c.contype,
+	                (SELECT fkc.relname || '.' || fka.attname
+	                FROM pg_attribute AS fka
+	                JOIN pg_class AS fkc ON fka.attrelid = fkc.oid
+	                WHERE fka.attrelid = c.confrelid AND fka.attnum = c.confkey[1]),
+	                cl.reloptions
+	            FROM pg_constraint AS c
+	            JOIN pg_class AS cl ON c.conrelid = cl.oid
+	            WHERE cl.relname = 'parent' AND pg_catalog.pg_table_is_visible(cl.oid)
+----
+-- Django 5 introspection
+SELECT
+	                indexname,
+	                array_agg(attname ORDER BY arridx),
+	                indisunique,
+	                indisprimary,
+	                array_agg(ordering ORDER BY arridx),
+	                amname,
+	                exprdef,
+	                s2.attoptions
+	            FROM (
+	                SELECT
+	                    c2.relname as indexname, idx.*, attr.attname, am.amname,
+	                    CASE
+	                        WHEN idx.indexprs IS NOT NULL THEN
+	                            pg_get_indexdef(idx.indexrelid)
+	                    END AS exprdef,
+	                    CASE am.amname
+	                        WHEN 'btree' THEN
+	                            CASE (option & 1)
+	                                WHEN 1 THEN 'DESC' ELSE 'ASC'
+	                            END
+	                    END as ordering,
+	                    c2.reloptions as attoptions
+	                FROM (
+	                    SELECT *
+	                    FROM
+	                        pg_index i,
+	                        unnest(i.indkey, i.indoption)
+	                            WITH ORDINALITY koi(key, option, arridx)
+	                ) idx
+	                LEFT JOIN pg_class c ON idx.indrelid = c.oid
+	                LEFT JOIN pg_class c2 ON idx.indexrelid = c2.oid
+	                LEFT JOIN pg_am am ON c2.relam = am.oid
+	                LEFT JOIN
+	                    pg_attribute attr ON attr.attrelid = c.oid AND attr.attnum = idx.key
+	                WHERE c.relname = 'parent' AND pg_catalog.pg_table_is_visible(c.oid)
+	            ) s2
+	            GROUP BY indexname, indisunique, indisprimary, amname, exprdef, attoptions
+----
+-- Django 5 introspection
+SELECT
+	                a.attname AS column_name,
+	                NOT (a.attnotnull OR (t.typtype = 'd' AND t.typnotnull)) AS is_nullable,
+	                pg_get_expr(ad.adbin, ad.adrelid) AS column_default,
+	                CASE WHEN collname = 'default' THEN NULL ELSE collname END AS collation,
+	                a.attidentity != '' AS is_autofield,
+	                col_description(a.attrelid, a.attnum) AS column_comment
+	            FROM pg_attribute a
+	            LEFT JOIN pg_attrdef ad ON a.attrelid = ad.adrelid AND a.attnum = ad.adnum
+	            LEFT JOIN pg_collation co ON a.attcollation = co.oid
+	            JOIN pg_type t ON a.atttypid = t.oid
+	            JOIN pg_class c ON a.attrelid = c.oid
+	            JOIN pg_namespace n ON c.relnamespace = n.oid
+	            WHERE c.relkind IN ('f', 'm', 'p', 'r', 'v')
+	                AND c.relname = 'child'
+	                AND n.nspname NOT IN ('pg_catalog', 'pg_toast')
+	                AND pg_catalog.pg_table_is_visible(c.oid)
+----
+-- Django 5 introspection
+SELECT
+	                s.relname AS sequence_name,
+	                a.attname AS colname
+	            FROM
+	                pg_class s
+	                JOIN pg_depend d ON d.objid = s.oid
+	                    AND d.classid = 'pg_class'::regclass
+	                    AND d.refclassid = 'pg_class'::regclass
+	                JOIN pg_attribute a ON d.refobjid = a.attrelid
+	                    AND d.refobjsubid = a.attnum
+	                JOIN pg_class tbl ON tbl.oid = d.refobjid
+	                    AND tbl.relname = 'child'
+	                    AND pg_catalog.pg_table_is_visible(tbl.oid)
+	            WHERE
+	                s.relkind = 'S'
+----
+-- Django 5 introspection
+SELECT a1.attname, c2.relname, a2.attname
+	            FROM pg_constraint con
+	            LEFT JOIN pg_class c1 ON con.conrelid = c1.oid
+	            LEFT JOIN pg_class c2 ON con.confrelid = c2.oid
+	            LEFT JOIN
+	                pg_attribute a1 ON c1.oid = a1.attrelid AND a1.attnum = con.conkey[1]
+	            LEFT JOIN
+	                pg_attribute a2 ON c2.oid = a2.attrelid AND a2.attnum = con.confkey[1]
+	            WHERE
+	                c1.relname = 'child' AND
+	                con.contype = 'f' AND
+	                c1.relnamespace = c2.relnamespace AND
+	                pg_catalog.pg_table_is_visible(c1.oid)
+----
+-- Django 5 introspection
+SELECT
+	                c.conname,
+	                array(
+	                    SELECT attname
+	                    FROM unnest(c.conkey) WITH ORDINALITY cols(colid, arridx)
+	                    JOIN pg_attribute AS ca ON cols.colid = ca.attnum
+	                    WHERE ca.attrelid = c.conrelid
+	                    ORDER BY cols.arridx
+	                ),
+	                c.contype,
+	                (SELECT fkc.relname || '.' || fka.attname
+	                FROM pg_attribute AS fka
+	                JOIN pg_class AS fkc ON fka.attrelid = fkc.oid
+	                WHERE fka.attrelid = c.confrelid AND fka.attnum = c.confkey[1]),
+	                cl.reloptions
+	            FROM pg_constraint AS c
+	            JOIN pg_class AS cl ON c.conrelid = cl.oid
+	            WHERE cl.relname = 'child' AND pg_catalog.pg_table_is_visible(cl.oid)
+----
+-- Django 5 introspection
+SELECT
+	                indexname,
+	                array_agg(attname ORDER BY arridx),
+	                indisunique,
+	                indisprimary,
+	                array_agg(ordering ORDER BY arridx),
+	                amname,
+	                exprdef,
+	                s2.attoptions
+	            FROM (
+	                SELECT
+	                    c2.relname as indexname, idx.*, attr.attname, am.amname,
+	                    CASE
+	                        WHEN idx.indexprs IS NOT NULL THEN
+	                            pg_get_indexdef(idx.indexrelid)
+	                    END AS exprdef,
+	                    CASE am.amname
+	                        WHEN 'btree' THEN
+	                            CASE (option & 1)
+	                                WHEN 1 THEN 'DESC' ELSE 'ASC'
+	                            END
+	                    END as ordering,
+	                    c2.reloptions as attoptions
+	                FROM (
+	                    SELECT *
+	                    FROM
+	                        pg_index i,
+	                        unnest(i.indkey, i.indoption)
+	                            WITH ORDINALITY koi(key, option, arridx)
+	                ) idx
+	                LEFT JOIN pg_class c ON idx.indrelid = c.oid
+	                LEFT JOIN pg_class c2 ON idx.indexrelid = c2.oid
+	                LEFT JOIN pg_am am ON c2.relam = am.oid
+	                LEFT JOIN
+	                    pg_attribute attr ON attr.attrelid = c.oid AND attr.attnum = idx.key
+	                WHERE c.relname = 'child' AND pg_catalog.pg_table_is_visible(c.oid)
+	            ) s2
+	            GROUP BY indexname, indisunique, indisprimary, amname, exprdef, attoptions
+----
