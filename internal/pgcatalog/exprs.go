@@ -124,6 +124,14 @@ func (r *rewriter) node(n *pg_query.Node) (*pg_query.Node, bool) {
 		}
 		r.refuse("this SQL value function in a catalog query")
 		return n, true
+	case n.GetCaseExpr() != nil && n.GetCaseExpr().Arg != nil && r.typeOf(n.GetCaseExpr().Arg) == "bool":
+		// CASE b WHEN 't' THEN ...: the WHEN values are booleans.
+		for _, w := range n.GetCaseExpr().Args {
+			if cw := w.GetCaseWhen(); cw != nil {
+				cw.Expr = r.boolConst(cw.Expr)
+			}
+		}
+		return n, false
 	case n.GetRowExpr() != nil:
 		r.refuse("ROW(...) in a catalog query")
 		return n, true
@@ -189,6 +197,23 @@ func (r *rewriter) subLink(n *pg_query.Node, sl *pg_query.SubLink) *pg_query.Nod
 		r.refuse("ALL (subquery)")
 	}
 	r.selectCols(sel, true)
+	return n
+}
+
+// boolConst reads a string constant as a boolean (1 or 0 in the engine);
+// anything else is returned as it is.
+func (r *rewriter) boolConst(n *pg_query.Node) *pg_query.Node {
+	c := n.GetAConst()
+	if c == nil || c.GetSval() == nil {
+		return n
+	}
+	switch strings.ToLower(strings.TrimSpace(c.GetSval().Sval)) {
+	case "t", "true", "y", "yes", "on", "1":
+		return intConst(1)
+	case "f", "false", "n", "no", "off", "0":
+		return intConst(0)
+	}
+	r.fail("22P02", "invalid input syntax for type boolean: %q", c.GetSval().Sval)
 	return n
 }
 
@@ -545,6 +570,14 @@ func (r *rewriter) aexpr(n *pg_query.Node, e *pg_query.A_Expr) *pg_query.Node {
 			return r.aexpr(n, e)
 		case "=", "<>", "!=", "<", ">", "<=", ">=", "+", "-", "*", "/", "%", "||", "~~", "!~~", "&", "|", "<<", ">>":
 			e.Name = []*pg_query.Node{pg_query.MakeStrNode(op)}
+			// A string compared with a boolean is read as one ('t'),
+			// as PostgreSQL resolves the unknown literal; the engine
+			// keeps booleans as 0/1.
+			if r.typeOf(e.Lexpr) == "bool" {
+				e.Rexpr = r.boolConst(e.Rexpr)
+			} else if r.typeOf(e.Rexpr) == "bool" {
+				e.Lexpr = r.boolConst(e.Lexpr)
+			}
 		default:
 			r.refuse("operator %s in a catalog query", op)
 			return n
