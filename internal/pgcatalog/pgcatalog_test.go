@@ -2,6 +2,7 @@ package pgcatalog
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -140,5 +141,34 @@ func TestOddQueries(t *testing.T) {
 		if err != nil && strings.Contains(err.Error(), "XX000") && strings.Contains(err.Error(), "a bug") {
 			t.Errorf("%s: %v", q, err)
 		}
+	}
+}
+
+// TestRenames: renaming a column or a table shows in the indexes, keys
+// and foreign keys that name it, as in PostgreSQL.
+func TestRenames(t *testing.T) {
+	e, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	snap := snapshotOf(t, testDDL+`
+ALTER TABLE a RENAME COLUMN name TO title;
+ALTER TABLE a RENAME COLUMN id TO a_key;
+ALTER TABLE b RENAME COLUMN a_id TO a_ref;
+ALTER TABLE a RENAME TO aa;`)
+	got := query(t, e, snap, "SELECT conname, pg_get_constraintdef(oid) FROM pg_catalog.pg_constraint ORDER BY conname")
+	want := [][]string{
+		{"a_name_key", "UNIQUE (title)"},
+		{"a_pkey", "PRIMARY KEY (a_key)"},
+		{"b_a_id_fkey", "FOREIGN KEY (a_ref) REFERENCES aa(a_key)"},
+		{"b_pkey", "PRIMARY KEY (id)"},
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("constraints after renames:\n got %v\nwant %v", got, want)
+	}
+	got = query(t, e, snap, "SELECT pg_get_indexdef(indexrelid) FROM pg_catalog.pg_index i JOIN pg_catalog.pg_class c ON c.oid = i.indexrelid WHERE c.relname = 'b_a'")
+	if len(got) != 1 || got[0][0] != "CREATE INDEX b_a ON public.b USING btree (a_ref)" {
+		t.Errorf("index after a column rename: %v", got)
 	}
 }

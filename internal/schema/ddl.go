@@ -79,7 +79,45 @@ func TableOf(cs *pg_query.CreateStmt) (*Table, error) {
 			return nil, unsupported("CREATE TABLE ... (LIKE ...)")
 		}
 	}
+	t.nameConstraints()
 	return t, nil
+}
+
+// nameConstraints gives the unnamed constraints PostgreSQL's default
+// names (table_pkey, table_cols_key, table_cols_fkey), fixed at creation:
+// renaming the table or a column later does not rename them.
+func (t *Table) nameConstraints() {
+	if len(t.Key) > 0 && t.KeyName == "" {
+		t.KeyName = t.Name + "_pkey"
+	}
+	for i := range t.Uniques {
+		if t.Uniques[i].Name == "" {
+			t.Uniques[i].Name = t.Name + "_" + strings.Join(t.Uniques[i].Columns, "_") + "_key"
+		}
+	}
+	for len(t.RefNames) < len(t.Refs) {
+		t.RefNames = append(t.RefNames, "")
+	}
+	for i, cols := range t.Refs {
+		if t.RefNames[i] == "" {
+			t.RefNames[i] = t.Name + "_" + strings.Join(cols, "_") + "_fkey"
+		}
+	}
+}
+
+// renameIn returns list with old replaced by new (a copy when it
+// changes).
+func renameIn(list []string, old, new string) []string {
+	if !slices.Contains(list, old) {
+		return list
+	}
+	out := slices.Clone(list)
+	for i, s := range out {
+		if s == old {
+			out[i] = new
+		}
+	}
+	return out
 }
 
 // ColumnOf describes one column definition; key is true when the column
@@ -381,6 +419,14 @@ func (s *Snapshot) Apply(n *pg_query.Node) (*Snapshot, error) {
 					next.Indexes[ix] = t.Name
 				}
 			}
+			// Foreign keys name their parent table.
+			for name, other := range next.Tables {
+				if slices.Contains(other.Parents, old.Name) {
+					c := other.clone()
+					c.Parents = renameIn(other.Parents, old.Name, t.Name)
+					next.Tables[name] = c
+				}
+			}
 		case pg_query.ObjectType_OBJECT_COLUMN:
 			old := s.Table(r.Relation.Relname)
 			if old == nil {
@@ -395,7 +441,39 @@ func (s *Snapshot) Apply(n *pg_query.Node) (*Snapshot, error) {
 					t.Key[i] = r.Newname
 				}
 			}
+			// The constraints and indexes naming the column follow it.
+			uniques := make([]Unique, len(t.Uniques))
+			for i, u := range t.Uniques {
+				uniques[i] = Unique{Name: u.Name, Columns: renameIn(u.Columns, r.Subname, r.Newname)}
+			}
+			t.Uniques = uniques
+			refs := make([][]string, len(t.Refs))
+			for i, cols := range t.Refs {
+				refs[i] = renameIn(cols, r.Subname, r.Newname)
+			}
+			t.Refs = refs
 			next.Tables[t.Name] = t
+			for ix, tn := range next.Indexes {
+				if tn == t.Name {
+					next.IndexColumns[ix] = renameIn(next.IndexColumns[ix], r.Subname, r.Newname)
+				}
+			}
+			for name, other := range next.Tables {
+				changed := false
+				rc := make([][]string, len(other.RefColumns))
+				for i, cols := range other.RefColumns {
+					rc[i] = cols
+					if i < len(other.Parents) && other.Parents[i] == t.Name {
+						rc[i] = renameIn(cols, r.Subname, r.Newname)
+						changed = changed || !slices.Equal(rc[i], cols)
+					}
+				}
+				if changed {
+					c := next.Tables[name].clone()
+					c.RefColumns = rc
+					next.Tables[name] = c
+				}
+			}
 		case pg_query.ObjectType_OBJECT_INDEX:
 			if tn, ok := next.Indexes[r.Relation.Relname]; ok {
 				delete(next.Indexes, r.Relation.Relname)
