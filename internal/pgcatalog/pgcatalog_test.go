@@ -172,3 +172,25 @@ ALTER TABLE a RENAME TO aa;`)
 		t.Errorf("index after a column rename: %v", got)
 	}
 }
+
+// TestDropColumn: dropping a column drops the indexes and constraints on
+// it, as in PostgreSQL.
+func TestDropColumn(t *testing.T) {
+	e, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	snap := snapshotOf(t, testDDL+`
+ALTER TABLE a DROP COLUMN name;
+ALTER TABLE b DROP COLUMN a_id;`)
+	got := query(t, e, snap, "SELECT c.relname FROM pg_catalog.pg_class c WHERE c.relnamespace = 2200 ORDER BY 1")
+	want := [][]string{{"a"}, {"a_id_seq"}, {"a_pkey"}, {"b"}, {"b_pkey"}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("relations after DROP COLUMN:\n got %v\nwant %v", got, want)
+	}
+	got = query(t, e, snap, "SELECT conname FROM pg_catalog.pg_constraint ORDER BY 1")
+	if fmt.Sprint(got) != "[[a_pkey] [b_pkey]]" {
+		t.Errorf("constraints after DROP COLUMN: %v", got)
+	}
+}

@@ -344,6 +344,8 @@ func (s *Snapshot) Apply(n *pg_query.Node) (*Snapshot, error) {
 				delete(next.Tables, name)
 				for ix, t := range next.Indexes {
 					if t == name {
+						delete(next.IndexColumns, ix)
+						delete(next.UniqueIndexes, ix)
 						delete(next.Indexes, ix)
 					}
 				}
@@ -380,6 +382,34 @@ func (s *Snapshot) Apply(n *pg_query.Node) (*Snapshot, error) {
 					if c.Name == cmd.Name {
 						t.Columns = append(t.Columns[:i:i], t.Columns[i+1:]...)
 						break
+					}
+				}
+				// PostgreSQL drops the indexes and constraints on the
+				// column with it.
+				if slices.Contains(t.Key, cmd.Name) {
+					t.Key, t.KeyName = nil, ""
+				}
+				t.Uniques = slices.DeleteFunc(slices.Clone(t.Uniques), func(u Unique) bool { return slices.Contains(u.Columns, cmd.Name) })
+				var refs, refCols [][]string
+				var parents, refNames []string
+				for i, cols := range t.Refs {
+					if slices.Contains(cols, cmd.Name) {
+						continue
+					}
+					refs, parents = append(refs, cols), append(parents, t.Parents[i])
+					if i < len(t.RefColumns) {
+						refCols = append(refCols, t.RefColumns[i])
+					}
+					if i < len(t.RefNames) {
+						refNames = append(refNames, t.RefNames[i])
+					}
+				}
+				t.Refs, t.Parents, t.RefColumns, t.RefNames = refs, parents, refCols, refNames
+				for ix, tn := range next.Indexes {
+					if tn == t.Name && slices.Contains(next.IndexColumns[ix], cmd.Name) {
+						delete(next.Indexes, ix)
+						delete(next.IndexColumns, ix)
+						delete(next.UniqueIndexes, ix)
 					}
 				}
 			case pg_query.AlterTableType_AT_ColumnDefault:
