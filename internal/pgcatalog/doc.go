@@ -12,8 +12,8 @@
 // user's tables, views, columns, defaults, keys, unique constraints,
 // foreign keys, indexes and sequences, built from shepherd's own schema
 // catalog (internal/schema) each time a query asks about a schema
-// snapshot other than the one loaded. shepherd's own tables (shepherd_*)
-// are never shown.
+// snapshot other than the one loaded. shepherd's own table (shepherd_log)
+// is never shown.
 //
 // A query is written for SQLite from PostgreSQL's parse tree (rewrite.go,
 // exprs.go), printed back with pg_query's deparser: casts become

@@ -26,8 +26,11 @@ const (
 	classPgClass = 1259
 )
 
-// hiddenPrefix names shepherd's own tables, which no catalog shows.
-const hiddenPrefix = "shepherd_"
+// hiddenTable is shepherd's own table on every replica (its log;
+// sqlan.ReservedTable), which no catalog shows.
+const hiddenTable = "shepherd_log"
+
+func hidden(name string) bool { return strings.EqualFold(name, hiddenTable) }
 
 // row is one row to insert: into a catalog relation by column name
 // (vals), or into a side table in column order (list).
@@ -287,7 +290,7 @@ func buildRows(snap *schema.Snapshot, viewCols func(*schema.Table) []answer.Colu
 	}
 	var names []string
 	for name := range snap.Tables {
-		if !strings.HasPrefix(name, hiddenPrefix) {
+		if !hidden(name) {
 			names = append(names, name)
 		}
 	}
@@ -561,7 +564,7 @@ func buildRows(snap *schema.Snapshot, viewCols func(*schema.Table) []answer.Colu
 	}
 	var ixNames []string
 	for ix, tn := range snap.Indexes {
-		if !strings.HasPrefix(tn, hiddenPrefix) && snap.Table(tn) != nil {
+		if !hidden(tn) && snap.Table(tn) != nil {
 			ixNames = append(ixNames, ix)
 		}
 	}

@@ -51,7 +51,7 @@ const testDDL = `
 CREATE TABLE a (id serial PRIMARY KEY, name text UNIQUE);
 CREATE TABLE b (id int PRIMARY KEY, a_id int REFERENCES a);
 CREATE INDEX b_a ON b (a_id);
-CREATE TABLE shepherd_internal (x int);`
+CREATE TABLE shepherd_log (x int);`
 
 // TestStableOIDs: the same schema gets the same OIDs in a new engine (a
 // restarted shepherd), whatever order the engine learnt it in; shepherd's
@@ -78,7 +78,7 @@ func TestStableOIDs(t *testing.T) {
 		if first[i][0] != again[i][0] || first[i][1] != again[i][1] {
 			t.Fatalf("OIDs differ after a restart: %v vs %v", first, again)
 		}
-		if first[i][0] == "shepherd_internal" {
+		if first[i][0] == "shepherd_log" {
 			t.Fatalf("shepherd's own table is shown: %v", first)
 		}
 	}
