@@ -457,6 +457,14 @@ func (r *rewriter) fn(n *pg_query.Node, fc *pg_query.FuncCall) *pg_query.Node {
 		if _, ok := regTypes["reg"+strings.TrimPrefix(name, "to_reg")]; ok {
 			return r.regLookup("reg"+strings.TrimPrefix(name, "to_reg"), fc.Args[0])
 		}
+	case name == "current_setting" && (len(fc.Args) == 1 || len(fc.Args) == 2):
+		// The session's value when it SET one, else the server's.
+		if c := fc.Args[0].GetAConst(); c != nil && c.GetSval() != nil {
+			if v, ok := r.settings[strings.ToLower(c.GetSval().Sval)]; ok {
+				return r.param(v)
+			}
+		}
+		return r.expr(r.tmpl("(SELECT shepherd_g.setting FROM pg_catalog.pg_settings shepherd_g WHERE lower(shepherd_g.name) = lower($1))", fc.Args[:1]))
 	case name == "current_database" && len(fc.Args) == 0:
 		return r.param(r.database)
 	case name == "obj_description":

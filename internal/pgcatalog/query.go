@@ -85,6 +85,9 @@ type Session struct {
 	User string
 	// Database is the database the session connected to ("": postgres).
 	Database string
+	// Settings are the parameters the session SET (lower-case names),
+	// which current_setting() answers before pg_settings.
+	Settings map[string]string
 	// ViewColumns, when set, gives a view's result columns (shepherd's
 	// schema does not record them; the statement analyser works them
 	// out from the view's query).
@@ -106,7 +109,7 @@ func (e *Engine) prepare(ctx context.Context, tree *pg_query.Node, nClient int, 
 		return nil, pgerr.New(pgerr.FeatureNotSupported, "shepherd's catalog answers only SELECT")
 	}
 	sel = proto.Clone(sel).(*pg_query.SelectStmt)
-	r := &rewriter{nClient: nClient, user: sess.User, database: sess.Database}
+	r := &rewriter{nClient: nClient, user: sess.User, database: sess.Database, settings: sess.Settings}
 	if r.database == "" {
 		r.database = defaultDatabase
 	}

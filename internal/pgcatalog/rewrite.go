@@ -47,6 +47,7 @@ type rewriter struct {
 	nClient  int
 	user     string
 	database string
+	settings map[string]string                              // the session's SET parameters
 	lookup   func(q string, args ...any) (any, bool, error) // one value of a query on the engine
 	scopes   []*scope
 	ctes     []map[string][]column
@@ -335,7 +336,7 @@ var funcTypes = map[string]string{
 	"current_schemas": "_name", "pg_get_triggerdef": "text", "pg_get_statisticsobjdef_columns": "text",
 	"pg_partition_ancestors": "regclass", "pg_relation_size": "int8", "pg_total_relation_size": "int8",
 	"pg_table_size": "int8", "pg_indexes_size": "int8", "pg_size_pretty": "text", "translate": "text",
-	"row_number": "int8", "rank": "int8", "dense_rank": "int8", "to_regclass": "regclass", "to_regtype": "regtype",
+	"row_number": "int8", "rank": "int8", "dense_rank": "int8", "current_setting": "text", "to_regclass": "regclass", "to_regtype": "regtype",
 	"to_regnamespace": "regnamespace", "to_regproc": "regproc", "to_regrole": "regrole", "information_schema._pg_expandarray": "elem",
 }
 
