@@ -298,7 +298,7 @@ func buildRows(snap *schema.Snapshot, viewCols func(*schema.Table) []answer.Colu
 	var keys []string
 	for _, name := range names {
 		t := snap.Tables[name]
-		keys = append(keys, "class:"+name)
+		keys = append(keys, "class:"+name, "type:"+name, "type:_"+name)
 		for _, c := range constraintsOf(t, snap) {
 			keys = append(keys, "con:"+name+"."+c.name)
 			if c.index != "" {
@@ -405,6 +405,18 @@ func buildRows(snap *schema.Snapshot, viewCols func(*schema.Table) []answer.Colu
 			kind, am, ttype = "v", 0, "VIEW"
 		}
 		cr := classRow(relOID, name, kind, am, len(t.Columns), hasIndex)
+		// Its row type and the array of it, as PostgreSQL makes them
+		// (copies of pg_class's own, renamed).
+		typOID, arrOID := o.of("type:"+name), o.of("type:_"+name)
+		cr["reltype"] = typOID
+		if row := builtinTypeRow(83, map[string]any{"oid": typOID, "typname": name, "typnamespace": int64(nsPublic),
+			"typrelid": relOID, "typarray": arrOID}); row != nil {
+			add("pg_type", row)
+		}
+		if row := builtinTypeRow(273, map[string]any{"oid": arrOID, "typname": "_" + name, "typnamespace": int64(nsPublic),
+			"typelem": typOID}); row != nil {
+			add("pg_type", row)
+		}
 		if t.View {
 			cr["relhasrules"], cr["relreplident"] = int64(1), "n"
 		}
@@ -598,6 +610,26 @@ func viewTable(t *schema.Table, cols []answer.Column) *schema.Table {
 		v.Columns = append(v.Columns, col)
 	}
 	return &v
+}
+
+// builtinTypeRow is the built-in pg_type row of oid with some columns
+// replaced, as engine values (nil when there is no such row).
+func builtinTypeRow(oid int, with map[string]any) map[string]any {
+	r := relByName["pg_type"]
+	for _, row := range r.rows {
+		if *row[r.col("oid")] != strconv.Itoa(oid) {
+			continue
+		}
+		vals := map[string]any{}
+		for i, c := range r.cols {
+			vals[c.name] = storeValue(c.typ, row[i])
+		}
+		for k, v := range with {
+			vals[k] = v
+		}
+		return vals
+	}
+	return nil
 }
 
 // btreeOpclass is the default btree operator class of a type (text's

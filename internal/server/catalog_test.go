@@ -54,6 +54,7 @@ func catalogNames(t *testing.T, c *pgx.Conn) (byName, byOID map[string]string) {
 	for _, q := range []string{
 		"SELECT oid::text, relname::text FROM pg_catalog.pg_class WHERE relnamespace = 2200",
 		"SELECT oid::text, conname::text FROM pg_catalog.pg_constraint WHERE connamespace = 2200",
+		"SELECT oid::text, 'type ' || typname::text FROM pg_catalog.pg_type WHERE typnamespace = 2200",
 	} {
 		rows, err := c.Query(context.Background(), q, pgx.QueryExecModeSimpleProtocol)
 		if err != nil {

@@ -15,7 +15,7 @@ P="$PSQL -X -q -At -v ON_ERROR_STOP=1"
 # Relations whose built-in rows are kept (the where clause picks them).
 builtin="
 pg_namespace|nspname not like 'pg_temp%' and nspname not like 'pg_toast_temp%'
-pg_type|oid < 16384 and (typtype <> 'c' or typrelid = 0)
+pg_type|oid < 16384
 pg_am|true
 pg_proc|true
 pg_operator|true
