@@ -226,3 +226,15 @@ func TestCatalogRefusals(t *testing.T) {
 		t.Fatalf("after the refusals: %d, %v", n, err)
 	}
 }
+
+// TestCatalogExplain: EXPLAIN (SHEPHERD) of a catalog query says that no
+// replica runs it.
+func TestCatalogExplain(t *testing.T) {
+	addr, _ := start(t, embedded(t))
+	c := connect(t, addr, "app")
+	var dialect, replicas, stmt, params string
+	err := c.QueryRow(context.Background(), "EXPLAIN (SHEPHERD) SELECT relname FROM pg_catalog.pg_class", pgx.QueryExecModeSimpleProtocol).Scan(&dialect, &replicas, &stmt, &params)
+	if err != nil || dialect != "catalog" || !strings.Contains(replicas, "none") || stmt != "SELECT relname FROM pg_catalog.pg_class" {
+		t.Fatalf("EXPLAIN (SHEPHERD): %q %q %q %v", dialect, replicas, stmt, err)
+	}
+}

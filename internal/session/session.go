@@ -303,6 +303,13 @@ func explain(st *sqlan.Stmt) *answer.Answer {
 		a.Tag = answer.Tag("EXPLAIN", 0)
 		return a
 	}
+	if st.Kind == sqlan.Catalog {
+		// No replica runs it: shepherd's catalog answers.
+		a.Rows = [][]answer.Value{{answer.V(answer.Text, "catalog"), answer.V(answer.Text, "none (shepherd's catalog answers)"),
+			answer.V(answer.Text, st.SQL), answer.V(answer.Text, "")}}
+		a.Tag, a.RowsAffected = "EXPLAIN", 1
+		return a
+	}
 	for _, f := range st.Forms() {
 		a.Rows = append(a.Rows, []answer.Value{
 			answer.V(answer.Text, f.Dialect.String()), answer.V(answer.Text, strings.Join(f.Replicas, ", ")),
