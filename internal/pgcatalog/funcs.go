@@ -381,8 +381,5 @@ func formatType(oid uint32, mod int64) string {
 	case "char":
 		return `"char"`
 	}
-	if t.oid < firstUserOID {
-		return name
-	}
 	return name
 }

@@ -303,9 +303,6 @@ func (e *Engine) output(ctx context.Context, v any, typ string, fam answer.Type)
 		}
 		return answer.V(fam, s)
 	}
-	if typ == "bool" {
-		return answer.V(fam, toText(v))
-	}
 	return answer.V(fam, toText(v))
 }
 

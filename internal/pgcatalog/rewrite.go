@@ -297,12 +297,10 @@ func isUnknownConst(n *pg_query.Node) bool {
 	return c != nil && (c.Isnull || c.GetSval() != nil)
 }
 
+// arrayOf is the array type of t (arrays of arrays are arrays).
 func arrayOf(t string) string {
 	if strings.HasPrefix(t, "_") {
 		return t
-	}
-	if t == "name" || t == "bpchar" || t == "varchar" {
-		return "_" + t
 	}
 	return "_" + t
 }
@@ -705,9 +703,6 @@ func (r *rewriter) fromItem(n *pg_query.Node, sc *scope, quals *[]**pg_query.Nod
 		j.Rarg = r.fromItem(j.Rarg, sc, quals)
 		if j.Quals != nil {
 			*quals = append(*quals, &j.Quals)
-		}
-		if j.Jointype == pg_query.JoinType_JOIN_FULL || j.Jointype == pg_query.JoinType_JOIN_RIGHT {
-			// SQLite has both since 3.39.
 		}
 		return n
 	case n.GetRangeFunction() != nil:
