@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/shepherd-db/shepherd/internal/config"
 	"github.com/shepherd-db/shepherd/internal/testenv"
 )
 
@@ -115,14 +116,20 @@ func catalogAnswer(c *pgx.Conn, q string, mode pgx.QueryExecMode, byOID map[stri
 	return b.String(), rows.Err()
 }
 
-// TestCatalogAsPostgres runs the catalog queries of psql (\dt, \d, \dn)
-// and SQLAlchemy's inspect() through shepherd (embedded default) and on
+// TestCatalogAsPostgres runs the catalog queries of psql, SQLAlchemy,
+// pgjdbc, Django and others (see catalogQueries) through shepherd and on
 // PostgreSQL 15 alone, over the same schema: columns (names, types) and
-// answers must be the same, in the simple and the extended protocol.
+// answers must be the same, in the simple and the extended protocol; on
+// the embedded default and on a MariaDB + PostgreSQL + SQLite cluster.
 // Before shepherd had a catalog, every one of them was refused.
 func TestCatalogAsPostgres(t *testing.T) {
+	t.Run("embedded", func(t *testing.T) { catalogAsPostgres(t, embedded(t)) })
+	t.Run("cbs", func(t *testing.T) { catalogAsPostgres(t, realCluster(t, "cbs")) })
+}
+
+func catalogAsPostgres(t *testing.T, cfg *config.Config) {
 	ctx := context.Background()
-	addr, _ := start(t, embedded(t))
+	addr, _ := start(t, cfg)
 	alone, err := pgx.Connect(ctx, testenv.Postgres(t))
 	if err != nil {
 		t.Fatal(err)
