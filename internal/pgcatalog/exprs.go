@@ -407,7 +407,7 @@ var macros = map[string]string{
 	"shobj_description":               "(SELECT shepherd_d.description FROM pg_catalog.pg_shdescription shepherd_d WHERE shepherd_d.objoid = $1)",
 	"pg_get_expr":                     "$1",
 	"pg_get_indexdef":                 "(SELECT pgcat_indexdef(shepherd_i.def, shepherd_i.cols, $2, $3) FROM shepherd_indexdef shepherd_i WHERE shepherd_i.oid = $1)",
-	"pg_get_constraintdef":            "(SELECT shepherd_k.def FROM shepherd_condef shepherd_k WHERE shepherd_k.oid = $1)",
+	"pg_get_constraintdef":            "(SELECT pgcat_condef(shepherd_k.def, $2) FROM shepherd_condef shepherd_k WHERE shepherd_k.oid = $1)",
 	"pg_get_serial_sequence":          "(SELECT shepherd_s.seq FROM shepherd_serial shepherd_s WHERE shepherd_s.tab = $1 AND shepherd_s.col = $2)",
 	"pg_get_viewdef":                  "(SELECT shepherd_v.view_definition FROM information_schema.views shepherd_v JOIN pg_catalog.pg_class shepherd_c ON shepherd_c.relname = shepherd_v.table_name WHERE shepherd_c.oid = $1)",
 	"pg_relation_is_publishable":      "false",

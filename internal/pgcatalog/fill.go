@@ -181,7 +181,8 @@ func sqlTypeName(typ string, mods []int32) string {
 // constraint is a key, unique or foreign key constraint of a table.
 type constraint struct {
 	name     string
-	kind     byte // 'p', 'u', 'f'
+	kind     byte   // 'p', 'u', 'f', 'c'
+	expr     string // a check's expression
 	cols     []string
 	parent   string
 	refCols  []string
@@ -223,6 +224,15 @@ func constraintsOf(t *schema.Table, snap *schema.Snapshot) []constraint {
 			}
 		}
 		out = append(out, constraint{name: name, kind: 'f', cols: cols, parent: t.Parents[i], refCols: ref})
+	}
+	for _, c := range t.Checks {
+		var cols []string
+		for _, col := range c.Columns {
+			if t.Column(col) != nil {
+				cols = append(cols, col)
+			}
+		}
+		out = append(out, constraint{name: c.Name, kind: 'c', cols: cols, expr: c.Expr})
 	}
 	return out
 }
@@ -423,6 +433,7 @@ func buildRows(snap *schema.Snapshot, viewCols func(*schema.Table) []answer.Colu
 		if len(t.Refs) > 0 || len(snap.Children(name)) > 0 {
 			cr["relhastriggers"] = int64(1)
 		}
+		cr["relchecks"] = int64(len(t.Checks))
 		add("pg_class", cr)
 		add("information_schema.tables", info(map[string]any{"table_catalog": "", "table_schema": "public",
 			"table_name": name, "table_type": ttype, "is_insertable_into": yesNo(!t.View), "is_typed": "NO"}))
@@ -514,8 +525,14 @@ func buildRows(snap *schema.Snapshot, viewCols func(*schema.Table) []answer.Colu
 			vals := map[string]any{"oid": conOID, "conname": c.name, "connamespace": int64(nsPublic), "contype": string(c.kind),
 				"convalidated": int64(1), "conrelid": relOID, "conislocal": int64(1), "conkey": jsonOf(attnums(t, c.cols)),
 				"confupdtype": " ", "confdeltype": " ", "confmatchtype": " ", "connoinherit": int64(1)}
-			ctype := map[byte]string{'p': "PRIMARY KEY", 'u': "UNIQUE", 'f': "FOREIGN KEY"}[c.kind]
+			ctype := map[byte]string{'p': "PRIMARY KEY", 'u': "UNIQUE", 'f': "FOREIGN KEY", 'c': "CHECK"}[c.kind]
 			def := ctype + " (" + colList(c.cols) + ")"
+			if c.kind == 'c' {
+				def = "CHECK ((" + c.expr + "))"
+				vals["conbin"], vals["connoinherit"] = c.expr, int64(0)
+				add("information_schema.check_constraints", info(map[string]any{"constraint_catalog": "",
+					"constraint_schema": "public", "constraint_name": c.name, "check_clause": "((" + c.expr + "))"}))
+			}
 			if c.index != "" {
 				vals["conindid"] = o.of("class:" + c.index)
 				indexRow(c.index, name, t, c.cols, true, c.kind == 'p')
@@ -541,6 +558,9 @@ func buildRows(snap *schema.Snapshot, viewCols func(*schema.Table) []answer.Colu
 				"constraint_type": ctype, "is_deferrable": "NO", "initially_deferred": "NO", "enforced": "YES",
 				"nulls_distinct": nullsDistinct(c.kind)}))
 			for i, col := range c.cols {
+				if c.kind == 'c' {
+					break
+				}
 				kcu := map[string]any{"constraint_catalog": "", "constraint_schema": "public", "constraint_name": c.name,
 					"table_catalog": "", "table_schema": "public", "table_name": name, "column_name": col,
 					"ordinal_position": int64(i + 1)}

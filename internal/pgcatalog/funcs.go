@@ -222,6 +222,18 @@ func init() {
 		}
 		return strings.Join(parts, toText(a[1])), nil
 	})
+	// pgcat_condef(def, pretty) is pg_get_constraintdef: the pretty form
+	// of a CHECK has one pair of parentheses less.
+	reg("pgcat_condef", 2, func(a []sqldriver.Value) (sqldriver.Value, error) {
+		def := toText(a[0])
+		if p, _ := a[1].(int64); p != 0 && strings.HasPrefix(def, "CHECK ((") && strings.HasSuffix(def, "))") {
+			return "CHECK (" + strings.TrimSuffix(strings.TrimPrefix(def, "CHECK (("), "))") + ")", nil
+		}
+		if a[0] == nil {
+			return nil, nil
+		}
+		return def, nil
+	})
 	// pgcat_indexdef(def, cols, column, pretty) is pg_get_indexdef: the
 	// whole definition (column 0), qualified unless pretty, or one
 	// column's.

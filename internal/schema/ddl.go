@@ -3,6 +3,7 @@ package schema
 import (
 	"errors"
 	"slices"
+	"strconv"
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
@@ -53,6 +54,12 @@ func TableOf(cs *pg_query.CreateStmt) (*Table, error) {
 					t.KeyName = con.Conname
 				case con.Contype == pg_query.ConstrType_CONSTR_UNIQUE:
 					t.Uniques = append(t.Uniques, Unique{Name: con.Conname, Columns: []string{c.Name}})
+				case con.Contype == pg_query.ConstrType_CONSTR_CHECK:
+					name := con.Conname
+					if name == "" {
+						name = t.Name + "_" + c.Name + "_check"
+					}
+					t.addCheck(name, con.RawExpr)
 				}
 			}
 		case e.GetConstraint() != nil:
@@ -65,6 +72,9 @@ func TableOf(cs *pg_query.CreateStmt) (*Table, error) {
 			}
 			if con.Contype == pg_query.ConstrType_CONSTR_UNIQUE {
 				t.Uniques = append(t.Uniques, Unique{Name: con.Conname, Columns: names(con.Keys)})
+			}
+			if con.Contype == pg_query.ConstrType_CONSTR_CHECK {
+				t.addCheck(con.Conname, con.RawExpr)
 			}
 			if con.Contype == pg_query.ConstrType_CONSTR_PRIMARY {
 				t.KeyName = con.Conname
@@ -81,6 +91,24 @@ func TableOf(cs *pg_query.CreateStmt) (*Table, error) {
 	}
 	t.nameConstraints()
 	return t, nil
+}
+
+// addCheck records a CHECK constraint; an unnamed one gets PostgreSQL's
+// name: table_column_check when it reads one column, else table_check,
+// numbered when taken.
+func (t *Table) addCheck(name string, expr *pg_query.Node) {
+	_, cols := relationsOf(expr)
+	if name == "" {
+		name = t.Name + "_check"
+		if len(cols) == 1 && cols[0] != "*" {
+			name = t.Name + "_" + cols[0] + "_check"
+		}
+		base := name
+		for i := 1; slices.ContainsFunc(t.Checks, func(c Check) bool { return c.Name == name }); i++ {
+			name = base + strconv.Itoa(i)
+		}
+	}
+	t.Checks = append(t.Checks, Check{Name: name, Expr: exprText(expr), Columns: cols})
 }
 
 // nameConstraints gives the unnamed constraints PostgreSQL's default
@@ -390,6 +418,7 @@ func (s *Snapshot) Apply(n *pg_query.Node) (*Snapshot, error) {
 					t.Key, t.KeyName = nil, ""
 				}
 				t.Uniques = slices.DeleteFunc(slices.Clone(t.Uniques), func(u Unique) bool { return slices.Contains(u.Columns, cmd.Name) })
+				t.Checks = slices.DeleteFunc(slices.Clone(t.Checks), func(c Check) bool { return slices.Contains(c.Columns, cmd.Name) })
 				var refs, refCols [][]string
 				var parents, refNames []string
 				for i, cols := range t.Refs {

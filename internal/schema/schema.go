@@ -107,6 +107,16 @@ type Table struct {
 	KeyName string `json:"key_name,omitempty"`
 	// Uniques are the UNIQUE constraints.
 	Uniques []Unique `json:"uniques,omitempty"`
+	// Checks are the CHECK constraints.
+	Checks []Check `json:"checks,omitempty"`
+}
+
+// Check is a CHECK constraint: its name, its expression as PostgreSQL's
+// parser writes it back, and the columns it reads.
+type Check struct {
+	Name    string   `json:"name"`
+	Expr    string   `json:"expr"`
+	Columns []string `json:"columns,omitempty"`
 }
 
 // Children returns the other tables whose foreign keys reference table.

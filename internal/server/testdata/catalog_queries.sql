@@ -1038,3 +1038,21 @@ select b.oid, b.typarray from pg_catalog.pg_type a left join pg_catalog.pg_type 
 -- row types of tables and views
 select c.relname, t.typname, t.typtype, t.typcategory, t.typlen, t.typinput, t.typoutput, t.typrelid = c.oid, a.typname, a.typelem = t.oid from pg_class c join pg_type t on t.oid = c.reltype join pg_type a on a.oid = t.typarray where c.relnamespace = 2200 order by 1
 ----
+-- CHECK constraints
+select conname, pg_get_constraintdef(oid), pg_get_constraintdef(oid, true), conkey, conrelid::regclass from pg_constraint where contype = 'c' and connamespace = 2200 order by 1
+----
+-- CHECK constraints
+select constraint_name, check_clause from information_schema.check_constraints where constraint_schema = 'public' and constraint_name not like '%not_null' order by 1
+----
+-- CHECK constraints
+select constraint_name, table_name, constraint_type from information_schema.table_constraints where table_schema = 'public' and constraint_name not like '%not_null' order by 1
+----
+-- psql \d chk (check constraints, asked when relchecks > 0)
+SELECT r.conname, pg_catalog.pg_get_constraintdef(r.oid, true)
+FROM pg_catalog.pg_constraint r
+WHERE r.conrelid = '{chk}' AND r.contype = 'c'
+ORDER BY 1
+----
+-- psql \d chk
+SELECT c.relchecks, c.relkind, c.relhasindex, c.relhasrules, c.relhastriggers FROM pg_catalog.pg_class c WHERE c.oid = '{chk}'
+----
