@@ -183,6 +183,7 @@ type constraint struct {
 	name     string
 	kind     byte   // 'p', 'u', 'f', 'c'
 	expr     string // a check's expression
+	options  string // a foreign key's (see schema.Table.RefOptions)
 	cols     []string
 	parent   string
 	refCols  []string
@@ -223,7 +224,11 @@ func constraintsOf(t *schema.Table, snap *schema.Snapshot) []constraint {
 				ref = p.Key
 			}
 		}
-		out = append(out, constraint{name: name, kind: 'f', cols: cols, parent: t.Parents[i], refCols: ref})
+		opts := "aas"
+		if i < len(t.RefOptions) && len(t.RefOptions[i]) >= 3 {
+			opts = t.RefOptions[i]
+		}
+		out = append(out, constraint{name: name, kind: 'f', cols: cols, parent: t.Parents[i], refCols: ref, options: opts})
 	}
 	for _, c := range t.Checks {
 		var cols []string
@@ -539,7 +544,9 @@ func buildRows(snap *schema.Snapshot, viewCols func(*schema.Table) []answer.Colu
 			}
 			if c.kind == 'f' {
 				vals["confrelid"] = o.of("class:" + c.parent)
-				vals["confupdtype"], vals["confdeltype"], vals["confmatchtype"] = "a", "a", "s"
+				vals["confupdtype"], vals["confdeltype"], vals["confmatchtype"] = c.options[0:1], c.options[1:2], c.options[2:3]
+				vals["condeferrable"] = bool01(strings.Contains(c.options[3:], "D"))
+				vals["condeferred"] = bool01(strings.Contains(c.options[3:], "I"))
 				vals["connoinherit"] = int64(1)
 				if p := snap.Table(c.parent); p != nil {
 					vals["confkey"] = jsonOf(attnums(p, c.refCols))
@@ -550,12 +557,28 @@ func buildRows(snap *schema.Snapshot, viewCols func(*schema.Table) []answer.Colu
 					}
 				}
 				def += " REFERENCES " + quoteIfNeeded(c.parent) + "(" + colList(c.refCols) + ")"
+				if c.options[2] == 'f' {
+					def += " MATCH FULL"
+				}
+				if a := fkAction[c.options[0]]; a != "NO ACTION" {
+					def += " ON UPDATE " + a
+				}
+				if a := fkAction[c.options[1]]; a != "NO ACTION" {
+					def += " ON DELETE " + a
+				}
+				if strings.Contains(c.options[3:], "D") {
+					def += " DEFERRABLE"
+					if strings.Contains(c.options[3:], "I") {
+						def += " INITIALLY DEFERRED"
+					}
+				}
 			}
 			add("pg_constraint", vals)
 			side("shepherd_condef", conOID, def)
 			add("information_schema.table_constraints", info(map[string]any{"constraint_catalog": "", "constraint_schema": "public",
 				"constraint_name": c.name, "table_catalog": "", "table_schema": "public", "table_name": name,
-				"constraint_type": ctype, "is_deferrable": "NO", "initially_deferred": "NO", "enforced": "YES",
+				"constraint_type": ctype, "is_deferrable": yesNo(strings.Contains(c.options, "D")),
+				"initially_deferred": yesNo(strings.Contains(c.options, "I")), "enforced": "YES",
 				"nulls_distinct": nullsDistinct(c.kind)}))
 			for i, col := range c.cols {
 				if c.kind == 'c' {
@@ -584,8 +607,9 @@ func buildRows(snap *schema.Snapshot, viewCols func(*schema.Table) []answer.Colu
 				}
 				add("information_schema.referential_constraints", info(map[string]any{"constraint_catalog": "",
 					"constraint_schema": "public", "constraint_name": c.name, "unique_constraint_catalog": "",
-					"unique_constraint_schema": "public", "unique_constraint_name": uname, "match_option": "NONE",
-					"update_rule": "NO ACTION", "delete_rule": "NO ACTION"}))
+					"unique_constraint_schema": "public", "unique_constraint_name": uname,
+					"match_option": map[byte]string{'s': "NONE", 'f': "FULL", 'p': "PARTIAL"}[c.options[2]],
+					"update_rule":  fkAction[c.options[0]], "delete_rule": fkAction[c.options[1]]}))
 			}
 			for _, col := range ccuCols {
 				add("information_schema.constraint_column_usage", info(map[string]any{"table_catalog": "", "table_schema": "public",
@@ -672,6 +696,9 @@ func btreeOpclass(typ string) int64 {
 	}
 	return 0
 }
+
+// fkAction names a foreign key action code.
+var fkAction = map[byte]string{'a': "NO ACTION", 'r': "RESTRICT", 'c': "CASCADE", 'n': "SET NULL", 'd': "SET DEFAULT"}
 
 func yesNo(b bool) string {
 	if b {

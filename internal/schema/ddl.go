@@ -50,6 +50,7 @@ func TableOf(cs *pg_query.CreateStmt) (*Table, error) {
 					t.Parents = append(t.Parents, con.Pktable.Relname)
 					t.RefColumns = append(t.RefColumns, names(con.PkAttrs))
 					t.RefNames = append(t.RefNames, con.Conname)
+					t.RefOptions = append(t.RefOptions, refOptions(con))
 				case con.Contype == pg_query.ConstrType_CONSTR_PRIMARY:
 					t.KeyName = con.Conname
 				case con.Contype == pg_query.ConstrType_CONSTR_UNIQUE:
@@ -69,6 +70,7 @@ func TableOf(cs *pg_query.CreateStmt) (*Table, error) {
 				t.Parents = append(t.Parents, con.Pktable.Relname)
 				t.RefColumns = append(t.RefColumns, names(con.PkAttrs))
 				t.RefNames = append(t.RefNames, con.Conname)
+				t.RefOptions = append(t.RefOptions, refOptions(con))
 			}
 			if con.Contype == pg_query.ConstrType_CONSTR_UNIQUE {
 				t.Uniques = append(t.Uniques, Unique{Name: con.Conname, Columns: names(con.Keys)})
@@ -91,6 +93,24 @@ func TableOf(cs *pg_query.CreateStmt) (*Table, error) {
 	}
 	t.nameConstraints()
 	return t, nil
+}
+
+// refOptions writes a foreign key's options (see Table.RefOptions).
+func refOptions(con *pg_query.Constraint) string {
+	code := func(c string, def string) string {
+		if c == "" {
+			return def
+		}
+		return c
+	}
+	s := code(con.FkUpdAction, "a") + code(con.FkDelAction, "a") + code(con.FkMatchtype, "s")
+	if con.Deferrable {
+		s += "D"
+	}
+	if con.Initdeferred {
+		s += "I"
+	}
+	return s
 }
 
 // addCheck records a CHECK constraint; an unnamed one gets PostgreSQL's
@@ -420,7 +440,7 @@ func (s *Snapshot) Apply(n *pg_query.Node) (*Snapshot, error) {
 				t.Uniques = slices.DeleteFunc(slices.Clone(t.Uniques), func(u Unique) bool { return slices.Contains(u.Columns, cmd.Name) })
 				t.Checks = slices.DeleteFunc(slices.Clone(t.Checks), func(c Check) bool { return slices.Contains(c.Columns, cmd.Name) })
 				var refs, refCols [][]string
-				var parents, refNames []string
+				var parents, refNames, refOpts []string
 				for i, cols := range t.Refs {
 					if slices.Contains(cols, cmd.Name) {
 						continue
@@ -432,8 +452,11 @@ func (s *Snapshot) Apply(n *pg_query.Node) (*Snapshot, error) {
 					if i < len(t.RefNames) {
 						refNames = append(refNames, t.RefNames[i])
 					}
+					if i < len(t.RefOptions) {
+						refOpts = append(refOpts, t.RefOptions[i])
+					}
 				}
-				t.Refs, t.Parents, t.RefColumns, t.RefNames = refs, parents, refCols, refNames
+				t.Refs, t.Parents, t.RefColumns, t.RefNames, t.RefOptions = refs, parents, refCols, refNames, refOpts
 				for ix, tn := range next.Indexes {
 					if tn == t.Name && slices.Contains(next.IndexColumns[ix], cmd.Name) {
 						delete(next.Indexes, ix)

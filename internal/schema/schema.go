@@ -102,6 +102,11 @@ type Table struct {
 	// system catalogs.
 	RefColumns [][]string `json:"ref_columns,omitempty"`
 	RefNames   []string   `json:"ref_names,omitempty"`
+	// RefOptions are each foreign key's ON UPDATE and ON DELETE actions
+	// and MATCH type as PostgreSQL's catalog codes (confupdtype,
+	// confdeltype, confmatchtype: "aas" for the defaults), then "D" when
+	// DEFERRABLE and "I" when INITIALLY DEFERRED; parallel to Refs.
+	RefOptions []string `json:"ref_options,omitempty"`
 	// KeyName is the primary key constraint's name ("" for PostgreSQL's
 	// default, table_pkey).
 	KeyName string `json:"key_name,omitempty"`

@@ -1056,3 +1056,9 @@ ORDER BY 1
 -- psql \d chk
 SELECT c.relchecks, c.relkind, c.relhasindex, c.relhasrules, c.relhastriggers FROM pg_catalog.pg_class c WHERE c.oid = '{chk}'
 ----
+-- foreign key actions
+select conname, pg_get_constraintdef(oid), confupdtype, confdeltype, confmatchtype, condeferrable, condeferred from pg_constraint where contype = 'f' and connamespace = 2200 order by 1
+----
+-- foreign key actions
+select constraint_name, unique_constraint_name, match_option, update_rule, delete_rule from information_schema.referential_constraints where constraint_schema = 'public' order by 1
+----
