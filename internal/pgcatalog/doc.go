@@ -20,16 +20,30 @@
 // functions (a reg* cast of a constant is resolved at once, with
 // PostgreSQL's error when the object does not exist), regular
 // expressions, arrays (kept as JSON arrays in the engine), ANY/ALL,
-// set-returning functions and catalog helper functions (format_type,
-// pg_get_expr, pg_get_indexdef, pg_get_constraintdef, pg_table_is_visible,
-// pg_get_userbyid, obj_description, col_description, has_*_privilege,
-// pg_encoding_to_char, ...) become SQLite functions registered here or SQL
-// over the engine's tables; NULLs sort as PostgreSQL sorts them. Every
-// string constant is bound as a parameter. The result columns get the
-// PostgreSQL types the query's expressions have (catalog column types,
-// casts, function result types) and values are printed in PostgreSQL's
-// text form (booleans t/f, arrays {a,b}, regclass as a name). What the
-// writer does not know it refuses with 0A000 naming it.
+// set-returning functions (in the SELECT list: a json_each joined in; in
+// FROM: a subquery, or, for unnest over earlier FROM items, since SQLite
+// has no LATERAL, a json_each whose columns are expressions) and catalog
+// helper functions (format_type, pg_get_expr, pg_get_indexdef,
+// pg_get_constraintdef, pg_table_is_visible, pg_get_userbyid,
+// obj_description, col_description, has_*_privilege, pg_encoding_to_char,
+// ...) become SQLite functions registered here (funcs.go) or SQL over the
+// engine's tables, with the caller's column references qualified so that
+// the SQL's own tables cannot capture them; NULLs sort as PostgreSQL sorts
+// them; a string compared with a boolean is read as one. Every string
+// constant is bound as a parameter. The result columns get the PostgreSQL
+// types the query's expressions have (catalog column types, casts,
+// function result types) and values are printed in PostgreSQL's text form
+// (booleans t/f, arrays {a,b}, regclass as a name). What the writer does
+// not know it refuses with 0A000 naming it; a panic in it becomes an
+// error, never a crash.
+//
+// The session (internal/session) routes a statement here when sqlan
+// classified it as a catalog query (Reads), and passes the schema it sees
+// (the committed one with its open block's DDL applied), its user, its
+// database name, its SET parameters (current_setting) and a way to work
+// out a view's columns (the analyser's). One engine serves every session
+// of a schema catalog (For) and serialises their queries; it is made on
+// the first catalog query and lives as long as the process.
 //
 // OIDs: built-in objects have PostgreSQL's; a user object's OID is a hash
 // of its kind and name (probed in name order on a collision) at or above
