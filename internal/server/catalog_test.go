@@ -79,8 +79,8 @@ func catalogNames(t *testing.T, c *pgx.Conn) (byName, byOID map[string]string) {
 
 // catalogAnswer runs q and writes its columns (name and type OID) and
 // rows, OIDs of user objects replaced by their names.
-func catalogAnswer(c *pgx.Conn, q string, mode pgx.QueryExecMode, byOID map[string]string) (string, error) {
-	rows, err := c.Query(context.Background(), q, mode)
+func catalogAnswer(c *pgx.Conn, q string, mode pgx.QueryExecMode, byOID map[string]string, args ...any) (string, error) {
+	rows, err := c.Query(context.Background(), q, append([]any{mode}, args...)...)
 	if err != nil {
 		return "", err
 	}
@@ -245,5 +245,45 @@ func TestCatalogExplain(t *testing.T) {
 	err := c.QueryRow(context.Background(), "EXPLAIN (SHEPHERD) SELECT relname FROM pg_catalog.pg_class", pgx.QueryExecModeSimpleProtocol).Scan(&dialect, &replicas, &stmt, &params)
 	if err != nil || dialect != "catalog" || !strings.Contains(replicas, "none") || stmt != "SELECT relname FROM pg_catalog.pg_class" {
 		t.Fatalf("EXPLAIN (SHEPHERD): %q %q %q %v", dialect, replicas, stmt, err)
+	}
+}
+
+// TestCatalogParameters: catalog queries with parameters (psycopg 3 binds
+// them on the server, pgjdbc too) answer as PostgreSQL does.
+func TestCatalogParameters(t *testing.T) {
+	ctx := context.Background()
+	addr, _ := start(t, embedded(t))
+	alone, err := pgx.Connect(ctx, testenv.Postgres(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer alone.Close(ctx)
+	shep := connect(t, addr, alone.Config().Database)
+	for _, q := range catalogSchema[:2] {
+		mustExec(t, shep, q)
+		if _, err := alone.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		sql  string
+		args []any
+	}{
+		{"SELECT typname AS name, oid, typarray AS array_oid, oid::regtype::text AS regtype, typdelim AS delimiter FROM pg_type t WHERE t.oid = to_regtype($1) ORDER BY t.oid", []any{"hstore"}},
+		{"SELECT typname AS name, oid, typarray AS array_oid, oid::regtype::text AS regtype, typdelim AS delimiter FROM pg_type t WHERE t.oid = to_regtype($1) ORDER BY t.oid", []any{"integer"}},
+		{"SELECT c.relname, a.attname FROM pg_catalog.pg_class c JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid WHERE c.oid = $1::regclass AND a.attnum > 0 ORDER BY a.attnum", []any{"child"}},
+		{"SELECT count(*) FROM information_schema.columns WHERE table_name = $1 AND is_nullable = $2", []any{"parent", "NO"}},
+		{"SELECT relname FROM pg_catalog.pg_class WHERE relname = ANY($1) ORDER BY 1", []any{[]string{"child", "parent", "nope"}}},
+	} {
+		for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeCacheStatement, pgx.QueryExecModeExec, pgx.QueryExecModeSimpleProtocol} {
+			want, err := catalogAnswer(alone, tc.sql, mode, nil, tc.args...)
+			if err != nil {
+				t.Fatalf("PostgreSQL alone: %s: %v", tc.sql, err)
+			}
+			got, err := catalogAnswer(shep, tc.sql, mode, nil, tc.args...)
+			if err != nil || got != want {
+				t.Errorf("%s %v (mode %v):\ngot %s (%v)\nwant %s", tc.sql, tc.args, mode, got, err, want)
+			}
+		}
 	}
 }
