@@ -524,6 +524,16 @@ func buildRows(snap *schema.Snapshot, viewCols func(*schema.Table) []answer.Colu
 				}
 			}
 			add("information_schema.columns", info(columnInfo(name, i, t, c, def, databaseName)))
+			if c.NotNull && !t.View {
+				// PostgreSQL 15 shows NOT NULL as a CHECK constraint in
+				// information_schema, named by OIDs and column number.
+				cname := fmt.Sprintf("%d_%d_%d_not_null", nsPublic, relOID, i+1)
+				add("information_schema.table_constraints", info(map[string]any{"constraint_catalog": "", "constraint_schema": "public",
+					"constraint_name": cname, "table_catalog": "", "table_schema": "public", "table_name": name,
+					"constraint_type": "CHECK", "is_deferrable": "NO", "initially_deferred": "NO", "enforced": "YES", "nulls_distinct": nil}))
+				add("information_schema.check_constraints", info(map[string]any{"constraint_catalog": "", "constraint_schema": "public",
+					"constraint_name": cname, "check_clause": quoteIfNeeded(c.Name) + " IS NOT NULL"}))
+			}
 		}
 		for _, c := range cons {
 			conOID := o.of("con:" + name + "." + c.name)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -77,6 +78,8 @@ func catalogNames(t *testing.T, c *pgx.Conn) (byName, byOID map[string]string) {
 	return byName, byOID
 }
 
+var notNullName = regexp.MustCompile(`^2200_[0-9]+_[0-9]+_not_null$`)
+
 // catalogAnswer runs q and writes its columns (name and type OID) and
 // rows, OIDs of user objects replaced by their names.
 func catalogAnswer(c *pgx.Conn, q string, mode pgx.QueryExecMode, byOID map[string]string, args ...any) (string, error) {
@@ -105,6 +108,14 @@ func catalogAnswer(c *pgx.Conn, q string, mode pgx.QueryExecMode, byOID map[stri
 			if name, ok := byOID[s]; ok {
 				s = name
 			}
+			// information_schema names NOT NULL constraints by OIDs.
+			s = notNullName.ReplaceAllStringFunc(s, func(m string) string {
+				p := strings.Split(m, "_")
+				if name, ok := byOID[p[1]]; ok {
+					p[1] = name
+				}
+				return strings.Join(p, "_")
+			})
 			line += s + " | "
 		}
 		lines = append(lines, line)

@@ -405,7 +405,7 @@ SELECT table_name, table_type FROM information_schema.tables WHERE table_schema 
 SELECT table_name, column_name, ordinal_position, column_default, is_nullable, data_type, character_maximum_length, numeric_precision, numeric_scale, udt_name, is_identity, identity_generation FROM information_schema.columns WHERE table_schema = 'public' ORDER BY table_name, ordinal_position
 ----
 -- catalog basics
-SELECT constraint_name, table_name, constraint_type FROM information_schema.table_constraints WHERE table_schema = 'public' AND constraint_type <> 'CHECK' ORDER BY 1
+SELECT constraint_name, table_name, constraint_type FROM information_schema.table_constraints WHERE table_schema = 'public' ORDER BY 2, 1
 ----
 -- catalog basics
 SELECT constraint_name, table_name, column_name, ordinal_position, position_in_unique_constraint FROM information_schema.key_column_usage WHERE table_schema = 'public' ORDER BY 1, 4
@@ -1042,10 +1042,10 @@ select c.relname, t.typname, t.typtype, t.typcategory, t.typlen, t.typinput, t.t
 select conname, pg_get_constraintdef(oid), pg_get_constraintdef(oid, true), conkey, conrelid::regclass from pg_constraint where contype = 'c' and connamespace = 2200 order by 1
 ----
 -- CHECK constraints
-select constraint_name, check_clause from information_schema.check_constraints where constraint_schema = 'public' and constraint_name not like '%not_null' order by 1
+select constraint_name, check_clause from information_schema.check_constraints where constraint_schema = 'public'
 ----
 -- CHECK constraints
-select constraint_name, table_name, constraint_type from information_schema.table_constraints where table_schema = 'public' and constraint_name not like '%not_null' order by 1
+select constraint_name, table_name, constraint_type from information_schema.table_constraints where table_schema = 'public' order by table_name, 1
 ----
 -- psql \d chk (check constraints, asked when relchecks > 0)
 SELECT r.conname, pg_catalog.pg_get_constraintdef(r.oid, true)
