@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the database engines the integration tests start (PostgreSQL 15
-# server binaries and MariaDB), from Debian's packages, when they are
-# missing. Tests start their own throw-away servers; nothing is configured
+# server binaries and MariaDB), and the clients they drive (psql, pgbench,
+# psycopg2), from Debian's packages, when they are missing. Tests start their own throw-away servers; nothing is configured
 # here and no service is left running.
 set -euo pipefail
 
@@ -9,6 +9,8 @@ need=()
 ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || need+=(postgresql)
 command -v mariadbd >/dev/null 2>&1 || command -v mysqld >/dev/null 2>&1 || need+=(mariadb-server)
 command -v psql >/dev/null 2>&1 || need+=(postgresql-client)
+# psycopg2 for the COPY client test (TestCopyClients).
+/usr/bin/python3 -c 'import psycopg2' >/dev/null 2>&1 || need+=(python3-psycopg2)
 [ ${#need[@]} -eq 0 ] && exit 0
 
 if [ "$(id -u)" -ne 0 ]; then

@@ -11,6 +11,8 @@
 //	                       what was done about it
 //	SHOW REPAIRS           the differences found lately, by every pass
 //	SHOW REPAIR STATUS     the running pass, and a summary of the latest
+//	REJOIN REPLICA name    bring back a retired replica once an operator
+//	                       rebuilt it: it catches up from the log and rejoins
 package admin
 
 import (
@@ -50,6 +52,15 @@ func (s *Session) run(ctx context.Context, text string) (*answer.Answer, error) 
 	if len(fields) > 0 && (strings.EqualFold(fields[0], "CHECK") || strings.EqualFold(fields[0], "REPAIR")) {
 		return s.compare(ctx, fields)
 	}
+	if rejoin(fields) {
+		if len(fields) != 3 {
+			return nil, pgerr.New(pgerr.SyntaxError, "syntax: REJOIN REPLICA name")
+		}
+		if err := s.c.Reinstate(strings.Trim(fields[2], `"`)); err != nil {
+			return nil, err
+		}
+		return &answer.Answer{Tag: "REJOIN REPLICA"}, nil
+	}
 	switch norm {
 	case "SHOW REPAIRS":
 		return s.repairs(), nil
@@ -69,7 +80,12 @@ func (s *Session) run(ctx context.Context, text string) (*answer.Answer, error) 
 		return a, nil
 	}
 	return nil, pgerr.New(pgerr.FeatureNotSupported, "the admin console does not know %q", strings.TrimSpace(text)).
-		WithHint("available: SHOW REPLICAS, SHOW MODE, SHOW VIEW, SHOW REPAIRS, SHOW REPAIR STATUS, CHECK [TABLE t], REPAIR [TABLE t]")
+		WithHint("available: SHOW REPLICAS, SHOW MODE, SHOW VIEW, SHOW REPAIRS, SHOW REPAIR STATUS, CHECK [TABLE t], REPAIR [TABLE t], REJOIN REPLICA name")
+}
+
+// rejoin reports whether fields are a REJOIN REPLICA command.
+func rejoin(fields []string) bool {
+	return len(fields) >= 2 && strings.EqualFold(fields[0], "REJOIN") && strings.EqualFold(fields[1], "REPLICA")
 }
 
 // compare runs CHECK or REPAIR [TABLE t].
@@ -217,6 +233,9 @@ func (s *Session) describe(sql string) ([]answer.Column, error) {
 			names = append(names, "action")
 		}
 		return table(names, nil).Columns, nil
+	}
+	if rejoin(fields) {
+		return nil, nil // no rows; run only when executed
 	}
 	a, err := s.run(context.Background(), sql)
 	if err != nil {

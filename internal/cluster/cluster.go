@@ -19,6 +19,7 @@ import (
 	"github.com/shepherd-db/shepherd/internal/answer"
 	"github.com/shepherd-db/shepherd/internal/coord"
 	"github.com/shepherd-db/shepherd/internal/driver"
+	"github.com/shepherd-db/shepherd/internal/errform"
 	"github.com/shepherd-db/shepherd/internal/pgerr"
 	"github.com/shepherd-db/shepherd/internal/replica"
 	"github.com/shepherd-db/shepherd/internal/sqlan"
@@ -70,6 +71,12 @@ type Options struct {
 	// and SS; see liveness.go). 0 means a default that fits
 	// PrimaryTimeout; ProbeInterval < 0 turns probes off.
 	ProbeInterval, ProbeTimeout time.Duration
+	// RetiredFile is where the retired replicas are recorded (see
+	// Retirement), so that a restart keeps them out; "": in memory only.
+	// Retired are those it held at start (LoadRetired), by name: they
+	// start out, and stay out until Reinstate.
+	RetiredFile string
+	Retired     map[string]Retirement
 }
 
 // DefaultTick is Options.Tick when left 0.
@@ -96,20 +103,29 @@ type Cluster struct {
 	trimming sync.Mutex // held while a trim runs
 	durable  durable
 	probing  probing
+	// cancelHandled, set by tests only, is called once the cancel of an
+	// operation was passed on to the replicas (see Txn.submit).
+	cancelHandled func(coord.Op)
 
 	mu struct {
 		sync.Mutex
 		core *coord.Coordinator
 		txns map[coord.TxnID]*Txn
 		// idle is closed while no transaction is live anywhere; busy
-		// is closed while some transaction has sent work to replicas.
-		idle chan struct{}
-		busy chan struct{}
+		// is closed while some transaction has sent work to replicas;
+		// answered is closed and replaced when a replica answers or is
+		// taken out.
+		idle     chan struct{}
+		busy     chan struct{}
+		answered chan struct{}
 		// recovering marks the replicas taken out whose return is
 		// being tried; retired those taken out by TakeDown, which stay
 		// out.
 		recovering map[coord.ReplicaID]bool
 		retired    map[coord.ReplicaID]bool
+		// retirements are the entries of Options.RetiredFile, by name
+		// (those of replicas no longer configured are kept).
+		retirements map[string]Retirement
 	}
 }
 
@@ -122,6 +138,9 @@ type replicaStatus struct {
 	// failure, when set, says why the replica cannot come back by itself
 	// (see catchUpFailed).
 	failure atomic.Pointer[string]
+	// retired, when set, says why the replica was retired (see
+	// Retirement).
+	retired atomic.Pointer[string]
 }
 
 // New returns a cluster over replicas (already opened). The caller checks
@@ -175,10 +194,15 @@ func New(opts Options, replicas []Replica) *Cluster {
 	c.mu.txns = map[coord.TxnID]*Txn{}
 	c.mu.recovering = map[coord.ReplicaID]bool{}
 	c.mu.retired = map[coord.ReplicaID]bool{}
+	c.mu.retirements = map[string]Retirement{}
+	for name, r := range opts.Retired {
+		c.mu.retirements[name] = r
+	}
 	c.durable.more = make(chan struct{})
 	c.mu.idle = make(chan struct{})
 	close(c.mu.idle)
 	c.mu.busy = make(chan struct{})
+	c.mu.answered = make(chan struct{})
 	for i, r := range replicas {
 		c.managers = append(c.managers, replica.New(coord.ReplicaID(i), r.Name, r.Engine, c.log, c.onResult))
 		if d := r.Engine.Dialect(); !slices.Contains(c.dialects, d) {
@@ -200,6 +224,22 @@ func New(opts Options, replicas []Replica) *Cluster {
 		go c.awaitLog()
 	}
 	c.startProbes()
+	for i, m := range c.managers {
+		if r, ok := opts.Retired[m.Name()]; ok {
+			// Retired in an earlier run: out from the start, and not
+			// brought back by recovery (it holds what the others lack).
+			why := r.Why
+			c.status[i].retired.Store(&why)
+			c.mu.Lock()
+			c.mu.retired[coord.ReplicaID(i)] = true
+			c.mu.core.Step(coord.Down{R: coord.ReplicaID(i)})
+			c.applyLocked()
+			c.mu.Unlock()
+			c.log.Error("replica retired in an earlier run stays out: it holds a change the other replicas rolled back; "+
+				"rebuild it from a replica in use, then run REJOIN REPLICA on the admin console",
+				"replica", m.Name(), "why", r.Why, "since", r.Since)
+		}
+	}
 	return c
 }
 
@@ -283,9 +323,19 @@ type Txn struct {
 
 	// Guarded by c.mu:
 	barrier uint64 // in the write-ahead log, once logged
-	stmts   []stmtCall
-	waiting map[coord.Op]chan outcome
-	answers map[coord.Op][]replica.Result
+	// durable: its log record is on disk (it commits, whatever comes);
+	// commits counts replicas that reported its COMMIT done; finished:
+	// the coordinator is done with it; afterCommit is AfterCommit's.
+	durable  bool
+	commits  int
+	finished bool
+	// cancelled: a client's cancel was sent to the replicas (serial
+	// mode; see serialCommit).
+	cancelled   bool
+	afterCommit func(barrier uint64) error
+	stmts       []stmtCall
+	waiting     map[coord.Op]chan outcome
+	answers     map[coord.Op][]replica.Result
 }
 
 // numDialects bounds driver.Dialect values (1 to 3), for arrays indexed
@@ -339,7 +389,13 @@ func (t *Txn) Exec(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (*ans
 	}
 	op := coord.Op{Txn: t.id, Kind: coord.OpStmt, Seq: t.seq}
 	t.seq++
-	return t.submit(ctx, op, call)
+	a, err := t.submit(ctx, op, call)
+	if err != nil {
+		// The answer chosen may be an engine's error in its own words;
+		// the client gets PostgreSQL's (the vote compared SQLSTATEs).
+		err = errform.Rewrite(err, st.Tree(), st.Schema(), args)
+	}
+	return a, err
 }
 
 // write writes call's statement for each dialect the replicas speak.
@@ -363,17 +419,11 @@ func (c *Cluster) oversize(call *stmtCall) *pgerr.Error {
 			continue
 		}
 		if o := s.Oversize(call.queries[m.Engine().Dialect()]); o != nil {
-			return pgerr.New(programLimitExceeded,
-				"statement too large for replica %s: %d against its %s of %d",
-				m.Name(), o.Size, o.Limit, o.Max)
+			return o.Refusal(m.Name())
 		}
 	}
 	return nil
 }
-
-// programLimitExceeded is SQLSTATE 54000, which package pgerr does not
-// name.
-const programLimitExceeded = "54000"
 
 // ExecSingle runs the only statement of a transaction that the caller
 // will commit right after (the client's autocommit). When nothing would
@@ -402,8 +452,117 @@ func (t *Txn) Commit(ctx context.Context) error {
 		return pgerr.New(pgerr.InternalError, "transaction already ended")
 	}
 	t.done = true
+	if t.c.opts.Mode == coord.Serial {
+		if err := t.serialCommit(); err != nil {
+			return err
+		}
+	}
 	_, err := t.submit(ctx, coord.Op{Txn: t.id, Kind: coord.OpCommit}, stmtCall{})
 	return err
+}
+
+// serialCommit keeps a client's cancel from splitting the replicas in
+// serial mode, where a replica taken out does not come back until
+// restart. A cancel reaches the replicas at different times: it may stop
+// a write on some after f+1 others finished it, and the client then got
+// their answer. Committing would leave the replicas that stopped without
+// the write, and take them out. So once a cancel was sent, the COMMIT
+// waits until every replica that is up answered every statement (each
+// has finished or stopped its own); if their answers to a statement that
+// may change state differ, the transaction is rolled back everywhere
+// instead, and the client, who asked to cancel, gets 57014.
+func (t *Txn) serialCommit() error {
+	c := t.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !t.cancelled {
+		return nil
+	}
+	bound := time.NewTimer(serialCancelWait)
+	defer bound.Stop()
+wait:
+	for !t.allAnsweredLocked() {
+		more := c.mu.answered
+		c.mu.Unlock()
+		select {
+		case <-more:
+		case <-bound.C:
+			// A replica that neither finishes nor stops (a hung
+			// engine): go on as without a cancel; the coordinator takes
+			// it out if it answers otherwise.
+			c.mu.Lock()
+			break wait
+		case <-c.stop:
+			c.mu.Lock()
+			return pgerr.New(pgerr.AdminShutdown, "terminating connection due to administrator command")
+		}
+		c.mu.Lock()
+	}
+	split := false
+	for seq, call := range t.stmts {
+		if call.st == nil || call.st.Kind == sqlan.Read {
+			continue
+		}
+		if call.st.Kind == sqlan.DDL && c.ddlCommits() {
+			// A replica that commits DDL as it runs it cannot roll it
+			// back: the transaction goes on to commit where it can
+			// (the coordinator retires such a replica that the vote
+			// went against).
+			return nil
+		}
+		var first *coord.Vote
+		for r, res := range t.answers[coord.Op{Txn: t.id, Kind: coord.OpStmt, Seq: seq}] {
+			if c.mu.core.IsDown(coord.ReplicaID(r)) {
+				continue
+			}
+			switch {
+			case first == nil:
+				first = &res.Vote
+			case res.Vote != *first:
+				split = true
+			}
+		}
+	}
+	if !split {
+		return nil
+	}
+	c.log.Warn("a cancel stopped a write on some replicas after others finished it: the transaction is rolled back everywhere", "txn", uint64(t.id))
+	c.mu.core.Step(coord.Submit{Op: coord.Op{Txn: t.id, Kind: coord.OpRollback}})
+	c.applyLocked()
+	return pgerr.New(pgerr.QueryCanceled, "canceling statement due to user request").
+		WithDetail("The cancel reached some replicas after others had finished a write; the transaction was rolled back on every replica.")
+}
+
+// serialCancelWait bounds how long serialCommit waits for the replicas'
+// answers after a cancel.
+const serialCancelWait = 10 * time.Second
+
+// ddlCommits reports whether some replica commits DDL as it runs it
+// (MariaDB, MySQL).
+func (c *Cluster) ddlCommits() bool {
+	for _, m := range c.managers {
+		if m.Engine().Dialect() == driver.MySQL {
+			return true
+		}
+	}
+	return false
+}
+
+// allAnsweredLocked reports whether every replica that is up answered every
+// statement of t. c.mu is held.
+func (t *Txn) allAnsweredLocked() bool {
+	for seq := range t.stmts {
+		rs := t.answers[coord.Op{Txn: t.id, Kind: coord.OpStmt, Seq: seq}]
+		for r := range t.c.managers {
+			if t.c.mu.core.IsDown(coord.ReplicaID(r)) {
+				continue
+			}
+			if rs == nil || rs[r].Op.Txn == 0 {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // Rollback rolls the transaction back everywhere. It does not wait for the
@@ -445,10 +604,19 @@ func (t *Txn) submit(ctx context.Context, op coord.Op, call stmtCall) (*answer.A
 	// follows (it comes promptly once cancelled).
 	switch p := c.primary.Load(); {
 	case p < 0:
-		// Every replica votes on the statement: stop it everywhere.
-		for _, m := range c.managers {
-			m.Cancel(t.id)
+		// Every replica votes on the statement: stop it everywhere, but
+		// only while it is undecided. A cancel reaches the replicas at
+		// different times, so it may stop the statement on some after
+		// others finished it (see serialCommit). A COMMIT is never
+		// cancelled: it runs to the agreed end on every replica.
+		c.mu.Lock()
+		if _, undecided := t.waiting[op]; undecided && op.Kind == coord.OpStmt {
+			t.cancelled = true
+			for _, m := range c.managers {
+				m.CancelOp(op)
+			}
 		}
+		c.mu.Unlock()
 	case op.Kind == coord.OpStmt:
 		// The client waits for the primary only; the secondaries' runs
 		// are rolled back with the transaction, and are no evidence
@@ -467,6 +635,9 @@ func (t *Txn) submit(ctx context.Context, op coord.Op, call stmtCall) (*answer.A
 		c.mu.core.Step(coord.Cancel{Txn: t.id})
 		c.applyLocked()
 		c.mu.Unlock()
+	}
+	if c.cancelHandled != nil {
+		c.cancelHandled(op)
 	}
 	o := <-ch
 	return o.answer, errOrNil(o.err)
@@ -493,9 +664,20 @@ func (c *Cluster) onResult(r replica.Result) {
 			}
 		}
 		t.results(r)
+		if r.Op.Kind == coord.OpCommit && r.Err == nil {
+			t.commits++
+		}
 	}
 	c.mu.core.Step(coord.Answered{R: r.R, Op: r.Op, Try: r.Try, V: r.Vote})
 	c.applyLocked()
+	c.wakeAnswerWaitersLocked()
+}
+
+// wakeAnswerWaitersLocked wakes whoever waits for replicas' answers
+// (serialCommit). c.mu is held.
+func (c *Cluster) wakeAnswerWaitersLocked() {
+	close(c.mu.answered)
+	c.mu.answered = make(chan struct{})
 }
 
 // results keeps a replica's result until the ballot is decided.
@@ -516,7 +698,16 @@ func (t *Txn) results(r replica.Result) {
 
 // applyLocked carries out the coordinator's actions. c.mu is held.
 func (c *Cluster) applyLocked() {
-	for _, a := range c.mu.core.Ready() {
+	actions := c.mu.core.Ready()
+	for _, a := range actions {
+		if a, ok := a.(coord.Retire); ok {
+			// Recorded durably before anything else of the step is
+			// carried out: the client may be told of the refusal that
+			// caused it only once a restart would keep the replica out.
+			c.retireLocked(a.R, a.Why)
+		}
+	}
+	for _, a := range actions {
 		switch a := a.(type) {
 		case coord.Send:
 			c.sendLocked(a)
@@ -532,6 +723,7 @@ func (c *Cluster) applyLocked() {
 			c.managers[a.R].AbortAll()
 			c.managers[a.R].DropIdle()
 			c.log.Warn("replica taken out", "replica", c.managers[a.R].Name(), "why", a.Why)
+			c.wakeAnswerWaitersLocked()
 			if int32(a.R) == c.primary.Load() {
 				c.views.lastDown = c.managers[a.R].Name() + ": " + a.Why
 			}
@@ -539,10 +731,11 @@ func (c *Cluster) applyLocked() {
 		case coord.Log:
 			c.logLocked(a)
 		case coord.Retire:
-			// Before its MarkDown, or before a recovery already under
-			// way rejoins it: it must stay out until repaired.
-			c.mu.retired[a.R] = true
-			c.log.Error("replica retired: its state differs from the others' and the log cannot repair it; repair it and restart shepherd",
+			// Recorded above, before its MarkDown, or before a recovery
+			// already under way rejoins it: it must stay out until
+			// repaired, also across restarts.
+			c.log.Error("replica retired: its state differs from the others' and the log cannot repair it; "+
+				"rebuild it from a replica in use, then run REJOIN REPLICA on the admin console",
 				"replica", c.managers[a.R].Name(), "why", a.Why)
 		case coord.NewPrimary:
 			c.primary.Store(int32(a.R))
@@ -553,6 +746,15 @@ func (c *Cluster) applyLocked() {
 				t.surveyed = &a
 			}
 		case coord.Finished:
+			if t := c.mu.txns[a.Txn]; t != nil {
+				t.finished = true
+				if t.afterCommit != nil && c.opts.WAL == nil && t.commits > 0 {
+					// Without a log, a COMMIT some replica did is the
+					// outcome.
+					c.runAfterCommitLocked(t)
+				}
+				t.afterCommit = nil
+			}
 			delete(c.mu.txns, a.Txn)
 			if len(c.mu.txns) == 0 {
 				close(c.mu.idle)
@@ -641,6 +843,11 @@ func (c *Cluster) replyLocked(a coord.Reply) {
 }
 
 func (c *Cluster) mismatchLocked(a coord.Mismatch) {
+	if t := c.mu.txns[a.Op.Txn]; t != nil && t.cancelled && a.Got.Code == pgerr.QueryCanceled {
+		// The client's cancel stopped it here and came too late
+		// elsewhere: no evidence against the replica (serialCommit).
+		return
+	}
 	st := &c.status[a.R]
 	st.mismatches.Add(1)
 	st.suspect.Store(true)
@@ -655,8 +862,9 @@ func (c *Cluster) mismatchLocked(a coord.Mismatch) {
 
 // TakeDown takes the named replica out, as if its connection had broken,
 // and keeps it out (a replica lost by itself is brought back): it stops
-// running and voting until shepherd restarts. Operators use it to retire a
-// misbehaving replica; tests use it to need the remaining ones.
+// running and voting until shepherd restarts or Reinstate. Unlike a
+// retirement it is not recorded in Options.RetiredFile. Tests use it to
+// need the remaining ones.
 func (c *Cluster) TakeDown(name string) error {
 	for i, m := range c.managers {
 		if m.Name() == name {

@@ -192,6 +192,8 @@ func (c *Cluster) catchUp(ctx context.Context, r coord.ReplicaID) (int, error) {
 	}
 	c.mu.Lock()
 	if c.mu.retired[r] {
+		// The loop ends here: Reinstate starts a new one.
+		delete(c.mu.recovering, r)
 		c.mu.Unlock()
 		return total, errRetired
 	}

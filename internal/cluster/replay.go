@@ -111,17 +111,15 @@ func Replay(ctx context.Context, c driver.Conn, d driver.Dialect, records []wal.
 // replayQuery returns the logged statement as dialect d ran it, and false
 // if the log does not hold that form.
 func replayQuery(d driver.Dialect, st wal.Statement) (driver.Query, bool) {
-	for _, f := range st.Forms {
-		if driver.Dialect(f.Dialect) != d {
-			continue
-		}
-		args := make([]driver.Arg, len(f.Args))
-		for i, v := range f.Args {
-			args[i] = driver.Arg{Null: v.Null, Type: answer.Type(v.Type), Text: v.Text}
-		}
-		return driver.Query{SQL: f.SQL, Args: args, ReturnsRows: f.Rows, Verb: st.Verb}, true
+	f, ok := st.FormFor(uint8(d))
+	if !ok {
+		return driver.Query{}, false
 	}
-	return driver.Query{}, false
+	args := make([]driver.Arg, len(f.Args))
+	for i, v := range f.Args {
+		args[i] = driver.Arg{Null: v.Null, Type: answer.Type(v.Type), Text: v.Text}
+	}
+	return driver.Query{SQL: f.SQL, Args: args, ReturnsRows: f.Rows, Verb: st.Verb}, true
 }
 
 // alreadyDone reports whether a DDL statement failed because its effect

@@ -21,7 +21,10 @@ type ReplicaStatus struct {
 	// answer probes: it hangs; CBS and SS; out, as when down; Reason
 	// says what was seen) or
 	// "failed" (taken out, and its engine refuses a statement the others
-	// committed: it will not come back by itself; Reason says which).
+	// committed: it will not come back by itself; Reason says which) or
+	// "retired" (it holds a change the others rolled back: out, also
+	// across restarts, until an operator rebuilds it and runs REJOIN
+	// REPLICA; Reason says why).
 	State      string
 	Reason     string
 	Mismatches int64
@@ -57,6 +60,8 @@ func (c *Cluster) Replicas() []ReplicaStatus {
 		}
 		hung, why := c.unresponsive(i)
 		switch {
+		case st.retired.Load() != nil:
+			s.State, s.Reason = "retired", *st.retired.Load()
 		case st.down.Load() && st.failure.Load() != nil:
 			s.State, s.Reason = "failed", *st.failure.Load()
 		case hung:

@@ -102,6 +102,42 @@ func (c *Cluster) logLocked(a coord.Log) {
 	c.logq.push(logItem{p: p, barrier: a.Barrier, txn: a.Txn})
 }
 
+// AfterCommit arranges for fn to run once the transaction is known to
+// have committed for good: its log record is durable (without a log:
+// some replica committed it and the coordinator is done with it), with
+// its log barrier (0 without a log). If it ends rolled back, fn never
+// runs. It is for a COMMIT the client was let go from before the
+// outcome (coord.ErrCommitsAnyway): what depends on the commit, the
+// schema catalog's record of its DDL, must follow its real outcome and
+// barrier. fn runs under the cluster's lock, before the transaction is
+// reported finished (Idle); it must be short and must not call the
+// cluster. Its error is logged.
+func (t *Txn) AfterCommit(fn func(barrier uint64) error) {
+	c := t.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t.afterCommit = fn
+	switch {
+	case t.durable:
+		c.runAfterCommitLocked(t)
+	case t.finished:
+		if c.opts.WAL == nil && t.commits > 0 {
+			c.runAfterCommitLocked(t)
+		}
+		t.afterCommit = nil
+	}
+}
+
+// runAfterCommitLocked runs t's AfterCommit function once. c.mu is held.
+func (c *Cluster) runAfterCommitLocked(t *Txn) {
+	fn := t.afterCommit
+	t.afterCommit = nil
+	if err := fn(t.barrier); err != nil {
+		c.log.Error("a transaction the client was let go from committed, but what follows its commit failed",
+			"txn", uint64(t.id), "barrier", t.barrier, "err", err)
+	}
+}
+
 // logFatal reports whether an error of Enqueue means the log takes no
 // more records at all, rather than refusing one.
 func logFatal(err error) bool {
@@ -170,6 +206,12 @@ func (c *Cluster) awaitLog() {
 		c.mu.Lock()
 		c.mu.core.Step(ev)
 		c.applyLocked()
+		if t := c.mu.txns[it.txn]; err == nil && it.txn != 0 && t != nil {
+			t.durable = true
+			if t.afterCommit != nil {
+				c.runAfterCommitLocked(t)
+			}
+		}
 		var applied int
 		if !failed && it.barrier%truncateEvery == 0 {
 			applied = c.appliedLocked()

@@ -7,6 +7,7 @@ import (
 
 	"github.com/shepherd-db/shepherd/internal/driver"
 	"github.com/shepherd-db/shepherd/internal/pgerr"
+	"github.com/shepherd-db/shepherd/internal/quorum"
 )
 
 // cbs is the coordinator and the secondary managers' scheduling rules of
@@ -40,20 +41,8 @@ import (
 type cbs struct {
 	c       *Coordinator
 	primary ReplicaID
-	// seq marks secondaries run one transaction at a time (serial class,
-	// MVCC by default, any not configured concurrent, every secondary in
-	// SS mode).
-	seq []bool
-	// mvcc marks concurrent secondaries whose reads do not wait for
-	// writers (see fresh).
-	mvcc []bool
-	// pipe marks sequential secondaries of the serial class: the engine
-	// (with the manager's one-transaction slot) runs the next transaction
-	// only after the previous one ended, so it may be sent before that.
-	pipe []bool
-	down []bool
-	// retired marks the replicas retired (Retire): down for good.
-	retired []bool
+	// replicas holds each replica's state and schedule, by ReplicaID.
+	replicas []replica
 	// ddlOrdered: some replica commits DDL as it runs it, so commits are
 	// ordered around DDL (ddlBlocked); pclock counts the statements sent
 	// to, and the answers from, the primary.
@@ -63,8 +52,6 @@ type cbs struct {
 	// runs it while another one runs there: one at a time, so that the
 	// order of their answers is the order they took effect.
 	ddlQueue []Op
-	// cur is the transaction a sequential secondary is running (0: none).
-	cur []TxnID
 
 	// view numbers the primaries so far; while changing, candidate (or -1
 	// when no live replica may be primary) takes over once it committed
@@ -81,7 +68,6 @@ type cbs struct {
 	calm      int
 	candidate ReplicaID
 	held      []Op
-	classes   []driver.Class
 	// heldErrs counts the statements whose error waits for a vote
 	// (cstmt.held).
 	heldErrs int
@@ -90,13 +76,6 @@ type cbs struct {
 	opsFrom int
 
 	barrier int // B: the number of commits decided so far
-	// joining marks a replica back after being taken out that is still
-	// applying from the log what was decided before it rejoined: it is
-	// sent nothing yet.
-	joining []bool
-	// downAt is, for a replica taken out, the barrier below which it had
-	// committed everything when it went (what it lacks starts there).
-	downAt []int
 	// logged is the number of barriers the write-ahead log holds: a
 	// COMMIT with a barrier at or above it waits (Config.Log).
 	logged int
@@ -114,14 +93,105 @@ type cbs struct {
 	// waiting lists the transactions whose COMMIT waits for a decision,
 	// in request order.
 	waiting []*ctxn
-	// pend[r] lists the decided transactions not yet finished on
-	// replica r, in barrier order: what the ordering rules of r look at.
-	pend [][]*ctxn
-	// limits are the secondaries' current stall limits (see unblock).
-	limits []int
-	// concurrent is each replica's configured schedule as a secondary.
-	concurrent []bool
 }
+
+// replica is what CBS knows of one replica: whether it takes part
+// (state), how it runs transactions (kind), and the data of its
+// schedule.
+//
+// Invariants: kind is schedPrimary for the primary (cbs.primary) from
+// when it is made primary; running is 0 unless kind is sequential or
+// pipelined and the replica is up; a replica out (down or retired) or
+// joining has no pending transactions and is sent nothing; a retired
+// replica never comes back.
+type replica struct {
+	class driver.Class
+	// state says whether the replica takes part: up, joining (catching
+	// up from the log, sent nothing), down or retired.
+	state replicaState
+	// kind is how the replica runs the transactions it is sent now; as
+	// a secondary it is asSecondary, except from its Rejoin until it
+	// caught up (then one at a time: it ran none of the open
+	// transactions, so it cannot vouch for them in parallel with the
+	// primary).
+	kind schedule
+	// asSecondary is the configured schedule of the replica as a
+	// secondary (by the mode, its class and Config.Concurrent).
+	asSecondary schedule
+	// running is the transaction a sequential or pipelined secondary
+	// runs now (0: none).
+	running TxnID
+	// pending lists the decided transactions not yet finished here, in
+	// barrier order: what the ordering rules of this replica look at.
+	pending []*ctxn
+	// stallLimit is the current stall limit of a concurrent secondary
+	// (see unblock and limit); 0 until the rule first fired here.
+	stallLimit int
+	// downAt is, for a replica taken out, the barrier below which it had
+	// committed everything when it went (what it lacks starts there).
+	downAt int
+}
+
+// replicaState says whether a replica takes part in the work.
+type replicaState uint8
+
+const (
+	// replicaUp: it runs and votes.
+	replicaUp replicaState = iota
+	// replicaJoining: back after being taken out, it is applying from
+	// the log what was decided before it rejoined (Rejoin): it is sent
+	// nothing until Caught.
+	replicaJoining
+	// replicaDown: taken out (Down, MarkDown); it may rejoin.
+	replicaDown
+	// replicaRetired: taken out for good (Retire).
+	replicaRetired
+)
+
+// schedule is how a replica runs the transactions it is sent.
+type schedule uint8
+
+const (
+	// schedPrimary runs every statement as the client sends it; its
+	// answers are the replies.
+	schedPrimary schedule = iota
+	// schedConcurrent is a secondary that runs many transactions at once
+	// under the ordering rules (a locking engine: its blocking mirrors
+	// the primary's).
+	schedConcurrent
+	// schedConcurrentMVCC is a concurrent secondary whose reads do not
+	// wait for writers: its answers count only when fresh (see fresh),
+	// and a statement ordered after a commit waits for that COMMIT to
+	// finish there.
+	schedConcurrentMVCC
+	// schedSequential is a secondary that runs one transaction at a
+	// time, the next once the previous one's COMMIT was answered.
+	schedSequential
+	// schedPipelined is a sequential secondary of the serial class: the
+	// engine (with the manager's one-transaction slot) runs the next
+	// transaction only after the previous one ended, so it is sent once
+	// the previous COMMIT was sent.
+	schedPipelined
+)
+
+// out reports whether r is taken out (down or retired): it runs and
+// votes on nothing, and nothing waits for it.
+func (r *replica) out() bool { return r.state == replicaDown || r.state == replicaRetired }
+
+// joining reports whether r is catching up from the log (see
+// replicaJoining).
+func (r *replica) joining() bool { return r.state == replicaJoining }
+
+// sequential reports whether r runs one transaction at a time.
+func (r *replica) sequential() bool { return r.kind == schedSequential || r.kind == schedPipelined }
+
+// pipelined reports whether r is sent its next transaction once the
+// previous COMMIT was sent (see schedPipelined).
+func (r *replica) pipelined() bool { return r.kind == schedPipelined }
+
+// mvcc reports whether r is a concurrent secondary whose reads do not
+// wait for writers (see schedConcurrentMVCC).
+func (r *replica) mvcc() bool { return r.kind == schedConcurrentMVCC }
 
 type txnPhase uint8
 
@@ -382,9 +452,7 @@ func (r *rtx) outstanding() bool {
 
 func newCBS(c *Coordinator) *cbs {
 	n := c.cfg.N
-	s := &cbs{c: c, primary: -1, seq: make([]bool, n), mvcc: make([]bool, n), pipe: make([]bool, n), down: make([]bool, n),
-		cur: make([]TxnID, n), downAt: make([]int, n), joining: make([]bool, n), txns: map[TxnID]*ctxn{}, stall: c.cfg.StallTicks,
-		pend: make([][]*ctxn, n), limits: make([]int, n), retired: make([]bool, n)}
+	s := &cbs{c: c, primary: -1, replicas: make([]replica, n), txns: map[TxnID]*ctxn{}, stall: c.cfg.StallTicks}
 	if s.stall <= 0 {
 		s.stall = DefaultStallTicks
 	}
@@ -405,33 +473,54 @@ func newCBS(c *Coordinator) *cbs {
 		panic(fmt.Sprintf("coord: no replica may be primary among %v", c.cfg.Classes))
 	}
 	for r := range n {
-		s.classes = append(s.classes, class(r))
-	}
-	s.concurrent = make([]bool, n)
-	for r := range n {
-		s.concurrent[r] = DefaultConcurrent(class(r))
+		concurrent := DefaultConcurrent(class(r))
 		if c.cfg.Concurrent != nil {
-			s.concurrent[r] = c.cfg.Concurrent[r]
+			concurrent = c.cfg.Concurrent[r]
 		}
+		rp := &s.replicas[r]
+		rp.class = class(r)
+		rp.asSecondary = secondarySchedule(c.cfg.Mode, rp.class, concurrent)
 		if ReplicaID(r) != s.primary {
-			s.schedule(ReplicaID(r))
+			rp.kind = rp.asSecondary
 		}
 	}
 	return s
 }
 
-// schedule sets how secondary r runs transactions, as configured (see
-// Config.Concurrent).
-func (s *cbs) schedule(r ReplicaID) {
-	class := s.classes[r]
-	s.seq[r] = s.c.cfg.Mode == SS || class == driver.Serial || !s.concurrent[r]
-	s.mvcc[r] = class == driver.MVCC && !s.seq[r]
-	s.pipe[r] = s.seq[r] && class == driver.Serial
+// secondarySchedule is how a secondary of class runs transactions in
+// mode, configured concurrent or not (see Config.Concurrent): pipelined
+// on a serial-class engine; one at a time in SS mode and when not
+// configured concurrent; otherwise concurrently, as MVCC if its reads do
+// not wait for writers.
+func secondarySchedule(mode Mode, class driver.Class, concurrent bool) schedule {
+	switch {
+	case class == driver.Serial:
+		return schedPipelined
+	case mode == SS || !concurrent:
+		return schedSequential
+	case class == driver.MVCC:
+		return schedConcurrentMVCC
+	}
+	return schedConcurrent
 }
 
 func (s *cbs) emit(a Action) { s.c.emit(a) }
-func (s *cbs) quorum() int   { return s.c.cfg.F + 1 }
 
+func (s *cbs) isDown(r ReplicaID) bool   { return s.replicas[r].out() }
+func (s *cbs) joining(r ReplicaID) bool  { return s.replicas[r].joining() }
+func (s *cbs) decided() int              { return s.barrier }
+func (s *cbs) currentPrimary() ReplicaID { return s.primary }
+
+func (s *cbs) applied(r ReplicaID) int {
+	if rp := &s.replicas[r]; rp.out() || rp.joining() {
+		return rp.downAt
+	}
+	return s.committedPrefix(r)
+}
+func (s *cbs) quorum() int { return quorum.Size(s.c.cfg.F) }
+
+// step is the CBS and SS modes' Step: it applies the event, then the
+// rules (progress).
 func (s *cbs) step(ev Event) {
 	switch e := ev.(type) {
 	case Begin:
@@ -442,6 +531,13 @@ func (s *cbs) step(ev Event) {
 		s.answered(e)
 	case Down:
 		s.markDown(e.R, "reported down")
+	case Alive:
+		if e.R == s.primary && !s.replicas[e.R].out() {
+			s.heard = s.now // (see watchPrimary)
+		}
+		return // nothing else changed
+	case Unresponsive:
+		s.markDown(e.R, e.why())
 	case Tick:
 		s.now++
 		s.unblock()
@@ -470,11 +566,11 @@ func (s *cbs) step(ev Event) {
 	case Caught:
 		// Caught up, r goes back to its configured schedule: it runs
 		// one transaction at a time only while rejoining.
-		if s.joining[e.R] {
-			s.joining[e.R] = false
+		if rp := &s.replicas[e.R]; rp.joining() {
+			rp.state = replicaUp
 			if e.R != s.primary {
-				s.cur[e.R] = 0
-				s.schedule(e.R)
+				rp.running = 0
+				rp.kind = rp.asSecondary
 			}
 		}
 	case Cancel:
@@ -592,7 +688,7 @@ func (s *cbs) primaryDownErr() *pgerr.Error {
 
 func (s *cbs) answered(a Answered) {
 	t := s.txns[a.Op.Txn]
-	if t == nil || s.down[a.R] {
+	if t == nil || s.replicas[a.R].out() {
 		return
 	}
 	rt := &t.at[a.R]
@@ -671,8 +767,8 @@ func (s *cbs) releaseVoted(r ReplicaID, t *ctxn) {
 		s.emit(Abort{R: r, Txn: t.id, Try: rt.try})
 	}
 	rt.started, rt.finished = false, true
-	if s.seq[r] && s.cur[r] == t.id {
-		s.cur[r] = 0
+	if s.replicas[r].sequential() && s.replicas[r].running == t.id {
+		s.replicas[r].running = 0
 	}
 }
 
@@ -760,17 +856,19 @@ func votable(code string) bool {
 // barrier for an accusation.
 func (s *cbs) voteError(t *ctxn, i int) {
 	q := &t.stmts[i]
-	support, pending := 0, 0
-	b := &ballot{votes: make([]*Vote, s.c.cfg.N)}
+	// support: the primary and the secondaries that gave its answers;
+	// against: the answers of the others, where they are evidence.
+	support := quorum.Support{For: 1}
+	against := make(quorum.Votes[Vote], s.c.cfg.N)
 	for r := range s.c.cfg.N {
 		rid := ReplicaID(r)
 		rt := &t.at[r]
-		if rid == s.primary || s.down[r] || s.joining[r] {
+		if rid == s.primary || s.replicas[r].out() || s.replicas[r].joining() {
 			continue
 		}
 		if rt.done() <= i {
 			if !rt.finished {
-				pending++
+				support.Open++
 			}
 			continue
 		}
@@ -780,9 +878,9 @@ func (s *cbs) voteError(t *ctxn, i int) {
 		v := rt.votes[i]
 		switch {
 		case v == q.vote:
-			support++
-		case rt.heldB == q.b && (!s.mvcc[r] || s.fresh(rid, t, q.b)):
-			b.votes[r] = &v
+			support.For++
+		case rt.heldB == q.b && (!s.replicas[r].mvcc() || s.fresh(rid, t, q.b)):
+			against[r] = &v
 		}
 	}
 	op := Op{Txn: t.id, Kind: OpStmt, Seq: i}
@@ -791,9 +889,9 @@ func (s *cbs) voteError(t *ctxn, i int) {
 		s.heldErrs--
 		t.failed = true
 	}
-	want, _, outvoted := b.leader(s.quorum())
+	want, _, outvoted := against.Agreed(s.c.cfg.F)
 	switch {
-	case support >= s.c.cfg.F:
+	case support.Won(s.c.cfg.F):
 		settle()
 		s.emit(Reply{Op: op, From: s.primary})
 	case outvoted:
@@ -803,7 +901,7 @@ func (s *cbs) voteError(t *ctxn, i int) {
 			"replicas disagreed on %s: the primary's error %s was contradicted by %d other replicas", describe(op), q.vote.Code, s.quorum()).
 			WithHint("the transaction was rolled back on every replica; retry it")})
 		s.markDown(s.primary, fmt.Sprintf("its error on statement %d of t%d was outvoted: f+1 replicas answered otherwise", i+1, t.id))
-	case support+pending < s.c.cfg.F:
+	case !support.Reachable(s.c.cfg.F):
 		settle()
 		if e := s.c.tooFewUp(); e != nil {
 			s.emit(Reply{Op: op, From: -1, Fail: e})
@@ -840,8 +938,8 @@ func (s *cbs) voteErrors() {
 // of the commit once f+1 replicas committed, and a replica whose answers
 // differed from the primary's is reported now that they are final.
 func (s *cbs) committedAt(r ReplicaID, t *ctxn, v Vote) {
-	if s.seq[r] && s.cur[r] == t.id {
-		s.cur[r] = 0
+	if s.replicas[r].sequential() && s.replicas[r].running == t.id {
+		s.replicas[r].running = 0
 	}
 	commit := Op{Txn: t.id, Kind: OpCommit}
 	if !v.OK() {
@@ -858,13 +956,13 @@ func (s *cbs) committedAt(r ReplicaID, t *ctxn, v Vote) {
 		s.replyCommit(t, r)
 		return
 	}
-	s.pend[r] = remove(s.pend[r], t)
+	s.replicas[r].pending = remove(s.replicas[r].pending, t)
 	t.commitOK++
-	s.limits[r] = max(s.limits[r]-1, s.stall)
+	s.replicas[r].stallLimit = max(s.replicas[r].stallLimit-1, s.stall)
 	// A stale MVCC answer is no evidence against the replica (see
 	// fresh); a fresh one must be the primary's. A survey's differences
 	// are its findings, not faults.
-	if r != s.primary && !t.survey && (!s.mvcc[r] || s.fresh(r, t, t.b)) {
+	if r != s.primary && !t.survey && (!s.replicas[r].mvcc() || s.fresh(r, t, t.b)) {
 		for i, got := range t.at[r].votes {
 			if want := t.stmts[i].vote; got != want {
 				s.emit(Mismatch{R: r, Op: Op{Txn: t.id, Kind: OpStmt, Seq: i}, Got: got, Want: want})
@@ -881,18 +979,18 @@ func (s *cbs) replyCommit(t *ctxn, from ReplicaID) {
 		return
 	}
 	commit := Op{Txn: t.id, Kind: OpCommit}
-	if t.commitOK >= s.quorum() {
+	committed := quorum.Support{For: t.commitOK}
+	if committed.Won(s.c.cfg.F) {
 		t.replied = true
 		s.emit(Reply{Op: commit, From: from})
 		return
 	}
-	pending := 0
 	for r := range t.at {
-		if !s.down[r] && !t.at[r].finished {
-			pending++
+		if !s.replicas[r].out() && !t.at[r].finished {
+			committed.Open++
 		}
 	}
-	if t.commitOK+pending < s.quorum() {
+	if !committed.Reachable(s.c.cfg.F) {
 		t.replied = true
 		s.emit(Reply{Op: commit, From: -1, Fail: pgerr.New(pgerr.TransactionResolutionUnknown,
 			"COMMIT reached fewer than %d replicas; the transaction may be committed on some of them", s.quorum())})
@@ -905,6 +1003,13 @@ func (s *cbs) replyCommit(t *ctxn, from ReplicaID) {
 func (s *cbs) progress() {
 	s.voteErrors()
 	if s.changing {
+		if s.candidate < 0 {
+			// No replica fit to be primary was up: the first one back
+			// and caught up takes the role (its silence counts from now).
+			if s.candidate = s.nextCandidate(s.primary); s.candidate >= 0 {
+				s.heard = s.now
+			}
+		}
 		s.promote()
 	}
 	s.sendQueuedDDL()
@@ -920,12 +1025,12 @@ func (s *cbs) progress() {
 	for r := range s.c.cfg.N {
 		rid := ReplicaID(r)
 		switch {
-		case s.down[r], s.joining[r]:
+		case s.replicas[r].out(), s.replicas[r].joining():
 		case rid == s.primary:
 			if !s.changing {
 				s.schedulePrimary()
 			}
-		case s.seq[r]:
+		case s.replicas[r].sequential():
 			s.scheduleSequential(rid)
 		default:
 			s.scheduleConcurrent(rid)
@@ -950,10 +1055,10 @@ func (s *cbs) unwait(t *ctxn) {
 // construction once it answered t's statements: it ran everything first.
 func (s *cbs) readyToCommit(r ReplicaID, t *ctxn) bool {
 	rt := &t.at[r]
-	if s.down[r] || rt.hold >= 0 || rt.done() != len(t.stmts) {
+	if s.replicas[r].out() || rt.hold >= 0 || rt.done() != len(t.stmts) {
 		return false
 	}
-	for _, d := range s.pend[r] {
+	for _, d := range s.replicas[r].pending {
 		if d.at[r].done() != len(d.stmts) && !d.at[r].finished {
 			return false
 		}
@@ -992,8 +1097,9 @@ func (s *cbs) evaluate(t *ctxn) {
 	if s.ddlBlocked(t) {
 		// A sequential secondary running t ahead of its decision gives
 		// it up, for the transaction t waits for.
-		for r, id := range s.cur {
-			if id == t.id && s.seq[r] && !t.at[r].commitSent {
+		for r := range s.replicas {
+			id := s.replicas[r].running
+			if id == t.id && s.replicas[r].sequential() && !t.at[r].commitSent {
 				s.abortAt(ReplicaID(r), t)
 			}
 		}
@@ -1007,29 +1113,32 @@ func (s *cbs) evaluate(t *ctxn) {
 	var stale []ReplicaID
 	for r := range s.c.cfg.N {
 		rid := ReplicaID(r)
-		if rid == s.primary || s.down[r] {
+		if rid == s.primary || s.replicas[r].out() {
 			continue
 		}
 		switch {
 		case !s.readyToCommit(rid, t):
 			open++
-		case s.mvcc[r] && !s.fresh(rid, t, s.barrier):
+		case s.replicas[r].mvcc() && !s.fresh(rid, t, s.barrier):
 			stale = append(stale, rid)
 		case s.endorses(rid, t):
 			endorsing++
 		}
 	}
-	switch {
-	case endorsing >= s.c.cfg.F:
+	// The primary and the endorsing secondaries agree on every answer.
+	f := s.c.cfg.F
+	switch support := (quorum.Support{For: 1 + endorsing, Open: open + len(stale)}); {
+	case support.Won(f):
 		s.decide(t)
-	case endorsing+open+len(stale) < s.c.cfg.F:
+	case !support.Reachable(f):
 		s.refuseCommit(t)
 	default:
 		// Re-run stale MVCC secondaries when the others cannot make up
 		// the f endorsements, or have not for a while (they may be
 		// faulty).
+		withoutStale := quorum.Support{For: 1 + endorsing, Open: open}
 		for _, r := range stale {
-			if endorsing+open < s.c.cfg.F || s.now-t.at[r].since >= s.limit(r) {
+			if !withoutStale.Reachable(f) || s.now-t.at[r].since >= s.limit(r) {
 				s.abortAt(r, t)
 			}
 		}
@@ -1055,7 +1164,7 @@ func (s *cbs) evaluateSurvey(t *ctxn) {
 	patient := s.now-t.askedAt < s.c.surveyTicks()
 	for r := range s.c.cfg.N {
 		rid := ReplicaID(r)
-		if s.down[r] || s.joining[r] {
+		if s.replicas[r].out() || s.replicas[r].joining() {
 			continue
 		}
 		if rid != s.primary {
@@ -1065,7 +1174,7 @@ func (s *cbs) evaluateSurvey(t *ctxn) {
 				}
 				continue
 			}
-			if s.mvcc[r] && !s.fresh(rid, t, s.barrier) {
+			if s.replicas[r].mvcc() && !s.fresh(rid, t, s.barrier) {
 				if patient {
 					s.abortAt(rid, t)
 					return
@@ -1078,7 +1187,7 @@ func (s *cbs) evaluateSurvey(t *ctxn) {
 	}
 	// As with client work, a commit needs f secondaries besides the
 	// primary: a survey taken on the primary alone proves nothing.
-	if n := countTrue(took); n < s.quorum() {
+	if !(quorum.Support{For: countTrue(took)}).Won(s.c.cfg.F) {
 		unanimous = false
 	}
 	s.emit(Surveyed{Txn: t.id, Took: took, Unanimous: unanimous})
@@ -1125,7 +1234,7 @@ func (s *cbs) fresh(r ReplicaID, t *ctxn, m int) bool {
 // committedPrefix is the number of decided transactions that surely
 // committed on r: all of those with barriers below it have.
 func (s *cbs) committedPrefix(r ReplicaID) int {
-	if p := s.pend[r]; len(p) > 0 {
+	if p := s.replicas[r].pending; len(p) > 0 {
 		return p[0].b
 	}
 	return s.barrier
@@ -1144,13 +1253,14 @@ func (s *cbs) decide(t *ctxn) {
 	if s.c.cfg.Log {
 		s.emit(Log{Txn: t.id, Barrier: t.b})
 	}
-	for r := range s.pend {
-		if !t.at[r].finished && !s.down[r] {
-			s.pend[r] = append(s.pend[r], t)
+	for r := range s.replicas {
+		if !t.at[r].finished && !s.replicas[r].out() {
+			s.replicas[r].pending = append(s.replicas[r].pending, t)
 		}
 	}
-	for r, id := range s.cur {
-		if id != 0 && id != t.id && s.seq[r] && s.txns[id].phase == phaseOpen {
+	for r := range s.replicas {
+		id := s.replicas[r].running
+		if id != 0 && id != t.id && s.replicas[r].sequential() && s.txns[id].phase == phaseOpen {
 			s.abortAt(ReplicaID(r), s.txns[id])
 		}
 	}
@@ -1163,20 +1273,20 @@ func (s *cbs) refuse(t *ctxn) {
 	voters := []ReplicaID{s.primary}
 	for r := range s.c.cfg.N {
 		rid := ReplicaID(r)
-		if rid != s.primary && !s.down[r] && s.readyToCommit(rid, t) && (!s.mvcc[r] || s.fresh(rid, t, s.barrier)) {
+		if rid != s.primary && !s.replicas[r].out() && s.readyToCommit(rid, t) && (!s.replicas[r].mvcc() || s.fresh(rid, t, s.barrier)) {
 			voters = append(voters, rid)
 		}
 	}
 	bad, outvoted := -1, -1
 	for i := range t.stmts {
-		b := &ballot{votes: make([]*Vote, s.c.cfg.N)}
+		votes := make(quorum.Votes[Vote], s.c.cfg.N)
 		for _, r := range voters {
 			v := t.at[r].votes[i]
-			b.votes[r] = &v
+			votes[r] = &v
 		}
-		want, _, ok := b.leader(s.quorum())
+		want, _, ok := votes.Agreed(s.c.cfg.F)
 		for _, r := range voters {
-			if got := *b.votes[r]; got != want && ok {
+			if got := *votes[r]; got != want && ok {
 				s.emit(Mismatch{R: r, Op: Op{Txn: t.id, Kind: OpStmt, Seq: i}, Got: got, Want: want})
 			}
 		}
@@ -1195,7 +1305,7 @@ func (s *cbs) refuse(t *ctxn) {
 		"replicas disagreed on %s: the answer given was not confirmed by %d other replicas", what, s.c.cfg.F).
 		WithHint("the transaction was rolled back on every replica; retry it"))
 	s.end(t)
-	if outvoted >= 0 && !s.down[s.primary] {
+	if outvoted >= 0 && !s.replicas[s.primary].out() {
 		// f+1 replicas agree on another answer than the primary gave:
 		// it is proven wrong, and another replica takes the role.
 		s.markDown(s.primary, fmt.Sprintf("its answer to statement %d of t%d was outvoted", outvoted+1, t.id))
@@ -1209,8 +1319,8 @@ func (s *cbs) refuse(t *ctxn) {
 // it only waited for it, and now run without it on every replica, as
 // they do on the primary once it rolled t back there.
 func (s *cbs) unlogged(t *ctxn, fail *pgerr.Error) {
-	for r := range s.pend {
-		s.pend[r] = remove(s.pend[r], t)
+	for r := range s.replicas {
+		s.replicas[r].pending = remove(s.replicas[r].pending, t)
 	}
 	s.failCommit(t, fail)
 	s.end(t)
@@ -1232,11 +1342,11 @@ func (s *cbs) end(t *ctxn) {
 	t.phase = phaseEnded
 	for r := range t.at {
 		rt := &t.at[r]
-		if s.seq[r] && s.cur[r] == t.id {
-			s.cur[r] = 0
+		if s.replicas[r].sequential() && s.replicas[r].running == t.id {
+			s.replicas[r].running = 0
 		}
 		switch {
-		case rt.finished || s.down[r]:
+		case rt.finished || s.replicas[r].out():
 		case rt.started:
 			rt.commitSent = true
 			s.emit(Send{R: ReplicaID(r), Op: Op{Txn: t.id, Kind: OpRollback}, Try: rt.try})
@@ -1254,12 +1364,17 @@ func (s *cbs) end(t *ctxn) {
 
 // retire takes replica r out for good (see Retire).
 func (s *cbs) retire(r ReplicaID, why string) {
-	if s.retired[r] {
+	switch s.replicas[r].state {
+	case replicaRetired:
+		return
+	case replicaDown:
+		// Out already: it only stays out for good.
+		s.replicas[r].state = replicaRetired
+		s.emit(Retire{R: r, Why: why})
 		return
 	}
-	s.retired[r] = true
 	s.emit(Retire{R: r, Why: why})
-	s.markDown(r, why)
+	s.takeOut(r, why, replicaRetired)
 }
 
 // abortAt gives up t's current attempt on secondary r; its statements go
@@ -1287,8 +1402,8 @@ func (s *cbs) abortFor(r ReplicaID, t, forT *ctxn) {
 	}
 	rt.holdFor = forT
 	rt.since = s.now
-	if s.seq[r] && s.cur[r] == t.id {
-		s.cur[r] = 0
+	if s.replicas[r].sequential() && s.replicas[r].running == t.id {
+		s.replicas[r].running = 0
 	}
 }
 
@@ -1296,7 +1411,7 @@ func (s *cbs) abortFor(r ReplicaID, t, forT *ctxn) {
 // ran all their statements already.
 func (s *cbs) schedulePrimary() {
 	p := s.primary
-	for _, t := range s.pend[p] {
+	for _, t := range s.replicas[p].pending {
 		if rt := &t.at[p]; !rt.commitSent && !rt.finished {
 			if !s.isLogged(t) {
 				return // later ones are not logged either
@@ -1313,7 +1428,7 @@ func (s *cbs) scheduleConcurrent(r ReplicaID) {
 	// A copy: a replica taken out on the way (writeDiverged) finishes
 	// transactions, which leave s.live.
 	for _, t := range slices.Clone(s.live) {
-		if s.down[r] {
+		if s.replicas[r].out() {
 			return
 		}
 		if s.scheduleOne(r, t) {
@@ -1341,7 +1456,7 @@ func (s *cbs) scheduleOne(r ReplicaID, t *ctxn) (rerun bool) {
 	if t.phase != phaseCommitted || !s.isLogged(t) || !s.commitMaySend(r, t) {
 		return false
 	}
-	if s.mvcc[r] && !s.fresh(r, t, t.b) {
+	if s.replicas[r].mvcc() && !s.fresh(r, t, t.b) {
 		// Stale: run it again on a fresh snapshot before committing, so
 		// that r's state follows the commit order and a wrong answer of
 		// r's own shows as one. Stale answers equal to the primary's are
@@ -1352,7 +1467,7 @@ func (s *cbs) scheduleOne(r ReplicaID, t *ctxn) (rerun bool) {
 		return true
 	}
 	if s.writeDiverged(r, t) {
-		return !s.down[r]
+		return !s.replicas[r].out()
 	}
 	s.sendCommit(r, t)
 	return false
@@ -1415,7 +1530,7 @@ func (s *cbs) queryMaySend(r ReplicaID, t *ctxn, i int) bool {
 	if !q.answered || !(q.vote.OK() || q.held) || !s.ddlInOrder(r, t, i) {
 		return false
 	}
-	for _, d := range s.pend[r] {
+	for _, d := range s.replicas[r].pending {
 		if d.b >= q.b {
 			break
 		}
@@ -1426,7 +1541,7 @@ func (s *cbs) queryMaySend(r ReplicaID, t *ctxn, i int) bool {
 		if da.finished {
 			continue
 		}
-		if s.mvcc[r] || da.done() != len(d.stmts) {
+		if s.replicas[r].mvcc() || da.done() != len(d.stmts) {
 			return false
 		}
 	}
@@ -1441,7 +1556,7 @@ func (s *cbs) commitMaySend(r ReplicaID, t *ctxn) bool {
 	if rt.done() != len(t.stmts) {
 		return false
 	}
-	for _, d := range s.pend[r] {
+	for _, d := range s.replicas[r].pending {
 		if d.b >= t.b {
 			break
 		}
@@ -1469,7 +1584,7 @@ func (s *cbs) rerunMayStart(r ReplicaID, t *ctxn) bool {
 			return false
 		}
 	}
-	for _, d := range s.pend[r] {
+	for _, d := range s.replicas[r].pending {
 		if d.b >= rt.hold {
 			break
 		}
@@ -1494,13 +1609,13 @@ func (s *cbs) rerunMayStart(r ReplicaID, t *ctxn) bool {
 // could miss the previous transaction's writes.
 func (s *cbs) scheduleSequential(r ReplicaID) {
 	for {
-		if s.cur[r] == 0 {
-			s.cur[r] = s.nextSequential(r)
+		if s.replicas[r].running == 0 {
+			s.replicas[r].running = s.nextSequential(r)
 		}
-		if s.cur[r] == 0 {
+		if s.replicas[r].running == 0 {
 			return
 		}
-		t := s.txns[s.cur[r]]
+		t := s.txns[s.replicas[r].running]
 		rt := &t.at[r]
 		if rt.commitSent {
 			return // committing; the answer moves r on
@@ -1519,26 +1634,26 @@ func (s *cbs) scheduleSequential(r ReplicaID) {
 			return
 		}
 		if s.writeDiverged(r, t) {
-			if s.down[r] {
+			if s.replicas[r].out() {
 				return
 			}
 			continue // run it again at once
 		}
 		s.sendCommit(r, t)
-		if !s.pipe[r] {
+		if !s.replicas[r].pipelined() {
 			return // the next one starts when this COMMIT is answered
 		}
-		s.cur[r] = 0
+		s.replicas[r].running = 0
 	}
 }
 
 // nextSequential picks what sequential secondary r runs next.
 func (s *cbs) nextSequential(r ReplicaID) TxnID {
-	for _, d := range s.pend[r] {
+	for _, d := range s.replicas[r].pending {
 		if d.at[r].finished {
 			continue
 		}
-		if d.at[r].commitSent && !s.pipe[r] {
+		if d.at[r].commitSent && !s.replicas[r].pipelined() {
 			return 0 // still committing
 		}
 		if !d.at[r].commitSent {
@@ -1564,7 +1679,7 @@ func (s *cbs) sendStmt(r ReplicaID, t *ctxn) {
 	op := Op{Txn: t.id, Kind: OpStmt, Seq: rt.sent}
 	s.sentDDL(r, t, op.Seq)
 	rt.sent++
-	if s.mvcc[r] {
+	if s.replicas[r].mvcc() {
 		rt.snap = append(rt.snap, s.committedPrefix(r))
 	}
 	rt.started = true
@@ -1595,7 +1710,7 @@ func (s *cbs) sendCommit(r ReplicaID, t *ctxn) {
 func (s *cbs) unblock() {
 	for r := range s.c.cfg.N {
 		rid := ReplicaID(r)
-		if rid == s.primary || s.down[r] || s.seq[r] {
+		if rid == s.primary || s.replicas[r].out() || s.replicas[r].sequential() {
 			continue
 		}
 		for _, t := range s.live {
@@ -1606,14 +1721,14 @@ func (s *cbs) unblock() {
 			}
 			s.abortVictims(rid, t)
 			rt.since = s.now
-			s.limits[r] = min(2*s.limit(rid), maxStallFactor*s.stall)
+			s.replicas[r].stallLimit = min(2*s.limit(rid), maxStallFactor*s.stall)
 			break
 		}
 	}
 }
 
 // limit is the stall limit of replica r, in ticks.
-func (s *cbs) limit(r ReplicaID) int { return max(s.limits[r], s.stall) }
+func (s *cbs) limit(r ReplicaID) int { return max(s.replicas[r].stallLimit, s.stall) }
 
 // abortVictims aborts on r the attempts that may block t there: the
 // undecided ones (sparing those whose client waited first, for a COMMIT
@@ -1652,7 +1767,7 @@ func (s *cbs) checkFinished(t *ctxn) {
 		return
 	}
 	for r := range t.at {
-		if !t.at[r].finished && !s.down[r] {
+		if !t.at[r].finished && !s.replicas[r].out() {
 			return
 		}
 	}
@@ -1663,20 +1778,22 @@ func (s *cbs) checkFinished(t *ctxn) {
 
 // markDown takes replica r out: it no longer runs or votes, and nothing
 // waits for it.
-func (s *cbs) markDown(r ReplicaID, why string) {
-	if s.down[r] {
+func (s *cbs) markDown(r ReplicaID, why string) { s.takeOut(r, why, replicaDown) }
+
+// takeOut takes replica r out (markDown), into state to: down or
+// retired.
+func (s *cbs) takeOut(r ReplicaID, why string, to replicaState) {
+	if s.replicas[r].out() {
 		return
 	}
-	if !s.joining[r] {
+	if !s.replicas[r].joining() {
 		// A replica taken out again while it catches up keeps the
 		// barrier it was taken out at: what was decided since is not
 		// known to be there (the log brings it, and may not have).
-		s.downAt[r] = s.committedPrefix(ReplicaID(r))
+		s.replicas[r].downAt = s.committedPrefix(ReplicaID(r))
 	}
-	s.down[r] = true
-	s.joining[r] = false
-	s.cur[r] = 0
-	s.pend[r] = nil
+	rp := &s.replicas[r]
+	rp.state, rp.running, rp.pending = to, 0, nil
 	s.emit(MarkDown{R: r, Why: why})
 	if r == s.primary && !s.changing {
 		s.changeView()
@@ -1696,11 +1813,14 @@ func (s *cbs) markDown(r ReplicaID, why string) {
 // decided before (Caught). Those are finished as far as r is concerned:
 // the log brings them.
 func (s *cbs) rejoin(r ReplicaID) {
-	if !s.down[r] || s.retired[r] {
-		return
+	rp := &s.replicas[r]
+	if rp.state != replicaDown {
+		return // up, joining already, or retired for good
 	}
-	s.down[r], s.joining[r] = false, true
-	s.seq[r], s.cur[r], s.pend[r] = true, 0, nil
+	rp.state, rp.running, rp.pending = replicaJoining, 0, nil
+	if !rp.sequential() {
+		rp.kind = schedSequential
+	}
 	for _, t := range s.live {
 		// A new try: answers of runs cut off when r went are stale.
 		t.at[r] = rtx{hold: -1, try: t.at[r].try + 1}
@@ -1739,14 +1859,20 @@ func (s *cbs) watchPrimary() {
 	if s.watchOps() {
 		return
 	}
-	if s.timeout < 0 || s.changing || s.primary < 0 || s.now-s.heard < s.timeout {
+	if s.timeout < 0 || s.changing || s.primary < 0 {
 		return
 	}
 	if len(s.waiting) > 0 {
 		// COMMITs wait for secondaries: the primary may well be blocked
 		// behind them (locks, or a serial engine's one transaction), and
-		// they do not need it to be decided.
+		// they do not need it to be decided. Its silence counts only from
+		// the last of them: checked before the limit, not once it is
+		// reached, or a correct primary is taken out a few ticks after
+		// the COMMIT it was sent last (sim cbs seed 566).
 		s.heard = s.now
+		return
+	}
+	if s.now-s.heard < s.timeout {
 		return
 	}
 	p := s.primary
@@ -1771,7 +1897,7 @@ func (s *cbs) watchOps() bool {
 		return false
 	}
 	p := s.primary
-	if len(s.waiting) > 0 || s.heldErrs > 0 || len(s.pend[p]) > 0 {
+	if len(s.waiting) > 0 || s.heldErrs > 0 || len(s.replicas[p].pending) > 0 {
 		s.opsFrom = s.now
 		return false
 	}
@@ -1854,7 +1980,7 @@ func (s *cbs) changeView() {
 func (s *cbs) doomTxn(t *ctxn, doom *pgerr.Error) {
 	t.doom = doom
 	for r := range t.at {
-		if rid := ReplicaID(r); rid != s.primary && !s.down[r] {
+		if rid := ReplicaID(r); rid != s.primary && !s.replicas[r].out() {
 			s.abortAt(rid, t)
 		}
 	}
@@ -1876,10 +2002,10 @@ func (s *cbs) doomTxn(t *ctxn, doom *pgerr.Error) {
 // order and wrapping around, that may be primary; -1 if there is none.
 // Rotating keeps a faulty replica from holding the role.
 func (s *cbs) nextCandidate(from ReplicaID) ReplicaID {
-	n := len(s.down)
+	n := len(s.replicas)
 	for i := 1; i <= n; i++ {
 		r := (int(from) + i) % n
-		if !s.down[r] && !s.joining[r] && s.classes[r].MayBePrimary() {
+		if !s.replicas[r].out() && !s.replicas[r].joining() && s.replicas[r].class.MayBePrimary() {
 			return ReplicaID(r)
 		}
 	}
@@ -1892,10 +2018,10 @@ func (s *cbs) nextCandidate(from ReplicaID) ReplicaID {
 // statement unanswered: its pool is drained, so it can take over
 // without aborts (paper 3.4). -1 if there is none.
 func (s *cbs) drainedCandidate() ReplicaID {
-	n := len(s.down)
+	n := len(s.replicas)
 	for i := 1; i <= n; i++ {
 		c := ReplicaID((int(s.primary) + i) % n)
-		if c == s.primary || s.down[c] || s.joining[c] || !s.classes[c].MayBePrimary() {
+		if c == s.primary || s.replicas[c].out() || s.replicas[c].joining() || !s.replicas[c].class.MayBePrimary() {
 			continue
 		}
 		if s.drained(c) {
@@ -1940,7 +2066,7 @@ func (s *cbs) carries(c ReplicaID, t *ctxn) bool {
 // decided transaction, and sends it the statements that waited.
 func (s *cbs) promote() {
 	c := s.candidate
-	if c < 0 || len(s.pend[c]) > 0 {
+	if c < 0 || len(s.replicas[c].pending) > 0 {
 		return
 	}
 	// While c finished the decided transactions, one of its attempts may
@@ -1955,7 +2081,7 @@ func (s *cbs) promote() {
 		}
 	}
 	s.changing, s.primary = false, c
-	s.seq[c], s.mvcc[c], s.pipe[c], s.cur[c] = false, false, false, 0
+	s.replicas[c].kind, s.replicas[c].running = schedPrimary, 0
 	s.emit(NewPrimary{R: c, View: s.view})
 	held := s.held
 	s.held = nil

@@ -2,11 +2,11 @@ package coord
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/shepherd-db/shepherd/internal/answer"
 	"github.com/shepherd-db/shepherd/internal/driver"
 	"github.com/shepherd-db/shepherd/internal/pgerr"
+	"github.com/shepherd-db/shepherd/internal/quorum"
 )
 
 // TxnID names a transaction; the shell allocates them, never zero.
@@ -382,48 +382,25 @@ func (NewPrimary) action() {}
 // Coordinator is the pure coordinator state machine. It is not safe for
 // concurrent use: the shell serialises Step and Ready.
 type Coordinator struct {
-	cfg      Config
-	replicas []replicaState
-	txns     map[TxnID]*txnState
-	// active holds the admission token (serial mode); waiting are the
-	// begun transactions queued for it, in arrival order.
-	active  TxnID
-	waiting []TxnID
-	out     []Action
-	// cbs runs the CBS and SS modes; nil in the others.
-	cbs *cbs
-	// now counts Ticks (serial mode: how long a survey waits).
-	now int
+	cfg Config
+	out []Action
+	// rules are the mode's: voting (passthrough, serial) or cbs (CBS,
+	// SS). Step hands them every event.
+	rules rules
 }
 
-type replicaState struct {
-	down bool
-	// cur is the transaction the replica is running (serial mode), 0 when
-	// idle; queue holds ops of later transactions, in order.
-	cur   TxnID
-	queue []Op
-}
-
-type txnState struct {
-	// pending holds ops submitted before the transaction was admitted.
-	pending  []Op
-	ballots  map[Op]*ballot
-	finished bool // client's last op (COMMIT/ROLLBACK) submitted
-	// abandoned marks a transaction being rolled back: replicas still
-	// finishing its statements are cancelled, so their late answers are
-	// no evidence against them.
-	abandoned bool
-	// doneAt marks replicas that finished the transaction's last op.
-	doneAt []bool
-	// survey: see Begin.
-	survey bool
-	// writes marks the statements that may change state (Submit.Writes);
-	// ddl those that change the schema (Submit.DDL).
-	writes map[Op]bool
-	ddl    map[Op]bool
-	// held marks replicas whose COMMIT waits for their answers to the
-	// transaction's writes (see commitAt).
-	held []bool
+// rules are the scheduling rules of a mode: its own state, its Step, and
+// what the Coordinator's accessors report of it.
+type rules interface {
+	// step applies one event; unknown events panic.
+	step(Event)
+	// isDown, joining, decided, applied and currentPrimary answer IsDown,
+	// Joining, Decided, Applied and Primary.
+	isDown(ReplicaID) bool
+	joining(ReplicaID) bool
+	decided() int
+	applied(ReplicaID) int
+	currentPrimary() ReplicaID
 }
 
 // New returns a coordinator for cfg. It panics on an impossible config
@@ -438,9 +415,11 @@ func New(cfg Config) *Coordinator {
 	if cfg.Concurrent != nil && len(cfg.Concurrent) != cfg.N {
 		panic(fmt.Sprintf("coord: %d schedules for %d replicas", len(cfg.Concurrent), cfg.N))
 	}
-	c := &Coordinator{cfg: cfg, replicas: make([]replicaState, cfg.N), txns: map[TxnID]*txnState{}}
+	c := &Coordinator{cfg: cfg}
 	if cfg.Mode == CBS || cfg.Mode == SS {
-		c.cbs = newCBS(c)
+		c.rules = newCBS(c)
+	} else {
+		c.rules = newVoting(c)
 	}
 	return c
 }
@@ -457,386 +436,15 @@ func (c *Coordinator) Ready() []Action {
 func (c *Coordinator) HasReady() bool { return len(c.out) > 0 }
 
 // Step applies one event.
-func (c *Coordinator) Step(ev Event) {
-	if c.stepLiveness(ev) {
-		return
-	}
-	if c.cbs != nil {
-		c.cbs.step(ev)
-		return
-	}
-	switch e := ev.(type) {
-	case Begin:
-		c.begin(e.Txn, e.Survey)
-	case Submit:
-		c.submit(e.Op, e.Writes || e.DDL, e.DDL)
-	case Answered:
-		c.answered(e)
-	case Down:
-		c.markDown(e.R, "reported down")
-	case Tick:
-		c.now++
-		for _, id := range c.txnIDs() {
-			if t := c.txns[id]; t != nil && t.survey {
-				for _, op := range t.ballotOps() {
-					c.decide(op)
-				}
-			}
-		}
-	case Cancel:
-	default:
-		panic(fmt.Sprintf("coord: unknown event %T", ev))
-	}
-}
+func (c *Coordinator) Step(ev Event) { c.rules.step(ev) }
 
 // quorum is the number of matching votes that decide an op.
-func (c *Coordinator) quorum() int { return c.cfg.F + 1 }
-
-func (c *Coordinator) begin(id TxnID, survey bool) {
-	if _, dup := c.txns[id]; dup || id == 0 {
-		panic(fmt.Sprintf("coord: Begin of t%d twice", id))
-	}
-	c.txns[id] = &txnState{ballots: map[Op]*ballot{}, doneAt: make([]bool, c.cfg.N), survey: survey}
-	if c.cfg.Mode != Serial {
-		return
-	}
-	if c.active == 0 {
-		c.active = id
-		return
-	}
-	c.waiting = append(c.waiting, id)
-}
-
-// admitted reports whether a transaction's ops may go out.
-func (c *Coordinator) admitted(id TxnID) bool {
-	return c.cfg.Mode != Serial || c.active == id
-}
-
-func (c *Coordinator) submit(op Op, writes, ddl bool) {
-	t := c.txns[op.Txn]
-	if t == nil || t.finished {
-		panic(fmt.Sprintf("coord: %v submitted outside a live transaction", op))
-	}
-	if writes {
-		if t.writes == nil {
-			t.writes = map[Op]bool{}
-		}
-		t.writes[op] = true
-	}
-	if ddl {
-		if t.ddl == nil {
-			t.ddl = map[Op]bool{}
-		}
-		t.ddl[op] = true
-	}
-	if op.Kind != OpStmt {
-		t.finished = true
-	}
-	if op.Kind == OpRollback {
-		t.abandoned = true
-	}
-	if !c.admitted(op.Txn) {
-		if op.Kind == OpRollback && c.cfg.Mode == Serial {
-			// Never admitted: nothing ran anywhere, drop it from the queue.
-			c.waiting = slices.DeleteFunc(c.waiting, func(w TxnID) bool { return w == op.Txn })
-			c.emit(Reply{Op: op, From: -1})
-			c.forget(op.Txn)
-			return
-		}
-		t.pending = append(t.pending, op)
-		return
-	}
-	c.dispatch(t, op)
-}
-
-// dispatch sends op to every live replica (through their queues in serial
-// mode) and opens its ballot.
-func (c *Coordinator) dispatch(t *txnState, op Op) {
-	if t.survey && op.Kind == OpCommit && !c.surveyed(op.Txn, t) {
-		// Not unanimous: roll back everywhere instead.
-		t.abandoned = true
-		rb := Op{Txn: op.Txn, Kind: OpRollback}
-		for r := range c.replicas {
-			if !c.replicas[r].down {
-				c.sendTo(ReplicaID(r), rb)
-			}
-		}
-		c.emit(Reply{Op: op, From: -1, Fail: surveyDiffers()})
-		c.release(op.Txn)
-		c.checkFinished(op.Txn)
-		return
-	}
-	if op.Kind != OpRollback {
-		t.ballots[op] = &ballot{votes: make([]*Vote, c.cfg.N), openedAt: c.now}
-	}
-	for r := range c.replicas {
-		switch {
-		case c.replicas[r].down:
-		case op.Kind == OpCommit && !t.survey:
-			c.commitAt(t, ReplicaID(r), op)
-		default:
-			c.sendTo(ReplicaID(r), op)
-		}
-	}
-	if op.Kind == OpRollback {
-		// A rollback needs no vote: the client is told at once, and the
-		// token passes on.
-		c.emit(Reply{Op: op, From: -1})
-		c.release(op.Txn)
-		c.checkFinished(op.Txn)
-		return
-	}
-	c.decide(op) // no live replica left: fails at once
-}
-
-func (c *Coordinator) sendTo(r ReplicaID, op Op) {
-	rs := &c.replicas[r]
-	if c.cfg.Mode == Serial {
-		if rs.cur != 0 && rs.cur != op.Txn {
-			rs.queue = append(rs.queue, op)
-			return
-		}
-		rs.cur = op.Txn
-	}
-	c.emit(Send{R: r, Op: op})
-}
-
-// surveyed reports, for the COMMIT of survey t, whether every live
-// replica gave the same answers to every statement (their answers are all
-// in: a survey statement is decided only then), and emits Surveyed.
-func (c *Coordinator) surveyed(id TxnID, t *txnState) bool {
-	took := c.live()
-	for _, op := range t.ballotOps() {
-		for r, v := range t.ballots[op].votes {
-			if v == nil {
-				took[r] = false // left out: it took too long
-			}
-		}
-	}
-	unanimous := countTrue(took) >= c.quorum()
-	for _, op := range t.ballotOps() {
-		var first *Vote
-		for r, v := range t.ballots[op].votes {
-			switch {
-			case !took[r]:
-			case first == nil:
-				first = v
-			case *v != *first:
-				unanimous = false
-			}
-		}
-	}
-	c.emit(Surveyed{Txn: id, Took: took, Unanimous: unanimous})
-	return unanimous
-}
+func (c *Coordinator) quorum() int { return quorum.Size(c.cfg.F) }
 
 // surveyDiffers is the COMMIT failure of a survey whose replicas
 // disagreed.
 func surveyDiffers() *pgerr.Error {
 	return pgerr.New(pgerr.SerializationFailure, "the replicas' answers to the survey differ; it was rolled back everywhere")
-}
-
-// release passes the admission token to the next waiting transaction.
-func (c *Coordinator) release(id TxnID) {
-	if c.cfg.Mode != Serial || c.active != id {
-		return
-	}
-	c.active = 0
-	if len(c.waiting) == 0 {
-		return
-	}
-	next := c.waiting[0]
-	c.waiting = c.waiting[1:]
-	c.active = next
-	t := c.txns[next]
-	pending := t.pending
-	t.pending = nil
-	for _, op := range pending {
-		c.dispatch(t, op)
-	}
-}
-
-func (c *Coordinator) answered(a Answered) {
-	t := c.txns[a.Op.Txn]
-	if t == nil {
-		return // transaction already forgotten
-	}
-	if c.replicas[a.R].down {
-		return
-	}
-	last := a.Op.Kind == OpCommit || a.Op.Kind == OpRollback
-	if !a.V.OK() && pgerr.IsConnection(&pgerr.Error{Code: a.V.Code}) && c.cfg.N > 1 {
-		// The replica lost its session mid-transaction: what it ran is
-		// unknown, so it stops voting until recovered.
-		c.markDown(a.R, "connection lost during "+a.Op.String())
-		return
-	}
-	if b := t.ballots[a.Op]; b != nil {
-		b.votes[a.R] = &a.V
-		if b.decided {
-			if v := a.V; v != b.outcome && !b.failed && !t.abandoned && !t.survey {
-				c.emit(Mismatch{R: a.R, Op: a.Op, Got: v, Want: b.outcome})
-			}
-			c.retireSplitDDL(t, a.Op, b, a.R)
-		} else {
-			c.decide(a.Op)
-		}
-	}
-	if a.Op.Kind == OpStmt && t.held != nil && t.held[a.R] {
-		t.held[a.R] = false
-		c.commitAt(t, a.R, Op{Txn: a.Op.Txn, Kind: OpCommit})
-	}
-	if last {
-		t.doneAt[a.R] = true
-		c.replicaDone(a.R, a.Op.Txn)
-		c.checkFinished(a.Op.Txn)
-	}
-}
-
-// retireSplitDDL takes out, for good, a replica that commits DDL as it
-// runs it (Config.DDLCommits: MariaDB) and ran DDL statement op of t
-// where the agreed answer is otherwise (a cancel the others honoured, an
-// error they gave, no agreement): the transaction rolls back on the
-// others, but the replica keeps the schema change, and no log can undo
-// it. Serial mode's counterpart of the CBS pinning (cbs.go, Retire).
-func (c *Coordinator) retireSplitDDL(t *txnState, op Op, b *ballot, r ReplicaID) {
-	v := b.votes[r]
-	if !t.ddl[op] || c.cfg.DDLCommits == nil || !c.cfg.DDLCommits[r] || v == nil || !v.OK() ||
-		(!b.failed && *v == b.outcome) || c.replicas[r].down {
-		return
-	}
-	why := fmt.Sprintf("it committed the DDL of %s as it ran it, and the replicas agreed otherwise", describe(op))
-	c.emit(Retire{R: r, Why: why})
-	c.markDown(r, why)
-}
-
-// commitAt sends COMMIT of t to replica r once r has answered every
-// statement of t that may change state as the replicas agreed; until
-// then the COMMIT waits (t.held). A replica whose answer to such a
-// statement differs from the agreed one is taken out instead: its
-// transaction is rolled back there (MarkDown aborts it), because
-// committing it would leave its state silently different from the
-// others' — MariaDB and SQLite keep a transaction open after a failed
-// statement, so the rest of it would commit without that write. Answers
-// to reads that lost the vote are reported (Mismatch) but change nothing.
-func (c *Coordinator) commitAt(t *txnState, r ReplicaID, op Op) {
-	for _, sop := range t.ballotOps() {
-		if sop.Kind != OpStmt || !t.writes[sop] {
-			continue
-		}
-		b := t.ballots[sop]
-		v := b.votes[r]
-		if v == nil || !b.decided {
-			if t.held == nil {
-				t.held = make([]bool, c.cfg.N)
-			}
-			t.held[r] = true
-			return
-		}
-		if *v != b.outcome {
-			c.markDown(r, fmt.Sprintf("its answer to %s, which may change state, differs from the agreed one (%s, agreed %s): its transaction is rolled back there", describe(sop), v, b.outcome))
-			return
-		}
-	}
-	c.sendTo(r, op)
-}
-
-// replicaDone moves replica r on to the next transaction in its queue.
-func (c *Coordinator) replicaDone(r ReplicaID, id TxnID) {
-	rs := &c.replicas[r]
-	if c.cfg.Mode != Serial || rs.cur != id {
-		return
-	}
-	rs.cur = 0
-	if len(rs.queue) == 0 {
-		return
-	}
-	next := rs.queue[0].Txn
-	rs.cur = next
-	i := 0
-	for ; i < len(rs.queue) && rs.queue[i].Txn == next; i++ {
-		c.emit(Send{R: r, Op: rs.queue[i]})
-	}
-	rs.queue = rs.queue[i:]
-}
-
-// decide settles op's ballot if its votes allow it.
-func (c *Coordinator) decide(op Op) {
-	t := c.txns[op.Txn]
-	b := t.ballots[op]
-	if b == nil || b.decided {
-		return
-	}
-	if t.survey && op.Kind == OpStmt {
-		// Decided once every live replica answered, no vote; a replica
-		// that takes too long is left out once f+1 answered.
-		from, n, missing := ReplicaID(-1), 0, false
-		for r, v := range b.votes {
-			if c.replicas[r].down {
-				continue
-			}
-			if v == nil {
-				missing = true
-				continue
-			}
-			n++
-			if from < 0 {
-				from = ReplicaID(r)
-			}
-		}
-		if missing && (c.now-b.openedAt < c.surveyTicks() || n < c.quorum()) {
-			return
-		}
-		b.decided = true
-		if from < 0 {
-			b.failed = true
-			c.emit(Reply{Op: op, From: -1, Fail: pgerr.New(pgerr.ConnectionFailure, "no replica is up")})
-			return
-		}
-		b.outcome = *b.votes[from]
-		c.emit(Reply{Op: op, From: from})
-		return
-	}
-	if v, from, ok := b.leader(c.quorum()); ok {
-		b.decided, b.outcome = true, v
-		c.emit(Reply{Op: op, From: from})
-		for r, got := range b.votes {
-			if got != nil && *got != v {
-				c.emit(Mismatch{R: ReplicaID(r), Op: op, Got: *got, Want: v})
-			}
-		}
-		for r := range b.votes {
-			c.retireSplitDDL(t, op, b, ReplicaID(r))
-		}
-		if op.Kind == OpCommit {
-			c.release(op.Txn)
-		}
-		return
-	}
-	if b.reachable(c.quorum(), c.live()) {
-		return
-	}
-	b.decided, b.failed = true, true
-	for r, got := range b.votes {
-		if got != nil {
-			c.emit(Mismatch{R: ReplicaID(r), Op: op, Got: *got})
-		}
-	}
-	for r := range b.votes {
-		c.retireSplitDDL(t, op, b, ReplicaID(r))
-	}
-	fail := pgerr.New(pgerr.SerializationFailure,
-		"replicas disagreed on %s: no answer was given by %d replicas", describe(op), c.quorum()).
-		WithHint("the transaction was rolled back on every replica; retry it")
-	if e := c.tooFewUp(); e != nil {
-		fail = e // none disagreed: too few were left to agree
-	}
-	c.emit(Reply{Op: op, From: -1, Fail: fail})
-	if op.Kind == OpCommit {
-		// The client is told the commit failed; replicas that did commit
-		// are out of step and are reported by the Mismatch actions.
-		c.release(op.Txn)
-	}
 }
 
 func describe(op Op) string {
@@ -849,121 +457,25 @@ func describe(op Op) string {
 	return op.String()
 }
 
-// live returns which replicas still vote.
-func (c *Coordinator) live() []bool {
-	l := make([]bool, len(c.replicas))
-	for i, r := range c.replicas {
-		l[i] = !r.down
-	}
-	return l
-}
-
-func (c *Coordinator) checkFinished(id TxnID) {
-	t := c.txns[id]
-	if t == nil || !t.finished || len(t.pending) > 0 {
-		return
-	}
-	for r, done := range t.doneAt {
-		if !done && !c.replicas[r].down {
-			return
-		}
-	}
-	c.emit(Finished{Txn: id})
-	c.forget(id)
-}
-
-func (c *Coordinator) forget(id TxnID) { delete(c.txns, id) }
-
-func (c *Coordinator) markDown(r ReplicaID, why string) {
-	rs := &c.replicas[r]
-	if rs.down {
-		return
-	}
-	rs.down, rs.queue, rs.cur = true, nil, 0
-	c.emit(MarkDown{R: r, Why: why})
-	// Ballots that were waiting for r may now be decided (or be known to
-	// be undecidable), and transactions waiting for r to finish are done.
-	for _, id := range c.txnIDs() {
-		t := c.txns[id]
-		if t == nil {
-			continue
-		}
-		for _, op := range t.ballotOps() {
-			c.decide(op)
-		}
-		c.checkFinished(id)
-	}
-}
-
-// txnIDs returns the live transaction ids in increasing order, so that
-// actions come out in a deterministic order.
-func (c *Coordinator) txnIDs() []TxnID {
-	ids := make([]TxnID, 0, len(c.txns))
-	for id := range c.txns {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	return ids
-}
-
-func (t *txnState) ballotOps() []Op {
-	ops := make([]Op, 0, len(t.ballots))
-	for op := range t.ballots {
-		ops = append(ops, op)
-	}
-	slices.SortFunc(ops, func(a, b Op) int {
-		if a.Kind != b.Kind {
-			return int(a.Kind) - int(b.Kind)
-		}
-		return a.Seq - b.Seq
-	})
-	return ops
-}
-
 func (c *Coordinator) emit(a Action) { c.out = append(c.out, a) }
 
 // IsDown reports whether replica r has been taken out.
-func (c *Coordinator) IsDown(r ReplicaID) bool {
-	if c.cbs != nil {
-		return c.cbs.down[r]
-	}
-	return c.replicas[r].down
-}
+func (c *Coordinator) IsDown(r ReplicaID) bool { return c.rules.isDown(r) }
 
 // Decided returns how many transactions have been decided (CBS and SS):
-// the barrier the next one takes.
-func (c *Coordinator) Decided() int {
-	if c.cbs == nil {
-		return 0
-	}
-	return c.cbs.barrier
-}
+// the barrier the next one takes; 0 in other modes.
+func (c *Coordinator) Decided() int { return c.rules.decided() }
 
 // Applied returns the barrier below which replica r has committed every
 // decided transaction (CBS and SS; for a replica taken out, as of when it
 // went); -1 in other modes. The write-ahead log may forget what every
 // replica applied.
-func (c *Coordinator) Applied(r ReplicaID) int {
-	if c.cbs == nil {
-		return -1
-	}
-	if c.cbs.down[r] || c.cbs.joining[r] {
-		return c.cbs.downAt[r]
-	}
-	return c.cbs.committedPrefix(r)
-}
+func (c *Coordinator) Applied(r ReplicaID) int { return c.rules.applied(r) }
 
 // Primary returns the replica whose answers go to clients first (CBS and
 // SS), or -1 in the other modes.
-func (c *Coordinator) Primary() ReplicaID {
-	if c.cbs != nil {
-		return c.cbs.primary
-	}
-	return -1
-}
+func (c *Coordinator) Primary() ReplicaID { return c.rules.currentPrimary() }
 
 // Joining reports whether replica r is back but still catching up from
 // the log (CBS and SS): it is sent no new work until Caught.
-func (c *Coordinator) Joining(r ReplicaID) bool {
-	return c.cbs != nil && c.cbs.joining[r]
-}
+func (c *Coordinator) Joining(r ReplicaID) bool { return c.rules.joining(r) }

@@ -33,6 +33,15 @@
 //   - ss: as cbs, but every secondary runs one transaction at a time, once
 //     its COMMIT was asked for (the paper's Pronto-like baseline).
 //
+// Structure: Step hands every event to the mode's rules (the rules
+// interface): voting (voting.go) runs passthrough and serial, which
+// differ only in serial's admission order; cbs (cbs.go) runs CBS and SS,
+// which differ only in their secondaries' schedules. cbs keeps one
+// record per replica (replica): its state (up, joining, down, retired),
+// its schedule (primary, concurrent, concurrent MVCC, sequential,
+// pipelined) and the data of that schedule. Every "f+1 replicas agree"
+// is decided by package quorum, which repair's agreement uses too.
+//
 // Besides client work the shell runs surveys (Begin.Survey): the
 // transactions of compare-and-repair. They are scheduled exactly like
 // client transactions, so every replica answers them on the same logical

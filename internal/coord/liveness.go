@@ -45,29 +45,12 @@ type Unresponsive struct {
 func (Alive) event()        {}
 func (Unresponsive) event() {}
 
-// stepLiveness applies Alive and Unresponsive, reporting whether ev was
-// one of them.
-func (c *Coordinator) stepLiveness(ev Event) bool {
-	switch e := ev.(type) {
-	case Alive:
-		if s := c.cbs; s != nil && e.R == s.primary && !s.down[e.R] {
-			s.heard = s.now
-		}
-	case Unresponsive:
-		why := e.Why
-		if why == "" {
-			why = "no answer to a probe"
-		}
-		if c.cbs != nil {
-			c.cbs.markDown(e.R, why)
-			c.cbs.progress()
-		} else if c.cfg.N > 1 {
-			c.markDown(e.R, why)
-		}
-	default:
-		return false
+// why is what Unresponsive reports with MarkDown.
+func (e Unresponsive) why() string {
+	if e.Why == "" {
+		return "no answer to a probe"
 	}
-	return true
+	return e.Why
 }
 
 // up returns how many replicas are not taken out.

@@ -3,6 +3,7 @@ package dialect
 import (
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
@@ -97,7 +98,8 @@ func (w *writer) expr(n *pg_query.Node) {
 		w.refuse("%s (shepherd pins it to a value first)", sqlValueName(n.GetSqlvalueFunction().Op))
 	case n.GetSetToDefault() != nil:
 		if w.lite() {
-			w.refuse("DEFAULT in VALUES")
+			// sqlan leaves out a column every row gives as DEFAULT.
+			w.refuse("DEFAULT in VALUES for a column that other rows give a value (SQLite has no DEFAULT there; give every row DEFAULT or a value)")
 		}
 		w.str("DEFAULT")
 	case n.GetCollateClause() != nil:
@@ -123,6 +125,7 @@ func (w *writer) constant(c *pg_query.A_Const) {
 	case c.GetIval() != nil:
 		w.str(strconv.FormatInt(int64(c.GetIval().Ival), 10))
 	case c.GetFval() != nil:
+		w.numericRange(c.GetFval().Fval)
 		w.str(c.GetFval().Fval)
 	case c.GetBoolval() != nil:
 		if c.GetBoolval().Boolval {
@@ -394,14 +397,23 @@ func (w *writer) in(op string, l *pg_query.Node, items []*pg_query.Node) {
 func (w *writer) like(op string, l, r *pg_query.Node) {
 	not := strings.HasPrefix(op, "!")
 	ilike := strings.HasSuffix(op, "*")
-	esc := "'\\'"
+	esc, noEscape := " ESCAPE '\\'", false
 	if fc := r.GetFuncCall(); fc != nil && schema.FuncName(fc) == "like_escape" {
 		r = fc.Args[0]
 		c := fc.Args[1].GetAConst()
-		if c == nil || c.GetSval() == nil || len(c.GetSval().Sval) != 1 {
-			w.refuse("LIKE ... ESCAPE with an escape that is not one character")
+		switch {
+		case c == nil || c.GetSval() == nil || utf8.RuneCountInString(c.GetSval().Sval) > 1:
+			w.refuse("LIKE ... ESCAPE with an escape that is not one character or none")
+		case c.GetSval().Sval == "":
+			// ESCAPE '' (Hibernate's): no escape character. SQLite has
+			// none unless told. MariaDB refuses ESCAPE '' and, even
+			// under NO_BACKSLASH_ESCAPES, escapes with \ when told
+			// nothing: the pattern's backslashes are doubled, so that
+			// each stands for itself.
+			esc, noEscape = "", true
+		default:
+			esc = " ESCAPE '" + strings.ReplaceAll(c.GetSval().Sval, "'", "''") + "'"
 		}
-		esc = "'" + strings.ReplaceAll(c.GetSval().Sval, "'", "''") + "'"
 	}
 	w.str("(")
 	if ilike {
@@ -413,12 +425,20 @@ func (w *writer) like(op string, l, r *pg_query.Node) {
 		w.str(" NOT")
 	}
 	w.str(" LIKE ")
+	doubled := noEscape && w.my()
+	if doubled {
+		w.str("REPLACE(")
+	}
 	if ilike {
 		w.caseMap(false, r)
 	} else {
 		w.expr(r)
 	}
-	w.str(" ESCAPE " + esc + ")")
+	if doubled {
+		w.str(", '\\', '\\\\')")
+		esc = " ESCAPE '\\'"
+	}
+	w.str(esc + ")")
 }
 
 // operator writes a binary or prefix operator.
@@ -799,6 +819,10 @@ func (w *writer) typed(n *pg_query.Node, t string) {
 			w.fail(pgerr.InvalidTextRepresentation, "invalid input syntax for type uuid: %q", c.GetSval().Sval)
 		}
 		w.literal(u)
+	case isInt(t):
+		// Read as PostgreSQL reads the text ('x1' fails with 22P02),
+		// where SQLite would store it as text and MariaDB read 0.
+		w.numberConstant(c.GetSval().Sval, t, nil)
 	case t == "bytea":
 		w.bytesLiteral(c.GetSval().Sval)
 	case t == "bool":

@@ -86,6 +86,34 @@ func (w *writer) funcCall(fc *pg_query.FuncCall) {
 		} else {
 			w.call("shepherd_sum_expr", fc)
 		}
+	case name == "sum" && n == 1 && w.lite() && fc.Over != nil && w.typeOf(fc.Args[0]) == "int8":
+		// Over a window, where SQLite's SUM fails as soon as a partial
+		// sum leaves the 64-bit range and go-sqlite3 has no window
+		// aggregate of shepherd's: SUM of the high and of the low 32
+		// bits of each value (neither can overflow), put together
+		// exactly by shepherd_sum_parts.
+		fname := "shepherd_sum_parts_expr"
+		if w.answerSums[fc] || fc == w.textSum {
+			fname = "shepherd_sum_parts"
+		}
+		w.str(fname + "(")
+		for i, part := range []string{" >> 32)", " & 4294967295)"} {
+			if i > 0 {
+				w.str(", ")
+			}
+			w.str("SUM((")
+			w.repeated(fc.Args[0], 2, func() { w.expr(fc.Args[0]) })
+			w.str(")" + part)
+			if fc.AggFilter != nil {
+				w.str(" FILTER (WHERE ")
+				w.repeated(fc.AggFilter, 2, func() { w.expr(fc.AggFilter) })
+				w.str(")")
+			}
+			w.str(" OVER ")
+			w.over(fc)
+		}
+		w.str(")")
+		return
 	case name == "sum" && n == 1 && w.lite() && w.exact(fc.Args[0]):
 		// SQLite sums numeric values as floats: round back to the
 		// scale PostgreSQL's exact sum has.
@@ -118,11 +146,16 @@ func (w *writer) funcCall(fc *pg_query.FuncCall) {
 	}
 	if fc.Over != nil {
 		w.str(" OVER ")
-		if fc.Over.Name != "" && len(fc.Over.PartitionClause) == 0 && len(fc.Over.OrderClause) == 0 {
-			w.ident(fc.Over.Name)
-		} else {
-			w.windowDef(fc.Over)
-		}
+		w.over(fc)
+	}
+}
+
+// over writes the window of fc: a name, or its definition.
+func (w *writer) over(fc *pg_query.FuncCall) {
+	if fc.Over.Name != "" && len(fc.Over.PartitionClause) == 0 && len(fc.Over.OrderClause) == 0 {
+		w.ident(fc.Over.Name)
+	} else {
+		w.windowDef(fc.Over)
 	}
 }
 

@@ -310,7 +310,7 @@ func resultSums(sel *pg_query.SelectStmt) map[*pg_query.FuncCall]bool {
 	for i, t := range sel.TargetList {
 		rt := t.GetResTarget()
 		fc := rt.GetVal().GetFuncCall()
-		if fc == nil || fc.Over != nil || len(fc.Funcname) != 1 || fc.Funcname[0].GetString_().GetSval() != "sum" {
+		if fc == nil || len(fc.Funcname) != 1 || fc.Funcname[0].GetString_().GetSval() != "sum" {
 			continue
 		}
 		name := rt.Name
@@ -322,7 +322,9 @@ func resultSums(sel *pg_query.SelectStmt) map[*pg_query.FuncCall]bool {
 			n := sn.GetSortBy().GetNode()
 			p, ok := ordinal(n)
 			b, named := bareName(n)
-			if (ok && p == i+1 || named && b == name || sameText(n, rt.Val)) && !decided(sel, j) {
+			// A window's sum differs from row to row: no ORDER BY item
+			// before it decides the order for it.
+			if (ok && p == i+1 || named && b == name || sameText(n, rt.Val)) && (fc.Over != nil || !decided(sel, j)) {
 				sorted = true
 			}
 		}

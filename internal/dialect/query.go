@@ -2,10 +2,12 @@ package dialect
 
 import (
 	"strconv"
+	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/shepherd-db/shepherd/internal/answer"
+	"github.com/shepherd-db/shepherd/internal/pgerr"
 	"github.com/shepherd-db/shepherd/internal/schema"
 )
 
@@ -347,7 +349,7 @@ func (w *writer) orderLimit(s *pg_query.SelectStmt, targets []*pg_query.Node) {
 	w.str(" LIMIT ")
 	switch {
 	case count != nil:
-		w.limitValue(count)
+		w.limitValue(count, "LIMIT")
 	case w.my():
 		w.str("18446744073709551615")
 	default:
@@ -355,26 +357,93 @@ func (w *writer) orderLimit(s *pg_query.SelectStmt, targets []*pg_query.Node) {
 	}
 	if s.LimitOffset != nil {
 		w.str(" OFFSET ")
-		w.limitValue(s.LimitOffset)
+		w.limitValue(s.LimitOffset, "OFFSET")
 	}
 }
 
 // limitValue writes a LIMIT or OFFSET value: MariaDB takes only integer
-// constants and placeholders there.
-func (w *writer) limitValue(n *pg_query.Node) {
+// constants and placeholders there. PostgreSQL reads the value as a
+// bigint: a parameter, also cast to an integer type ($1::int, as GORM
+// sends it), is written as a placeholder (sqlan checks its value at Bind,
+// see LimitParams); a string constant ('1') or an integer one is read
+// and checked as PostgreSQL does, and written as the integer.
+func (w *writer) limitValue(n *pg_query.Node, clause string) {
+	typ := "int8"
+	if tc := n.GetTypeCast(); tc != nil {
+		if t, _, serial, ok := schema.TypeOf(tc.TypeName); ok && !serial && (t == "int2" || t == "int4" || t == "int8") &&
+			(tc.Arg.GetParamRef() != nil || tc.Arg.GetAConst() != nil) {
+			n, typ = tc.Arg, t
+		}
+	}
 	if p := n.GetParamRef(); p != nil {
+		w.paramType(int(p.Number), typ)
 		w.param(int(p.Number), answer.Int)
 		return
 	}
-	if c := n.GetAConst(); c != nil && c.GetIval() != nil {
-		w.str(strconv.FormatInt(int64(c.GetIval().Ival), 10))
-		return
+	if c := n.GetAConst(); c != nil && !c.Isnull {
+		var text string
+		switch {
+		case c.GetIval() != nil:
+			text = strconv.FormatInt(int64(c.GetIval().Ival), 10)
+		case c.GetFval() != nil:
+			text = c.GetFval().Fval // an integer beyond int4, or a decimal
+		case c.GetSval() != nil:
+			text = c.GetSval().Sval
+		}
+		if c.GetFval() == nil || isDigits(text) {
+			v, err := LimitInput(text, typ, clause)
+			if err != nil {
+				panic(failure{pgerr.From(err)})
+			}
+			w.str(strconv.FormatInt(v, 10))
+			return
+		}
 	}
 	if w.my() {
 		w.refuse("a LIMIT or OFFSET that is not an integer constant or parameter")
 	}
 	w.expr(n)
 }
+
+// isDigits reports whether s is one or more ASCII digits.
+func isDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// LimitInput reads text as PostgreSQL reads the value of a LIMIT or
+// OFFSET (clause) given as type typ (int2, int4 or int8): its integer
+// input (surrounding spaces, a sign, decimal digits), its range, and no
+// negative count.
+func LimitInput(text, typ, clause string) (int64, error) {
+	name, bits := map[string]string{"int2": "smallint", "int4": "integer", "int8": "bigint"}[typ], map[string]int{"int2": 16, "int4": 32, "int8": 64}[typ]
+	s := strings.Trim(text, " \t\n\r\f\v")
+	digits := strings.TrimLeft(s, "+-")
+	if len(s)-len(digits) > 1 || !isDigits(digits) {
+		return 0, pgerr.New(pgerr.InvalidTextRepresentation, "invalid input syntax for type %s: \"%s\"", name, text)
+	}
+	v, err := strconv.ParseInt(s, 10, bits)
+	if err != nil {
+		return 0, pgerr.New(pgerr.NumericValueOutOfRange, "value \"%s\" is out of range for type %s", text, name)
+	}
+	if v < 0 {
+		if clause == "OFFSET" {
+			return 0, pgerr.New(invalidOffset, "OFFSET must not be negative")
+		}
+		return 0, pgerr.New(invalidLimit, "LIMIT must not be negative")
+	}
+	return v, nil
+}
+
+// PostgreSQL's SQLSTATEs for a negative LIMIT and OFFSET.
+const (
+	invalidLimit  = "2201W"
+	invalidOffset = "2201X"
+)
 
 // sortBy writes one ORDER BY item with PostgreSQL's placement of NULLs
 // (last ascending, first descending). SQLite says so directly; MariaDB

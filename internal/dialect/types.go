@@ -2,6 +2,7 @@ package dialect
 
 import (
 	"errors"
+	"math"
 	"strconv"
 	"strings"
 
@@ -480,6 +481,30 @@ func (w *writer) cast(tc *pg_query.TypeCast) {
 	}
 }
 
+// numericRange stops writing a numeric constant (its text v, which reads
+// as a number) that PostgreSQL takes but the other engines cannot hold:
+// beyond a double's range (SQLite stores a double; 1e400 would be
+// infinity there, and 1e-400 zero). PostgreSQL takes exponents up to
+// about ±2^30 (its "value overflows numeric format", 22003, beyond); its
+// own limit on digits before and after the point is far wider than what
+// any engine here keeps.
+func (w *writer) numericRange(v string) {
+	f, err := strconv.ParseFloat(v, 64)
+	tiny := err == nil && f == 0 && strings.Trim(strings.SplitN(strings.ToLower(v), "e", 2)[0], "+-0.") != ""
+	if err == nil && !tiny {
+		return
+	}
+	if !errors.Is(err, strconv.ErrRange) && !tiny {
+		return
+	}
+	if _, exp, ok := strings.Cut(strings.ToLower(v), "e"); ok {
+		if n, err := strconv.ParseInt(exp, 10, 64); err != nil || n >= math.MaxInt32/2 || n <= -(math.MaxInt32/2) {
+			w.fail(pgerr.NumericValueOutOfRange, "value overflows numeric format")
+		}
+	}
+	w.refuse("numeric constant %s beyond the range of a double precision value, as which SQLite and MariaDB read it", v)
+}
+
 // numberConstant writes a string constant cast to a number type as the
 // number, after checking it reads as PostgreSQL reads it.
 func (w *writer) numberConstant(s, t string, mods []int32) {
@@ -496,9 +521,10 @@ func (w *writer) numberConstant(s, t string, mods []int32) {
 		}
 		w.str(strconv.FormatInt(n, 10))
 	case t == "numeric":
-		if _, err := strconv.ParseFloat(v, 64); err != nil || strings.ContainsAny(v, "xXpP_") || strings.EqualFold(v, "infinity") || strings.EqualFold(v, "nan") {
+		if _, err := strconv.ParseFloat(v, 64); err != nil && !errors.Is(err, strconv.ErrRange) || strings.ContainsAny(v, "xXpP_") || strings.EqualFold(v, "infinity") || strings.EqualFold(v, "nan") {
 			w.fail(pgerr.InvalidTextRepresentation, "invalid input syntax for type numeric: %q", s)
 		}
+		w.numericRange(v)
 		if w.my() {
 			w.str("CAST(" + v + " AS " + myCastType(t, mods) + ")")
 			return
@@ -516,11 +542,25 @@ func (w *writer) numberConstant(s, t string, mods []int32) {
 		if err != nil || strings.ContainsAny(v, "xXpP_") {
 			w.fail(pgerr.InvalidTextRepresentation, "invalid input syntax for type %s: %q", pgTypeWord(t), s)
 		}
-		w.str(strconv.FormatFloat(f, 'g', -1, 64))
-		if !strings.ContainsAny(strconv.FormatFloat(f, 'g', -1, 64), ".eE") {
+		switch {
+		case math.IsNaN(f) || math.IsInf(f, 0) && w.my():
+			// MariaDB's DOUBLE has neither; SQLite makes NaN NULL.
+			w.refuse("float constant %q", s)
+		case math.IsInf(f, 1):
+			w.str("9e999") // SQLite reads it as infinity
+			return
+		case math.IsInf(f, -1):
+			w.str("-9e999")
+			return
+		}
+		text := strconv.FormatFloat(f, 'g', -1, 64)
+		w.str(text)
+		if !strings.ContainsAny(text, ".eE") {
 			w.str(".0")
 		}
-		if w.my() {
+		if w.my() && !strings.ContainsAny(text, "eE") {
+			// An exponent makes the literal a DOUBLE (not a DECIMAL);
+			// one already there does.
 			w.str("E0")
 		}
 	}

@@ -290,3 +290,63 @@ func TestUUIDAsCanonicalText(t *testing.T) {
 		}
 	}
 }
+
+// TestFloatConstants: a float constant in exponent form is written as a
+// number each engine reads (MariaDB took "1e+300E0" as a syntax error,
+// which COPY of float columns sends); one PostgreSQL reads as infinity
+// or NaN is written where the engine has it (SQLite's 9e999) and refused
+// where it has not, not written as text the engine misreads.
+func TestFloatConstants(t *testing.T) {
+	s := testSchema(t)
+	for _, c := range []struct{ sql, my, lite string }{
+		{"SELECT '-1e300'::float8, '1e-05'::float8, '2.5'::float8, '3'::float4", "SELECT -1e+300, 1e-05, 2.5E0, 3.0E0", "SELECT -1e+300, 1e-05, 2.5, 3.0"},
+		{"SELECT 'Infinity'::float8, '-inf'::float8", "", "SELECT 9e999, -9e999"},
+		{"SELECT 'NaN'::float8", "", ""},
+	} {
+		n := parse(t, c.sql)
+		for _, want := range []struct {
+			d   driver.Dialect
+			sql string
+		}{{driver.MySQL, c.my}, {driver.SQLite, c.lite}} {
+			f, err := Write(n, want.d, s)
+			switch {
+			case want.sql == "" && pgerr.Code(err) != pgerr.FeatureNotSupported:
+				t.Errorf("%s for %v: %v, %v; want 0A000", c.sql, want.d, f.SQL, err)
+			case want.sql != "" && (err != nil || f.SQL != want.sql):
+				t.Errorf("%s for %v:\n got %s %v\nwant %s", c.sql, want.d, f.SQL, err, want.sql)
+			}
+		}
+	}
+}
+
+// TestConstraintNamesWritten: MariaDB and SQLite get each constraint
+// under the name PostgreSQL gives it (MariaDB names a primary key
+// PRIMARY whatever it is called, and no column constraint), so that
+// their errors name PostgreSQL's constraint.
+func TestConstraintNamesWritten(t *testing.T) {
+	s := testSchema(t)
+	for _, c := range []struct {
+		sql      string
+		d        driver.Dialect
+		contains []string
+	}{
+		{"CREATE TABLE t (id int PRIMARY KEY, a text UNIQUE, b int REFERENCES acct, CHECK (b > 0))", driver.MySQL,
+			[]string{"CONSTRAINT `t_a_key` UNIQUE (`a`)", "CONSTRAINT `t_b_fkey` FOREIGN KEY (`b`)", "CONSTRAINT `t_b_check` CHECK"}},
+		{"CREATE TABLE t (id int PRIMARY KEY, a text UNIQUE, b int REFERENCES acct, CHECK (b > 0))", driver.SQLite,
+			[]string{`"a" TEXT CONSTRAINT "t_a_key" UNIQUE`, `CONSTRAINT "t_b_fkey" REFERENCES`, `CONSTRAINT "t_b_check" CHECK`}},
+		{"ALTER TABLE acct ADD CHECK (n > 0)", driver.MySQL, []string{"ADD CONSTRAINT `acct_n_check` CHECK"}},
+		{"ALTER TABLE acct ADD COLUMN m int CHECK (m > 0)", driver.MySQL, []string{"ADD COLUMN `m` INT, ADD CONSTRAINT `acct_m_check` CHECK"}},
+		{"ALTER TABLE acct ADD COLUMN m int CHECK (m > 0)", driver.SQLite, []string{`CONSTRAINT "acct_m_check" CHECK`}},
+	} {
+		f, err := Write(parse(t, c.sql), c.d, s)
+		if err != nil {
+			t.Errorf("%s: %v", c.sql, err)
+			continue
+		}
+		for _, want := range c.contains {
+			if !strings.Contains(f.SQL, want) {
+				t.Errorf("%s for %v:\n  %s\nlacks %s", c.sql, c.d, f.SQL, want)
+			}
+		}
+	}
+}

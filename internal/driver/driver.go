@@ -20,6 +20,7 @@ import (
 	"sync"
 
 	"github.com/shepherd-db/shepherd/internal/answer"
+	"github.com/shepherd-db/shepherd/internal/pgerr"
 )
 
 // Class is how an engine orders concurrent transactions (DESIGN.md,
@@ -114,6 +115,13 @@ type Oversize struct {
 	Max int64
 	// Size is what the statement takes against it, in the same unit.
 	Size int64
+}
+
+// Refusal is the error a statement that replica's engine would not take
+// is refused with (54000), before any replica runs it.
+func (o *Oversize) Refusal(replica string) *pgerr.Error {
+	return pgerr.New(pgerr.ProgramLimitExceeded, "statement too large for replica %s: %d against its %s of %d",
+		replica, o.Size, o.Limit, o.Max)
 }
 
 // Sizer is an Engine that refuses statements beyond some size. shepherd

@@ -41,6 +41,9 @@ type conn struct {
 	// writeErr is the first error writing to the client; once set, the
 	// connection is finished.
 	writeErr error
+	// readErr is an error reading from the client inside a statement (a
+	// COPY FROM's data) that ends the connection.
+	readErr error
 
 	sess Session
 	// types converts values between text and binary; created on first use
@@ -90,6 +93,9 @@ func (c *conn) run(ctx context.Context) error {
 		return c.fail(pgerr.Wrap(pgerr.InternalError, err, "allocating a backend key").Fatal())
 	}
 	defer unregister()
+	if at, ok := sess.(Attacher); ok {
+		at.Attach(sessionConn{c: c, pid: pid})
+	}
 
 	c.sendParameterStatuses(info)
 	c.send(&pgproto3.BackendKeyData{ProcessID: pid, SecretKey: uint32Bytes(secret)})
@@ -186,6 +192,12 @@ func (c *conn) sendError(err error) {
 		Message:             pe.Message,
 		Detail:              pe.Detail,
 		Hint:                pe.Hint,
+		Where:               pe.Where,
+		SchemaName:          pe.Schema,
+		TableName:           pe.Table,
+		ColumnName:          pe.Column,
+		DataTypeName:        pe.DataType,
+		ConstraintName:      pe.Constraint,
 	})
 }
 

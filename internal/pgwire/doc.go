@@ -71,6 +71,20 @@
 // version byte. A value that does not parse as its column's type is error
 // 22P02; a malformed binary parameter is 08P01.
 //
+// # COPY
+//
+// The front hands the Session a Copier in the context of Query and Execute
+// (CopierFrom). A COPY FROM STDIN statement calls CopyIn: CopyInResponse,
+// then the client's CopyData up to CopyDone (Flush and Sync ignored, as
+// PostgreSQL ignores them there), all held in memory up to the Session's
+// limit (54000 beyond it), then parsed as PostgreSQL parses text, CSV and
+// binary COPY data, with its errors and CONTEXT; CopyFail is 57014. A
+// COPY TO STDOUT calls CopyOut with the whole answer: CopyOutResponse,
+// one CopyData per row encoded as PostgreSQL's COPY encodes it, CopyDone;
+// the Session's answer then gives CommandComplete "COPY n". After an
+// error the client's remaining COPY messages are ignored, as PostgreSQL
+// ignores them.
+//
 // # Error recovery
 //
 // An error in an extended-protocol message is reported with ErrorResponse
@@ -92,8 +106,7 @@
 // # Refused or unsupported
 //
 // Encryption (SSL, GSS) is declined, not refused. Fast-path FunctionCall
-// is answered 0A000. COPY traffic outside COPY is ignored, and the Session
-// refuses COPY statements itself. There is no replication protocol, no
+// is answered 0A000. There is no replication protocol, no
 // LISTEN/NOTIFY delivery, and no password methods other than SCRAM-SHA-256
 // (no channel binding, since there is no TLS).
 package pgwire

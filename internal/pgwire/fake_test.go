@@ -263,7 +263,7 @@ func (s *fakeSession) run(ctx context.Context, sql string, params []Param) (*ans
 			panic("scripted panic")
 		}
 	case "copy":
-		return nil, pgerr.New(pgerr.FeatureNotSupported, "COPY is not supported")
+		return fakeCopy(ctx, rest)
 	case "select":
 		return &answer.Answer{Columns: rowsColumns, Rows: rowsValues, Tag: answer.Tag("SELECT", 2), RowsAffected: 2}, nil
 	case "count":
@@ -437,4 +437,54 @@ func (s *fakeSession) cancelCount() (closes, cancels int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.closes, s.cancels
+}
+
+// fakeCopy runs "copy in FORMAT LIMIT" (a COPY FROM into columns a int4
+// and b bytea, answering COPY n and, in the tag, the rows read) and "copy
+// out FORMAT" (a COPY TO of the rows of "select").
+func fakeCopy(ctx context.Context, rest string) (*answer.Answer, error) {
+	cp, ok := CopierFrom(ctx)
+	if !ok {
+		return nil, pgerr.New(pgerr.FeatureNotSupported, "COPY without a connection")
+	}
+	f := strings.Fields(rest)
+	if len(f) < 2 {
+		return nil, pgerr.New(pgerr.SyntaxError, "copy in|out FORMAT [LIMIT]")
+	}
+	opts := CopyOptions{Delimiter: '\t', Null: `\N`}
+	switch f[1] {
+	case "csv":
+		opts = CopyOptions{Format: CopyCSV, Delimiter: ',', Quote: '"', Escape: '"'}
+	case "binary":
+		opts = CopyOptions{Format: CopyBinary}
+	}
+	if f[0] == "out" {
+		if err := cp.CopyOut(rowsColumns, rowsValues, opts); err != nil {
+			return nil, err
+		}
+		return &answer.Answer{Tag: answer.Tag("COPY", int64(len(rowsValues)))}, nil
+	}
+	limit := int64(1 << 20)
+	if len(f) > 2 {
+		n, err := strconv.ParseInt(f[2], 10, 64)
+		if err != nil {
+			return nil, pgerr.New(pgerr.SyntaxError, "bad limit")
+		}
+		limit = n
+	}
+	rows, err := cp.CopyIn("t", []CopyColumn{{Name: "a", OID: answer.OIDInt4}, {Name: "b", OID: answer.OIDBytea}}, opts, limit)
+	if err != nil {
+		return nil, err
+	}
+	var seen []string
+	for _, r := range rows {
+		for _, v := range r.Values {
+			if v.Null {
+				seen = append(seen, "NULL")
+			} else {
+				seen = append(seen, v.Text)
+			}
+		}
+	}
+	return &answer.Answer{Tag: answer.Tag("COPY", int64(len(rows))) + " " + strings.Join(seen, ",")}, nil
 }

@@ -61,6 +61,19 @@ func FuzzFront(f *testing.F) {
 		&pgproto3.CopyData{Data: []byte("x")},
 		&pgproto3.FunctionCall{Function: 1},
 		&pgproto3.Sync{}))
+	// The COPY sub-protocol: data in pieces, Flush and Sync inside it,
+	// CopyFail, a limit, binary data cut short, stray COPY messages.
+	f.Add(encodeMessages(f,
+		&pgproto3.Query{String: "copy in text"},
+		&pgproto3.CopyData{Data: []byte("1\t\\\\x01\n2\t")}, &pgproto3.Flush{}, &pgproto3.Sync{},
+		&pgproto3.CopyData{Data: []byte("\\N\n\\.\n")}, &pgproto3.CopyDone{},
+		&pgproto3.Query{String: "copy in csv 12"},
+		&pgproto3.CopyData{Data: []byte("1,\"a\nb\"\n")}, &pgproto3.CopyData{Data: []byte("2,x\n")}, &pgproto3.CopyDone{},
+		&pgproto3.Parse{Query: "copy in binary"}, &pgproto3.Bind{}, &pgproto3.Execute{},
+		&pgproto3.CopyData{Data: []byte("PGCOPY\n\377\r\n\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x02\x00\x00\x00\x04")},
+		&pgproto3.CopyFail{Message: "stop"}, &pgproto3.CopyDone{}, &pgproto3.Sync{},
+		&pgproto3.Query{String: "copy out binary"}, &pgproto3.Query{String: "copy in text"},
+		&pgproto3.Terminate{}))
 	f.Add([]byte{'Q', 0x40, 0, 0, 0})
 	f.Add([]byte("garbage"))
 

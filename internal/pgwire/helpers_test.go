@@ -212,6 +212,9 @@ func render(m pgproto3.BackendMessage) string {
 		if m.Hint != "" {
 			s += " / " + m.Hint
 		}
+		if m.Where != "" {
+			s += " @ " + m.Where
+		}
 		return s
 	case *pgproto3.RowDescription:
 		var fields []string
@@ -229,6 +232,12 @@ func render(m pgproto3.BackendMessage) string {
 		return fmt.Sprintf("ParameterDescription %v", m.ParameterOIDs)
 	case *pgproto3.BackendKeyData:
 		return "BackendKeyData"
+	case *pgproto3.CopyInResponse:
+		return fmt.Sprintf("CopyInResponse %d %v", m.OverallFormat, m.ColumnFormatCodes)
+	case *pgproto3.CopyOutResponse:
+		return fmt.Sprintf("CopyOutResponse %d %v", m.OverallFormat, m.ColumnFormatCodes)
+	case *pgproto3.CopyData:
+		return fmt.Sprintf("CopyData %q", m.Data)
 	case *pgproto3.NegotiateProtocolVersion:
 		return fmt.Sprintf("NegotiateProtocolVersion %d %v", m.NewestMinorProtocol, m.UnrecognizedOptions)
 	}

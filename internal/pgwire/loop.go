@@ -14,6 +14,7 @@ import (
 // error. Reading and running share this one goroutine: a CancelRequest
 // arrives on a connection of its own.
 func (c *conn) loop(ctx context.Context) error {
+	ctx = withCopier(ctx, c)
 	for {
 		msg, err := c.be.Receive()
 		if err != nil {
@@ -56,7 +57,8 @@ func (c *conn) dispatch(ctx context.Context, msg pgproto3.FrontendMessage) error
 		return errTerminate
 	case *pgproto3.CopyData, *pgproto3.CopyDone, *pgproto3.CopyFail:
 		// PostgreSQL ignores COPY traffic outside a COPY, which lets a
-		// client that raced an error out of COPY mode recover.
+		// client that raced an error out of COPY mode recover (a COPY's
+		// own data is read by Copier.CopyIn while it runs).
 		return nil
 	case *pgproto3.FunctionCall:
 		c.sendError(pgerr.New(pgerr.FeatureNotSupported, "the fast-path function call interface is not supported"))
@@ -75,6 +77,9 @@ func (c *conn) dispatch(ctx context.Context, msg pgproto3.FrontendMessage) error
 // Flush (asyncpg) waits for the answer before it sends Sync, and the Flush
 // it sent is skipped with everything else after the error.
 func (c *conn) reportExtended(err error) error {
+	if c.readErr != nil {
+		return c.readErr
+	}
 	if err != nil && c.writeErr == nil {
 		pe := pgerr.From(err)
 		if pe.Severity == pgerr.SeverityFatal {
@@ -101,6 +106,9 @@ func (c *conn) simpleQuery(ctx context.Context, sql string) error {
 	c.dropPortal("")
 	c.closeStatement("")
 	err := c.sess.Query(ctx, sql, c.sendAnswer)
+	if c.readErr != nil {
+		return c.readErr
+	}
 	if c.writeErr != nil {
 		return c.checkWrite()
 	}
@@ -155,6 +163,11 @@ func (c *conn) readyForQuery() error {
 	if status == 'I' {
 		// Portals live no longer than their transaction.
 		clear(c.portals)
+	}
+	if r, ok := c.sess.(Reporter); ok {
+		for _, p := range r.ChangedParameters() {
+			c.send(&pgproto3.ParameterStatus{Name: p[0], Value: p[1]})
+		}
 	}
 	c.send(&pgproto3.ReadyForQuery{TxStatus: status})
 	return c.flush()

@@ -38,8 +38,8 @@ func TestSimpleQueryStopsAtError(t *testing.T) {
 		"CommandComplete INSERT 0 1",
 		"ErrorResponse ERROR 42601 scripted failure / the detail / the hint",
 		"ReadyForQuery I")
-	checkScript(t, c.exchange(&pgproto3.Query{String: "copy t from stdin"}),
-		"ErrorResponse ERROR 0A000 COPY is not supported", "ReadyForQuery I")
+	checkScript(t, c.exchange(&pgproto3.Query{String: "insert x; copy nowhere; insert y"}),
+		"CommandComplete INSERT 0 1", "ErrorResponse ERROR 42601 copy in|out FORMAT [LIMIT]", "ReadyForQuery I")
 	checkScript(t, c.exchange(&pgproto3.Query{String: "badrow"}),
 		"RowDescription v:23/0", "ErrorResponse ERROR XX000 result row has 0 values but 1 columns", "ReadyForQuery I")
 }

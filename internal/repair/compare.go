@@ -718,19 +718,9 @@ func (p *pass) compareKey(ctx context.Context, t *table, key string, replicas []
 
 // agreement picks the state (a key of groups, which maps each state to
 // the replicas in it) that f+1 replicas and more replicas than any other
-// state hold. With more than 2f+1 replicas two states may each have f+1:
-// then, as when none has, there is no agreement.
+// state hold (coord.Agreement, which the simulator checks).
 func agreement(groups map[string][]int, f int) (state string, ok bool) {
-	most := 0
-	for s, members := range groups {
-		switch n := len(members); {
-		case n > most:
-			state, ok, most = s, n >= f+1, n
-		case n == most:
-			ok = false
-		}
-	}
-	return state, ok
+	return coord.Agreement(groups, f)
 }
 
 // source picks the agreeing replica whose values are copied: a

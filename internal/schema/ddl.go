@@ -92,6 +92,7 @@ func TableOf(cs *pg_query.CreateStmt) (*Table, error) {
 		}
 	}
 	t.nameConstraints()
+	_, t.Constraints = ConstraintNames(cs)
 	return t, nil
 }
 
@@ -425,6 +426,13 @@ func (s *Snapshot) Apply(n *pg_query.Node) (*Snapshot, error) {
 				if key {
 					t.Key = []string{c.Name}
 				}
+				for _, n := range cmd.Def.GetColumnDef().Constraints {
+					if con := n.GetConstraint(); con != nil {
+						if k, ok := AddedConstraint(t, con, c.Name); ok {
+							t.Constraints = append(t.Constraints, k)
+						}
+					}
+				}
 			case pg_query.AlterTableType_AT_DropColumn:
 				for i, c := range t.Columns {
 					if c.Name == cmd.Name {
@@ -464,6 +472,18 @@ func (s *Snapshot) Apply(n *pg_query.Node) (*Snapshot, error) {
 						delete(next.UniqueIndexes, ix)
 					}
 				}
+				// PostgreSQL drops the constraints on the column with it.
+				t.Constraints = slices.DeleteFunc(t.Constraints, func(c Constraint) bool {
+					return slices.Contains(c.Columns, cmd.Name)
+				})
+			case pg_query.AlterTableType_AT_AddConstraint:
+				if con := cmd.Def.GetConstraint(); con != nil {
+					if c, ok := AddedConstraint(t, con, ""); ok {
+						t.Constraints = append(t.Constraints, c)
+					}
+				}
+			case pg_query.AlterTableType_AT_DropConstraint:
+				t.Constraints = slices.DeleteFunc(t.Constraints, func(c Constraint) bool { return c.Name == cmd.Name })
 			case pg_query.AlterTableType_AT_ColumnDefault:
 				if c := t.Column(cmd.Name); c != nil && c.Fill != FillSerial {
 					f, err := fillOf(cmd.Def)
@@ -507,6 +527,17 @@ func (s *Snapshot) Apply(n *pg_query.Node) (*Snapshot, error) {
 					c := other.clone()
 					c.Parents = renameIn(other.Parents, old.Name, t.Name)
 					next.Tables[name] = c
+				}
+			}
+			for name, o := range next.Tables {
+				if o.references(old.Name) {
+					o = o.clone()
+					for i := range o.Constraints {
+						if o.Constraints[i].RefTable == old.Name {
+							o.Constraints[i].RefTable = t.Name
+						}
+					}
+					next.Tables[name] = o
 				}
 			}
 		case pg_query.ObjectType_OBJECT_COLUMN:
@@ -554,6 +585,16 @@ func (s *Snapshot) Apply(n *pg_query.Node) (*Snapshot, error) {
 					c := next.Tables[name].clone()
 					c.RefColumns = rc
 					next.Tables[name] = c
+				}
+			}
+			t.Constraints = renameConstraintColumn(t.Constraints, true, t.Name, r.Subname, r.Newname)
+			next.Tables[t.Name] = t
+			// Foreign keys of other tables name the column they reference.
+			for name, o := range next.Tables {
+				if name != t.Name && o.references(t.Name) {
+					o = o.clone()
+					o.Constraints = renameConstraintColumn(o.Constraints, false, t.Name, r.Subname, r.Newname)
+					next.Tables[name] = o
 				}
 			}
 		case pg_query.ObjectType_OBJECT_INDEX:

@@ -114,6 +114,10 @@ type Table struct {
 	Uniques []Unique `json:"uniques,omitempty"`
 	// Checks are the CHECK constraints.
 	Checks []Check `json:"checks,omitempty"`
+	// Constraints are the table's primary key, unique constraints,
+	// foreign keys and checks, by the names PostgreSQL knows them
+	// (tables created before shepherd recorded them have none).
+	Constraints []Constraint `json:"constraints,omitempty"`
 }
 
 // Check is a CHECK constraint: its name, its expression as PostgreSQL's
@@ -244,5 +248,6 @@ func (t *Table) clone() *Table {
 	n := *t
 	n.Columns = append([]Column(nil), t.Columns...)
 	n.Key = append([]string(nil), t.Key...)
+	n.Constraints = append([]Constraint(nil), t.Constraints...)
 	return &n
 }

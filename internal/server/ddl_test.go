@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -21,7 +22,8 @@ import (
 // must keep working on it.
 func TestDDLCancelledStaysEverywhere(t *testing.T) {
 	cfg := realCluster(t, "cbs")
-	addr, srv := start(t, cfg)
+	addr, srv, stop := startServer(t, cfg)
+	defer stop()
 	ctx := context.Background()
 	app := connect(t, addr, "app")
 	mustExec(t, app, "CREATE TABLE parent (id int PRIMARY KEY)")
@@ -116,4 +118,102 @@ func TestDDLCancelledStaysEverywhere(t *testing.T) {
 			t.Errorf("replica %s is %s after the DDL", r.Name, r.State)
 		}
 	}
+
+	// The catalog recorded the CREATE TABLE with its log barrier: the
+	// next start has nothing to apply from the log (it applied it a
+	// second time, and logged that it could not, when the catalog took
+	// the change at the client's cancel, with no barrier).
+	stop()
+	_, _, log, _ := startLogged(t, cfg)
+	if l := log.String(); strings.Contains(l, "schema change") {
+		t.Errorf("the start after the cancelled CREATE TABLE applied schema changes from the log:\n%s", l)
+	}
+}
+
+// TestRetiredStaysOutAcrossRestart: MariaDB, the primary, commits CREATE
+// TABLE as it runs it; PostgreSQL and SQLite refuse it (a table of that
+// name was made on them behind shepherd's back), so the transaction
+// rolls back there and MariaDB, which keeps the table, is retired. A
+// restart of shepherd must keep it out (it was taken back unchecked,
+// with a table the others lack): SHOW REPLICAS shows it retired with
+// the reason, and writes go on without it. Once rebuilt (the table
+// dropped on it), REJOIN REPLICA on the admin console brings it back:
+// it catches up from the log with what it missed, and is up.
+func TestRetiredStaysOutAcrossRestart(t *testing.T) {
+	cfg := realCluster(t, "cbs")
+	ctx := context.Background()
+	addr, srv, stop := startServer(t, cfg)
+	app := connect(t, addr, "app")
+	mustExec(t, app, "CREATE TABLE t (a int PRIMARY KEY)")
+	if err := srv.Cluster().Idle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// A table the secondaries already have, behind shepherd's back.
+	behind := func(i int, sql string) {
+		t.Helper()
+		r := cfg.Replicas[i]
+		open, _ := driver.Lookup(r.Driver)
+		e, err := open(ctx, driver.Spec{Name: r.Name, DSN: r.DSN, DataDir: cfg.DataDir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer e.Close()
+		c, err := e.Connect(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if _, err := c.Exec(ctx, driver.Query{SQL: sql}); err != nil {
+			t.Fatalf("%s on %s: %v", sql, r.Name, err)
+		}
+	}
+	behind(1, "CREATE TABLE child (a int)")
+	behind(2, "CREATE TABLE child (a int)")
+	if _, err := app.Exec(ctx, "CREATE TABLE child (a int)"); sqlstate(err) != "40001" {
+		t.Fatalf("CREATE TABLE the secondaries refused: %v, want 40001", err)
+	}
+	// The client may hear of the refusal before the retirement is
+	// carried out.
+	waitFor(t, "maria retired", func() bool { return replicaState(srv, "maria") == "retired" })
+	stop()
+
+	addr, srv, stop = startServer(t, cfg)
+	defer stop()
+	admin := connect(t, addr, "shepherd")
+	var state, reason string
+	found := false
+	rows, err := admin.Query(ctx, "SHOW REPLICAS", pgx.QueryExecModeSimpleProtocol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		vals, err := rows.Values()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if vals[0] == "maria" {
+			state, reason, found = vals[4].(string), vals[len(vals)-1].(string), true
+		}
+	}
+	rows.Close()
+	if !found || state != "retired" || !strings.Contains(reason, "DDL") {
+		t.Fatalf("maria after a restart: %q (%q); want retired, with the reason", state, reason)
+	}
+	app = connect(t, addr, "app")
+	mustExec(t, app, "INSERT INTO t VALUES (1)")
+
+	// The operator rebuilds it, then brings it back.
+	behind(0, "DROP TABLE child")
+	if _, err := admin.Exec(ctx, "REJOIN REPLICA pg", pgx.QueryExecModeSimpleProtocol); sqlstate(err) != "55000" {
+		t.Fatalf("REJOIN REPLICA of a replica in use: %v, want 55000", err)
+	}
+	if _, err := admin.Exec(ctx, "REJOIN REPLICA maria", pgx.QueryExecModeSimpleProtocol); err != nil {
+		t.Fatalf("REJOIN REPLICA maria: %v", err)
+	}
+	waitFor(t, "maria back", func() bool { return replicaState(srv, "maria") == "up" })
+	mustExec(t, app, "INSERT INTO t VALUES (2)")
+	if err := srv.Cluster().Idle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	assertIdentical(t, cfg, "SELECT a FROM t ORDER BY a")
 }

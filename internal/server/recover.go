@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -13,6 +12,7 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/shepherd-db/shepherd/internal/cluster"
+	"github.com/shepherd-db/shepherd/internal/coord"
 	"github.com/shepherd-db/shepherd/internal/driver"
 	"github.com/shepherd-db/shepherd/internal/pgerr"
 	"github.com/shepherd-db/shepherd/internal/replica"
@@ -20,20 +20,13 @@ import (
 	"github.com/shepherd-db/shepherd/internal/wal"
 )
 
-// maxBarrier bounds the barriers shepherd accepts, from its own log or
-// from a replica's log table: far more commits than a deployment makes
-// (a million a second for 285 years), and far enough below 2^63 that the
-// barrier counter, and the BIGINT column of the log tables, cannot wrap.
-const maxBarrier = 1 << 53
+// maxBarrier bounds the barriers shepherd accepts (coord.MaxBarrier).
+const maxBarrier = coord.MaxBarrier
 
 // connectTimeout bounds how long start-up waits for one replica to
 // accept a connection; one that does not is left out and tried again
 // later, as a replica that went away while shepherd ran.
 const connectTimeout = 10 * time.Second
-
-// errBadBarrier is wrapped by the reason a replica is left out when its
-// log table claims a barrier shepherd cannot have given it.
-var errBadBarrier = errors.New("bad barrier in the log table")
 
 // recovered is what start-up found.
 type recovered struct {
@@ -58,8 +51,10 @@ type recovered struct {
 // an absurd one), or to which the replay fails is left out, with the
 // reason, and shepherd starts if at least f+1 others are consistent with
 // the log. What a replica reports is not trusted to move the barrier
-// counter past what the log holds.
-func recoverReplicas(ctx context.Context, engines []driver.Engine, names []string, f int, records []wal.Record, log *slog.Logger) (recovered, error) {
+// counter past what the log holds. The replicas in retired (with why)
+// are not touched: they hold what the others rolled back, and count as
+// left out.
+func recoverReplicas(ctx context.Context, engines []driver.Engine, names []string, f int, records []wal.Record, retired map[int]error, log *slog.Logger) (recovered, error) {
 	var from, top uint64
 	if len(records) > 0 {
 		from, top = records[0].Barrier, records[len(records)-1].Barrier
@@ -75,30 +70,35 @@ func recoverReplicas(ctx context.Context, engines []driver.Engine, names []strin
 	results := make([]result, len(engines))
 	var wg sync.WaitGroup
 	for i, e := range engines {
+		if err, ok := retired[i]; ok {
+			results[i].err = err
+			continue
+		}
 		wg.Go(func() {
 			r := &results[i]
 			r.n, r.top, r.err = recoverOne(ctx, e, records, from, top)
 		})
 	}
 	wg.Wait()
-	rec := recovered{base: top + 1, out: map[int]error{}}
-	var why []string
+	// Which replicas to start with, and the barrier to go on from, is
+	// coord.PlanStart's decision (the simulator runs it too).
+	reports := make([]coord.StartReport, len(results))
 	for i, r := range results {
-		if r.err != nil {
-			rec.out[i] = r.err
-			why = append(why, fmt.Sprintf("%s: %v", names[i], r.err))
-			continue
-		}
-		if r.n > 0 {
+		reports[i] = coord.StartReport{High: r.top, Err: r.err}
+		if r.err == nil && r.n > 0 {
 			log.Warn("replica caught up from the write-ahead log", "replica", names[i], "transactions", r.n)
 		}
-		// With an empty log (a new data directory), the replicas' own
-		// rows are all there is; recoverOne checked them against
-		// maxBarrier.
-		rec.base = max(rec.base, r.top+1)
 	}
-	if ok := len(engines) - len(rec.out); ok < f+1 {
-		return recovered{}, fmt.Errorf("%d of %d replicas are usable, %d needed: %s", ok, len(engines), f+1, strings.Join(why, "; "))
+	plan, ok := coord.PlanStart(f, top, reports)
+	rec := recovered{base: plan.Base, out: plan.Out}
+	if !ok {
+		var why []string
+		for i, r := range results {
+			if r.err != nil {
+				why = append(why, fmt.Sprintf("%s: %v", names[i], r.err))
+			}
+		}
+		return recovered{}, fmt.Errorf("%d of %d replicas are usable, %d needed: %s", len(engines)-len(rec.out), len(engines), f+1, strings.Join(why, "; "))
 	}
 	if ctx.Err() != nil {
 		return recovered{}, ctx.Err()
@@ -132,19 +132,10 @@ func recoverOne(ctx context.Context, e driver.Engine, records []wal.Record, from
 	return n, max(high, top), nil
 }
 
-// checkBarrier checks the highest barrier a replica's log table holds:
-// with a log (logged), at most the log's last barrier, since a replica is
-// sent a COMMIT only once its record is durable; without one, below
-// maxBarrier. A replica claiming more claims transactions shepherd never
-// decided: it is not taken in, and its number not believed.
+// checkBarrier checks the highest barrier a replica's log table holds
+// (coord.CheckBarrier, the rule the simulator runs too).
 func checkBarrier(high, top uint64, logged bool) error {
-	if logged && high > top {
-		return fmt.Errorf("%w: %s holds barrier %d, beyond the write-ahead log's last, %d: the replica claims transactions the log never had", errBadBarrier, replica.LogTable, high, top)
-	}
-	if high >= maxBarrier {
-		return fmt.Errorf("%w: %s holds barrier %d, beyond %d", errBadBarrier, replica.LogTable, high, uint64(maxBarrier))
-	}
-	return nil
+	return coord.CheckBarrier(replica.LogTable, high, top, logged)
 }
 
 // lateEngine stands for a network replica that could not be reached when

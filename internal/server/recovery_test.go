@@ -369,6 +369,8 @@ func TestRecoverReplicasValidates(t *testing.T) {
 		out    []int
 		base   uint64
 		refuse bool
+		// retired are left out as retired (cluster.Retirement).
+		retired []int
 	}{
 		{name: "all truthful", setup: [][]string{truth, truth, truth}, log: records, base: 5},
 		{name: "beyond the log", setup: [][]string{truth, beyond, truth}, log: records, out: []int{1}, base: 5},
@@ -377,9 +379,16 @@ func TestRecoverReplicasValidates(t *testing.T) {
 		{name: "beyond an empty log", setup: [][]string{truth, beyond, truth}, base: 6},
 		{name: "replay fails", setup: [][]string{truth, truth, hidden}, log: records, out: []int{2}, base: 5},
 		{name: "two liars", setup: [][]string{huge, truth, beyond}, log: records, refuse: true},
+		// A retired replica is left alone, even where it would replay.
+		{name: "retired", setup: [][]string{truth, truth, truth}, log: records, retired: []int{0}, out: []int{0}, base: 5},
+		{name: "retired and a liar", setup: [][]string{truth, truth, beyond}, log: records, retired: []int{0}, refuse: true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			rec, err := recoverReplicas(ctx, replicas(c.setup...), names, 1, c.log, quiet)
+			retired := map[int]error{}
+			for _, i := range c.retired {
+				retired[i] = fmt.Errorf("retired: %s", "test")
+			}
+			rec, err := recoverReplicas(ctx, replicas(c.setup...), names, 1, c.log, retired, quiet)
 			if c.refuse {
 				if err == nil || !strings.Contains(err.Error(), "lite0") || !strings.Contains(err.Error(), "lite2") {
 					t.Fatalf("err %v; want a refusal naming lite0 and lite2", err)
@@ -393,6 +402,11 @@ func TestRecoverReplicasValidates(t *testing.T) {
 			for i := range names {
 				if rec.out[i] != nil {
 					out = append(out, i)
+				}
+			}
+			for _, i := range c.retired {
+				if rec.out[i] == nil || !strings.Contains(rec.out[i].Error(), "retired") {
+					t.Errorf("retired %s: left out for %v", names[i], rec.out[i])
 				}
 			}
 			if !slices.Equal(out, c.out) || rec.base != c.base {

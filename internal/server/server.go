@@ -47,6 +47,7 @@ type Server struct {
 	front   *pgwire.Server
 	wal     *wal.Log // cbs and ss
 	repair  *repair.Service
+	shared  *session.Shared // advisory locks
 }
 
 // Open opens every replica (checking each is reachable) and builds the
@@ -59,7 +60,7 @@ func Open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Server, e
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return nil, &config.Error{Field: "data_dir", Msg: err.Error()}
 	}
-	s := &Server{cfg: cfg, log: log}
+	s := &Server{cfg: cfg, log: log, shared: session.NewShared()}
 	var reps []cluster.Replica
 	var names []string
 	var classes []driver.Class
@@ -105,6 +106,19 @@ func Open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Server, e
 	copts := cluster.Options{Mode: mode, F: cfg.F, Log: log, DigestRows: cfg.Digests(), PrimaryTimeout: ptimeout}
 	copts.ProbeInterval, copts.ProbeTimeout, _ = cfg.Probes() // checked by cfg.Check
 	copts.OpTimeout, _ = cfg.OpTimeoutDuration()              // checked by cfg.Check
+	// Replicas retired in an earlier run stay out (cluster.Retirement):
+	// never replayed to, never taken back without an operator.
+	copts.RetiredFile = filepath.Join(cfg.DataDir, "retired.json")
+	if copts.Retired, err = cluster.LoadRetired(copts.RetiredFile); err != nil {
+		s.closeEngines()
+		return nil, &config.Error{Field: "data_dir", Msg: err.Error()}
+	}
+	retired := map[int]error{}
+	for i, n := range names {
+		if r, ok := copts.Retired[n]; ok {
+			retired[i] = fmt.Errorf("retired: %s", r.Why)
+		}
+	}
 	// out holds the replicas left out at start, with why.
 	var out map[int]error
 	if mode == coord.CBS || mode == coord.SS {
@@ -121,7 +135,7 @@ func Open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Server, e
 			s.closeEngines()
 			return nil, &config.Error{Field: "data_dir", Msg: err.Error()}
 		}
-		rec, err := recoverReplicas(ctx, s.engines, names, cfg.F, records, log)
+		rec, err := recoverReplicas(ctx, s.engines, names, cfg.F, records, retired, log)
 		if err != nil {
 			w.Close()
 			s.closeEngines()
@@ -135,6 +149,9 @@ func Open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Server, e
 	// there is one.
 	s.cluster = cluster.New(copts, reps)
 	for i := range len(reps) {
+		if _, ok := retired[i]; ok {
+			continue // out already: cluster.New kept it out
+		}
 		if why, ok := out[i]; ok {
 			log.Warn("replica left out at start: it is tried again, and catches up from the log once usable", "replica", names[i], "why", why)
 			s.cluster.StartOut(i)
@@ -326,5 +343,5 @@ func (h handler) NewSession(ctx context.Context, info pgwire.StartupInfo) (pgwir
 	if info.Database == admin.Database {
 		return admin.New(h.s.cluster, h.s.repair), nil
 	}
-	return session.New(h.s.cluster, h.s.cache, info), nil
+	return session.New(h.s.cluster, h.s.cache, h.s.shared, info), nil
 }

@@ -87,6 +87,12 @@ func renderWire(m pgproto3.BackendMessage) string {
 		return "ReadyForQuery " + string(m.TxStatus)
 	case *pgproto3.CommandComplete:
 		return "CommandComplete " + string(m.CommandTag)
+	case *pgproto3.CopyInResponse:
+		return fmt.Sprintf("CopyInResponse %d %v", m.OverallFormat, m.ColumnFormatCodes)
+	case *pgproto3.CopyOutResponse:
+		return fmt.Sprintf("CopyOutResponse %d %v", m.OverallFormat, m.ColumnFormatCodes)
+	case *pgproto3.CopyData:
+		return fmt.Sprintf("CopyData %q", m.Data)
 	}
 	return strings.TrimPrefix(fmt.Sprintf("%T", m), "*pgproto3.")
 }

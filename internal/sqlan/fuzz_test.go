@@ -40,6 +40,8 @@ func FuzzParse(f *testing.F) {
 		"SELECT a::text, b FROM t ORDER BY a, b", "SELECT lower(b) FROM t GROUP BY lower ORDER BY lower",
 		"SELECT round(avg(a), -2), avg(n)::numeric(20,4) FROM t ORDER BY 1", "SELECT sum(a)::text FROM t",
 		"SELECT * FROM nope ORDER BY 3 DESC",
+		`COPY t (a, b) FROM STDIN WITH (FORMAT csv, HEADER match, FORCE_NULL (a), QUOTE '''', ESCAPE '\')`,
+		"COPY (SELECT a FROM t ORDER BY a) TO STDOUT WITH CSV FORCE QUOTE *", "COPY t TO STDOUT (FORMAT binary, FREEZE)",
 	} {
 		f.Add(s)
 	}

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/shepherd-db/shepherd/internal/answer"
+	"github.com/shepherd-db/shepherd/internal/dialect"
 	"github.com/shepherd-db/shepherd/internal/driver"
 	"github.com/shepherd-db/shepherd/internal/pgerr"
 	"github.com/shepherd-db/shepherd/internal/schema"
@@ -974,7 +975,67 @@ func (s *Stmt) CheckArgs(args []driver.Arg) error {
 	if err := CheckArgs(args); err != nil {
 		return err
 	}
+	if err := checkLimits(s.limitParams, args); err != nil {
+		return err
+	}
 	return duplicateKeys(s.upsertKeys, args)
+}
+
+// limitParam is a parameter that gives a LIMIT or OFFSET: PostgreSQL
+// reads it as an integer of type typ (int8, or the type it is cast to)
+// and fails a negative one; SQLite would read -1 as no limit at all, and
+// MariaDB fails any other than a plain integer.
+type limitParam struct {
+	n      int // $n
+	clause string
+	typ    string
+}
+
+// limitParams finds the parameters of root's LIMIT and OFFSET clauses.
+func limitParams(root *pg_query.Node) []limitParam {
+	var out []limitParam
+	walkNodes(root, func(n *pg_query.Node) {
+		sel := n.GetSelectStmt()
+		if sel == nil {
+			return
+		}
+		for _, c := range []struct {
+			clause string
+			n      *pg_query.Node
+		}{{"LIMIT", sel.LimitCount}, {"OFFSET", sel.LimitOffset}} {
+			v, typ := c.n, "int8"
+			if tc := v.GetTypeCast(); tc != nil {
+				t, _, serial, ok := schema.TypeOf(tc.TypeName)
+				if !ok || serial || t != "int2" && t != "int4" && t != "int8" {
+					continue
+				}
+				v, typ = tc.Arg, t
+			}
+			if p := v.GetParamRef(); p != nil {
+				out = append(out, limitParam{n: int(p.Number), clause: c.clause, typ: typ})
+			}
+		}
+	})
+	return out
+}
+
+// checkLimits reads the values of LIMIT and OFFSET parameters as
+// PostgreSQL does; a NULL one (no limit in PostgreSQL) is refused, since
+// neither MariaDB nor SQLite reads it so.
+func checkLimits(params []limitParam, args []driver.Arg) error {
+	for _, p := range params {
+		if p.n < 1 || p.n > len(args) {
+			continue
+		}
+		a := args[p.n-1]
+		if a.Null {
+			return unsupported("a NULL %s parameter (for no limit, leave the clause out)", p.clause)
+		}
+		if _, err := dialect.LimitInput(a.Text, p.typ, p.clause); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // cardinalityViolation is PostgreSQL's SQLSTATE for a row affected twice.

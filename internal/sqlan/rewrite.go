@@ -1,9 +1,11 @@
 package sqlan
 
 import (
+	"cmp"
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -32,9 +34,10 @@ const (
 	PinRandom                          // random(): float8 in [0, 1)
 	PinUUID                            // gen_random_uuid()
 	PinSerial                          // the next value of a SERIAL/IDENTITY column
+	PinSession                         // a session function's value (Pin.Call)
 )
 
-var pinNames = [...]string{"", "now", "localtimestamp", "current_date", "localtime", "statement_timestamp", "random", "uuid", "serial"}
+var pinNames = [...]string{"", "now", "localtimestamp", "current_date", "localtime", "statement_timestamp", "random", "uuid", "serial", "session"}
 
 // String returns the pin's name.
 func (k PinKind) String() string {
@@ -50,6 +53,8 @@ type Pin struct {
 	Kind PinKind
 	// Table and Column name the sequence of a PinSerial.
 	Table, Column string
+	// Call is the call a PinSession stands for.
+	Call *SessionCall
 }
 
 // pinType is the PostgreSQL type a pinned parameter is cast to.
@@ -102,9 +107,13 @@ func (r *rewriter) pin(p Pin) *pg_query.Node {
 		r.pins = append(r.pins, p)
 		n = r.params + len(r.pins)
 	}
+	typ := p.Kind.pinType()
+	if p.Call != nil {
+		typ = p.Call.pinType()
+	}
 	return &pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: &pg_query.TypeCast{
 		Arg:      pg_query.MakeParamRefNode(int32(n), -1),
-		TypeName: &pg_query.TypeName{Names: []*pg_query.Node{pg_query.MakeStrNode("pg_catalog"), pg_query.MakeStrNode(p.Kind.pinType())}, Typemod: -1, Location: -1},
+		TypeName: &pg_query.TypeName{Names: []*pg_query.Node{pg_query.MakeStrNode("pg_catalog"), pg_query.MakeStrNode(typ)}, Typemod: -1, Location: -1},
 		Location: -1,
 	}}}
 }
@@ -254,13 +263,192 @@ func (r *rewriter) fillInsert(ins *pg_query.InsertStmt) {
 			ins.Cols = append(ins.Cols, pg_query.MakeResTargetNodeWithName(c.Name, -1))
 			sel.TargetList = append(sel.TargetList, pg_query.MakeResTargetNodeWithVal(pin(), -1))
 		default:
-			r.err = unsupported("INSERT ... SELECT into %s without a value for column %s, which shepherd fills in row by row (%s); list the column",
+			if src := valuesSource(sel); src != nil {
+				// INSERT ... SELECT ... FROM (VALUES ...) AS v(...)
+				// (SQLAlchemy's insertmanyvalues): each VALUES row
+				// carries its row's value, in the order the rows are
+				// inserted, and the SELECT passes it on.
+				ins.Cols = append(ins.Cols, pg_query.MakeResTargetNodeWithName(c.Name, -1))
+				name := "shepherd_" + c.Name
+				src.alias.Colnames = append(src.alias.Colnames, pg_query.MakeStrNode(name))
+				for _, i := range src.order {
+					l := src.values.ValuesLists[i].GetList()
+					l.Items = append(l.Items, pin())
+				}
+				sel.TargetList = append(sel.TargetList, pg_query.MakeResTargetNodeWithVal(
+					pg_query.MakeColumnRefNode([]*pg_query.Node{pg_query.MakeStrNode(src.alias.Aliasname), pg_query.MakeStrNode(name)}, -1), -1))
+				continue
+			}
+			r.err = unsupported("INSERT ... SELECT into %s without a value for column %s, which shepherd fills in row by row (%s); list the column "+
+				"(or select from a VALUES list alone, each row once, in the order of its own integer column)",
 				t.Name, c.Name, c.Fill)
 			return
 		}
 	}
 	if always {
 		ins.Override = pg_query.OverridingKind_OVERRIDING_SYSTEM_VALUE
+	}
+	r.changed = true
+}
+
+// valuesRows is the VALUES list an INSERT ... SELECT reads its rows from
+// one by one (see valuesSource).
+type valuesRows struct {
+	values *pg_query.SelectStmt
+	alias  *pg_query.Alias
+	// order lists the VALUES rows (0-based) in the order PostgreSQL
+	// inserts them, which is the order it calls nextval() in.
+	order []int
+}
+
+// valuesSource returns the VALUES list sel selects from when each of its
+// rows becomes exactly one inserted row in an order shepherd can tell:
+// SELECT of columns, constants and parameters (cast or not) FROM (VALUES
+// ...) AS v(...) alone, without WHERE, grouping, DISTINCT, LIMIT or
+// windows, and ORDER BY nothing (the list's order) or one column of v
+// holding distinct integer constants (SQLAlchemy's sentinel counter).
+// Anything else returns nil: its rows, or their order, are the engine's.
+func valuesSource(sel *pg_query.SelectStmt) *valuesRows {
+	if sel.Op != pg_query.SetOperation_SETOP_NONE || len(sel.ValuesLists) > 0 || len(sel.FromClause) != 1 ||
+		sel.WhereClause != nil || len(sel.GroupClause) > 0 || sel.HavingClause != nil || len(sel.DistinctClause) > 0 ||
+		len(sel.WindowClause) > 0 || sel.LimitCount != nil || sel.LimitOffset != nil || len(sel.LockingClause) > 0 ||
+		sel.WithClause != nil || sel.IntoClause != nil || len(sel.SortClause) > 1 {
+		return nil
+	}
+	rs := sel.FromClause[0].GetRangeSubselect()
+	if rs == nil || rs.Lateral || rs.Alias == nil {
+		return nil
+	}
+	values := rs.Subquery.GetSelectStmt()
+	if values == nil || len(values.ValuesLists) == 0 || values.Op != pg_query.SetOperation_SETOP_NONE ||
+		len(values.SortClause) > 0 || values.LimitCount != nil || values.LimitOffset != nil || values.WithClause != nil {
+		return nil
+	}
+	for _, t := range sel.TargetList {
+		v := t.GetResTarget().GetVal()
+		if tc := v.GetTypeCast(); tc != nil {
+			v = tc.Arg
+		}
+		if cr := v.GetColumnRef(); cr != nil {
+			if f := cr.Fields; f[len(f)-1].GetAStar() != nil {
+				return nil // * would take the added column too
+			}
+			continue
+		}
+		if v.GetAConst() == nil && v.GetParamRef() == nil {
+			return nil
+		}
+	}
+	width := len(values.ValuesLists[0].GetList().GetItems())
+	if len(rs.Alias.Colnames) == 0 {
+		for i := 1; i <= width; i++ {
+			rs.Alias.Colnames = append(rs.Alias.Colnames, pg_query.MakeStrNode("column"+strconv.Itoa(i)))
+		}
+	}
+	if len(rs.Alias.Colnames) != width {
+		return nil
+	}
+	src := &valuesRows{values: values, alias: rs.Alias}
+	for i := range values.ValuesLists {
+		src.order = append(src.order, i)
+	}
+	if len(sel.SortClause) == 0 {
+		return src
+	}
+	sb := sel.SortClause[0].GetSortBy()
+	if sb.SortbyNulls != pg_query.SortByNulls_SORTBY_NULLS_DEFAULT || len(sb.UseOp) > 0 ||
+		sb.SortbyDir != pg_query.SortByDir_SORTBY_DEFAULT && sb.SortbyDir != pg_query.SortByDir_SORTBY_ASC && sb.SortbyDir != pg_query.SortByDir_SORTBY_DESC {
+		return nil
+	}
+	cr := sb.Node.GetColumnRef()
+	if cr == nil || len(cr.Fields) > 2 || len(cr.Fields) == 2 && cr.Fields[0].GetString_().GetSval() != rs.Alias.Aliasname {
+		return nil
+	}
+	name := cr.Fields[len(cr.Fields)-1].GetString_().GetSval()
+	col := -1
+	for i, c := range rs.Alias.Colnames {
+		if c.GetString_().GetSval() == name {
+			col = i
+		}
+	}
+	if col < 0 {
+		return nil
+	}
+	key := map[int]int64{}
+	seen := map[int64]bool{}
+	for i, row := range values.ValuesLists {
+		items := row.GetList().GetItems()
+		if col >= len(items) {
+			return nil
+		}
+		c := items[col].GetAConst()
+		if c == nil || c.GetIval() == nil || seen[int64(c.GetIval().Ival)] {
+			return nil
+		}
+		key[i] = int64(c.GetIval().Ival)
+		seen[key[i]] = true
+	}
+	desc := sb.SortbyDir == pg_query.SortByDir_SORTBY_DESC
+	slices.SortFunc(src.order, func(a, b int) int {
+		if desc {
+			a, b = b, a
+		}
+		return cmp.Compare(key[a], key[b])
+	})
+	return src
+}
+
+// leaveOutDefaults takes out of an INSERT ... VALUES the columns that
+// every row gives as DEFAULT (TypeORM writes DEFAULT for each value an
+// entity leaves unset): PostgreSQL fills an omitted column with its
+// default just as it does for DEFAULT, and SQLite has no DEFAULT in
+// VALUES. A column list is made explicit from the catalog for it. When
+// every column would go, one row becomes DEFAULT VALUES; several such
+// rows stay as they are (SQLite refuses them).
+func (r *rewriter) leaveOutDefaults(ins *pg_query.InsertStmt) {
+	sel := ins.SelectStmt.GetSelectStmt()
+	if sel == nil || len(sel.ValuesLists) == 0 || sel.Op != pg_query.SetOperation_SETOP_NONE {
+		return
+	}
+	width := len(sel.ValuesLists[0].GetList().GetItems())
+	var drop []int
+	for i := 0; i < width; i++ {
+		if allDefault(sel, i, true) {
+			drop = append(drop, i)
+		}
+	}
+	if len(drop) == 0 || len(drop) == width && len(sel.ValuesLists) > 1 {
+		return
+	}
+	if len(ins.Cols) == 0 {
+		t := r.schema.Table(ins.Relation.Relname)
+		if t == nil || t.View || width > len(t.Columns) {
+			return
+		}
+		for _, c := range t.Columns[:width] {
+			ins.Cols = append(ins.Cols, pg_query.MakeResTargetNodeWithName(c.Name, -1))
+		}
+	}
+	if len(ins.Cols) != width {
+		return // the engines report the mismatch
+	}
+	for _, c := range ins.Cols {
+		if len(c.GetResTarget().Indirection) > 0 {
+			return // a[1], c.f: not a whole column
+		}
+	}
+	if len(drop) == width {
+		ins.Cols, ins.SelectStmt = nil, nil // INSERT ... DEFAULT VALUES
+		r.changed = true
+		return
+	}
+	for k := len(drop) - 1; k >= 0; k-- {
+		i := drop[k]
+		ins.Cols = slices.Delete(ins.Cols, i, i+1)
+		for _, row := range sel.ValuesLists {
+			l := row.GetList()
+			l.Items = slices.Delete(l.Items, i, i+1)
+		}
 	}
 	r.changed = true
 }
@@ -716,6 +904,8 @@ type PinSource struct {
 	TxnTime, StmtTime time.Time
 	// Next reserves the next value of a column's sequence.
 	Next func(table, column string) (int64, error)
+	// Session evaluates a session function (PinSession).
+	Session func(*SessionCall) (driver.Arg, error)
 }
 
 // PinArgs returns the values of the statement's pins, as parameters that
@@ -761,6 +951,15 @@ func (s *Stmt) PinArgs(src PinSource) ([]driver.Arg, error) {
 				return nil, pgerr.Wrap(pgerr.InternalError, err, "sequence of "+p.Table+"."+p.Column)
 			}
 			out[i] = driver.Arg{Type: answer.Int, Text: strconv.FormatInt(v, 10)}
+		case PinSession:
+			if src.Session == nil {
+				return nil, pgerr.New(pgerr.InternalError, "no session to evaluate %s()", p.Call.Func)
+			}
+			v, err := src.Session(p.Call)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = v
 		}
 	}
 	return out, nil

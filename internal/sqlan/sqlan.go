@@ -35,10 +35,12 @@ const (
 	Set                      // SET, RESET, SET TRANSACTION: answered by shepherd
 	Show                     // SHOW: answered by shepherd
 	Explain                  // EXPLAIN (SHEPHERD): answered by shepherd
+	Copy                     // COPY FROM STDIN / TO STDOUT: run by the session as INSERTs / a query
+	Local                    // session statements and functions: answered by shepherd (see SessionOp)
 	Catalog                  // a query of pg_catalog / information_schema: answered by shepherd's catalog (pgcatalog)
 )
 
-var kindNames = [...]string{"", "read", "write", "ddl", "begin", "commit", "rollback", "set", "show", "explain", "catalog"}
+var kindNames = [...]string{"", "read", "write", "ddl", "begin", "commit", "rollback", "set", "show", "explain", "copy", "local", "catalog"}
 
 // String returns the kind's name.
 func (k Kind) String() string {
@@ -78,7 +80,11 @@ type Stmt struct {
 	SetReset bool
 	// SetTransaction marks SET TRANSACTION / SET SESSION CHARACTERISTICS.
 	SetTransaction bool
-	ShowName       string
+	// SetLocal marks SET LOCAL (the value lasts until the block ends).
+	SetLocal bool
+	ShowName string
+	// Session is what a Local statement does.
+	Session *SessionOp
 
 	// Pins are the values shepherd chooses for the statement (now(),
 	// random(), generated keys), sent as parameters NumParams+1... after
@@ -101,12 +107,18 @@ type Stmt struct {
 	// typmods gives, for the quotients of avg(x)::numeric(p,s), [p s].
 	typmods map[int][]int32
 
+	// limitParams are the parameters that give a LIMIT or OFFSET (see
+	// CheckArgs).
+	limitParams []limitParam
+
 	// upsertKeys are the keys an INSERT ... ON CONFLICT DO UPDATE
 	// proposes, when parameters give some (see CheckArgs).
 	upsertKeys [][]keyPart
 
 	// Inner is the statement EXPLAIN (SHEPHERD) explains.
 	Inner *Stmt
+	// Copy describes a COPY (Kind Copy).
+	Copy *CopySpec
 
 	// tree is the parsed (and rewritten) statement.
 	tree    *pg_query.Node
@@ -200,6 +212,9 @@ func (s *Stmt) CountRows(d driver.Dialect) int64 { return s.countRows[d] }
 // per dialect in use, in a fixed order (EXPLAIN (SHEPHERD)).
 func (s *Stmt) Forms() []Form {
 	var out []Form
+	if s.Kind == Local {
+		return nil // no replica receives it
+	}
 	for _, d := range []driver.Dialect{driver.Postgres, driver.MySQL, driver.SQLite} {
 		names := s.env.Replicas[d]
 		if len(names) == 0 {
@@ -230,6 +245,9 @@ func (s *Stmt) paramName(i int) string {
 	p := s.Pins[i-s.NumParams]
 	if p.Kind == PinSerial {
 		return "nextval(" + p.Table + "." + p.Column + ")"
+	}
+	if p.Kind == PinSession {
+		return p.Call.Func
 	}
 	return p.Kind.String()
 }
@@ -279,6 +297,15 @@ func Query(s *Stmt, d driver.Dialect, args []driver.Arg) driver.Query {
 // Tree returns the parsed statement (after shepherd's rewriting). It must
 // not be modified.
 func (s *Stmt) Tree() *pg_query.Node { return s.tree }
+
+// Schema returns the schema the statement was analysed against (nil when
+// none).
+func (s *Stmt) Schema() *schema.Snapshot {
+	if s.env == nil {
+		return nil
+	}
+	return s.env.Schema
+}
 
 // IsTransactionControl reports whether s begins or ends a transaction.
 func (s *Stmt) IsTransactionControl() bool {
@@ -396,6 +423,9 @@ func unsupported(format string, args ...any) error {
 // analyse classifies one parsed statement.
 func analyse(text string, n *pg_query.Node) (*Stmt, error) {
 	st := &Stmt{SQL: text}
+	if ok, err := analyseSession(st, n); ok || err != nil {
+		return st, err
+	}
 	switch {
 	case n.GetSelectStmt() != nil:
 		sel := n.GetSelectStmt()
@@ -449,7 +479,9 @@ func analyse(text string, n *pg_query.Node) (*Stmt, error) {
 		}
 		st.Kind, st.Verb, st.ReturnsRows = Explain, "EXPLAIN", true
 	case n.GetCopyStmt() != nil:
-		return nil, unsupported("COPY yet; use INSERT")
+		if err := analyseCopy(st, n.GetCopyStmt()); err != nil {
+			return nil, err
+		}
 	default:
 		verb, ok := ddlVerb(n)
 		if !ok {
@@ -553,7 +585,13 @@ func analyseSet(st *Stmt, v *pg_query.VariableSetStmt) error {
 		st.SetName = strings.ToLower(v.Name)
 		var vals []string
 		for _, a := range v.Args {
-			vals = append(vals, constString(a))
+			val := constString(a)
+			if st.SetName == "search_path" && a.GetAConst().GetSval() != nil {
+				// A list of names: PostgreSQL quotes each as an
+				// identifier (GUC_LIST_QUOTE).
+				val = quoteIdent(val)
+			}
+			vals = append(vals, val)
 		}
 		st.SetValue = strings.Join(vals, ", ")
 	case pg_query.VariableSetKind_VAR_SET_DEFAULT, pg_query.VariableSetKind_VAR_RESET:
@@ -573,9 +611,7 @@ func analyseSet(st *Stmt, v *pg_query.VariableSetStmt) error {
 	default:
 		return unsupported("SET %s", v.Name)
 	}
-	if v.IsLocal {
-		return unsupported("SET LOCAL")
-	}
+	st.SetLocal = v.IsLocal
 	return nil
 }
 
@@ -637,11 +673,35 @@ func (s *Stmt) prepare() error {
 		}
 		s.Inner, err = ParseOneIn(inner, s.env)
 		return err
+	case Copy:
+		return s.prepareCopy()
+	case Local:
+		if s.Session.Op == "constraints" && len(s.env.Replicas[driver.MySQL])+len(s.env.Replicas[driver.SQLite]) == 0 {
+			// Only PostgreSQL replicas: DEFERRABLE constraints may exist,
+			// and SET CONSTRAINTS would have to reach them.
+			return unsupported("SET CONSTRAINTS on a cluster of PostgreSQL replicas only")
+		}
+		if s.Session.Op != "declare" {
+			return nil
+		}
+		// The cursor's query is a statement of its own, run at DECLARE.
+		inner, err := pg_query.Deparse(&pg_query.ParseResult{Version: s.version, Stmts: []*pg_query.RawStmt{{Stmt: s.tree.GetDeclareCursorStmt().Query}}})
+		if err != nil {
+			return pgerr.Wrap(pgerr.InternalError, err, "DECLARE")
+		}
+		s.Inner, err = ParseOneIn(inner, s.env)
+		return err
 	default:
 		return nil
 	}
 	env := s.env
 	r := &rewriter{schema: env.Schema, params: s.NumParams}
+	if s.Kind != DDL {
+		// Also with one replica: its engine's values are not shepherd's.
+		if err := r.pinSession(s.tree); err != nil {
+			return err
+		}
+	}
 	if env.replicated() {
 		if err := s.rewrite(r); err != nil {
 			return err
@@ -653,8 +713,13 @@ func (s *Stmt) prepare() error {
 		s.exactAverages(r, sel)
 	}
 	s.Pins = r.pins
+	s.limitParams = limitParams(s.tree)
 	total := s.NumParams + len(s.Pins)
-	for d, names := range env.Replicas {
+	// In a fixed order, so that the same statement gets the same
+	// refusal, and its parameters the same types, every time (the map's
+	// order is random).
+	for _, d := range []driver.Dialect{driver.Postgres, driver.MySQL, driver.SQLite} {
+		names := env.Replicas[d]
 		if len(names) == 0 {
 			continue
 		}
@@ -777,6 +842,7 @@ func (s *Stmt) rewrite(r *rewriter) error {
 		if r.err != nil {
 			return r.err
 		}
+		r.leaveOutDefaults(ins)
 	}
 	if u := s.tree.GetUpdateStmt(); u != nil {
 		if r.checkUpdate(u); r.err != nil {

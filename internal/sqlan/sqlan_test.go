@@ -78,7 +78,7 @@ func TestBeginOptions(t *testing.T) {
 func TestRefused(t *testing.T) {
 	for _, sql := range []string{
 		"SAVEPOINT a", "RELEASE SAVEPOINT a", "ROLLBACK TO SAVEPOINT a",
-		"COPY t FROM STDIN", "COPY t TO STDOUT", "PREPARE TRANSACTION 'x'",
+		"COPY t FROM STDIN WHERE a > 1", "PREPARE TRANSACTION 'x'",
 		"SELECT 1 INTO t2", "CREATE FUNCTION f() RETURNS int AS 'select 1' LANGUAGE sql",
 		"LISTEN x",
 	} {

@@ -79,7 +79,9 @@ func TestChecksCatchBrokenCores(t *testing.T) {
 			}
 			return []coord.Action{a}
 		},
-		want: "the serial replay gives",
+		// (or, first, the check that an acknowledged answer was given
+		// by f+1 replicas)
+		want: "the serial replay gives|was given by 1 replicas, fewer than f+1",
 	}, {
 		// Check 2: a correct replica rolls back instead of committing
 		// writing transactions; the core is told it committed.
@@ -201,5 +203,80 @@ func TestFoundSeeds(t *testing.T) {
 		if res := Run(Options{Mode: c.mode, Scenario: c.scenario, Seed: c.seed}); res.Err != nil {
 			t.Errorf("%v %s seed %d (%s): %v", c.mode, c.scenario, c.seed, c.fix, res.Err)
 		}
+	}
+}
+
+// TestBrokenShellDecisions runs the scenarios of shepherd's restart,
+// schema changes and silent corruption with the shell's decisions broken
+// as they were before issue 14 was fixed, or as a compare that misses a
+// difference would be: each named seed must fail, with the check that
+// names the damage. (They pass with the real decisions: TestScenarios.)
+func TestBrokenShellDecisions(t *testing.T) {
+	cases := []struct {
+		name     string
+		scenario string
+		mode     coord.Mode
+		seed     int64
+		broken   func(*Options)
+		want     string
+	}{{
+		// Item 2: replay resolves the client's names against today's
+		// catalog instead of sending the form the replicas ran.
+		name: "replay re-translates", scenario: "schema-swap", mode: coord.CBS, seed: 1,
+		broken: func(o *Options) { o.retranslate = true },
+		want:   "r1 caught up to barrier",
+	}, {
+		name: "replay re-translates across a restart", scenario: "schema-swap-restart", mode: coord.SS, seed: 1,
+		broken: func(o *Options) { o.retranslate = true },
+		want:   "r1 caught up to barrier",
+	}, {
+		// Item 9: start-up believes every replica's log table.
+		name: "restart trusts log tables", scenario: "restart-liar", mode: coord.CBS, seed: 1,
+		broken: func(o *Options) {
+			o.checkBarrier = func(string, uint64, uint64, bool) error { return nil }
+		},
+		want: "restart took r2 in, whose log table holds barrier",
+	}, {
+		// Item 9: start-up needs every replica.
+		name: "restart needs every replica", scenario: "restart-down", mode: coord.SS, seed: 1,
+		broken: func(o *Options) {
+			o.planStart = func(f int, top uint64, reports []coord.StartReport) (coord.StartPlan, bool) {
+				plan, _ := coord.PlanStart(f, top, reports)
+				return plan, len(plan.Out) == 0
+			}
+		},
+		want: "restart refused with 3 correct replicas usable",
+	}, {
+		// A compare that calls every survey unanimous misses the
+		// replica that committed other values than it answered.
+		name: "survey misses corruption", scenario: "corrupt-secondary", mode: coord.CBS, seed: 3,
+		broken: func(o *Options) {
+			o.wrap = func(_ *sim, inner core) core {
+				return &wrapped{inner: inner, hook: func(_ core, a coord.Action) []coord.Action {
+					if sv, ok := a.(coord.Surveyed); ok {
+						sv.Unanimous = true
+						return []coord.Action{sv}
+					}
+					return []coord.Action{a}
+				}}
+			}
+		},
+		want: "unanimous, but the replicas that took part answered in 2 different ways: [[0 2] [1]]",
+	}}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			o := Options{Mode: c.mode, Scenario: c.scenario, Seed: c.seed}
+			if res := Run(o); res.Err != nil {
+				t.Fatalf("fails with the real decisions: %v", res.Err)
+			}
+			c.broken(&o)
+			res := Run(o)
+			if res.Err == nil {
+				t.Fatalf("the broken variant passed: %s", summary(res))
+			}
+			if f, ok := res.Err.(*Failure); !ok || !strings.Contains(f.Msg, c.want) {
+				t.Fatalf("failed, but not with %q:\n%v", c.want, res.Err)
+			}
+		})
 	}
 }

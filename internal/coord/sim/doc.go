@@ -16,6 +16,14 @@
 // Reply; they COMMIT, or now and then ROLLBACK, and roll back after any
 // error as a PostgreSQL client must.
 //
+// Statements name keys through a schema catalog (names to keys, the
+// identity at first), which shepherd applies when the client submits a
+// statement: the replicas, the log's forms and the reference run the
+// translation. In the schema-swap scenarios (and a quarter of the drawn
+// runs with a log and no DDL) some transactions are a lone schema change
+// that swaps two names (as renaming p to tmp, q to p, tmp to q does); it
+// moves no data and reaches the catalog with its commit.
+//
 // One transaction in 16 is a survey (coord.Begin.Survey), the shell's
 // compare-and-repair step: scheduled like the others, committed only when
 // every replica that took part answered alike.
@@ -42,9 +50,13 @@
 // spurious deadlock errors, spurious unique violations (errs; only in
 // the erring-primary scenarios), a crash (coord.Down), or broken concurrency
 // control that never blocks and loses updates (the paper's figure 5
-// primary). Each step the simulator picks at random among what can happen
-// next — a client submits its next operation, a replica runs its next
-// operation, an answer arrives — or sends a Tick.
+// primary). Only in scenarios: silent corruption (corrupt: a COMMIT
+// stores, for one key it wrote, another value than its statements
+// answered with), and a log table that claims a barrier beyond the
+// write-ahead log's last (claims). Each step the simulator picks at
+// random among what can happen next — a client submits its next
+// operation, a replica runs its next operation, an answer arrives — or
+// sends a Tick.
 //
 // # The checks
 //
@@ -69,6 +81,19 @@
 //     reasons (not a concurrency failure, cancel or 25P02) was given by
 //     f+1 replicas; the erring-primary scenarios have a primary that
 //     fails chosen statements with 23505.
+//  6. Compare: a survey, read as compare-and-repair reads it (the
+//     replicas that took part grouped by their answers, the group f+1
+//     agree on chosen by coord.Agreement, the rule internal/repair
+//     uses), is unanimous only when every replica that took part
+//     answered alike, so a replica that committed other values than it
+//     answered with is seen once a survey reads them; and no correct
+//     replica is ever outside the agreed group (it would be "repaired").
+//  7. Backing: when a COMMIT is acknowledged, every answer its client
+//     got was given by f+1 replicas, so by a correct one. With checks 1
+//     and 2 (the answers clients got are the serial reference's, which
+//     every correct replica ends holding) this is what "backed by f+1
+//     replicas" means when a replica stores other values than it
+//     answered with.
 //
 // In a third of the CBS and SS runs (and the ddl-* scenarios) one
 // transaction in eight is a lone DDL statement, which one locking replica
@@ -82,7 +107,39 @@
 // large is refused) and may fail for good (as after a failed fsync); the
 // core is told in barrier order (coord.LogRefused, coord.LogFailed).
 // Then no COMMIT may be sent to a replica, or acknowledged to a client,
-// without its record durable, and the checks above still hold.
+// without its record durable, and the checks above still hold. The log
+// holds wal.Records as the shell writes them: each writing statement with
+// the client's text (its names) and one form per dialect (what the
+// replicas ran). A crashed replica that comes back is replayed, in
+// barrier order, the durable records it lacks, each statement in its
+// dialect's form (wal.Statement.FormFor, as cluster.Replay does), and
+// must then hold exactly what the log's transactions give; replay that
+// resolved the client's names against today's catalog (issue 14, item 2)
+// fails the schema-swap seeds (TestBrokenShellDecisions).
+//
+// # Restarts
+//
+// In a third of the drawn runs with a log and no DDL, and in the
+// restart* and schema-swap-restart scenarios, shepherd itself crashes
+// (sim.restart): every connection goes; what was queued for the log and
+// not durable never committed (its client's connection dropped); what was
+// durable committed, whether or not its client heard so. Start-up then
+// does what the shell's does, with the shell's own decisions: each
+// reachable replica's log table (a barrier per logged transaction it
+// committed, or a lie) is validated by coord.CheckBarrier, the replica is
+// replayed what it lacks, coord.PlanStart picks the replicas to start
+// with (any f+1 usable) and the barrier to go on from, and a new core
+// starts, the others down until they catch up as above. Checked at once:
+// a replica taken in holds nothing the log lacks (committed = logged)
+// and no barrier beyond it; start-up is refused only when fewer than f+1
+// correct replicas were usable; every transaction acknowledged, decided
+// or durable is committed on every replica taken in, and the correct ones
+// among them hold exactly the reference state. Start-up that trusts log
+// tables, or needs every replica, fails the restart-liar and
+// restart-down seeds (TestBrokenShellDecisions). Runs with DDL that a
+// replica commits as it runs it have no restarts: that DDL, run for a
+// transaction not yet logged when shepherd crashes, stays on that
+// replica alone, which nothing reconciles yet.
 //
 // Besides, every action must keep the contract of coord's Send, Abort,
 // Reply and Finished (ops of an attempt in order, a new try only after an

@@ -23,6 +23,14 @@ type faults struct {
 	// violation (23505) instead, as a primary that fails chosen
 	// statements would.
 	errs float64
+	// corrupt: chance a COMMIT writes, to one key the transaction wrote,
+	// another value than the one its statements answered with (silent
+	// corruption: the answers were right, the stored data is not).
+	corrupt float64
+	// claims: the replica's log table holds a barrier this far beyond the
+	// write-ahead log's last, as a replica lying about what it committed
+	// (or restored from another cluster's backup) does; 0 never.
+	claims int
 }
 
 func (f faults) faulty() bool { return f != faults{} }
@@ -52,6 +60,12 @@ func (f faults) String() string {
 	}
 	if f.errs > 0 {
 		add("erring(%.2f)", f.errs)
+	}
+	if f.corrupt > 0 {
+		add("corrupt(%.2f)", f.corrupt)
+	}
+	if f.claims > 0 {
+		add("claims(+%d)", f.claims)
 	}
 	if s == "" {
 		return "correct"
@@ -314,8 +328,16 @@ func (f *fake) commit(a *attempt, op coord.Op, tick int) {
 		f.answer(a, op, coord.Vote{Code: pgerr.InFailedSQLTransaction}, 0, tick)
 		return
 	}
-	for _, w := range a.writes {
+	bad := -1
+	if len(a.writes) > 0 && f.faults.corrupt > 0 && f.rng.Float64() < f.faults.corrupt {
+		bad = f.rng.IntN(len(a.writes))
+	}
+	for i, w := range a.writes {
 		f.committed[w.k] = w.v
+		if i == bad {
+			f.committed[w.k] = w.v + 1 + f.rng.IntN(5)
+			f.logf("%v commits k%d=%d, not the %d it answered with", a, w.k, f.committed[w.k], w.v)
+		}
 	}
 	a.writes = nil
 	f.done[a.txn] = true
@@ -520,11 +542,24 @@ func (f *fake) crashOnly() bool {
 }
 
 func (f *fake) crash() {
+	f.disconnect()
+	f.down = true
+}
+
+// disconnect drops every connection to the fake, as when shepherd
+// itself goes away: every open attempt rolls back, and answers on their
+// way are lost.
+func (f *fake) disconnect() {
 	for len(f.open) > 0 {
 		f.end(f.open[0], aborted)
 	}
-	f.inflight, f.down = nil, true
+	f.inflight = nil
 }
+
+// dialect is the tag of the fake's dialect in the write-ahead log's
+// forms (wal.Form.Dialect, never 0): one per class, as each engine speaks
+// its own.
+func (f *fake) dialect() uint8 { return uint8(f.class) + 1 }
 
 // describe lists what the fake is doing, for failure reports; status
 // says where a transaction stands at the client and the core.

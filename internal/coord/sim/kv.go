@@ -2,6 +2,7 @@ package sim
 
 import (
 	"crypto/sha256"
+	"fmt"
 	"math/rand/v2"
 	"strconv"
 
@@ -27,6 +28,12 @@ const (
 	// commits DDL as it runs it (setup.ddlCommits), at once and for good;
 	// elsewhere like any write. It answers 1 (its command tag).
 	stmtDDL
+	// stmtSwap swaps the names k and hi (through a temporary name, as
+	// ALTER TABLE ... RENAME does): from its commit on, a statement that
+	// names k reaches the key hi named before, and the other way round.
+	// It changes no key and answers 0; on a replica it is a schema change
+	// that moves no data.
+	stmtSwap
 )
 
 // stmt is one statement of the toy key-value SQL. Keys are small integers;
@@ -46,6 +53,8 @@ func (q stmt) String() string {
 		return "add(k" + strconv.Itoa(q.k) + "," + strconv.FormatInt(int64(q.d), 10) + ")"
 	case stmtDDL:
 		return "ddl(k" + strconv.Itoa(q.k) + "=" + strconv.Itoa(q.d) + ")"
+	case stmtSwap:
+		return "swap(n" + strconv.Itoa(q.k) + ",n" + strconv.Itoa(q.hi) + ")"
 	case stmtCopy:
 		return "copy(k" + strconv.Itoa(q.k) + "+" + strconv.FormatInt(int64(q.d), 10) + "->k" + strconv.Itoa(q.hi) + ")"
 	}
@@ -53,7 +62,12 @@ func (q stmt) String() string {
 }
 
 // writes reports whether the statement changes a key.
-func (q stmt) writes() bool { return q.kind == stmtAdd || q.kind == stmtCopy || q.kind == stmtDDL }
+func (q stmt) writes() bool {
+	return q.kind == stmtAdd || q.kind == stmtCopy || q.kind == stmtDDL || q.kind == stmtSwap
+}
+
+// schemaChange reports whether the statement is DDL (coord.Submit.DDL).
+func (q stmt) schemaChange() bool { return q.kind == stmtDDL || q.kind == stmtSwap }
 
 // lockReq is a lock a statement needs on one key.
 type lockReq struct {
@@ -65,6 +79,8 @@ type lockReq struct {
 // shared on what it only reads, exclusive on what it writes.
 func (q stmt) locks() []lockReq {
 	switch q.kind {
+	case stmtSwap:
+		return nil // it moves no data
 	case stmtSum:
 		var ls []lockReq
 		for k := q.k; k <= q.hi; k++ {
@@ -97,6 +113,8 @@ func (q stmt) run(get func(k int) int, put func(k, v int)) int {
 	case stmtDDL:
 		put(q.k, q.d)
 		return 1
+	case stmtSwap:
+		return 0
 	}
 	sum := 0
 	for k := q.k; k <= q.hi; k++ {
@@ -141,4 +159,41 @@ func voteFor(v int) coord.Vote {
 	var buf [24]byte
 	b := strconv.AppendInt(append(buf[:0], 'v'), int64(v), 10)
 	return coord.Vote{Digest: sha256.Sum256(b)}
+}
+
+// catalog maps the names statements use to the keys they denote, as
+// shepherd's schema catalog maps a client's names to what each replica's
+// dialect is sent. It starts as the identity; stmtSwap changes it.
+type catalog []int
+
+// translate resolves the names of q against the catalog, as shepherd
+// translates a statement when the client submits it: read, add and copy
+// name their keys; a sum ranges over key positions (a scan by primary
+// key), a DDL statement writes the schema key, and a swap names names,
+// so they are sent as they are.
+func (c catalog) translate(q stmt) stmt {
+	switch q.kind {
+	case stmtRead, stmtAdd:
+		q.k = c[q.k]
+	case stmtCopy:
+		q.k, q.hi = c[q.k], c[q.hi]
+	}
+	return q
+}
+
+// commit applies a committed schema change to the catalog.
+func (c catalog) commit(q stmt) {
+	if q.kind == stmtSwap {
+		c[q.k], c[q.hi] = c[q.hi], c[q.k]
+	}
+}
+
+// encode writes q as the log keeps a statement's text; decodeStmt reads
+// it back.
+func (q stmt) encode() string { return fmt.Sprintf("%d %d %d %d", q.kind, q.k, q.hi, q.d) }
+
+func decodeStmt(text string) (stmt, error) {
+	var q stmt
+	_, err := fmt.Sscanf(text, "%d %d %d %d", &q.kind, &q.k, &q.hi, &q.d)
+	return q, err
 }

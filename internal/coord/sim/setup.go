@@ -36,6 +36,17 @@ type setup struct {
 	ddlCommits  []bool
 	// ddlEvery: one transaction in ddlEvery is DDL (0: 8).
 	ddlEvery int
+	// walOn: the run has a write-ahead log whatever the seed (CBS and SS;
+	// otherwise half the seeds have one).
+	walOn bool
+	// restarts are the steps at which shepherd itself crashes and starts
+	// again from its write-ahead log (runs with one; see sim.restart).
+	// Drawn from a stream of their own in sim.start unless restartSet.
+	restarts   []int
+	restartSet bool
+	// swapEvery: one transaction in swapEvery is a lone schema change
+	// that swaps two names (stmtSwap); 0 none.
+	swapEvery int
 }
 
 // newSetup draws a configuration from rng.
@@ -149,6 +160,8 @@ func merge(a, b faults) faults {
 	a.noLocks = a.noLocks || b.noLocks
 	a.crashAt = max(a.crashAt, b.crashAt)
 	a.errs = max(a.errs, b.errs)
+	a.corrupt = max(a.corrupt, b.corrupt)
+	a.claims = max(a.claims, b.claims)
 	return a
 }
 
@@ -168,6 +181,12 @@ func (s setup) String() string {
 				ddl += fmt.Sprintf(" ddl-commits=r%d", r)
 			}
 		}
+	}
+	if len(s.restarts) > 0 {
+		ddl += fmt.Sprintf(" restarts@%v", s.restarts)
+	}
+	if s.swapEvery > 0 {
+		ddl += fmt.Sprintf(" swaps=1/%d", s.swapEvery)
 	}
 	return fmt.Sprintf("n=%d f=%d keys=%d clients=%d txns=%d tickEvery=%.2f stallTicks=%d%s [%s]",
 		s.n, s.f, s.keys, s.clients, s.txns, s.tickEvery, s.stallTicks, ddl, strings.Join(rs, " "))

@@ -12,6 +12,7 @@ import (
 	"github.com/shepherd-db/shepherd/internal/coord"
 	"github.com/shepherd-db/shepherd/internal/driver"
 	"github.com/shepherd-db/shepherd/internal/pgerr"
+	"github.com/shepherd-db/shepherd/internal/wal"
 )
 
 // Options select one run.
@@ -30,6 +31,14 @@ type Options struct {
 	// core).
 	tweak func(*setup)
 	wrap  func(*sim, core) core
+	// Broken variants of the shell's decisions, for this package's
+	// tests: retranslate makes replay resolve the client's names against
+	// the catalog of the replay's day (issue 14, item 2) instead of
+	// sending the logged form; checkBarrier and planStart, when set,
+	// replace coord.CheckBarrier and coord.PlanStart at restart.
+	retranslate  bool
+	checkBarrier func(table string, high, top uint64, logged bool) error
+	planStart    func(f int, top uint64, reports []coord.StartReport) (coord.StartPlan, bool)
 }
 
 // core is what the simulator needs of the coordinator.
@@ -56,6 +65,17 @@ type Result struct {
 	Lagging int
 	// Rejoined counts crashed replicas that came back and caught up.
 	Rejoined int
+	// Restarts counts the times shepherd crashed and started again from
+	// its log; Lost the transactions that went with it (their clients
+	// saw the connection drop), of which LostCommits had their record
+	// durable and so committed all the same.
+	Restarts, Lost, LostCommits int
+	// Swaps counts the schema changes (name swaps) committed; Replayed
+	// the transactions replayed from the log to a replica.
+	Swaps, Replayed int
+	// SurveyFound counts faulty replicas a survey found different from
+	// the f+1 that agreed (compare-and-repair would repair them).
+	SurveyFound int
 	// OverBudget: the run stopped without progress once more than f
 	// replicas were faulty or retired (see overBudget).
 	OverBudget bool
@@ -148,6 +168,23 @@ type sim struct {
 	logBroken bool
 	// ddlRNG draws the DDL transactions and the cancels (setup.ddl).
 	ddlRNG *rand.Rand
+	// base is the log barrier of the current core's barrier 0: 1 at
+	// first (a new log), then what coord.PlanStart decided at each
+	// restart. Barriers in the sim's own books (barrierOf, durable,
+	// recs, logQ, logged, nextLog) are log barriers.
+	base int
+	// recs are the log's records by barrier, as the shell writes them:
+	// each writing statement with the client's text (the statement in
+	// names) and one form per dialect (the statement in keys, as the
+	// replicas ran it). Replay reads them, never the transactions.
+	recs map[int]wal.Record
+	// cat is shepherd's schema catalog: what the names of a statement
+	// denote (setup.swapEvery changes it).
+	cat catalog
+	// swapRNG draws the name swaps, restartRNG the restarts.
+	swapRNG, restartRNG *rand.Rand
+	// halted: shepherd could not start again (too few usable replicas).
+	halted bool
 	ring   traceRing
 	res    Result
 	err    error
@@ -173,10 +210,14 @@ type client struct {
 type txn struct {
 	id     coord.TxnID
 	client *client
-	stmts  []stmt
-	got    []int // the answers the client received, by statement
-	sent   int   // statements submitted
-	ended  bool  // COMMIT or ROLLBACK submitted
+	// src are the statements as the client wrote them, in names; stmts
+	// as shepherd translated them at submit (keys), what the replicas and
+	// the reference run.
+	src   []stmt
+	stmts []stmt
+	got   []int // the answers the client received, by statement
+	sent  int   // statements submitted
+	ended bool  // COMMIT or ROLLBACK submitted
 	// mustRollback: a statement failed, the client rolls back next.
 	mustRollback bool
 	finished     bool // the core reported Finished
@@ -192,6 +233,9 @@ type txn struct {
 	mayCancel, cancelled, commitsAnyway bool
 	// unknown: its COMMIT failed with 08007, the outcome unknown.
 	unknown bool
+	// crashCommitted: shepherd crashed before its client heard of its
+	// COMMIT, and its log record was durable: it committed.
+	crashCommitted bool
 }
 
 func (s *sim) start() {
@@ -202,7 +246,7 @@ func (s *sim) start() {
 	}
 	// Half the cbs/ss runs have a write-ahead log, whose flushes are one
 	// more thing that can happen at any moment.
-	s.wal = (s.opt.Mode == coord.CBS || s.opt.Mode == coord.SS) && s.opt.Seed%2 == 0
+	s.wal = (s.opt.Mode == coord.CBS || s.opt.Mode == coord.SS) && (s.opt.Seed%2 == 0 || st.walOn)
 	s.barrierOf = map[coord.TxnID]int{}
 	s.durable = map[int]bool{}
 	if s.opt.Mode == coord.CBS || s.opt.Mode == coord.SS {
@@ -229,6 +273,33 @@ func (s *sim) start() {
 	if !st.ddl {
 		st.ddlCommits = nil
 	}
+	if !s.wal {
+		st.restarts = nil
+	} else if !st.restartSet && !st.ddl {
+		// A third of the runs with a log (and without DDL a replica
+		// commits as it runs it, which no log holds) see shepherd crash
+		// and start again, from a stream of their own.
+		s.restartRNG = rand.New(rand.NewPCG(uint64(s.opt.Seed), 0x4e57a47))
+		if s.restartRNG.IntN(3) == 0 {
+			st.restarts = []int{1 + s.restartRNG.IntN(30*st.txns)}
+		}
+	}
+	if s.wal && !st.ddl && st.swapEvery == 0 && s.opt.Scenario == "" {
+		// A quarter of the drawn runs with a log and no DDL swap names
+		// now and then, from a stream of their own.
+		if rand.New(rand.NewPCG(uint64(s.opt.Seed), 0x5a4c)).IntN(4) == 0 {
+			st.swapEvery = 10
+		}
+	}
+	if st.swapEvery > 0 {
+		s.swapRNG = rand.New(rand.NewPCG(uint64(s.opt.Seed), 0x5a4b))
+	}
+	s.cat = make(catalog, st.keys)
+	for k := range s.cat {
+		s.cat[k] = k
+	}
+	s.recs = map[int]wal.Record{}
+	s.base, s.nextLog, s.logged = 1, 1, 1
 	s.setup = st
 	if s.wal {
 		s.logRNG = rand.New(rand.NewPCG(uint64(s.opt.Seed), 0x10910c))
@@ -243,14 +314,7 @@ func (s *sim) start() {
 	if stall == 0 {
 		stall = coord.DefaultStallTicks
 	}
-	// Surveys give up on a replica well within the progress check's
-	// patience (stuckTicks): it holds locks clients may wait for.
-	s.co = coord.New(coord.Config{Mode: s.opt.Mode, N: st.n, F: st.f, Classes: st.classes, Concurrent: concurrent,
-		StallTicks: st.stallTicks, Log: s.wal, SurveyTicks: 20 * stall, DDLCommits: st.ddlCommits})
-	s.core = s.co
-	if s.opt.wrap != nil {
-		s.core = s.opt.wrap(s, s.core)
-	}
+	s.newCore()
 	for r := range st.n {
 		f := newFake(coord.ReplicaID(r), st.classes[r], st.faults[r], st.initial, s.rng)
 		f.ddlCommits = st.ddlCommits != nil && st.ddlCommits[r]
@@ -271,6 +335,27 @@ func (s *sim) start() {
 	s.logf("seed %d mode %v %s: %v", s.opt.Seed, s.opt.Mode, s.opt.Scenario, st)
 }
 
+// newCore starts a coordinator, as the shell does when shepherd starts.
+func (s *sim) newCore() {
+	st := s.setup
+	concurrent := st.concurrent
+	if len(concurrent) != st.n {
+		concurrent = nil // a tweak reshaped the cluster: the class defaults
+	}
+	stall := st.stallTicks
+	if stall == 0 {
+		stall = coord.DefaultStallTicks
+	}
+	// Surveys give up on a replica well within the progress check's
+	// patience (stuckTicks): it holds locks clients may wait for.
+	s.co = coord.New(coord.Config{Mode: s.opt.Mode, N: st.n, F: st.f, Classes: st.classes, Concurrent: concurrent,
+		StallTicks: st.stallTicks, Log: s.wal, SurveyTicks: 20 * stall, DDLCommits: st.ddlCommits})
+	s.core = s.co
+	if s.opt.wrap != nil {
+		s.core = s.opt.wrap(s, s.core)
+	}
+}
+
 // move is one thing that can happen next besides a Tick.
 type move struct {
 	c *client  // the client submits its next op
@@ -286,7 +371,7 @@ type move struct {
 func (s *sim) loop() {
 	budget := 100_000 + 500*s.setup.txns
 	quietSince := -1 // tick since which the clients are done and correct replicas idle
-	for s.err == nil && !s.done() {
+	for s.err == nil && !s.done() && !s.halted {
 		s.steps++
 		s.res.Steps = s.steps
 		if s.steps > budget {
@@ -423,6 +508,12 @@ func (s *sim) correctQuiet() bool {
 func (s *sim) faulty(f *fake) bool { return f.faults.faulty() && !(f.rejoined && f.crashOnly()) }
 
 func (s *sim) crashes() {
+	if slices.Contains(s.setup.restarts, s.steps) {
+		s.restart()
+		if s.err != nil || s.halted {
+			return
+		}
+	}
 	for _, f := range s.fakes {
 		if f.faults.crashAt == s.steps && !f.down {
 			f.crash()
@@ -444,23 +535,22 @@ func (s *sim) rejoins() {
 		case f.down && f.rejoinAt > 0 && s.steps >= f.rejoinAt && !f.joining && !f.rejoined && !f.retired:
 			f.down, f.joining = false, true
 			s.stepCore(coord.Rejoin{R: f.id})
-			f.catchTo = s.co.Decided()
+			f.catchTo = s.base + s.co.Decided()
 			s.logf("r%d rejoins; catches up to barrier %d", f.id, f.catchTo)
 		case f.joining && s.logged >= f.catchTo:
-			var missing []*txn
-			for id, b := range s.barrierOf {
-				if b < f.catchTo && !f.done[id] {
-					missing = append(missing, s.txns[id])
+			n := s.replayLog(f, f.catchTo)
+			if want := s.logState(f.catchTo); !f.faults.faulty() || f.crashOnly() {
+				// A replica that only crashed is correct once back:
+				// it holds what the log says, or replay wrote
+				// something else than the others committed.
+				if !slices.Equal(f.committed, want) {
+					s.failf("r%d caught up to barrier %d holding %v, the log's transactions give %v", f.id, f.catchTo, f.committed, want)
+					return
 				}
-			}
-			slices.SortFunc(missing, func(a, b *txn) int { return s.barrierOf[a.id] - s.barrierOf[b.id] })
-			for _, t := range missing {
-				f.committed.apply(t.stmts)
-				f.done[t.id] = true
 			}
 			f.joining, f.rejoined = false, true
 			s.res.Rejoined++
-			s.logf("r%d caught up: %d transactions applied from the log", f.id, len(missing))
+			s.logf("r%d caught up: %d transactions applied from the log", f.id, n)
 			s.stepCore(coord.Caught{R: f.id})
 		}
 	}
@@ -536,6 +626,7 @@ func (s *sim) flush() {
 		s.logBroken = true
 		for _, e := range s.logQ {
 			delete(s.barrierOf, e.txn)
+			delete(s.recs, e.barrier)
 		}
 		s.logQ = nil
 		s.logf("the log fails")
@@ -551,15 +642,16 @@ func (s *sim) flush() {
 			continue
 		}
 		if last >= 0 {
-			s.stepCore(coord.Logged{Barrier: last})
+			s.stepCore(coord.Logged{Barrier: last - s.base})
 			last = -1
 		}
 		delete(s.barrierOf, e.txn)
+		delete(s.recs, e.barrier)
 		s.logged = e.barrier + 1
 		s.stepCore(coord.LogRefused{Txn: e.txn, Fail: pgerr.New(pgerr.ProgramLimitExceeded, "sim: record too large")})
 	}
 	if last >= 0 {
-		s.stepCore(coord.Logged{Barrier: last})
+		s.stepCore(coord.Logged{Barrier: last - s.base})
 	}
 }
 
@@ -594,7 +686,13 @@ func (s *sim) begin(c *client) *txn {
 		keys--
 	}
 	for range 1 + s.rng.IntN(4) {
-		t.stmts = append(t.stmts, randomStmt(s.rng, keys))
+		t.src = append(t.src, randomStmt(s.rng, keys))
+	}
+	if s.setup.swapEvery > 0 && !t.survey && s.swapRNG.IntN(s.setup.swapEvery) == 0 {
+		// A lone schema change, in autocommit, as DDL is taken.
+		a := s.swapRNG.IntN(keys)
+		b := (a + 1 + s.swapRNG.IntN(keys-1)) % keys
+		t.src = []stmt{{kind: stmtSwap, k: a, hi: b}}
 	}
 	if s.setup.ddl && !t.survey {
 		// With MariaDB among the replicas the session takes DDL only
@@ -604,10 +702,11 @@ func (s *sim) begin(c *client) *txn {
 			every = 8
 		}
 		if s.ddlRNG.IntN(every) == 0 {
-			t.stmts = []stmt{{kind: stmtDDL, k: keys, d: 1000 + s.ddlRNG.IntN(1000)}}
+			t.src = []stmt{{kind: stmtDDL, k: keys, d: 1000 + s.ddlRNG.IntN(1000)}}
 		}
 		t.mayCancel = s.ddlRNG.IntN(4) == 0
 	}
+	t.stmts = slices.Clone(t.src) // translated one by one as submitted
 	s.txns[t.id] = t
 	c.cur = t
 	s.stepCore(coord.Begin{Txn: t.id, Survey: t.survey})
@@ -618,17 +717,20 @@ func (s *sim) submit(c *client, op coord.Op) {
 	t := c.cur
 	switch op.Kind {
 	case coord.OpStmt:
+		// Shepherd translates the statement now, against the catalog
+		// as it stands; the replicas are sent the translation.
+		t.stmts[op.Seq] = s.cat.translate(t.src[op.Seq])
 		t.sent++
 	default:
 		t.ended = true
 	}
 	c.waiting, c.op = true, op
 	writes := op.Kind == coord.OpStmt && op.Seq < len(t.stmts) && t.stmts[op.Seq].writes()
-	s.stepCore(coord.Submit{Op: op, Writes: writes, DDL: op.Kind == coord.OpStmt && t.stmts[op.Seq].kind == stmtDDL})
+	s.stepCore(coord.Submit{Op: op, Writes: writes, DDL: op.Kind == coord.OpStmt && t.stmts[op.Seq].schemaChange()})
 }
 
 // ddl reports whether t is a DDL transaction (one statement).
-func (t *txn) ddl() bool { return len(t.stmts) == 1 && t.stmts[0].kind == stmtDDL }
+func (t *txn) ddl() bool { return len(t.stmts) == 1 && t.stmts[0].schemaChange() }
 
 // stepCore feeds ev to the core and carries out the actions it returns.
 func (s *sim) stepCore(ev coord.Event) { s.stepCoreNoted(ev, ev) }
@@ -685,16 +787,18 @@ func (s *sim) apply(a coord.Action) {
 		if !s.wal {
 			s.failf("contract: Log of t%d without a write-ahead log", a.Txn)
 		}
-		if a.Barrier != s.nextLog {
-			s.failf("contract: Log of t%d with barrier %d, want %d (barrier order)", a.Txn, a.Barrier, s.nextLog)
+		if b := s.base + a.Barrier; b != s.nextLog {
+			s.failf("contract: Log of t%d with barrier %d (log barrier %d), want %d (barrier order)", a.Txn, a.Barrier, b, s.nextLog-s.base)
 		}
 		if s.logBroken {
 			s.failf("contract: Log of t%d after the log failed", a.Txn)
 		}
+		b := s.nextLog
 		s.nextLog++
-		s.barrierOf[a.Txn] = a.Barrier
+		s.barrierOf[a.Txn] = b
+		s.recs[b] = s.logRecord(a.Txn, b)
 		refused := s.logRefuse > 0 && s.logRNG.Float64() < s.logRefuse
-		s.logQ = append(s.logQ, logEntry{txn: a.Txn, barrier: a.Barrier, refused: refused})
+		s.logQ = append(s.logQ, logEntry{txn: a.Txn, barrier: b, refused: refused})
 	}
 }
 
@@ -713,8 +817,7 @@ func (s *sim) send(a coord.Send) {
 		s.failf("contract: %s", bad)
 	}
 	if a.Op.Kind == coord.OpCommit && !t.decided {
-		t.decided = true
-		s.order = append(s.order, t)
+		s.decide(t)
 	}
 }
 
@@ -788,6 +891,7 @@ func (s *sim) surveyed(a coord.Surveyed) {
 			}
 		}
 	}
+	s.compared(t, a)
 	n, all := 0, true
 	for r, took := range a.Took {
 		if took {
@@ -800,6 +904,56 @@ func (s *sim) surveyed(a coord.Surveyed) {
 		s.failf("survey t%d: unanimous with %d replicas, fewer than f+1", t.id, n)
 	case !a.Unanimous && n >= s.setup.f+1 && all && !s.brokenCC():
 		s.failf("survey t%d: only correct replicas took part and agreed, yet it is not unanimous", t.id)
+	}
+}
+
+// compared checks a survey as compare-and-repair reads it: the replicas
+// that took part, grouped by their answers, and the group f+1 of them
+// agree on (coord.Agreement, the rule internal/repair decides with). A
+// survey the core calls unanimous must have one group: a faulty replica
+// whose data differs where the survey read (one that committed other
+// values than it answered with) is seen. With an agreement, no correct
+// replica may be outside it: the repair would overwrite a correct one.
+func (s *sim) compared(t *txn, a coord.Surveyed) {
+	groups := map[string][]int{}
+	for r, took := range a.Took {
+		if !took {
+			continue
+		}
+		var key []byte
+		for seq := range t.sent {
+			v := s.fakes[r].answers[coord.Op{Txn: t.id, Kind: coord.OpStmt, Seq: seq}].vote
+			key = append(append(append(key, v.Digest[:]...), v.Code...), 0)
+		}
+		groups[string(key)] = append(groups[string(key)], r)
+	}
+	if a.Unanimous && len(groups) > 1 {
+		var ways [][]int
+		for _, rs := range groups {
+			ways = append(ways, rs)
+		}
+		slices.SortFunc(ways, func(a, b []int) int { return a[0] - b[0] })
+		s.failf("survey t%d: unanimous, but the replicas that took part answered in %d different ways: %v", t.id, len(groups), ways)
+		return
+	}
+	if s.brokenCC() {
+		return
+	}
+	agreed, ok := coord.Agreement(groups, s.setup.f)
+	if !ok {
+		return
+	}
+	for key, rs := range groups {
+		if key == agreed {
+			continue
+		}
+		for _, r := range rs {
+			if f := s.fakes[r]; !f.faults.faulty() && !f.down {
+				s.failf("survey t%d: r%d (correct) differs from the %d replicas that agree %v: compare-and-repair would blame it", t.id, r, len(groups[agreed]), groups[agreed])
+				return
+			}
+			s.res.SurveyFound++
+		}
 	}
 }
 
@@ -859,6 +1013,9 @@ func (s *sim) reply(r coord.Reply) {
 				s.failf("t%d: COMMIT acknowledged without its log record durable", t.id)
 				return
 			}
+			if !t.survey {
+				s.checkCommitBacked(t)
+			}
 		}
 		s.replay()
 	case coord.OpRollback:
@@ -892,6 +1049,26 @@ func (s *sim) checkBacked(r coord.Reply, code string) {
 	}
 	if n < s.setup.f+1 {
 		s.failf("%v: the client got %s from r%d, which only %d replicas gave (f+1 = %d needed)", r.Op, code, r.From, n, s.setup.f+1)
+	}
+}
+
+// checkCommitBacked checks, when t's COMMIT is acknowledged, that every
+// answer its client got was given by f+1 replicas (the promise: an
+// acknowledged answer is backed by f+1 replicas, so by at least one
+// correct one, whatever a faulty one stored afterwards).
+func (s *sim) checkCommitBacked(t *txn) {
+	for seq, got := range t.got {
+		op := coord.Op{Txn: t.id, Kind: coord.OpStmt, Seq: seq}
+		n := 0
+		for _, f := range s.fakes {
+			if rec, ok := f.answers[op]; ok && rec.vote == voteFor(got) {
+				n++
+			}
+		}
+		if n < s.setup.f+1 {
+			s.failf("t%d acknowledged: its statement %d answer %d was given by %d replicas, fewer than f+1 = %d", t.id, seq, got, n, s.setup.f+1)
+			return
+		}
 	}
 }
 
@@ -937,7 +1114,7 @@ func (s *sim) replay() {
 	for s.err == nil && s.replayed < len(s.order) {
 		t := s.order[s.replayed]
 		switch {
-		case t.acked, t.commitsAnyway:
+		case t.acked, t.commitsAnyway, t.crashCommitted:
 			s.checkCommit(t)
 		case t.refused && t.unknown && s.overBudget():
 			// More than f replicas out: the outcome is unknown, as the

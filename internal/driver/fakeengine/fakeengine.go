@@ -244,6 +244,7 @@ func (r *Rule) run(ctx context.Context, c Call, q driver.Query) (*answer.Answer,
 			select {
 			case <-r.latch.release:
 			case <-ctx.Done():
+				r.latch.cancel()
 				return nil, pgerr.New(pgerr.QueryCanceled, "canceling statement due to user request")
 			}
 		}
@@ -270,16 +271,24 @@ func (r *Rule) run(ctx context.Context, c Call, q driver.Query) (*answer.Answer,
 
 // Latch holds the calls of a rule (Block) until it is released.
 type Latch struct {
-	once    sync.Once
-	release chan struct{}
-	reached chan struct{}
-	rOnce   sync.Once
+	once      sync.Once
+	release   chan struct{}
+	reached   chan struct{}
+	rOnce     sync.Once
+	cancelled chan struct{}
+	cOnce     sync.Once
 }
 
 // NewLatch returns a latch that holds calls until Release.
 func NewLatch() *Latch {
-	return &Latch{release: make(chan struct{}), reached: make(chan struct{})}
+	return &Latch{release: make(chan struct{}), reached: make(chan struct{}), cancelled: make(chan struct{})}
 }
+
+// Cancelled is closed once a call waiting on the latch was ended by its
+// context (it failed with 57014).
+func (l *Latch) Cancelled() <-chan struct{} { return l.cancelled }
+
+func (l *Latch) cancel() { l.cOnce.Do(func() { close(l.cancelled) }) }
 
 // Release lets every call waiting on the latch, and every later one, go.
 func (l *Latch) Release() { l.once.Do(func() { close(l.release) }) }

@@ -100,6 +100,12 @@ func init() {
 		if err := c.RegisterAggregator(SumInExprFunction, func() *cgoSum { return &cgoSum{} }, true); err != nil {
 			return err
 		}
+		if err := c.RegisterFunc(SumPartsFunction, func(hi, lo any) (any, error) { return sumParts(cgoArg(hi), cgoArg(lo), true) }, true); err != nil {
+			return err
+		}
+		if err := c.RegisterFunc(SumPartsInExprFunction, func(hi, lo any) (any, error) { return sumParts(cgoArg(hi), cgoArg(lo), false) }, true); err != nil {
+			return err
+		}
 		return c.RegisterFunc(Int4Function, func(v any) (any, error) { return int4(cgoArg(v)) }, true)
 	}})
 	driver.Register(CGo, driver.Serial, cgoLibrary.opener())

@@ -174,7 +174,8 @@ func numeric(v, precision, scale any) (any, error) {
 	scaled.Add(scaled, big.NewRat(1, 2))
 	q := new(big.Int).Quo(scaled.Num(), scaled.Denom())
 	if q.Cmp(new(big.Int).Exp(big.NewInt(10), big.NewInt(p), nil)) >= 0 {
-		return nil, errNumericOverflow
+		// The field's size, for PostgreSQL's DETAIL (see overflowField).
+		return nil, fmt.Errorf("%w: precision %d, scale %d", errNumericOverflow, p, s)
 	}
 	if r.Sign() < 0 {
 		q.Neg(q)
@@ -199,6 +200,41 @@ const (
 	SumFunction       = "shepherd_sum"
 	SumInExprFunction = "shepherd_sum_expr"
 )
+
+// SumPartsFunction and SumPartsInExprFunction are sum() of bigints over a
+// window on SQLite, which has no exact window sum (go-sqlite3 registers
+// no window aggregates): the SQL writer sums the high and the low 32 bits
+// of each value with SQLite's SUM over the window, which cannot overflow
+// (below 2^31 rows), and these put the two sums together exactly:
+// hi * 2^32 + lo, as an integer when it fits, beyond the 64-bit range as
+// its digits in text (SumPartsFunction, for a result column) or failing
+// with 0A000 (SumPartsInExprFunction), as SumFunction and
+// SumInExprFunction do.
+const (
+	SumPartsFunction       = "shepherd_sum_parts"
+	SumPartsInExprFunction = "shepherd_sum_parts_expr"
+)
+
+// sumParts is SumPartsFunction (text true) and SumPartsInExprFunction.
+func sumParts(hi, lo any, text bool) (any, error) {
+	if hi == nil || lo == nil {
+		return nil, nil // no non-NULL value in the frame
+	}
+	h, ok1 := hi.(int64)
+	l, ok2 := lo.(int64)
+	if !ok1 || !ok2 {
+		return nil, errSumOperand
+	}
+	total := new(big.Int).Lsh(big.NewInt(h), 32)
+	total.Add(total, big.NewInt(l))
+	switch {
+	case total.IsInt64():
+		return total.Int64(), nil
+	case text:
+		return total.String(), nil
+	}
+	return nil, errSumRange
+}
 
 // errSumRange is the error SumInExprFunction fails with; classify maps
 // it to 0A000.

@@ -52,6 +52,12 @@ func init() {
 		func(_ *msqlite.FunctionContext, args []sqldriver.Value) (sqldriver.Value, error) {
 			return numeric(args[0], args[1], args[2])
 		})
+	for name, text := range map[string]bool{SumPartsFunction: true, SumPartsInExprFunction: false} {
+		msqlite.MustRegisterDeterministicScalarFunction(name, 2,
+			func(_ *msqlite.FunctionContext, args []sqldriver.Value) (sqldriver.Value, error) {
+				return sumParts(args[0], args[1], text)
+			})
+	}
 	for name, text := range map[string]bool{SumFunction: true, SumInExprFunction: false} {
 		msqlite.MustRegisterFunction(name, &msqlite.FunctionImpl{NArgs: 1, Deterministic: true,
 			MakeAggregate: func(msqlite.FunctionContext) (msqlite.AggregateFunction, error) {

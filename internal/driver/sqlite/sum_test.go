@@ -38,6 +38,12 @@ func TestSumFunctions(t *testing.T) {
 				{`SELECT shepherd_sum(DISTINCT "b") FROM "t" WHERE "k" IN (1, 2)`, "9223372036854775807"},
 				{`SELECT shepherd_sum("b") FROM "t" WHERE "k" = 5`, "<NULL>"},
 				{`SELECT shepherd_sum("b") FROM "t" WHERE "k" > 9`, "<NULL>"},
+				// Over a window, from the sums of the high and low 32 bits
+				// (both builds register the scalar shepherd_sum_parts).
+				{`SELECT shepherd_sum_parts(SUM("b" >> 32) OVER (), SUM("b" & 4294967295) OVER ()) FROM "t" WHERE "k" IN (1, 2)`, "18446744073709551614"},
+				{`SELECT shepherd_sum_parts(SUM("b" >> 32) OVER (), SUM("b" & 4294967295) OVER ()) FROM "t" WHERE "k" IN (3, 4)`, "-18446744073709551616"},
+				{`SELECT shepherd_sum_parts_expr(SUM("b" >> 32) OVER (), SUM("b" & 4294967295) OVER ()) + 1 FROM "t"`, "-1"},
+				{`SELECT shepherd_sum_parts(SUM("b" >> 32) OVER (), SUM("b" & 4294967295) OVER ()) FROM "t" WHERE "k" = 5`, "<NULL>"},
 			} {
 				a, err := exec(t, c, "SELECT", q.sql)
 				if err != nil {
