@@ -271,3 +271,65 @@ func recoverCatalog(cache *sqlan.Cache, records []wal.Record, log *slog.Logger) 
 	}
 	return nil
 }
+
+// resolveIntents resolves the DDL intents the last run left in the intent
+// file (cluster.Intent) before anything else of start-up reads the log:
+// coord.PlanIntents decides (the simulator runs it too). A transaction it
+// completes is appended to the log, durably, after its last record, and
+// is then replayed to every replica like any logged transaction; the
+// replicas it retires are recorded in the retirement file. Only then is
+// the intent file emptied: a crash in between finds the completed
+// transaction logged (so resolved), or plans the same retirements again.
+// It returns the log's records, completed ones included, and the
+// retirement file's entries (nil if it did not change them).
+func resolveIntents(ctx context.Context, w *wal.Log, records []wal.Record, intentFile, retiredFile string, names []string, log *slog.Logger) ([]wal.Record, map[string]cluster.Retirement, error) {
+	intents, err := cluster.LoadIntents(intentFile)
+	if err != nil || len(intents) == 0 {
+		return records, nil, err
+	}
+	index := map[string]int{}
+	for i, n := range names {
+		index[n] = i
+	}
+	byTxn := map[uint64]cluster.Intent{}
+	ds := make([]coord.DDLIntent, len(intents))
+	for i, in := range intents {
+		byTxn[in.Txn] = in
+		ds[i] = coord.DDLIntent{Txn: in.Txn, Lone: in.Lone}
+		for _, n := range in.Replicas {
+			if r, ok := index[n]; ok {
+				ds[i].Replicas = append(ds[i].Replicas, r)
+			}
+		}
+	}
+	plan := coord.PlanIntents(ds, func(txn uint64) bool { return byTxn[txn].Logged(records) })
+	for _, txn := range plan.Complete {
+		var top uint64
+		if len(records) > 0 {
+			top = records[len(records)-1].Barrier
+		}
+		rec := byTxn[txn].Record(top + 1)
+		if err := w.Append(ctx, rec); err != nil {
+			return nil, nil, fmt.Errorf("completing the schema change of transaction %d in the write-ahead log: %w", txn, err)
+		}
+		records = append(records, rec)
+		log.Warn("schema change left open by a crash completed: logged, and replayed to every replica",
+			"txn", txn, "barrier", rec.Barrier, "statement", rec.Statements[0].SQL)
+	}
+	var retired map[string]cluster.Retirement
+	if len(plan.Retire) > 0 {
+		var add []cluster.Retirement
+		for r, why := range plan.Retire {
+			add = append(add, cluster.Retirement{Replica: names[r], Why: why, Since: time.Now().UTC()})
+			log.Error("replica retired at start: it may hold a schema change the others never got; "+
+				"rebuild it from a replica in use, then run REJOIN REPLICA on the admin console", "replica", names[r], "why", why)
+		}
+		if retired, err = cluster.AddRetirements(retiredFile, add); err != nil {
+			return nil, nil, err
+		}
+	}
+	if err := cluster.SaveIntents(intentFile, nil); err != nil {
+		return nil, nil, fmt.Errorf("DDL intents: %w", err)
+	}
+	return records, retired, nil
+}
