@@ -31,10 +31,11 @@ import (
 
 // Intent is one open DDL intent, as the intent file keeps it.
 type Intent struct {
-	// Base is Options.Base of the run that recorded it: its log records
-	// have barriers from Base on, so a record of Txn at or above Base is
-	// this transaction's commit.
-	Base uint64 `json:"base"`
+	// From is the log barrier below which every record was durable when
+	// the intent was recorded: the transaction's record, if any, is at
+	// or above it (and in the same run, whose ids it shares, since
+	// start-up resolves every intent before a new run begins).
+	From uint64 `json:"from"`
 	Txn  uint64 `json:"txn"`
 	// Lone: the transaction's only statement so far is its first, a DDL
 	// statement (coord.DDLIntent.Lone).
@@ -107,14 +108,16 @@ func (in Intent) Record(barrier uint64) wal.Record {
 	return rec
 }
 
-// Logged reports whether records, the log, hold the intent's commit.
-func (in Intent) Logged(records []wal.Record) bool {
+// Logged reports whether records, the log, hold the intent's commit;
+// known is false when the log no longer reaches back to From (it was
+// truncated past it), so that it cannot tell.
+func (in Intent) Logged(records []wal.Record) (logged, known bool) {
 	for _, r := range records {
-		if r.Txn == in.Txn && r.Barrier >= in.Base {
-			return true
+		if r.Txn == in.Txn && r.Barrier >= in.From {
+			return true, true
 		}
 	}
-	return false
+	return false, len(records) == 0 || records[0].Barrier <= in.From
 }
 
 // intentFile is the form of the intent file.
@@ -188,7 +191,7 @@ func (c *Cluster) intentFor(t *Txn, call stmtCall) bool {
 // recordIntent records durably that t is about to hand call to the core.
 // The caller holds c.intents.order until the core has it.
 func (c *Cluster) recordIntent(t *Txn, call stmtCall) error {
-	in := Intent{Base: c.opts.Base, Txn: uint64(t.id), Lone: !t.intent && len(t.stmts) == 0}
+	in := Intent{From: c.durable.get(), Txn: uint64(t.id), Lone: !t.intent && len(t.stmts) == 0}
 	for i, m := range c.managers {
 		if m.Engine().Dialect() == driver.MySQL {
 			in.Replicas = append(in.Replicas, c.managers[i].Name())

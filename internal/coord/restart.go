@@ -94,6 +94,11 @@ type DDLIntent struct {
 	// before it, and what such a replica may hold is then more than the
 	// statement.
 	Lone bool
+	// Unknown says start-up cannot tell whether the commit was logged:
+	// the log no longer reaches back to where its record would be (it
+	// was truncated after the intent should have gone). Completing it
+	// could run an old schema change again.
+	Unknown bool
 	// Replicas are the replicas that commit DDL as they run it: those
 	// that may hold the change.
 	Replicas []int
@@ -126,7 +131,8 @@ type IntentPlan struct {
 // replica reached. If an open intent is of a transaction with other
 // statements, nothing is completed and the replicas that may hold the
 // changes are retired instead: replay could not tell what such a
-// replica committed of it. The other replicas hold none of the open
+// replica committed of it. So it is with an intent of which start-up
+// cannot tell whether it committed (Unknown). The other replicas hold none of the open
 // changes (a transactional engine commits nothing unlogged), so the
 // replicas still in use agree either way.
 func PlanIntents(intents []DDLIntent, logged func(txn uint64) bool) IntentPlan {
@@ -136,7 +142,7 @@ func PlanIntents(intents []DDLIntent, logged func(txn uint64) bool) IntentPlan {
 	for _, in := range intents {
 		if !logged(in.Txn) {
 			open = append(open, in)
-			lone = lone && in.Lone
+			lone = lone && in.Lone && !in.Unknown
 		}
 	}
 	if lone {
@@ -146,11 +152,17 @@ func PlanIntents(intents []DDLIntent, logged func(txn uint64) bool) IntentPlan {
 		return plan
 	}
 	for _, in := range open {
-		if in.Lone {
+		var why string
+		switch {
+		case in.Unknown:
+			why = fmt.Sprintf("may hold the schema change of transaction %d, of which the write-ahead log no longer "+
+				"tells whether it committed: it cannot be completed on the other replicas", in.Txn)
+		case !in.Lone:
+			why = fmt.Sprintf("may hold the schema change of transaction %d, which shepherd stopped before logging "+
+				"and which had other statements: it cannot be completed on the other replicas", in.Txn)
+		default:
 			continue
 		}
-		why := fmt.Sprintf("may hold the schema change of transaction %d, which shepherd stopped before logging "+
-			"and which had other statements: it cannot be completed on the other replicas", in.Txn)
 		for _, r := range in.Replicas {
 			if _, ok := plan.Retire[r]; !ok {
 				plan.Retire[r] = why

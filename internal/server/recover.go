@@ -295,14 +295,18 @@ func resolveIntents(ctx context.Context, w *wal.Log, records []wal.Record, inten
 	ds := make([]coord.DDLIntent, len(intents))
 	for i, in := range intents {
 		byTxn[in.Txn] = in
-		ds[i] = coord.DDLIntent{Txn: in.Txn, Lone: in.Lone}
+		logged, known := in.Logged(records)
+		ds[i] = coord.DDLIntent{Txn: in.Txn, Lone: in.Lone, Unknown: !logged && !known}
 		for _, n := range in.Replicas {
 			if r, ok := index[n]; ok {
 				ds[i].Replicas = append(ds[i].Replicas, r)
 			}
 		}
 	}
-	plan := coord.PlanIntents(ds, func(txn uint64) bool { return byTxn[txn].Logged(records) })
+	plan := coord.PlanIntents(ds, func(txn uint64) bool {
+		logged, _ := byTxn[txn].Logged(records)
+		return logged
+	})
 	for _, txn := range plan.Complete {
 		var top uint64
 		if len(records) > 0 {
