@@ -1,11 +1,13 @@
 package cluster
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"strings"
 	"sync"
 
 	"github.com/shepherd-db/shepherd/internal/coord"
@@ -263,4 +265,40 @@ func failedReply(o outcome) bool {
 		return false
 	}
 	return true
+}
+
+// TryIntents runs the statements of intents, in order, on one replica
+// that runs DDL in transactions (PostgreSQL, SQLite), over c, in one
+// engine transaction that it then rolls back: start-up's trial of what
+// it would complete (coord.DDLIntent.Refused). A statement whose effect
+// is there already is no refusal, as in Replay. It returns the Txn of
+// the first intent refused, with the error, or 0; err is set when the
+// trial could not be made (it then proves nothing).
+func TryIntents(ctx context.Context, c driver.Conn, d driver.Dialect, intents []Intent) (refused uint64, why, err error) {
+	if err := c.Begin(ctx, driver.TxOptions{}); err != nil {
+		return 0, nil, err
+	}
+	defer c.Rollback(ctx)
+	for i, in := range intents {
+		for _, st := range in.Record(0).Statements {
+			if !st.Writes {
+				continue
+			}
+			q, ok := replayQuery(d, st)
+			if !ok {
+				return 0, nil, fmt.Errorf("intent of transaction %d: %s: %w (dialect %s)", in.Txn, st.SQL, ErrUnreplayable, d)
+			}
+			if _, err := c.Exec(ctx, q); err != nil && !alreadyDone(err) {
+				switch code := pgerr.Code(err); {
+				case ctx.Err() != nil, code == "", strings.HasPrefix(code, "08"), strings.HasPrefix(code, "40"),
+					strings.HasPrefix(code, "53"), strings.HasPrefix(code, "57"):
+					// The connection, a lock, resources: says nothing
+					// of the change itself.
+					return 0, nil, err
+				}
+				return intents[i].Txn, err, nil
+			}
+		}
+	}
+	return 0, nil, nil
 }

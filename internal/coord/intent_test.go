@@ -36,6 +36,10 @@ func TestPlanIntents(t *testing.T) {
 	if len(p.Complete) != 0 || len(p.Retire) != 1 || !strings.Contains(p.Retire[0], "no longer") {
 		t.Errorf("an intent the log no longer reaches: %+v, want r0 retired", p)
 	}
+	p = PlanIntents([]DDLIntent{lone(2), {Txn: 3, Lone: true, Refused: true, Replicas: []int{0}}}, logged())
+	if len(p.Complete) != 0 || len(p.Retire) != 1 || !strings.Contains(p.Retire[0], "refuse") {
+		t.Errorf("an intent the other replicas refuse: %+v, want r0 retired, nothing completed", p)
+	}
 	p = PlanIntents([]DDLIntent{lone(3), {Txn: 4, Replicas: []int{1}}}, logged())
 	if len(p.Complete) != 0 || len(p.Retire) != 2 || !strings.Contains(p.Retire[1], "other statements") {
 		t.Errorf("a lone and another open intent: %+v, want r0 and r1 retired, nothing completed", p)

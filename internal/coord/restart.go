@@ -99,6 +99,13 @@ type DDLIntent struct {
 	// was truncated after the intent should have gone). Completing it
 	// could run an old schema change again.
 	Unknown bool
+	// Refused says a replica that holds every logged transaction, and
+	// runs DDL in transactions, refused the change (or one completed
+	// before it) in a trial start-up rolled back: completing it would
+	// fail the replay there. The change most likely failed on the replicas
+	// that commit DDL as they run it too, but engines refuse different
+	// things.
+	Refused bool
 	// Replicas are the replicas that commit DDL as they run it: those
 	// that may hold the change.
 	Replicas []int
@@ -132,7 +139,9 @@ type IntentPlan struct {
 // statements, nothing is completed and the replicas that may hold the
 // changes are retired instead: replay could not tell what such a
 // replica committed of it. So it is with an intent of which start-up
-// cannot tell whether it committed (Unknown). The other replicas hold none of the open
+// cannot tell whether it committed (Unknown), and with one the other
+// replicas refuse (Refused): completing it would fail the replay there,
+// on every start. The other replicas hold none of the open
 // changes (a transactional engine commits nothing unlogged), so the
 // replicas still in use agree either way.
 func PlanIntents(intents []DDLIntent, logged func(txn uint64) bool) IntentPlan {
@@ -142,7 +151,7 @@ func PlanIntents(intents []DDLIntent, logged func(txn uint64) bool) IntentPlan {
 	for _, in := range intents {
 		if !logged(in.Txn) {
 			open = append(open, in)
-			lone = lone && in.Lone && !in.Unknown
+			lone = lone && in.Lone && !in.Unknown && !in.Refused
 		}
 	}
 	if lone {
@@ -157,6 +166,9 @@ func PlanIntents(intents []DDLIntent, logged func(txn uint64) bool) IntentPlan {
 		case in.Unknown:
 			why = fmt.Sprintf("may hold the schema change of transaction %d, of which the write-ahead log no longer "+
 				"tells whether it committed: it cannot be completed on the other replicas", in.Txn)
+		case in.Refused:
+			why = fmt.Sprintf("may hold the schema change of transaction %d, which shepherd stopped before logging "+
+				"and which the other replicas refuse: it cannot be completed on them", in.Txn)
 		case !in.Lone:
 			why = fmt.Sprintf("may hold the schema change of transaction %d, which shepherd stopped before logging "+
 				"and which had other statements: it cannot be completed on the other replicas", in.Txn)

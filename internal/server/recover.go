@@ -282,7 +282,7 @@ func recoverCatalog(cache *sqlan.Cache, records []wal.Record, log *slog.Logger) 
 // transaction logged (so resolved), or plans the same retirements again.
 // It returns the log's records, completed ones included, and the
 // retirement file's entries (nil if it did not change them).
-func resolveIntents(ctx context.Context, w *wal.Log, records []wal.Record, intentFile, retiredFile string, names []string, log *slog.Logger) ([]wal.Record, map[string]cluster.Retirement, error) {
+func resolveIntents(ctx context.Context, w *wal.Log, records []wal.Record, intentFile, retiredFile string, engines []driver.Engine, names []string, log *slog.Logger) ([]wal.Record, map[string]cluster.Retirement, error) {
 	intents, err := cluster.LoadIntents(intentFile)
 	if err != nil || len(intents) == 0 {
 		return records, nil, err
@@ -300,6 +300,21 @@ func resolveIntents(ctx context.Context, w *wal.Log, records []wal.Record, inten
 		for _, n := range in.Replicas {
 			if r, ok := index[n]; ok {
 				ds[i].Replicas = append(ds[i].Replicas, r)
+			}
+		}
+	}
+	var open []cluster.Intent
+	for _, in := range intents {
+		if logged, _ := in.Logged(records); !logged {
+			open = append(open, in)
+		}
+	}
+	if refused, why := tryIntents(ctx, engines, names, records, open); refused != 0 {
+		for i := range ds {
+			if ds[i].Txn == refused {
+				ds[i].Refused = true
+				log.Error("a schema change left open by a crash is refused by a replica in a trial: it is not completed",
+					"txn", refused, "why", why)
 			}
 		}
 	}
@@ -336,4 +351,52 @@ func resolveIntents(ctx context.Context, w *wal.Log, records []wal.Record, inten
 		return nil, nil, fmt.Errorf("DDL intents: %w", err)
 	}
 	return records, retired, nil
+}
+
+// tryIntents tries the open intents (cluster.TryIntents), in order, on
+// each replica that runs DDL in transactions (not MariaDB) and holds
+// every logged transaction (records), rolling them back: a change such a
+// replica refuses would fail the replay of its completion there, on
+// every start. It returns the first intent refused, with why, or 0. A
+// replica it cannot reach, or that lags the log, proves nothing.
+func tryIntents(ctx context.Context, engines []driver.Engine, names []string, records []wal.Record, open []cluster.Intent) (uint64, error) {
+	if len(open) == 0 {
+		return 0, nil
+	}
+	var from uint64
+	if len(records) > 0 {
+		from = records[0].Barrier
+	}
+	for i, e := range engines {
+		if e.Dialect() == driver.MySQL {
+			continue
+		}
+		refused, why := func() (uint64, error) {
+			cctx, cancel := context.WithTimeout(ctx, connectTimeout)
+			c, err := e.Connect(cctx)
+			cancel()
+			if err != nil {
+				return 0, nil
+			}
+			defer c.Close()
+			have, _, err := replica.LogRead(ctx, c, from)
+			if err != nil {
+				return 0, nil
+			}
+			for _, r := range records {
+				if !have[r.Barrier] {
+					return 0, nil // it lags: replay would change what it refuses
+				}
+			}
+			refused, why, err := cluster.TryIntents(ctx, c, e.Dialect(), open)
+			if err != nil {
+				return 0, nil
+			}
+			return refused, fmt.Errorf("%s: %w", names[i], why)
+		}()
+		if refused != 0 {
+			return refused, why
+		}
+	}
+	return 0, nil
 }

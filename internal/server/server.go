@@ -134,7 +134,7 @@ func Open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Server, e
 		// hold without the log: completed, or that replica retired.
 		copts.IntentFile = filepath.Join(cfg.DataDir, "ddl-intents.json")
 		var more map[string]cluster.Retirement
-		records, more, err = resolveIntents(ctx, w, records, copts.IntentFile, copts.RetiredFile, names, log)
+		records, more, err = resolveIntents(ctx, w, records, copts.IntentFile, copts.RetiredFile, s.engines, names, log)
 		if err != nil {
 			w.Close()
 			s.closeEngines()
