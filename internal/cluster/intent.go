@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 
@@ -209,13 +210,14 @@ func (c *Cluster) recordIntent(t *Txn, call stmtCall) error {
 	in.Statements = append(in.Statements, toIntentStatement(c.walStatement(call)))
 	c.intents.mu.Lock()
 	defer c.intents.mu.Unlock()
-	list := make([]Intent, 0, len(c.intents.list)+1)
-	for _, o := range c.intents.list {
-		if o.Txn != in.Txn {
-			list = append(list, o)
-		}
+	// A later statement of t replaces its intent where it stands: the
+	// order is that of the first DDL statements.
+	list := append(make([]Intent, 0, len(c.intents.list)+1), c.intents.list...)
+	if i := slices.IndexFunc(list, func(o Intent) bool { return o.Txn == in.Txn }); i >= 0 {
+		list[i] = in
+	} else {
+		list = append(list, in)
 	}
-	list = append(list, in)
 	if err := SaveIntents(c.opts.IntentFile, list); err != nil {
 		return pgerr.Wrap(pgerr.IOError, err, "could not record the schema change's intent; it was not run").
 			WithDetail("A replica commits DDL as it runs it: shepherd records the change before it runs, so that a crash cannot leave it on that replica alone.")
