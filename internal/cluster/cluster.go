@@ -19,6 +19,7 @@ import (
 	"github.com/shepherd-db/shepherd/internal/answer"
 	"github.com/shepherd-db/shepherd/internal/coord"
 	"github.com/shepherd-db/shepherd/internal/driver"
+	"github.com/shepherd-db/shepherd/internal/errform"
 	"github.com/shepherd-db/shepherd/internal/pgerr"
 	"github.com/shepherd-db/shepherd/internal/replica"
 	"github.com/shepherd-db/shepherd/internal/sqlan"
@@ -76,6 +77,10 @@ type Options struct {
 	// start out, and stay out until Reinstate.
 	RetiredFile string
 	Retired     map[string]Retirement
+	// IntentFile is where the DDL intents are recorded (see Intent), with
+	// WAL and a replica that commits DDL as it runs it; "": none (tests
+	// that do not restart).
+	IntentFile string
 }
 
 // DefaultTick is Options.Tick when left 0.
@@ -102,6 +107,7 @@ type Cluster struct {
 	trimming sync.Mutex // held while a trim runs
 	durable  durable
 	probing  probing
+	intents  intents
 	// cancelHandled, set by tests only, is called once the cancel of an
 	// operation was passed on to the replicas (see Txn.submit).
 	cancelHandled func(coord.Op)
@@ -172,6 +178,13 @@ func New(opts Options, replicas []Replica) *Cluster {
 		}
 		c.opts.Base = opts.Base
 		c.durable.next = opts.Base // what came before this run is on disk
+		if opts.IntentFile != "" {
+			// Start-up resolved and emptied it; kept if not, so that
+			// the next write does not drop what it holds.
+			if list, err := LoadIntents(opts.IntentFile); err == nil {
+				c.intents.list = list
+			}
+		}
 	} else {
 		c.opts.WAL = nil
 	}
@@ -330,7 +343,10 @@ type Txn struct {
 	finished bool
 	// cancelled: a client's cancel was sent to the replicas (serial
 	// mode; see serialCommit).
-	cancelled   bool
+	cancelled bool
+	// intent: a DDL intent was recorded for it (see Intent); only the
+	// session's goroutine touches it.
+	intent      bool
 	afterCommit func(barrier uint64) error
 	stmts       []stmtCall
 	waiting     map[coord.Op]chan outcome
@@ -388,7 +404,13 @@ func (t *Txn) Exec(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (*ans
 	}
 	op := coord.Op{Txn: t.id, Kind: coord.OpStmt, Seq: t.seq}
 	t.seq++
-	return t.submit(ctx, op, call)
+	a, err := t.submit(ctx, op, call)
+	if err != nil {
+		// The answer chosen may be an engine's error in its own words;
+		// the client gets PostgreSQL's (the vote compared SQLSTATEs).
+		err = errform.Rewrite(err, st.Tree(), st.Schema(), args)
+	}
+	return a, err
 }
 
 // write writes call's statement for each dialect the replicas speak.
@@ -579,6 +601,16 @@ func (t *Txn) submit(ctx context.Context, op coord.Op, call stmtCall) (*answer.A
 		// every session and replica answer goes through.
 		c.write(&call)
 	}
+	intent := op.Kind == coord.OpStmt && c.intentFor(t, call)
+	if intent {
+		// Durably before the core can send it to a replica that
+		// commits it at once, and in the order the core gets them.
+		c.intents.order.Lock()
+		if err := c.recordIntent(t, call); err != nil {
+			c.intents.order.Unlock()
+			return nil, err
+		}
+	}
 	ch := make(chan outcome, 1)
 	c.mu.Lock()
 	if op.Kind == coord.OpStmt {
@@ -589,6 +621,9 @@ func (t *Txn) submit(ctx context.Context, op coord.Op, call stmtCall) (*answer.A
 		Recovers: call.st != nil && call.st.Kind == sqlan.Savepoint && call.st.SavepointOp == sqlan.SavepointRollbackTo})
 	c.applyLocked()
 	c.mu.Unlock()
+	if intent {
+		c.intents.order.Unlock()
+	}
 	select {
 	case o := <-ch:
 		return o.answer, errOrNil(o.err)
@@ -742,6 +777,9 @@ func (c *Cluster) applyLocked() {
 		case coord.Finished:
 			if t := c.mu.txns[a.Txn]; t != nil {
 				t.finished = true
+				// Its outcome is known: logged, or ended without a
+				// commit (awaitLog drops the intent of a commit sooner).
+				c.dropIntent(a.Txn, "finished")
 				if t.afterCommit != nil && c.opts.WAL == nil && t.commits > 0 {
 					// Without a log, a COMMIT some replica did is the
 					// outcome.
@@ -830,6 +868,10 @@ func (c *Cluster) replyLocked(a coord.Reply) {
 			o.answer, o.err = nil, pgerr.New(pgerr.InternalError, "the answer chosen for the client was kept as a digest only")
 			c.log.Error("digest-only answer chosen for a reply", "replica", c.managers[a.From].Name(), "op", a.Op.String())
 		}
+	}
+	if failedReply(o) {
+		// It never commits: its intent goes before the client hears.
+		c.dropIntent(a.Op.Txn, "failed")
 	}
 	if ch != nil {
 		ch <- o

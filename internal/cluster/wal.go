@@ -250,8 +250,10 @@ func (c *Cluster) awaitLog() {
 		c.mu.Lock()
 		c.mu.core.Step(ev)
 		c.applyLocked()
+		var committed coord.TxnID
 		if t := c.mu.txns[it.txn]; err == nil && it.txn != 0 && t != nil {
 			t.durable = true
+			committed = t.id
 			if t.afterCommit != nil {
 				c.runAfterCommitLocked(t)
 			}
@@ -261,6 +263,9 @@ func (c *Cluster) awaitLog() {
 			applied = c.appliedLocked()
 		}
 		c.mu.Unlock()
+		if committed != 0 {
+			c.dropIntent(committed, "committed") // its record resolves it
+		}
 		if applied > 0 {
 			if err := c.opts.WAL.TruncateBefore(c.opts.Base + uint64(applied)); err != nil {
 				c.log.Warn("truncating the write-ahead log", "err", err)

@@ -1927,14 +1927,20 @@ func (s *cbs) watchPrimary() {
 	if s.watchOps() {
 		return
 	}
-	if s.timeout < 0 || s.changing || s.primary < 0 || s.now-s.heard < s.timeout {
+	if s.timeout < 0 || s.changing || s.primary < 0 {
 		return
 	}
 	if len(s.waiting) > 0 {
 		// COMMITs wait for secondaries: the primary may well be blocked
 		// behind them (locks, or a serial engine's one transaction), and
-		// they do not need it to be decided.
+		// they do not need it to be decided. Its silence counts only from
+		// the last of them: checked before the limit, not once it is
+		// reached, or a correct primary is taken out a few ticks after
+		// the COMMIT it was sent last (sim cbs seed 566).
 		s.heard = s.now
+		return
+	}
+	if s.now-s.heard < s.timeout {
 		return
 	}
 	p := s.primary

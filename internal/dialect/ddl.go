@@ -167,6 +167,13 @@ func (w *writer) createTable(cs *pg_query.CreateStmt) {
 		w.refuse("%s", err.Error())
 	}
 	keyed := keyColumns(cs)
+	// MariaDB and SQLite get every constraint by the name PostgreSQL
+	// would give it, so that their errors name it as PostgreSQL does
+	// (see package errform); PostgreSQL names its own.
+	conNames, _ := schema.ConstraintNames(cs)
+	if w.pg() {
+		conNames = nil
+	}
 	// The table being created is in scope for its CHECK expressions.
 	w.scopes = append(w.scopes, scope{items: []scopeItem{{alias: t.Name, table: t}}})
 	defer w.popScope()
@@ -184,12 +191,16 @@ func (w *writer) createTable(cs *pg_query.CreateStmt) {
 		}
 		first = false
 	}
-	var tableCons []*pg_query.Constraint
+	type namedCon struct {
+		con  *pg_query.Constraint
+		name string
+	}
+	var tableCons []namedCon
 	for _, e := range cs.TableElts {
 		cd := e.GetColumnDef()
 		if cd == nil {
 			if con := e.GetConstraint(); con != nil {
-				tableCons = append(tableCons, con)
+				tableCons = append(tableCons, namedCon{con, conNames[con]})
 			}
 			continue
 		}
@@ -220,6 +231,16 @@ func (w *writer) createTable(cs *pg_query.CreateStmt) {
 				w.str(" PRIMARY KEY")
 			case pg_query.ConstrType_CONSTR_UNIQUE:
 				w.checkUnique(con)
+				if w.my() && conNames[con] != "" {
+					// A column's UNIQUE takes no name in MariaDB.
+					u := &pg_query.Constraint{Contype: con.Contype, Keys: []*pg_query.Node{pg_query.MakeStrNode(col.Name)}}
+					tableCons = append(tableCons, namedCon{u, conNames[con]})
+					continue
+				}
+				if w.lite() && conNames[con] != "" {
+					w.str(" CONSTRAINT ")
+					w.ident(conNames[con])
+				}
 				w.str(" UNIQUE")
 			case pg_query.ConstrType_CONSTR_CHECK, pg_query.ConstrType_CONSTR_FOREIGN:
 				if w.my() {
@@ -228,11 +249,11 @@ func (w *writer) createTable(cs *pg_query.CreateStmt) {
 					if con.Contype == pg_query.ConstrType_CONSTR_FOREIGN && len(con.FkAttrs) == 0 {
 						con.FkAttrs = []*pg_query.Node{pg_query.MakeStrNode(col.Name)}
 					}
-					tableCons = append(tableCons, con)
+					tableCons = append(tableCons, namedCon{con, conNames[con]})
 					continue
 				}
 				w.str(" ")
-				w.constraint(con, true)
+				w.constraint(con, true, conNames[con])
 			case pg_query.ConstrType_CONSTR_NOTNULL, pg_query.ConstrType_CONSTR_NULL,
 				pg_query.ConstrType_CONSTR_IDENTITY:
 			default:
@@ -240,9 +261,9 @@ func (w *writer) createTable(cs *pg_query.CreateStmt) {
 			}
 		}
 	}
-	for _, con := range tableCons {
+	for _, nc := range tableCons {
 		sep()
-		w.constraint(con, false)
+		w.constraint(nc.con, false, nc.name)
 	}
 	w.str(")")
 	if w.my() {
@@ -325,14 +346,18 @@ func (w *writer) checkUnique(con *pg_query.Constraint) {
 }
 
 // constraint writes a table constraint (or, with column true, the body of
-// a column constraint in SQLite).
-func (w *writer) constraint(con *pg_query.Constraint, column bool) {
+// a column constraint in SQLite), named name when the client gave it
+// none (MariaDB names a primary key PRIMARY whatever it is called).
+func (w *writer) constraint(con *pg_query.Constraint, column bool, name string) {
 	if con.Deferrable || con.Initdeferred {
 		w.refuse("DEFERRABLE constraints")
 	}
 	if con.Conname != "" {
+		name = con.Conname
+	}
+	if name != "" && !(w.my() && con.Contype == pg_query.ConstrType_CONSTR_PRIMARY) {
 		w.str("CONSTRAINT ")
-		w.ident(con.Conname)
+		w.ident(name)
 		w.str(" ")
 	}
 	names := func(l []*pg_query.Node) {
@@ -601,6 +626,11 @@ func (w *writer) alterTable(at *pg_query.AlterTableStmt) {
 			if err != nil {
 				w.refuse("%s", err.Error())
 			}
+			type namedCheck struct {
+				con  *pg_query.Constraint
+				name string
+			}
+			var checks []namedCheck
 			w.str("ADD COLUMN ")
 			if cmd.MissingOk {
 				w.str("IF NOT EXISTS ")
@@ -632,11 +662,26 @@ func (w *writer) alterTable(at *pg_query.AlterTableStmt) {
 					}
 				case pg_query.ConstrType_CONSTR_NOTNULL, pg_query.ConstrType_CONSTR_NULL:
 				case pg_query.ConstrType_CONSTR_CHECK:
+					name := ""
+					if table != nil && !w.pg() {
+						if c, ok := schema.AddedConstraint(table, con, col.Name); ok {
+							name = c.Name
+						}
+					}
+					if w.my() && name != "" {
+						// MariaDB names no column constraint: added after.
+						checks = append(checks, namedCheck{con, name})
+						continue
+					}
 					w.str(" ")
-					w.constraint(con, true)
+					w.constraint(con, true, name)
 				default:
 					w.refuse("ADD COLUMN with constraint %s", con.Contype.String())
 				}
+			}
+			for _, c := range checks {
+				w.str(", ADD ")
+				w.constraint(c.con, false, c.name)
 			}
 			if col.Fill == schema.FillSerial {
 				w.refuse("ADD COLUMN of a SERIAL or IDENTITY column (rows already there would differ)")
@@ -675,7 +720,14 @@ func (w *writer) alterTable(at *pg_query.AlterTableStmt) {
 				w.refuse("ALTER TABLE ... ADD CONSTRAINT")
 			}
 			w.str("ADD ")
-			w.constraint(cmd.Def.GetConstraint(), false)
+			con := cmd.Def.GetConstraint()
+			name := ""
+			if table != nil && !w.pg() {
+				if c, ok := schema.AddedConstraint(table, con, ""); ok {
+					name = c.Name
+				}
+			}
+			w.constraint(con, false, name)
 		default:
 			w.refuse("ALTER TABLE %s", cmd.Subtype.String())
 		}

@@ -819,6 +819,10 @@ func (w *writer) typed(n *pg_query.Node, t string) {
 			w.fail(pgerr.InvalidTextRepresentation, "invalid input syntax for type uuid: %q", c.GetSval().Sval)
 		}
 		w.literal(u)
+	case isInt(t):
+		// Read as PostgreSQL reads the text ('x1' fails with 22P02),
+		// where SQLite would store it as text and MariaDB read 0.
+		w.numberConstant(c.GetSval().Sval, t, nil)
 	case t == "bytea":
 		w.bytesLiteral(c.GetSval().Sval)
 	case t == "bool":

@@ -157,6 +157,7 @@ func (w *writer) fail(code, format string, args ...any) {
 
 func (w *writer) my() bool   { return w.d == driver.MySQL }
 func (w *writer) lite() bool { return w.d == driver.SQLite }
+func (w *writer) pg() bool   { return w.d == driver.Postgres }
 
 func (w *writer) str(s string) { w.b.WriteString(s) }
 

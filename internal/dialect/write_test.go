@@ -318,3 +318,35 @@ func TestFloatConstants(t *testing.T) {
 		}
 	}
 }
+
+// TestConstraintNamesWritten: MariaDB and SQLite get each constraint
+// under the name PostgreSQL gives it (MariaDB names a primary key
+// PRIMARY whatever it is called, and no column constraint), so that
+// their errors name PostgreSQL's constraint.
+func TestConstraintNamesWritten(t *testing.T) {
+	s := testSchema(t)
+	for _, c := range []struct {
+		sql      string
+		d        driver.Dialect
+		contains []string
+	}{
+		{"CREATE TABLE t (id int PRIMARY KEY, a text UNIQUE, b int REFERENCES acct, CHECK (b > 0))", driver.MySQL,
+			[]string{"CONSTRAINT `t_a_key` UNIQUE (`a`)", "CONSTRAINT `t_b_fkey` FOREIGN KEY (`b`)", "CONSTRAINT `t_b_check` CHECK"}},
+		{"CREATE TABLE t (id int PRIMARY KEY, a text UNIQUE, b int REFERENCES acct, CHECK (b > 0))", driver.SQLite,
+			[]string{`"a" TEXT CONSTRAINT "t_a_key" UNIQUE`, `CONSTRAINT "t_b_fkey" REFERENCES`, `CONSTRAINT "t_b_check" CHECK`}},
+		{"ALTER TABLE acct ADD CHECK (n > 0)", driver.MySQL, []string{"ADD CONSTRAINT `acct_n_check` CHECK"}},
+		{"ALTER TABLE acct ADD COLUMN m int CHECK (m > 0)", driver.MySQL, []string{"ADD COLUMN `m` INT, ADD CONSTRAINT `acct_m_check` CHECK"}},
+		{"ALTER TABLE acct ADD COLUMN m int CHECK (m > 0)", driver.SQLite, []string{`CONSTRAINT "acct_m_check" CHECK`}},
+	} {
+		f, err := Write(parse(t, c.sql), c.d, s)
+		if err != nil {
+			t.Errorf("%s: %v", c.sql, err)
+			continue
+		}
+		for _, want := range c.contains {
+			if !strings.Contains(f.SQL, want) {
+				t.Errorf("%s for %v:\n  %s\nlacks %s", c.sql, c.d, f.SQL, want)
+			}
+		}
+	}
+}

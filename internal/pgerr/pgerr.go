@@ -98,10 +98,48 @@ type Error struct {
 	// Where is the CONTEXT field: where the error happened (PostgreSQL's
 	// "COPY t, line 2, column a: ...").
 	Where string
+	// The fields PostgreSQL sets on errors about one object (a
+	// constraint, a column, a type): what a client reads to tell which
+	// constraint failed without parsing the message. Empty when unset.
+	Schema     string
+	Table      string
+	Column     string
+	DataType   string
+	Constraint string
+	// Raw is what an engine other than PostgreSQL said of the object of
+	// the error, in its own words, for package errform to give the error
+	// PostgreSQL's message and fields; nil when there is nothing to
+	// rewrite. It is never sent to a client.
+	Raw *Raw
 	// Replica names the replica the error came from, when it came from one.
 	Replica string
 	// cause is the underlying error, if any, for errors.Is/As.
 	cause error
+}
+
+// Raw is what an engine's error named, as the engine named it (see
+// Error.Raw). Each field is empty when the engine did not say.
+type Raw struct {
+	// Table is the table the engine named (a foreign key's referencing
+	// table).
+	Table string
+	// Columns are the columns the engine named: a key's, or the one
+	// column of a NOT NULL or range error.
+	Columns []string
+	// Constraint is the key or constraint name the engine gave
+	// (MariaDB's "PRIMARY" for a primary key).
+	Constraint string
+	// Value is the duplicate key's value as the engine printed it
+	// (MariaDB joins a composite key's values with '-').
+	Value string
+	// HasValue tells an empty Value from none.
+	HasValue bool
+	// Referenced marks a foreign key violation on the referenced side:
+	// a row still referenced was deleted or its key changed.
+	Referenced bool
+	// Precision and Scale are a numeric field's, for "numeric field
+	// overflow", when the engine said.
+	Precision, Scale int
 }
 
 // Error implements error.

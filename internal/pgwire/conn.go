@@ -93,6 +93,9 @@ func (c *conn) run(ctx context.Context) error {
 		return c.fail(pgerr.Wrap(pgerr.InternalError, err, "allocating a backend key").Fatal())
 	}
 	defer unregister()
+	if at, ok := sess.(Attacher); ok {
+		at.Attach(sessionConn{c: c, pid: pid})
+	}
 
 	c.sendParameterStatuses(info)
 	c.send(&pgproto3.BackendKeyData{ProcessID: pid, SecretKey: uint32Bytes(secret)})
@@ -190,6 +193,11 @@ func (c *conn) sendError(err error) {
 		Detail:              pe.Detail,
 		Hint:                pe.Hint,
 		Where:               pe.Where,
+		SchemaName:          pe.Schema,
+		TableName:           pe.Table,
+		ColumnName:          pe.Column,
+		DataTypeName:        pe.DataType,
+		ConstraintName:      pe.Constraint,
 	})
 }
 

@@ -153,6 +153,12 @@ func (c *conn) describe(ctx context.Context, m *pgproto3.Describe) error {
 		return nil
 	case 'P':
 		pt, err := c.portal(m.Name)
+		if cd, ok := c.sess.(CursorDescriber); ok && err != nil && m.Name != "" {
+			if cols, ok := cd.DescribeCursor(m.Name); ok {
+				c.sendRowDescription(cols, nil)
+				return nil
+			}
+		}
 		if err != nil {
 			return err
 		}

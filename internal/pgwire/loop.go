@@ -164,6 +164,11 @@ func (c *conn) readyForQuery() error {
 		// Portals live no longer than their transaction.
 		clear(c.portals)
 	}
+	if r, ok := c.sess.(Reporter); ok {
+		for _, p := range r.ChangedParameters() {
+			c.send(&pgproto3.ParameterStatus{Name: p[0], Value: p[1]})
+		}
+	}
 	c.send(&pgproto3.ReadyForQuery{TxStatus: status})
 	return c.flush()
 }

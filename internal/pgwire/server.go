@@ -210,6 +210,7 @@ func (s *Server) register(sess Session) (pid, secret uint32, unregister func(), 
 		if pid, err = randomUint32(); err != nil {
 			return 0, 0, nil, err
 		}
+		pid &= 0x7fffffff // a positive int4, as pg_backend_pid() answers it
 	}
 	if secret, err = randomUint32(); err != nil {
 		return 0, 0, nil, err

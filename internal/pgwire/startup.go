@@ -171,6 +171,8 @@ func (c *conn) sendParameterStatuses(info StartupInfo) {
 		{"application_name", info.Params["application_name"]},
 		{"is_superuser", "off"},
 		{"session_authorization", info.User},
+		{"default_transaction_read_only", "off"},
+		{"in_hot_standby", "off"},
 	}
 	for _, s := range statuses {
 		c.send(&pgproto3.ParameterStatus{Name: s[0], Value: s[1]})

@@ -2,6 +2,7 @@ package pgwire
 
 import (
 	"encoding/hex"
+	"errors"
 	"strconv"
 	"strings"
 
@@ -47,11 +48,15 @@ var pgtypeValues = map[uint32]func() any{
 func isTextLike(oid uint32) bool {
 	switch oid {
 	case answer.OIDText, answer.OIDVarchar, answer.OIDBPChar, answer.OIDName,
-		answer.OIDChar, answer.OIDUnknown, answer.OIDJSON:
+		answer.OIDChar, answer.OIDUnknown, answer.OIDJSON, oidVoid:
 		return true
 	}
 	return false
 }
+
+// oidVoid is the type of functions that return nothing: its text and
+// binary forms are both empty.
+const oidVoid = 2278
 
 // jsonbVersion is the first byte of jsonb's binary form: the format version
 // followed by the document as text.
@@ -374,6 +379,19 @@ func readTextParam(oid uint32, text string) (string, error) {
 		t = answer.Timestamp
 	case answer.OIDTimestampTZ:
 		t = answer.TimestampTZ
+	case answer.OIDInt2, answer.OIDInt4, answer.OIDInt8:
+		// As PostgreSQL's int2in/int4in/int8in read it: an engine would
+		// store text it cannot read as text (SQLite) or as 0.
+		names := map[uint32]string{answer.OIDInt2: "smallint", answer.OIDInt4: "integer", answer.OIDInt8: "bigint"}
+		bits := map[uint32]int{answer.OIDInt2: 16, answer.OIDInt4: 32, answer.OIDInt8: 64}
+		n, err := strconv.ParseInt(strings.TrimSpace(text), 10, bits[oid])
+		switch {
+		case errors.Is(err, strconv.ErrRange):
+			return "", pgerr.New(pgerr.NumericValueOutOfRange, "value %s is out of range for type %s", quoteInput(text), names[oid])
+		case err != nil:
+			return "", pgerr.New(pgerr.InvalidTextRepresentation, "invalid input syntax for type %s: %s", names[oid], quoteInput(text))
+		}
+		return strconv.FormatInt(n, 10), nil
 	case answer.OIDUUID:
 		v, ok := answer.PGText(answer.UUID, text)
 		if !ok {

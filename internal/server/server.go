@@ -47,6 +47,7 @@ type Server struct {
 	front   *pgwire.Server
 	wal     *wal.Log // cbs and ss
 	repair  *repair.Service
+	shared  *session.Shared // advisory locks
 }
 
 // Open opens every replica (checking each is reachable) and builds the
@@ -59,7 +60,7 @@ func Open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Server, e
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return nil, &config.Error{Field: "data_dir", Msg: err.Error()}
 	}
-	s := &Server{cfg: cfg, log: log}
+	s := &Server{cfg: cfg, log: log, shared: session.NewShared()}
 	var reps []cluster.Replica
 	var names []string
 	var classes []driver.Class
@@ -128,6 +129,24 @@ func Open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Server, e
 		}
 		if r, ok := w.Repaired(); ok {
 			log.Warn("write-ahead log had a torn tail, dropped", "repair", r.String())
+		}
+		// Schema changes a replica that commits DDL as it runs it may
+		// hold without the log: completed, or that replica retired.
+		copts.IntentFile = filepath.Join(cfg.DataDir, "ddl-intents.json")
+		var more map[string]cluster.Retirement
+		records, more, err = resolveIntents(ctx, w, records, copts.IntentFile, copts.RetiredFile, s.engines, names, log)
+		if err != nil {
+			w.Close()
+			s.closeEngines()
+			return nil, &config.Error{Field: "data_dir", Msg: err.Error()}
+		}
+		if more != nil {
+			copts.Retired = more
+			for i, n := range names {
+				if r, ok := more[n]; ok {
+					retired[i] = fmt.Errorf("retired: %s", r.Why)
+				}
+			}
 		}
 		if err := recoverCatalog(s.cache, records, log); err != nil {
 			w.Close()
@@ -342,5 +361,5 @@ func (h handler) NewSession(ctx context.Context, info pgwire.StartupInfo) (pgwir
 	if info.Database == admin.Database {
 		return admin.New(h.s.cluster, h.s.repair), nil
 	}
-	return session.New(h.s.cluster, h.s.cache, info), nil
+	return session.New(h.s.cluster, h.s.cache, h.s.shared, info), nil
 }

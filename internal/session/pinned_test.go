@@ -67,7 +67,7 @@ func TestPinnedCommitCatalogFollowsOutcome(t *testing.T) {
 				[]cluster.Replica{{Name: "p", Engine: p}, {Name: "s1", Engine: s1}, {Name: "s2", Engine: s2}})
 			defer w.Close()
 			defer c.Close()
-			s := New(c, cache, pgwire.StartupInfo{User: "u", Database: "d"})
+			s := New(c, cache, nil, pgwire.StartupInfo{User: "u", Database: "d"})
 			defer s.Close(context.Background())
 
 			ctx, cancel := context.WithCancel(context.Background())

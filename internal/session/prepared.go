@@ -64,10 +64,30 @@ func (s *Session) Describe(ctx context.Context, ps pgwire.Statement) ([]uint32, 
 		return p.paramOIDs, p.cols, nil
 	}
 	switch {
+	case p.st.Kind == sqlan.Show && p.st.ShowName == "all":
+		p.cols = showAllColumns
 	case p.st.Kind == sqlan.Show:
 		p.cols = []answer.Column{showColumn(p.st.ShowName)}
+	case p.st.Kind == sqlan.Local && p.st.Session.Op == "fetch" && !p.st.Session.Fetch.Move:
+		// The cursor's columns, as they are now; every FETCH from it
+		// answers them.
+		cols, err := s.cursorColumns(p.st.Session.Name)
+		if err != nil {
+			return nil, nil, err
+		}
+		return p.paramOIDs, cols, nil
+	case p.st.Kind == sqlan.Local:
+		for _, c := range p.st.Session.Calls {
+			p.cols = append(p.cols, c.Column)
+		}
 	case p.st.Kind == sqlan.Explain:
 		p.cols = explain(nil).Columns
+	case p.st.Kind == sqlan.Catalog:
+		cols, err := s.catalogColumns(ctx, p.st)
+		if err != nil {
+			return nil, nil, err
+		}
+		p.cols = cols
 	case p.st.ReturnsRows:
 		ctx = s.cancellable(ctx)
 		defer s.endCall()

@@ -47,6 +47,23 @@ type Session struct {
 	savepoints []savepoint
 	spCount    int
 
+	// Settings (see params.go): startup holds the startup packet's,
+	// params SET's, local SET LOCAL's until the block ends; saved (with
+	// savedDefaults) is params as the block found them, for ROLLBACK.
+	startup       map[string]string
+	local         map[string]string
+	saved         map[string]string
+	savedDefaults driver.TxOptions
+	startDefaults driver.TxOptions
+
+	user, database string
+	conn           pgwire.Conn // nil until Attach
+	shared         *Shared
+	owner          lockOwner          // in shared's advisory lock table
+	lastXid        int64              // txid_current() of the open transaction, 0 before
+	reported       map[string]string  // the values the client was last told (ChangedParameters)
+	cursors        map[string]*cursor // DECLAREd cursors, by name
+
 	cancelMu sync.Mutex
 	cancel   context.CancelFunc // cancels the running call
 
@@ -57,13 +74,27 @@ type Session struct {
 	callParent context.Context
 }
 
-// New returns a session on c. cache is shared between sessions.
-func New(c *cluster.Cluster, cache *sqlan.Cache, info pgwire.StartupInfo) *Session {
-	s := &Session{cluster: c, cache: cache, params: map[string]string{}}
+// New returns a session on c. cache and shared are shared between
+// sessions (shared nil: the session shares advisory locks with no other).
+func New(c *cluster.Cluster, cache *sqlan.Cache, shared *Shared, info pgwire.StartupInfo) *Session {
+	if shared == nil {
+		shared = NewShared()
+	}
+	s := &Session{cluster: c, cache: cache, params: map[string]string{}, startup: map[string]string{},
+		user: info.User, database: info.Database, shared: shared}
 	for k, v := range info.Params {
 		if k != "user" && k != "database" {
-			s.params[strings.ToLower(k)] = v
+			k = strings.ToLower(k)
+			if n, err := normalise(k, v); err == nil {
+				v = n
+			}
+			s.startup[k] = v
 		}
+	}
+	// The front told the client these at startup.
+	s.reported = map[string]string{}
+	for _, name := range reportedParams {
+		s.reported[name], _ = s.param(name)
 	}
 	return s
 }
@@ -114,6 +145,7 @@ func (s *Session) endCall() {
 // Close implements pgwire.Session: whatever is open is rolled back.
 func (s *Session) Close(ctx context.Context) {
 	s.endBlock(false)
+	s.shared.locks.release(&s.owner, true)
 	if s.callCancel != nil {
 		s.callCancel() // lets go of the parent context
 	}
@@ -132,14 +164,18 @@ func (s *Session) Query(ctx context.Context, sql string, emit func(*answer.Answe
 		return pgwire.ErrEmptyQuery
 	}
 	if len(sts) > 1 && !s.inBlock {
-		s.implicit = true
+		s.implicit, s.txOpts = true, s.defaults
 	}
 	for _, st := range sts {
 		a, err := s.exec(ctx, st, nil)
 		if err != nil {
 			if s.implicit {
 				s.implicit = false
-				s.endBlock(false)
+				if !s.inBlock {
+					// A BEGIN earlier in the string opened a block
+					// that outlives it, failed (PostgreSQL's rule).
+					s.endBlock(false)
+				}
 			}
 			return err
 		}
@@ -199,8 +235,21 @@ func (s *Session) exec(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (
 		return s.show(st)
 	case sqlan.Explain:
 		return explain(st.Inner), nil
+	case sqlan.Catalog:
+		return s.catalogQuery(ctx, st, args)
 	case sqlan.Copy:
 		return s.copy(ctx, st.Copy)
+	case sqlan.Local:
+		a, err := s.runLocal(ctx, st, args)
+		if err != nil {
+			s.fail()
+		}
+		if !s.inBlock && !s.implicit {
+			// The statement was its own transaction.
+			s.shared.locks.release(&s.owner, false)
+			s.lastXid = 0
+		}
+		return a, err
 	}
 	autocommit := !s.inBlock && !s.implicit
 	if st.Kind == sqlan.DDL && !autocommit && s.cache.Speaks(driver.MySQL) {
@@ -218,7 +267,7 @@ func (s *Session) exec(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (
 	}
 	if len(st.Pins) > 0 {
 		var err error
-		if args, err = s.pinArgs(st, args); err != nil {
+		if args, err = s.pinArgs(ctx, st, args); err != nil {
 			s.fail()
 			return nil, err
 		}
@@ -274,12 +323,15 @@ func (s *Session) commit(ctx context.Context) error {
 	s.txn, s.inBlock, s.failed, s.ddl = nil, false, false, nil
 	s.savepoints, s.spCount = nil, 0
 	if t == nil {
+		s.endTransaction(true)
 		return nil
 	}
 	err := t.Commit(ctx)
 	if err != nil && !errors.Is(err, coord.ErrCommitsAnyway) {
+		s.endTransaction(false) // a COMMIT that fails rolls back, SETs too
 		return err
 	}
+	s.endTransaction(true)
 	if len(ddl) == 0 {
 		return err
 	}
@@ -317,6 +369,13 @@ func explain(st *sqlan.Stmt) *answer.Answer {
 		a.Tag = answer.Tag("EXPLAIN", 0)
 		return a
 	}
+	if st.Kind == sqlan.Catalog {
+		// No replica runs it: shepherd's catalog answers.
+		a.Rows = [][]answer.Value{{answer.V(answer.Text, "catalog"), answer.V(answer.Text, "none (shepherd's catalog answers)"),
+			answer.V(answer.Text, st.SQL), answer.V(answer.Text, "")}}
+		a.Tag, a.RowsAffected = "EXPLAIN", 1
+		return a
+	}
 	for _, f := range st.Forms() {
 		a.Rows = append(a.Rows, []answer.Value{
 			answer.V(answer.Text, f.Dialect.String()), answer.V(answer.Text, strings.Join(f.Replicas, ", ")),
@@ -329,13 +388,14 @@ func explain(st *sqlan.Stmt) *answer.Answer {
 
 // pinArgs appends the values shepherd chose for st's pins to the client's
 // arguments (padded to the statement's parameter count).
-func (s *Session) pinArgs(st *sqlan.Stmt, args []driver.Arg) ([]driver.Arg, error) {
+func (s *Session) pinArgs(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) ([]driver.Arg, error) {
 	pins, err := st.PinArgs(sqlan.PinSource{
 		TxnTime:  s.txnTime,
 		StmtTime: time.Now(),
 		Next: func(table, column string) (int64, error) {
 			return s.cache.Catalog().Next(table, column, 1)
 		},
+		Session: s.sessionPin(ctx, args),
 	})
 	if err != nil {
 		return nil, err
@@ -355,4 +415,15 @@ func (s *Session) endBlock(commit bool) {
 	}
 	s.txn, s.inBlock, s.failed, s.ddl = nil, false, false, nil
 	s.savepoints, s.spCount = nil, 0
+	s.endTransaction(commit)
+}
+
+// endTransaction ends what lasts for a transaction besides the replicas'
+// work: SET LOCAL (and, rolled back, SET), advisory transaction locks,
+// txid_current().
+func (s *Session) endTransaction(commit bool) {
+	s.endSettings(commit)
+	s.endCursors(commit)
+	s.shared.locks.release(&s.owner, false)
+	s.lastXid = 0
 }

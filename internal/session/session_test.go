@@ -33,7 +33,7 @@ func newSession(t *testing.T) *Session {
 		e.Close()
 	})
 	cache := sqlan.NewCache(16, map[driver.Dialect][]string{driver.SQLite: {"lite"}}, nil)
-	s := New(c, cache, pgwire.StartupInfo{User: "u", Database: "d"})
+	s := New(c, cache, nil, pgwire.StartupInfo{User: "u", Database: "d"})
 	t.Cleanup(func() { s.Close(context.Background()) })
 	return s
 }

@@ -34,9 +34,10 @@ const (
 	PinRandom                          // random(): float8 in [0, 1)
 	PinUUID                            // gen_random_uuid()
 	PinSerial                          // the next value of a SERIAL/IDENTITY column
+	PinSession                         // a session function's value (Pin.Call)
 )
 
-var pinNames = [...]string{"", "now", "localtimestamp", "current_date", "localtime", "statement_timestamp", "random", "uuid", "serial"}
+var pinNames = [...]string{"", "now", "localtimestamp", "current_date", "localtime", "statement_timestamp", "random", "uuid", "serial", "session"}
 
 // String returns the pin's name.
 func (k PinKind) String() string {
@@ -52,6 +53,8 @@ type Pin struct {
 	Kind PinKind
 	// Table and Column name the sequence of a PinSerial.
 	Table, Column string
+	// Call is the call a PinSession stands for.
+	Call *SessionCall
 }
 
 // pinType is the PostgreSQL type a pinned parameter is cast to.
@@ -104,9 +107,13 @@ func (r *rewriter) pin(p Pin) *pg_query.Node {
 		r.pins = append(r.pins, p)
 		n = r.params + len(r.pins)
 	}
+	typ := p.Kind.pinType()
+	if p.Call != nil {
+		typ = p.Call.pinType()
+	}
 	return &pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: &pg_query.TypeCast{
 		Arg:      pg_query.MakeParamRefNode(int32(n), -1),
-		TypeName: &pg_query.TypeName{Names: []*pg_query.Node{pg_query.MakeStrNode("pg_catalog"), pg_query.MakeStrNode(p.Kind.pinType())}, Typemod: -1, Location: -1},
+		TypeName: &pg_query.TypeName{Names: []*pg_query.Node{pg_query.MakeStrNode("pg_catalog"), pg_query.MakeStrNode(typ)}, Typemod: -1, Location: -1},
 		Location: -1,
 	}}}
 }
@@ -897,6 +904,8 @@ type PinSource struct {
 	TxnTime, StmtTime time.Time
 	// Next reserves the next value of a column's sequence.
 	Next func(table, column string) (int64, error)
+	// Session evaluates a session function (PinSession).
+	Session func(*SessionCall) (driver.Arg, error)
 }
 
 // PinArgs returns the values of the statement's pins, as parameters that
@@ -942,6 +951,15 @@ func (s *Stmt) PinArgs(src PinSource) ([]driver.Arg, error) {
 				return nil, pgerr.Wrap(pgerr.InternalError, err, "sequence of "+p.Table+"."+p.Column)
 			}
 			out[i] = driver.Arg{Type: answer.Int, Text: strconv.FormatInt(v, 10)}
+		case PinSession:
+			if src.Session == nil {
+				return nil, pgerr.New(pgerr.InternalError, "no session to evaluate %s()", p.Call.Func)
+			}
+			v, err := src.Session(p.Call)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = v
 		}
 	}
 	return out, nil

@@ -12,6 +12,7 @@ import (
 	"github.com/shepherd-db/shepherd/internal/answer"
 	"github.com/shepherd-db/shepherd/internal/dialect"
 	"github.com/shepherd-db/shepherd/internal/driver"
+	"github.com/shepherd-db/shepherd/internal/pgcatalog"
 	"github.com/shepherd-db/shepherd/internal/pgerr"
 	"github.com/shepherd-db/shepherd/internal/schema"
 )
@@ -35,10 +36,12 @@ const (
 	Show                      // SHOW: answered by shepherd
 	Explain                   // EXPLAIN (SHEPHERD): answered by shepherd
 	Copy                      // COPY FROM STDIN / TO STDOUT: run by the session as INSERTs / a query
+	Local                     // session statements and functions: answered by shepherd (see SessionOp)
+	Catalog                   // a query of pg_catalog / information_schema: answered by shepherd's catalog (pgcatalog)
 	Savepoint                 // SAVEPOINT, RELEASE [SAVEPOINT], ROLLBACK TO [SAVEPOINT]: run in order with the block's statements
 )
 
-var kindNames = [...]string{"", "read", "write", "ddl", "begin", "commit", "rollback", "set", "show", "explain", "copy", "savepoint"}
+var kindNames = [...]string{"", "read", "write", "ddl", "begin", "commit", "rollback", "set", "show", "explain", "copy", "local", "catalog", "savepoint"}
 
 // SavepointOp is what a statement of Kind Savepoint does.
 type SavepointOp uint8
@@ -88,7 +91,11 @@ type Stmt struct {
 	SetReset bool
 	// SetTransaction marks SET TRANSACTION / SET SESSION CHARACTERISTICS.
 	SetTransaction bool
-	ShowName       string
+	// SetLocal marks SET LOCAL (the value lasts until the block ends).
+	SetLocal bool
+	ShowName string
+	// Session is what a Local statement does.
+	Session *SessionOp
 	// SavepointOp and SavepointName describe a statement of Kind
 	// Savepoint; the name is as PostgreSQL's parser gives it (folded
 	// to lower case unless quoted).
@@ -221,6 +228,9 @@ func (s *Stmt) CountRows(d driver.Dialect) int64 { return s.countRows[d] }
 // per dialect in use, in a fixed order (EXPLAIN (SHEPHERD)).
 func (s *Stmt) Forms() []Form {
 	var out []Form
+	if s.Kind == Local {
+		return nil // no replica receives it
+	}
 	for _, d := range []driver.Dialect{driver.Postgres, driver.MySQL, driver.SQLite} {
 		names := s.env.Replicas[d]
 		if len(names) == 0 {
@@ -251,6 +261,9 @@ func (s *Stmt) paramName(i int) string {
 	p := s.Pins[i-s.NumParams]
 	if p.Kind == PinSerial {
 		return "nextval(" + p.Table + "." + p.Column + ")"
+	}
+	if p.Kind == PinSession {
+		return p.Call.Func
 	}
 	return p.Kind.String()
 }
@@ -301,6 +314,15 @@ func Query(s *Stmt, d driver.Dialect, args []driver.Arg) driver.Query {
 // not be modified.
 func (s *Stmt) Tree() *pg_query.Node { return s.tree }
 
+// Schema returns the schema the statement was analysed against (nil when
+// none).
+func (s *Stmt) Schema() *schema.Snapshot {
+	if s.env == nil {
+		return nil
+	}
+	return s.env.Schema
+}
+
 // IsTransactionControl reports whether s begins or ends a transaction.
 func (s *Stmt) IsTransactionControl() bool {
 	return s.Kind == Begin || s.Kind == Commit || s.Kind == Rollback
@@ -337,6 +359,17 @@ func ParseIn(sql string, env *Env) (_ []*Stmt, err error) {
 		text := statementText(sql, raw)
 		if err := reservedRelation(raw.Stmt); err != nil {
 			return nil, err
+		}
+		if pgcatalog.Reads(raw.Stmt) {
+			// Answered from shepherd's own catalog, not by the replicas:
+			// nothing to translate.
+			st := &Stmt{SQL: text, Kind: Catalog, Verb: "SELECT", ReturnsRows: true, tree: raw.Stmt, env: env, version: tree.Version}
+			st.Ordered = len(raw.Stmt.GetSelectStmt().SortClause) > 0
+			if st.NumParams, err = maxParam(raw.Stmt); err != nil {
+				return nil, err
+			}
+			out = append(out, st)
+			continue
 		}
 		st, err := analyse(text, raw.Stmt)
 		if err != nil {
@@ -406,6 +439,9 @@ func unsupported(format string, args ...any) error {
 // analyse classifies one parsed statement.
 func analyse(text string, n *pg_query.Node) (*Stmt, error) {
 	st := &Stmt{SQL: text}
+	if ok, err := analyseSession(st, n); ok || err != nil {
+		return st, err
+	}
 	switch {
 	case n.GetSelectStmt() != nil:
 		sel := n.GetSelectStmt()
@@ -593,7 +629,13 @@ func analyseSet(st *Stmt, v *pg_query.VariableSetStmt) error {
 		st.SetName = strings.ToLower(v.Name)
 		var vals []string
 		for _, a := range v.Args {
-			vals = append(vals, constString(a))
+			val := constString(a)
+			if st.SetName == "search_path" && a.GetAConst().GetSval() != nil {
+				// A list of names: PostgreSQL quotes each as an
+				// identifier (GUC_LIST_QUOTE).
+				val = quoteIdent(val)
+			}
+			vals = append(vals, val)
 		}
 		st.SetValue = strings.Join(vals, ", ")
 	case pg_query.VariableSetKind_VAR_SET_DEFAULT, pg_query.VariableSetKind_VAR_RESET:
@@ -613,9 +655,7 @@ func analyseSet(st *Stmt, v *pg_query.VariableSetStmt) error {
 	default:
 		return unsupported("SET %s", v.Name)
 	}
-	if v.IsLocal {
-		return unsupported("SET LOCAL")
-	}
+	st.SetLocal = v.IsLocal
 	return nil
 }
 
@@ -688,11 +728,33 @@ func (s *Stmt) prepare() error {
 			s.dialects[d] = dialectForm{sql: text}
 		}
 		return nil
+	case Local:
+		if s.Session.Op == "constraints" && len(s.env.Replicas[driver.MySQL])+len(s.env.Replicas[driver.SQLite]) == 0 {
+			// Only PostgreSQL replicas: DEFERRABLE constraints may exist,
+			// and SET CONSTRAINTS would have to reach them.
+			return unsupported("SET CONSTRAINTS on a cluster of PostgreSQL replicas only")
+		}
+		if s.Session.Op != "declare" {
+			return nil
+		}
+		// The cursor's query is a statement of its own, run at DECLARE.
+		inner, err := pg_query.Deparse(&pg_query.ParseResult{Version: s.version, Stmts: []*pg_query.RawStmt{{Stmt: s.tree.GetDeclareCursorStmt().Query}}})
+		if err != nil {
+			return pgerr.Wrap(pgerr.InternalError, err, "DECLARE")
+		}
+		s.Inner, err = ParseOneIn(inner, s.env)
+		return err
 	default:
 		return nil
 	}
 	env := s.env
 	r := &rewriter{schema: env.Schema, params: s.NumParams}
+	if s.Kind != DDL {
+		// Also with one replica: its engine's values are not shepherd's.
+		if err := r.pinSession(s.tree); err != nil {
+			return err
+		}
+	}
 	if env.replicated() {
 		if err := s.rewrite(r); err != nil {
 			return err

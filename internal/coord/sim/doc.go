@@ -130,7 +130,7 @@
 //
 // # Restarts
 //
-// In a third of the drawn runs with a log and no DDL, and in the
+// In a third of the drawn runs with a log, and in the
 // restart* and schema-swap-restart scenarios, shepherd itself crashes
 // (sim.restart): every connection goes; what was queued for the log and
 // not durable never committed (its client's connection dropped); what was
@@ -147,10 +147,14 @@
 // or durable is committed on every replica taken in, and the correct ones
 // among them hold exactly the reference state. Start-up that trusts log
 // tables, or needs every replica, fails the restart-liar and
-// restart-down seeds (TestBrokenShellDecisions). Runs with DDL that a
-// replica commits as it runs it have no restarts: that DDL, run for a
-// transaction not yet logged when shepherd crashes, stays on that
-// replica alone, which nothing reconciles yet.
+// restart-down seeds (TestBrokenShellDecisions). With DDL that a replica
+// commits as it runs it, the shell records a DDL intent before the core
+// gets the statement, and start-up resolves the open ones with
+// coord.PlanIntents (sim.resolveIntents): completing them (logged after
+// the log's last record, then replayed to every replica) or retiring the
+// replicas that may hold them. Start-up that ignores them leaves that
+// replica alone with a change (the restart seeds SS 3 and CBS 25 fail,
+// TestBrokenShellDecisions).
 //
 // Besides, every action must keep the contract of coord's Send, Abort,
 // Reply and Finished (ops of an attempt in order, a new try only after an

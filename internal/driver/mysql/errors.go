@@ -182,7 +182,108 @@ func fromMySQLError(me *mysql.MySQLError) *pgerr.Error {
 	if me.Number == 1690 && strings.Contains(me.Message, "'"+Int4RangeMark) {
 		e.Code, e.Message = pgerr.NumericValueOutOfRange, "integer out of range"
 	}
+	inPostgresWords(e, me)
 	return e
+}
+
+// quoted returns the names MariaDB's message quotes ('x', `x` or "x"),
+// in order.
+func quoted(msg string) []string {
+	var out []string
+	for i := 0; i < len(msg); i++ {
+		q := msg[i]
+		if q != '\'' && q != '`' && q != '"' {
+			continue
+		}
+		j := strings.IndexByte(msg[i+1:], q)
+		if j < 0 {
+			break
+		}
+		out = append(out, msg[i+1:i+1+j])
+		i += j + 1
+	}
+	return out
+}
+
+// inPostgresWords gives e, classified from MariaDB's error me, the
+// message PostgreSQL gives where MariaDB's says all PostgreSQL's needs,
+// and otherwise (a constraint's error, which PostgreSQL words from the
+// schema) what MariaDB named, in e.Raw, for package errform. MariaDB's
+// messages have fixed formats (errmsg-utf8.txt); a message in another
+// form is left as it is.
+func inPostgresWords(e *pgerr.Error, me *mysql.MySQLError) {
+	msg := me.Message
+	switch me.Number {
+	case 1062: // Duplicate entry '%s' for key '%s'
+		rest, ok := strings.CutPrefix(msg, "Duplicate entry '")
+		i := strings.LastIndex(rest, "' for key '")
+		if ok && i >= 0 {
+			key := strings.TrimSuffix(rest[i+len("' for key '"):], "'")
+			if _, k, ok := strings.Cut(key, "."); ok { // MySQL 8: table.key
+				key = k
+			}
+			e.Raw = &pgerr.Raw{Constraint: key, Value: rest[:i], HasValue: true}
+		}
+	case 1451, 1452: // Cannot ... row: a foreign key constraint fails ("db"."c", CONSTRAINT "c_p_fkey" FOREIGN KEY ("p") REFERENCES "p" ("id") ...)
+		q := quoted(msg)
+		if len(q) >= 4 {
+			e.Raw = &pgerr.Raw{Table: q[1], Constraint: q[2], Columns: []string{q[3]}, Referenced: me.Number == 1451}
+		}
+	case 1216, 1217:
+		e.Raw = &pgerr.Raw{Referenced: me.Number == 1217}
+	case 1048, 1364: // Column '%s' cannot be null; Field '%s' doesn't have a default value
+		if q := quoted(msg); len(q) == 1 {
+			e.Raw = &pgerr.Raw{Columns: q}
+		}
+	case 4025, 3819: // CONSTRAINT `%s` failed for `db`.`t`
+		if q := quoted(msg); len(q) >= 1 {
+			e.Raw = &pgerr.Raw{Constraint: q[0]}
+			if len(q) == 3 {
+				e.Raw.Table = q[2]
+			}
+		}
+	case 1146: // Table 'db.t' doesn't exist
+		if q := quoted(msg); len(q) == 1 {
+			name := q[0]
+			if _, t, ok := strings.Cut(name, "."); ok {
+				name = t
+			}
+			e.Message = `relation "` + name + `" does not exist`
+		}
+	case 1050, 1061: // Table '%s' already exists; Duplicate key name '%s'
+		if q := quoted(msg); len(q) == 1 {
+			e.Message = `relation "` + q[0] + `" already exists`
+		}
+	case 1054: // Unknown column '%s' in '%s'
+		if q := quoted(msg); len(q) == 2 {
+			e.Message = undefinedColumn(q[0])
+			e.Raw = &pgerr.Raw{Columns: []string{q[0]}}
+		}
+	case 1365:
+		e.Message = "division by zero"
+	case 1213:
+		e.Message = "deadlock detected"
+	case 1020, 1205: // Record has changed since last read; Lock wait timeout exceeded
+		// Both are serialization failures to the client (errorCodes).
+		e.Message = "could not serialize access due to concurrent update"
+	case 1264: // Out of range value for column '%s' at row %d
+		if q := quoted(msg); len(q) == 1 {
+			e.Raw = &pgerr.Raw{Columns: q}
+		}
+	case 1366: // Incorrect %s value: '%s' for column `db`.`t`.`c` at row %d
+		if q := quoted(msg); len(q) == 4 && e.Code == pgerr.InvalidTextRepresentation {
+			e.Raw = &pgerr.Raw{Table: q[2], Columns: q[3:], Value: q[0], HasValue: true}
+		}
+	}
+}
+
+// undefinedColumn is PostgreSQL's message for a column reference that
+// names no column: a qualified name unquoted, as PostgreSQL prints it.
+func undefinedColumn(name string) string {
+	if strings.Contains(name, ".") {
+		return "column " + name + " does not exist"
+	}
+	return `column "` + name + `" does not exist`
 }
 
 // cantDropCode picks the SQLSTATE of "Can't DROP <kind> `name`; check that

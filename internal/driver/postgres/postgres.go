@@ -529,6 +529,8 @@ func fromPgError(p *pgconn.PgError) *pgerr.Error {
 	e.Message = p.Message
 	e.Detail = p.Detail
 	e.Hint = p.Hint
+	e.Schema, e.Table, e.Column = p.SchemaName, p.TableName, p.ColumnName
+	e.DataType, e.Constraint = p.DataTypeName, p.ConstraintName
 	if p.Severity == pgerr.SeverityFatal || p.Severity == "PANIC" {
 		e.Severity = pgerr.SeverityFatal
 	}

@@ -3,6 +3,8 @@ package sqlite
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/shepherd-db/shepherd/internal/pgerr"
@@ -37,6 +39,12 @@ func (e *Engine) classify(ctx context.Context, err error) *pgerr.Error {
 		out = pgerr.Wrap(sqlstateOf(code, msg), err, "")
 		if m, ok := undefinedColumnMessage(msg); ok {
 			out.Message = m
+			if name, _ := strings.CutPrefix(m, `column "`); name != m {
+				// An UPDATE's target: errform names its relation.
+				out.Raw = &pgerr.Raw{Columns: []string{strings.TrimSuffix(name, `" does not exist`)}}
+			}
+		} else {
+			inPostgresWords(out, bareMessage(msg))
 		}
 	default:
 		out = pgerr.Wrap(pgerr.InternalError, err, "")
@@ -170,4 +178,99 @@ func statementError(verb string, e *pgerr.Error) *pgerr.Error {
 	out.Code = dependentObjects
 	out.Message = "cannot drop a table that a foreign key references: " + e.Message
 	return &out
+}
+
+// libraryPrefixes are the result code texts (sqlite3_errstr) that
+// modernc.org/sqlite puts before a message.
+var libraryPrefixes = []string{"SQL logic error: ", "constraint failed: ", "datatype mismatch: "}
+
+// bareMessage returns SQLite's message without what the libraries add
+// around it: modernc.org/sqlite's result code text before it and the
+// code in parentheses after it.
+func bareMessage(msg string) string {
+	for _, p := range libraryPrefixes {
+		if rest, ok := strings.CutPrefix(msg, p); ok {
+			msg = rest
+			break
+		}
+	}
+	if i := strings.LastIndex(msg, " ("); i >= 0 && strings.HasSuffix(msg, ")") {
+		if _, err := strconv.Atoi(msg[i+2 : len(msg)-1]); err == nil {
+			msg = msg[:i]
+		}
+	}
+	return msg
+}
+
+// inPostgresWords gives e, classified from SQLite's message msg (bare),
+// PostgreSQL's message where SQLite's own says all PostgreSQL's needs,
+// and otherwise (a constraint's error, which PostgreSQL words from the
+// schema) what SQLite named, in e.Raw, for package errform.
+func inPostgresWords(e *pgerr.Error, msg string) {
+	splitNames := func(list string) (table string, cols []string) {
+		for _, tc := range strings.Split(list, ", ") {
+			t, c, ok := strings.Cut(tc, ".")
+			if !ok {
+				return "", nil
+			}
+			table, cols = t, append(cols, c)
+		}
+		return table, cols
+	}
+	switch e.Code {
+	case pgerr.UniqueViolation:
+		if list, ok := strings.CutPrefix(msg, "UNIQUE constraint failed: "); ok {
+			t, cols := splitNames(list)
+			e.Raw = &pgerr.Raw{Table: t, Columns: cols}
+		}
+	case pgerr.NotNullViolation:
+		if list, ok := strings.CutPrefix(msg, "NOT NULL constraint failed: "); ok {
+			t, cols := splitNames(list)
+			e.Raw = &pgerr.Raw{Table: t, Columns: cols}
+		}
+	case pgerr.CheckViolation:
+		if name, ok := strings.CutPrefix(msg, "CHECK constraint failed: "); ok {
+			e.Raw = &pgerr.Raw{Constraint: name}
+		}
+	case pgerr.ForeignKeyViolation:
+		e.Raw = &pgerr.Raw{} // SQLite names nothing
+	case pgerr.UndefinedTable:
+		if name, ok := strings.CutPrefix(msg, "no such table: "); ok {
+			e.Message = fmt.Sprintf("relation %q does not exist", strings.TrimPrefix(name, "main."))
+		}
+	case pgerr.DuplicateTable:
+		// "table t already exists", "table "t" already exists", "index
+		// i already exists": PostgreSQL's relations are both.
+		if rest, ok := strings.CutSuffix(msg, " already exists"); ok {
+			if _, name, ok := strings.Cut(rest, " "); ok {
+				e.Message = fmt.Sprintf("relation %q already exists", strings.Trim(name, `"`))
+			}
+		}
+	case pgerr.UndefinedColumn:
+		// "table t has no column named c" (an INSERT's target column).
+		if rest, ok := strings.CutPrefix(msg, "table "); ok {
+			if t, c, ok := strings.Cut(rest, " has no column named "); ok {
+				e.Message = fmt.Sprintf("column %q of relation %q does not exist", c, strings.Trim(t, `"`))
+			}
+		}
+	case pgerr.SerializationFailure:
+		// SQLITE_BUSY or SQLITE_LOCKED: another writer holds the file.
+		e.Message = "could not serialize access due to concurrent update"
+	case pgerr.DivisionByZero, pgerr.InvalidTextRepresentation:
+		// shepherd's functions' errors are PostgreSQL's words already.
+		if strings.HasPrefix(msg, errDivisionByZero.Error()) || strings.HasPrefix(msg, errNumericSyntax.Error()) {
+			e.Message = msg
+		}
+	case pgerr.NumericValueOutOfRange:
+		switch {
+		case strings.HasPrefix(msg, errNumericOverflow.Error()):
+			e.Message = errNumericOverflow.Error()
+			var p, s int
+			if _, err := fmt.Sscanf(msg, errNumericOverflow.Error()+": precision %d, scale %d", &p, &s); err == nil {
+				e.Raw = &pgerr.Raw{Precision: p, Scale: s}
+			}
+		case strings.HasPrefix(msg, errInt4Range.Error()):
+			e.Message = errInt4Range.Error()
+		}
+	}
 }

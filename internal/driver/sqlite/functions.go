@@ -174,7 +174,8 @@ func numeric(v, precision, scale any) (any, error) {
 	scaled.Add(scaled, big.NewRat(1, 2))
 	q := new(big.Int).Quo(scaled.Num(), scaled.Denom())
 	if q.Cmp(new(big.Int).Exp(big.NewInt(10), big.NewInt(p), nil)) >= 0 {
-		return nil, errNumericOverflow
+		// The field's size, for PostgreSQL's DETAIL (see overflowField).
+		return nil, fmt.Errorf("%w: precision %d, scale %d", errNumericOverflow, p, s)
 	}
 	if r.Sign() < 0 {
 		q.Neg(q)

@@ -1,0 +1,567 @@
+package sqlan
+
+import (
+	"strings"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/shepherd-db/shepherd/internal/answer"
+	"github.com/shepherd-db/shepherd/internal/pgerr"
+	"github.com/shepherd-db/shepherd/internal/schema"
+)
+
+// Session functions are the functions whose value is the session's or the
+// server's, not the data's (version(), current_user, current_setting(),
+// advisory locks, ...). No replica may answer them: each engine would
+// give its own. shepherd evaluates them: a SELECT of nothing but such
+// calls is answered by shepherd alone (Kind Local), and a value-only call
+// inside another statement is pinned (PinSession), so every replica
+// receives the same value.
+
+// SessionCall is one call of a session function.
+type SessionCall struct {
+	// Func is the function's name ("version", "current_user",
+	// "pg_advisory_lock").
+	Func string
+	Args []CallArg
+	// Column is the result column PostgreSQL would give the call.
+	Column answer.Column
+}
+
+// CallArg is one argument of a session function: a constant or one of the
+// client's parameters.
+type CallArg struct {
+	Param int // $n (1-based); 0 for a constant
+	Value string
+	Null  bool
+	// Type is the PostgreSQL type the argument is read as ("int8",
+	// "int4", "text", "bool", "float8").
+	Type string
+}
+
+// SessionOp is a session statement shepherd answers alone.
+type SessionOp struct {
+	// Op is "select" (Calls), "deallocate", "discard", "close",
+	// "unlisten", "declare" (Cursor, the query in the Stmt's Inner) or
+	// "fetch" (Fetch).
+	Op string
+	// Name is DEALLOCATE's statement, CLOSE's cursor, UNLISTEN's channel
+	// or DISCARD's target ("all", "plans", "sequences", "temp"); "" with
+	// All.
+	Name string
+	All  bool
+	// Calls are the SELECT's result columns, in order.
+	Calls []SessionCall
+	// Cursor is DECLARE's options.
+	Cursor CursorOptions
+	// Fetch is FETCH's or MOVE's motion.
+	Fetch Fetch
+}
+
+// CursorOptions are a DECLARE's options.
+type CursorOptions struct {
+	Hold, Scroll, NoScroll bool
+}
+
+// Fetch is a FETCH or MOVE: its direction and count as PostgreSQL's
+// parser gives them (FETCH LAST is ABSOLUTE -1, FETCH ALL a count of
+// FetchAll, PRIOR is BACKWARD 1).
+type Fetch struct {
+	Direction FetchDirection
+	Count     int64
+	Move      bool
+}
+
+// FetchDirection is the direction of a FETCH or MOVE.
+type FetchDirection uint8
+
+// Fetch directions.
+const (
+	FetchForward FetchDirection = iota
+	FetchBackward
+	FetchAbsolute
+	FetchRelative
+)
+
+// FetchAll is the count of FETCH ALL.
+const FetchAll = int64(1<<63 - 1)
+
+// PostgreSQL's cursor option bits (parsenodes.h).
+const (
+	cursorBinary   = 0x1
+	cursorScroll   = 0x2
+	cursorNoScroll = 0x4
+	cursorHold     = 0x20
+)
+
+// sessionFunc describes a session function: its overloads (argument
+// types), its result type, and whether it changes state (such a call is
+// only answered as a statement of its own, never pinned).
+type sessionFunc struct {
+	overloads [][]string
+	result    uint32
+	effect    bool
+}
+
+// OIDs of result types answer does not name.
+const (
+	oidInet uint32 = 869
+	oidVoid uint32 = 2278
+	oidXid8 uint32 = 5069
+)
+
+var none = [][]string{{}}
+
+var lockArgs = [][]string{{"int8"}, {"int4", "int4"}}
+
+var sessionFuncs = map[string]sessionFunc{
+	"version":                  {none, answer.OIDText, false},
+	"current_user":             {none, answer.OIDName, false},
+	"session_user":             {none, answer.OIDName, false},
+	"user":                     {none, answer.OIDName, false},
+	"current_role":             {none, answer.OIDName, false},
+	"current_catalog":          {none, answer.OIDName, false},
+	"current_database":         {none, answer.OIDName, false},
+	"current_schema":           {none, answer.OIDName, false},
+	"current_setting":          {[][]string{{"text"}, {"text", "bool"}}, answer.OIDText, false},
+	"pg_backend_pid":           {none, answer.OIDInt4, false},
+	"inet_server_addr":         {none, oidInet, false},
+	"inet_server_port":         {none, answer.OIDInt4, false},
+	"inet_client_addr":         {none, oidInet, false},
+	"inet_client_port":         {none, answer.OIDInt4, false},
+	"txid_current":             {none, answer.OIDInt8, false},
+	"pg_is_in_recovery":        {none, answer.OIDBool, false},
+	"pg_client_encoding":       {none, answer.OIDName, false},
+	"pg_postmaster_start_time": {none, answer.OIDTimestampTZ, false},
+	"pg_current_xact_id":       {none, oidXid8, false},
+	"set_config":               {[][]string{{"text", "text", "bool"}}, answer.OIDText, true},
+	"pg_sleep":                 {[][]string{{"float8"}}, oidVoid, true},
+
+	"pg_advisory_lock":                 {lockArgs, oidVoid, true},
+	"pg_advisory_lock_shared":          {lockArgs, oidVoid, true},
+	"pg_try_advisory_lock":             {lockArgs, answer.OIDBool, true},
+	"pg_try_advisory_lock_shared":      {lockArgs, answer.OIDBool, true},
+	"pg_advisory_unlock":               {lockArgs, answer.OIDBool, true},
+	"pg_advisory_unlock_shared":        {lockArgs, answer.OIDBool, true},
+	"pg_advisory_xact_lock":            {lockArgs, oidVoid, true},
+	"pg_advisory_xact_lock_shared":     {lockArgs, oidVoid, true},
+	"pg_try_advisory_xact_lock":        {lockArgs, answer.OIDBool, true},
+	"pg_try_advisory_xact_lock_shared": {lockArgs, answer.OIDBool, true},
+	"pg_advisory_unlock_all":           {none, oidVoid, true},
+}
+
+// svfNames are the session functions written as SQL keywords.
+var svfNames = map[pg_query.SQLValueFunctionOp]string{
+	pg_query.SQLValueFunctionOp_SVFOP_CURRENT_USER:    "current_user",
+	pg_query.SQLValueFunctionOp_SVFOP_SESSION_USER:    "session_user",
+	pg_query.SQLValueFunctionOp_SVFOP_USER:            "user",
+	pg_query.SQLValueFunctionOp_SVFOP_CURRENT_ROLE:    "current_role",
+	pg_query.SQLValueFunctionOp_SVFOP_CURRENT_CATALOG: "current_catalog",
+	pg_query.SQLValueFunctionOp_SVFOP_CURRENT_SCHEMA:  "current_schema",
+}
+
+// sessionCall reads n as a call of a session function; nil when it is
+// not one. An error refuses a call shepherd cannot evaluate (arguments
+// that are not constants or parameters) or PostgreSQL would not find.
+func sessionCall(n *pg_query.Node) (*SessionCall, error) {
+	if sv := n.GetSqlvalueFunction(); sv != nil {
+		name, ok := svfNames[sv.Op]
+		if !ok {
+			return nil, nil
+		}
+		return &SessionCall{Func: name, Column: resultColumn(name, sessionFuncs[name].result)}, nil
+	}
+	fc := n.GetFuncCall()
+	if fc == nil || fc.Over != nil || fc.AggStar || fc.AggDistinct || len(fc.AggOrder) > 0 || fc.AggFilter != nil {
+		return nil, nil
+	}
+	name := schema.FuncName(fc)
+	f, ok := sessionFuncs[name]
+	if !ok || name == "current_user" || name == "session_user" || name == "user" || name == "current_role" || name == "current_catalog" {
+		// (Those are keywords: "current_user"() is some other function.)
+		return nil, nil
+	}
+	c := &SessionCall{Func: name, Column: resultColumn(name, f.result)}
+	for _, a := range fc.Args {
+		arg, ok := callArg(a)
+		if !ok {
+			return nil, unsupported("%s() with arguments other than constants and parameters", name)
+		}
+		c.Args = append(c.Args, arg)
+	}
+	var types []string
+	for _, o := range f.overloads {
+		if fits(c.Args, o) {
+			types = o
+			break
+		}
+	}
+	if types == nil {
+		var got []string
+		for _, a := range c.Args {
+			got = append(got, typeName(a.Type))
+		}
+		return nil, pgerr.New(pgerr.UndefinedFunction, "function %s(%s) does not exist", name, strings.Join(got, ", ")).
+			WithHint("No function matches the given name and argument types. You might need to add explicit type casts.")
+	}
+	for i := range c.Args {
+		c.Args[i].Type = types[i]
+	}
+	return c, nil
+}
+
+// resultColumn is the column PostgreSQL gives a call of name.
+func resultColumn(name string, oid uint32) answer.Column {
+	c := answer.Column{Name: name, Type: answer.TypeOfOID(oid), OID: oid, Size: -1, Mod: -1}
+	switch oid {
+	case answer.OIDName:
+		c.Size = 64
+	case answer.OIDInt4, oidVoid:
+		c.Size = 4
+	case answer.OIDInt8, oidXid8, answer.OIDTimestampTZ:
+		c.Size = 8
+	case answer.OIDBool:
+		c.Size = 1
+	}
+	switch oid {
+	case oidInet, oidVoid:
+		c.Type = answer.Text
+	case oidXid8:
+		c.Type = answer.Int
+	}
+	return c
+}
+
+// callArg reads a constant or parameter argument, through casts.
+func callArg(n *pg_query.Node) (CallArg, bool) {
+	switch {
+	case n.GetParamRef() != nil:
+		return CallArg{Param: int(n.GetParamRef().Number), Type: "unknown"}, true
+	case n.GetTypeCast() != nil:
+		tc := n.GetTypeCast()
+		a, ok := callArg(tc.Arg)
+		if !ok {
+			return a, false
+		}
+		var names []string
+		for _, p := range tc.TypeName.GetNames() {
+			names = append(names, p.GetString_().GetSval())
+		}
+		if len(names) > 0 {
+			a.Type = argCastType(names[len(names)-1])
+		}
+		return a, true
+	case n.GetAConst() != nil:
+		c := n.GetAConst()
+		switch {
+		case c.Isnull:
+			return CallArg{Null: true, Type: "unknown"}, true
+		case c.GetIval() != nil:
+			return CallArg{Value: constString(n), Type: "int4"}, true
+		case c.GetFval() != nil:
+			return CallArg{Value: c.GetFval().Fval, Type: "numeric"}, true
+		case c.GetBoolval() != nil:
+			return CallArg{Value: constString(n), Type: "bool"}, true
+		case c.GetSval() != nil:
+			return CallArg{Value: c.GetSval().Sval, Type: "unknown"}, true
+		}
+	}
+	return CallArg{}, false
+}
+
+// argCastType names the type of a cast the way fits compares them.
+func argCastType(t string) string {
+	switch strings.ToLower(t) {
+	case "int8", "bigint":
+		return "int8"
+	case "int4", "int", "integer", "int2", "smallint":
+		return "int4"
+	case "text", "varchar", "bpchar", "name", "character varying":
+		return "text"
+	case "bool", "boolean":
+		return "bool"
+	case "float8", "float4", "double precision", "real":
+		return "float8"
+	case "numeric", "decimal":
+		return "numeric"
+	}
+	return strings.ToLower(t)
+}
+
+// fits reports whether args can be passed as types, by PostgreSQL's
+// implicit casts: an untyped literal or parameter goes anywhere, an
+// integer to a wider integer or a float, numeric to a float.
+func fits(args []CallArg, types []string) bool {
+	if len(args) != len(types) {
+		return false
+	}
+	for i, a := range args {
+		t := types[i]
+		switch {
+		case a.Type == "unknown" || a.Type == t:
+		case a.Type == "int4" && (t == "int8" || t == "float8"):
+		case (a.Type == "int8" || a.Type == "numeric") && t == "float8":
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// typeName is a type's name as PostgreSQL's messages write it.
+func typeName(t string) string {
+	switch t {
+	case "int4":
+		return "integer"
+	case "int8":
+		return "bigint"
+	case "bool":
+		return "boolean"
+	case "float8":
+		return "double precision"
+	}
+	return t
+}
+
+// sessionSelect reads a SELECT of nothing but session function calls
+// (no FROM, WHERE, ...) as a statement shepherd answers alone; nil when
+// it is not one.
+func sessionSelect(sel *pg_query.SelectStmt) (*SessionOp, error) {
+	if len(sel.FromClause) > 0 {
+		return sessionFrom(sel)
+	}
+	if len(sel.TargetList) == 0 || sel.WhereClause != nil || len(sel.GroupClause) > 0 ||
+		sel.HavingClause != nil || len(sel.WindowClause) > 0 || len(sel.SortClause) > 0 || sel.LimitCount != nil ||
+		sel.LimitOffset != nil || len(sel.ValuesLists) > 0 || sel.WithClause != nil || len(sel.DistinctClause) > 0 ||
+		len(sel.LockingClause) > 0 || sel.IntoClause != nil || sel.Op != pg_query.SetOperation_SETOP_NONE {
+		return nil, nil
+	}
+	op := &SessionOp{Op: "select"}
+	for _, t := range sel.TargetList {
+		rt := t.GetResTarget()
+		if rt == nil || rt.Val == nil {
+			return nil, nil
+		}
+		c, err := sessionCall(rt.Val)
+		if c == nil || err != nil {
+			return nil, err
+		}
+		if rt.Name != "" {
+			c.Column.Name = rt.Name
+		}
+		op.Calls = append(op.Calls, *c)
+	}
+	return op, nil
+}
+
+// sessionFrom reads SELECT * FROM f() [AS a], f a session function, as
+// the call alone (TypeORM asks SELECT * FROM current_schema()); nil for
+// any other SELECT with a FROM.
+func sessionFrom(sel *pg_query.SelectStmt) (*SessionOp, error) {
+	if len(sel.FromClause) != 1 || len(sel.TargetList) != 1 || sel.WhereClause != nil || len(sel.GroupClause) > 0 ||
+		sel.HavingClause != nil || len(sel.WindowClause) > 0 || len(sel.SortClause) > 0 || sel.LimitCount != nil ||
+		sel.LimitOffset != nil || sel.WithClause != nil || len(sel.DistinctClause) > 0 || len(sel.LockingClause) > 0 ||
+		sel.IntoClause != nil || sel.Op != pg_query.SetOperation_SETOP_NONE {
+		return nil, nil
+	}
+	rt := sel.TargetList[0].GetResTarget()
+	if rt == nil || rt.Name != "" || len(rt.Val.GetColumnRef().GetFields()) != 1 || rt.Val.GetColumnRef().Fields[0].GetAStar() == nil {
+		return nil, nil
+	}
+	rf := sel.FromClause[0].GetRangeFunction()
+	if rf == nil || rf.Lateral || rf.Ordinality || rf.IsRowsfrom || len(rf.Functions) != 1 || len(rf.Coldeflist) > 0 {
+		return nil, nil
+	}
+	items := rf.Functions[0].GetList().GetItems()
+	if len(items) == 0 || len(items) > 1 && items[1].GetNode() != nil {
+		return nil, nil
+	}
+	c, err := sessionCall(items[0])
+	if c == nil || err != nil {
+		return nil, err
+	}
+	if a := rf.Alias; a != nil {
+		c.Column.Name = a.Aliasname
+		if len(a.Colnames) > 0 {
+			c.Column.Name = a.Colnames[0].GetString_().GetSval()
+		}
+	}
+	return &SessionOp{Op: "select", Calls: []SessionCall{*c}}, nil
+}
+
+// sessionInFrom refuses a session function in a FROM clause of a
+// statement replicas run: pinned, it would be a parameter where a table
+// must be.
+func sessionInFrom(root *pg_query.Node) error {
+	var err error
+	walkNodes(root, func(n *pg_query.Node) {
+		rf := n.GetRangeFunction()
+		if rf == nil || err != nil {
+			return
+		}
+		for _, f := range rf.Functions {
+			for _, item := range f.GetList().GetItems() {
+				if c, _ := sessionCall(item); c != nil {
+					err = unsupported("%s() in FROM with other tables or clauses; use SELECT %s()", c.Func, c.Func)
+				}
+			}
+		}
+	})
+	return err
+}
+
+// analyseSession classifies the session statements shepherd answers
+// alone; ok false when n is none of them.
+func analyseSession(st *Stmt, n *pg_query.Node) (ok bool, err error) {
+	var op *SessionOp
+	switch {
+	case n.GetSelectStmt() != nil:
+		if op, err = sessionSelect(n.GetSelectStmt()); op == nil || err != nil {
+			return false, err
+		}
+		st.Verb, st.ReturnsRows = "SELECT", true
+		for _, c := range op.Calls {
+			for _, a := range c.Args {
+				if a.Param > 0 {
+					for len(st.paramTypes) < a.Param {
+						st.paramTypes = append(st.paramTypes, "")
+					}
+					if a.Type != "unknown" && st.paramTypes[a.Param-1] == "" {
+						st.paramTypes[a.Param-1] = a.Type
+					}
+				}
+			}
+		}
+	case n.GetDeallocateStmt() != nil:
+		d := n.GetDeallocateStmt()
+		op, st.Verb = &SessionOp{Op: "deallocate", Name: d.Name, All: d.Isall}, "DEALLOCATE"
+		if d.Isall {
+			st.Verb = "DEALLOCATE ALL"
+		}
+	case n.GetDiscardStmt() != nil:
+		target := map[pg_query.DiscardMode]string{
+			pg_query.DiscardMode_DISCARD_ALL: "ALL", pg_query.DiscardMode_DISCARD_PLANS: "PLANS",
+			pg_query.DiscardMode_DISCARD_SEQUENCES: "SEQUENCES", pg_query.DiscardMode_DISCARD_TEMP: "TEMP",
+		}[n.GetDiscardStmt().Target]
+		op, st.Verb = &SessionOp{Op: "discard", Name: strings.ToLower(target)}, "DISCARD "+target
+	case n.GetClosePortalStmt() != nil:
+		name := n.GetClosePortalStmt().Portalname
+		op, st.Verb = &SessionOp{Op: "close", Name: name, All: name == ""}, "CLOSE CURSOR"
+		if name == "" {
+			st.Verb = "CLOSE CURSOR ALL"
+		}
+	case n.GetDeclareCursorStmt() != nil:
+		d := n.GetDeclareCursorStmt()
+		if d.Options&cursorBinary != 0 {
+			return false, unsupported("binary cursors (DECLARE ... BINARY CURSOR)")
+		}
+		if len(d.Query.GetSelectStmt().GetLockingClause()) > 0 {
+			// PostgreSQL's own refusals, at parse analysis.
+			switch {
+			case d.Options&cursorHold != 0:
+				return false, pgerr.New(pgerr.FeatureNotSupported, "DECLARE CURSOR WITH HOLD ... FOR UPDATE is not supported").
+					WithDetail("Holdable cursors must be READ ONLY.")
+			case d.Options&cursorScroll != 0:
+				return false, pgerr.New(pgerr.FeatureNotSupported, "DECLARE SCROLL CURSOR ... FOR UPDATE is not supported").
+					WithDetail("Scrollable cursors must be READ ONLY.")
+			}
+		}
+		op, st.Verb = &SessionOp{Op: "declare", Name: d.Portalname, Cursor: CursorOptions{
+			Hold: d.Options&cursorHold != 0, Scroll: d.Options&cursorScroll != 0, NoScroll: d.Options&cursorNoScroll != 0,
+		}}, "DECLARE CURSOR"
+	case n.GetFetchStmt() != nil:
+		f := n.GetFetchStmt()
+		op = &SessionOp{Op: "fetch", Name: f.Portalname, Fetch: Fetch{
+			Direction: map[pg_query.FetchDirection]FetchDirection{
+				pg_query.FetchDirection_FETCH_FORWARD: FetchForward, pg_query.FetchDirection_FETCH_BACKWARD: FetchBackward,
+				pg_query.FetchDirection_FETCH_ABSOLUTE: FetchAbsolute, pg_query.FetchDirection_FETCH_RELATIVE: FetchRelative,
+			}[f.Direction],
+			Count: f.HowMany,
+			Move:  f.Ismove,
+		}}
+		st.Verb, st.ReturnsRows = "FETCH", !f.Ismove
+		if f.Ismove {
+			st.Verb = "MOVE"
+		}
+	case n.GetConstraintsSetStmt() != nil:
+		// Django's TestCase runs SET CONSTRAINTS ALL IMMEDIATE, then
+		// DEFERRED. shepherd refuses DEFERRABLE constraints where a
+		// MariaDB or SQLite replica is present (see prepare), so every
+		// constraint is immediate and SET CONSTRAINTS ALL changes
+		// nothing.
+		if len(n.GetConstraintsSetStmt().Constraints) > 0 {
+			return false, unsupported("SET CONSTRAINTS of named constraints; constraints are not DEFERRABLE")
+		}
+		op, st.Verb = &SessionOp{Op: "constraints", All: true}, "SET CONSTRAINTS"
+	case n.GetUnlistenStmt() != nil:
+		// Nothing listens (LISTEN is refused), so there is nothing to undo.
+		name := n.GetUnlistenStmt().Conditionname
+		op, st.Verb = &SessionOp{Op: "unlisten", Name: name, All: name == ""}, "UNLISTEN"
+	default:
+		return false, nil
+	}
+	st.Kind, st.Session = Local, op
+	return true, nil
+}
+
+// pinSession pins the session functions inside a statement that replicas
+// run: each replica receives shepherd's value as a parameter. A function
+// that changes state (set_config, advisory locks, pg_sleep) is refused
+// there: whether and how often PostgreSQL would call it depends on the
+// rows.
+func (r *rewriter) pinSession(root *pg_query.Node) error {
+	if err := sessionInFrom(root); err != nil {
+		return err
+	}
+	walkNodes(root, func(n *pg_query.Node) {
+		if r.err != nil {
+			return
+		}
+		c, err := sessionCall(n)
+		if err != nil {
+			r.err = err
+			return
+		}
+		if c == nil {
+			return
+		}
+		if sessionFuncs[c.Func].effect {
+			r.err = unsupported("%s() inside another statement; call it on its own (SELECT %s(...))", c.Func, c.Func)
+			return
+		}
+		*n = *r.pin(Pin{Kind: PinSession, Call: c})
+	})
+	return r.err
+}
+
+// pinType is the PostgreSQL type a pinned call is cast to: one every
+// dialect writes (name and inet travel as text).
+func (c *SessionCall) pinType() string {
+	switch c.Column.OID {
+	case answer.OIDInt4:
+		return "int4"
+	case answer.OIDInt8, oidXid8:
+		return "int8"
+	case answer.OIDBool:
+		return "bool"
+	case answer.OIDTimestampTZ:
+		return "timestamptz"
+	}
+	return "text"
+}
+
+// quoteIdent quotes a name as PostgreSQL's quote_identifier does when it
+// is not a plain lower-case identifier (keywords aside).
+func quoteIdent(name string) string {
+	plain := name != ""
+	for i, r := range name {
+		if !(r >= 'a' && r <= 'z' || r == '_' || i > 0 && (r >= '0' && r <= '9' || r == '$')) {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		return name
+	}
+	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
+}
