@@ -84,6 +84,12 @@ func (s *Session) Describe(ctx context.Context, ps pgwire.Statement) ([]uint32, 
 		}
 	case p.st.Kind == sqlan.Explain:
 		p.cols = explain(nil).Columns
+	case p.st.Kind == sqlan.Catalog:
+		cols, err := s.catalogColumns(ctx, p.st)
+		if err != nil {
+			return nil, nil, err
+		}
+		p.cols = cols
 	case p.st.ReturnsRows:
 		ctx = s.cancellable(ctx)
 		defer s.endCall()
