@@ -56,6 +56,10 @@ type Config struct {
 	// and replaced: a duration, or "" / "off" for never (the default: a
 	// legitimate statement may run or wait for a lock that long).
 	OpTimeout string `toml:"op_timeout"`
+	// CursorMemoryMB bounds, in MiB, the rows one session's cursors keep
+	// together (shepherd runs a cursor's query at DECLARE and keeps its
+	// answer). 0 or unset means DefaultCursorMemoryMB.
+	CursorMemoryMB int `toml:"cursor_memory_mb"`
 	// Repair is the background compare-and-repair of the replicas.
 	Repair   Repair    `toml:"repair"`
 	Users    []User    `toml:"users"`
@@ -165,6 +169,8 @@ const (
 	DefaultMode    = "cbs"
 	// DefaultDigestRows is DigestRows when unset.
 	DefaultDigestRows = 64
+	// DefaultCursorMemoryMB is CursorMemoryMB when unset.
+	DefaultCursorMemoryMB = 256
 )
 
 // Modes lists the modes this build implements.
@@ -292,6 +298,14 @@ func (c *Config) OpTimeoutDuration() (time.Duration, error) {
 	return d, nil
 }
 
+// CursorMemory returns CursorMemoryMB in bytes, with its default applied.
+func (c *Config) CursorMemory() int64 {
+	if c.CursorMemoryMB <= 0 {
+		return DefaultCursorMemoryMB << 20
+	}
+	return int64(c.CursorMemoryMB) << 20
+}
+
 // Digests returns DigestRows with its default applied.
 func (c *Config) Digests() int {
 	if c.DigestRows == nil {
@@ -331,6 +345,9 @@ func (c *Config) Check(knownDrivers []string) error {
 	}
 	if c.Repair.Rate < 0 {
 		return fieldErr("repair.rate", "must be 0 (the default, %d rows/s) or more, not %d", DefaultRepairRate, c.Repair.Rate)
+	}
+	if c.CursorMemoryMB < 0 || c.CursorMemoryMB > 1<<20 {
+		return fieldErr("cursor_memory_mb", "must be between 0 (the default, %d) and %d, not %d", DefaultCursorMemoryMB, 1<<20, c.CursorMemoryMB)
 	}
 	if c.DigestRows != nil && *c.DigestRows < -1 {
 		return fieldErr("digest_rows", "must be -1 (keep every answer) or more, not %d", *c.DigestRows)

@@ -102,6 +102,7 @@ func TestBad(t *testing.T) {
 		"op_timeout":                          strings.Replace(good, "f = 1", "f = 1\nop_timeout = \"10ms\"", 1),
 		"repair.every":                        good + "\n[repair]\nevery = \"soon\"\n",
 		"repair.rate":                         good + "\n[repair]\nrate = -1\n",
+		"cursor_memory_mb":                    strings.Replace(good, "f = 1", "f = 1\ncursor_memory_mb = -5", 1),
 	}
 	for field, text := range cases {
 		_, err := Parse(text, drivers)
@@ -172,5 +173,23 @@ func TestDatabaseName(t *testing.T) {
 	}
 	if _, err := Parse("database = \"shepherd\"\n"+base, drivers); err == nil || !strings.Contains(err.Error(), "database") {
 		t.Errorf("database = shepherd: %v, want an error naming the field", err)
+	}
+}
+
+// TestCursorMemory: cursor_memory_mb in bytes, 256 MiB unless set.
+func TestCursorMemory(t *testing.T) {
+	c, err := Parse(good, drivers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.CursorMemory(); got != 256<<20 {
+		t.Errorf("default: %d", got)
+	}
+	c, err = Parse(strings.Replace(good, "f = 1", "f = 1\ncursor_memory_mb = 3", 1), drivers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.CursorMemory(); got != 3<<20 {
+		t.Errorf("3 MiB: %d", got)
 	}
 }

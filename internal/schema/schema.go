@@ -54,6 +54,19 @@ type Column struct {
 	// Always marks GENERATED ALWAYS AS IDENTITY: PostgreSQL accepts the
 	// value shepherd chose only with OVERRIDING SYSTEM VALUE.
 	Always bool `json:"always,omitempty"`
+	// Identity marks GENERATED ... AS IDENTITY (SERIAL has Fill
+	// FillSerial without it), for the system catalogs.
+	Identity bool `json:"identity,omitempty"`
+	// Default is the DEFAULT expression as PostgreSQL's parser wrote it
+	// back ("" when none, or for SERIAL), for the system catalogs.
+	Default string `json:"default,omitempty"`
+}
+
+// Unique is a UNIQUE constraint: its name ("" for PostgreSQL's default
+// name) and columns.
+type Unique struct {
+	Name    string   `json:"name,omitempty"`
+	Columns []string `json:"columns"`
 }
 
 // Table is one table (or view, with no fills).
@@ -83,10 +96,36 @@ type Table struct {
 	Refs [][]string `json:"refs,omitempty"`
 	// Parents are the tables the foreign keys reference.
 	Parents []string `json:"parents,omitempty"`
+	// RefColumns are the referenced columns of each foreign key (nil:
+	// the parent's primary key) and RefNames their constraint names (""
+	// for PostgreSQL's default name), both parallel to Refs, for the
+	// system catalogs.
+	RefColumns [][]string `json:"ref_columns,omitempty"`
+	RefNames   []string   `json:"ref_names,omitempty"`
+	// RefOptions are each foreign key's ON UPDATE and ON DELETE actions
+	// and MATCH type as PostgreSQL's catalog codes (confupdtype,
+	// confdeltype, confmatchtype: "aas" for the defaults), then "D" when
+	// DEFERRABLE and "I" when INITIALLY DEFERRED; parallel to Refs.
+	RefOptions []string `json:"ref_options,omitempty"`
+	// KeyName is the primary key constraint's name ("" for PostgreSQL's
+	// default, table_pkey).
+	KeyName string `json:"key_name,omitempty"`
+	// Uniques are the UNIQUE constraints.
+	Uniques []Unique `json:"uniques,omitempty"`
+	// Checks are the CHECK constraints.
+	Checks []Check `json:"checks,omitempty"`
 	// Constraints are the table's primary key, unique constraints,
 	// foreign keys and checks, by the names PostgreSQL knows them
 	// (tables created before shepherd recorded them have none).
 	Constraints []Constraint `json:"constraints,omitempty"`
+}
+
+// Check is a CHECK constraint: its name, its expression as PostgreSQL's
+// parser writes it back, and the columns it reads.
+type Check struct {
+	Name    string   `json:"name"`
+	Expr    string   `json:"expr"`
+	Columns []string `json:"columns,omitempty"`
 }
 
 // Children returns the other tables whose foreign keys reference table.
@@ -157,6 +196,8 @@ type Snapshot struct {
 	Indexes map[string]string `json:"indexes"`
 	// IndexColumns maps an index name to its columns.
 	IndexColumns map[string][]string `json:"index_columns,omitempty"`
+	// UniqueIndexes are the indexes made by CREATE UNIQUE INDEX.
+	UniqueIndexes map[string]bool `json:"unique_indexes,omitempty"`
 }
 
 // Table returns the named table (names as the parser folded them), or nil
@@ -186,6 +227,12 @@ func (s *Snapshot) clone() *Snapshot {
 	}
 	for k, v := range s.IndexColumns {
 		n.IndexColumns[k] = v
+	}
+	if len(s.UniqueIndexes) > 0 {
+		n.UniqueIndexes = map[string]bool{}
+		for k, v := range s.UniqueIndexes {
+			n.UniqueIndexes[k] = v
+		}
 	}
 	n.Version = s.Version
 	for k, v := range s.Tables {

@@ -61,6 +61,7 @@ func open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Server, e
 		return nil, &config.Error{Field: "data_dir", Msg: err.Error()}
 	}
 	s := &Server{cfg: cfg, log: log, shared: session.NewShared()}
+	s.shared.CursorMemory = cfg.CursorMemory()
 	var reps []cluster.Replica
 	var names []string
 	var classes []driver.Class
@@ -129,6 +130,24 @@ func open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Server, e
 		}
 		if r, ok := w.Repaired(); ok {
 			log.Warn("write-ahead log had a torn tail, dropped", "repair", r.String())
+		}
+		// Schema changes a replica that commits DDL as it runs it may
+		// hold without the log: completed, or that replica retired.
+		copts.IntentFile = filepath.Join(cfg.DataDir, "ddl-intents.json")
+		var more map[string]cluster.Retirement
+		records, more, err = resolveIntents(ctx, w, records, copts.IntentFile, copts.RetiredFile, s.engines, names, log)
+		if err != nil {
+			w.Close()
+			s.closeEngines()
+			return nil, &config.Error{Field: "data_dir", Msg: err.Error()}
+		}
+		if more != nil {
+			copts.Retired = more
+			for i, n := range names {
+				if r, ok := more[n]; ok {
+					retired[i] = fmt.Errorf("retired: %s", r.Why)
+				}
+			}
 		}
 		if err := recoverCatalog(s.cache, records, log); err != nil {
 			w.Close()

@@ -47,6 +47,10 @@ type setup struct {
 	// swapEvery: one transaction in swapEvery is a lone schema change
 	// that swaps two names (stmtSwap); 0 none.
 	swapEvery int
+
+	// savepoints: some transactions set a savepoint and roll back to it
+	// (scenario "savepoints").
+	savepoints bool
 }
 
 // newSetup draws a configuration from rng.
