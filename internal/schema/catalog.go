@@ -208,6 +208,24 @@ func (c *Catalog) resetSequences(old, next *Snapshot, n *pg_query.Node) {
 	}
 }
 
+// Forget drops the sequences of table unless the committed schema has
+// it: those of a table that a transaction block created, used and rolled
+// back (on PostgreSQL the sequence went with the table, and a table made
+// again under that name starts at 1).
+func (c *Catalog) Forget(table string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.snap.Load().Table(table) != nil {
+		return
+	}
+	for k := range c.seqs {
+		if t, _ := splitSeq(k); t == table {
+			delete(c.seqs, k)
+			delete(c.saved, k)
+		}
+	}
+}
+
 // Restart sets the sequences of a table back to 1 (TRUNCATE ... RESTART
 // IDENTITY).
 func (c *Catalog) Restart(table string) error {

@@ -16,9 +16,20 @@ import (
 // committed one with the DDL of its open block applied. No replica runs
 // them, so they are neither voted nor logged.
 
-// visibleSchema is the schema as this session sees it.
+// visibleSchema is the schema as this session sees it. The block's
+// schema is remembered for the committed snapshot and DDL it was made
+// from, so a block of many statements does not apply its DDL again for
+// each.
 func (s *Session) visibleSchema() (*schema.Snapshot, error) {
 	snap := s.cache.Catalog().Snapshot()
+	if len(s.ddl) == 0 {
+		return snap, nil
+	}
+	last := s.ddl[len(s.ddl)-1]
+	if m := &s.blockSchema; m.base == snap && m.n == len(s.ddl) && m.last == last {
+		return m.snap, nil
+	}
+	base := snap
 	for _, st := range s.ddl {
 		next, err := snap.Apply(st.Tree())
 		if err != nil {
@@ -26,7 +37,41 @@ func (s *Session) visibleSchema() (*schema.Snapshot, error) {
 		}
 		snap = next
 	}
+	s.blockSchema = blockSchema{base: base, n: len(s.ddl), last: last, snap: snap}
 	return snap, nil
+}
+
+// blockSchema remembers the schema of the open block: snap is base (the
+// committed schema) with the block's n DDL statements, the last one
+// last, applied.
+type blockSchema struct {
+	base, snap *schema.Snapshot
+	n          int
+	last       *sqlan.Stmt
+}
+
+// parse analyses sql against the schema the session sees: in a block
+// that ran DDL, the committed schema with that DDL applied (not cached:
+// it is the block's own), so the block's statements see its tables as on
+// PostgreSQL.
+func (s *Session) parse(sql string) ([]*sqlan.Stmt, error) {
+	if len(s.ddl) == 0 {
+		return s.cache.Parse(sql)
+	}
+	snap, err := s.visibleSchema()
+	if err != nil {
+		return nil, err
+	}
+	return s.cache.ParseFor(sql, snap)
+}
+
+// env is the analysis environment of the schema the session sees.
+func (s *Session) env() (*sqlan.Env, error) {
+	snap, err := s.visibleSchema()
+	if err != nil {
+		return nil, err
+	}
+	return s.cache.EnvOf(snap), nil
 }
 
 func (s *Session) catalogEngine() (*pgcatalog.Engine, *schema.Snapshot, error) {

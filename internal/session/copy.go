@@ -63,7 +63,11 @@ func (s *Session) copy(ctx context.Context, spec *sqlan.CopySpec) (*answer.Answe
 // copyTable resolves a COPY's table and column list as PostgreSQL does
 // before it enters COPY mode.
 func (s *Session) copyTable(spec *sqlan.CopySpec) (*schema.Table, []schema.Column, error) {
-	t := s.cache.Catalog().Snapshot().Table(spec.Table)
+	snap, err := s.visibleSchema()
+	if err != nil {
+		return nil, nil, err
+	}
+	t := snap.Table(spec.Table)
 	if t == nil {
 		return nil, nil, pgerr.New(pgerr.UndefinedTable, "relation \"%s\" does not exist", spec.Table)
 	}
@@ -192,11 +196,15 @@ func (s *Session) copyFrom(ctx context.Context, cp pgwire.Copier, spec *sqlan.Co
 	}
 	w := copyWriter{table: t.Name, cols: cols, binary: opts.Format == pgwire.CopyBinary}
 	var n int64
+	env, err := s.env()
+	if err != nil {
+		return abort(err)
+	}
 	for start := 0; start < len(rows); {
 		end := w.batchEnd(rows, start)
-		st, err := sqlan.ParseOneIn(w.insert(rows[start:end], -1), s.cache.Env())
+		st, err := sqlan.ParseOneIn(w.insert(rows[start:end], -1), env)
 		if err != nil {
-			return abort(w.locate(s.cache.Env(), rows[start:end], err))
+			return abort(w.locate(env, rows[start:end], err))
 		}
 		a, err := s.exec(ctx, st, nil)
 		if err != nil {
@@ -368,7 +376,7 @@ func (s *Session) copyTo(ctx context.Context, cp pgwire.Copier, spec *sqlan.Copy
 			sql += " ORDER BY " + strings.Join(keys, ", ")
 		}
 	}
-	sts, err := s.cache.Parse(sql)
+	sts, err := s.parse(sql)
 	if err != nil {
 		s.fail()
 		return nil, err

@@ -24,7 +24,7 @@ func (p *statement) SQL() string { return p.sql }
 
 // Prepare implements pgwire.Session.
 func (s *Session) Prepare(ctx context.Context, sql string, paramOIDs []uint32) (pgwire.Statement, error) {
-	sts, err := s.cache.Parse(sql)
+	sts, err := s.parse(sql)
 	if err != nil {
 		s.fail()
 		return nil, err

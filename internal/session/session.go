@@ -47,6 +47,9 @@ type Session struct {
 	savepoints []savepoint
 	spCount    int
 
+	// blockSchema is the schema the open block sees (catalog.go).
+	blockSchema blockSchema
+
 	// Settings (see params.go): startup holds the startup packet's,
 	// params SET's, local SET LOCAL's until the block ends; saved (with
 	// savedDefaults) is params as the block found them, for ROLLBACK.
@@ -162,10 +165,21 @@ func (s *Session) Close(ctx context.Context) {
 func (s *Session) Query(ctx context.Context, sql string, emit func(*answer.Answer) error) error {
 	ctx = s.cancellable(ctx)
 	defer s.endCall()
-	sts, err := s.cache.Parse(sql)
-	if err != nil {
-		s.fail()
-		return err
+	sts, err := s.parse(sql)
+	var texts []string
+	if err != nil || ddlBefore(sts) {
+		// Later statements may depend on the DDL of earlier ones (pgx
+		// and migration tools send a schema as one string): each is
+		// analysed as its turn comes, against the schema it will see.
+		split, serr := sqlan.Split(sql)
+		if serr != nil || len(split) < 2 {
+			if err == nil {
+				err = serr
+			}
+			s.fail()
+			return err
+		}
+		texts, sts = split, make([]*sqlan.Stmt, len(split))
 	}
 	if len(sts) == 0 {
 		return pgwire.ErrEmptyQuery
@@ -173,8 +187,22 @@ func (s *Session) Query(ctx context.Context, sql string, emit func(*answer.Answe
 	if len(sts) > 1 && !s.inBlock {
 		s.implicit, s.txOpts = true, s.defaults
 	}
-	for _, st := range sts {
-		a, err := s.exec(ctx, st, nil)
+	for i, st := range sts {
+		var a *answer.Answer
+		if texts != nil {
+			var one []*sqlan.Stmt
+			if one, err = s.parse(texts[i]); err == nil && len(one) != 1 {
+				err = pgerr.New(pgerr.InternalError, "shepherd split a query string wrongly (a bug; nothing more ran)")
+			}
+			if err != nil {
+				s.fail()
+			} else {
+				st = one[0]
+			}
+		}
+		if err == nil {
+			a, err = s.exec(ctx, st, nil)
+		}
 		if err != nil {
 			if s.implicit {
 				s.implicit = false
@@ -199,6 +227,17 @@ func (s *Session) Query(ctx context.Context, sql string, emit func(*answer.Answe
 		}
 	}
 	return nil
+}
+
+// ddlBefore reports whether a statement other than the last of sts is
+// DDL, which the statements after it must be analysed with.
+func ddlBefore(sts []*sqlan.Stmt) bool {
+	for _, st := range sts[:max(len(sts)-1, 0)] {
+		if st.Kind == sqlan.DDL {
+			return true
+		}
+	}
+	return false
 }
 
 // fail marks an open block failed (PostgreSQL's rule: any error aborts
@@ -338,6 +377,7 @@ func (s *Session) commit(ctx context.Context) error {
 	err := t.Commit(ctx)
 	if err != nil && !errors.Is(err, coord.ErrCommitsAnyway) {
 		s.endTransaction(false) // a COMMIT that fails rolls back, SETs too
+		s.forgetSequences(ddl)
 		return err
 	}
 	s.endTransaction(true)
@@ -422,9 +462,22 @@ func (s *Session) endBlock(commit bool) {
 	if s.txn != nil && !commit {
 		s.txn.Rollback()
 	}
+	if !commit {
+		s.forgetSequences(s.ddl)
+	}
 	s.txn, s.inBlock, s.failed, s.ddl = nil, false, false, nil
 	s.savepoints, s.spCount = nil, 0
 	s.endTransaction(commit)
+}
+
+// forgetSequences drops the sequences of the tables that ddl, rolled
+// back, created: the block's INSERTs drew from them.
+func (s *Session) forgetSequences(ddl []*sqlan.Stmt) {
+	for _, st := range ddl {
+		if c := st.Tree().GetCreateStmt(); c != nil {
+			s.cache.Catalog().Forget(c.Relation.GetRelname())
+		}
+	}
 }
 
 // endTransaction ends what lasts for a transaction besides the replicas'

@@ -61,6 +61,28 @@ func (c *Cache) Env() *Env {
 	return e
 }
 
+// EnvOf returns the environment of snap: the current one when snap is the
+// catalog's snapshot, else one of its own (a transaction block's schema,
+// its DDL applied to the committed one).
+func (c *Cache) EnvOf(snap *schema.Snapshot) *Env {
+	if e := c.Env(); e.Schema == snap {
+		return e
+	}
+	return &Env{Replicas: c.replicas, Schema: snap}
+}
+
+// ParseFor is Parse against snap: cached when snap is the catalog's
+// snapshot, else analysed anew and not remembered. A block's own schema is
+// private to its session, and an analysis against it must not answer
+// another session's (nor this one's once the block rolled back).
+func (c *Cache) ParseFor(sql string, snap *schema.Snapshot) ([]*Stmt, error) {
+	env := c.EnvOf(snap)
+	if env.Schema == c.catalog.Snapshot() {
+		return c.Parse(sql)
+	}
+	return ParseIn(sql, env)
+}
+
 // Parse is ParseIn with caching, in the current environment.
 func (c *Cache) Parse(sql string) ([]*Stmt, error) {
 	env := c.Env()

@@ -387,6 +387,28 @@ func ParseIn(sql string, env *Env) (_ []*Stmt, err error) {
 	return out, nil
 }
 
+// Split returns the text of each statement of sql, unanalysed (for a
+// string whose later statements depend on the DDL of earlier ones, which
+// are analysed one at a time). Errors are ParseIn's for the string as a
+// whole: encoding, nesting depth, syntax.
+func Split(sql string) ([]string, error) {
+	if err := checkEncoding(sql); err != nil {
+		return nil, err
+	}
+	if err := checkDepth(sql); err != nil {
+		return nil, err
+	}
+	tree, err := pg_query.Parse(sql)
+	if err != nil {
+		return nil, syntaxError(err)
+	}
+	out := make([]string, len(tree.Stmts))
+	for i, raw := range tree.Stmts {
+		out[i] = statementText(sql, raw)
+	}
+	return out, nil
+}
+
 // ParseOne parses a query string that must hold at most one statement
 // (the extended protocol's rule). It returns nil for an empty string.
 func ParseOne(sql string) (*Stmt, error) { return ParseOneIn(sql, DefaultEnv) }
