@@ -148,3 +148,27 @@ func TestCatalogLogMark(t *testing.T) {
 		t.Fatalf("older file: %+v", m)
 	}
 }
+
+// TestForgetRolledBackTable: the values a rolled-back block drew for a
+// table it created are forgotten, so the table made again starts at 1 as
+// on PostgreSQL; a committed table's sequence is kept.
+func TestForgetRolledBackTable(t *testing.T) {
+	c, err := Open("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if _, err := c.Next("blk", "id", 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.Forget("blk")
+	apply(t, c, "CREATE TABLE blk (id serial PRIMARY KEY)")
+	if v, _ := c.Next("blk", "id", 1); v != 1 {
+		t.Errorf("after the rolled-back block, blk.id starts at %d, want 1", v)
+	}
+	c.Forget("blk") // committed: kept
+	if v, _ := c.Next("blk", "id", 1); v != 2 {
+		t.Errorf("Forget of a committed table: next %d, want 2", v)
+	}
+}

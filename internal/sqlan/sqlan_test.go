@@ -204,6 +204,39 @@ func TestCache(t *testing.T) {
 	}
 }
 
+// TestCacheBlockSchema: a statement analysed against a block's own
+// schema (ParseFor) sees that schema's tables and is not remembered, so
+// the cache keeps answering from the committed schema, for every session.
+func TestCacheBlockSchema(t *testing.T) {
+	c := NewCache(8, DefaultEnv.Replicas, nil)
+	create, err := Parse("CREATE TABLE blk (id int PRIMARY KEY, v text)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	block, err := c.Catalog().Snapshot().Apply(create[0].Tree())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const q = "SELECT * FROM blk"
+	sts, err := c.ParseFor(q, block)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sts[0].Schema(); got != block {
+		t.Error("ParseFor did not analyse against the block's schema")
+	}
+	if len(sts[0].Columns()) != 2 {
+		t.Errorf("* over the block's table gave %d columns, want 2", len(sts[0].Columns()))
+	}
+	if _, ok := c.byKey[q]; ok {
+		t.Error("a statement analysed against a block's schema was cached")
+	}
+	committed, err := c.ParseFor(q, c.Catalog().Snapshot())
+	if err == nil && committed[0].Schema() == block {
+		t.Error("the committed schema's analysis came from the block's")
+	}
+}
+
 // pgOnly is the environment of a cluster of PostgreSQL replicas.
 var pgOnly = &Env{Replicas: map[driver.Dialect][]string{driver.Postgres: {"p"}}}
 
