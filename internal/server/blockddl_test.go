@@ -127,6 +127,18 @@ func blockDDLAsPostgres(t *testing.T, cfg *config.Config) {
 	step(c, "SELECT * FROM book ORDER BY id DESC")
 	step(c, "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1")
 
+	// Undone by ROLLBACK TO SAVEPOINT: the table and its sequence.
+	step(c, "BEGIN")
+	step(c, "SAVEPOINT s")
+	step(c, "CREATE TABLE sp (id serial PRIMARY KEY, v text)")
+	step(c, "INSERT INTO sp (v) VALUES ('a'), ('b') RETURNING id")
+	step(c, "ROLLBACK TO SAVEPOINT s")
+	step(c, "SELECT * FROM sp")
+	step(c, "ROLLBACK TO SAVEPOINT s")
+	step(c, "CREATE TABLE sp (id serial PRIMARY KEY, v text)")
+	step(c, "INSERT INTO sp (v) VALUES ('c') RETURNING id")
+	step(c, "ROLLBACK")
+
 	// Several statements in one string: an implicit block.
 	multi("CREATE TABLE m1 (id int PRIMARY KEY); CREATE TABLE m2 (id int PRIMARY KEY, m1 int REFERENCES m1); " +
 		"INSERT INTO m1 VALUES (1); INSERT INTO m2 VALUES (1, 1); SELECT * FROM m2")

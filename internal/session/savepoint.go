@@ -77,8 +77,20 @@ func (s *Session) savepoint(ctx context.Context, st *sqlan.Stmt) (*answer.Answer
 		s.savepoints = s.savepoints[:i]
 	case sqlan.SavepointRollbackTo:
 		s.savepoints = s.savepoints[:i+1]
+		undone := s.ddl[sp.ddl:]
 		s.ddl = s.ddl[:sp.ddl]
 		s.failed = false
+		if snap, err := s.visibleSchema(); err == nil {
+			// Tables the undone DDL created, unless the block still
+			// has one of that name, take their sequences along.
+			var gone []*sqlan.Stmt
+			for _, d := range undone {
+				if c := d.Tree().GetCreateStmt(); c != nil && snap.Table(c.Relation.GetRelname()) == nil {
+					gone = append(gone, d)
+				}
+			}
+			s.forgetSequences(gone)
+		}
 	}
 	return &answer.Answer{Tag: st.Verb}, nil
 }
