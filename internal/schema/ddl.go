@@ -101,6 +101,10 @@ func ColumnOf(cd *pg_query.ColumnDef) (c Column, key bool, err error) {
 			}
 			c.Fill, c.NotNull, c.Always = FillSerial, true, con.GeneratedWhen == "a"
 		case pg_query.ConstrType_CONSTR_DEFAULT:
+			if seq, ok := SeqDefault(con.RawExpr); ok {
+				c.Fill, c.Seq = FillNextval, seq
+				continue
+			}
 			f, err := fillOf(con.RawExpr)
 			if err != nil {
 				return c, false, unsupported("the DEFAULT of column %q: %s", cd.Colname, err.Error())
@@ -112,7 +116,7 @@ func ColumnOf(cd *pg_query.ColumnDef) (c Column, key bool, err error) {
 			return c, false, unsupported("generated column %q", cd.Colname)
 		}
 	}
-	if c.Fill == FillSerial && !IsInteger(typ) {
+	if (c.Fill == FillSerial || c.Fill == FillNextval) && !IsInteger(typ) {
 		return c, false, unsupported("a sequence default on column %q of type %s", cd.Colname, typ)
 	}
 	return c, key, nil
@@ -155,7 +159,7 @@ func fillOf(n *pg_query.Node) (Fill, error) {
 				return FillRandom, nil
 			}
 		case "nextval":
-			return FillNone, errors.New("nextval(...) defaults; use SERIAL or GENERATED ... AS IDENTITY")
+			return FillNone, errors.New("nextval(...) defaults other than nextval('sequence')")
 		}
 	}
 	return FillNone, errors.New("a column default must be a constant, now(), current_timestamp, current_date, gen_random_uuid() or random()")
@@ -257,7 +261,19 @@ func (s *Snapshot) Apply(n *pg_query.Node) (*Snapshot, error) {
 		if err != nil {
 			return nil, err
 		}
+		for _, c := range t.Columns {
+			if c.Fill == FillNextval && s.Sequence(c.Seq) == nil {
+				return nil, pgerr.New(pgerr.UndefinedTable, "relation \"%s\" does not exist", c.Seq)
+			}
+		}
 		next.Tables[t.Name] = t
+	case n.GetCreateSeqStmt() != nil || n.GetAlterSeqStmt() != nil ||
+		n.GetDropStmt() != nil && n.GetDropStmt().RemoveType == pg_query.ObjectType_OBJECT_SEQUENCE:
+		ok, err := s.applySequence(next, n)
+		if err != nil {
+			return nil, err
+		}
+		changed = ok
 	case n.GetViewStmt() != nil:
 		v := n.GetViewStmt()
 		uses, cols := relationsOf(v.Query)
@@ -283,6 +299,12 @@ func (s *Snapshot) Apply(n *pg_query.Node) (*Snapshot, error) {
 			switch d.RemoveType {
 			case pg_query.ObjectType_OBJECT_TABLE, pg_query.ObjectType_OBJECT_VIEW:
 				delete(next.Tables, name)
+				// Sequences OWNED BY the table's columns go with it.
+				for sn, q := range next.Sequences {
+					if strings.HasPrefix(q.OwnedBy, name+".") && !strings.Contains(q.OwnedBy[len(name)+1:], ".") {
+						delete(next.Sequences, sn)
+					}
+				}
 				for ix, t := range next.Indexes {
 					if t == name {
 						delete(next.Indexes, ix)

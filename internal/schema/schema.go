@@ -27,9 +27,10 @@ const (
 	FillDate               // current_date
 	FillUUID               // gen_random_uuid(): a fresh UUID per row
 	FillRandom             // random(): a fresh float per row
+	FillNextval            // DEFAULT nextval('s'): the next value of sequence Column.Seq
 )
 
-var fillNames = [...]string{"", "serial", "now", "date", "uuid", "random"}
+var fillNames = [...]string{"", "serial", "now", "date", "uuid", "random", "nextval"}
 
 // String returns the fill's name.
 func (f Fill) String() string {
@@ -54,6 +55,8 @@ type Column struct {
 	// Always marks GENERATED ALWAYS AS IDENTITY: PostgreSQL accepts the
 	// value shepherd chose only with OVERRIDING SYSTEM VALUE.
 	Always bool `json:"always,omitempty"`
+	// Seq is the sequence of a FillNextval column.
+	Seq string `json:"seq,omitempty"`
 }
 
 // Table is one table (or view, with no fills).
@@ -157,6 +160,9 @@ type Snapshot struct {
 	Indexes map[string]string `json:"indexes"`
 	// IndexColumns maps an index name to its columns.
 	IndexColumns map[string][]string `json:"index_columns,omitempty"`
+	// Sequences are the sequences of CREATE SEQUENCE, by name (see
+	// Sequence).
+	Sequences map[string]*Sequence `json:"sequences,omitempty"`
 }
 
 // Table returns the named table (names as the parser folded them), or nil
@@ -180,9 +186,12 @@ func (s *Snapshot) IndexTable(index string) (string, bool) {
 // clone returns a deep-enough copy for applying one DDL statement: maps
 // are copied, tables are copied when changed (by the caller).
 func (s *Snapshot) clone() *Snapshot {
-	n := &Snapshot{Tables: map[string]*Table{}, Indexes: map[string]string{}, IndexColumns: map[string][]string{}}
+	n := &Snapshot{Tables: map[string]*Table{}, Indexes: map[string]string{}, IndexColumns: map[string][]string{}, Sequences: map[string]*Sequence{}}
 	if s == nil {
 		return n
+	}
+	for k, v := range s.Sequences {
+		n.Sequences[k] = v
 	}
 	for k, v := range s.IndexColumns {
 		n.IndexColumns[k] = v

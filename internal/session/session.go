@@ -56,6 +56,7 @@ type Session struct {
 	shared         *Shared
 	owner          lockOwner          // in shared's advisory lock table
 	lastXid        int64              // txid_current() of the open transaction, 0 before
+	seqs           seqSession         // currval() and lastval() of the session's sequences
 	reported       map[string]string  // the values the client was last told (ChangedParameters)
 	cursors        map[string]*cursor // DECLAREd cursors, by name
 
@@ -376,7 +377,11 @@ func (s *Session) pinArgs(ctx context.Context, st *sqlan.Stmt, args []driver.Arg
 		TxnTime:  s.txnTime,
 		StmtTime: time.Now(),
 		Next: func(table, column string) (int64, error) {
-			return s.cache.Catalog().Next(table, column, 1)
+			v, err := s.cache.Catalog().Next(table, column, 1)
+			if err == nil {
+				s.seqs.called(table+"_"+column+"_seq", v)
+			}
+			return v, err
 		},
 		Session: s.sessionPin(ctx, args),
 	})

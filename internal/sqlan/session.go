@@ -56,6 +56,8 @@ type SessionOp struct {
 	Cursor CursorOptions
 	// Fetch is FETCH's or MOVE's motion.
 	Fetch Fetch
+	// DDL is the CREATE, ALTER or DROP SEQUENCE of Op "sequence".
+	DDL *pg_query.Node
 }
 
 // CursorOptions are a DECLARE's options.
@@ -148,6 +150,13 @@ var sessionFuncs = map[string]sessionFunc{
 	"pg_try_advisory_xact_lock":        {lockArgs, answer.OIDBool, true},
 	"pg_try_advisory_xact_lock_shared": {lockArgs, answer.OIDBool, true},
 	"pg_advisory_unlock_all":           {none, oidVoid, true},
+
+	// Sequences live in shepherd alone (schema.Sequence): it hands out
+	// their values and pins them into what replicas run.
+	"nextval": {[][]string{{"regclass"}}, answer.OIDInt8, true},
+	"setval":  {[][]string{{"regclass", "int8"}, {"regclass", "int8", "bool"}}, answer.OIDInt8, true},
+	"currval": {[][]string{{"regclass"}}, answer.OIDInt8, false},
+	"lastval": {none, answer.OIDInt8, false},
 }
 
 // svfNames are the session functions written as SQL keywords.
@@ -300,6 +309,7 @@ func fits(args []CallArg, types []string) bool {
 		switch {
 		case a.Type == "unknown" || a.Type == t:
 		case a.Type == "int4" && (t == "int8" || t == "float8"):
+		case a.Type == "text" && t == "regclass":
 		case (a.Type == "int8" || a.Type == "numeric") && t == "float8":
 		default:
 			return false
@@ -493,6 +503,12 @@ func analyseSession(st *Stmt, n *pg_query.Node) (ok bool, err error) {
 			return false, unsupported("SET CONSTRAINTS of named constraints; constraints are not DEFERRABLE")
 		}
 		op, st.Verb = &SessionOp{Op: "constraints", All: true}, "SET CONSTRAINTS"
+	case n.GetCreateSeqStmt() != nil:
+		op, st.Verb = &SessionOp{Op: "sequence", DDL: n}, "CREATE SEQUENCE"
+	case n.GetAlterSeqStmt() != nil:
+		op, st.Verb = &SessionOp{Op: "sequence", DDL: n}, "ALTER SEQUENCE"
+	case n.GetDropStmt() != nil && n.GetDropStmt().RemoveType == pg_query.ObjectType_OBJECT_SEQUENCE:
+		op, st.Verb = &SessionOp{Op: "sequence", DDL: n}, "DROP SEQUENCE"
 	case n.GetUnlistenStmt() != nil:
 		// Nothing listens (LISTEN is refused), so there is nothing to undo.
 		name := n.GetUnlistenStmt().Conditionname
@@ -513,6 +529,7 @@ func (r *rewriter) pinSession(root *pg_query.Node) error {
 	if err := sessionInFrom(root); err != nil {
 		return err
 	}
+	once := onceCalls(root)
 	walkNodes(root, func(n *pg_query.Node) {
 		if r.err != nil {
 			return
@@ -525,13 +542,64 @@ func (r *rewriter) pinSession(root *pg_query.Node) error {
 		if c == nil {
 			return
 		}
+		if c.Func == "nextval" && once[n] {
+			*n = *r.pin(Pin{Kind: PinSession, Call: c})
+			return
+		}
 		if sessionFuncs[c.Func].effect {
+			if c.Func == "nextval" {
+				r.err = unsupported("nextval() where the number of calls depends on the rows (in a query with FROM or WHERE, "+
+					"an INSERT ... SELECT, an UPDATE); call it in a VALUES list, as a column default, or alone (SELECT nextval(...))")
+				return
+			}
 			r.err = unsupported("%s() inside another statement; call it on its own (SELECT %s(...))", c.Func, c.Func)
 			return
 		}
 		*n = *r.pin(Pin{Kind: PinSession, Call: c})
 	})
 	return r.err
+}
+
+// onceCalls returns the nextval() calls of a statement that PostgreSQL
+// makes exactly once each, in the order walkNodes visits them: an
+// INSERT's VALUES items and the result columns of a SELECT without FROM
+// or WHERE (one row), each the call alone or cast. Elsewhere the number
+// of calls depends on rows shepherd does not see.
+func onceCalls(root *pg_query.Node) map[*pg_query.Node]bool {
+	out := map[*pg_query.Node]bool{}
+	add := func(n *pg_query.Node) {
+		if tc := n.GetTypeCast(); tc != nil {
+			n = tc.Arg
+		}
+		if fc := n.GetFuncCall(); fc != nil && schema.FuncName(fc) == "nextval" {
+			out[n] = true
+		}
+	}
+	switch {
+	case root.GetInsertStmt() != nil:
+		sel := root.GetInsertStmt().GetSelectStmt().GetSelectStmt()
+		if sel == nil || sel.Op != pg_query.SetOperation_SETOP_NONE {
+			break
+		}
+		for _, row := range sel.ValuesLists {
+			for _, item := range row.GetList().GetItems() {
+				add(item)
+			}
+		}
+	case root.GetSelectStmt() != nil:
+		sel := root.GetSelectStmt()
+		if len(sel.FromClause) > 0 || sel.WhereClause != nil || len(sel.GroupClause) > 0 || sel.HavingClause != nil ||
+			len(sel.ValuesLists) > 0 || sel.Op != pg_query.SetOperation_SETOP_NONE || sel.WithClause != nil ||
+			sel.LimitCount != nil || sel.LimitOffset != nil || len(sel.WindowClause) > 0 {
+			break
+		}
+		for _, t := range sel.TargetList {
+			if v := t.GetResTarget().GetVal(); v != nil {
+				add(v)
+			}
+		}
+	}
+	return out
 }
 
 // pinType is the PostgreSQL type a pinned call is cast to: one every

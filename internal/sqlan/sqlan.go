@@ -689,9 +689,20 @@ func (s *Stmt) prepare() error {
 			return err
 		}
 	}
+	if cs := s.tree.GetCreateStmt(); cs != nil {
+		if err := checkSequenceDefaults(env.Schema, cs); err != nil {
+			return err
+		}
+	}
 	if env.replicated() {
 		if err := s.rewrite(r); err != nil {
 			return err
+		}
+	} else if ins := s.tree.GetInsertStmt(); ins != nil {
+		// One replica fills its own defaults but has no sequences.
+		r.onlyNextval = true
+		if r.fillInsert(ins); r.err != nil {
+			return r.err
 		}
 	} else if sel := s.tree.GetSelectStmt(); sel != nil && s.Kind == Read {
 		// One replica needs no determinism, but its avg() digits are
@@ -751,6 +762,30 @@ func (s *Stmt) prepare() error {
 			}
 			if s.paramTypes[i] == "" {
 				s.paramTypes[i] = t
+			}
+		}
+	}
+	return nil
+}
+
+// checkSequenceDefaults refuses a CREATE TABLE as PostgreSQL does when
+// a column's DEFAULT nextval('s') names no sequence, or the table's name
+// is a sequence's.
+func checkSequenceDefaults(sn *schema.Snapshot, cs *pg_query.CreateStmt) error {
+	if sn.Sequence(cs.Relation.Relname) != nil {
+		if cs.IfNotExists {
+			// PostgreSQL would skip it; the replicas, which have no
+			// sequences, would create the table.
+			return unsupported("CREATE TABLE IF NOT EXISTS %s where %s is a sequence", cs.Relation.Relname, cs.Relation.Relname)
+		}
+		return pgerr.New(pgerr.DuplicateTable, "relation \"%s\" already exists", cs.Relation.Relname)
+	}
+	for _, e := range cs.TableElts {
+		for _, n := range e.GetColumnDef().GetConstraints() {
+			if con := n.GetConstraint(); con != nil && con.Contype == pg_query.ConstrType_CONSTR_DEFAULT {
+				if seq, ok := schema.SeqDefault(con.RawExpr); ok && sn.Sequence(seq) == nil {
+					return pgerr.New(pgerr.UndefinedTable, "relation \"%s\" does not exist", seq)
+				}
 			}
 		}
 	}

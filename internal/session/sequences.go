@@ -1,0 +1,116 @@
+package session
+
+import (
+	"strconv"
+
+	"github.com/shepherd-db/shepherd/internal/answer"
+	"github.com/shepherd-db/shepherd/internal/pgerr"
+	"github.com/shepherd-db/shepherd/internal/schema"
+	"github.com/shepherd-db/shepherd/internal/sqlan"
+)
+
+// seqSession is a session's memory of its sequences: the value nextval()
+// last gave each (currval()) and which sequence it gave last (lastval()).
+// As in PostgreSQL it is not transactional: ROLLBACK keeps it.
+type seqSession struct {
+	curr map[string]int64
+	last string
+}
+
+// called records that nextval() of seq gave v in this session.
+func (q *seqSession) called(seq string, v int64) {
+	if q.curr == nil {
+		q.curr = map[string]int64{}
+	}
+	q.curr[seq], q.last = v, seq
+}
+
+// evalSequence evaluates nextval(), currval(), setval() and lastval()
+// (vals as callArgs read them). Every replica receives the value shepherd
+// computes here, never calling the function itself.
+func (s *Session) evalSequence(c *sqlan.SessionCall, vals []string) (answer.Value, error) {
+	null := answer.Value{Type: answer.Int, Null: true}
+	num := func(v int64) (answer.Value, error) { return answer.V(answer.Int, strconv.FormatInt(v, 10)), nil }
+	cat := s.cache.Catalog()
+	if c.Func == "lastval" {
+		v, ok := s.seqs.curr[s.seqs.last]
+		if s.seqs.last == "" || !ok {
+			return null, pgerr.New(objectNotInPrerequisiteState, "lastval is not yet defined in this session")
+		}
+		if cat.Snapshot().Sequence(s.seqs.last) == nil {
+			if _, _, serial := cat.Snapshot().SerialSequence(s.seqs.last); !serial {
+				return null, pgerr.New(objectNotInPrerequisiteState, "lastval is not yet defined in this session")
+			}
+		}
+		return num(v)
+	}
+	name, err := schema.SequenceName(vals[0])
+	if err != nil {
+		return null, err
+	}
+	snap := cat.Snapshot()
+	table, column, serial := "", "", false
+	if snap.Sequence(name) == nil {
+		if table, column, serial = snap.SerialSequence(name); !serial {
+			if snap.Table(name) != nil {
+				return null, pgerr.New(wrongObjectType, "\"%s\" is not a sequence", name)
+			}
+			return null, pgerr.New(pgerr.UndefinedTable, "relation \"%s\" does not exist", name)
+		}
+	}
+	switch c.Func {
+	case "nextval":
+		var v int64
+		if serial {
+			v, err = cat.Next(table, column, 1)
+		} else {
+			v, err = cat.SeqNext(name)
+		}
+		if err != nil {
+			return null, err
+		}
+		s.seqs.called(name, v)
+		return num(v)
+	case "currval":
+		v, ok := s.seqs.curr[name]
+		if !ok {
+			return null, pgerr.New(objectNotInPrerequisiteState, "currval of sequence \"%s\" is not yet defined in this session", name)
+		}
+		return num(v)
+	default: // setval
+		v, _ := strconv.ParseInt(vals[1], 10, 64)
+		called := len(vals) < 3 || vals[2] == "true"
+		if serial {
+			err = cat.SetSerial(table, column, v, called)
+		} else {
+			err = cat.SeqSet(name, v, called)
+		}
+		if err != nil {
+			return null, err
+		}
+		if called {
+			// PostgreSQL sets currval() (not lastval()) only then.
+			if s.seqs.curr == nil {
+				s.seqs.curr = map[string]int64{}
+			}
+			s.seqs.curr[name] = v
+		}
+		return num(v)
+	}
+}
+
+// sequenceDDL runs CREATE, ALTER or DROP SEQUENCE: sequences live in
+// shepherd's catalog alone, so no replica runs it.
+func (s *Session) sequenceDDL(st *sqlan.Stmt) error {
+	if s.inBlock || s.implicit {
+		// The catalog's change could not be undone by ROLLBACK.
+		return pgerr.New(pgerr.FeatureNotSupported, "shepherd does not support %s inside a transaction block", st.Verb)
+	}
+	cat := s.cache.Catalog()
+	if as := st.Session.DDL.GetAlterSeqStmt(); as != nil {
+		if err := cat.Snapshot().CheckAlter(st.Session.DDL, cat.SeqState(as.Sequence.Relname)); err != nil {
+			return err
+		}
+	}
+	return cat.Apply(st.Session.DDL)
+}
