@@ -21,13 +21,13 @@ type Fill uint8
 
 // Fills.
 const (
-	FillNone   Fill = iota // the engine's default (none, or a constant) is fine
-	FillSerial             // SERIAL / IDENTITY: the next value of the column's sequence
-	FillNow                // now(), current_timestamp: the transaction's timestamp
-	FillDate               // current_date
-	FillUUID               // gen_random_uuid(): a fresh UUID per row
-	FillRandom             // random(): a fresh float per row
-	FillNextval            // DEFAULT nextval('s'): the next value of sequence Column.Seq
+	FillNone    Fill = iota // the engine's default (none, or a constant) is fine
+	FillSerial              // SERIAL / IDENTITY: the next value of the column's sequence
+	FillNow                 // now(), current_timestamp: the transaction's timestamp
+	FillDate                // current_date
+	FillUUID                // gen_random_uuid(): a fresh UUID per row
+	FillRandom              // random(): a fresh float per row
+	FillNextval             // DEFAULT nextval('s'): the next value of sequence Column.Seq
 )
 
 var fillNames = [...]string{"", "serial", "now", "date", "uuid", "random", "nextval"}

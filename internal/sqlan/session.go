@@ -548,7 +548,7 @@ func (r *rewriter) pinSession(root *pg_query.Node) error {
 		}
 		if sessionFuncs[c.Func].effect {
 			if c.Func == "nextval" {
-				r.err = unsupported("nextval() where the number of calls depends on the rows (in a query with FROM or WHERE, "+
+				r.err = unsupported("nextval() where the number of calls depends on the rows (in a query with FROM or WHERE, " +
 					"an INSERT ... SELECT, an UPDATE); call it in a VALUES list, as a column default, or alone (SELECT nextval(...))")
 				return
 			}
