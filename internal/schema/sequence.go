@@ -245,8 +245,10 @@ func (q *Sequence) Next(st SeqState) (int64, SeqState, error) {
 		return st.Last, SeqState{Last: st.Last, Called: true}, nil
 	}
 	v := st.Last
+	// The distance to the bound, as uint64: exact for any two int64s
+	// in order, so no step overflows.
 	if q.Increment > 0 {
-		if v > q.Max-q.Increment { // no overflow: Max-Increment >= MinInt64 as Increment > 0
+		if uint64(q.Max)-uint64(v) < uint64(q.Increment) {
 			if !q.Cycle {
 				return 0, st, pgerr.New(codeSeqLimit, "nextval: reached maximum value of sequence \"%s\" (%d)", q.Name, q.Max)
 			}
@@ -255,7 +257,7 @@ func (q *Sequence) Next(st SeqState) (int64, SeqState, error) {
 			v += q.Increment
 		}
 	} else {
-		if v < q.Min-q.Increment {
+		if uint64(v)-uint64(q.Min) < -uint64(q.Increment) {
 			if !q.Cycle {
 				return 0, st, pgerr.New(codeSeqLimit, "nextval: reached minimum value of sequence \"%s\" (%d)", q.Name, q.Min)
 			}
@@ -276,17 +278,20 @@ func (q *Sequence) Ahead(st SeqState, k int64) SeqState {
 		steps = k - 1
 	}
 	v := st.Last
+	if steps <= 0 {
+		return SeqState{Last: v, Called: true}
+	}
 	if q.Increment > 0 {
-		if room := (q.Max - v) / q.Increment; steps > room {
+		if room := (uint64(q.Max) - uint64(v)) / uint64(q.Increment); uint64(steps) > room {
 			v = q.Max
 		} else {
-			v += steps * q.Increment
+			v = int64(uint64(v) + uint64(steps)*uint64(q.Increment))
 		}
 	} else {
-		if room := (v - q.Min) / -q.Increment; steps > room {
+		if room := (uint64(v) - uint64(q.Min)) / -uint64(q.Increment); uint64(steps) > room {
 			v = q.Min
 		} else {
-			v += steps * q.Increment
+			v = int64(uint64(v) - uint64(steps)*-uint64(q.Increment))
 		}
 	}
 	return SeqState{Last: v, Called: true}

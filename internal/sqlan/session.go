@@ -509,6 +509,8 @@ func analyseSession(st *Stmt, n *pg_query.Node) (ok bool, err error) {
 		op, st.Verb = &SessionOp{Op: "sequence", DDL: n}, "ALTER SEQUENCE"
 	case n.GetDropStmt() != nil && n.GetDropStmt().RemoveType == pg_query.ObjectType_OBJECT_SEQUENCE:
 		op, st.Verb = &SessionOp{Op: "sequence", DDL: n}, "DROP SEQUENCE"
+	case n.GetRenameStmt() != nil && n.GetRenameStmt().RenameType == pg_query.ObjectType_OBJECT_SEQUENCE:
+		return false, unsupported("ALTER SEQUENCE ... RENAME")
 	case n.GetUnlistenStmt() != nil:
 		// Nothing listens (LISTEN is refused), so there is nothing to undo.
 		name := n.GetUnlistenStmt().Conditionname
@@ -548,8 +550,9 @@ func (r *rewriter) pinSession(root *pg_query.Node) error {
 		}
 		if sessionFuncs[c.Func].effect {
 			if c.Func == "nextval" {
-				r.err = unsupported("nextval() where the number of calls depends on the rows (in a query with FROM or WHERE, " +
-					"an INSERT ... SELECT, an UPDATE); call it in a VALUES list, as a column default, or alone (SELECT nextval(...))")
+				r.err = unsupported("nextval() here: how often PostgreSQL calls it depends on rows or conditions shepherd does not see " +
+					"(a query with FROM or WHERE, INSERT ... SELECT, UPDATE, inside an expression); use it alone as a VALUES item, " +
+					"a column default, or a result column of a SELECT without FROM")
 				return
 			}
 			r.err = unsupported("%s() inside another statement; call it on its own (SELECT %s(...))", c.Func, c.Func)

@@ -3,11 +3,13 @@ package sqlan
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	pgparser "github.com/pganalyze/pg_query_go/v6/parser"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/shepherd-db/shepherd/internal/answer"
 	"github.com/shepherd-db/shepherd/internal/dialect"
@@ -722,8 +724,8 @@ func (s *Stmt) prepare() error {
 			continue
 		}
 		if d == driver.Postgres {
-			if r.changed {
-				text, err := pg_query.Deparse(&pg_query.ParseResult{Version: s.version, Stmts: []*pg_query.RawStmt{{Stmt: s.tree}}})
+			if tree := withoutSequenceDefaults(s.tree); r.changed || tree != s.tree {
+				text, err := pg_query.Deparse(&pg_query.ParseResult{Version: s.version, Stmts: []*pg_query.RawStmt{{Stmt: tree}}})
 				if err != nil {
 					return pgerr.Wrap(pgerr.InternalError, err, "writing the statement back")
 				}
@@ -790,6 +792,49 @@ func checkSequenceDefaults(sn *schema.Snapshot, cs *pg_query.CreateStmt) error {
 		}
 	}
 	return nil
+}
+
+// withoutSequenceDefaults returns a CREATE TABLE without its DEFAULT
+// nextval('s') clauses, for PostgreSQL replicas: the sequence is
+// shepherd's, which fills the column. Any other statement (or one with
+// none) is returned as it is. (The tree itself keeps them: the catalog
+// records the column's sequence from it.)
+func withoutSequenceDefaults(n *pg_query.Node) *pg_query.Node {
+	cs := n.GetCreateStmt()
+	if cs == nil {
+		return n
+	}
+	has := func(cd *pg_query.ColumnDef) bool {
+		for _, c := range cd.GetConstraints() {
+			if con := c.GetConstraint(); con != nil && con.Contype == pg_query.ConstrType_CONSTR_DEFAULT {
+				if _, ok := schema.SeqDefault(con.RawExpr); ok {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	found := false
+	for _, e := range cs.TableElts {
+		found = found || has(e.GetColumnDef())
+	}
+	if !found {
+		return n
+	}
+	out := proto.Clone(n).(*pg_query.Node)
+	for _, e := range out.GetCreateStmt().TableElts {
+		if cd := e.GetColumnDef(); cd != nil && has(cd) {
+			cd.Constraints = slices.DeleteFunc(cd.Constraints, func(c *pg_query.Node) bool {
+				con := c.GetConstraint()
+				if con == nil || con.Contype != pg_query.ConstrType_CONSTR_DEFAULT {
+					return false
+				}
+				_, ok := schema.SeqDefault(con.RawExpr)
+				return ok
+			})
+		}
+	}
+	return out
 }
 
 // dependentObjects is PostgreSQL's SQLSTATE for a drop that other
