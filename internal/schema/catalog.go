@@ -149,6 +149,12 @@ func (c *Catalog) Commit(barrier uint64, stmts []*pg_query.Node) error {
 		if tr := n.GetTruncateStmt(); tr != nil && tr.RestartSeqs {
 			for _, r := range tr.Relations {
 				c.restartLocked(r.GetRangeVar().GetRelname())
+				// And the sequences OWNED BY its columns, as PostgreSQL.
+				for name, q := range c.snap.Load().Sequences {
+					if t, _ := splitSeq(q.OwnedBy); t == r.GetRangeVar().GetRelname() {
+						c.setNamedLocked(name, SeqState{Last: q.Start})
+					}
+				}
 			}
 			changed = true
 		}
@@ -338,8 +344,12 @@ func (c *Catalog) SeqSet(name string, v int64, called bool) error {
 // SetSerial is setval() of a SERIAL or IDENTITY column's sequence
 // (table_column_seq): the next value is v+1, or v when called is false.
 func (c *Catalog) SetSerial(table, column string, v int64, called bool) error {
-	if v < 1 {
-		return pgerr.New(pgerr.NumericValueOutOfRange, "setval: value %d is out of bounds for sequence \"%s_%s_seq\" (1..%d)", v, table, column, int64(math.MaxInt64))
+	hi := int64(math.MaxInt64)
+	if t := c.Snapshot().Table(table); t != nil && t.Column(column) != nil {
+		_, hi = typeRange(t.Column(column).Type)
+	}
+	if v < 1 || v > hi {
+		return pgerr.New(pgerr.NumericValueOutOfRange, "setval: value %d is out of bounds for sequence \"%s_%s_seq\" (1..%d)", v, table, column, hi)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

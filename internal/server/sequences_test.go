@@ -93,6 +93,9 @@ var sequenceScript = []string{
 	"CREATE SEQUENCE owned OWNED BY owner.id",
 	"CREATE SEQUENCE owned2 OWNED BY owner.nosuch",
 	"SELECT nextval('owned')",
+	"SELECT nextval('owned')",
+	"TRUNCATE owner RESTART IDENTITY",
+	"SELECT nextval('owned')",
 	"DROP TABLE owner",
 	"SELECT nextval('owned')",
 	// The sequence PostgreSQL gives a SERIAL column.
@@ -102,6 +105,12 @@ var sequenceScript = []string{
 	"SELECT currval('st_id_seq'), lastval()",
 	"SELECT nextval('st_id_seq')",
 	"SELECT setval('st_id_seq', 100)",
+	"SELECT setval('st_id_seq', 0)",
+	"SELECT setval('st_id_seq', 2147483648)",
+	"DISCARD SEQUENCES",
+	"SELECT currval('st_id_seq')",
+	"SELECT lastval()",
+	"SELECT pg_catalog.nextval('st_id_seq'::regclass)",
 	"INSERT INTO st (v) VALUES ('b') RETURNING id",
 	"SELECT nextval('items')",
 	"DROP TABLE items",
@@ -275,4 +284,37 @@ func seqErrText(err error) string {
 		return s
 	}
 	return "error " + err.Error()
+}
+
+// TestSequencesExtendedProtocol: a prepared nextval() and a prepared
+// INSERT filling a DEFAULT nextval('s') column get fresh values at every
+// execution (pgx's default mode prepares and caches statements, as
+// pgjdbc and Hibernate do), and a parameter may name the sequence.
+func TestSequencesExtendedProtocol(t *testing.T) {
+	ctx := context.Background()
+	addr, _ := start(t, embedded(t))
+	c := connect(t, addr, "app")
+	mustExec(t, c, "CREATE SEQUENCE hibernate_seq START 1 INCREMENT 50")
+	mustExec(t, c, "CREATE TABLE e (id bigint DEFAULT nextval('hibernate_seq') PRIMARY KEY, n int)")
+	var got []int64
+	for i := 0; i < 3; i++ {
+		var v int64
+		if err := c.QueryRow(ctx, "select nextval('hibernate_seq')").Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, v)
+		if err := c.QueryRow(ctx, "INSERT INTO e (n) VALUES ($1) RETURNING id", i).Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, v)
+	}
+	var v int64
+	if err := c.QueryRow(ctx, "SELECT nextval($1)", "hibernate_seq").Scan(&v); err != nil {
+		t.Fatal(err)
+	}
+	got = append(got, v)
+	want := []int64{1, 51, 101, 151, 201, 251, 301}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("values %v, want %v", got, want)
+	}
 }

@@ -1,6 +1,7 @@
 package sqlan
 
 import (
+	"strconv"
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
@@ -268,6 +269,10 @@ func callArg(n *pg_query.Node) (CallArg, bool) {
 		case c.GetIval() != nil:
 			return CallArg{Value: constString(n), Type: "int4"}, true
 		case c.GetFval() != nil:
+			if _, err := strconv.ParseInt(c.GetFval().Fval, 10, 64); err == nil {
+				// An integer too big for int4: PostgreSQL types it int8.
+				return CallArg{Value: c.GetFval().Fval, Type: "int8"}, true
+			}
 			return CallArg{Value: c.GetFval().Fval, Type: "numeric"}, true
 		case c.GetBoolval() != nil:
 			return CallArg{Value: constString(n), Type: "bool"}, true
