@@ -365,6 +365,27 @@ func (c *Catalog) SetSerial(table, column string, v int64, called bool) error {
 	return nil
 }
 
+// RestoreSequence puts a sequence back as it was (q nil: absent), with
+// state st: the undoing of sequence DDL in a block that rolled back.
+func (c *Catalog) RestoreSequence(name string, q *Sequence, st SeqState) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	old := c.snap.Load()
+	next := old.clone()
+	next.Version++
+	if q == nil {
+		delete(next.Sequences, name)
+		delete(c.named, name)
+		delete(c.durable, name)
+		delete(c.ahead, name)
+	} else {
+		next.Sequences[name] = q
+		c.setNamedLocked(name, st)
+	}
+	c.snap.Store(next)
+	return c.saveLocked()
+}
+
 // SeqState returns where the named sequence stands.
 func (c *Catalog) SeqState(name string) SeqState {
 	c.mu.Lock()

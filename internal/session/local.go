@@ -87,7 +87,7 @@ func (s *Session) runLocal(ctx context.Context, st *sqlan.Stmt, args []driver.Ar
 			clear(s.params)
 			s.defaults = s.startDefaults
 			s.lastXid = 0
-			s.seqs = seqSession{}
+			s.seqs.curr, s.seqs.last = nil, ""
 			clear(s.cursors)
 			if s.conn != nil {
 				s.conn.DropAllStatements()
@@ -96,7 +96,7 @@ func (s *Session) runLocal(ctx context.Context, st *sqlan.Stmt, args []driver.Ar
 			s.shared.locks.release(&s.owner, true)
 		}
 		if op.Name == "sequences" {
-			s.seqs = seqSession{}
+			s.seqs.curr, s.seqs.last = nil, ""
 		}
 		// PLANS (nothing cached) and TEMP (temporary tables are
 		// refused) leave nothing to do.

@@ -15,6 +15,8 @@ import (
 type seqSession struct {
 	curr map[string]int64
 	last string
+	// undo undoes the open block's sequence DDL (see endSequences).
+	undo []seqUndo
 }
 
 // called records that nextval() of seq gave v in this session.
@@ -102,15 +104,67 @@ func (s *Session) evalSequence(c *sqlan.SessionCall, vals []string) (answer.Valu
 // sequenceDDL runs CREATE, ALTER or DROP SEQUENCE: sequences live in
 // shepherd's catalog alone, so no replica runs it.
 func (s *Session) sequenceDDL(st *sqlan.Stmt) error {
-	if s.inBlock || s.implicit {
-		// The catalog's change could not be undone by ROLLBACK.
-		return pgerr.New(pgerr.FeatureNotSupported, "shepherd does not support %s inside a transaction block", st.Verb)
-	}
 	cat := s.cache.Catalog()
+	// In a block the change is made at once (other sessions see it
+	// before COMMIT, unlike in PostgreSQL; replicas never do) and
+	// undone if the block rolls back.
+	var undo []seqUndo
+	if s.inBlock || s.implicit {
+		snap := cat.Snapshot()
+		var names []string
+		switch n := st.Session.DDL; {
+		case n.GetCreateSeqStmt() != nil:
+			names = []string{n.GetCreateSeqStmt().Sequence.Relname}
+		case n.GetAlterSeqStmt() != nil:
+			names = []string{n.GetAlterSeqStmt().Sequence.Relname}
+		case n.GetDropStmt() != nil:
+			for _, o := range n.GetDropStmt().Objects {
+				if l := o.GetList().GetItems(); len(l) > 0 {
+					names = append(names, l[len(l)-1].GetString_().GetSval())
+				}
+			}
+		}
+		for _, name := range names {
+			undo = append(undo, seqUndo{name: name, seq: snap.Sequence(name), state: cat.SeqState(name)})
+		}
+	}
 	if as := st.Session.DDL.GetAlterSeqStmt(); as != nil {
 		if err := cat.Snapshot().CheckAlter(st.Session.DDL, cat.SeqState(as.Sequence.Relname)); err != nil {
 			return err
 		}
 	}
-	return cat.Apply(st.Session.DDL)
+	if err := cat.Apply(st.Session.DDL); err != nil {
+		return err
+	}
+	s.seqs.undo = append(s.seqs.undo, undo...)
+	return nil
+}
+
+// seqUndo is how to undo a sequence DDL statement of an open block: the
+// sequence as it was (nil: absent) and where it stood.
+type seqUndo struct {
+	name  string
+	seq   *schema.Sequence
+	state schema.SeqState
+}
+
+// endSequences ends the block's sequence DDL: kept on COMMIT, undone in
+// reverse order on ROLLBACK. (nextval() is never undone.)
+func (s *Session) endSequences(commit bool) {
+	undo := s.seqs.undo
+	s.seqs.undo = nil
+	if commit {
+		return
+	}
+	cat := s.cache.Catalog()
+	for i := len(undo) - 1; i >= 0; i-- {
+		u := undo[i]
+		if u.seq != nil && cat.Snapshot().Sequence(u.name) == u.seq {
+			continue // unchanged (DROP ... IF EXISTS of nothing, an ALTER that failed)
+		}
+		// An error is the file's: memory is restored, and only a
+		// restart before the next write of the file would bring the
+		// change back.
+		_ = cat.RestoreSequence(u.name, u.seq, u.state)
+	}
 }
