@@ -60,6 +60,9 @@ func (s *Session) evalSequence(c *sqlan.SessionCall, vals []string) (answer.Valu
 			return null, pgerr.New(pgerr.UndefinedTable, "relation \"%s\" does not exist", name)
 		}
 	}
+	if (c.Func == "nextval" || c.Func == "setval") && s.readOnly() {
+		return null, pgerr.New(pgerr.ReadOnlySQLTransaction, "cannot execute %s() in a read-only transaction", c.Func)
+	}
 	switch c.Func {
 	case "nextval":
 		var v int64
@@ -104,6 +107,9 @@ func (s *Session) evalSequence(c *sqlan.SessionCall, vals []string) (answer.Valu
 // sequenceDDL runs CREATE, ALTER or DROP SEQUENCE: sequences live in
 // shepherd's catalog alone, so no replica runs it.
 func (s *Session) sequenceDDL(st *sqlan.Stmt) error {
+	if s.readOnly() {
+		return pgerr.New(pgerr.ReadOnlySQLTransaction, "cannot execute %s in a read-only transaction", st.Verb)
+	}
 	cat := s.cache.Catalog()
 	// In a block the change is made at once (other sessions see it
 	// before COMMIT, unlike in PostgreSQL; replicas never do) and
