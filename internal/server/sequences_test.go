@@ -150,6 +150,12 @@ var sequenceScript = []string{
 	"SELECT pg_catalog.nextval('st_id_seq'::regclass)",
 	"INSERT INTO st (v) VALUES ('b') RETURNING id",
 	"SELECT nextval('items')",
+	"CREATE SEQUENCE ks INCREMENT 10 START 100",
+	"CREATE TABLE keep (id bigint DEFAULT nextval('ks') PRIMARY KEY, v text)",
+	"INSERT INTO keep (v) VALUES ('a'), ('b'), ('c')",
+	"INSERT INTO keep VALUES (nextval('ks'), 'd')",
+	"INSERT INTO keep (v) SELECT v FROM (VALUES ('e'), ('f')) AS x(v)",
+	"SELECT id, v FROM keep ORDER BY id",
 	"DROP TABLE items",
 	"DROP SEQUENCE s, s2",
 	"SELECT nextval('s')",
@@ -190,6 +196,7 @@ func TestSequencesAsPostgres(t *testing.T) {
 				t.Fatalf("cluster not idle: %v", err)
 			}
 			assertIdentical(t, cfg, "SELECT id, v FROM st ORDER BY id")
+			assertIdentical(t, cfg, "SELECT id, v FROM keep ORDER BY id")
 		})
 	}
 }
