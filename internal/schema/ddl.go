@@ -384,6 +384,7 @@ func (s *Snapshot) Apply(n *pg_query.Node) (*Snapshot, error) {
 		next.Tables[t.Name] = t
 	case n.GetRenameStmt() != nil:
 		r := n.GetRenameStmt()
+		next.renameOwners(r)
 		switch r.RenameType {
 		case pg_query.ObjectType_OBJECT_TABLE, pg_query.ObjectType_OBJECT_VIEW:
 			old := s.Table(r.Relation.Relname)

@@ -431,6 +431,30 @@ func (s *Snapshot) applySequence(next *Snapshot, n *pg_query.Node) (changed bool
 	return true, nil
 }
 
+// renameOwners follows a table's or column's rename in the OWNED BY of
+// sequences (s is a clone being changed).
+func (s *Snapshot) renameOwners(r *pg_query.RenameStmt) {
+	if r.Relation == nil {
+		return
+	}
+	for name, q := range s.Sequences {
+		i := strings.LastIndexByte(q.OwnedBy, '.')
+		if i < 0 || q.OwnedBy[:i] != r.Relation.Relname {
+			continue
+		}
+		c := *q
+		switch {
+		case r.RenameType == pg_query.ObjectType_OBJECT_TABLE:
+			c.OwnedBy = r.Newname + q.OwnedBy[i:]
+		case r.RenameType == pg_query.ObjectType_OBJECT_COLUMN && q.OwnedBy[i+1:] == r.Subname:
+			c.OwnedBy = q.OwnedBy[:i+1] + r.Newname
+		default:
+			continue
+		}
+		s.Sequences[name] = &c
+	}
+}
+
 // checkOwner checks OWNED BY's table and column (42P01, 42703).
 func (s *Snapshot) checkOwner(q *Sequence) error {
 	if q.OwnedBy == "" {

@@ -246,9 +246,14 @@ func TestCatalogSequencesSurviveRestart(t *testing.T) {
 			t.Errorf("after setval and reopening, call %d: %d %v, want %d", i, v, err, want)
 		}
 	}
-	apply(c, "DROP TABLE t")
+	apply(c, "ALTER TABLE t RENAME TO t2")
+	apply(c, "ALTER TABLE t2 RENAME COLUMN id TO key")
+	if q := c.Snapshot().Sequence("owned"); q == nil || q.OwnedBy != "t2.key" {
+		t.Errorf("OWNED BY after renames: %+v", q)
+	}
+	apply(c, "DROP TABLE t2")
 	if c.Snapshot().Sequence("owned") != nil {
-		t.Error("DROP TABLE t left sequence owned (OWNED BY t.id)")
+		t.Error("DROP TABLE t2 left sequence owned (OWNED BY t2.key)")
 	}
 	apply(c, "DROP SEQUENCE up")
 	if _, err := c.SeqNext("up"); pgerr.Code(err) != pgerr.UndefinedTable {
