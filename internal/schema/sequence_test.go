@@ -3,6 +3,7 @@ package schema
 import (
 	"math"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
@@ -265,5 +266,46 @@ func TestCatalogSequencesSurviveRestart(t *testing.T) {
 	}
 	if c.Snapshot().Sequence("up") != nil || c.Snapshot().Sequence("down") == nil {
 		t.Errorf("after reopening: sequences %v", c.Snapshot().Sequences)
+	}
+}
+
+// TestCatalogSequenceConcurrent: sessions calling nextval() at once get
+// distinct values, together exactly the sequence's first ones.
+func TestCatalogSequenceConcurrent(t *testing.T) {
+	c, err := Open(filepath.Join(t.TempDir(), "catalog.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Apply(parseOne(t, "CREATE SEQUENCE s")); err != nil {
+		t.Fatal(err)
+	}
+	const workers, calls = 8, 300
+	got := make(chan int64, workers*calls)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < calls; i++ {
+				v, err := c.SeqNext("s")
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				got <- v
+			}
+		}()
+	}
+	wg.Wait()
+	close(got)
+	seen := map[int64]bool{}
+	for v := range got {
+		if seen[v] || v < 1 || v > workers*calls {
+			t.Fatalf("value %d handed out twice or out of 1..%d", v, workers*calls)
+		}
+		seen[v] = true
+	}
+	if len(seen) != workers*calls {
+		t.Errorf("%d values, want %d", len(seen), workers*calls)
 	}
 }
