@@ -155,6 +155,7 @@ var sequenceScript = []string{
 	"INSERT INTO keep (v) VALUES ('a'), ('b'), ('c')",
 	"INSERT INTO keep VALUES (nextval('ks'), 'd')",
 	"INSERT INTO keep (v) SELECT v FROM (VALUES ('e'), ('f')) AS x(v)",
+	"INSERT INTO keep (id, v) SELECT p0, p1 FROM (VALUES (nextval('ks'), 'g', 1), (nextval('ks'), 'h', 0)) AS x(p0, p1, sen) ORDER BY sen RETURNING id, v",
 	"SELECT id, v FROM keep ORDER BY id",
 	"DROP TABLE items",
 	"DROP SEQUENCE s, s2",

@@ -53,8 +53,9 @@ func TestSequenceStatements(t *testing.T) {
 		"INSERT INTO t (id, n) VALUES (DEFAULT, 1)":                 1,
 		"INSERT INTO t DEFAULT VALUES":                              1,
 		"INSERT INTO t (n) SELECT n FROM (VALUES (1), (2)) AS v(n)": 2,
-		"SELECT n FROM t WHERE id = currval('s')":                   1,
-		"CREATE TABLE u (id int DEFAULT nextval('s'), n int)":       0,
+		"INSERT INTO t (id, n) SELECT p0::bigint, p1 FROM (VALUES (nextval('s'), 1, 0), (nextval('s'), 2, 1)) AS v(p0, p1, sen) ORDER BY sen": 2,
+		"SELECT n FROM t WHERE id = currval('s')":             1,
+		"CREATE TABLE u (id int DEFAULT nextval('s'), n int)": 0,
 	} {
 		st, err := ParseOneIn(q, env)
 		if err != nil {
@@ -74,6 +75,7 @@ func TestSequenceStatements(t *testing.T) {
 	for _, q := range []string{
 		"UPDATE t SET n = nextval('s')",
 		"INSERT INTO t (id, n) SELECT nextval('s'), n FROM t",
+		"INSERT INTO t (id, n) SELECT p0, p1 FROM (VALUES (nextval('s'), 1), (nextval('s'), 2)) AS v(p0, p1) WHERE p1 > 1",
 		"SELECT nextval('s') FROM t",
 		"SELECT nextval('s') + 1",
 		"SELECT CASE WHEN false THEN nextval('s') END",

@@ -570,7 +570,8 @@ func (r *rewriter) pinSession(root *pg_query.Node) error {
 
 // onceCalls returns the nextval() calls of a statement that PostgreSQL
 // makes exactly once each, in the order walkNodes visits them: an
-// INSERT's VALUES items and the result columns of a SELECT without FROM
+// INSERT's VALUES items (also of the VALUES list an INSERT ... SELECT
+// reads row by row, see valuesSource) and the result columns of a SELECT without FROM
 // or WHERE (one row), each the call alone or cast. Elsewhere the number
 // of calls depends on rows shepherd does not see.
 func onceCalls(root *pg_query.Node) map[*pg_query.Node]bool {
@@ -588,6 +589,13 @@ func onceCalls(root *pg_query.Node) map[*pg_query.Node]bool {
 		sel := root.GetInsertStmt().GetSelectStmt().GetSelectStmt()
 		if sel == nil || sel.Op != pg_query.SetOperation_SETOP_NONE {
 			break
+		}
+		if src := valuesSource(sel); src != nil {
+			// INSERT ... SELECT ... FROM (VALUES ...) (SQLAlchemy's
+			// insertmanyvalues with a Sequence): the VALUES scan calls
+			// each row's nextval() once, in the list's order, before
+			// any sort.
+			sel = src.values
 		}
 		for _, row := range sel.ValuesLists {
 			for _, item := range row.GetList().GetItems() {
