@@ -371,6 +371,12 @@ func (s *Snapshot) applySequence(next *Snapshot, n *pg_query.Node) (changed bool
 	switch {
 	case n.GetCreateSeqStmt() != nil:
 		cs := n.GetCreateSeqStmt()
+		if err := publicOnly(cs.Sequence); err != nil {
+			return false, err
+		}
+		if cs.Sequence.Relpersistence == "t" {
+			return false, unsupported("CREATE TEMPORARY SEQUENCE")
+		}
 		if exists(cs.Sequence.Relname) {
 			if cs.IfNotExists {
 				return false, nil
@@ -387,6 +393,9 @@ func (s *Snapshot) applySequence(next *Snapshot, n *pg_query.Node) (changed bool
 		next.Sequences[q.Name] = q
 	case n.GetAlterSeqStmt() != nil:
 		as := n.GetAlterSeqStmt()
+		if err := publicOnly(as.Sequence); err != nil {
+			return false, err
+		}
 		old := s.Sequence(as.Sequence.Relname)
 		if old == nil {
 			if as.MissingOk {
@@ -453,6 +462,15 @@ func (s *Snapshot) renameOwners(r *pg_query.RenameStmt) {
 		}
 		s.Sequences[name] = &c
 	}
+}
+
+// publicOnly refuses a schema other than public (the only one shepherd
+// has) as PostgreSQL does when it does not exist.
+func publicOnly(rv *pg_query.RangeVar) error {
+	if rv.Schemaname != "" && rv.Schemaname != "public" {
+		return pgerr.New(codeInvalidSchema, "schema \"%s\" does not exist", rv.Schemaname)
+	}
+	return nil
 }
 
 // checkOwner checks OWNED BY's table and column (42P01, 42703).

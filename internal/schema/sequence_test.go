@@ -309,3 +309,34 @@ func TestCatalogSequenceConcurrent(t *testing.T) {
 		t.Errorf("%d values, want %d", len(seen), workers*calls)
 	}
 }
+
+// TestSequenceDDLRefusals: what shepherd cannot keep is refused, and
+// PostgreSQL's own errors keep their SQLSTATE.
+func TestSequenceDDLRefusals(t *testing.T) {
+	c, err := Open("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"CREATE SEQUENCE s", "CREATE TABLE t (id bigint DEFAULT nextval('s'))"} {
+		if err := c.Apply(parseOne(t, q)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for q, code := range map[string]string{
+		"CREATE TEMPORARY SEQUENCE x":               pgerr.FeatureNotSupported,
+		"DROP SEQUENCE s CASCADE":                   pgerr.FeatureNotSupported,
+		"DROP SEQUENCE s":                           "2BP01",
+		"CREATE SEQUENCE other.x":                   "3F000",
+		"CREATE SEQUENCE t":                         pgerr.DuplicateTable,
+		"CREATE SEQUENCE x OWNED BY u.id":           pgerr.UndefinedTable,
+		"ALTER SEQUENCE x RESTART":                  pgerr.UndefinedTable,
+		"CREATE SEQUENCE x CYCLE OWNED BY t.nosuch": pgerr.UndefinedColumn,
+	} {
+		if err := c.Apply(parseOne(t, q)); pgerr.Code(err) != code {
+			t.Errorf("%s: %v, want %s", q, err, code)
+		}
+	}
+	if len(c.Snapshot().Sequences) != 1 {
+		t.Errorf("sequences after the refusals: %v", c.Snapshot().Sequences)
+	}
+}
