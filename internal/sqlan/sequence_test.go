@@ -54,6 +54,7 @@ func TestSequenceStatements(t *testing.T) {
 		"INSERT INTO t DEFAULT VALUES":                              1,
 		"INSERT INTO t (n) SELECT n FROM (VALUES (1), (2)) AS v(n)": 2,
 		"INSERT INTO t (id, n) SELECT p0::bigint, p1 FROM (VALUES (nextval('s'), 1, 0), (nextval('s'), 2, 1)) AS v(p0, p1, sen) ORDER BY sen": 2,
+		"WITH s AS (SELECT 1 AS x) SELECT x FROM s":           0,
 		"SELECT n FROM t WHERE id = currval('s')":             1,
 		"CREATE TABLE u (id int DEFAULT nextval('s'), n int)": 0,
 	} {
@@ -86,6 +87,9 @@ func TestSequenceStatements(t *testing.T) {
 		"SELECT setval('s', 5) + 1",
 		"CREATE TABLE IF NOT EXISTS s (id int)",
 		"ALTER SEQUENCE s RENAME TO s9",
+		"SELECT last_value FROM s",
+		"SELECT n FROM t JOIN s ON true",
+		"CREATE VIEW v AS SELECT * FROM s",
 	} {
 		_, err := ParseOneIn(q, env)
 		if pgerr.Code(err) != pgerr.FeatureNotSupported {

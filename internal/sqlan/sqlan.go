@@ -685,6 +685,11 @@ func (s *Stmt) prepare() error {
 	}
 	env := s.env
 	r := &rewriter{schema: env.Schema, params: s.NumParams}
+	if s.Kind != DDL || s.tree.GetViewStmt() != nil {
+		if err := sequenceAsRelation(s.tree, env.Schema); err != nil {
+			return err
+		}
+	}
 	if s.Kind != DDL {
 		// Also with one replica: its engine's values are not shepherd's.
 		if err := r.pinSession(s.tree); err != nil {
@@ -792,6 +797,28 @@ func checkSequenceDefaults(sn *schema.Snapshot, cs *pg_query.CreateStmt) error {
 		}
 	}
 	return nil
+}
+
+// sequenceAsRelation refuses a statement that reads or writes a sequence
+// as a table (SELECT last_value FROM s): sequences are shepherd's alone,
+// and a replica would answer that no such table exists.
+func sequenceAsRelation(root *pg_query.Node, sn *schema.Snapshot) error {
+	if sn == nil || len(sn.Sequences) == 0 {
+		return nil
+	}
+	ctes := map[string]bool{} // WITH s AS (...) hides sequence s
+	walkNodes(root, func(n *pg_query.Node) {
+		if c := n.GetCommonTableExpr(); c != nil {
+			ctes[c.Ctename] = true
+		}
+	})
+	var err error
+	walkNodes(root, func(n *pg_query.Node) {
+		if rv := n.GetRangeVar(); rv != nil && err == nil && !ctes[rv.Relname] && sn.Sequence(rv.Relname) != nil && sn.Table(rv.Relname) == nil {
+			err = unsupported("sequence %s as a relation (SELECT ... FROM %s); use currval('%s') or nextval('%s')", rv.Relname, rv.Relname, rv.Relname, rv.Relname)
+		}
+	})
+	return err
 }
 
 // withoutSequenceDefaults returns a CREATE TABLE without its DEFAULT
