@@ -88,6 +88,7 @@ func TestSequenceStatements(t *testing.T) {
 		"CREATE TABLE IF NOT EXISTS s (id int)",
 		"ALTER SEQUENCE s RENAME TO s9",
 		"SELECT last_value FROM s",
+		"ALTER TABLE t ALTER COLUMN n SET DEFAULT nextval('s')",
 		"SELECT n FROM t JOIN s ON true",
 		"CREATE VIEW v AS SELECT * FROM s",
 	} {

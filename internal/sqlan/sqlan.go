@@ -701,6 +701,15 @@ func (s *Stmt) prepare() error {
 			return err
 		}
 	}
+	for _, c := range s.tree.GetAlterTableStmt().GetCmds() {
+		if cmd := c.GetAlterTableCmd(); cmd != nil && cmd.Subtype == pg_query.AlterTableType_AT_ColumnDefault {
+			if _, ok := schema.SeqDefault(cmd.Def); ok {
+				// The catalog would have to fill the column from then
+				// on, and a PostgreSQL replica has no such sequence.
+				return unsupported("ALTER TABLE ... ALTER COLUMN %s SET DEFAULT nextval(...); give the DEFAULT in CREATE TABLE", cmd.Name)
+			}
+		}
+	}
 	if env.replicated() {
 		if err := s.rewrite(r); err != nil {
 			return err
