@@ -367,7 +367,10 @@ func (s *Snapshot) SerialSequence(name string) (table, column string, ok bool) {
 // applySequence applies CREATE, ALTER and DROP SEQUENCE to next (a clone
 // of s). changed false: nothing to do (IF [NOT] EXISTS).
 func (s *Snapshot) applySequence(next *Snapshot, n *pg_query.Node) (changed bool, err error) {
-	exists := func(name string) bool { return s.Sequence(name) != nil || s.Table(name) != nil }
+	exists := func(name string) bool {
+		_, _, serial := s.SerialSequence(name)
+		return s.Sequence(name) != nil || s.Table(name) != nil || serial
+	}
 	switch {
 	case n.GetCreateSeqStmt() != nil:
 		cs := n.GetCreateSeqStmt()

@@ -317,7 +317,7 @@ func TestSequenceDDLRefusals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range []string{"CREATE SEQUENCE s", "CREATE TABLE t (id bigint DEFAULT nextval('s'))"} {
+	for _, q := range []string{"CREATE SEQUENCE s", "CREATE TABLE t (id bigint DEFAULT nextval('s'))", "CREATE TABLE st (id serial)"} {
 		if err := c.Apply(parseOne(t, q)); err != nil {
 			t.Fatal(err)
 		}
