@@ -3,6 +3,8 @@ package session
 import (
 	"strconv"
 
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+
 	"github.com/shepherd-db/shepherd/internal/answer"
 	"github.com/shepherd-db/shepherd/internal/pgerr"
 	"github.com/shepherd-db/shepherd/internal/schema"
@@ -111,6 +113,11 @@ func (s *Session) sequenceDDL(st *sqlan.Stmt) error {
 		return pgerr.New(pgerr.ReadOnlySQLTransaction, "cannot execute %s in a read-only transaction", st.Verb)
 	}
 	cat := s.cache.Catalog()
+	if as := st.Session.DDL.GetAlterSeqStmt(); as != nil && cat.Snapshot().Sequence(as.Sequence.Relname) == nil {
+		if table, column, ok := cat.Snapshot().SerialSequence(as.Sequence.Relname); ok {
+			return s.restartSerial(as, table, column)
+		}
+	}
 	// In a block the change is made at once (other sessions see it
 	// before COMMIT, unlike in PostgreSQL; replicas never do) and
 	// undone if the block rolls back.
@@ -144,6 +151,38 @@ func (s *Session) sequenceDDL(st *sqlan.Stmt) error {
 	}
 	s.seqs.undo = append(s.seqs.undo, undo...)
 	return nil
+}
+
+// restartSerial runs ALTER SEQUENCE t_c_seq RESTART [WITH n] on the
+// sequence of SERIAL or IDENTITY column t.c, its only option shepherd
+// takes there (the sequence's other options are PostgreSQL's defaults).
+func (s *Session) restartSerial(as *pg_query.AlterSeqStmt, table, column string) error {
+	if s.inBlock || s.implicit {
+		return pgerr.New(pgerr.FeatureNotSupported, "shepherd does not support ALTER SEQUENCE of a SERIAL column's sequence inside a transaction block")
+	}
+	v := int64(1)
+	for _, o := range as.Options {
+		d := o.GetDefElem()
+		if d == nil || d.Defname != "restart" {
+			return pgerr.New(pgerr.FeatureNotSupported, "shepherd does not support ALTER SEQUENCE %s other than RESTART [WITH n]", as.Sequence.Relname)
+		}
+		if d.Arg != nil {
+			switch {
+			case d.Arg.GetInteger() != nil:
+				v = int64(d.Arg.GetInteger().Ival)
+			default:
+				n, err := strconv.ParseInt(d.Arg.GetFloat().GetFval(), 10, 64)
+				if err != nil {
+					return pgerr.New(pgerr.NumericValueOutOfRange, "value \"%s\" is out of range for type bigint", d.Arg.GetFloat().GetFval())
+				}
+				v = n
+			}
+		}
+	}
+	if v < 1 {
+		return pgerr.New(pgerr.InvalidParameterValue, "RESTART value (%d) cannot be less than MINVALUE (1)", v)
+	}
+	return s.cache.Catalog().SetSerial(table, column, v, false)
 }
 
 // seqUndo is how to undo a sequence DDL statement of an open block: the
