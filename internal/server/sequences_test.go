@@ -361,4 +361,24 @@ func TestSequencesExtendedProtocol(t *testing.T) {
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("values %v, want %v", got, want)
 	}
+	// COPY fills the column from the sequence too, row by row.
+	n, err := c.CopyFrom(ctx, pgx.Identifier{"e"}, []string{"n"}, pgx.CopyFromRows([][]any{{int32(7)}, {int32(8)}}))
+	if err != nil || n != 2 {
+		t.Fatalf("COPY: %d, %v", n, err)
+	}
+	var ids []int64
+	rows, err := c.Query(ctx, "SELECT id FROM e WHERE n >= 7 ORDER BY n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	if rows.Err() != nil || fmt.Sprint(ids) != "[351 401]" {
+		t.Errorf("COPY's ids %v, %v; want [351 401]", ids, rows.Err())
+	}
 }
