@@ -62,13 +62,6 @@ type Column struct {
 	Default string `json:"default,omitempty"`
 }
 
-// Unique is a UNIQUE constraint: its name ("" for PostgreSQL's default
-// name) and columns.
-type Unique struct {
-	Name    string   `json:"name,omitempty"`
-	Columns []string `json:"columns"`
-}
-
 // Table is one table (or view, with no fills).
 type Table struct {
 	Name    string   `json:"name"`
@@ -91,41 +84,17 @@ type Table struct {
 	// Aliases are the column names a view's definition gives (CREATE
 	// VIEW v (a, b) AS ...), which replace its query's first ones.
 	Aliases []string `json:"aliases,omitempty"`
-	// Refs are the column lists of the table's foreign keys (MariaDB
-	// needs an index starting with each).
-	Refs [][]string `json:"refs,omitempty"`
-	// Parents are the tables the foreign keys reference.
-	Parents []string `json:"parents,omitempty"`
-	// RefColumns are the referenced columns of each foreign key (nil:
-	// the parent's primary key) and RefNames their constraint names (""
-	// for PostgreSQL's default name), both parallel to Refs, for the
-	// system catalogs.
-	RefColumns [][]string `json:"ref_columns,omitempty"`
-	RefNames   []string   `json:"ref_names,omitempty"`
-	// RefOptions are each foreign key's ON UPDATE and ON DELETE actions
-	// and MATCH type as PostgreSQL's catalog codes (confupdtype,
-	// confdeltype, confmatchtype: "aas" for the defaults), then "D" when
-	// DEFERRABLE and "I" when INITIALLY DEFERRED; parallel to Refs.
-	RefOptions []string `json:"ref_options,omitempty"`
-	// KeyName is the primary key constraint's name ("" for PostgreSQL's
-	// default, table_pkey).
-	KeyName string `json:"key_name,omitempty"`
-	// Uniques are the UNIQUE constraints.
-	Uniques []Unique `json:"uniques,omitempty"`
-	// Checks are the CHECK constraints.
-	Checks []Check `json:"checks,omitempty"`
 	// Constraints are the table's primary key, unique constraints,
-	// foreign keys and checks, by the names PostgreSQL knows them
-	// (tables created before shepherd recorded them have none).
+	// foreign keys and checks, by the names PostgreSQL knows them: the
+	// one record of them, which error messages (package errform), the
+	// names the replicas' engines get (package dialect) and the system
+	// catalogs (package pgcatalog) all read, so that a client sees one
+	// name for one constraint. What else needs them (the tables a
+	// table's foreign keys reference) is derived by methods. Catalog
+	// files of older shepherds, which kept foreign keys, unique
+	// constraints and checks in fields of their own, are converted when
+	// read (see UnmarshalJSON).
 	Constraints []Constraint `json:"constraints,omitempty"`
-}
-
-// Check is a CHECK constraint: its name, its expression as PostgreSQL's
-// parser writes it back, and the columns it reads.
-type Check struct {
-	Name    string   `json:"name"`
-	Expr    string   `json:"expr"`
-	Columns []string `json:"columns,omitempty"`
 }
 
 // Children returns the other tables whose foreign keys reference table.
@@ -138,13 +107,11 @@ func (s *Snapshot) Children(table string) []string {
 		if name == table {
 			continue
 		}
-		for _, p := range t.Parents {
-			if p == table {
-				out = append(out, name)
-				break
-			}
+		if t.references(table) {
+			out = append(out, name)
 		}
 	}
+	slices.Sort(out)
 	return out
 }
 

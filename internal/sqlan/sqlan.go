@@ -787,7 +787,7 @@ func (s *Stmt) rewrite(r *rewriter) error {
 		if len(s.env.Replicas[driver.SQLite]) > 0 {
 			// SQLite accepts a foreign key to a table that does not
 			// exist, where the others fail as PostgreSQL does.
-			for _, p := range t.Parents {
+			for _, p := range t.Parents() {
 				if p != t.Name && s.env.Schema.Table(p) == nil {
 					return pgerr.New(pgerr.UndefinedTable, "relation %q does not exist", p)
 				}
