@@ -177,6 +177,10 @@ type Answer struct {
 	Tag string
 	// RowsAffected is the number of rows changed (or returned, for SELECT).
 	RowsAffected int64
+	// Binary asks for the rows in binary format in the simple protocol
+	// (a FETCH from a BINARY cursor); the extended protocol sends the
+	// formats Bind asked for, whatever this says.
+	Binary bool
 }
 
 // Tag returns the PostgreSQL command tag for verb with n rows.

@@ -77,6 +77,10 @@ type Options struct {
 	// start out, and stay out until Reinstate.
 	RetiredFile string
 	Retired     map[string]Retirement
+	// IntentFile is where the DDL intents are recorded (see Intent), with
+	// WAL and a replica that commits DDL as it runs it; "": none (tests
+	// that do not restart).
+	IntentFile string
 }
 
 // DefaultTick is Options.Tick when left 0.
@@ -103,6 +107,7 @@ type Cluster struct {
 	trimming sync.Mutex // held while a trim runs
 	durable  durable
 	probing  probing
+	intents  intents
 	// cancelHandled, set by tests only, is called once the cancel of an
 	// operation was passed on to the replicas (see Txn.submit).
 	cancelHandled func(coord.Op)
@@ -173,6 +178,13 @@ func New(opts Options, replicas []Replica) *Cluster {
 		}
 		c.opts.Base = opts.Base
 		c.durable.next = opts.Base // what came before this run is on disk
+		if opts.IntentFile != "" {
+			// Start-up resolved and emptied it; kept if not, so that
+			// the next write does not drop what it holds.
+			if list, err := LoadIntents(opts.IntentFile); err == nil {
+				c.intents.list = list
+			}
+		}
 	} else {
 		c.opts.WAL = nil
 	}
@@ -331,7 +343,10 @@ type Txn struct {
 	finished bool
 	// cancelled: a client's cancel was sent to the replicas (serial
 	// mode; see serialCommit).
-	cancelled   bool
+	cancelled bool
+	// intent: a DDL intent was recorded for it (see Intent); only the
+	// session's goroutine touches it.
+	intent      bool
 	afterCommit func(barrier uint64) error
 	stmts       []stmtCall
 	waiting     map[coord.Op]chan outcome
@@ -586,15 +601,29 @@ func (t *Txn) submit(ctx context.Context, op coord.Op, call stmtCall) (*answer.A
 		// every session and replica answer goes through.
 		c.write(&call)
 	}
+	intent := op.Kind == coord.OpStmt && c.intentFor(t, call)
+	if intent {
+		// Durably before the core can send it to a replica that
+		// commits it at once, and in the order the core gets them.
+		c.intents.order.Lock()
+		if err := c.recordIntent(t, call); err != nil {
+			c.intents.order.Unlock()
+			return nil, err
+		}
+	}
 	ch := make(chan outcome, 1)
 	c.mu.Lock()
 	if op.Kind == coord.OpStmt {
 		t.stmts = append(t.stmts, call)
 	}
 	t.waiting[op] = ch
-	c.mu.core.Step(coord.Submit{Op: op, Writes: call.st != nil && call.st.Kind == sqlan.Write, DDL: call.st != nil && call.st.Kind == sqlan.DDL})
+	c.mu.core.Step(coord.Submit{Op: op, Writes: call.st != nil && call.st.Kind == sqlan.Write, DDL: call.st != nil && call.st.Kind == sqlan.DDL,
+		Recovers: call.st != nil && call.st.Kind == sqlan.Savepoint && call.st.SavepointOp == sqlan.SavepointRollbackTo})
 	c.applyLocked()
 	c.mu.Unlock()
+	if intent {
+		c.intents.order.Unlock()
+	}
 	select {
 	case o := <-ch:
 		return o.answer, errOrNil(o.err)
@@ -748,6 +777,9 @@ func (c *Cluster) applyLocked() {
 		case coord.Finished:
 			if t := c.mu.txns[a.Txn]; t != nil {
 				t.finished = true
+				// Its outcome is known: logged, or ended without a
+				// commit (awaitLog drops the intent of a commit sooner).
+				c.dropIntent(a.Txn, "finished")
 				if t.afterCommit != nil && c.opts.WAL == nil && t.commits > 0 {
 					// Without a log, a COMMIT some replica did is the
 					// outcome.
@@ -836,6 +868,10 @@ func (c *Cluster) replyLocked(a coord.Reply) {
 			o.answer, o.err = nil, pgerr.New(pgerr.InternalError, "the answer chosen for the client was kept as a digest only")
 			c.log.Error("digest-only answer chosen for a reply", "replica", c.managers[a.From].Name(), "op", a.Op.String())
 		}
+	}
+	if failedReply(o) {
+		// It never commits: its intent goes before the client hears.
+		c.dropIntent(a.Op.Txn, "failed")
 	}
 	if ch != nil {
 		ch <- o

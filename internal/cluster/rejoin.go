@@ -165,8 +165,12 @@ func (c *Cluster) catchUp(ctx context.Context, r coord.ReplicaID) (int, error) {
 	// A replica is sent a COMMIT only once its record is durable: one
 	// whose log table claims more claims transactions never decided,
 	// and must not come back (its rows would collide with new ones).
-	if next := c.durable.get(); top >= next {
-		return 0, fmt.Errorf("%s holds barrier %d, beyond the write-ahead log's next, %d: the replica claims transactions the log never had", replica.LogTable, top, next)
+	// (coord.CheckBarrier, start-up's rule, against the last durable
+	// barrier.)
+	if next := c.durable.get(); next > 0 {
+		if err := coord.CheckBarrier(replica.LogTable, top, next-1, true); err != nil {
+			return 0, err
+		}
 	}
 	c.mu.Lock()
 	applied := c.opts.Base + uint64(max(0, c.mu.core.Applied(r)))

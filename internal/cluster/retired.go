@@ -73,12 +73,37 @@ func saveRetired(path string, m map[string]Retirement) error {
 	if err != nil {
 		return err
 	}
+	return writeFileDurably(path, append(b, '\n'))
+}
+
+// AddRetirements records more retired replicas in the retirement file at
+// path, durably, and returns the file's entries: start-up retires the
+// replicas that may hold a schema change it cannot complete (see
+// Intent).
+func AddRetirements(path string, add []Retirement) (map[string]Retirement, error) {
+	m, err := LoadRetired(path)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range add {
+		m[r.Replica] = r
+	}
+	if err := saveRetired(path, m); err != nil {
+		return nil, fmt.Errorf("retired replicas: %w", err)
+	}
+	return m, nil
+}
+
+// writeFileDurably replaces the file at path with b: a new file, synced,
+// renamed over the old one, and the directory synced, so that a crash
+// leaves either the old content or the new.
+func writeFileDurably(path string, b []byte) error {
 	tmp := path + ".tmp"
 	w, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
 	if err != nil {
 		return err
 	}
-	if _, err := w.Write(append(b, '\n')); err != nil {
+	if _, err := w.Write(b); err != nil {
 		w.Close()
 		return err
 	}

@@ -61,7 +61,8 @@ func (dc *ddlCluster) start(t *testing.T) (c *Cluster, stop func()) {
 		reps = append(reps, Replica{Name: []string{"p", "s1", "s2"}[i], Engine: e})
 	}
 	c = New(Options{Mode: coord.CBS, F: 1, WAL: w, Base: base, Cache: dc.cache, Tick: time.Millisecond,
-		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), RetiredFile: path, Retired: retired}, reps)
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), RetiredFile: path, Retired: retired,
+		IntentFile: filepath.Join(dc.dir, "ddl-intents.json")}, reps)
 	return c, func() {
 		c.Close()
 		w.Close()

@@ -78,7 +78,7 @@ func (c *Cluster) logLocked(a coord.Log) {
 		return
 	}
 	writes := false
-	for _, call := range t.stmts {
+	for _, call := range survivors(t.stmts) {
 		w := call.st.Kind != sqlan.Read
 		writes = writes || w
 		rec.Statements = append(rec.Statements, c.walStatement(call))
@@ -100,6 +100,50 @@ func (c *Cluster) logLocked(a coord.Log) {
 		return
 	}
 	c.logq.push(logItem{p: p, barrier: a.Barrier, txn: a.Txn})
+}
+
+// survivors returns the statements of a committed transaction whose
+// effects it kept: those a ROLLBACK TO SAVEPOINT undid are left out (a
+// statement that failed, which only a ROLLBACK TO lets a transaction
+// commit after, among them), and so are the savepoint statements, which
+// change nothing once the rest is settled. Replay runs the survivors in
+// one engine transaction and reaches the state the replicas committed.
+func survivors(stmts []stmtCall) []stmtCall {
+	type mark struct {
+		name string
+		at   int // len(out) when it was made
+	}
+	var out []stmtCall
+	var marks []mark
+	find := func(name string) int {
+		for i := len(marks) - 1; i >= 0; i-- {
+			if marks[i].name == name {
+				return i
+			}
+		}
+		return -1
+	}
+	for _, call := range stmts {
+		st := call.st
+		if st == nil || st.Kind != sqlan.Savepoint {
+			out = append(out, call)
+			continue
+		}
+		switch st.SavepointOp {
+		case sqlan.SavepointDefine:
+			marks = append(marks, mark{name: st.SavepointName, at: len(out)})
+		case sqlan.SavepointRelease:
+			if i := find(st.SavepointName); i >= 0 {
+				marks = marks[:i]
+			}
+		case sqlan.SavepointRollbackTo:
+			if i := find(st.SavepointName); i >= 0 {
+				out = out[:marks[i].at]
+				marks = marks[:i+1]
+			}
+		}
+	}
+	return out
 }
 
 // AfterCommit arranges for fn to run once the transaction is known to
@@ -206,8 +250,10 @@ func (c *Cluster) awaitLog() {
 		c.mu.Lock()
 		c.mu.core.Step(ev)
 		c.applyLocked()
+		var committed coord.TxnID
 		if t := c.mu.txns[it.txn]; err == nil && it.txn != 0 && t != nil {
 			t.durable = true
+			committed = t.id
 			if t.afterCommit != nil {
 				c.runAfterCommitLocked(t)
 			}
@@ -217,6 +263,9 @@ func (c *Cluster) awaitLog() {
 			applied = c.appliedLocked()
 		}
 		c.mu.Unlock()
+		if committed != 0 {
+			c.dropIntent(committed, "committed") // its record resolves it
+		}
 		if applied > 0 {
 			if err := c.opts.WAL.TruncateBefore(c.opts.Base + uint64(applied)); err != nil {
 				c.log.Warn("truncating the write-ahead log", "err", err)

@@ -221,3 +221,46 @@ func TestLogFailureReleasesClients(t *testing.T) {
 		t.Errorf("%d records still queued for the log", queued)
 	}
 }
+
+// TestCatchUpChecksBarrier: a replica coming back whose log table claims
+// a barrier beyond the last durable one claims transactions the log
+// never had, and catch-up refuses it with start-up's rule
+// (coord.CheckBarrier, coord.ErrBadBarrier); one that holds the last
+// durable barrier passes the check.
+func TestCatchUpChecksBarrier(t *testing.T) {
+	ctx := context.Background()
+	w := newWALCluster(t, wal.Options{})
+	if err := w.insert(1, "x"); err != nil {
+		t.Fatal(err)
+	}
+	ictx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := w.c.Idle(ictx); err != nil {
+		t.Fatal(err)
+	}
+	last := w.c.durable.get() - 1
+	// Take lite2 out, as if it went away; this test is its recovery.
+	w.c.mu.Lock()
+	w.c.mu.recovering[2] = true
+	w.c.mu.core.Step(coord.Down{R: 2})
+	w.c.applyLocked()
+	w.c.mu.Unlock()
+	claim := func(b uint64) {
+		t.Helper()
+		conn, err := w.engines[2].Connect(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		if _, err := conn.Exec(ctx, replica.LogInsert(w.engines[2].Dialect(), b)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := w.c.catchUp(ctx, 2); errors.Is(err, coord.ErrBadBarrier) {
+		t.Fatalf("catch-up of a replica holding the last durable barrier %d: %v", last, err)
+	}
+	claim(last + 1)
+	if _, err := w.c.catchUp(ctx, 2); !errors.Is(err, coord.ErrBadBarrier) {
+		t.Fatalf("catch-up of a replica claiming barrier %d, beyond the last durable %d: %v, want ErrBadBarrier", last+1, last, err)
+	}
+}

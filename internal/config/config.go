@@ -21,6 +21,11 @@ type Config struct {
 	Listen string `toml:"listen"`
 	// DataDir holds shepherd's files (embedded replicas, later its log).
 	DataDir string `toml:"data_dir"`
+	// Database is the name clients connect to for the configured
+	// replicas' database; any other name is a database made with CREATE
+	// DATABASE, or does not exist (3D000). "" lets every name that is not
+	// a created database reach the configured one.
+	Database string `toml:"database"`
 	// Mode is the replication mode: passthrough, serial, cbs or ss.
 	Mode string `toml:"mode"`
 	// F is the number of faulty replicas tolerated; replicas must number
@@ -51,6 +56,10 @@ type Config struct {
 	// and replaced: a duration, or "" / "off" for never (the default: a
 	// legitimate statement may run or wait for a lock that long).
 	OpTimeout string `toml:"op_timeout"`
+	// CursorMemoryMB bounds, in MiB, the rows one session's cursors keep
+	// together (shepherd runs a cursor's query at DECLARE and keeps its
+	// answer). 0 or unset means DefaultCursorMemoryMB.
+	CursorMemoryMB int `toml:"cursor_memory_mb"`
 	// Repair is the background compare-and-repair of the replicas.
 	Repair   Repair    `toml:"repair"`
 	Users    []User    `toml:"users"`
@@ -160,6 +169,8 @@ const (
 	DefaultMode    = "cbs"
 	// DefaultDigestRows is DigestRows when unset.
 	DefaultDigestRows = 64
+	// DefaultCursorMemoryMB is CursorMemoryMB when unset.
+	DefaultCursorMemoryMB = 256
 )
 
 // Modes lists the modes this build implements.
@@ -287,6 +298,14 @@ func (c *Config) OpTimeoutDuration() (time.Duration, error) {
 	return d, nil
 }
 
+// CursorMemory returns CursorMemoryMB in bytes, with its default applied.
+func (c *Config) CursorMemory() int64 {
+	if c.CursorMemoryMB <= 0 {
+		return DefaultCursorMemoryMB << 20
+	}
+	return int64(c.CursorMemoryMB) << 20
+}
+
 // Digests returns DigestRows with its default applied.
 func (c *Config) Digests() int {
 	if c.DigestRows == nil {
@@ -299,6 +318,9 @@ func (c *Config) Digests() int {
 func (c *Config) Check(knownDrivers []string) error {
 	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
 		return fieldErr("listen", "%q is not host:port", c.Listen)
+	}
+	if c.Database == "shepherd" {
+		return fieldErr("database", "%q is the admin console's name", c.Database)
 	}
 	if !slices.Contains(Modes, c.Mode) {
 		return fieldErr("mode", "unknown mode %q; use one of %s", c.Mode, strings.Join(Modes, ", "))
@@ -323,6 +345,9 @@ func (c *Config) Check(knownDrivers []string) error {
 	}
 	if c.Repair.Rate < 0 {
 		return fieldErr("repair.rate", "must be 0 (the default, %d rows/s) or more, not %d", DefaultRepairRate, c.Repair.Rate)
+	}
+	if c.CursorMemoryMB < 0 || c.CursorMemoryMB > 1<<20 {
+		return fieldErr("cursor_memory_mb", "must be between 0 (the default, %d) and %d, not %d", DefaultCursorMemoryMB, 1<<20, c.CursorMemoryMB)
 	}
 	if c.DigestRows != nil && *c.DigestRows < -1 {
 		return fieldErr("digest_rows", "must be -1 (keep every answer) or more, not %d", *c.DigestRows)

@@ -102,6 +102,7 @@ func TestBad(t *testing.T) {
 		"op_timeout":                          strings.Replace(good, "f = 1", "f = 1\nop_timeout = \"10ms\"", 1),
 		"repair.every":                        good + "\n[repair]\nevery = \"soon\"\n",
 		"repair.rate":                         good + "\n[repair]\nrate = -1\n",
+		"cursor_memory_mb":                    strings.Replace(good, "f = 1", "f = 1\ncursor_memory_mb = -5", 1),
 	}
 	for field, text := range cases {
 		_, err := Parse(text, drivers)
@@ -159,5 +160,36 @@ func TestOpTimeout(t *testing.T) {
 		if (err == nil) != c.ok || d != c.want {
 			t.Errorf("op_timeout %q: %v, %v; want %v, ok %v", c.in, d, err, c.want, c.ok)
 		}
+	}
+}
+
+// TestDatabaseName: database is read, and the admin console's name is
+// refused for it.
+func TestDatabaseName(t *testing.T) {
+	base := "[[replicas]]\nname = \"a\"\ndriver = \"sqlite\"\ndsn = \"a.db\"\n"
+	c, err := Parse("database = \"app\"\n"+base, drivers)
+	if err != nil || c.Database != "app" {
+		t.Fatalf("database = app: %+v, %v", c, err)
+	}
+	if _, err := Parse("database = \"shepherd\"\n"+base, drivers); err == nil || !strings.Contains(err.Error(), "database") {
+		t.Errorf("database = shepherd: %v, want an error naming the field", err)
+	}
+}
+
+// TestCursorMemory: cursor_memory_mb in bytes, 256 MiB unless set.
+func TestCursorMemory(t *testing.T) {
+	c, err := Parse(good, drivers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.CursorMemory(); got != 256<<20 {
+		t.Errorf("default: %d", got)
+	}
+	c, err = Parse(strings.Replace(good, "f = 1", "f = 1\ncursor_memory_mb = 3", 1), drivers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.CursorMemory(); got != 3<<20 {
+		t.Errorf("3 MiB: %d", got)
 	}
 }

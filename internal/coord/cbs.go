@@ -38,6 +38,10 @@ import (
 //     reaches the client only once f secondaries gave it too, after the
 //     same answers to the earlier statements (voteError); a primary that
 //     f+1 secondaries contradict is taken out.
+//  6. A transaction failed by an error goes on only after a ROLLBACK TO
+//     SAVEPOINT, and only if that error was voted (cstmt.voted): every
+//     secondary then runs the failed statement too, in order, and the
+//     error stays one of the answers invariant 4 asks for (recover).
 type cbs struct {
 	c       *Coordinator
 	primary ReplicaID
@@ -210,6 +214,11 @@ type ctxn struct {
 	commitSeq int
 	b         int // barrier, once committed
 	failed    bool
+	// recoverable: t failed on a statement's error that the replicas
+	// agreed on (cstmt.voted), and nothing since made its attempts on
+	// the replicas unusable: a ROLLBACK TO SAVEPOINT (Submit.Recovers)
+	// ends the failure (see recover).
+	recoverable bool
 	// doom, when set, is why the transaction can no longer commit (its
 	// primary was lost): later statements and COMMIT fail with it.
 	doom *pgerr.Error
@@ -299,7 +308,7 @@ func (s *cbs) cancelQueued(t *ctxn) {
 	if len(s.ddlQueue)+len(s.held) == n || len(t.stmts) == 0 {
 		return
 	}
-	t.failed = true
+	t.fail()
 	s.emit(Reply{Op: Op{Txn: t.id, Kind: OpStmt, Seq: len(t.stmts) - 1}, From: -1,
 		Fail: pgerr.New(pgerr.QueryCanceled, "canceling statement due to user request")})
 }
@@ -390,6 +399,12 @@ type cstmt struct {
 	// secondaries to give it too before it is the reply (see
 	// voteError). Only the last statement of a transaction is ever held.
 	held bool
+	// voted: the primary's answer is an error f secondaries gave too
+	// (or one that needs no vote, F = 0): the secondaries run the
+	// statement like any other, so that a transaction recovered from it
+	// by ROLLBACK TO SAVEPOINT (recover) goes on in order everywhere,
+	// and the error stays one of the answers its COMMIT needs endorsed.
+	voted bool
 }
 
 // rtx is a transaction's progress on one replica.
@@ -427,6 +442,14 @@ type rtx struct {
 }
 
 func (r *rtx) done() int { return len(r.votes) }
+
+// runnable reports whether the secondaries may run q: the primary
+// answered it, with success, or with an error held for their vote or
+// voted already.
+func (q *cstmt) runnable() bool { return q.answered && (q.vote.OK() || q.held || q.voted) }
+
+// fail marks t failed for good: it can only roll back (see recoverable).
+func (t *ctxn) fail() { t.failed, t.recoverable = true, false }
 
 // holds reports whether t's last statement is an error of the primary's
 // that waits for a vote (see voteError).
@@ -526,7 +549,7 @@ func (s *cbs) step(ev Event) {
 	case Begin:
 		s.begin(e.Txn, e.Survey)
 	case Submit:
-		s.submit(e.Op, e.Writes || e.DDL, e.DDL)
+		s.submit(e.Op, e.Writes || e.DDL, e.DDL, e.Recovers)
 	case Answered:
 		s.answered(e)
 	case Down:
@@ -610,7 +633,7 @@ func (s *cbs) begin(id TxnID, survey bool) {
 	s.live = append(s.live, t)
 }
 
-func (s *cbs) submit(op Op, writes, ddl bool) {
+func (s *cbs) submit(op Op, writes, ddl, recovers bool) {
 	t := s.txns[op.Txn]
 	if t == nil || t.phase != phaseOpen || t.commitSeq > 0 {
 		panic(fmt.Sprintf("coord: %v submitted outside a live transaction", op))
@@ -624,20 +647,19 @@ func (s *cbs) submit(op Op, writes, ddl bool) {
 		switch {
 		case t.doom != nil:
 			s.emit(Reply{Op: op, From: -1, Fail: t.doom})
-			t.failed = true
-		case s.c.up() < s.quorum():
-			// It could never commit: say so now (see tooFewUp).
-			s.emit(Reply{Op: op, From: -1, Fail: s.c.tooFewUp()})
-			t.failed = true
-		case s.changing && s.candidate >= 0:
-			s.held = append(s.held, op) // runs on the new primary
-		case s.changing:
-			s.emit(Reply{Op: op, From: -1, Fail: s.primaryDownErr()})
-			t.failed = true
-		case ddl && s.ddlCommits(s.primary) && s.ddlRunning():
-			s.ddlQueue = append(s.ddlQueue, op)
+			t.fail()
+		case recovers && t.failed && !t.recoverable:
+			// Its error was not agreed on: the replicas may be in
+			// different states inside the savepoint, and nothing of it
+			// may commit.
+			s.emit(Reply{Op: op, From: -1, Fail: pgerr.New(pgerr.SerializationFailure,
+				"the transaction cannot go on after its error: the replicas did not agree on it").
+				WithHint("roll the transaction back and retry it")})
+		case recovers && t.failed:
+			s.recover(t)
+			s.sendOrHold(t, op, ddl)
 		default:
-			s.sendPrimary(t, op)
+			s.sendOrHold(t, op, ddl)
 		}
 	case OpCommit:
 		s.commitSeq++
@@ -660,6 +682,26 @@ func (s *cbs) submit(op Op, writes, ddl bool) {
 	case OpRollback:
 		s.emit(Reply{Op: op, From: -1})
 		s.end(t)
+	}
+}
+
+// sendOrHold sends statement op of t to the primary, or keeps it for
+// later (a view change, a DDL queue), or fails it when it cannot run.
+func (s *cbs) sendOrHold(t *ctxn, op Op, ddl bool) {
+	switch {
+	case s.c.up() < s.quorum():
+		// It could never commit: say so now (see tooFewUp).
+		s.emit(Reply{Op: op, From: -1, Fail: s.c.tooFewUp()})
+		t.fail()
+	case s.changing && s.candidate >= 0:
+		s.held = append(s.held, op) // runs on the new primary
+	case s.changing:
+		s.emit(Reply{Op: op, From: -1, Fail: s.primaryDownErr()})
+		t.fail()
+	case ddl && s.ddlCommits(s.primary) && s.ddlRunning():
+		s.ddlQueue = append(s.ddlQueue, op)
+	default:
+		s.sendPrimary(t, op)
 	}
 }
 
@@ -806,7 +848,11 @@ func (s *cbs) primaryAnswered(t *ctxn, a Answered) {
 		return
 	}
 	if !a.V.OK() {
-		t.failed = true
+		t.fail()
+		if s.c.cfg.F == 0 && !t.survey && votable(a.V.Code) && !(st.ddl && s.ddlOrdered) {
+			// Nobody else's answer is needed: as if voted.
+			st.voted, t.recoverable = true, true
+		}
 	}
 	s.emit(Reply{Op: a.Op, From: s.primary})
 }
@@ -848,7 +894,8 @@ func votable(code string) bool {
 // Inside a transaction block the error is held as in autocommit: an error
 // changes what the client does next, so it is voted before it is given.
 // The transaction is failed either way; the secondaries' attempts roll
-// back with it (and PostgreSQL would have rolled back the block).
+// back (releaseVoted), unless a ROLLBACK TO SAVEPOINT recovers it from
+// an error that was confirmed (recover): then they run it again.
 //
 // A correct primary's error may hold no lock (PostgreSQL's unique check
 // against a committed row takes none), so a transaction committed after
@@ -887,12 +934,13 @@ func (s *cbs) voteError(t *ctxn, i int) {
 	settle := func() {
 		q.held = false
 		s.heldErrs--
-		t.failed = true
+		t.fail()
 	}
 	want, _, outvoted := against.Agreed(s.c.cfg.F)
 	switch {
 	case support.Won(s.c.cfg.F):
 		settle()
+		q.voted, t.recoverable = true, true
 		s.emit(Reply{Op: op, From: s.primary})
 	case outvoted:
 		settle()
@@ -910,6 +958,26 @@ func (s *cbs) voteError(t *ctxn, i int) {
 		s.emit(Reply{Op: op, From: -1, Fail: pgerr.New(pgerr.SerializationFailure,
 			"replicas disagreed on %s: the primary's error %s was not confirmed by %d other replicas", describe(op), q.vote.Code, s.c.cfg.F).
 			WithHint("the transaction was rolled back on every replica; retry it")})
+	}
+}
+
+// recover ends t's failure at a ROLLBACK TO SAVEPOINT (Submit.Recovers;
+// t.recoverable): the statements since go on in order on every replica,
+// the failed one included (its answer was voted, and the engines keep
+// their transaction open across it, PostgreSQL until the ROLLBACK TO).
+// A secondary whose attempt was let go once it had answered the error
+// (releaseVoted, or a sequential secondary that gave it up) has no
+// engine transaction any more: it runs t again from the start, which
+// repeats the savepoint statements and the error in order.
+func (s *cbs) recover(t *ctxn) {
+	t.failed, t.recoverable = false, false
+	for r := range t.at {
+		rt := &t.at[r]
+		if ReplicaID(r) == s.primary || s.replicas[r].out() || s.replicas[r].joining() || !rt.finished {
+			continue
+		}
+		rt.finished = false
+		s.abortAt(ReplicaID(r), t)
 	}
 }
 
@@ -1527,7 +1595,7 @@ func (s *cbs) writeDiverged(r ReplicaID, t *ctxn) bool {
 // one that keeps that concurrency; testdata/figure4 checks it.)
 func (s *cbs) queryMaySend(r ReplicaID, t *ctxn, i int) bool {
 	q := t.stmts[i]
-	if !q.answered || !(q.vote.OK() || q.held) || !s.ddlInOrder(r, t, i) {
+	if !q.runnable() || !s.ddlInOrder(r, t, i) {
 		return false
 	}
 	for _, d := range s.replicas[r].pending {
@@ -1627,7 +1695,7 @@ func (s *cbs) scheduleSequential(r ReplicaID) {
 			continue
 		}
 		rt.hold, rt.holdFor = -1, nil
-		for rt.sent < len(t.stmts) && t.stmts[rt.sent].answered && (t.stmts[rt.sent].vote.OK() || t.stmts[rt.sent].held) {
+		for rt.sent < len(t.stmts) && t.stmts[rt.sent].runnable() {
 			s.sendStmt(r, t)
 		}
 		if t.phase != phaseCommitted || !s.isLogged(t) || rt.done() != len(t.stmts) {
@@ -1969,7 +2037,7 @@ func (s *cbs) changeView() {
 	if s.candidate < 0 {
 		for _, op := range s.held {
 			s.emit(Reply{Op: op, From: -1, Fail: s.primaryDownErr()})
-			s.txns[op.Txn].failed = true
+			s.txns[op.Txn].fail()
 		}
 		s.held = nil
 	}
@@ -1994,7 +2062,7 @@ func (s *cbs) doomTxn(t *ctxn, doom *pgerr.Error) {
 		fallthrough
 	case n > 0 && !t.stmts[n-1].answered && !t.failed:
 		s.emit(Reply{Op: Op{Txn: t.id, Kind: OpStmt, Seq: n - 1}, From: -1, Fail: doom})
-		t.failed = true
+		t.fail()
 	}
 }
 
@@ -2051,7 +2119,9 @@ func (s *cbs) carries(c ReplicaID, t *ctxn) bool {
 	for answered < len(t.stmts) && t.stmts[answered].answered {
 		answered++
 	}
-	if rt.hold >= 0 || rt.sent != rt.done() || rt.done() != answered {
+	if rt.hold >= 0 || rt.finished || rt.sent != rt.done() || rt.done() != answered {
+		// (An attempt let go after a voted error has no engine
+		// transaction left to go on with.)
 		return false
 	}
 	for i := range answered {

@@ -201,6 +201,14 @@ type Submit struct {
 	// DDL marks a statement that changes the schema (see
 	// Config.DDLCommits); it counts as a write too.
 	DDL bool
+	// Recovers marks a ROLLBACK TO SAVEPOINT: in a transaction failed by
+	// a statement's error it ends the failure (PostgreSQL's rule), but
+	// only where the replicas agreed on that error; where they did not
+	// (an error no vote confirmed, a ballot without agreement, a
+	// transaction whose primary changed) the statement fails with 40001
+	// and the transaction stays failed. Elsewhere it is an ordinary
+	// statement, run in order with the others.
+	Recovers bool
 }
 
 // Answered: replica R finished operation Op of attempt Try with vote V.

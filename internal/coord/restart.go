@@ -78,3 +78,115 @@ func PlanStart(f int, top uint64, reports []StartReport) (plan StartPlan, ok boo
 	}
 	return plan, len(reports)-len(plan.Out) >= f+1
 }
+
+// DDLIntent is a transaction whose schema change went, or was about to
+// go, to the replicas that commit DDL as they run it (Config.DDLCommits:
+// MariaDB), recorded durably before it did, and whose outcome was not
+// recorded when shepherd stopped: no log record of its commit, no sign
+// that it ended otherwise. Those replicas may hold the change, committed
+// in their engine, while the others do not hold it: start-up must not
+// take them all in as they are.
+type DDLIntent struct {
+	// Txn is the transaction's id in the run that recorded it.
+	Txn uint64
+	// Lone says the transaction was that one DDL statement, with nothing
+	// before it: MariaDB's DDL also commits whatever the transaction ran
+	// before it, and what such a replica may hold is then more than the
+	// statement.
+	Lone bool
+	// Unknown says start-up cannot tell whether the commit was logged:
+	// the log no longer reaches back to where its record would be (it
+	// was truncated after the intent should have gone). Completing it
+	// could run an old schema change again.
+	Unknown bool
+	// Refused says a replica that holds every logged transaction, and
+	// runs DDL in transactions, refused the change (or one completed
+	// before it) in a trial start-up rolled back: completing it would
+	// fail the replay there. The change most likely failed on the replicas
+	// that commit DDL as they run it too, but engines refuse different
+	// things.
+	Refused bool
+	// Replicas are the replicas that commit DDL as they run it: those
+	// that may hold the change.
+	Replicas []int
+}
+
+// IntentPlan is start-up's decision on the open intents.
+type IntentPlan struct {
+	// Complete are the transactions (DDLIntent.Txn) to log as committed,
+	// after the log's last record, and to replay to every replica like
+	// any logged transaction; a replica that ran the change already
+	// finds its effect there, as replay after a crash between MariaDB's
+	// DDL and its log-table row does (cluster.Replay).
+	Complete []uint64
+	// Retire are the replicas to retire, durably, before start-up goes
+	// on, each with why: they may hold a change the others never get.
+	Retire map[int]string
+}
+
+// PlanIntents decides what start-up does with the DDL intents the last
+// run left (logged reports whether a transaction's commit is in the
+// write-ahead log; those intents are resolved), given in the order they
+// were recorded. Open intents of lone DDL statements are completed, in
+// that order: each is logged and so replayed everywhere, which gives
+// every replica the change whether or not it ran before the crash (its
+// client never heard an outcome: its connection dropped). The shell
+// records intents in the order it hands the statements to the core,
+// which runs DDL on such a replica in that order, and decides no later
+// transaction that may have seen an undecided DDL (cbs, ddlBlocked): so
+// completing them after the log's last record gives the state such a
+// replica reached. If an open intent is of a transaction with other
+// statements, nothing is completed and the replicas that may hold the
+// changes are retired instead: replay could not tell what such a
+// replica committed of it. So it is with an intent of which start-up
+// cannot tell whether it committed (Unknown), and with one the other
+// replicas refuse (Refused): completing it would fail the replay there,
+// on every start. The other replicas hold none of the open
+// changes (a transactional engine commits nothing unlogged), so the
+// replicas still in use agree either way.
+func PlanIntents(intents []DDLIntent, logged func(txn uint64) bool) IntentPlan {
+	plan := IntentPlan{Retire: map[int]string{}}
+	var open []DDLIntent
+	lone := true
+	for _, in := range intents {
+		if !logged(in.Txn) {
+			open = append(open, in)
+			lone = lone && in.Lone && !in.Unknown && !in.Refused
+		}
+	}
+	if lone {
+		for _, in := range open {
+			plan.Complete = append(plan.Complete, in.Txn)
+		}
+		return plan
+	}
+	for _, in := range open {
+		var why string
+		switch {
+		case in.Unknown:
+			why = fmt.Sprintf("may hold the schema change of transaction %d, of which the write-ahead log no longer "+
+				"tells whether it committed: it cannot be completed on the other replicas", in.Txn)
+		case in.Refused:
+			why = fmt.Sprintf("may hold the schema change of transaction %d, which shepherd stopped before logging "+
+				"and which the other replicas refuse: it cannot be completed on them", in.Txn)
+		case !in.Lone:
+			why = fmt.Sprintf("may hold the schema change of transaction %d, which shepherd stopped before logging "+
+				"and which had other statements: it cannot be completed on the other replicas", in.Txn)
+		default:
+			continue
+		}
+		for _, r := range in.Replicas {
+			if _, ok := plan.Retire[r]; !ok {
+				plan.Retire[r] = why
+			}
+		}
+	}
+	for _, in := range open {
+		for _, r := range in.Replicas {
+			if _, ok := plan.Retire[r]; !ok {
+				plan.Retire[r] = fmt.Sprintf("may hold the schema change of transaction %d, which shepherd stopped before logging", in.Txn)
+			}
+		}
+	}
+	return plan
+}

@@ -21,7 +21,7 @@ import (
 //	init mode=serial n=3 f=1
 //	init mode=cbs n=3 f=1 classes=locking,mvcc,serial stall=3 concurrent=1 ddlcommits=0 ptimeout=9 opticks=5
 //	begin t=1 [survey=1]
-//	stmt t=1 seq=0 [ddl=1] | commit t=1 | rollback t=1 | cancel t=1
+//	stmt t=1 seq=0 [writes=1] [ddl=1] [recovers=1] | commit t=1 | rollback t=1 | cancel t=1
 //	answer r=0 op=t1/0 v=A      (v names an answer; err=40001 an error;
 //	                             try=1 answers a re-run)
 //	down r=1
@@ -96,7 +96,7 @@ func TestScripts(t *testing.T) {
 			case "begin":
 				c.Step(Begin{Txn: TxnID(num("t")), Survey: args["survey"] == "1"})
 			case "stmt":
-				c.Step(Submit{Op: Op{Txn: TxnID(num("t")), Kind: OpStmt, Seq: num("seq")}, Writes: args["writes"] == "1", DDL: args["ddl"] == "1"})
+				c.Step(Submit{Op: Op{Txn: TxnID(num("t")), Kind: OpStmt, Seq: num("seq")}, Writes: args["writes"] == "1", DDL: args["ddl"] == "1", Recovers: args["recovers"] == "1"})
 			case "cancel":
 				c.Step(Cancel{Txn: TxnID(num("t"))})
 			case "commit":

@@ -41,7 +41,7 @@ func (m *voting) step(ev Event) {
 	case Begin:
 		m.begin(e.Txn, e.Survey)
 	case Submit:
-		m.submit(e.Op, e.Writes || e.DDL, e.DDL)
+		m.submit(e.Op, e.Writes || e.DDL, e.DDL, e.Recovers)
 	case Answered:
 		m.answered(e)
 	case Down:
@@ -107,6 +107,10 @@ type txnState struct {
 	// held marks replicas whose COMMIT waits for their answers to the
 	// transaction's writes (see commitAt).
 	held []bool
+	// split: a statement's ballot found no agreement, so the replicas
+	// may have run it differently; a ROLLBACK TO SAVEPOINT
+	// (Submit.Recovers) cannot make up for that: it fails with 40001.
+	split bool
 }
 
 func (m *voting) begin(id TxnID, survey bool) {
@@ -129,10 +133,17 @@ func (m *voting) admitted(id TxnID) bool {
 	return !m.ordered || m.active == id
 }
 
-func (m *voting) submit(op Op, writes, ddl bool) {
+func (m *voting) submit(op Op, writes, ddl, recovers bool) {
 	t := m.txns[op.Txn]
 	if t == nil || t.finished {
 		panic(fmt.Sprintf("coord: %v submitted outside a live transaction", op))
+	}
+	if recovers && t.split && !t.survey {
+		// Not sent: the transaction can only roll back now.
+		m.c.emit(Reply{Op: op, From: -1, Fail: pgerr.New(pgerr.SerializationFailure,
+			"the transaction cannot go on after its error: the replicas did not agree on it").
+			WithHint("roll the transaction back and retry it")})
+		return
 	}
 	if writes {
 		if t.writes == nil {
@@ -428,6 +439,9 @@ func (m *voting) decide(op Op) {
 		return
 	}
 	b.decided, b.failed = true, true
+	if op.Kind == OpStmt {
+		t.split = true
+	}
 	for r, got := range b.votes {
 		if got != nil {
 			m.c.emit(Mismatch{R: ReplicaID(r), Op: op, Got: *got})

@@ -584,7 +584,7 @@ func (w *writer) dropFKIndex(index string, missingOK bool) bool {
 	if t == nil || len(cols) == 0 {
 		return false
 	}
-	for _, ref := range t.Refs {
+	for _, ref := range t.Refs() {
 		if len(ref) == 0 || len(ref) > len(cols) || !slices.Equal(ref, cols[:len(ref)]) {
 			continue
 		}

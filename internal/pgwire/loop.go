@@ -126,7 +126,8 @@ func (c *conn) simpleQuery(ctx context.Context, sql string) error {
 	return c.readyForQuery()
 }
 
-// sendAnswer sends one statement's answer of a simple query, in text.
+// sendAnswer sends one statement's answer of a simple query, in text
+// (in binary when the answer asks so: a FETCH from a BINARY cursor).
 func (c *conn) sendAnswer(a *answer.Answer) error {
 	if a == nil {
 		return pgerr.New(pgerr.InternalError, "statement produced no answer")
@@ -135,10 +136,17 @@ func (c *conn) sendAnswer(a *answer.Answer) error {
 		return pgerr.New(pgerr.InternalError, "answer has rows but no columns")
 	}
 	if a.Columns != nil {
-		c.send(rowDescription(a.Columns, nil))
+		var formats []int16
+		if a.Binary {
+			formats = make([]int16, len(a.Columns))
+			for i := range formats {
+				formats[i] = formatBinary
+			}
+		}
+		c.send(rowDescription(a.Columns, formats))
 		oids := columnOIDs(a.Columns)
 		for _, row := range a.Rows {
-			dr, err := c.dataRow(oids, nil, row)
+			dr, err := c.dataRow(oids, formats, row)
 			if err != nil {
 				return err
 			}

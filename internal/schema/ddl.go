@@ -40,18 +40,8 @@ func TableOf(cs *pg_query.CreateStmt) (*Table, error) {
 			if key {
 				t.Key = []string{c.Name}
 			}
-			for _, n := range e.GetColumnDef().Constraints {
-				if con := n.GetConstraint(); con != nil && con.Contype == pg_query.ConstrType_CONSTR_FOREIGN {
-					t.Refs = append(t.Refs, []string{c.Name})
-					t.Parents = append(t.Parents, con.Pktable.Relname)
-				}
-			}
 		case e.GetConstraint() != nil:
 			con := e.GetConstraint()
-			if con.Contype == pg_query.ConstrType_CONSTR_FOREIGN {
-				t.Refs = append(t.Refs, names(con.FkAttrs))
-				t.Parents = append(t.Parents, con.Pktable.Relname)
-			}
 			if con.Contype == pg_query.ConstrType_CONSTR_PRIMARY {
 				t.Key = names(con.Keys)
 				for _, k := range t.Key {
@@ -66,6 +56,21 @@ func TableOf(cs *pg_query.CreateStmt) (*Table, error) {
 	}
 	_, t.Constraints = ConstraintNames(cs)
 	return t, nil
+}
+
+// renameIn returns list with old replaced by new (a copy when it
+// changes).
+func renameIn(list []string, old, new string) []string {
+	if !slices.Contains(list, old) {
+		return list
+	}
+	out := slices.Clone(list)
+	for i, s := range out {
+		if s == old {
+			out[i] = new
+		}
+	}
+	return out
 }
 
 // ColumnOf describes one column definition; key is true when the column
@@ -99,7 +104,7 @@ func ColumnOf(cd *pg_query.ColumnDef) (c Column, key bool, err error) {
 			if len(con.Options) > 0 {
 				return c, false, unsupported("sequence options of IDENTITY column %q", cd.Colname)
 			}
-			c.Fill, c.NotNull, c.Always = FillSerial, true, con.GeneratedWhen == "a"
+			c.Fill, c.NotNull, c.Always, c.Identity = FillSerial, true, con.GeneratedWhen == "a", true
 		case pg_query.ConstrType_CONSTR_DEFAULT:
 			if seq, ok := SeqDefault(con.RawExpr); ok {
 				c.Fill, c.Seq = FillNextval, seq
@@ -112,6 +117,7 @@ func ColumnOf(cd *pg_query.ColumnDef) (c Column, key bool, err error) {
 			if c.Fill == FillNone {
 				c.Fill = f
 			}
+			c.Default = exprText(con.RawExpr)
 		case pg_query.ConstrType_CONSTR_GENERATED:
 			return c, false, unsupported("generated column %q", cd.Colname)
 		}
@@ -292,6 +298,12 @@ func (s *Snapshot) Apply(n *pg_query.Node) (*Snapshot, error) {
 			}
 		}
 		next.IndexColumns[IndexName(ix)] = cols
+		if ix.Unique {
+			if next.UniqueIndexes == nil {
+				next.UniqueIndexes = map[string]bool{}
+			}
+			next.UniqueIndexes[IndexName(ix)] = true
+		}
 	case n.GetDropStmt() != nil:
 		d := n.GetDropStmt()
 		for _, o := range d.Objects {
@@ -307,12 +319,15 @@ func (s *Snapshot) Apply(n *pg_query.Node) (*Snapshot, error) {
 				}
 				for ix, t := range next.Indexes {
 					if t == name {
+						delete(next.IndexColumns, ix)
+						delete(next.UniqueIndexes, ix)
 						delete(next.Indexes, ix)
 					}
 				}
 			case pg_query.ObjectType_OBJECT_INDEX:
 				delete(next.Indexes, name)
 				delete(next.IndexColumns, name)
+				delete(next.UniqueIndexes, name)
 			}
 		}
 	case n.GetAlterTableStmt() != nil:
@@ -351,6 +366,18 @@ func (s *Snapshot) Apply(n *pg_query.Node) (*Snapshot, error) {
 						break
 					}
 				}
+				// PostgreSQL drops the indexes and constraints on the
+				// column with it.
+				if slices.Contains(t.Key, cmd.Name) {
+					t.Key = nil
+				}
+				for ix, tn := range next.Indexes {
+					if tn == t.Name && slices.Contains(next.IndexColumns[ix], cmd.Name) {
+						delete(next.Indexes, ix)
+						delete(next.IndexColumns, ix)
+						delete(next.UniqueIndexes, ix)
+					}
+				}
 				// PostgreSQL drops the constraints on the column with it.
 				t.Constraints = slices.DeleteFunc(t.Constraints, func(c Constraint) bool {
 					return slices.Contains(c.Columns, cmd.Name)
@@ -370,6 +397,7 @@ func (s *Snapshot) Apply(n *pg_query.Node) (*Snapshot, error) {
 						return nil, unsupported("the DEFAULT of column %q: %s", cmd.Name, err.Error())
 					}
 					c.Fill = f
+					c.Default = exprText(cmd.Def)
 				}
 			case pg_query.AlterTableType_AT_SetNotNull:
 				if c := t.Column(cmd.Name); c != nil {
@@ -400,6 +428,7 @@ func (s *Snapshot) Apply(n *pg_query.Node) (*Snapshot, error) {
 					next.Indexes[ix] = t.Name
 				}
 			}
+			// Foreign keys name their parent table.
 			for name, o := range next.Tables {
 				if o.references(old.Name) {
 					o = o.clone()
@@ -423,6 +452,13 @@ func (s *Snapshot) Apply(n *pg_query.Node) (*Snapshot, error) {
 			for i, k := range t.Key {
 				if k == r.Subname {
 					t.Key[i] = r.Newname
+				}
+			}
+			// The constraints and indexes naming the column follow it.
+			next.Tables[t.Name] = t
+			for ix, tn := range next.Indexes {
+				if tn == t.Name {
+					next.IndexColumns[ix] = renameIn(next.IndexColumns[ix], r.Subname, r.Newname)
 				}
 			}
 			t.Constraints = renameConstraintColumn(t.Constraints, true, t.Name, r.Subname, r.Newname)
@@ -451,6 +487,20 @@ func (s *Snapshot) Apply(n *pg_query.Node) (*Snapshot, error) {
 	}
 	next.Version++
 	return next, nil
+}
+
+// exprText writes an expression back as PostgreSQL's parser would (""
+// for none or when it cannot).
+func exprText(n *pg_query.Node) string {
+	if n == nil {
+		return ""
+	}
+	sel := &pg_query.SelectStmt{TargetList: []*pg_query.Node{{Node: &pg_query.Node_ResTarget{ResTarget: &pg_query.ResTarget{Val: n}}}}}
+	text, err := pg_query.Deparse(&pg_query.ParseResult{Version: parseVersion, Stmts: []*pg_query.RawStmt{{Stmt: &pg_query.Node{Node: &pg_query.Node_SelectStmt{SelectStmt: sel}}}}})
+	if err != nil {
+		return ""
+	}
+	return strings.TrimPrefix(text, "SELECT ")
 }
 
 // IndexName returns the name of the index a CREATE INDEX makes: the

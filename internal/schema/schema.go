@@ -57,6 +57,12 @@ type Column struct {
 	Always bool `json:"always,omitempty"`
 	// Seq is the sequence of a FillNextval column.
 	Seq string `json:"seq,omitempty"`
+	// Identity marks GENERATED ... AS IDENTITY (SERIAL has Fill
+	// FillSerial without it), for the system catalogs.
+	Identity bool `json:"identity,omitempty"`
+	// Default is the DEFAULT expression as PostgreSQL's parser wrote it
+	// back ("" when none, or for SERIAL), for the system catalogs.
+	Default string `json:"default,omitempty"`
 }
 
 // Table is one table (or view, with no fills).
@@ -81,14 +87,16 @@ type Table struct {
 	// Aliases are the column names a view's definition gives (CREATE
 	// VIEW v (a, b) AS ...), which replace its query's first ones.
 	Aliases []string `json:"aliases,omitempty"`
-	// Refs are the column lists of the table's foreign keys (MariaDB
-	// needs an index starting with each).
-	Refs [][]string `json:"refs,omitempty"`
-	// Parents are the tables the foreign keys reference.
-	Parents []string `json:"parents,omitempty"`
 	// Constraints are the table's primary key, unique constraints,
-	// foreign keys and checks, by the names PostgreSQL knows them
-	// (tables created before shepherd recorded them have none).
+	// foreign keys and checks, by the names PostgreSQL knows them: the
+	// one record of them, which error messages (package errform), the
+	// names the replicas' engines get (package dialect) and the system
+	// catalogs (package pgcatalog) all read, so that a client sees one
+	// name for one constraint. What else needs them (the tables a
+	// table's foreign keys reference) is derived by methods. Catalog
+	// files of older shepherds, which kept foreign keys, unique
+	// constraints and checks in fields of their own, are converted when
+	// read (see UnmarshalJSON).
 	Constraints []Constraint `json:"constraints,omitempty"`
 }
 
@@ -102,13 +110,11 @@ func (s *Snapshot) Children(table string) []string {
 		if name == table {
 			continue
 		}
-		for _, p := range t.Parents {
-			if p == table {
-				out = append(out, name)
-				break
-			}
+		if t.references(table) {
+			out = append(out, name)
 		}
 	}
+	slices.Sort(out)
 	return out
 }
 
@@ -163,6 +169,8 @@ type Snapshot struct {
 	// Sequences are the sequences of CREATE SEQUENCE, by name (see
 	// Sequence).
 	Sequences map[string]*Sequence `json:"sequences,omitempty"`
+	// UniqueIndexes are the indexes made by CREATE UNIQUE INDEX.
+	UniqueIndexes map[string]bool `json:"unique_indexes,omitempty"`
 }
 
 // Table returns the named table (names as the parser folded them), or nil
@@ -195,6 +203,12 @@ func (s *Snapshot) clone() *Snapshot {
 	}
 	for k, v := range s.IndexColumns {
 		n.IndexColumns[k] = v
+	}
+	if len(s.UniqueIndexes) > 0 {
+		n.UniqueIndexes = map[string]bool{}
+		for k, v := range s.UniqueIndexes {
+			n.UniqueIndexes[k] = v
+		}
 	}
 	n.Version = s.Version
 	for k, v := range s.Tables {

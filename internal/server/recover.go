@@ -271,3 +271,132 @@ func recoverCatalog(cache *sqlan.Cache, records []wal.Record, log *slog.Logger) 
 	}
 	return nil
 }
+
+// resolveIntents resolves the DDL intents the last run left in the intent
+// file (cluster.Intent) before anything else of start-up reads the log:
+// coord.PlanIntents decides (the simulator runs it too). A transaction it
+// completes is appended to the log, durably, after its last record, and
+// is then replayed to every replica like any logged transaction; the
+// replicas it retires are recorded in the retirement file. Only then is
+// the intent file emptied: a crash in between finds the completed
+// transaction logged (so resolved), or plans the same retirements again.
+// It returns the log's records, completed ones included, and the
+// retirement file's entries (nil if it did not change them).
+func resolveIntents(ctx context.Context, w *wal.Log, records []wal.Record, intentFile, retiredFile string, engines []driver.Engine, names []string, log *slog.Logger) ([]wal.Record, map[string]cluster.Retirement, error) {
+	intents, err := cluster.LoadIntents(intentFile)
+	if err != nil || len(intents) == 0 {
+		return records, nil, err
+	}
+	index := map[string]int{}
+	for i, n := range names {
+		index[n] = i
+	}
+	byTxn := map[uint64]cluster.Intent{}
+	ds := make([]coord.DDLIntent, len(intents))
+	for i, in := range intents {
+		byTxn[in.Txn] = in
+		logged, known := in.Logged(records)
+		ds[i] = coord.DDLIntent{Txn: in.Txn, Lone: in.Lone, Unknown: !logged && !known}
+		for _, n := range in.Replicas {
+			if r, ok := index[n]; ok {
+				ds[i].Replicas = append(ds[i].Replicas, r)
+			}
+		}
+	}
+	var open []cluster.Intent
+	for _, in := range intents {
+		if logged, _ := in.Logged(records); !logged {
+			open = append(open, in)
+		}
+	}
+	if refused, why := tryIntents(ctx, engines, names, records, open); refused != 0 {
+		for i := range ds {
+			if ds[i].Txn == refused {
+				ds[i].Refused = true
+				log.Error("a schema change left open by a crash is refused by a replica in a trial: it is not completed",
+					"txn", refused, "why", why)
+			}
+		}
+	}
+	plan := coord.PlanIntents(ds, func(txn uint64) bool {
+		logged, _ := byTxn[txn].Logged(records)
+		return logged
+	})
+	for _, txn := range plan.Complete {
+		var top uint64
+		if len(records) > 0 {
+			top = records[len(records)-1].Barrier
+		}
+		rec := byTxn[txn].Record(top + 1)
+		if err := w.Append(ctx, rec); err != nil {
+			return nil, nil, fmt.Errorf("completing the schema change of transaction %d in the write-ahead log: %w", txn, err)
+		}
+		records = append(records, rec)
+		log.Warn("schema change left open by a crash completed: logged, and replayed to every replica",
+			"txn", txn, "barrier", rec.Barrier, "statement", rec.Statements[0].SQL)
+	}
+	var retired map[string]cluster.Retirement
+	if len(plan.Retire) > 0 {
+		var add []cluster.Retirement
+		for r, why := range plan.Retire {
+			add = append(add, cluster.Retirement{Replica: names[r], Why: why, Since: time.Now().UTC()})
+			log.Error("replica retired at start: it may hold a schema change the others never got; "+
+				"rebuild it from a replica in use, then run REJOIN REPLICA on the admin console", "replica", names[r], "why", why)
+		}
+		if retired, err = cluster.AddRetirements(retiredFile, add); err != nil {
+			return nil, nil, err
+		}
+	}
+	if err := cluster.SaveIntents(intentFile, nil); err != nil {
+		return nil, nil, fmt.Errorf("DDL intents: %w", err)
+	}
+	return records, retired, nil
+}
+
+// tryIntents tries the open intents (cluster.TryIntents), in order, on
+// each replica that runs DDL in transactions (not MariaDB) and holds
+// every logged transaction (records), rolling them back: a change such a
+// replica refuses would fail the replay of its completion there, on
+// every start. It returns the first intent refused, with why, or 0. A
+// replica it cannot reach, or that lags the log, proves nothing.
+func tryIntents(ctx context.Context, engines []driver.Engine, names []string, records []wal.Record, open []cluster.Intent) (uint64, error) {
+	if len(open) == 0 {
+		return 0, nil
+	}
+	var from uint64
+	if len(records) > 0 {
+		from = records[0].Barrier
+	}
+	for i, e := range engines {
+		if e.Dialect() == driver.MySQL {
+			continue
+		}
+		refused, why := func() (uint64, error) {
+			cctx, cancel := context.WithTimeout(ctx, connectTimeout)
+			c, err := e.Connect(cctx)
+			cancel()
+			if err != nil {
+				return 0, nil
+			}
+			defer c.Close()
+			have, _, err := replica.LogRead(ctx, c, from)
+			if err != nil {
+				return 0, nil
+			}
+			for _, r := range records {
+				if !have[r.Barrier] {
+					return 0, nil // it lags: replay would change what it refuses
+				}
+			}
+			refused, why, err := cluster.TryIntents(ctx, c, e.Dialect(), open)
+			if err != nil {
+				return 0, nil
+			}
+			return refused, fmt.Errorf("%s: %w", names[i], why)
+		}()
+		if refused != 0 {
+			return refused, why
+		}
+	}
+	return 0, nil
+}

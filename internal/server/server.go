@@ -15,7 +15,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/shepherd-db/shepherd/internal/admin"
 	"github.com/shepherd-db/shepherd/internal/cluster"
 	"github.com/shepherd-db/shepherd/internal/config"
 	"github.com/shepherd-db/shepherd/internal/coord"
@@ -48,11 +47,12 @@ type Server struct {
 	wal     *wal.Log // cbs and ss
 	repair  *repair.Service
 	shared  *session.Shared // advisory locks
+	dbs     *databases      // created databases (databases.go); nil in theirs
 }
 
-// Open opens every replica (checking each is reachable) and builds the
-// cluster. Errors name the replica at fault.
-func Open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Server, error) {
+// open opens every replica (checking each is reachable) and builds the
+// cluster of one database. Errors name the replica at fault.
+func open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Server, error) {
 	mode, ok := modes[cfg.Mode]
 	if !ok {
 		return nil, &config.Error{Field: "mode", Msg: fmt.Sprintf("unknown mode %q", cfg.Mode)}
@@ -61,6 +61,7 @@ func Open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Server, e
 		return nil, &config.Error{Field: "data_dir", Msg: err.Error()}
 	}
 	s := &Server{cfg: cfg, log: log, shared: session.NewShared()}
+	s.shared.CursorMemory = cfg.CursorMemory()
 	var reps []cluster.Replica
 	var names []string
 	var classes []driver.Class
@@ -129,6 +130,24 @@ func Open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Server, e
 		}
 		if r, ok := w.Repaired(); ok {
 			log.Warn("write-ahead log had a torn tail, dropped", "repair", r.String())
+		}
+		// Schema changes a replica that commits DDL as it runs it may
+		// hold without the log: completed, or that replica retired.
+		copts.IntentFile = filepath.Join(cfg.DataDir, "ddl-intents.json")
+		var more map[string]cluster.Retirement
+		records, more, err = resolveIntents(ctx, w, records, copts.IntentFile, copts.RetiredFile, s.engines, names, log)
+		if err != nil {
+			w.Close()
+			s.closeEngines()
+			return nil, &config.Error{Field: "data_dir", Msg: err.Error()}
+		}
+		if more != nil {
+			copts.Retired = more
+			for i, n := range names {
+				if r, ok := more[n]; ok {
+					retired[i] = fmt.Errorf("retired: %s", r.Why)
+				}
+			}
 		}
 		if err := recoverCatalog(s.cache, records, log); err != nil {
 			w.Close()
@@ -305,6 +324,9 @@ func (s *Server) close() {
 	// trail (sequential secondaries) may still be applying committed
 	// ones. Stopping them now would leave them without transactions the
 	// clients saw committed, and nothing would bring those back.
+	if s.dbs != nil {
+		s.dbs.closeAll()
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), drainTimeout)
 	defer cancel()
 	if err := s.cluster.Idle(ctx); err != nil {
@@ -340,8 +362,5 @@ type handler struct{ s *Server }
 
 // NewSession implements pgwire.Handler.
 func (h handler) NewSession(ctx context.Context, info pgwire.StartupInfo) (pgwire.Session, error) {
-	if info.Database == admin.Database {
-		return admin.New(h.s.cluster, h.s.repair), nil
-	}
-	return session.New(h.s.cluster, h.s.cache, h.s.shared, info), nil
+	return h.s.newSession(info)
 }

@@ -216,7 +216,7 @@ func TestRefusedAtOnce(t *testing.T) {
 	for sql, code := range map[string]string{
 		"COPY t FROM STDIN WHERE a > 1": "0A000",
 		"COPY t TO '/tmp/t'":            "42501",
-		"SAVEPOINT a":                   "0A000",
+		"SAVEPOINT a":                   "25P01",
 		"SELEC 1":                       "42601",
 		"SELECT * FROM no_such_table":   "42P01",
 		"SET TimeZone = 'Europe/Oslo'":  "0A000",

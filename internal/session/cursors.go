@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"strconv"
+	"unsafe"
 
 	"github.com/shepherd-db/shepherd/internal/answer"
 	"github.com/shepherd-db/shepherd/internal/driver"
@@ -17,12 +18,34 @@ import (
 type cursor struct {
 	cols []answer.Column
 	rows [][]answer.Value
+	size int64 // rowsSize(rows), counted against the session's CursorMemory
 	// pos is the position: 0 before the first row, 1..len(rows) on a
 	// row, len(rows)+1 after the last.
 	pos      int64
 	hold     bool // WITH HOLD: outlives its transaction's COMMIT
 	noScroll bool // NO SCROLL: forward only
+	binary   bool // BINARY: FETCH answers in binary format (simple protocol)
 	inBlock  bool // declared in the open block: gone if it rolls back
+	failed   bool // a FETCH or MOVE failed: it can only be closed
+}
+
+// CursorMemory is how many bytes of rows the cursors of one session may
+// keep together (see rowsSize) unless Shared.CursorMemory says otherwise:
+// a DECLARE whose answer would go beyond it fails with 54000 and keeps
+// nothing.
+const CursorMemory = 256 << 20
+
+// rowsSize is what rows take in memory, near enough: each value's text
+// and its header, each row's slice header.
+func rowsSize(rows [][]answer.Value) int64 {
+	n := int64(len(rows)) * int64(unsafe.Sizeof([]answer.Value(nil)))
+	for _, r := range rows {
+		n += int64(len(r)) * int64(unsafe.Sizeof(answer.Value{}))
+		for _, v := range r {
+			n += int64(len(v.Text))
+		}
+	}
+	return n
 }
 
 // duplicateCursor is SQLSTATE 42P03.
@@ -46,10 +69,29 @@ func (s *Session) declare(ctx context.Context, st *sqlan.Stmt, args []driver.Arg
 	if err != nil {
 		return nil, err
 	}
+	size := rowsSize(a.Rows)
+	limit := s.cursorLimit
+	if limit <= 0 {
+		limit = s.shared.CursorMemory
+	}
+	if limit <= 0 {
+		limit = CursorMemory
+	}
+	var kept int64
+	for _, c := range s.cursors {
+		kept += c.size
+	}
+	if kept+size > limit {
+		return nil, pgerr.New(pgerr.ProgramLimitExceeded,
+			"cursor %q would keep %d bytes of rows in shepherd, beyond the %d bytes a session's cursors may keep (%d kept by its other cursors)",
+			op.Name, size, limit, kept).
+			WithDetail("shepherd runs a cursor's query once, at DECLARE, and keeps its answer until the cursor is closed.").
+			WithHint("Narrow the cursor's query (a WHERE clause or a LIMIT), or close other cursors.")
+	}
 	if s.cursors == nil {
 		s.cursors = map[string]*cursor{}
 	}
-	s.cursors[op.Name] = &cursor{cols: a.Columns, rows: a.Rows, hold: op.Cursor.Hold, noScroll: op.Cursor.NoScroll, inBlock: block}
+	s.cursors[op.Name] = &cursor{cols: a.Columns, rows: a.Rows, size: size, hold: op.Cursor.Hold, noScroll: op.Cursor.NoScroll, binary: op.Cursor.Binary, inBlock: block}
 	return &answer.Answer{Tag: st.Verb}, nil
 }
 
@@ -80,6 +122,9 @@ func (s *Session) fetch(st *sqlan.Stmt) (*answer.Answer, error) {
 	c, ok := s.cursors[name]
 	if !ok {
 		return nil, noCursor(name)
+	}
+	if c.failed {
+		return nil, pgerr.New(objectNotInPrerequisiteState, "portal %q cannot be run", name)
 	}
 	var out [][]answer.Value
 	keep := !f.Move
@@ -189,9 +234,17 @@ func (s *Session) fetch(st *sqlan.Stmt) (*answer.Answer, error) {
 				moved = 1
 			}
 		case count == 0:
+			// PostgreSQL re-fetches the current row by stepping back
+			// one row and then forward; off a row, it still runs
+			// the executor in the direction asked, for no row.
+			// Either backward step is refused on a NO SCROLL cursor.
 			if onRow {
-				c.pos--
-				moved = forward(1, keep)
+				backward(1, false)
+				if err == nil {
+					moved = forward(1, keep)
+				}
+			} else if dir == sqlan.FetchBackward {
+				backward(0, false)
 			}
 		case dir == sqlan.FetchBackward && count == sqlan.FetchAll && f.Move:
 			moved = c.pos - 1
@@ -207,12 +260,16 @@ func (s *Session) fetch(st *sqlan.Stmt) (*answer.Answer, error) {
 		}
 	}
 	if err != nil {
+		// PostgreSQL marks a portal whose run failed: a cursor that
+		// outlives the error (WITH HOLD, outside a block) cannot be
+		// used again, only closed.
+		c.failed = true
 		return nil, err
 	}
 	if f.Move {
 		return &answer.Answer{Tag: "MOVE " + strconv.FormatInt(moved, 10)}, nil
 	}
-	return &answer.Answer{Columns: c.cols, Rows: out, Tag: "FETCH " + strconv.Itoa(len(out)), RowsAffected: int64(len(out))}, nil
+	return &answer.Answer{Columns: c.cols, Rows: out, Tag: "FETCH " + strconv.Itoa(len(out)), RowsAffected: int64(len(out)), Binary: c.binary}, nil
 }
 
 // closeCursor runs CLOSE name: a cursor, else a portal of the protocol.

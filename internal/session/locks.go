@@ -13,6 +13,10 @@ import (
 // MariaDB's and SQLite's differ or do not exist).
 type Shared struct {
 	locks lockTable
+	// CursorMemory is how many bytes of rows one session's cursors may
+	// keep together; 0 means the default, CursorMemory. Set before the
+	// first session starts.
+	CursorMemory int64
 }
 
 // NewShared returns the shared state of a server's sessions.

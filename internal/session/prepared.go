@@ -70,10 +70,12 @@ func (s *Session) Describe(ctx context.Context, ps pgwire.Statement) ([]uint32, 
 		p.cols = []answer.Column{showColumn(p.st.ShowName)}
 	case p.st.Kind == sqlan.Local && p.st.Session.Op == "fetch" && !p.st.Session.Fetch.Move:
 		// The cursor's columns, as they are now; every FETCH from it
-		// answers them.
+		// answers them. No cursor of that name (yet): no columns, and
+		// Execute says it does not exist (PostgreSQL's
+		// UtilityTupleDescriptor leaves the error to it).
 		cols, err := s.cursorColumns(p.st.Session.Name)
 		if err != nil {
-			return nil, nil, err
+			cols = nil
 		}
 		return p.paramOIDs, cols, nil
 	case p.st.Kind == sqlan.Local:
@@ -82,6 +84,12 @@ func (s *Session) Describe(ctx context.Context, ps pgwire.Statement) ([]uint32, 
 		}
 	case p.st.Kind == sqlan.Explain:
 		p.cols = explain(nil).Columns
+	case p.st.Kind == sqlan.Catalog:
+		cols, err := s.catalogColumns(ctx, p.st)
+		if err != nil {
+			return nil, nil, err
+		}
+		p.cols = cols
 	case p.st.ReturnsRows:
 		ctx = s.cancellable(ctx)
 		defer s.endCall()

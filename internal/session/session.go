@@ -5,7 +5,7 @@
 // Transaction rules follow PostgreSQL: a statement outside a block is its
 // own transaction and is answered only once it committed; after an error
 // inside a block every statement fails with 25P02 until ROLLBACK (COMMIT
-// then rolls back too); several statements in one simple Query message
+// then rolls back too) or ROLLBACK TO SAVEPOINT (savepoint.go); several statements in one simple Query message
 // form one implicit block unless they manage transactions themselves.
 package session
 
@@ -42,6 +42,11 @@ type Session struct {
 	ddl      []*sqlan.Stmt    // DDL of the open block, recorded in the catalog at COMMIT
 	defaults driver.TxOptions // SET SESSION CHARACTERISTICS
 
+	// savepoints of the open block, oldest first; spCount numbers the
+	// block's SAVEPOINTs (see savepoint.go).
+	savepoints []savepoint
+	spCount    int
+
 	// Settings (see params.go): startup holds the startup packet's,
 	// params SET's, local SET LOCAL's until the block ends; saved (with
 	// savedDefaults) is params as the block found them, for ROLLBACK.
@@ -59,6 +64,9 @@ type Session struct {
 	seqs           seqSession         // currval() and lastval() of the session's sequences
 	reported       map[string]string  // the values the client was last told (ChangedParameters)
 	cursors        map[string]*cursor // DECLAREd cursors, by name
+	dbs            Databases          // CREATE/DROP DATABASE (databases.go); nil: refused
+	closed         func()             // called once at Close (SetDatabases)
+	cursorLimit    int64              // bytes its cursors may keep; 0 for shared's
 
 	cancelMu sync.Mutex
 	cancel   context.CancelFunc // cancels the running call
@@ -145,6 +153,10 @@ func (s *Session) Close(ctx context.Context) {
 	if s.callCancel != nil {
 		s.callCancel() // lets go of the parent context
 	}
+	if s.closed != nil {
+		s.closed()
+		s.closed = nil
+	}
 }
 
 // Query implements pgwire.Session.
@@ -218,6 +230,8 @@ func (s *Session) exec(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (
 	case sqlan.Rollback:
 		s.endBlock(false)
 		return &answer.Answer{Tag: "ROLLBACK"}, nil
+	case sqlan.Savepoint:
+		return s.savepoint(ctx, st)
 	}
 	if s.failed {
 		return nil, pgerr.New(pgerr.InFailedSQLTransaction, "current transaction is aborted, commands ignored until end of transaction block")
@@ -229,8 +243,12 @@ func (s *Session) exec(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (
 		return s.show(st)
 	case sqlan.Explain:
 		return explain(st.Inner), nil
+	case sqlan.Catalog:
+		return s.catalogQuery(ctx, st, args)
 	case sqlan.Copy:
 		return s.copy(ctx, st.Copy)
+	case sqlan.Database:
+		return s.createOrDrop(ctx, st)
 	case sqlan.Local:
 		a, err := s.runLocal(ctx, st, args)
 		if err != nil {
@@ -313,6 +331,7 @@ func (s *Session) begin(st *sqlan.Stmt) (*answer.Answer, error) {
 func (s *Session) commit(ctx context.Context) error {
 	t, ddl := s.txn, s.ddl
 	s.txn, s.inBlock, s.failed, s.ddl = nil, false, false, nil
+	s.savepoints, s.spCount = nil, 0
 	if t == nil {
 		s.endTransaction(true)
 		return nil
@@ -360,6 +379,13 @@ func explain(st *sqlan.Stmt) *answer.Answer {
 		a.Tag = answer.Tag("EXPLAIN", 0)
 		return a
 	}
+	if st.Kind == sqlan.Catalog {
+		// No replica runs it: shepherd's catalog answers.
+		a.Rows = [][]answer.Value{{answer.V(answer.Text, "catalog"), answer.V(answer.Text, "none (shepherd's catalog answers)"),
+			answer.V(answer.Text, st.SQL), answer.V(answer.Text, "")}}
+		a.Tag, a.RowsAffected = "EXPLAIN", 1
+		return a
+	}
 	for _, f := range st.Forms() {
 		a.Rows = append(a.Rows, []answer.Value{
 			answer.V(answer.Text, f.Dialect.String()), answer.V(answer.Text, strings.Join(f.Replicas, ", ")),
@@ -402,6 +428,7 @@ func (s *Session) endBlock(commit bool) {
 		s.txn.Rollback()
 	}
 	s.txn, s.inBlock, s.failed, s.ddl = nil, false, false, nil
+	s.savepoints, s.spCount = nil, 0
 	s.endTransaction(commit)
 }
 

@@ -64,6 +64,9 @@ type SessionOp struct {
 // CursorOptions are a DECLARE's options.
 type CursorOptions struct {
 	Hold, Scroll, NoScroll bool
+	// Binary is DECLARE ... BINARY: a FETCH in the simple protocol
+	// answers in binary format.
+	Binary bool
 }
 
 // Fetch is a FETCH or MOVE: its direction and count as PostgreSQL's
@@ -467,22 +470,12 @@ func analyseSession(st *Stmt, n *pg_query.Node) (ok bool, err error) {
 		}
 	case n.GetDeclareCursorStmt() != nil:
 		d := n.GetDeclareCursorStmt()
-		if d.Options&cursorBinary != 0 {
-			return false, unsupported("binary cursors (DECLARE ... BINARY CURSOR)")
-		}
-		if len(d.Query.GetSelectStmt().GetLockingClause()) > 0 {
-			// PostgreSQL's own refusals, at parse analysis.
-			switch {
-			case d.Options&cursorHold != 0:
-				return false, pgerr.New(pgerr.FeatureNotSupported, "DECLARE CURSOR WITH HOLD ... FOR UPDATE is not supported").
-					WithDetail("Holdable cursors must be READ ONLY.")
-			case d.Options&cursorScroll != 0:
-				return false, pgerr.New(pgerr.FeatureNotSupported, "DECLARE SCROLL CURSOR ... FOR UPDATE is not supported").
-					WithDetail("Scrollable cursors must be READ ONLY.")
-			}
+		if err := checkDeclare(d); err != nil {
+			return false, err
 		}
 		op, st.Verb = &SessionOp{Op: "declare", Name: d.Portalname, Cursor: CursorOptions{
-			Hold: d.Options&cursorHold != 0, Scroll: d.Options&cursorScroll != 0, NoScroll: d.Options&cursorNoScroll != 0,
+			Hold: d.Options&cursorHold != 0, Scroll: d.Options&cursorScroll != 0, Binary: d.Options&cursorBinary != 0,
+			NoScroll: d.Options&cursorNoScroll != 0 || d.Options&(cursorScroll|cursorNoScroll) == 0 && forwardOnly(d.Query),
 		}}, "DECLARE CURSOR"
 	case n.GetFetchStmt() != nil:
 		f := n.GetFetchStmt()

@@ -14,6 +14,7 @@ import (
 	"github.com/shepherd-db/shepherd/internal/answer"
 	"github.com/shepherd-db/shepherd/internal/dialect"
 	"github.com/shepherd-db/shepherd/internal/driver"
+	"github.com/shepherd-db/shepherd/internal/pgcatalog"
 	"github.com/shepherd-db/shepherd/internal/pgerr"
 	"github.com/shepherd-db/shepherd/internal/schema"
 )
@@ -27,20 +28,33 @@ type Kind uint8
 
 // Statement kinds.
 const (
-	Read     Kind = iota + 1 // SELECT, VALUES, TABLE: no writes
-	Write                    // INSERT, UPDATE, DELETE, MERGE, SELECT ... INTO-free writes
-	DDL                      // CREATE, ALTER, DROP, TRUNCATE
-	Begin                    // BEGIN, START TRANSACTION
-	Commit                   // COMMIT, END
-	Rollback                 // ROLLBACK, ABORT
-	Set                      // SET, RESET, SET TRANSACTION: answered by shepherd
-	Show                     // SHOW: answered by shepherd
-	Explain                  // EXPLAIN (SHEPHERD): answered by shepherd
-	Copy                     // COPY FROM STDIN / TO STDOUT: run by the session as INSERTs / a query
-	Local                    // session statements and functions: answered by shepherd (see SessionOp)
+	Read      Kind = iota + 1 // SELECT, VALUES, TABLE: no writes
+	Write                     // INSERT, UPDATE, DELETE, MERGE, SELECT ... INTO-free writes
+	DDL                       // CREATE, ALTER, DROP, TRUNCATE
+	Begin                     // BEGIN, START TRANSACTION
+	Commit                    // COMMIT, END
+	Rollback                  // ROLLBACK, ABORT
+	Set                       // SET, RESET, SET TRANSACTION: answered by shepherd
+	Show                      // SHOW: answered by shepherd
+	Explain                   // EXPLAIN (SHEPHERD): answered by shepherd
+	Copy                      // COPY FROM STDIN / TO STDOUT: run by the session as INSERTs / a query
+	Local                     // session statements and functions: answered by shepherd (see SessionOp)
+	Catalog                   // a query of pg_catalog / information_schema: answered by shepherd's catalog (pgcatalog)
+	Savepoint                 // SAVEPOINT, RELEASE [SAVEPOINT], ROLLBACK TO [SAVEPOINT]: run in order with the block's statements
+	Database                  // CREATE DATABASE, DROP DATABASE: carried out by shepherd (see DatabaseStmt)
 )
 
-var kindNames = [...]string{"", "read", "write", "ddl", "begin", "commit", "rollback", "set", "show", "explain", "copy", "local"}
+var kindNames = [...]string{"", "read", "write", "ddl", "begin", "commit", "rollback", "set", "show", "explain", "copy", "local", "catalog", "savepoint", "database"}
+
+// SavepointOp is what a statement of Kind Savepoint does.
+type SavepointOp uint8
+
+// Savepoint operations.
+const (
+	SavepointDefine     SavepointOp = iota + 1 // SAVEPOINT name
+	SavepointRelease                           // RELEASE [SAVEPOINT] name
+	SavepointRollbackTo                        // ROLLBACK TO [SAVEPOINT] name
+)
 
 // String returns the kind's name.
 func (k Kind) String() string {
@@ -85,6 +99,11 @@ type Stmt struct {
 	ShowName string
 	// Session is what a Local statement does.
 	Session *SessionOp
+	// SavepointOp and SavepointName describe a statement of Kind
+	// Savepoint; the name is as PostgreSQL's parser gives it (folded
+	// to lower case unless quoted).
+	SavepointOp   SavepointOp
+	SavepointName string
 
 	// Pins are the values shepherd chooses for the statement (now(),
 	// random(), generated keys), sent as parameters NumParams+1... after
@@ -119,6 +138,8 @@ type Stmt struct {
 	Inner *Stmt
 	// Copy describes a COPY (Kind Copy).
 	Copy *CopySpec
+	// Database describes a CREATE or DROP DATABASE (Kind Database).
+	Database *DatabaseStmt
 
 	// tree is the parsed (and rewritten) statement.
 	tree    *pg_query.Node
@@ -344,6 +365,17 @@ func ParseIn(sql string, env *Env) (_ []*Stmt, err error) {
 		if err := reservedRelation(raw.Stmt); err != nil {
 			return nil, err
 		}
+		if pgcatalog.Reads(raw.Stmt) {
+			// Answered from shepherd's own catalog, not by the replicas:
+			// nothing to translate.
+			st := &Stmt{SQL: text, Kind: Catalog, Verb: "SELECT", ReturnsRows: true, tree: raw.Stmt, env: env, version: tree.Version}
+			st.Ordered = len(raw.Stmt.GetSelectStmt().SortClause) > 0
+			if st.NumParams, err = maxParam(raw.Stmt); err != nil {
+				return nil, err
+			}
+			out = append(out, st)
+			continue
+		}
 		st, err := analyse(text, raw.Stmt)
 		if err != nil {
 			return nil, err
@@ -413,6 +445,9 @@ func unsupported(format string, args ...any) error {
 func analyse(text string, n *pg_query.Node) (*Stmt, error) {
 	st := &Stmt{SQL: text}
 	if ok, err := analyseSession(st, n); ok || err != nil {
+		return st, err
+	}
+	if ok, err := analyseDatabase(st, n); ok || err != nil {
 		return st, err
 	}
 	switch {
@@ -503,14 +538,42 @@ func analyseTransaction(st *Stmt, t *pg_query.TransactionStmt) error {
 			return unsupported("ROLLBACK AND CHAIN")
 		}
 		st.Kind, st.Verb = Rollback, "ROLLBACK"
-	case pg_query.TransactionStmtKind_TRANS_STMT_SAVEPOINT,
-		pg_query.TransactionStmtKind_TRANS_STMT_RELEASE,
-		pg_query.TransactionStmtKind_TRANS_STMT_ROLLBACK_TO:
-		return unsupported("savepoints yet (SAVEPOINT, RELEASE, ROLLBACK TO)")
+	case pg_query.TransactionStmtKind_TRANS_STMT_SAVEPOINT:
+		st.Kind, st.Verb, st.SavepointOp, st.SavepointName = Savepoint, "SAVEPOINT", SavepointDefine, t.SavepointName
+	case pg_query.TransactionStmtKind_TRANS_STMT_RELEASE:
+		st.Kind, st.Verb, st.SavepointOp, st.SavepointName = Savepoint, "RELEASE", SavepointRelease, t.SavepointName
+	case pg_query.TransactionStmtKind_TRANS_STMT_ROLLBACK_TO:
+		st.Kind, st.Verb, st.SavepointOp, st.SavepointName = Savepoint, "ROLLBACK", SavepointRollbackTo, t.SavepointName
 	default:
 		return unsupported("two-phase commit (PREPARE TRANSACTION, COMMIT PREPARED)")
 	}
 	return nil
+}
+
+// NewSavepoint returns the statement the replicas run for a client's
+// savepoint statement: op on the savepoint the replicas know as name. The
+// session names the replicas' savepoints itself (one new name per
+// SAVEPOINT), since the engines differ on names: MariaDB folds their case
+// and PostgreSQL does not.
+func NewSavepoint(op SavepointOp, name string) *Stmt {
+	verb := map[SavepointOp]string{SavepointDefine: "SAVEPOINT", SavepointRelease: "RELEASE", SavepointRollbackTo: "ROLLBACK"}[op]
+	st := &Stmt{Kind: Savepoint, Verb: verb, SavepointOp: op, SavepointName: name, SQL: savepointSQL(op, name)}
+	for d := range st.dialects {
+		st.dialects[d] = dialectForm{sql: st.SQL}
+	}
+	return st
+}
+
+// savepointSQL writes a savepoint statement with its name quoted.
+func savepointSQL(op SavepointOp, name string) string {
+	q := `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
+	switch op {
+	case SavepointRelease:
+		return "RELEASE SAVEPOINT " + q
+	case SavepointRollbackTo:
+		return "ROLLBACK TO SAVEPOINT " + q
+	}
+	return "SAVEPOINT " + q
 }
 
 // txOptions reads BEGIN / SET TRANSACTION options (DefElem list).
@@ -664,6 +727,15 @@ func (s *Stmt) prepare() error {
 		return err
 	case Copy:
 		return s.prepareCopy()
+	case Savepoint:
+		// One text every engine reads alike (MariaDB runs with
+		// ANSI_QUOTES; SQLite's RELEASE commits only outside BEGIN,
+		// and replicas always run it inside one).
+		text := savepointSQL(s.SavepointOp, s.SavepointName)
+		for d := range s.dialects {
+			s.dialects[d] = dialectForm{sql: text}
+		}
+		return nil
 	case Local:
 		if s.Session.Op == "constraints" && len(s.env.Replicas[driver.MySQL])+len(s.env.Replicas[driver.SQLite]) == 0 {
 			// Only PostgreSQL replicas: DEFERRABLE constraints may exist,
@@ -890,7 +962,7 @@ func (s *Stmt) rewrite(r *rewriter) error {
 		if len(s.env.Replicas[driver.SQLite]) > 0 {
 			// SQLite accepts a foreign key to a table that does not
 			// exist, where the others fail as PostgreSQL does.
-			for _, p := range t.Parents {
+			for _, p := range t.Parents() {
 				if p != t.Name && s.env.Schema.Table(p) == nil {
 					return pgerr.New(pgerr.UndefinedTable, "relation %q does not exist", p)
 				}

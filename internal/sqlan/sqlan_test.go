@@ -75,9 +75,37 @@ func TestBeginOptions(t *testing.T) {
 	}
 }
 
+// TestSavepointStatements: the three savepoint statements, in every
+// spelling, are analysed as Kind Savepoint with the name PostgreSQL's
+// parser gives (folded unless quoted) and PostgreSQL's command tags.
+func TestSavepointStatements(t *testing.T) {
+	for sql, want := range map[string]struct {
+		op         SavepointOp
+		name, verb string
+	}{
+		"SAVEPOINT a":                  {SavepointDefine, "a", "SAVEPOINT"},
+		"savepoint \"Big Name\"":       {SavepointDefine, "Big Name", "SAVEPOINT"},
+		"RELEASE SAVEPOINT A":          {SavepointRelease, "a", "RELEASE"},
+		"RELEASE a":                    {SavepointRelease, "a", "RELEASE"},
+		"ROLLBACK TO SAVEPOINT a":      {SavepointRollbackTo, "a", "ROLLBACK"},
+		"ROLLBACK TO a":                {SavepointRollbackTo, "a", "ROLLBACK"},
+		"ROLLBACK WORK TO SAVEPOINT a": {SavepointRollbackTo, "a", "ROLLBACK"},
+	} {
+		st, err := ParseOne(sql)
+		if err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+		if st.Kind != Savepoint || st.SavepointOp != want.op || st.SavepointName != want.name || st.Verb != want.verb {
+			t.Errorf("%s: kind %v op %d name %q verb %s", sql, st.Kind, st.SavepointOp, st.SavepointName, st.Verb)
+		}
+	}
+	if got := NewSavepoint(SavepointRollbackTo, `x"y`).SQL; got != `ROLLBACK TO SAVEPOINT "x""y"` {
+		t.Errorf("NewSavepoint: %s", got)
+	}
+}
+
 func TestRefused(t *testing.T) {
 	for _, sql := range []string{
-		"SAVEPOINT a", "RELEASE SAVEPOINT a", "ROLLBACK TO SAVEPOINT a",
 		"COPY t FROM STDIN WHERE a > 1", "PREPARE TRANSACTION 'x'",
 		"SELECT 1 INTO t2", "CREATE FUNCTION f() RETURNS int AS 'select 1' LANGUAGE sql",
 		"LISTEN x",

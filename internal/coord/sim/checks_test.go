@@ -247,6 +247,21 @@ func TestBrokenShellDecisions(t *testing.T) {
 		},
 		want: "restart refused with 3 correct replicas usable",
 	}, {
+		// A crash after a replica that commits DDL as it runs it ran a
+		// schema change not yet logged: start-up that takes it in as it
+		// is (no intents resolved) leaves it alone with the change.
+		name: "restart ignores DDL intents", scenario: "restart", mode: coord.SS, seed: 3,
+		broken: func(o *Options) {
+			o.planIntents = func([]coord.DDLIntent, func(uint64) bool) coord.IntentPlan { return coord.IntentPlan{} }
+		},
+		want: "restart: r0 (correct) holds",
+	}, {
+		name: "restart ignores DDL intents (cbs)", scenario: "restart", mode: coord.CBS, seed: 25,
+		broken: func(o *Options) {
+			o.planIntents = func([]coord.DDLIntent, func(uint64) bool) coord.IntentPlan { return coord.IntentPlan{} }
+		},
+		want: "restart: r0 (correct) holds",
+	}, {
 		// A compare that calls every survey unanimous misses the
 		// replica that committed other values than it answered.
 		name: "survey misses corruption", scenario: "corrupt-secondary", mode: coord.CBS, seed: 3,

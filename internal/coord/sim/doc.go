@@ -24,6 +24,17 @@
 // that swaps two names (as renaming p to tmp, q to p, tmp to q does); it
 // moves no data and reaches the catalog with its commit.
 //
+// In the savepoints scenario a third of the transactions set a savepoint
+// and roll back to it later: the fakes undo the writes between (keeping
+// their locks, as engines do), the reference does too, and the log keeps
+// only what survived, as the shell's does, for restart and catch-up to
+// replay. Half of those run, right after the savepoint, an add under a
+// CHECK constraint that every correct replica fails alike (23514; an
+// MVCC fake then answers 25P02 until the ROLLBACK TO, as PostgreSQL
+// does); its client recovers with the ROLLBACK TO (coord.Submit.Recovers)
+// and commits, and the error, voted before the client saw it, must be
+// backed by f+1 replicas like every other answer of the commit.
+//
 // One transaction in 16 is a survey (coord.Begin.Survey), the shell's
 // compare-and-repair step: scheduled like the others, committed only when
 // every replica that took part answered alike.
@@ -46,7 +57,9 @@
 // already on their way still arrive (the core must ignore them).
 //
 // Up to f replicas misbehave, one or two ways each: lying (wrong answers
-// with some chance, or always), stalling (answers held back for ticks),
+// with some chance, or always), stalling (answers held back for ticks), muting (some statements never
+// answered while everything else and the probes are: selective silence,
+// which only coord.Config.OpTicks catches; TestSimSelectiveSilence),
 // spurious deadlock errors, spurious unique violations (errs; only in
 // the erring-primary scenarios), a crash (coord.Down), or broken concurrency
 // control that never blocks and loses updates (the paper's figure 5
@@ -119,7 +132,7 @@
 //
 // # Restarts
 //
-// In a third of the drawn runs with a log and no DDL, and in the
+// In a third of the drawn runs with a log, and in the
 // restart* and schema-swap-restart scenarios, shepherd itself crashes
 // (sim.restart): every connection goes; what was queued for the log and
 // not durable never committed (its client's connection dropped); what was
@@ -136,10 +149,14 @@
 // or durable is committed on every replica taken in, and the correct ones
 // among them hold exactly the reference state. Start-up that trusts log
 // tables, or needs every replica, fails the restart-liar and
-// restart-down seeds (TestBrokenShellDecisions). Runs with DDL that a
-// replica commits as it runs it have no restarts: that DDL, run for a
-// transaction not yet logged when shepherd crashes, stays on that
-// replica alone, which nothing reconciles yet.
+// restart-down seeds (TestBrokenShellDecisions). With DDL that a replica
+// commits as it runs it, the shell records a DDL intent before the core
+// gets the statement, and start-up resolves the open ones with
+// coord.PlanIntents (sim.resolveIntents): completing them (logged after
+// the log's last record, then replayed to every replica) or retiring the
+// replicas that may hold them. Start-up that ignores them leaves that
+// replica alone with a change (the restart seeds SS 3 and CBS 25 fail,
+// TestBrokenShellDecisions).
 //
 // Besides, every action must keep the contract of coord's Send, Abort,
 // Reply and Finished (ops of an attempt in order, a new try only after an

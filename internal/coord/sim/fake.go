@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 
@@ -31,6 +32,10 @@ type faults struct {
 	// write-ahead log's last, as a replica lying about what it committed
 	// (or restored from another cluster's backup) does; 0 never.
 	claims int
+	// mute: chance a statement's answer is never sent, while the replica
+	// goes on answering everything else and its probes (selective
+	// silence, paper 3.4): only coord.Config.OpTicks notices it.
+	mute float64
 }
 
 func (f faults) faulty() bool { return f != faults{} }
@@ -48,6 +53,9 @@ func (f faults) String() string {
 	}
 	if f.stall > 0 {
 		add("staller(%.2f,%dt)", f.stall, f.stallMax)
+	}
+	if f.mute > 0 {
+		add("mute(%.2f)", f.mute)
 	}
 	if f.deadlock > 0 {
 		add("deadlocker(%.2f)", f.deadlock)
@@ -114,6 +122,11 @@ type attempt struct {
 	waitFor []*attempt
 	writes  []kv // uncommitted writes, in order
 	held    []int
+	// marks are the savepoints set: len(writes) then, by number.
+	// inError: an mvcc attempt failed a statement (stmtAddCheck) and,
+	// as PostgreSQL does, answers 25P02 until a ROLLBACK TO.
+	marks   map[int]int
+	inError bool
 }
 
 type kv struct{ k, v int }
@@ -351,8 +364,28 @@ func (f *fake) statement(a *attempt, op coord.Op, q stmt, tick int) {
 	case a.cancelled:
 		f.answer(a, op, coord.Vote{Code: pgerr.QueryCanceled}, 0, tick)
 		return
-	case a.state == failed:
+	case a.state == failed, a.inError && q.kind != stmtRollbackTo:
 		f.answer(a, op, coord.Vote{Code: pgerr.InFailedSQLTransaction}, 0, tick)
+		return
+	}
+	switch q.kind {
+	case stmtSavepoint:
+		if a.marks == nil {
+			a.marks = map[int]int{}
+		}
+		a.marks[q.k] = len(a.writes)
+		f.answer(a, op, voteFor(0), 0, tick)
+		return
+	case stmtRollbackTo:
+		m, ok := a.marks[q.k]
+		if !ok {
+			// An engine's answer to a savepoint it does not have.
+			f.answer(a, op, coord.Vote{Code: "3B001"}, 0, tick)
+			return
+		}
+		a.writes = a.writes[:m]
+		a.inError = false
+		f.answer(a, op, voteFor(0), 0, tick)
 		return
 	}
 	if holders := f.acquire(a, q); len(holders) > 0 {
@@ -386,6 +419,13 @@ func (f *fake) statement(a *attempt, op coord.Op, q stmt, tick int) {
 	if f.faults.errs > 0 && f.rng.Float64() < f.faults.errs {
 		f.logf("%v %v: spurious unique violation", a, q)
 		f.failWith(a, op, pgerr.UniqueViolation, tick)
+		return
+	}
+	if q.fails(a.get(f.committed)) {
+		// The statement alone fails (its lock stays); PostgreSQL fails
+		// the transaction until ROLLBACK TO.
+		a.inError = f.class == driver.MVCC
+		f.answer(a, op, coord.Vote{Code: pgerr.CheckViolation}, 0, tick)
 		return
 	}
 	v := q.run(a.get(f.committed), a.put)
@@ -431,6 +471,9 @@ func (f *fake) answer(a *attempt, op coord.Op, v coord.Vote, val, tick int) {
 	due := tick
 	if f.faults.stall > 0 && f.rng.Float64() < f.faults.stall {
 		due += 1 + f.rng.IntN(f.faults.stallMax)
+	}
+	if f.faults.mute > 0 && op.Kind == coord.OpStmt && f.rng.Float64() < f.faults.mute {
+		due = math.MaxInt // never: the answer stays on the wire
 	}
 	a.busy = true
 	f.inflight = append(f.inflight, answerMsg{a: a, op: op, vote: v, val: val, due: due})

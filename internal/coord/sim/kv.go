@@ -34,7 +34,28 @@ const (
 	// It changes no key and answers 0; on a replica it is a schema change
 	// that moves no data.
 	stmtSwap
+	// stmtSavepoint sets savepoint k of its transaction, and
+	// stmtRollbackTo rolls the transaction's writes back to it (the
+	// savepoint stays, the locks too, as engines keep them). Both
+	// answer 0 and are not writes: what they undo was written by the
+	// statements between them.
+	stmtSavepoint
+	stmtRollbackTo
+	// stmtAddCheck is stmtAdd under a CHECK constraint: it fails with
+	// 23514, changing nothing, when the new value would be a multiple of
+	// 3 (every correct replica fails it alike). Drawn only between a
+	// savepoint and the ROLLBACK TO its client recovers with.
+	stmtAddCheck
 )
+
+// checkViolation is the answer the reference gives a stmtAddCheck that
+// fails (the client's record of the error).
+const checkViolation = -1 << 40
+
+// fails reports whether q fails on the state get reads (stmtAddCheck).
+func (q stmt) fails(get func(k int) int) bool {
+	return q.kind == stmtAddCheck && (get(q.k)+q.d)%3 == 0
+}
 
 // stmt is one statement of the toy key-value SQL. Keys are small integers;
 // every key exists from the start, so there are no phantoms to lock.
@@ -51,10 +72,16 @@ func (q stmt) String() string {
 		return "read(k" + strconv.Itoa(q.k) + ")"
 	case stmtAdd:
 		return "add(k" + strconv.Itoa(q.k) + "," + strconv.FormatInt(int64(q.d), 10) + ")"
+	case stmtAddCheck:
+		return "add-check(k" + strconv.Itoa(q.k) + "," + strconv.FormatInt(int64(q.d), 10) + ")"
 	case stmtDDL:
 		return "ddl(k" + strconv.Itoa(q.k) + "=" + strconv.Itoa(q.d) + ")"
 	case stmtSwap:
 		return "swap(n" + strconv.Itoa(q.k) + ",n" + strconv.Itoa(q.hi) + ")"
+	case stmtSavepoint:
+		return "savepoint(s" + strconv.Itoa(q.k) + ")"
+	case stmtRollbackTo:
+		return "rollback-to(s" + strconv.Itoa(q.k) + ")"
 	case stmtCopy:
 		return "copy(k" + strconv.Itoa(q.k) + "+" + strconv.FormatInt(int64(q.d), 10) + "->k" + strconv.Itoa(q.hi) + ")"
 	}
@@ -63,7 +90,7 @@ func (q stmt) String() string {
 
 // writes reports whether the statement changes a key.
 func (q stmt) writes() bool {
-	return q.kind == stmtAdd || q.kind == stmtCopy || q.kind == stmtDDL || q.kind == stmtSwap
+	return q.kind == stmtAdd || q.kind == stmtAddCheck || q.kind == stmtCopy || q.kind == stmtDDL || q.kind == stmtSwap
 }
 
 // schemaChange reports whether the statement is DDL (coord.Submit.DDL).
@@ -79,7 +106,7 @@ type lockReq struct {
 // shared on what it only reads, exclusive on what it writes.
 func (q stmt) locks() []lockReq {
 	switch q.kind {
-	case stmtSwap:
+	case stmtSwap, stmtSavepoint, stmtRollbackTo:
 		return nil // it moves no data
 	case stmtSum:
 		var ls []lockReq
@@ -103,7 +130,7 @@ func (q stmt) run(get func(k int) int, put func(k, v int)) int {
 	switch q.kind {
 	case stmtRead:
 		return get(q.k)
-	case stmtAdd:
+	case stmtAdd, stmtAddCheck:
 		v := get(q.k) + q.d
 		put(q.k, v)
 		return v
@@ -113,8 +140,8 @@ func (q stmt) run(get func(k int) int, put func(k, v int)) int {
 	case stmtDDL:
 		put(q.k, q.d)
 		return 1
-	case stmtSwap:
-		return 0
+	case stmtSwap, stmtSavepoint, stmtRollbackTo:
+		return 0 // (savepoints: see store.apply and attempt.savepoint)
 	}
 	sum := 0
 	for k := q.k; k <= q.hi; k++ {
@@ -145,12 +172,59 @@ type store []int
 // execution) and returns their answers.
 func (s store) apply(stmts []stmt) []int {
 	get := func(k int) int { return s[k] }
-	put := func(k, v int) { s[k] = v }
+	// undo journals the values overwritten, for ROLLBACK TO.
+	var undo []kv
+	marks := map[int]int{}
+	put := func(k, v int) {
+		undo = append(undo, kv{k, s[k]})
+		s[k] = v
+	}
 	out := make([]int, len(stmts))
 	for i, q := range stmts {
-		out[i] = q.run(get, put)
+		switch q.kind {
+		case stmtSavepoint:
+			marks[q.k] = len(undo)
+		case stmtRollbackTo:
+			m := marks[q.k]
+			for j := len(undo) - 1; j >= m; j-- {
+				s[undo[j].k] = undo[j].v
+			}
+			undo = undo[:m]
+		default:
+			if q.fails(get) {
+				out[i] = checkViolation
+				continue
+			}
+			out[i] = q.run(get, put)
+		}
 	}
 	return out
+}
+
+// survivors reports, for each of stmts, whether its effect survives the
+// transaction's ROLLBACK TOs: what the log keeps (as the shell's
+// cluster.survivors does), so that replay runs writes only once and
+// never those rolled back.
+func survivors(stmts []stmt) []bool {
+	keep := make([]bool, len(stmts))
+	marks := map[int]int{}
+	var kept []int // indices kept so far, in order
+	for i, q := range stmts {
+		switch q.kind {
+		case stmtSavepoint:
+			marks[q.k] = len(kept)
+		case stmtRollbackTo:
+			if m, ok := marks[q.k]; ok {
+				kept = kept[:m]
+			}
+		default:
+			kept = append(kept, i)
+		}
+	}
+	for _, i := range kept {
+		keep[i] = true
+	}
+	return keep
 }
 
 // voteFor digests a successful statement answer the way the shell digests
@@ -173,7 +247,7 @@ type catalog []int
 // so they are sent as they are.
 func (c catalog) translate(q stmt) stmt {
 	switch q.kind {
-	case stmtRead, stmtAdd:
+	case stmtRead, stmtAdd, stmtAddCheck:
 		q.k = c[q.k]
 	case stmtCopy:
 		q.k, q.hi = c[q.k], c[q.hi]

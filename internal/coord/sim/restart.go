@@ -23,6 +23,71 @@ func (s *sim) decide(t *txn) {
 	}
 }
 
+// noteIntent records, as the shell does before it hands statement i of t
+// to the core (cluster, Txn.submit), a DDL intent: in a run with a log and
+// a replica that commits DDL as it runs it, once t has a DDL statement.
+// The shell's record is durable before the core sees the statement, so
+// here at once. An intent is resolved by the commit's durable record, or
+// dropped when t ends without one (dropIntent).
+func (s *sim) noteIntent(t *txn, i int) {
+	if !s.wal || !slices.Contains(s.setup.ddlCommits, true) || slices.Contains(s.intents, t.id) {
+		return
+	}
+	if t.stmts[i].kind == stmtDDL {
+		s.intents = append(s.intents, t.id)
+	}
+}
+
+// dropIntent forgets t's intent: t ended, or its client heard it failed,
+// without a commit (the shell drops it durably before the client hears).
+func (s *sim) dropIntent(id coord.TxnID) {
+	s.intents = slices.DeleteFunc(s.intents, func(x coord.TxnID) bool { return x == id })
+}
+
+// resolveIntents does what start-up does with the open DDL intents
+// (internal/server, resolveIntents), with coord.PlanIntents' decision: a
+// transaction to complete gets a durable record after the log's last,
+// as the shell appends it before replay; a replica to retire is retired.
+// Intents whose commit was logged are resolved by it.
+func (s *sim) resolveIntents() {
+	var ddlReplicas []int
+	for r, on := range s.setup.ddlCommits {
+		if on {
+			ddlReplicas = append(ddlReplicas, r)
+		}
+	}
+	intents := make([]coord.DDLIntent, len(s.intents))
+	for i, id := range s.intents {
+		t := s.txns[id]
+		intents[i] = coord.DDLIntent{Txn: uint64(id), Lone: t.sent == 1 && len(t.stmts) == 1, Replicas: ddlReplicas}
+	}
+	s.intents = nil
+	planIntents := coord.PlanIntents
+	if s.opt.planIntents != nil {
+		planIntents = s.opt.planIntents
+	}
+	plan := planIntents(intents, func(txn uint64) bool {
+		b, ok := s.barrierOf[coord.TxnID(txn)]
+		return ok && s.durable[b]
+	})
+	for _, txn := range plan.Complete {
+		id := coord.TxnID(txn)
+		top, _ := s.logTop()
+		b := max(top+1, s.base)
+		s.barrierOf[id] = b
+		s.recs[b] = s.logRecord(id, b)
+		s.durable[b] = true
+		s.txns[id].completed = true
+		s.res.Completed++
+		s.logf("restart completes t%d's DDL at log barrier %d", id, b)
+	}
+	for r, why := range plan.Retire {
+		s.fakes[r].retired, s.fakes[r].down = true, true
+		s.res.IntentRetired++
+		s.logf("restart retires r%d: %s", r, why)
+	}
+}
+
 // logRecord is the log record of transaction id at log barrier b, as the
 // shell writes it (cluster, walStatement): each writing statement with the
 // client's text and, for each dialect among the replicas, the form its
@@ -37,8 +102,12 @@ func (s *sim) logRecord(id coord.TxnID, b int) wal.Record {
 			dialects = append(dialects, f.dialect())
 		}
 	}
+	keep := survivors(t.stmts[:t.sent])
 	for i := range t.sent {
 		q := t.stmts[i]
+		if !keep[i] {
+			continue // undone by a ROLLBACK TO, or a savepoint statement
+		}
 		st := wal.Statement{SQL: t.src[i].encode(), Writes: q.writes(), DDL: q.schemaChange()}
 		if st.Writes {
 			for _, d := range dialects {
@@ -179,6 +248,7 @@ func (s *sim) restart() {
 		delete(s.recs, e.barrier)
 	}
 	s.logQ = nil
+	s.resolveIntents()
 	top, logged := s.logTop()
 	// Durable transactions whose COMMIT no replica was sent yet
 	// committed too: the log says so, and start-up replays them.

@@ -26,6 +26,7 @@ type setup struct {
 	// stalled to the core; well above, only faulty stalls do.
 	tickEvery  float64
 	stallTicks int // coord.Config.StallTicks (0: the core's default)
+	opTicks    int // coord.Config.OpTicks (0: never)
 	initial    store
 	// ddl (CBS and SS runs): one transaction in eight is a lone DDL
 	// statement, which the replicas marked in ddlCommits (a locking one,
@@ -47,6 +48,10 @@ type setup struct {
 	// swapEvery: one transaction in swapEvery is a lone schema change
 	// that swaps two names (stmtSwap); 0 none.
 	swapEvery int
+
+	// savepoints: some transactions set a savepoint and roll back to it
+	// (scenario "savepoints").
+	savepoints bool
 }
 
 // newSetup draws a configuration from rng.

@@ -35,10 +35,12 @@ type Options struct {
 	// tests: retranslate makes replay resolve the client's names against
 	// the catalog of the replay's day (issue 14, item 2) instead of
 	// sending the logged form; checkBarrier and planStart, when set,
-	// replace coord.CheckBarrier and coord.PlanStart at restart.
+	// replace coord.CheckBarrier and coord.PlanStart at restart, and
+	// planIntents coord.PlanIntents.
 	retranslate  bool
 	checkBarrier func(table string, high, top uint64, logged bool) error
 	planStart    func(f int, top uint64, reports []coord.StartReport) (coord.StartPlan, bool)
+	planIntents  func(intents []coord.DDLIntent, logged func(txn uint64) bool) coord.IntentPlan
 }
 
 // core is what the simulator needs of the coordinator.
@@ -70,6 +72,10 @@ type Result struct {
 	// saw the connection drop), of which LostCommits had their record
 	// durable and so committed all the same.
 	Restarts, Lost, LostCommits int
+	// Completed counts the DDL transactions start-up completed from an
+	// open intent (coord.PlanIntents), IntentRetired the replicas it
+	// retired instead.
+	Completed, IntentRetired int
 	// Swaps counts the schema changes (name swaps) committed; Replayed
 	// the transactions replayed from the log to a replica.
 	Swaps, Replayed int
@@ -166,8 +172,9 @@ type sim struct {
 	logFailAt int
 	flushes   int
 	logBroken bool
-	// ddlRNG draws the DDL transactions and the cancels (setup.ddl).
-	ddlRNG *rand.Rand
+	// ddlRNG draws the DDL transactions and the cancels (setup.ddl);
+	// spRNG the savepoints (setup.savepoints).
+	ddlRNG, spRNG *rand.Rand
 	// base is the log barrier of the current core's barrier 0: 1 at
 	// first (a new log), then what coord.PlanStart decided at each
 	// restart. Barriers in the sim's own books (barrierOf, durable,
@@ -178,6 +185,9 @@ type sim struct {
 	// names) and one form per dialect (the statement in keys, as the
 	// replicas ran it). Replay reads them, never the transactions.
 	recs map[int]wal.Record
+	// intents are the open DDL intents, in the order they were recorded
+	// (see noteIntent).
+	intents []coord.TxnID
 	// cat is shepherd's schema catalog: what the names of a statement
 	// denote (setup.swapEvery changes it).
 	cat catalog
@@ -236,6 +246,10 @@ type txn struct {
 	// crashCommitted: shepherd crashed before its client heard of its
 	// COMMIT, and its log record was durable: it committed.
 	crashCommitted bool
+	// completed: start-up completed it from its DDL intent
+	// (coord.PlanIntents), so its client may never have heard the
+	// answer to its statement.
+	completed bool
 }
 
 func (s *sim) start() {
@@ -248,6 +262,7 @@ func (s *sim) start() {
 	// more thing that can happen at any moment.
 	s.wal = (s.opt.Mode == coord.CBS || s.opt.Mode == coord.SS) && (s.opt.Seed%2 == 0 || st.walOn)
 	s.barrierOf = map[coord.TxnID]int{}
+	s.spRNG = rand.New(rand.NewPCG(uint64(s.opt.Seed), 0x5a7e))
 	s.durable = map[int]bool{}
 	if s.opt.Mode == coord.CBS || s.opt.Mode == coord.SS {
 		s.ddlRNG = rand.New(rand.NewPCG(uint64(s.opt.Seed), 0xdd1))
@@ -275,10 +290,9 @@ func (s *sim) start() {
 	}
 	if !s.wal {
 		st.restarts = nil
-	} else if !st.restartSet && !st.ddl {
-		// A third of the runs with a log (and without DDL a replica
-		// commits as it runs it, which no log holds) see shepherd crash
-		// and start again, from a stream of their own.
+	} else if !st.restartSet {
+		// A third of the runs with a log see shepherd crash and start
+		// again, from a stream of their own.
 		s.restartRNG = rand.New(rand.NewPCG(uint64(s.opt.Seed), 0x4e57a47))
 		if s.restartRNG.IntN(3) == 0 {
 			st.restarts = []int{1 + s.restartRNG.IntN(30*st.txns)}
@@ -349,7 +363,7 @@ func (s *sim) newCore() {
 	// Surveys give up on a replica well within the progress check's
 	// patience (stuckTicks): it holds locks clients may wait for.
 	s.co = coord.New(coord.Config{Mode: s.opt.Mode, N: st.n, F: st.f, Classes: st.classes, Concurrent: concurrent,
-		StallTicks: st.stallTicks, Log: s.wal, SurveyTicks: 20 * stall, DDLCommits: st.ddlCommits})
+		StallTicks: st.stallTicks, OpTicks: st.opTicks, Log: s.wal, SurveyTicks: 20 * stall, DDLCommits: st.ddlCommits})
 	s.core = s.co
 	if s.opt.wrap != nil {
 		s.core = s.opt.wrap(s, s.core)
@@ -688,6 +702,19 @@ func (s *sim) begin(c *client) *txn {
 	for range 1 + s.rng.IntN(4) {
 		t.src = append(t.src, randomStmt(s.rng, keys))
 	}
+	if s.setup.savepoints && !t.survey && s.spRNG.IntN(3) == 0 {
+		// A savepoint somewhere, rolled back to later: the writes
+		// between them are undone on every replica and in the log.
+		i := s.spRNG.IntN(len(t.src) + 1)
+		j := i + s.spRNG.IntN(len(t.src)-i+1)
+		var check []stmt
+		if s.spRNG.IntN(2) == 0 {
+			// A statement that may fail, recovered from by the
+			// ROLLBACK TO (see reply).
+			check = []stmt{{kind: stmtAddCheck, k: s.spRNG.IntN(keys), d: s.spRNG.IntN(19) - 9}}
+		}
+		t.src = slices.Concat(t.src[:i], []stmt{{kind: stmtSavepoint}}, check, t.src[i:j], []stmt{{kind: stmtRollbackTo}}, t.src[j:])
+	}
 	if s.setup.swapEvery > 0 && !t.survey && s.swapRNG.IntN(s.setup.swapEvery) == 0 {
 		// A lone schema change, in autocommit, as DDL is taken.
 		a := s.swapRNG.IntN(keys)
@@ -725,8 +752,23 @@ func (s *sim) submit(c *client, op coord.Op) {
 		t.ended = true
 	}
 	c.waiting, c.op = true, op
+	if op.Kind == coord.OpStmt {
+		s.noteIntent(t, op.Seq)
+	}
 	writes := op.Kind == coord.OpStmt && op.Seq < len(t.stmts) && t.stmts[op.Seq].writes()
-	s.stepCore(coord.Submit{Op: op, Writes: writes, DDL: op.Kind == coord.OpStmt && t.stmts[op.Seq].schemaChange()})
+	s.stepCore(coord.Submit{Op: op, Writes: writes, DDL: op.Kind == coord.OpStmt && t.stmts[op.Seq].schemaChange(),
+		Recovers: op.Kind == coord.OpStmt && t.stmts[op.Seq].kind == stmtRollbackTo})
+}
+
+// recoverAt returns the index of the ROLLBACK TO that follows statement
+// seq of t, inside the savepoint, -1 if there is none.
+func (t *txn) recoverAt(seq int) int {
+	for i := seq + 1; i < len(t.src); i++ {
+		if t.src[i].kind == stmtRollbackTo {
+			return i
+		}
+	}
+	return -1
 }
 
 // ddl reports whether t is a DDL transaction (one statement).
@@ -837,6 +879,9 @@ func (s *sim) finished(id coord.TxnID) {
 	t.finished = true
 	s.finishedTxns++
 	s.progressTick = s.tick
+	if b, ok := s.barrierOf[id]; !ok || !s.durable[b] {
+		s.dropIntent(id) // it ended without a commit
+	}
 	for _, f := range s.fakes {
 		for seq := range t.sent {
 			delete(f.answers, coord.Op{Txn: id, Kind: coord.OpStmt, Seq: seq})
@@ -982,11 +1027,25 @@ func (s *sim) reply(r coord.Reply) {
 	c := t.client
 	c.waiting = false
 	s.progressTick = s.tick
+	if code != "" && code != pgerr.TransactionResolutionUnknown && (r.Fail == nil || !errors.Is(r.Fail, coord.ErrCommitsAnyway)) {
+		// The client hears of a failure: the transaction never
+		// commits, and its intent is resolved before it hears (the
+		// shell drops it first).
+		s.dropIntent(t.id)
+	}
 	switch r.Op.Kind {
 	case coord.OpStmt:
 		if code != "" {
 			if r.Fail == nil && !t.survey && statementError(code) {
 				s.checkBacked(r, code)
+			}
+			if rb := t.recoverAt(r.Op.Seq); code == pgerr.CheckViolation && r.Fail == nil && rb >= 0 {
+				// The client goes on with its ROLLBACK TO: what it
+				// meant to run in between is dropped, unsent.
+				t.src = slices.Delete(t.src, r.Op.Seq+1, rb)
+				t.stmts = slices.Delete(t.stmts, r.Op.Seq+1, rb)
+				t.got = append(t.got, checkViolation)
+				return
 			}
 			t.mustRollback = true
 			return
@@ -1059,9 +1118,13 @@ func (s *sim) checkBacked(r coord.Reply, code string) {
 func (s *sim) checkCommitBacked(t *txn) {
 	for seq, got := range t.got {
 		op := coord.Op{Txn: t.id, Kind: coord.OpStmt, Seq: seq}
+		want := voteFor(got)
+		if got == checkViolation {
+			want = coord.Vote{Code: pgerr.CheckViolation}
+		}
 		n := 0
 		for _, f := range s.fakes {
-			if rec, ok := f.answers[op]; ok && rec.vote == voteFor(got) {
+			if rec, ok := f.answers[op]; ok && rec.vote == want {
 				n++
 			}
 		}
@@ -1136,12 +1199,12 @@ func (s *sim) checkCommit(t *txn) {
 		s.failf("t%d: COMMIT acknowledged but never sent to a replica", t.id)
 		return
 	}
-	if len(t.got) != len(t.stmts) {
+	if len(t.got) != len(t.stmts) && !(t.completed && len(t.got) < len(t.stmts)) {
 		s.failf("t%d committed with %d of its %d statements answered", t.id, len(t.got), len(t.stmts))
 		return
 	}
 	want := s.ref.apply(t.stmts)
-	for i, q := range t.stmts {
+	for i, q := range t.stmts[:len(t.got)] {
 		if t.got[i] != want[i] {
 			s.failf("t%d (commit #%d in decision order) statement %d %v: the client got %d, the serial replay gives %d",
 				t.id, s.replayed+1, i, q, t.got[i], want[i])

@@ -117,6 +117,8 @@ func sweep(t *testing.T, m coord.Mode, scenario string, seeds []int64) {
 		total.Restarts += r.Restarts
 		total.Lost += r.Lost
 		total.LostCommits += r.LostCommits
+		total.Completed += r.Completed
+		total.IntentRetired += r.IntentRetired
 		total.Swaps += r.Swaps
 		total.Replayed += r.Replayed
 		total.SurveyFound += r.SurveyFound
@@ -126,10 +128,10 @@ func sweep(t *testing.T, m coord.Mode, scenario string, seeds []int64) {
 	}
 	t.Logf("%v: %d seeds (%d..%d), %d txns: %d committed, %d commits refused, %d rolled back; %d aborts, %d steps; "+
 		"correct replicas accused %d times, taken out %d times; %d txns left to lagging faulty replicas; %d crashed replicas rejoined; "+
-		"%d restarts (%d txns lost with them, %d of which committed); %d txns replayed from the log; %d name swaps; %d faulty replicas found by surveys; %v",
+		"%d restarts (%d txns lost with them, %d of which committed; %d open DDL completed, %d replicas retired for one); %d txns replayed from the log; %d name swaps; %d faulty replicas found by surveys; %v",
 		m, len(seeds), seeds[0], seeds[len(seeds)-1], total.Txns, total.Commits, total.Refused, total.RolledBack,
 		total.Aborts, total.Steps, total.CorrectAccused, total.CorrectDown, total.Lagging, total.Rejoined,
-		total.Restarts, total.Lost, total.LostCommits, total.Replayed, total.Swaps, total.SurveyFound, time.Since(start).Round(time.Millisecond))
+		total.Restarts, total.Lost, total.LostCommits, total.Completed, total.IntentRetired, total.Replayed, total.Swaps, total.SurveyFound, time.Since(start).Round(time.Millisecond))
 	if len(failures) == 0 {
 		return
 	}

@@ -11,8 +11,9 @@ import (
 )
 
 // DB starts transactions. *pgx.Conn and pgxpool.Pool satisfy it; so does
-// pgx.Tx, but its Begin makes a savepoint, which shepherd refuses. To run
-// with an isolation level, wrap a connection with WithTxOptions.
+// pgx.Tx, but its Begin makes a savepoint (a nested transaction, not a
+// new one). To run with an isolation level, wrap a connection with
+// WithTxOptions.
 type DB interface {
 	Begin(ctx context.Context) (pgx.Tx, error)
 }

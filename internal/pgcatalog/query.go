@@ -1,0 +1,333 @@
+package pgcatalog
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"strings"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/shepherd-db/shepherd/internal/answer"
+	"github.com/shepherd-db/shepherd/internal/driver"
+	"github.com/shepherd-db/shepherd/internal/pgerr"
+	"github.com/shepherd-db/shepherd/internal/schema"
+)
+
+// Reads reports whether a statement is a catalog query: a SELECT that
+// names a relation of pg_catalog or information_schema, or calls a
+// catalog function or casts to a reg* type. Such a statement is answered
+// by the engine, not by the replicas.
+func Reads(n *pg_query.Node) bool {
+	sel := n.GetSelectStmt()
+	if sel == nil || sel.IntoClause != nil || len(sel.LockingClause) > 0 {
+		return false
+	}
+	found := false
+	var walk func(m protoreflect.Message)
+	walk = func(m protoreflect.Message) {
+		if found {
+			return
+		}
+		switch x := m.Interface().(type) {
+		case *pg_query.RangeVar:
+			switch x.Schemaname {
+			case "pg_catalog", "information_schema":
+				found = relByName[x.Relname] != nil || relByName["information_schema."+x.Relname] != nil
+			case "":
+				found = relByName[x.Relname] != nil && strings.HasPrefix(x.Relname, "pg_")
+			}
+		case *pg_query.FuncCall:
+			found = catalogFunction(funcName(x.Funcname))
+		case *pg_query.TypeCast:
+			_, found = regTypes[typeName(x.TypeName)]
+		}
+		m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+			switch {
+			case fd.Kind() != protoreflect.MessageKind:
+			case fd.IsList():
+				l := v.List()
+				for i := 0; i < l.Len(); i++ {
+					walk(l.Get(i).Message())
+				}
+			case fd.IsMap():
+			default:
+				walk(v.Message())
+			}
+			return !found
+		})
+	}
+	walk(n.ProtoReflect())
+	return found
+}
+
+// catalogFunction reports whether a function is one of the catalog's
+// (its mere use makes a query a catalog query).
+func catalogFunction(name string) bool {
+	switch name {
+	case "format_type", "pg_encoding_to_char", "obj_description", "col_description", "shobj_description",
+		"pg_table_is_visible", "pg_type_is_visible", "pg_function_is_visible", "pg_collation_is_visible",
+		"pg_get_keywords", "current_schemas", "pg_has_role", "pg_opclass_is_visible", "pg_operator_is_visible":
+		return true
+	}
+	return strings.HasPrefix(name, "pg_get_") || strings.HasPrefix(name, "to_reg") ||
+		strings.HasPrefix(name, "has_") && strings.HasSuffix(name, "_privilege")
+}
+
+// Session is what a catalog query's answer depends on besides the
+// schema.
+type Session struct {
+	// User is the session's user name (current_user).
+	User string
+	// Database is the database the session connected to ("": postgres).
+	Database string
+	// Settings are the parameters the session SET (lower-case names),
+	// which current_setting() answers before pg_settings.
+	Settings map[string]string
+	// ViewColumns, when set, gives a view's result columns (shepherd's
+	// schema does not record them; the statement analyser works them
+	// out from the view's query).
+	ViewColumns func(view *schema.Table) []answer.Column
+}
+
+// prepared is a catalog query written for the engine.
+type prepared struct {
+	sql    string
+	consts []any
+	cols   []outCol
+}
+
+// prepare rewrites tree for the engine. The caller holds e.mu and has
+// loaded the schema.
+func (e *Engine) prepare(ctx context.Context, tree *pg_query.Node, nClient int, sess Session) (*prepared, error) {
+	sel := tree.GetSelectStmt()
+	if sel == nil {
+		return nil, pgerr.New(pgerr.FeatureNotSupported, "shepherd's catalog answers only SELECT")
+	}
+	sel = proto.Clone(sel).(*pg_query.SelectStmt)
+	r := &rewriter{nClient: nClient, user: sess.User, database: sess.Database, settings: sess.Settings}
+	if r.database == "" {
+		r.database = defaultDatabase
+	}
+	r.lookup = func(q string, args ...any) (any, bool, error) {
+		var v any
+		err := e.conn.QueryRowContext(ctx, q, args...).Scan(&v)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, false, nil
+		}
+		return v, err == nil, err
+	}
+	cols := r.selectCols(sel, true)
+	if r.err != nil {
+		return nil, r.err
+	}
+	text, err := pg_query.Deparse(&pg_query.ParseResult{Version: parseVersion, Stmts: []*pg_query.RawStmt{{Stmt: &pg_query.Node{Node: &pg_query.Node_SelectStmt{SelectStmt: sel}}}}})
+	if err != nil {
+		return nil, pgerr.Wrap(pgerr.InternalError, err, "writing a catalog query")
+	}
+	p := &prepared{sql: text, consts: r.consts}
+	for _, c := range cols {
+		p.cols = append(p.cols, outCol{name: c.name, typ: c.typ})
+	}
+	return p, nil
+}
+
+var parseVersion = func() int32 {
+	t, err := pg_query.Parse("SELECT 1")
+	if err != nil {
+		return 0
+	}
+	return t.Version
+}()
+
+// Describe returns the result columns of a catalog query.
+func (e *Engine) Describe(ctx context.Context, tree *pg_query.Node, nParams int, snap *schema.Snapshot, sess Session) (_ []answer.Column, err error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	defer recoverInto(&err)
+	if err := e.load(ctx, snap, sess.ViewColumns, sess.Database); err != nil {
+		return nil, pgerr.Wrap(pgerr.InternalError, err, "loading shepherd's catalog")
+	}
+	p, err := e.prepare(ctx, tree, nParams, sess)
+	if err != nil {
+		return nil, err
+	}
+	return columnsOf(p.cols), nil
+}
+
+func columnsOf(cols []outCol) []answer.Column {
+	out := make([]answer.Column, len(cols))
+	for i, c := range cols {
+		var oid uint32 = answer.OIDText
+		size := int16(-1)
+		if t := typeByName[c.typ]; t != nil {
+			oid, size = t.oid, t.len
+		}
+		out[i] = answer.Column{Name: c.name, Type: answer.TypeOfOID(oid), OID: oid, Size: size, Mod: -1}
+		if out[i].Type == answer.Unknown {
+			out[i].Type = answer.Text
+		}
+	}
+	return out
+}
+
+// Query answers a catalog query over the schema snap, as session sess
+// sees it, with the client's arguments.
+func (e *Engine) Query(ctx context.Context, tree *pg_query.Node, args []driver.Arg, snap *schema.Snapshot, sess Session) (_ *answer.Answer, err error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	defer recoverInto(&err)
+	if err := e.load(ctx, snap, sess.ViewColumns, sess.Database); err != nil {
+		return nil, pgerr.Wrap(pgerr.InternalError, err, "loading shepherd's catalog")
+	}
+	p, err := e.prepare(ctx, tree, len(args), sess)
+	if err != nil {
+		return nil, err
+	}
+	bind := make([]any, 0, len(args)+len(p.consts))
+	for _, a := range args {
+		switch {
+		case a.Null:
+			bind = append(bind, nil)
+		case a.Type == answer.Int:
+			if n, err := strconv.ParseInt(a.Text, 10, 64); err == nil {
+				bind = append(bind, n)
+				continue
+			}
+			bind = append(bind, a.Text)
+		case a.Type == answer.Bool:
+			bind = append(bind, bool01(a.Text == "t" || a.Text == "true"))
+		default:
+			bind = append(bind, a.Text)
+		}
+	}
+	bind = append(bind, p.consts...)
+	rows, err := e.conn.QueryContext(ctx, p.sql, bind...)
+	if err != nil {
+		return nil, engineError(err)
+	}
+	defer rows.Close()
+	a := &answer.Answer{Columns: columnsOf(p.cols)}
+	n := len(p.cols)
+	for rows.Next() {
+		vals := make([]any, n)
+		ptrs := make([]any, n)
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return nil, engineError(err)
+		}
+		row := make([]answer.Value, n)
+		for i, v := range vals {
+			row[i] = e.output(ctx, v, p.cols[i].typ, a.Columns[i].Type)
+		}
+		a.Rows = append(a.Rows, row)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, engineError(err)
+	}
+	a.Tag = answer.Tag("SELECT", int64(len(a.Rows)))
+	a.RowsAffected = int64(len(a.Rows))
+	return a, nil
+}
+
+// recoverInto turns a panic of the rewriter (a bug: a parse tree it did
+// not expect) into an error for the client; nothing shared was changed.
+func recoverInto(err *error) {
+	if r := recover(); r != nil {
+		*err = pgerr.New(pgerr.InternalError, "shepherd's catalog failed on the query (a bug): %v", r)
+	}
+}
+
+func engineError(err error) error {
+	msg := err.Error()
+	if i := strings.Index(msg, "invalid input syntax"); i >= 0 {
+		return pgerr.New("22P02", "%s", msg[i:])
+	}
+	if i := strings.Index(msg, "invalid regular expression"); i >= 0 {
+		return pgerr.New("2201B", "%s", msg[i:])
+	}
+	return pgerr.New(pgerr.InternalError, "shepherd's catalog could not answer the query: %s", msg)
+}
+
+// output writes a value the engine returned as PostgreSQL prints a value
+// of type typ.
+func (e *Engine) output(ctx context.Context, v any, typ string, fam answer.Type) answer.Value {
+	if v == nil {
+		return answer.Null
+	}
+	if b, ok := v.([]byte); ok {
+		v = string(b)
+	}
+	switch kindOf(typ) {
+	case kBool:
+		switch x := v.(type) {
+		case int64:
+			return answer.V(fam, map[bool]string{true: "t", false: "f"}[x != 0])
+		case float64:
+			return answer.V(fam, map[bool]string{true: "t", false: "f"}[x != 0])
+		}
+	case kInt:
+		if rt, ok := regTypes[typ]; ok {
+			n, _ := v.(int64)
+			if typ == "regtype" {
+				return answer.V(answer.Text, formatType(uint32(n), -1))
+			}
+			var name string
+			err := e.conn.QueryRowContext(ctx, "SELECT "+rt.col+" FROM pg_catalog."+rt.rel+" WHERE oid = ?", n).Scan(&name)
+			if err != nil {
+				return answer.V(answer.Text, toText(v))
+			}
+			return answer.V(answer.Text, quoteIfNeeded(name))
+		}
+		if f, ok := v.(float64); ok {
+			return answer.V(fam, strconv.FormatInt(int64(f), 10))
+		}
+	case kFloat:
+		switch x := v.(type) {
+		case float64:
+			return answer.V(fam, strconv.FormatFloat(x, 'g', -1, 64))
+		case int64:
+			return answer.V(fam, strconv.FormatInt(x, 10))
+		}
+	case kArray:
+		s := toText(v)
+		var arr []any
+		if strings.HasPrefix(s, "[") && json.Unmarshal([]byte(s), &arr) == nil {
+			return answer.V(fam, arrayText(typ, arr))
+		}
+		return answer.V(fam, s)
+	}
+	return answer.V(fam, toText(v))
+}
+
+// arrayText writes a JSON array as PostgreSQL's text form of type typ.
+func arrayText(typ string, arr []any) string {
+	parts := make([]string, len(arr))
+	for i, e := range arr {
+		switch {
+		case e == nil:
+			parts[i] = "NULL"
+		default:
+			s := elemText(e)
+			if typ == "_bool" {
+				if f, ok := e.(float64); ok {
+					s = map[bool]string{true: "t", false: "f"}[f != 0]
+				}
+			}
+			if typ != "int2vector" && typ != "oidvector" && (s == "" || strings.ContainsAny(s, `{},"\ `) || strings.EqualFold(s, "null")) {
+				s = `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
+			}
+			parts[i] = s
+		}
+	}
+	if typ == "int2vector" || typ == "oidvector" {
+		return strings.Join(parts, " ")
+	}
+	return "{" + strings.Join(parts, ",") + "}"
+}

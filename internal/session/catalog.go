@@ -1,0 +1,89 @@
+package session
+
+import (
+	"context"
+
+	"github.com/shepherd-db/shepherd/internal/answer"
+	"github.com/shepherd-db/shepherd/internal/driver"
+	"github.com/shepherd-db/shepherd/internal/pgcatalog"
+	"github.com/shepherd-db/shepherd/internal/pgerr"
+	"github.com/shepherd-db/shepherd/internal/schema"
+	"github.com/shepherd-db/shepherd/internal/sqlan"
+)
+
+// Catalog queries (pg_catalog, information_schema) are answered by
+// shepherd's catalog engine from the schema the session sees: the
+// committed one with the DDL of its open block applied. No replica runs
+// them, so they are neither voted nor logged.
+
+// visibleSchema is the schema as this session sees it.
+func (s *Session) visibleSchema() (*schema.Snapshot, error) {
+	snap := s.cache.Catalog().Snapshot()
+	for _, st := range s.ddl {
+		next, err := snap.Apply(st.Tree())
+		if err != nil {
+			return nil, err
+		}
+		snap = next
+	}
+	return snap, nil
+}
+
+func (s *Session) catalogEngine() (*pgcatalog.Engine, *schema.Snapshot, error) {
+	e, err := pgcatalog.For(s.cache.Catalog())
+	if err != nil {
+		return nil, nil, pgerr.Wrap(pgerr.InternalError, err, "shepherd's catalog")
+	}
+	snap, err := s.visibleSchema()
+	if err != nil {
+		return nil, nil, err
+	}
+	return e, snap, nil
+}
+
+// catalogQuery answers a catalog query. An error fails an open block, as
+// any error does.
+func (s *Session) catalogQuery(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (*answer.Answer, error) {
+	e, snap, err := s.catalogEngine()
+	if err == nil {
+		var a *answer.Answer
+		if a, err = e.Query(ctx, st.Tree(), args, snap, s.catalogSession(snap)); err == nil {
+			return a, nil
+		}
+	}
+	s.fail()
+	return nil, err
+}
+
+// catalogColumns describes a catalog query's result.
+func (s *Session) catalogColumns(ctx context.Context, st *sqlan.Stmt) ([]answer.Column, error) {
+	e, snap, err := s.catalogEngine()
+	if err != nil {
+		return nil, err
+	}
+	return e.Describe(ctx, st.Tree(), st.NumParams, snap, s.catalogSession(snap))
+}
+
+// catalogSession is what the catalog needs of the session: its user, and
+// the columns of views, which the analyser works out from their queries.
+func (s *Session) catalogSession(snap *schema.Snapshot) pgcatalog.Session {
+	return pgcatalog.Session{User: s.user, Database: s.database, Settings: s.params, ViewColumns: func(v *schema.Table) []answer.Column {
+		if v.Query == "" {
+			return nil
+		}
+		st, err := sqlan.ParseOneIn(v.Query, &sqlan.Env{Schema: snap})
+		if err != nil || st == nil {
+			return nil
+		}
+		cols, ok := st.KnownColumns()
+		if !ok {
+			return nil
+		}
+		for i, a := range v.Aliases {
+			if i < len(cols) {
+				cols[i].Name = a
+			}
+		}
+		return cols
+	}}
+}
