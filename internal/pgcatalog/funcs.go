@@ -72,6 +72,9 @@ func init() {
 		if !given && oid == 1042 {
 			return "character", nil // format_type(bpchar, NULL)
 		}
+		if oid == 0 {
+			return "-", nil
+		}
 		return formatType(uint32(oid), mod), nil
 	})
 	reg("pgcat_encoding_to_char", 1, func(a []sqldriver.Value) (sqldriver.Value, error) {

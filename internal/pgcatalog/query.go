@@ -110,6 +110,7 @@ type prepared struct {
 	sql    string
 	consts []any
 	cols   []outCol
+	params []string // the client's parameters' types where known (rewriter.paramTypes)
 }
 
 // prepare rewrites tree for the engine. The caller holds e.mu and has
@@ -140,7 +141,7 @@ func (e *Engine) prepare(ctx context.Context, tree *pg_query.Node, nClient int, 
 	if err != nil {
 		return nil, pgerr.Wrap(pgerr.InternalError, err, "writing a catalog query")
 	}
-	p := &prepared{sql: text, consts: r.consts}
+	p := &prepared{sql: text, consts: r.consts, params: r.paramTypes}
 	for _, c := range cols {
 		p.cols = append(p.cols, outCol{name: c.name, typ: c.typ})
 	}
@@ -155,19 +156,29 @@ var parseVersion = func() int32 {
 	return t.Version
 }()
 
-// Describe returns the result columns of a catalog query.
-func (e *Engine) Describe(ctx context.Context, tree *pg_query.Node, nParams int, snap *schema.Snapshot, sess Session) (_ []answer.Column, err error) {
+// Describe returns the type OIDs of a catalog query's nParams parameters
+// (0 where the query does not tell it, as PostgreSQL infers them: the
+// type a parameter is cast to or the column it is compared with; a client
+// such as asyncpg looks up every type it is told, so an unspecified one
+// is not harmless) and its result columns.
+func (e *Engine) Describe(ctx context.Context, tree *pg_query.Node, nParams int, snap *schema.Snapshot, sess Session) (_ []uint32, _ []answer.Column, err error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	defer recoverInto(&err)
 	if err := e.load(ctx, snap, sess.ViewColumns, sess.Database); err != nil {
-		return nil, pgerr.Wrap(pgerr.InternalError, err, "loading shepherd's catalog")
+		return nil, nil, pgerr.Wrap(pgerr.InternalError, err, "loading shepherd's catalog")
 	}
 	p, err := e.prepare(ctx, tree, nParams, sess)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return columnsOf(p.cols), nil
+	params := make([]uint32, nParams)
+	for i, t := range p.params {
+		if pt := typeByName[t]; pt != nil && i < nParams {
+			params[i] = pt.oid
+		}
+	}
+	return params, columnsOf(p.cols), nil
 }
 
 func columnsOf(cols []outCol) []answer.Column {

@@ -52,6 +52,25 @@ type rewriter struct {
 	scopes   []*scope
 	ctes     []map[string][]column
 	err      error
+	// paramTypes are the types of the client's parameters ($n at n-1)
+	// where the query tells them, as PostgreSQL infers them: the type
+	// of a cast of the parameter, or of the column it is compared with.
+	paramTypes []string
+}
+
+// noteParam records t as the type of n when n is one of the client's
+// parameters whose type is not yet known.
+func (r *rewriter) noteParam(n *pg_query.Node, t string) {
+	p := n.GetParamRef()
+	if p == nil || p.Number < 1 || int(p.Number) > r.nClient || typeByName[t] == nil {
+		return
+	}
+	for len(r.paramTypes) < int(p.Number) {
+		r.paramTypes = append(r.paramTypes, "")
+	}
+	if r.paramTypes[p.Number-1] == "" {
+		r.paramTypes[p.Number-1] = t
+	}
 }
 
 func (r *rewriter) fail(code, format string, args ...any) {

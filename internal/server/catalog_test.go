@@ -298,3 +298,69 @@ func TestCatalogParameters(t *testing.T) {
 		}
 	}
 }
+
+// TestCatalogParameterTypes: a catalog query's parameters are described
+// with the types PostgreSQL infers for them (a cast's type, a column's
+// type compared with), not as unspecified: asyncpg introspects every type
+// OID a statement describes that it does not know, with a query whose
+// own parameter ($1::oid[]) would then be unknown too, and recursed until
+// Python's stack ran out. The answers of asyncpg's introspection query
+// (asyncpg 0.30's INTRO_LOOKUP_TYPES, testdata/asyncpg_intro.sql), with
+// its oid[] argument sent in binary, are PostgreSQL's.
+func TestCatalogParameterTypes(t *testing.T) {
+	ctx := context.Background()
+	addr, _ := start(t, embedded(t))
+	alone, err := pgx.Connect(ctx, testenv.Postgres(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer alone.Close(ctx)
+	shep := connect(t, addr, alone.Config().Database)
+	for _, q := range catalogSchema[:2] {
+		mustExec(t, shep, q)
+		if _, err := alone.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	intro, err := os.ReadFile("testdata/asyncpg_intro.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		string(intro),
+		"SELECT typname FROM pg_catalog.pg_type WHERE oid = $1",
+		"SELECT relname FROM pg_catalog.pg_class WHERE relname = $1 AND relnamespace = $2::oid",
+		"SELECT $1::regclass::oid, $2::int, $3::text[]",
+	} {
+		want, err := alone.Prepare(ctx, "", q)
+		if err != nil {
+			t.Fatalf("PostgreSQL alone: %s: %v", q, err)
+		}
+		got, err := shep.Prepare(ctx, "", q)
+		if err != nil {
+			t.Errorf("%s: %v", q, err)
+			continue
+		}
+		if !slices.Equal(got.ParamOIDs, want.ParamOIDs) {
+			t.Errorf("%s: parameter types %v, PostgreSQL %v", q, got.ParamOIDs, want.ParamOIDs)
+		}
+	}
+	// Built-in types, an array, an unknown OID.
+	args := []any{[]uint32{23, 1009, 16, 2249, 3904, 99999}}
+	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeCacheStatement, pgx.QueryExecModeSimpleProtocol} {
+		want, err := catalogAnswer(alone, string(intro), mode, nil, args...)
+		if err != nil {
+			t.Fatalf("PostgreSQL alone: asyncpg introspection: %v", err)
+		}
+		got, err := catalogAnswer(shep, string(intro), mode, nil, args...)
+		// ORDER BY depth leaves the order of rows of one depth open.
+		sorted := func(s string) string {
+			lines := strings.Split(s, "\n")
+			slices.Sort(lines[1:])
+			return strings.Join(lines, "\n")
+		}
+		if err != nil || sorted(got) != sorted(want) {
+			t.Errorf("asyncpg introspection (mode %v):\ngot %s (%v)\nwant %s", mode, got, err, want)
+		}
+	}
+}

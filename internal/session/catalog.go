@@ -55,11 +55,12 @@ func (s *Session) catalogQuery(ctx context.Context, st *sqlan.Stmt, args []drive
 	return nil, err
 }
 
-// catalogColumns describes a catalog query's result.
-func (s *Session) catalogColumns(ctx context.Context, st *sqlan.Stmt) ([]answer.Column, error) {
+// catalogColumns describes a catalog query's parameters (their type
+// OIDs, 0 where the query does not tell them) and its result.
+func (s *Session) catalogColumns(ctx context.Context, st *sqlan.Stmt) ([]uint32, []answer.Column, error) {
 	e, snap, err := s.catalogEngine()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	return e.Describe(ctx, st.Tree(), st.NumParams, snap, s.catalogSession(snap))
 }

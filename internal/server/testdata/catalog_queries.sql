@@ -1062,3 +1062,5 @@ select conname, pg_get_constraintdef(oid), confupdtype, confdeltype, confmatchty
 -- foreign key actions
 select constraint_name, unique_constraint_name, match_option, update_rule, delete_rule from information_schema.referential_constraints where constraint_schema = 'public' order by 1
 ----
+-- reg* values as text: 0 is "-", an OID naming nothing its number; format_type(0)
+SELECT 0::regtype::text AS t0, 0::regclass::text AS c0, 99999::regtype::text AS t9, 99999::regclass::text AS c9, format_type(0, NULL) AS f0, format_type(99999, NULL) AS f9, 23::regtype::text AS t23
