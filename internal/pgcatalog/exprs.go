@@ -469,6 +469,14 @@ func (r *rewriter) fn(n *pg_query.Node, fc *pg_query.FuncCall) *pg_query.Node {
 			}
 		}
 		return r.expr(r.tmpl("(SELECT shepherd_g.setting FROM pg_catalog.pg_settings shepherd_g WHERE lower(shepherd_g.name) = lower($1))", fc.Args[:1]))
+	case name == "set_config" && len(fc.Args) == 3 && r.setToken != 0:
+		// The session's SET (pg_dump: SELECT set_config(name, ...)
+		// FROM pg_settings WHERE name = ...).
+		args := []*pg_query.Node{intConst(r.setToken)}
+		for _, a := range fc.Args {
+			args = append(args, r.expr(a))
+		}
+		return call("pgcat_set_config", args...)
 	case name == "current_database" && len(fc.Args) == 0:
 		return r.param(r.database)
 	case name == "obj_description":

@@ -99,6 +99,11 @@ type Session struct {
 	// Settings are the parameters the session SET (lower-case names),
 	// which current_setting() answers before pg_settings.
 	Settings map[string]string
+	// SetConfig, when set, is the session's SET for set_config(name,
+	// value, is_local) in a catalog query (a nil value resets): it
+	// returns the setting's new value. Without it set_config() is
+	// refused.
+	SetConfig func(name string, value *string, local bool) (string, error)
 	// ViewColumns, when set, gives a view's result columns (shepherd's
 	// schema does not record them; the statement analyser works them
 	// out from the view's query).
@@ -115,13 +120,13 @@ type prepared struct {
 
 // prepare rewrites tree for the engine. The caller holds e.mu and has
 // loaded the schema.
-func (e *Engine) prepare(ctx context.Context, tree *pg_query.Node, nClient int, sess Session) (*prepared, error) {
+func (e *Engine) prepare(ctx context.Context, tree *pg_query.Node, nClient int, sess Session, setToken int64) (*prepared, error) {
 	sel := tree.GetSelectStmt()
 	if sel == nil {
 		return nil, pgerr.New(pgerr.FeatureNotSupported, "shepherd's catalog answers only SELECT")
 	}
 	sel = proto.Clone(sel).(*pg_query.SelectStmt)
-	r := &rewriter{nClient: nClient, user: sess.User, database: sess.Database, settings: sess.Settings}
+	r := &rewriter{nClient: nClient, user: sess.User, database: sess.Database, settings: sess.Settings, setToken: setToken}
 	if r.database == "" {
 		r.database = defaultDatabase
 	}
@@ -168,7 +173,11 @@ func (e *Engine) Describe(ctx context.Context, tree *pg_query.Node, nParams int,
 	if err := e.load(ctx, snap, sess.ViewColumns, sess.Database); err != nil {
 		return nil, nil, pgerr.Wrap(pgerr.InternalError, err, "loading shepherd's catalog")
 	}
-	p, err := e.prepare(ctx, tree, nParams, sess)
+	var token int64
+	if sess.SetConfig != nil {
+		token = -1 // described, never run
+	}
+	p, err := e.prepare(ctx, tree, nParams, sess, token)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -206,7 +215,14 @@ func (e *Engine) Query(ctx context.Context, tree *pg_query.Node, args []driver.A
 	if err := e.load(ctx, snap, sess.ViewColumns, sess.Database); err != nil {
 		return nil, pgerr.Wrap(pgerr.InternalError, err, "loading shepherd's catalog")
 	}
-	p, err := e.prepare(ctx, tree, len(args), sess)
+	var token int64
+	var set *setter
+	if sess.SetConfig != nil {
+		var done func()
+		token, set, done = addSetter(sess.SetConfig)
+		defer done()
+	}
+	p, err := e.prepare(ctx, tree, len(args), sess, token)
 	if err != nil {
 		return nil, err
 	}
@@ -230,7 +246,7 @@ func (e *Engine) Query(ctx context.Context, tree *pg_query.Node, args []driver.A
 	bind = append(bind, p.consts...)
 	rows, err := e.conn.QueryContext(ctx, p.sql, bind...)
 	if err != nil {
-		return nil, engineError(err)
+		return nil, set.fail(err)
 	}
 	defer rows.Close()
 	a := &answer.Answer{Columns: columnsOf(p.cols)}
@@ -242,7 +258,7 @@ func (e *Engine) Query(ctx context.Context, tree *pg_query.Node, args []driver.A
 			ptrs[i] = &vals[i]
 		}
 		if err := rows.Scan(ptrs...); err != nil {
-			return nil, engineError(err)
+			return nil, set.fail(err)
 		}
 		row := make([]answer.Value, n)
 		for i, v := range vals {
@@ -251,7 +267,7 @@ func (e *Engine) Query(ctx context.Context, tree *pg_query.Node, args []driver.A
 		a.Rows = append(a.Rows, row)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, engineError(err)
+		return nil, set.fail(err)
 	}
 	a.Tag = answer.Tag("SELECT", int64(len(a.Rows)))
 	a.RowsAffected = int64(len(a.Rows))

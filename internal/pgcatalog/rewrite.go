@@ -56,6 +56,9 @@ type rewriter struct {
 	// where the query tells them, as PostgreSQL infers them: the type
 	// of a cast of the parameter, or of the column it is compared with.
 	paramTypes []string
+	// setToken, when not 0, is the token set_config() calls pass to
+	// pgcat_set_config to reach the session (see setters).
+	setToken int64
 }
 
 // noteParam records t as the type of n when n is one of the client's
@@ -353,7 +356,7 @@ var funcTypes = map[string]string{
 	"current_schemas": "_name", "pg_get_triggerdef": "text", "pg_get_statisticsobjdef_columns": "text",
 	"pg_partition_ancestors": "regclass", "pg_relation_size": "int8", "pg_total_relation_size": "int8",
 	"pg_table_size": "int8", "pg_indexes_size": "int8", "pg_size_pretty": "text", "translate": "text",
-	"row_number": "int8", "rank": "int8", "dense_rank": "int8", "current_setting": "text", "to_regclass": "regclass", "to_regtype": "regtype",
+	"row_number": "int8", "rank": "int8", "dense_rank": "int8", "current_setting": "text", "set_config": "text", "to_regclass": "regclass", "to_regtype": "regtype",
 	"to_regnamespace": "regnamespace", "to_regproc": "regproc", "to_regrole": "regrole", "information_schema._pg_expandarray": "elem",
 }
 

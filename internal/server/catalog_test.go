@@ -364,3 +364,43 @@ func TestCatalogParameterTypes(t *testing.T) {
 		}
 	}
 }
+
+// TestCatalogSetConfig: set_config() in a catalog query (pg_dump 15's
+// SELECT set_config(name, 'view, foreign-table', false) FROM pg_settings
+// WHERE name = 'restrict_nonsystem_relation_kind') sets the session's
+// parameter once per row and answers its new value, as PostgreSQL does;
+// a bad value is PostgreSQL's error.
+func TestCatalogSetConfig(t *testing.T) {
+	ctx := context.Background()
+	addr, _ := start(t, embedded(t))
+	alone, err := pgx.Connect(ctx, testenv.Postgres(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer alone.Close(ctx)
+	shep := connect(t, addr, alone.Config().Database)
+	for _, q := range []string{
+		"SELECT set_config(name, 'view, foreign-table', false) FROM pg_settings WHERE name = 'restrict_nonsystem_relation_kind'",
+		"SHOW restrict_nonsystem_relation_kind",
+		"SELECT pg_catalog.set_config(name, 'a, b', false) AS s, name FROM pg_catalog.pg_settings WHERE name IN ('search_path', 'nope')",
+		"SHOW search_path",
+		"SELECT set_config(name, 'x', true) FROM pg_settings WHERE name = 'application_name'",
+		"SHOW application_name",
+		"SELECT set_config('no_such_setting', 'zz', false) FROM pg_settings WHERE name = 'DateStyle'",
+		"SELECT set_config(name, NULL, false) FROM pg_settings WHERE name = 'search_path'",
+		"SHOW search_path",
+	} {
+		for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeCacheDescribe} {
+			want, werr := catalogAnswer(alone, q, mode, nil)
+			got, gerr := catalogAnswer(shep, q, mode, nil)
+			if werr != nil || gerr != nil {
+				// An error's SQLSTATE (PostgreSQL describes the
+				// row before it fails).
+				got, want = "", ""
+			}
+			if got != want || sqlstate(gerr) != sqlstate(werr) {
+				t.Errorf("%s (mode %v):\ngot %s (%v)\nwant %s (%v)", q, mode, got, gerr, want, werr)
+			}
+		}
+	}
+}

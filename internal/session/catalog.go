@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"strings"
 
 	"github.com/shepherd-db/shepherd/internal/answer"
 	"github.com/shepherd-db/shepherd/internal/driver"
@@ -68,7 +69,7 @@ func (s *Session) catalogColumns(ctx context.Context, st *sqlan.Stmt) ([]uint32,
 // catalogSession is what the catalog needs of the session: its user, and
 // the columns of views, which the analyser works out from their queries.
 func (s *Session) catalogSession(snap *schema.Snapshot) pgcatalog.Session {
-	return pgcatalog.Session{User: s.user, Database: s.database, Settings: s.params, ViewColumns: func(v *schema.Table) []answer.Column {
+	return pgcatalog.Session{User: s.user, Database: s.database, Settings: s.params, SetConfig: s.catalogSetConfig, ViewColumns: func(v *schema.Table) []answer.Column {
 		if v.Query == "" {
 			return nil
 		}
@@ -87,4 +88,23 @@ func (s *Session) catalogSession(snap *schema.Snapshot) pgcatalog.Session {
 		}
 		return cols
 	}}
+}
+
+// catalogSetConfig is set_config() called in a catalog query: as the
+// session function (local.go) does it.
+func (s *Session) catalogSetConfig(name string, value *string, local bool) (string, error) {
+	st := &sqlan.Stmt{Verb: "SET", SetName: strings.ToLower(name), SetLocal: local}
+	if value == nil {
+		st.SetValue, st.SetReset = resetMark, true
+	} else {
+		st.SetValue = *value
+	}
+	v, err := s.apply(st)
+	if err != nil {
+		return "", err
+	}
+	if !st.SetLocal || s.inBlock || s.implicit {
+		v, _ = s.param(st.SetName)
+	}
+	return v, nil
 }
