@@ -403,6 +403,8 @@ func splitName(s string) (schema, name string) {
 // ($n: the arguments; a missing one is NULL).
 var macros = map[string]string{
 	"pg_get_userbyid":                 "(SELECT shepherd_r.rolname FROM pg_catalog.pg_authid shepherd_r WHERE shepherd_r.oid = $1)",
+	"array_remove":                    "pgcat_array_remove(pgcat_json($1, NULL), $2)",
+	"acldefault":                      "pgcat_acldefault($1, $2, (SELECT shepherd_r.rolname FROM pg_catalog.pg_authid shepherd_r WHERE shepherd_r.oid = $2))",
 	"pg_table_is_visible":             "EXISTS (SELECT 1 FROM pg_catalog.pg_class shepherd_c WHERE shepherd_c.oid = $1 AND shepherd_c.relnamespace IN (11, 2200))",
 	"pg_type_is_visible":              "EXISTS (SELECT 1 FROM pg_catalog.pg_type shepherd_t WHERE shepherd_t.oid = $1 AND shepherd_t.typnamespace IN (11, 2200))",
 	"pg_function_is_visible":          "EXISTS (SELECT 1 FROM pg_catalog.pg_proc shepherd_p WHERE shepherd_p.oid = $1 AND shepherd_p.pronamespace IN (11, 2200))",

@@ -135,6 +135,75 @@ func init() {
 		}
 		return toText(a[0]), nil
 	})
+	// pgcat_acldefault(kind, owner, owner's name) is acldefault(kind,
+	// owner): PostgreSQL 15's built-in privileges of an object of a kind
+	// (acldefault in its utils/adt/acl.c), a JSON array of aclitems.
+	reg("pgcat_acldefault", 3, func(a []sqldriver.Value) (sqldriver.Value, error) {
+		if a[0] == nil || a[1] == nil {
+			return nil, nil
+		}
+		owner := toText(a[2])
+		if a[2] == nil {
+			owner = toText(a[1])
+		}
+		var public, own string
+		switch toText(a[0]) {
+		case "c":
+		case "r":
+			own = "arwdDxt"
+		case "s":
+			own = "rwU"
+		case "d":
+			public, own = "Tc", "CTc"
+		case "f":
+			public, own = "X", "X"
+		case "l", "T":
+			public, own = "U", "U"
+		case "L":
+			own = "rw"
+		case "n":
+			own = "UC"
+		case "t":
+			own = "C"
+		case "F", "S":
+			own = "U"
+		case "p":
+			own = "sA"
+		default:
+			return nil, pgerr.New(pgerr.InternalError, "unrecognized object type abbreviation: %s", toText(a[0]))
+		}
+		items := []string{}
+		if public != "" {
+			items = append(items, "="+public+"/"+owner)
+		}
+		if own != "" {
+			items = append(items, owner+"="+own+"/"+owner)
+		}
+		b, err := json.Marshal(items)
+		return string(b), err
+	})
+	// pgcat_array_remove(array, v) is array_remove(): the JSON array
+	// without the elements equal to v (NULL elements when v is NULL).
+	reg("pgcat_array_remove", 2, func(a []sqldriver.Value) (sqldriver.Value, error) {
+		if a[0] == nil {
+			return nil, nil
+		}
+		var elems []any
+		if err := json.Unmarshal([]byte(toText(a[0])), &elems); err != nil {
+			return nil, err
+		}
+		out := []any{}
+		for _, e := range elems {
+			switch {
+			case e == nil && a[1] == nil:
+			case e != nil && a[1] != nil && fmt.Sprint(e) == toText(a[1]):
+			default:
+				out = append(out, e)
+			}
+		}
+		b, err := json.Marshal(out)
+		return string(b), err
+	})
 	reg("pgcat_zero", 0, func([]sqldriver.Value) (sqldriver.Value, error) { return int64(0), nil })
 	reg("pgcat_format_type", 2, func(a []sqldriver.Value) (sqldriver.Value, error) {
 		oid, ok := a[0].(int64)

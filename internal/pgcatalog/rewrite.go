@@ -356,7 +356,7 @@ var funcTypes = map[string]string{
 	"current_schemas": "_name", "pg_get_triggerdef": "text", "pg_get_statisticsobjdef_columns": "text",
 	"pg_partition_ancestors": "regclass", "pg_relation_size": "int8", "pg_total_relation_size": "int8",
 	"pg_table_size": "int8", "pg_indexes_size": "int8", "pg_size_pretty": "text", "translate": "text",
-	"row_number": "int8", "rank": "int8", "dense_rank": "int8", "current_setting": "text", "set_config": "text", "to_regclass": "regclass", "to_regtype": "regtype",
+	"row_number": "int8", "rank": "int8", "dense_rank": "int8", "current_setting": "text", "set_config": "text", "acldefault": "_aclitem", "array_remove": "", "to_regclass": "regclass", "to_regtype": "regtype",
 	"to_regnamespace": "regnamespace", "to_regproc": "regproc", "to_regrole": "regrole", "information_schema._pg_expandarray": "elem",
 }
 

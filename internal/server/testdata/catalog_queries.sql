@@ -1064,3 +1064,9 @@ select constraint_name, unique_constraint_name, match_option, update_rule, delet
 ----
 -- reg* values as text: 0 is "-", an OID naming nothing its number; format_type(0)
 SELECT 0::regtype::text AS t0, 0::regclass::text AS c0, 99999::regtype::text AS t9, 99999::regclass::text AS c9, format_type(0, NULL) AS f0, format_type(99999, NULL) AS f9, 23::regtype::text AS t23
+----
+-- acldefault() (pg_dump 15 reads every object's default privileges)
+SELECT acldefault('r', 10) AS r, acldefault('s', 10) AS s, acldefault('d', 10) AS d, acldefault('c', 10) AS c, acldefault('T', 10) AS t, acldefault('n', 10) AS n, acldefault('f', 10) AS f FROM pg_catalog.pg_am WHERE amname = 'heap'
+----
+-- array_remove() (pg_dump 15 on reloptions)
+SELECT c.relname, array_remove(array_remove(c.reloptions, 'check_option=local'), 'check_option=cascaded') AS reloptions, array_remove('{a,b,a,NULL}'::text[], 'a') AS a, array_remove('{a,NULL}'::text[], NULL) AS n, array_remove('{1,2}'::int[], 2) AS i FROM pg_catalog.pg_class c WHERE c.relname IN ('parent', 'child') ORDER BY 1
