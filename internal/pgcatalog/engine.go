@@ -170,6 +170,21 @@ var sideTables = []string{
 // Indexes of the system catalogs are not in pg_indexes: the engine has
 // none.
 var catalogViews = map[string]string{
+	// The I/O statistics views list PostgreSQL's rows; shepherd reads
+	// no blocks of its own, so the counters are 0 (NULL, as in
+	// PostgreSQL, where there is no index or TOAST table to count).
+	"pg_statio_all_tables": `SELECT c.oid AS relid, n.nspname AS schemaname, c.relname AS relname, 0 AS heap_blks_read, 0 AS heap_blks_hit,
+		CASE WHEN EXISTS (SELECT 1 FROM pg_index x WHERE x.indrelid = c.oid) THEN 0 END AS idx_blks_read,
+		CASE WHEN EXISTS (SELECT 1 FROM pg_index x WHERE x.indrelid = c.oid) THEN 0 END AS idx_blks_hit,
+		CASE WHEN c.reltoastrelid <> 0 THEN 0 END AS toast_blks_read, CASE WHEN c.reltoastrelid <> 0 THEN 0 END AS toast_blks_hit,
+		CASE WHEN c.reltoastrelid <> 0 THEN 0 END AS tidx_blks_read, CASE WHEN c.reltoastrelid <> 0 THEN 0 END AS tidx_blks_hit
+		FROM pg_class c LEFT JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind IN ('r', 't', 'm')`,
+	"pg_statio_user_tables": `SELECT c.oid AS relid, n.nspname AS schemaname, c.relname AS relname, 0 AS heap_blks_read, 0 AS heap_blks_hit,
+		CASE WHEN EXISTS (SELECT 1 FROM pg_index x WHERE x.indrelid = c.oid) THEN 0 END AS idx_blks_read,
+		CASE WHEN EXISTS (SELECT 1 FROM pg_index x WHERE x.indrelid = c.oid) THEN 0 END AS idx_blks_hit,
+		CASE WHEN c.reltoastrelid <> 0 THEN 0 END AS toast_blks_read, CASE WHEN c.reltoastrelid <> 0 THEN 0 END AS toast_blks_hit,
+		CASE WHEN c.reltoastrelid <> 0 THEN 0 END AS tidx_blks_read, CASE WHEN c.reltoastrelid <> 0 THEN 0 END AS tidx_blks_hit
+		FROM pg_class c LEFT JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind IN ('r', 't', 'm') AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND substr(n.nspname, 1, 8) <> 'pg_toast'`,
 	"pg_tables": `SELECT n.nspname AS schemaname, c.relname AS tablename,
 		(SELECT a.rolname FROM pg_authid a WHERE a.oid = c.relowner) AS tableowner, NULL AS tablespace,
 		c.relhasindex AS hasindexes, c.relhasrules AS hasrules, c.relhastriggers AS hastriggers,
