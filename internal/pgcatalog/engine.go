@@ -24,6 +24,7 @@ type Engine struct {
 	conn   *sql.Conn
 	loaded *schema.Snapshot
 	dbName string // the database name the information_schema rows carry
+	dbList string // the other databases pg_database lists, joined by "\x00"
 	ok     bool   // loaded is in the tables (false before the first load)
 }
 
@@ -212,11 +213,12 @@ var userTables = []string{
 }
 
 // load replaces the user rows with those of snap. The caller holds e.mu.
-func (e *Engine) load(ctx context.Context, snap *schema.Snapshot, viewCols func(*schema.Table) []answer.Column, db string) error {
+func (e *Engine) load(ctx context.Context, snap *schema.Snapshot, viewCols func(*schema.Table) []answer.Column, db string, dbs []string) error {
 	if db == "" {
 		db = defaultDatabase
 	}
-	if e.ok && e.loaded == snap && e.dbName == db {
+	list := strings.Join(dbs, "\x00")
+	if e.ok && e.loaded == snap && e.dbName == db && e.dbList == list {
 		return nil
 	}
 	tx, err := e.conn.BeginTx(ctx, nil)
@@ -238,7 +240,7 @@ func (e *Engine) load(ctx context.Context, snap *schema.Snapshot, viewCols func(
 			return err
 		}
 	}
-	for _, r := range buildRows(snap, viewCols, db) {
+	for _, r := range buildRows(snap, viewCols, db, dbs...) {
 		rel := relByName[r.rel]
 		q := ""
 		var args []any
@@ -265,7 +267,7 @@ func (e *Engine) load(ctx context.Context, snap *schema.Snapshot, viewCols func(
 	if err := tx.Commit(); err != nil {
 		return err
 	}
-	e.loaded, e.dbName, e.ok = snap, db, true
+	e.loaded, e.dbName, e.dbList, e.ok = snap, db, list, true
 	return nil
 }
 

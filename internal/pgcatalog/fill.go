@@ -278,11 +278,20 @@ func colList(cols []string) string {
 }
 
 // buildRows returns the rows of snap's user objects.
-func buildRows(snap *schema.Snapshot, viewCols func(*schema.Table) []answer.Column, databaseName string) []row {
+func buildRows(snap *schema.Snapshot, viewCols func(*schema.Table) []answer.Column, databaseName string, others ...string) []row {
 	var out []row
-	if databaseName != "postgres" && databaseName != "template0" && databaseName != "template1" {
-		// The session's database, as a copy of postgres's row.
-		db := relByName["pg_database"]
+	// The session's database and the others, each as a copy of
+	// postgres's row.
+	seen := map[string]bool{"postgres": true, "template0": true, "template1": true}
+	var dbKeys []string
+	for _, name := range append([]string{databaseName}, others...) {
+		if !seen[name] {
+			seen[name] = true
+			dbKeys = append(dbKeys, "database:"+name)
+		}
+	}
+	db := relByName["pg_database"]
+	for _, key := range dbKeys {
 		for _, r := range db.rows {
 			if *r[db.col("datname")] != "postgres" {
 				continue
@@ -291,8 +300,9 @@ func buildRows(snap *schema.Snapshot, viewCols func(*schema.Table) []answer.Colu
 			for i, c := range db.cols {
 				vals[c.name] = storeValue(c.typ, r[i])
 			}
-			vals["oid"] = assignOIDs([]string{"database:" + databaseName}).of("database:" + databaseName)
-			vals["datname"] = databaseName
+			// Each database's OID is its name's alone.
+			vals["oid"] = assignOIDs([]string{key}).of(key)
+			vals["datname"] = strings.TrimPrefix(key, "database:")
 			out = append(out, row{rel: "pg_database", vals: vals})
 		}
 	}

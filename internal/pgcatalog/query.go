@@ -96,6 +96,10 @@ type Session struct {
 	User string
 	// Database is the database the session connected to ("": postgres).
 	Database string
+	// Databases are the other databases pg_database lists besides
+	// PostgreSQL's built-in ones and Database (those made with CREATE
+	// DATABASE).
+	Databases []string
 	// Settings are the parameters the session SET (lower-case names),
 	// which current_setting() answers before pg_settings.
 	Settings map[string]string
@@ -170,7 +174,7 @@ func (e *Engine) Describe(ctx context.Context, tree *pg_query.Node, nParams int,
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	defer recoverInto(&err)
-	if err := e.load(ctx, snap, sess.ViewColumns, sess.Database); err != nil {
+	if err := e.load(ctx, snap, sess.ViewColumns, sess.Database, sess.Databases); err != nil {
 		return nil, nil, pgerr.Wrap(pgerr.InternalError, err, "loading shepherd's catalog")
 	}
 	var token int64
@@ -212,7 +216,7 @@ func (e *Engine) Query(ctx context.Context, tree *pg_query.Node, args []driver.A
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	defer recoverInto(&err)
-	if err := e.load(ctx, snap, sess.ViewColumns, sess.Database); err != nil {
+	if err := e.load(ctx, snap, sess.ViewColumns, sess.Database, sess.Databases); err != nil {
 		return nil, pgerr.Wrap(pgerr.InternalError, err, "loading shepherd's catalog")
 	}
 	var token int64

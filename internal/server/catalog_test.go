@@ -404,3 +404,57 @@ func TestCatalogSetConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestCatalogDatabases: pg_database lists the databases made with CREATE
+// DATABASE besides the session's own, from every database's sessions,
+// and no longer after DROP DATABASE, as PostgreSQL's does.
+func TestCatalogDatabases(t *testing.T) {
+	ctx := context.Background()
+	addr, _ := start(t, embedded(t))
+	alone, err := pgx.Connect(ctx, testenv.Postgres(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer alone.Close(ctx)
+	db := alone.Config().Database
+	x := db + "_x"
+	shep := connect(t, addr, db)
+	q := fmt.Sprintf("SELECT datname, encoding, datistemplate, datallowconn, datconnlimit FROM pg_catalog.pg_database WHERE datname IN ('postgres', 'template0', 'template1', '%s', '%s') ORDER BY 1", db, x)
+	compare := func(step string, shepConn, pgConn *pgx.Conn, q string) {
+		t.Helper()
+		want, err := catalogAnswer(pgConn, q, pgx.QueryExecModeSimpleProtocol, nil)
+		if err != nil {
+			t.Fatalf("PostgreSQL alone: %s: %v", step, err)
+		}
+		got, err := catalogAnswer(shepConn, q, pgx.QueryExecModeSimpleProtocol, nil)
+		if err != nil || got != want {
+			t.Errorf("%s:\ngot %s (%v)\nwant %s", step, got, err, want)
+		}
+	}
+	for _, c := range []*pgx.Conn{shep, alone} {
+		if _, err := c.Exec(ctx, "CREATE DATABASE "+x); err != nil {
+			t.Fatal(err)
+		}
+	}
+	defer alone.Exec(ctx, "DROP DATABASE IF EXISTS "+x)
+	compare("after CREATE DATABASE", shep, alone, q)
+	cfg := alone.Config().Copy()
+	cfg.Database = x
+	aloneX, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shepX := connect(t, addr, x)
+	// The embedded default has no configured database name: a created
+	// database's sessions cannot tell the name the first session used
+	// (server.databases.DatabaseNames), so it is left out here.
+	compare("from the new database", shepX, aloneX, strings.Replace(q, "'"+db+"', ", "", 1))
+	shepX.Close(ctx)
+	aloneX.Close(ctx)
+	for _, c := range []*pgx.Conn{shep, alone} {
+		if _, err := c.Exec(ctx, "DROP DATABASE "+x); err != nil {
+			t.Fatal(err)
+		}
+	}
+	compare("after DROP DATABASE", shep, alone, q)
+}

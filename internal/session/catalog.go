@@ -69,7 +69,7 @@ func (s *Session) catalogColumns(ctx context.Context, st *sqlan.Stmt) ([]uint32,
 // catalogSession is what the catalog needs of the session: its user, and
 // the columns of views, which the analyser works out from their queries.
 func (s *Session) catalogSession(snap *schema.Snapshot) pgcatalog.Session {
-	return pgcatalog.Session{User: s.user, Database: s.database, Settings: s.params, SetConfig: s.catalogSetConfig, ViewColumns: func(v *schema.Table) []answer.Column {
+	return pgcatalog.Session{User: s.user, Database: s.database, Databases: s.DatabaseNames(), Settings: s.params, SetConfig: s.catalogSetConfig, ViewColumns: func(v *schema.Table) []answer.Column {
 		if v.Query == "" {
 			return nil
 		}
