@@ -163,6 +163,7 @@ var sideTables = []string{
 	"CREATE TABLE pg_catalog.shepherd_indexdef (oid INTEGER PRIMARY KEY, def TEXT, cols TEXT)",
 	"CREATE TABLE pg_catalog.shepherd_condef (oid INTEGER PRIMARY KEY, def TEXT)",
 	"CREATE TABLE pg_catalog.shepherd_serial (tab TEXT, col TEXT, seq TEXT)",
+	"CREATE TABLE pg_catalog.shepherd_seqlast (name TEXT, last INTEGER)",
 	"CREATE TABLE pg_catalog.shepherd_keywords (word TEXT, catcode TEXT, barelabel INTEGER, catdesc TEXT, baredesc TEXT)",
 }
 
@@ -171,6 +172,13 @@ var sideTables = []string{
 // Indexes of the system catalogs are not in pg_indexes: the engine has
 // none.
 var catalogViews = map[string]string{
+	// pg_sequences' last_value is the sequence's state when the query
+	// runs (shepherd_seqlast, see Session.SeqLast).
+	"pg_sequences": `SELECT n.nspname AS schemaname, c.relname AS sequencename,
+		(SELECT a.rolname FROM pg_authid a WHERE a.oid = c.relowner) AS sequenceowner, s.seqtypid AS data_type,
+		s.seqstart AS start_value, s.seqmin AS min_value, s.seqmax AS max_value, s.seqincrement AS increment_by,
+		s.seqcycle AS cycle, s.seqcache AS cache_size, (SELECT l.last FROM shepherd_seqlast l WHERE l.name = c.relname) AS last_value
+		FROM pg_sequence s JOIN pg_class c ON c.oid = s.seqrelid LEFT JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind = 'S'`,
 	// The I/O statistics views list PostgreSQL's rows; shepherd reads
 	// no blocks of its own, so the counters are 0 (NULL, as in
 	// PostgreSQL, where there is no index or TOAST table to count).

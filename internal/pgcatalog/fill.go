@@ -337,6 +337,12 @@ func buildRows(snap *schema.Snapshot, viewCols func(*schema.Table) []answer.Colu
 	for ix := range snap.Indexes {
 		keys = append(keys, "class:"+ix)
 	}
+	var seqs []string // CREATE SEQUENCE's
+	for name := range snap.Sequences {
+		seqs = append(seqs, name)
+		keys = append(keys, "class:"+name)
+	}
+	slices.Sort(seqs)
 	o := assignOIDs(keys)
 
 	add := func(rel string, vals map[string]any) { out = append(out, row{rel: rel, vals: vals}) }
@@ -354,6 +360,48 @@ func buildRows(snap *schema.Snapshot, viewCols func(*schema.Table) []answer.Colu
 			}
 		}
 		return vals
+	}
+	// The sequences of CREATE SEQUENCE, as PostgreSQL shows them: a
+	// relation of kind S with its three columns, its pg_sequence row,
+	// an OWNED BY column's dependency, information_schema.sequences.
+	for _, name := range seqs {
+		q := snap.Sequences[name]
+		seqOID := o.of("class:" + name)
+		sr := classRow(seqOID, name, "S", 0, 3, false)
+		sr["reltuples"] = float64(1)
+		add("pg_class", sr)
+		for k, a := range []struct{ name, typ string }{{"last_value", "int8"}, {"log_cnt", "int8"}, {"is_called", "bool"}} {
+			at := typeByName[a.typ]
+			add("pg_attribute", map[string]any{"attrelid": seqOID, "attname": a.name, "atttypid": int64(at.oid),
+				"attstattarget": int64(-1), "attlen": int64(at.len), "attnum": int64(k + 1), "attcacheoff": int64(-1),
+				"atttypmod": int64(-1), "attnotnull": int64(1), "attidentity": "", "attgenerated": "", "attislocal": int64(1),
+				"attcompression": "", "attalign": "d", "attstorage": "p"})
+		}
+		typ := q.Type
+		if typeByName[typ] == nil {
+			typ = "int8"
+		}
+		add("pg_sequence", map[string]any{"seqrelid": seqOID, "seqtypid": int64(typeByName[typ].oid), "seqstart": q.Start,
+			"seqincrement": q.Increment, "seqmax": q.Max, "seqmin": q.Min, "seqcache": q.Cache, "seqcycle": bool01(q.Cycle)})
+		if tab, col, ok := strings.Cut(q.OwnedBy, "."); ok {
+			if t := snap.Tables[tab]; t != nil {
+				for i := range t.Columns {
+					if t.Columns[i].Name == col {
+						add("pg_depend", map[string]any{"classid": int64(classPgClass), "objid": seqOID, "objsubid": int64(0),
+							"refclassid": int64(classPgClass), "refobjid": o.of("class:" + tab), "refobjsubid": int64(i + 1), "deptype": "a"})
+					}
+				}
+			}
+		}
+		cycle := "NO"
+		if q.Cycle {
+			cycle = "YES"
+		}
+		add("information_schema.sequences", info(map[string]any{"sequence_catalog": "", "sequence_schema": "public",
+			"sequence_name": name, "data_type": sqlTypeName(typ, nil), "numeric_precision": map[string]int64{"int2": 16, "int4": 32, "int8": 64}[typ],
+			"numeric_precision_radix": int64(2), "numeric_scale": int64(0), "start_value": strconv.FormatInt(q.Start, 10),
+			"minimum_value": strconv.FormatInt(q.Min, 10), "maximum_value": strconv.FormatInt(q.Max, 10),
+			"increment": strconv.FormatInt(q.Increment, 10), "cycle_option": cycle}))
 	}
 	indexRow := func(ix string, table string, t *schema.Table, cols []string, unique, primary bool) {
 		ixOID, relOID := o.of("class:"+ix), o.of("class:"+table)

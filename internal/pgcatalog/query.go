@@ -108,6 +108,9 @@ type Session struct {
 	// returns the setting's new value. Without it set_config() is
 	// refused.
 	SetConfig func(name string, value *string, local bool) (string, error)
+	// SeqLast, when set, gives a CREATE SEQUENCE sequence's last value
+	// handed out (false: none yet), for pg_sequences.last_value.
+	SeqLast func(name string) (int64, bool)
 	// ViewColumns, when set, gives a view's result columns (shepherd's
 	// schema does not record them; the statement analyser works them
 	// out from the view's query).
@@ -217,6 +220,9 @@ func (e *Engine) Query(ctx context.Context, tree *pg_query.Node, args []driver.A
 	defer e.mu.Unlock()
 	defer recoverInto(&err)
 	if err := e.load(ctx, snap, sess.ViewColumns, sess.Database, sess.Databases); err != nil {
+		return nil, pgerr.Wrap(pgerr.InternalError, err, "loading shepherd's catalog")
+	}
+	if err := e.seqLast(ctx, snap, sess.SeqLast); err != nil {
 		return nil, pgerr.Wrap(pgerr.InternalError, err, "loading shepherd's catalog")
 	}
 	var token int64
@@ -372,4 +378,25 @@ func arrayText(typ string, arr []any) string {
 		return strings.Join(parts, " ")
 	}
 	return "{" + strings.Join(parts, ",") + "}"
+}
+
+// seqLast writes the sequences' last values for pg_sequences as they are
+// now (they change without a new schema snapshot). The caller holds e.mu.
+func (e *Engine) seqLast(ctx context.Context, snap *schema.Snapshot, last func(string) (int64, bool)) error {
+	if _, err := e.conn.ExecContext(ctx, "DELETE FROM pg_catalog.shepherd_seqlast"); err != nil {
+		return err
+	}
+	if snap == nil || last == nil {
+		return nil
+	}
+	for name := range snap.Sequences {
+		v, ok := last(name)
+		if !ok {
+			continue
+		}
+		if _, err := e.conn.ExecContext(ctx, "INSERT INTO pg_catalog.shepherd_seqlast VALUES (?, ?)", name, v); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -458,3 +458,53 @@ func TestCatalogDatabases(t *testing.T) {
 	}
 	compare("after DROP DATABASE", shep, alone, q)
 }
+
+// TestCatalogSequences: the sequences of CREATE SEQUENCE are in
+// pg_class (kind S), pg_sequence, pg_depend (OWNED BY),
+// information_schema.sequences and pg_sequences, whose last_value follows
+// nextval and setval, as in PostgreSQL (sequences of CACHE 1: PostgreSQL
+// shows the last value of a backend's cached block).
+func TestCatalogSequences(t *testing.T) {
+	ctx := context.Background()
+	addr, _ := start(t, embedded(t))
+	alone, err := pgx.Connect(ctx, testenv.Postgres(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer alone.Close(ctx)
+	shep := connect(t, addr, alone.Config().Database)
+	both := func(q string) {
+		t.Helper()
+		mustExec(t, shep, q)
+		if _, err := alone.Exec(ctx, q); err != nil {
+			t.Fatalf("PostgreSQL alone: %s: %v", q, err)
+		}
+	}
+	both("CREATE TABLE t3 (id int)")
+	both("CREATE SEQUENCE s1 AS integer INCREMENT 5 START 10 MINVALUE 10 MAXVALUE 1000 CYCLE")
+	both("CREATE SEQUENCE s2 OWNED BY t3.id")
+	queries := []string{
+		"SELECT c.relname, c.relkind, c.relnatts, s.seqtypid::regtype, s.seqstart, s.seqincrement, s.seqmax, s.seqmin, s.seqcache, s.seqcycle, d.refobjid::regclass, d.refobjsubid, d.deptype FROM pg_catalog.pg_class c JOIN pg_catalog.pg_sequence s ON s.seqrelid = c.oid LEFT JOIN pg_catalog.pg_depend d ON d.objid = c.oid AND d.classid = 'pg_class'::regclass AND d.deptype <> 'n' WHERE c.relnamespace = 2200 ORDER BY 1",
+		"SELECT a.attrelid::regclass, a.attname, a.atttypid::regtype, a.attnum, a.attnotnull FROM pg_catalog.pg_attribute a JOIN pg_catalog.pg_class c ON c.oid = a.attrelid WHERE c.relkind = 'S' AND c.relnamespace = 2200 AND a.attnum > 0 ORDER BY 1, 4",
+		"SELECT * FROM information_schema.sequences WHERE sequence_schema = 'public' ORDER BY sequence_name",
+		"SELECT * FROM pg_catalog.pg_sequences WHERE schemaname = 'public' ORDER BY sequencename",
+	}
+	check := func(step string) {
+		t.Helper()
+		for _, q := range queries {
+			want, err := catalogAnswer(alone, q, pgx.QueryExecModeSimpleProtocol, nil)
+			if err != nil {
+				t.Fatalf("PostgreSQL alone: %s: %v", q, err)
+			}
+			got, err := catalogAnswer(shep, q, pgx.QueryExecModeSimpleProtocol, nil)
+			if err != nil || got != want {
+				t.Errorf("%s: %s:\ngot %s (%v)\nwant %s", step, q, got, err, want)
+			}
+		}
+	}
+	check("created")
+	both("SELECT nextval('s1'), nextval('s1'), nextval('s2')")
+	check("after nextval")
+	both("SELECT setval('s2', 42, false)")
+	check("after setval")
+}

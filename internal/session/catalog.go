@@ -69,7 +69,7 @@ func (s *Session) catalogColumns(ctx context.Context, st *sqlan.Stmt) ([]uint32,
 // catalogSession is what the catalog needs of the session: its user, and
 // the columns of views, which the analyser works out from their queries.
 func (s *Session) catalogSession(snap *schema.Snapshot) pgcatalog.Session {
-	return pgcatalog.Session{User: s.user, Database: s.database, Databases: s.DatabaseNames(), Settings: s.params, SetConfig: s.catalogSetConfig, ViewColumns: func(v *schema.Table) []answer.Column {
+	return pgcatalog.Session{User: s.user, Database: s.database, Databases: s.DatabaseNames(), Settings: s.params, SetConfig: s.catalogSetConfig, SeqLast: s.seqLast, ViewColumns: func(v *schema.Table) []answer.Column {
 		if v.Query == "" {
 			return nil
 		}
@@ -107,4 +107,11 @@ func (s *Session) catalogSetConfig(name string, value *string, local bool) (stri
 		v, _ = s.param(st.SetName)
 	}
 	return v, nil
+}
+
+// seqLast is a CREATE SEQUENCE sequence's last value handed out, false
+// when nextval has not been called (or setval said is_called false).
+func (s *Session) seqLast(name string) (int64, bool) {
+	st := s.cache.Catalog().SeqState(name)
+	return st.Last, st.Called
 }
