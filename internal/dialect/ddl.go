@@ -349,7 +349,9 @@ func (w *writer) checkUnique(con *pg_query.Constraint) {
 // a column constraint in SQLite), named name when the client gave it
 // none (MariaDB names a primary key PRIMARY whatever it is called).
 func (w *writer) constraint(con *pg_query.Constraint, column bool, name string) {
-	if con.Deferrable || con.Initdeferred {
+	// SQLite defers a foreign key as PostgreSQL does (to the commit);
+	// MariaDB checks every one at once.
+	if (con.Deferrable || con.Initdeferred) && (w.my() || con.Contype != pg_query.ConstrType_CONSTR_FOREIGN) {
 		w.refuse("DEFERRABLE constraints")
 	}
 	if con.Conname != "" {
@@ -407,6 +409,11 @@ func (w *writer) constraint(con *pg_query.Constraint, column bool, name string) 
 		}
 		w.fkAction(" ON DELETE ", con.FkDelAction)
 		w.fkAction(" ON UPDATE ", con.FkUpdAction)
+		if con.Initdeferred {
+			w.str(" DEFERRABLE INITIALLY DEFERRED")
+		} else if con.Deferrable {
+			w.str(" DEFERRABLE INITIALLY IMMEDIATE")
+		}
 	default:
 		w.refuse("constraint %s", con.Contype.String())
 	}
@@ -609,6 +616,21 @@ func (w *writer) alterTable(at *pg_query.AlterTableStmt) {
 		w.refuse("several changes in one ALTER TABLE")
 	}
 	table := w.schema.Table(at.Relation.Relname)
+	if w.lite() && len(at.Cmds) == 1 {
+		switch cmd := at.Cmds[0].GetAlterTableCmd(); cmd.Subtype {
+		case pg_query.AlterTableType_AT_AddConstraint, pg_query.AlterTableType_AT_DropConstraint,
+			pg_query.AlterTableType_AT_SetNotNull, pg_query.AlterTableType_AT_DropNotNull,
+			pg_query.AlterTableType_AT_AlterColumnType:
+			if cmd.Behavior == pg_query.DropBehavior_DROP_CASCADE {
+				w.refuse("ALTER TABLE ... CASCADE")
+			}
+			if at.MissingOk {
+				w.refuse("ALTER TABLE IF EXISTS %s", alterWhat(cmd))
+			}
+			w.rebuild(table, cmd)
+			return
+		}
+	}
 	w.pushTable(at.Relation, nil)
 	defer w.popScope()
 	w.str("ALTER TABLE ")

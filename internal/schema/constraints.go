@@ -31,6 +31,12 @@ type Constraint struct {
 	// (RefColumns empty: the referenced table's primary key).
 	RefTable   string   `json:"ref_table,omitempty"`
 	RefColumns []string `json:"ref_columns,omitempty"`
+	// Expr is a check's expression as PostgreSQL's parser writes it
+	// back, and Options a foreign key's actions as Table.RefOptions
+	// codes them: what rebuilding the table on SQLite needs ("" in
+	// records made before shepherd kept them).
+	Expr    string `json:"expr,omitempty"`
+	Options string `json:"options,omitempty"`
 }
 
 // Constraint returns the table's constraint of that name, or nil.
@@ -166,13 +172,13 @@ func constraintOf(con *pg_query.Constraint, col string) (c Constraint, ok bool) 
 	case pg_query.ConstrType_CONSTR_UNIQUE:
 		return Constraint{Kind: ConstraintUnique, Columns: keys(con.Keys)}, true
 	case pg_query.ConstrType_CONSTR_FOREIGN:
-		c = Constraint{Kind: ConstraintForeign, Columns: keys(con.FkAttrs), RefColumns: names(con.PkAttrs)}
+		c = Constraint{Kind: ConstraintForeign, Columns: keys(con.FkAttrs), RefColumns: names(con.PkAttrs), Options: refOptions(con)}
 		if con.Pktable != nil {
 			c.RefTable = con.Pktable.Relname
 		}
 		return c, true
 	case pg_query.ConstrType_CONSTR_CHECK:
-		return Constraint{Kind: ConstraintCheck, Columns: checkColumns(con.RawExpr)}, true
+		return Constraint{Kind: ConstraintCheck, Columns: checkColumns(con.RawExpr), Expr: exprText(con.RawExpr)}, true
 	}
 	return c, false
 }
