@@ -349,8 +349,13 @@ func (w *writer) checkUnique(con *pg_query.Constraint) {
 // a column constraint in SQLite), named name when the client gave it
 // none (MariaDB names a primary key PRIMARY whatever it is called).
 func (w *writer) constraint(con *pg_query.Constraint, column bool, name string) {
-	// SQLite defers a foreign key as PostgreSQL does (to the commit);
-	// MariaDB checks every one at once.
+	// A DEFERRABLE foreign key is written for SQLite as an immediate
+	// one: SQLite could defer it to the commit, but a replica's COMMIT
+	// failing on it is not told as PostgreSQL's error (the replica is
+	// taken as failed), while an immediate check only ever refuses
+	// earlier, never accepts what PostgreSQL refuses. Django declares
+	// every foreign key DEFERRABLE INITIALLY DEFERRED. MariaDB has no
+	// deferred checks at all and refuses.
 	if (con.Deferrable || con.Initdeferred) && (w.my() || con.Contype != pg_query.ConstrType_CONSTR_FOREIGN) {
 		w.refuse("DEFERRABLE constraints")
 	}
@@ -409,11 +414,6 @@ func (w *writer) constraint(con *pg_query.Constraint, column bool, name string) 
 		}
 		w.fkAction(" ON DELETE ", con.FkDelAction)
 		w.fkAction(" ON UPDATE ", con.FkUpdAction)
-		if con.Initdeferred {
-			w.str(" DEFERRABLE INITIALLY DEFERRED")
-		} else if con.Deferrable {
-			w.str(" DEFERRABLE INITIALLY IMMEDIATE")
-		}
 	default:
 		w.refuse("constraint %s", con.Contype.String())
 	}

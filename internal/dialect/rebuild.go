@@ -68,6 +68,10 @@ func (w *writer) rebuild(table *schema.Table, cmd *pg_query.AlterTableCmd) {
 			w.refuse("ADD CONSTRAINT ... NOT VALID")
 		}
 		if con.Conname != "" && table.Constraint(con.Conname) != nil {
+			if con.Contype == pg_query.ConstrType_CONSTR_UNIQUE || con.Contype == pg_query.ConstrType_CONSTR_PRIMARY {
+				// PostgreSQL makes the index first, named as the constraint.
+				w.fail(pgerr.DuplicateTable, "relation %q already exists", con.Conname)
+			}
 			w.fail(pgerr.DuplicateObject, "constraint %q for relation %q already exists", con.Conname, table.Name)
 		}
 		if (con.Deferrable || con.Initdeferred) && con.Contype != pg_query.ConstrType_CONSTR_FOREIGN {

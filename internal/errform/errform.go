@@ -176,6 +176,7 @@ func (f *former) unique() {
 		// CREATE UNIQUE INDEX or ADD CONSTRAINT over duplicates:
 		// PostgreSQL words it otherwise ("could not create unique
 		// index").
+		f.addedUnique()
 		return
 	}
 	var table, name string
@@ -768,4 +769,32 @@ func (f *former) value(n *pg_query.Node, typ string) (string, bool) {
 		return text, !neg
 	}
 	return "", false
+}
+
+// addedUnique words an ALTER TABLE ... ADD CONSTRAINT UNIQUE or PRIMARY
+// KEY over rows that repeat the key as PostgreSQL does: 'could not
+// create unique index "name"', the constraint's name (whatever table the
+// engine named: SQLite's rebuild checks the rows in a copy). The DETAIL,
+// which names the repeated values, is left out: no engine gives them.
+func (f *former) addedUnique() {
+	at := f.tree.GetAlterTableStmt()
+	if at == nil || len(at.Cmds) != 1 || at.Relation == nil {
+		return
+	}
+	cmd := at.Cmds[0].GetAlterTableCmd()
+	if cmd == nil || cmd.Subtype != pg_query.AlterTableType_AT_AddConstraint {
+		return
+	}
+	con := cmd.Def.GetConstraint()
+	t := f.table(at.Relation.Relname)
+	if con == nil || t == nil || con.Contype != pg_query.ConstrType_CONSTR_UNIQUE && con.Contype != pg_query.ConstrType_CONSTR_PRIMARY {
+		return
+	}
+	c, ok := schema.AddedConstraint(t, con, "")
+	if !ok {
+		return
+	}
+	f.e.Message = `could not create unique index "` + c.Name + `"`
+	f.e.Detail = ""
+	f.setObject(t.Name, "", c.Name)
 }
