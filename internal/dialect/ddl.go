@@ -466,7 +466,7 @@ func (w *writer) createIndex(ix *pg_query.IndexStmt) {
 	w.str(" (")
 	list(w, ix.IndexParams, func(n *pg_query.Node) {
 		e := n.GetIndexElem()
-		if e.Name == "" || e.Expr != nil || len(e.Collation) > 0 || len(e.Opclass) > 0 {
+		if e.Name == "" || e.Expr != nil || len(e.Collation) > 0 || len(e.Opclass) > 0 && (ix.Unique || !patternOps(e.Opclass)) {
 			w.refuse("index on an expression, or with a collation or operator class")
 		}
 		w.ident(e.Name)
@@ -620,7 +620,7 @@ func (w *writer) alterTable(at *pg_query.AlterTableStmt) {
 		switch cmd := at.Cmds[0].GetAlterTableCmd(); cmd.Subtype {
 		case pg_query.AlterTableType_AT_AddConstraint, pg_query.AlterTableType_AT_DropConstraint,
 			pg_query.AlterTableType_AT_SetNotNull, pg_query.AlterTableType_AT_DropNotNull,
-			pg_query.AlterTableType_AT_AlterColumnType:
+			pg_query.AlterTableType_AT_AlterColumnType, pg_query.AlterTableType_AT_ColumnDefault:
 			if cmd.Behavior == pg_query.DropBehavior_DROP_CASCADE {
 				w.refuse("ALTER TABLE ... CASCADE")
 			}
@@ -717,9 +717,6 @@ func (w *writer) alterTable(at *pg_query.AlterTableStmt) {
 			}
 			w.ident(cmd.Name)
 		case pg_query.AlterTableType_AT_ColumnDefault:
-			if w.lite() {
-				w.refuse("ALTER COLUMN ... SET/DROP DEFAULT")
-			}
 			w.str("ALTER COLUMN ")
 			w.ident(cmd.Name)
 			if cmd.Def == nil {
@@ -773,4 +770,20 @@ func (w *writer) rename(r *pg_query.RenameStmt) {
 	default:
 		w.refuse("ALTER ... RENAME of %s", r.RenameType.String())
 	}
+}
+
+// patternOps reports whether an index's operator class is one of the
+// pattern_ops classes (Django adds a varchar_pattern_ops index for LIKE
+// on every indexed text column): they change which comparisons the index
+// serves, not what a non-unique index holds, so the other engines get a
+// plain index.
+func patternOps(opclass []*pg_query.Node) bool {
+	if len(opclass) != 1 || opclass[0].GetString_() == nil {
+		return false
+	}
+	switch opclass[0].GetString_().Sval {
+	case "varchar_pattern_ops", "text_pattern_ops", "bpchar_pattern_ops":
+		return true
+	}
+	return false
 }

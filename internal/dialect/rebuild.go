@@ -137,6 +137,22 @@ func (w *writer) rebuild(table *schema.Table, cmd *pg_query.AlterTableCmd) {
 			w.refuse("ALTER COLUMN ... TYPE from %s to %s on SQLite (only a change that keeps every value: a longer or unbounded text type, a wider integer)", schema.TypeText(cd.TypeName), typ)
 		}
 		c.Type, c.Mods = typ, mods
+	case pg_query.AlterTableType_AT_ColumnDefault:
+		c := column(cmd.Name)
+		switch {
+		case cmd.Def == nil:
+			if c.Fill == schema.FillNone {
+				c.Default = ""
+			}
+		case !schema.IsConstant(cmd.Def):
+			w.refuse("SET DEFAULT of an expression that is not a constant")
+		default:
+			text, err := deparseExpr(cmd.Def)
+			if err != nil {
+				w.refuse("this SET DEFAULT expression")
+			}
+			c.Default = text
+		}
 	default:
 		w.refuse("ALTER TABLE %s", cmd.Subtype.String())
 	}
@@ -222,8 +238,17 @@ func alterWhat(cmd *pg_query.AlterTableCmd) string {
 		return "... ALTER COLUMN ... DROP NOT NULL"
 	case pg_query.AlterTableType_AT_AlterColumnType:
 		return "... ALTER COLUMN ... TYPE"
+	case pg_query.AlterTableType_AT_ColumnDefault:
+		return "... ALTER COLUMN ... SET/DROP DEFAULT"
 	}
 	return cmd.Subtype.String()
+}
+
+// deparseExpr writes an expression back as PostgreSQL's parser would.
+func deparseExpr(n *pg_query.Node) (string, error) {
+	sel := &pg_query.SelectStmt{TargetList: []*pg_query.Node{pg_query.MakeResTargetNodeWithVal(n, -1)}}
+	text, err := pg_query.Deparse(&pg_query.ParseResult{Version: parseVersion(), Stmts: []*pg_query.RawStmt{{Stmt: &pg_query.Node{Node: &pg_query.Node_SelectStmt{SelectStmt: sel}}}}})
+	return strings.TrimPrefix(text, "SELECT "), err
 }
 
 // widens reports whether changing column c to typ(mods) keeps every value
