@@ -211,7 +211,7 @@ func (w *writer) rebuild(table *schema.Table, cmd *pg_query.AlterTableCmd) {
 	copyRows(table.Name, rebuildTable)
 	w.str("DROP TABLE ")
 	w.ident(rebuildTable)
-	w.str("; PRAGMA defer_foreign_keys = OFF; RELEASE " + rebuildTable)
+	w.str("; PRAGMA defer_foreign_keys = OFF")
 	for _, ix := range indexes {
 		w.str("; CREATE INDEX ")
 		w.ident(ix)
@@ -221,6 +221,7 @@ func (w *writer) rebuild(table *schema.Table, cmd *pg_query.AlterTableCmd) {
 		list(w, w.schema.IndexColumns[ix], func(n string) { w.ident(n) })
 		w.str(")")
 	}
+	w.str("; RELEASE " + rebuildTable)
 }
 
 // invalidTableDefinition is PostgreSQL's 42P16.
