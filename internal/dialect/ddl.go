@@ -353,9 +353,9 @@ func (w *writer) constraint(con *pg_query.Constraint, column bool, name string) 
 	// one: SQLite could defer it to the commit, but a replica's COMMIT
 	// failing on it is not told as PostgreSQL's error (the replica is
 	// taken as failed), while an immediate check only ever refuses
-	// earlier, never accepts what PostgreSQL refuses. Django declares
-	// every foreign key DEFERRABLE INITIALLY DEFERRED. MariaDB has no
-	// deferred checks at all and refuses.
+	// earlier, never accepts what PostgreSQL refuses. (Package sqlan
+	// makes such keys immediate for every replica before writing.)
+	// MariaDB has no deferred checks at all and refuses.
 	if (con.Deferrable || con.Initdeferred) && (w.my() || con.Contype != pg_query.ConstrType_CONSTR_FOREIGN) {
 		w.refuse("DEFERRABLE constraints")
 	}

@@ -103,6 +103,30 @@ func TestSQLiteRebuildAsPostgres(t *testing.T) {
 					}
 				})
 			}
+			// The DEFERRABLE INITIALLY DEFERRED key is checked at once on
+			// every replica (PostgreSQL would wait for the COMMIT): the
+			// replicas agree, none is taken as failed.
+			t.Run("deferrable checked at once", func(t *testing.T) {
+				tx, err := c.Begin(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				_, err = tx.Exec(ctx, "INSERT INTO c VALUES (60, 9, 'z', 1)")
+				if g := pgError(err); g == nil || g.Code != "23503" || g.ConstraintName != "c_p_id_fk" {
+					t.Errorf("violation in a block: %v, want 23503 on c_p_id_fk at once", err)
+				}
+				if err := tx.Rollback(ctx); err != nil {
+					t.Fatal(err)
+				}
+				mustExec(t, c, "INSERT INTO c VALUES (60, 2, 'z', 1)")
+				if _, err := alone.Exec(ctx, "INSERT INTO c VALUES (60, 2, 'z', 1)"); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := alone.Exec(ctx, "DELETE FROM c WHERE id = 60"); err != nil {
+					t.Fatal(err)
+				}
+				mustExec(t, c, "DELETE FROM c WHERE id = 60")
+			})
 			for _, q := range []string{"SELECT id, p_id, code, n FROM c ORDER BY id", "SELECT id, c_id FROM g ORDER BY id"} {
 				var wantRows, gotRows [][]any
 				for _, side := range []struct {
