@@ -638,7 +638,11 @@ func (w *writer) alterTable(at *pg_query.AlterTableStmt) {
 	w.str(" ")
 	list(w, at.Cmds, func(n *pg_query.Node) {
 		cmd := n.GetAlterTableCmd()
-		if cmd.Behavior == pg_query.DropBehavior_DROP_CASCADE {
+		if cmd.Behavior == pg_query.DropBehavior_DROP_CASCADE && (cmd.Subtype != pg_query.AlterTableType_AT_DropColumn || w.referencedColumn(table, cmd.Name)) {
+			// DROP COLUMN ... CASCADE drops only what depends on the
+			// column: with nothing (package sqlan refuses it when a view
+			// may read the column), it is a plain DROP COLUMN. Django
+			// removes fields so.
 			w.refuse("ALTER TABLE ... CASCADE")
 		}
 		switch cmd.Subtype {
@@ -784,6 +788,30 @@ func patternOps(opclass []*pg_query.Node) bool {
 	switch opclass[0].GetString_().Sval {
 	case "varchar_pattern_ops", "text_pattern_ops", "bpchar_pattern_ops":
 		return true
+	}
+	return false
+}
+
+// referencedColumn reports whether another table's foreign key may
+// reference column col of table (true when shepherd does not know the
+// table).
+func (w *writer) referencedColumn(table *schema.Table, col string) bool {
+	if table == nil {
+		return true
+	}
+	for _, o := range w.schema.Tables {
+		if o.Name == table.Name {
+			continue
+		}
+		for _, c := range o.Constraints {
+			if c.Kind == schema.ConstraintForeign && c.RefTable == table.Name &&
+				(slices.Contains(c.RefColumns, col) || len(c.RefColumns) == 0 && slices.Contains(table.Key, col)) {
+				return true
+			}
+		}
+		if len(o.Constraints) == 0 && slices.Contains(o.Parents, table.Name) {
+			return true
+		}
 	}
 	return false
 }
