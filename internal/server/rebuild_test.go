@@ -43,6 +43,9 @@ var rebuildCases = []struct{ name, sql string }{
 	{"duplicate unique constraint", "ALTER TABLE c ADD CONSTRAINT c_code_uniq UNIQUE (n)"},
 	{"drop not null of a key", "ALTER TABLE c ALTER COLUMN id DROP NOT NULL"},
 	{"unique over duplicates", "ALTER TABLE c ADD CONSTRAINT c_n_p_id UNIQUE (p_id)"},
+	{"not null over nulls", "ALTER TABLE c ALTER COLUMN p_id SET NOT NULL"},
+	{"check over rows", "ALTER TABLE c ADD CHECK (n > 1)"},
+	{"foreign key over rows", "ALTER TABLE c ADD FOREIGN KEY (n) REFERENCES p"},
 }
 
 // TestSQLiteRebuildAsPostgres runs the ALTER TABLEs SQLite does by
