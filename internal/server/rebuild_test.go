@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -30,10 +31,15 @@ var rebuildSetup = []string{
 	"ALTER TABLE c ADD CHECK (n < 100)",
 	"ALTER TABLE g ALTER COLUMN c_id TYPE bigint",
 	"INSERT INTO c VALUES (40, 1, 'd', -1)",
+	"ALTER TABLE c ALTER COLUMN n SET DEFAULT 7",
+	"ALTER TABLE p ALTER COLUMN name SET NOT NULL",
+	"ALTER TABLE p ALTER COLUMN name DROP NOT NULL",
+	"INSERT INTO c (id, p_id, code) VALUES (45, 1, 'f')",
+	"INSERT INTO p VALUES (3, NULL)",
 }
 
 var rebuildCases = []struct{ name, sql string }{
-	{"deferred foreign key", "INSERT INTO c VALUES (50, 3, 'e', 1)"},
+	{"deferred foreign key", "INSERT INTO c VALUES (50, 9, 'e', 1)"},
 	{"added unique", "INSERT INTO c VALUES (50, 1, 'a', 1)"},
 	{"set not null", "INSERT INTO c VALUES (50, 1, NULL, 1)"},
 	{"added check, reused name", "INSERT INTO c VALUES (50, 1, 'e', 100)"},
@@ -130,7 +136,7 @@ func TestSQLiteRebuildAsPostgres(t *testing.T) {
 				}
 				mustExec(t, c, "DELETE FROM c WHERE id = 60")
 			})
-			for _, q := range []string{"SELECT id, p_id, code, n FROM c ORDER BY id", "SELECT id, c_id FROM g ORDER BY id"} {
+			for _, q := range []string{"SELECT id, p_id, code, n FROM c ORDER BY id", "SELECT id, c_id FROM g ORDER BY id", "SELECT id, name FROM p ORDER BY id"} {
 				var wantRows, gotRows [][]any
 				for _, side := range []struct {
 					conn *pgx.Conn
@@ -151,7 +157,7 @@ func TestSQLiteRebuildAsPostgres(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-				if len(wantRows) != len(gotRows) {
+				if fmt.Sprint(wantRows) != fmt.Sprint(gotRows) {
 					t.Errorf("%s: PostgreSQL %v, shepherd %v", q, wantRows, gotRows)
 				}
 			}
@@ -160,6 +166,7 @@ func TestSQLiteRebuildAsPostgres(t *testing.T) {
 			}
 			assertIdentical(t, cfg, "SELECT id, p_id, code, n FROM c ORDER BY id")
 			assertIdentical(t, cfg, "SELECT id, c_id FROM g ORDER BY id")
+			assertIdentical(t, cfg, "SELECT id, name FROM p ORDER BY id")
 		})
 	}
 }
