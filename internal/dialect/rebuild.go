@@ -91,9 +91,18 @@ func (w *writer) rebuild(table *schema.Table, cmd *pg_query.AlterTableCmd) {
 			w.refuse("ADD CONSTRAINT of kind %s", con.Contype.String())
 		}
 		for _, k := range c.Columns {
-			if c.Kind != schema.ConstraintCheck {
-				column(k)
+			if c.Kind == schema.ConstraintCheck {
+				continue
 			}
+			if !slices.ContainsFunc(cols, func(col schema.Column) bool { return col.Name == k }) {
+				if c.Kind == schema.ConstraintForeign {
+					w.fail(pgerr.UndefinedColumn, "column %q referenced in foreign key constraint does not exist", k)
+				}
+				w.fail(pgerr.UndefinedColumn, "column %q named in key does not exist", k)
+			}
+		}
+		if c.Kind == schema.ConstraintForeign {
+			w.checkReferenced(table, cols, cons, c)
 		}
 		if c.Kind == schema.ConstraintPrimary {
 			for _, o := range cons {
@@ -223,6 +232,53 @@ func (w *writer) rebuild(table *schema.Table, cmd *pg_query.AlterTableCmd) {
 	}
 	w.str("; RELEASE " + rebuildTable)
 }
+
+// checkReferenced fails as PostgreSQL does when foreign key c (of table,
+// being rebuilt with cols and cons) references no table or no key: SQLite
+// would take the key and fail every later write of the table ("foreign
+// key mismatch").
+func (w *writer) checkReferenced(table *schema.Table, cols []schema.Column, cons []schema.Constraint, c schema.Constraint) {
+	parent := w.schema.Table(c.RefTable)
+	parentCons := []schema.Constraint(nil)
+	if c.RefTable == table.Name {
+		parentCons = cons
+	} else if parent == nil || parent.View {
+		w.fail(pgerr.UndefinedTable, "relation %q does not exist", c.RefTable)
+	} else {
+		parentCons = parent.Constraints
+	}
+	ref := c.RefColumns
+	if len(ref) == 0 {
+		for _, k := range parentCons {
+			if k.Kind == schema.ConstraintPrimary {
+				ref = k.Columns
+			}
+		}
+		if len(ref) == 0 {
+			w.fail(invalidForeignKey, "there is no primary key for referenced table %q", c.RefTable)
+		}
+	}
+	if len(ref) != len(c.Columns) {
+		w.fail(invalidForeignKey, "number of referencing and referenced columns for foreign key disagree")
+	}
+	sameSet := func(a, b []string) bool {
+		return len(a) == len(b) && !slices.ContainsFunc(a, func(x string) bool { return !slices.Contains(b, x) })
+	}
+	for _, k := range parentCons {
+		if (k.Kind == schema.ConstraintPrimary || k.Kind == schema.ConstraintUnique) && sameSet(k.Columns, ref) {
+			return
+		}
+	}
+	for ix, t := range w.schema.Indexes {
+		if t == c.RefTable && w.schema.UniqueIndexes[ix] && sameSet(w.schema.IndexColumns[ix], ref) {
+			return
+		}
+	}
+	w.fail(invalidForeignKey, "there is no unique constraint matching given keys for referenced table %q", c.RefTable)
+}
+
+// invalidForeignKey is PostgreSQL's 42830.
+const invalidForeignKey = "42830"
 
 // invalidTableDefinition is PostgreSQL's 42P16.
 const invalidTableDefinition = "42P16"

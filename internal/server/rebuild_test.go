@@ -52,6 +52,10 @@ var rebuildCases = []struct{ name, sql string }{
 	{"not null over nulls", "ALTER TABLE c ALTER COLUMN p_id SET NOT NULL"},
 	{"check over rows", "ALTER TABLE c ADD CHECK (n > 1)"},
 	{"foreign key over rows", "ALTER TABLE c ADD FOREIGN KEY (n) REFERENCES p"},
+	{"foreign key to no key", "ALTER TABLE c ADD FOREIGN KEY (code) REFERENCES p (name)"},
+	{"foreign key to no table", "ALTER TABLE c ADD FOREIGN KEY (n) REFERENCES nope"},
+	{"foreign key of no column", "ALTER TABLE c ADD FOREIGN KEY (nope) REFERENCES p"},
+	{"unique of no column", "ALTER TABLE c ADD UNIQUE (nope)"},
 }
 
 // TestSQLiteRebuildAsPostgres runs the ALTER TABLEs SQLite does by
