@@ -591,7 +591,7 @@ func (w *writer) dropFKIndex(index string, missingOK bool) bool {
 	if t == nil || len(cols) == 0 {
 		return false
 	}
-	for _, ref := range t.Refs {
+	for _, ref := range t.Refs() {
 		if len(ref) == 0 || len(ref) > len(cols) || !slices.Equal(ref, cols[:len(ref)]) {
 			continue
 		}
@@ -809,7 +809,7 @@ func (w *writer) referencedColumn(table *schema.Table, col string) bool {
 				return true
 			}
 		}
-		if len(o.Constraints) == 0 && slices.Contains(o.Parents, table.Name) {
+		if len(o.Constraints) == 0 && slices.Contains(o.Parents(), table.Name) {
 			return true
 		}
 	}

@@ -33,9 +33,9 @@ func (w *writer) rebuild(table *schema.Table, cmd *pg_query.AlterTableCmd) {
 	if table == nil || table.View {
 		w.refuse("ALTER TABLE %s of a table shepherd did not see created", alterWhat(cmd))
 	}
-	recorded := len(table.Constraints) > 0 || len(table.Key)+len(table.Uniques)+len(table.Checks)+len(table.Refs) == 0
+	recorded := len(table.Constraints) > 0 || len(table.Key) == 0
 	for _, c := range table.Constraints {
-		if c.Kind == schema.ConstraintCheck && c.Expr == "" || c.Kind == schema.ConstraintForeign && c.Options == "" {
+		if c.Kind == schema.ConstraintCheck && c.Expr == "" {
 			recorded = false
 		}
 	}
@@ -173,7 +173,7 @@ func (w *writer) rebuild(table *schema.Table, cmd *pg_query.AlterTableCmd) {
 			list = cons
 		}
 		for _, c := range list {
-			if c.Kind == schema.ConstraintForeign && c.RefTable == table.Name && len(c.Options) >= 2 && c.Options[1] != 'a' {
+			if c.Kind == schema.ConstraintForeign && c.RefTable == table.Name && onDelete(c) != 'a' {
 				w.refuse("ALTER TABLE %s of a table that foreign key %s references with an ON DELETE action", alterWhat(cmd), c.Name)
 			}
 		}
@@ -375,17 +375,16 @@ func (w *writer) tableDefinition(name string, cols []schema.Column, cons []schem
 				b.WriteString(" " + qs(c.RefColumns))
 			}
 			actions := map[byte]string{'a': "NO ACTION", 'r': "RESTRICT", 'c': "CASCADE", 'n': "SET NULL", 'd': "SET DEFAULT"}
-			if len(c.Options) >= 3 {
-				if c.Options[2] == 'f' {
-					b.WriteString(" MATCH FULL")
-				}
-				b.WriteString(" ON UPDATE " + actions[c.Options[0]] + " ON DELETE " + actions[c.Options[1]])
-				if strings.Contains(c.Options[3:], "D") {
-					b.WriteString(" DEFERRABLE")
-				}
-				if strings.Contains(c.Options[3:], "I") {
-					b.WriteString(" INITIALLY DEFERRED")
-				}
+			upd, del, match := c.Actions()
+			if match == 'f' {
+				b.WriteString(" MATCH FULL")
+			}
+			b.WriteString(" ON UPDATE " + actions[upd] + " ON DELETE " + actions[del])
+			if c.Deferrable {
+				b.WriteString(" DEFERRABLE")
+			}
+			if c.InitiallyDeferred {
+				b.WriteString(" INITIALLY DEFERRED")
 			}
 		}
 	}
@@ -401,4 +400,10 @@ func (w *writer) tableDefinition(name string, cols []schema.Column, cons []schem
 func (w *writer) createDefinition(def *pg_query.CreateStmt, name string) {
 	def.Relation.Relname = name
 	w.createTable(def)
+}
+
+// onDelete is a foreign key's ON DELETE action as pg_constraint codes it.
+func onDelete(c schema.Constraint) byte {
+	_, del, _ := c.Actions()
+	return del
 }

@@ -180,10 +180,13 @@ func sqlTypeName(typ string, mods []int32) string {
 
 // constraint is a key, unique or foreign key constraint of a table.
 type constraint struct {
-	name     string
-	kind     byte   // 'p', 'u', 'f', 'c'
-	expr     string // a check's expression
-	options  string // a foreign key's (see schema.Table.RefOptions)
+	name string
+	kind byte   // 'p', 'u', 'f', 'c'
+	expr string // a check's expression
+	// options are a foreign key's confupdtype, confdeltype and
+	// confmatchtype, then (any constraint's) "D" when DEFERRABLE and "I"
+	// when INITIALLY DEFERRED.
+	options  string
 	cols     []string
 	parent   string
 	refCols  []string
@@ -191,53 +194,46 @@ type constraint struct {
 	position int    // order among the table's constraints
 }
 
+// constraintsOf returns t's constraints as t.Constraints records them
+// (the names errors give too): primary key, unique constraints, foreign
+// keys, then checks.
 func constraintsOf(t *schema.Table, snap *schema.Snapshot) []constraint {
 	var out []constraint
-	if len(t.Key) > 0 {
-		name := t.KeyName
-		if name == "" {
-			name = t.Name + "_pkey"
-		}
-		out = append(out, constraint{name: name, kind: 'p', cols: t.Key, index: name})
-	}
-	for _, u := range t.Uniques {
-		name := u.Name
-		if name == "" {
-			name = t.Name + "_" + strings.Join(u.Columns, "_") + "_key"
-		}
-		out = append(out, constraint{name: name, kind: 'u', cols: u.Columns, index: name})
-	}
-	for i, cols := range t.Refs {
-		var name string
-		if i < len(t.RefNames) {
-			name = t.RefNames[i]
-		}
-		if name == "" {
-			name = t.Name + "_" + strings.Join(cols, "_") + "_fkey"
-		}
-		var ref []string
-		if i < len(t.RefColumns) {
-			ref = t.RefColumns[i]
-		}
-		if len(ref) == 0 {
-			if p := snap.Table(t.Parents[i]); p != nil {
-				ref = p.Key
+	for _, kind := range []string{schema.ConstraintPrimary, schema.ConstraintUnique, schema.ConstraintForeign, schema.ConstraintCheck} {
+		for i := range t.Constraints {
+			sc := &t.Constraints[i]
+			if sc.Kind != kind {
+				continue
 			}
-		}
-		opts := "aas"
-		if i < len(t.RefOptions) && len(t.RefOptions[i]) >= 3 {
-			opts = t.RefOptions[i]
-		}
-		out = append(out, constraint{name: name, kind: 'f', cols: cols, parent: t.Parents[i], refCols: ref, options: opts})
-	}
-	for _, c := range t.Checks {
-		var cols []string
-		for _, col := range c.Columns {
-			if t.Column(col) != nil {
-				cols = append(cols, col)
+			c := constraint{name: sc.Name, kind: sc.Kind[0], cols: sc.Columns}
+			switch sc.Kind {
+			case schema.ConstraintPrimary, schema.ConstraintUnique:
+				c.index = sc.Name
+			case schema.ConstraintForeign:
+				c.parent, c.refCols = sc.RefTable, sc.RefColumns
+				if len(c.refCols) == 0 {
+					if p := snap.Table(sc.RefTable); p != nil {
+						c.refCols = p.Key
+					}
+				}
+				upd, del, match := sc.Actions()
+				c.options = string([]byte{upd, del, match})
+			case schema.ConstraintCheck:
+				c.cols, c.expr = nil, sc.Expr
+				for _, col := range sc.Columns {
+					if t.Column(col) != nil {
+						c.cols = append(c.cols, col)
+					}
+				}
 			}
+			if sc.Deferrable {
+				c.options += "D"
+			}
+			if sc.InitiallyDeferred {
+				c.options += "I"
+			}
+			out = append(out, c)
 		}
-		out = append(out, constraint{name: c.Name, kind: 'c', cols: cols, expr: c.Expr})
 	}
 	return out
 }
@@ -435,10 +431,10 @@ func buildRows(snap *schema.Snapshot, viewCols func(*schema.Table) []answer.Colu
 		if t.View {
 			cr["relhasrules"], cr["relreplident"] = int64(1), "n"
 		}
-		if len(t.Refs) > 0 || len(snap.Children(name)) > 0 {
+		if len(t.ForeignKeys()) > 0 || len(snap.Children(name)) > 0 {
 			cr["relhastriggers"] = int64(1)
 		}
-		cr["relchecks"] = int64(len(t.Checks))
+		cr["relchecks"] = int64(t.CountChecks())
 		add("pg_class", cr)
 		add("information_schema.tables", info(map[string]any{"table_catalog": "", "table_schema": "public",
 			"table_name": name, "table_type": ttype, "is_insertable_into": yesNo(!t.View), "is_typed": "NO"}))

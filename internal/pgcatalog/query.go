@@ -27,24 +27,35 @@ func Reads(n *pg_query.Node) bool {
 	if sel == nil || sel.IntoClause != nil || len(sel.LockingClause) > 0 {
 		return false
 	}
-	found := false
+	found, seq := false, false
 	var walk func(m protoreflect.Message)
 	walk = func(m protoreflect.Message) {
-		if found {
+		if seq {
 			return
 		}
 		switch x := m.Interface().(type) {
 		case *pg_query.RangeVar:
 			switch x.Schemaname {
 			case "pg_catalog", "information_schema":
-				found = relByName[x.Relname] != nil || relByName["information_schema."+x.Relname] != nil
+				found = found || relByName[x.Relname] != nil || relByName["information_schema."+x.Relname] != nil
 			case "":
-				found = relByName[x.Relname] != nil && strings.HasPrefix(x.Relname, "pg_")
+				found = found || relByName[x.Relname] != nil && strings.HasPrefix(x.Relname, "pg_")
 			}
 		case *pg_query.FuncCall:
-			found = catalogFunction(funcName(x.Funcname))
+			switch name := funcName(x.Funcname); name {
+			case "nextval", "currval", "setval", "lastval":
+				// A sequence function (nextval('s'::regclass), as
+				// pg_dump and Hibernate write it) is the session's, not
+				// the catalog's, whatever reg* cast names its sequence.
+				seq = true
+				return
+			default:
+				found = found || catalogFunction(name)
+			}
 		case *pg_query.TypeCast:
-			_, found = regTypes[typeName(x.TypeName)]
+			if _, ok := regTypes[typeName(x.TypeName)]; ok {
+				found = true
+			}
 		}
 		m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
 			switch {
@@ -58,11 +69,11 @@ func Reads(n *pg_query.Node) bool {
 			default:
 				walk(v.Message())
 			}
-			return !found
+			return !seq
 		})
 	}
 	walk(n.ProtoReflect())
-	return found
+	return found && !seq
 }
 
 // catalogFunction reports whether a function is one of the catalog's
