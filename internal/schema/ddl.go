@@ -399,6 +399,12 @@ func (s *Snapshot) Apply(n *pg_query.Node) (*Snapshot, error) {
 					c.Fill = f
 					c.Default = exprText(cmd.Def)
 				}
+			case pg_query.AlterTableType_AT_AlterColumnType:
+				if c, cd := t.Column(cmd.Name), cmd.Def.GetColumnDef(); c != nil && cd != nil {
+					if typ, mods, _, ok := TypeOf(cd.TypeName); ok {
+						c.Type, c.Mods = typ, mods
+					}
+				}
 			case pg_query.AlterTableType_AT_SetNotNull:
 				if c := t.Column(cmd.Name); c != nil {
 					c.NotNull = true

@@ -493,8 +493,9 @@ func analyseSession(st *Stmt, n *pg_query.Node) (ok bool, err error) {
 		}
 	case n.GetConstraintsSetStmt() != nil:
 		// Django's TestCase runs SET CONSTRAINTS ALL IMMEDIATE, then
-		// DEFERRED. shepherd refuses DEFERRABLE constraints where a
-		// MariaDB or SQLite replica is present (see prepare), so every
+		// DEFERRED. Where a MariaDB or SQLite replica is present,
+		// shepherd makes DEFERRABLE foreign keys immediate and refuses
+		// other DEFERRABLE constraints (see prepare), so every
 		// constraint is immediate and SET CONSTRAINTS ALL changes
 		// nothing.
 		if len(n.GetConstraintsSetStmt().Constraints) > 0 {

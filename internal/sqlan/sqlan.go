@@ -757,6 +757,10 @@ func (s *Stmt) prepare() error {
 	}
 	env := s.env
 	r := &rewriter{schema: env.Schema, params: s.NumParams}
+	if s.Kind == DDL && len(env.Replicas[driver.MySQL])+len(env.Replicas[driver.SQLite]) > 0 && immediateForeignKeys(s.tree) {
+		// See immediateForeignKeys: every replica checks them at once.
+		r.changed = true
+	}
 	if s.Kind != DDL || s.tree.GetViewStmt() != nil {
 		if err := sequenceAsRelation(s.tree, env.Schema); err != nil {
 			return err
