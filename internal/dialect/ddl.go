@@ -349,7 +349,14 @@ func (w *writer) checkUnique(con *pg_query.Constraint) {
 // a column constraint in SQLite), named name when the client gave it
 // none (MariaDB names a primary key PRIMARY whatever it is called).
 func (w *writer) constraint(con *pg_query.Constraint, column bool, name string) {
-	if con.Deferrable || con.Initdeferred {
+	// A DEFERRABLE foreign key is written for SQLite as an immediate
+	// one: SQLite could defer it to the commit, but a replica's COMMIT
+	// failing on it is not told as PostgreSQL's error (the replica is
+	// taken as failed), while an immediate check only ever refuses
+	// earlier, never accepts what PostgreSQL refuses. (Package sqlan
+	// makes such keys immediate for every replica before writing.)
+	// MariaDB has no deferred checks at all and refuses.
+	if (con.Deferrable || con.Initdeferred) && (w.my() || con.Contype != pg_query.ConstrType_CONSTR_FOREIGN) {
 		w.refuse("DEFERRABLE constraints")
 	}
 	if con.Conname != "" {
@@ -459,7 +466,7 @@ func (w *writer) createIndex(ix *pg_query.IndexStmt) {
 	w.str(" (")
 	list(w, ix.IndexParams, func(n *pg_query.Node) {
 		e := n.GetIndexElem()
-		if e.Name == "" || e.Expr != nil || len(e.Collation) > 0 || len(e.Opclass) > 0 {
+		if e.Name == "" || e.Expr != nil || len(e.Collation) > 0 || len(e.Opclass) > 0 && (ix.Unique || !patternOps(e.Opclass)) {
 			w.refuse("index on an expression, or with a collation or operator class")
 		}
 		w.ident(e.Name)
@@ -584,7 +591,7 @@ func (w *writer) dropFKIndex(index string, missingOK bool) bool {
 	if t == nil || len(cols) == 0 {
 		return false
 	}
-	for _, ref := range t.Refs {
+	for _, ref := range t.Refs() {
 		if len(ref) == 0 || len(ref) > len(cols) || !slices.Equal(ref, cols[:len(ref)]) {
 			continue
 		}
@@ -609,6 +616,21 @@ func (w *writer) alterTable(at *pg_query.AlterTableStmt) {
 		w.refuse("several changes in one ALTER TABLE")
 	}
 	table := w.schema.Table(at.Relation.Relname)
+	if w.lite() && len(at.Cmds) == 1 {
+		switch cmd := at.Cmds[0].GetAlterTableCmd(); cmd.Subtype {
+		case pg_query.AlterTableType_AT_AddConstraint, pg_query.AlterTableType_AT_DropConstraint,
+			pg_query.AlterTableType_AT_SetNotNull, pg_query.AlterTableType_AT_DropNotNull,
+			pg_query.AlterTableType_AT_AlterColumnType, pg_query.AlterTableType_AT_ColumnDefault:
+			if cmd.Behavior == pg_query.DropBehavior_DROP_CASCADE {
+				w.refuse("ALTER TABLE ... CASCADE")
+			}
+			if at.MissingOk {
+				w.refuse("ALTER TABLE IF EXISTS %s", alterWhat(cmd))
+			}
+			w.rebuild(table, cmd)
+			return
+		}
+	}
 	w.pushTable(at.Relation, nil)
 	defer w.popScope()
 	w.str("ALTER TABLE ")
@@ -616,7 +638,11 @@ func (w *writer) alterTable(at *pg_query.AlterTableStmt) {
 	w.str(" ")
 	list(w, at.Cmds, func(n *pg_query.Node) {
 		cmd := n.GetAlterTableCmd()
-		if cmd.Behavior == pg_query.DropBehavior_DROP_CASCADE {
+		if cmd.Behavior == pg_query.DropBehavior_DROP_CASCADE && (cmd.Subtype != pg_query.AlterTableType_AT_DropColumn || w.referencedColumn(table, cmd.Name)) {
+			// DROP COLUMN ... CASCADE drops only what depends on the
+			// column: with nothing (package sqlan refuses it when a view
+			// may read the column), it is a plain DROP COLUMN. Django
+			// removes fields so.
 			w.refuse("ALTER TABLE ... CASCADE")
 		}
 		switch cmd.Subtype {
@@ -695,9 +721,6 @@ func (w *writer) alterTable(at *pg_query.AlterTableStmt) {
 			}
 			w.ident(cmd.Name)
 		case pg_query.AlterTableType_AT_ColumnDefault:
-			if w.lite() {
-				w.refuse("ALTER COLUMN ... SET/DROP DEFAULT")
-			}
 			w.str("ALTER COLUMN ")
 			w.ident(cmd.Name)
 			if cmd.Def == nil {
@@ -751,4 +774,44 @@ func (w *writer) rename(r *pg_query.RenameStmt) {
 	default:
 		w.refuse("ALTER ... RENAME of %s", r.RenameType.String())
 	}
+}
+
+// patternOps reports whether an index's operator class is one of the
+// pattern_ops classes (Django adds a varchar_pattern_ops index for LIKE
+// on every indexed text column): they change which comparisons the index
+// serves, not what a non-unique index holds, so the other engines get a
+// plain index.
+func patternOps(opclass []*pg_query.Node) bool {
+	if len(opclass) != 1 || opclass[0].GetString_() == nil {
+		return false
+	}
+	switch opclass[0].GetString_().Sval {
+	case "varchar_pattern_ops", "text_pattern_ops", "bpchar_pattern_ops":
+		return true
+	}
+	return false
+}
+
+// referencedColumn reports whether another table's foreign key may
+// reference column col of table (true when shepherd does not know the
+// table).
+func (w *writer) referencedColumn(table *schema.Table, col string) bool {
+	if table == nil {
+		return true
+	}
+	for _, o := range w.schema.Tables {
+		if o.Name == table.Name {
+			continue
+		}
+		for _, c := range o.Constraints {
+			if c.Kind == schema.ConstraintForeign && c.RefTable == table.Name &&
+				(slices.Contains(c.RefColumns, col) || len(c.RefColumns) == 0 && slices.Contains(table.Key, col)) {
+				return true
+			}
+		}
+		if len(o.Constraints) == 0 && slices.Contains(o.Parents(), table.Name) {
+			return true
+		}
+	}
+	return false
 }

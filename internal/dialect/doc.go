@@ -15,7 +15,10 @@
 // What the writer relies on from the engines' sessions (set up by their
 // drivers): MariaDB runs with sql_mode ANSI_QUOTES, PIPES_AS_CONCAT and
 // NO_BACKSLASH_ESCAPES, time zone UTC and found-rows counting; SQLite has
-// case_sensitive_like and foreign_keys on. What it relies on from the
+// case_sensitive_like and foreign_keys on, and its driver runs every
+// statement of an ALTER TABLE text (SQLite's table rebuild, rebuild.go,
+// is several statements in one text, run inside the replica's
+// transaction; the log replays the same text). What it relies on from the
 // schema: tables were created through shepherd, so their types were
 // mapped by this package (see types.go), text compares byte-wise
 // (utf8mb4_nopad_bin on MariaDB, BINARY on SQLite, the C collation on

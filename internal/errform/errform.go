@@ -58,6 +58,9 @@ func Rewrite(err error, tree *pg_query.Node, snap *schema.Snapshot, args []drive
 	out.Raw = nil
 	f := former{e: &out, raw: pe.Raw, snap: snap, tree: tree, args: args}
 	f.target, f.verb, f.assigned = target(tree)
+	if f.altered() {
+		return &out
+	}
 	switch out.Code {
 	case pgerr.UniqueViolation:
 		f.unique()
@@ -175,7 +178,7 @@ func (f *former) unique() {
 	if f.verb != "INSERT" && f.verb != "UPDATE" {
 		// CREATE UNIQUE INDEX or ADD CONSTRAINT over duplicates:
 		// PostgreSQL words it otherwise ("could not create unique
-		// index").
+		// index"; see altered).
 		return
 	}
 	var table, name string
@@ -769,3 +772,51 @@ func (f *former) value(n *pg_query.Node, typ string) (string, bool) {
 	}
 	return "", false
 }
+
+// altered words, as PostgreSQL does, an ALTER TABLE that adds a
+// constraint (or sets NOT NULL) over rows that break it, whatever table
+// the engine named (SQLite's rebuild checks the rows in a copy), and
+// reports whether it did. The DETAIL PostgreSQL gives some of these
+// (the repeated or missing key's values) is left out: no engine gives
+// the values.
+func (f *former) altered() bool {
+	at := f.tree.GetAlterTableStmt()
+	if at == nil || len(at.Cmds) != 1 || at.Relation == nil {
+		return false
+	}
+	cmd := at.Cmds[0].GetAlterTableCmd()
+	t := f.table(at.Relation.Relname)
+	if cmd == nil || t == nil {
+		return false
+	}
+	if cmd.Subtype == pg_query.AlterTableType_AT_SetNotNull && f.e.Code == pgerr.NotNullViolation {
+		f.e.Message = fmt.Sprintf("column %s of relation %s contains null values", quoteName(cmd.Name), quoteName(t.Name))
+		f.e.Detail = ""
+		f.setObject(t.Name, cmd.Name, "")
+		return true
+	}
+	con := cmd.Def.GetConstraint()
+	if cmd.Subtype != pg_query.AlterTableType_AT_AddConstraint || con == nil {
+		return false
+	}
+	c, ok := schema.AddedConstraint(t, con, "")
+	if !ok {
+		return false
+	}
+	switch {
+	case f.e.Code == pgerr.UniqueViolation && (c.Kind == schema.ConstraintUnique || c.Kind == schema.ConstraintPrimary):
+		f.e.Message = fmt.Sprintf("could not create unique index %s", quoteName(c.Name))
+	case f.e.Code == pgerr.CheckViolation && c.Kind == schema.ConstraintCheck:
+		f.e.Message = fmt.Sprintf("check constraint %s of relation %s is violated by some row", quoteName(c.Name), quoteName(t.Name))
+	case f.e.Code == pgerr.ForeignKeyViolation && c.Kind == schema.ConstraintForeign:
+		f.e.Message = fmt.Sprintf("insert or update on table %s violates foreign key constraint %s", quoteName(t.Name), quoteName(c.Name))
+	default:
+		return false
+	}
+	f.e.Detail = ""
+	f.setObject(t.Name, "", c.Name)
+	return true
+}
+
+// quoteName writes a name in double quotes, as PostgreSQL's messages do.
+func quoteName(s string) string { return `"` + s + `"` }

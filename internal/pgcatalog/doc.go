@@ -10,7 +10,7 @@
 // with its OIDs and array types, pg_proc, pg_operator, pg_am, pg_settings,
 // ... written by data/gen.sh from a fresh PostgreSQL 15) and rows for the
 // user's tables, views, columns, defaults, keys, unique constraints,
-// foreign keys, indexes and sequences, built from shepherd's own schema
+// foreign keys, indexes, sequences and databases, built from shepherd's own schema
 // catalog (internal/schema) each time a query asks about a schema
 // snapshot other than the one loaded. shepherd's own table (shepherd_log)
 // is never shown.
@@ -26,14 +26,18 @@
 // helper functions (format_type, pg_get_expr, pg_get_indexdef,
 // pg_get_constraintdef, pg_table_is_visible, pg_get_userbyid,
 // obj_description, col_description, has_*_privilege, pg_encoding_to_char,
-// ...) become SQLite functions registered here (funcs.go) or SQL over the
+// acldefault, ...) become SQLite functions registered here (funcs.go) or SQL over the
 // engine's tables, with the caller's column references qualified so that
 // the SQL's own tables cannot capture them; NULLs sort as PostgreSQL sorts
 // them; a string compared with a boolean is read as one. Every string
 // constant is bound as a parameter. The result columns get the PostgreSQL
 // types the query's expressions have (catalog column types, casts,
 // function result types) and values are printed in PostgreSQL's text form
-// (booleans t/f, arrays {a,b}, regclass as a name). What the writer does
+// (booleans t/f, arrays {a,b}, regclass as a name); the client's
+// parameters are described with the types PostgreSQL infers (a cast's, a
+// compared column's). set_config() calls the session's SET through a
+// non-deterministic SQLite function that finds the session by a token
+// the query passes (the function registry is process-wide). What the writer does
 // not know it refuses with 0A000 naming it; a panic in it becomes an
 // error, never a crash.
 //

@@ -24,6 +24,7 @@ type Engine struct {
 	conn   *sql.Conn
 	loaded *schema.Snapshot
 	dbName string // the database name the information_schema rows carry
+	dbList string // the other databases pg_database lists, joined by "\x00"
 	ok     bool   // loaded is in the tables (false before the first load)
 }
 
@@ -162,6 +163,7 @@ var sideTables = []string{
 	"CREATE TABLE pg_catalog.shepherd_indexdef (oid INTEGER PRIMARY KEY, def TEXT, cols TEXT)",
 	"CREATE TABLE pg_catalog.shepherd_condef (oid INTEGER PRIMARY KEY, def TEXT)",
 	"CREATE TABLE pg_catalog.shepherd_serial (tab TEXT, col TEXT, seq TEXT)",
+	"CREATE TABLE pg_catalog.shepherd_seqlast (name TEXT, last INTEGER)",
 	"CREATE TABLE pg_catalog.shepherd_keywords (word TEXT, catcode TEXT, barelabel INTEGER, catdesc TEXT, baredesc TEXT)",
 }
 
@@ -170,6 +172,28 @@ var sideTables = []string{
 // Indexes of the system catalogs are not in pg_indexes: the engine has
 // none.
 var catalogViews = map[string]string{
+	// pg_sequences' last_value is the sequence's state when the query
+	// runs (shepherd_seqlast, see Session.SeqLast).
+	"pg_sequences": `SELECT n.nspname AS schemaname, c.relname AS sequencename,
+		(SELECT a.rolname FROM pg_authid a WHERE a.oid = c.relowner) AS sequenceowner, s.seqtypid AS data_type,
+		s.seqstart AS start_value, s.seqmin AS min_value, s.seqmax AS max_value, s.seqincrement AS increment_by,
+		s.seqcycle AS cycle, s.seqcache AS cache_size, (SELECT l.last FROM shepherd_seqlast l WHERE l.name = c.relname) AS last_value
+		FROM pg_sequence s JOIN pg_class c ON c.oid = s.seqrelid LEFT JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind = 'S'`,
+	// The I/O statistics views list PostgreSQL's rows; shepherd reads
+	// no blocks of its own, so the counters are 0 (NULL, as in
+	// PostgreSQL, where there is no index or TOAST table to count).
+	"pg_statio_all_tables": `SELECT c.oid AS relid, n.nspname AS schemaname, c.relname AS relname, 0 AS heap_blks_read, 0 AS heap_blks_hit,
+		CASE WHEN EXISTS (SELECT 1 FROM pg_index x WHERE x.indrelid = c.oid) THEN 0 END AS idx_blks_read,
+		CASE WHEN EXISTS (SELECT 1 FROM pg_index x WHERE x.indrelid = c.oid) THEN 0 END AS idx_blks_hit,
+		CASE WHEN c.reltoastrelid <> 0 THEN 0 END AS toast_blks_read, CASE WHEN c.reltoastrelid <> 0 THEN 0 END AS toast_blks_hit,
+		CASE WHEN c.reltoastrelid <> 0 THEN 0 END AS tidx_blks_read, CASE WHEN c.reltoastrelid <> 0 THEN 0 END AS tidx_blks_hit
+		FROM pg_class c LEFT JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind IN ('r', 't', 'm')`,
+	"pg_statio_user_tables": `SELECT c.oid AS relid, n.nspname AS schemaname, c.relname AS relname, 0 AS heap_blks_read, 0 AS heap_blks_hit,
+		CASE WHEN EXISTS (SELECT 1 FROM pg_index x WHERE x.indrelid = c.oid) THEN 0 END AS idx_blks_read,
+		CASE WHEN EXISTS (SELECT 1 FROM pg_index x WHERE x.indrelid = c.oid) THEN 0 END AS idx_blks_hit,
+		CASE WHEN c.reltoastrelid <> 0 THEN 0 END AS toast_blks_read, CASE WHEN c.reltoastrelid <> 0 THEN 0 END AS toast_blks_hit,
+		CASE WHEN c.reltoastrelid <> 0 THEN 0 END AS tidx_blks_read, CASE WHEN c.reltoastrelid <> 0 THEN 0 END AS tidx_blks_hit
+		FROM pg_class c LEFT JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind IN ('r', 't', 'm') AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND substr(n.nspname, 1, 8) <> 'pg_toast'`,
 	"pg_tables": `SELECT n.nspname AS schemaname, c.relname AS tablename,
 		(SELECT a.rolname FROM pg_authid a WHERE a.oid = c.relowner) AS tableowner, NULL AS tablespace,
 		c.relhasindex AS hasindexes, c.relhasrules AS hasrules, c.relhastriggers AS hastriggers,
@@ -197,11 +221,12 @@ var userTables = []string{
 }
 
 // load replaces the user rows with those of snap. The caller holds e.mu.
-func (e *Engine) load(ctx context.Context, snap *schema.Snapshot, viewCols func(*schema.Table) []answer.Column, db string) error {
+func (e *Engine) load(ctx context.Context, snap *schema.Snapshot, viewCols func(*schema.Table) []answer.Column, db string, dbs []string) error {
 	if db == "" {
 		db = defaultDatabase
 	}
-	if e.ok && e.loaded == snap && e.dbName == db {
+	list := strings.Join(dbs, "\x00")
+	if e.ok && e.loaded == snap && e.dbName == db && e.dbList == list {
 		return nil
 	}
 	tx, err := e.conn.BeginTx(ctx, nil)
@@ -223,7 +248,7 @@ func (e *Engine) load(ctx context.Context, snap *schema.Snapshot, viewCols func(
 			return err
 		}
 	}
-	for _, r := range buildRows(snap, viewCols, db) {
+	for _, r := range buildRows(snap, viewCols, db, dbs...) {
 		rel := relByName[r.rel]
 		q := ""
 		var args []any
@@ -250,7 +275,7 @@ func (e *Engine) load(ctx context.Context, snap *schema.Snapshot, viewCols func(
 	if err := tx.Commit(); err != nil {
 		return err
 	}
-	e.loaded, e.dbName, e.ok = snap, db, true
+	e.loaded, e.dbName, e.dbList, e.ok = snap, db, list, true
 	return nil
 }
 

@@ -231,6 +231,7 @@ var regTypes = map[string]struct{ rel, col, code, what string }{
 func (r *rewriter) cast(tc *pg_query.TypeCast) *pg_query.Node {
 	t := typeName(tc.TypeName)
 	a := tc.Arg
+	r.noteParam(a, t)
 	sval := ""
 	isStr := false
 	if c := a.GetAConst(); c != nil && c.GetSval() != nil {
@@ -267,10 +268,13 @@ func (r *rewriter) cast(tc *pg_query.TypeCast) *pg_query.Node {
 	case "text", "varchar", "name", "bpchar", "char":
 		at := r.typeOf(a)
 		if rt, ok := regTypes[at]; ok {
+			// A reg* value's text is its object's name, "-" for 0
+			// and the number for an OID naming nothing.
+			name := "(SELECT shepherd_o." + rt.col + " FROM pg_catalog." + rt.rel + " shepherd_o WHERE shepherd_o.oid = $1)"
 			if at == "regtype" {
-				return call("pgcat_format_type", r.expr(a), nullConst())
+				name = "(SELECT pgcat_format_type(shepherd_o.oid, NULL) FROM pg_catalog.pg_type shepherd_o WHERE shepherd_o.oid = $1)"
 			}
-			return r.expr(r.tmpl("(SELECT shepherd_o."+rt.col+" FROM pg_catalog."+rt.rel+" shepherd_o WHERE shepherd_o.oid = $1)", []*pg_query.Node{a}))
+			return r.expr(r.tmpl("COALESCE("+name+", CASE WHEN $1 = 0 THEN '-' ELSE pgcat_text($1) END)", []*pg_query.Node{a}))
 		}
 		if at == "bool" {
 			return r.expr(r.tmpl("CASE WHEN $1 THEN 'true' WHEN NOT $1 THEN 'false' END", []*pg_query.Node{a}))
@@ -399,6 +403,8 @@ func splitName(s string) (schema, name string) {
 // ($n: the arguments; a missing one is NULL).
 var macros = map[string]string{
 	"pg_get_userbyid":                 "(SELECT shepherd_r.rolname FROM pg_catalog.pg_authid shepherd_r WHERE shepherd_r.oid = $1)",
+	"array_remove":                    "pgcat_array_remove(pgcat_json($1, NULL), $2)",
+	"acldefault":                      "pgcat_acldefault($1, $2, (SELECT shepherd_r.rolname FROM pg_catalog.pg_authid shepherd_r WHERE shepherd_r.oid = $2))",
 	"pg_table_is_visible":             "EXISTS (SELECT 1 FROM pg_catalog.pg_class shepherd_c WHERE shepherd_c.oid = $1 AND shepherd_c.relnamespace IN (11, 2200))",
 	"pg_type_is_visible":              "EXISTS (SELECT 1 FROM pg_catalog.pg_type shepherd_t WHERE shepherd_t.oid = $1 AND shepherd_t.typnamespace IN (11, 2200))",
 	"pg_function_is_visible":          "EXISTS (SELECT 1 FROM pg_catalog.pg_proc shepherd_p WHERE shepherd_p.oid = $1 AND shepherd_p.pronamespace IN (11, 2200))",
@@ -465,6 +471,14 @@ func (r *rewriter) fn(n *pg_query.Node, fc *pg_query.FuncCall) *pg_query.Node {
 			}
 		}
 		return r.expr(r.tmpl("(SELECT shepherd_g.setting FROM pg_catalog.pg_settings shepherd_g WHERE lower(shepherd_g.name) = lower($1))", fc.Args[:1]))
+	case name == "set_config" && len(fc.Args) == 3 && r.setToken != 0:
+		// The session's SET (pg_dump: SELECT set_config(name, ...)
+		// FROM pg_settings WHERE name = ...).
+		args := []*pg_query.Node{intConst(r.setToken)}
+		for _, a := range fc.Args {
+			args = append(args, r.expr(a))
+		}
+		return call("pgcat_set_config", args...)
 	case name == "current_database" && len(fc.Args) == 0:
 		return r.param(r.database)
 	case name == "obj_description":
@@ -578,6 +592,12 @@ func (r *rewriter) aexpr(n *pg_query.Node, e *pg_query.A_Expr) *pg_query.Node {
 			return r.aexpr(n, e)
 		case "=", "<>", "!=", "<", ">", "<=", ">=", "+", "-", "*", "/", "%", "||", "~~", "!~~", "&", "|", "<<", ">>":
 			e.Name = []*pg_query.Node{pg_query.MakeStrNode(op)}
+			// A parameter compared with a column is of its type.
+			if e.Lexpr.GetColumnRef() != nil {
+				r.noteParam(e.Rexpr, r.typeOf(e.Lexpr))
+			} else if e.Rexpr.GetColumnRef() != nil {
+				r.noteParam(e.Lexpr, r.typeOf(e.Rexpr))
+			}
 			// A string compared with a boolean is read as one ('t'),
 			// as PostgreSQL resolves the unknown literal; the engine
 			// keeps booleans as 0/1.

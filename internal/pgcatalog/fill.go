@@ -180,10 +180,13 @@ func sqlTypeName(typ string, mods []int32) string {
 
 // constraint is a key, unique or foreign key constraint of a table.
 type constraint struct {
-	name     string
-	kind     byte   // 'p', 'u', 'f', 'c'
-	expr     string // a check's expression
-	options  string // a foreign key's (see schema.Table.RefOptions)
+	name string
+	kind byte   // 'p', 'u', 'f', 'c'
+	expr string // a check's expression
+	// options are a foreign key's confupdtype, confdeltype and
+	// confmatchtype, then (any constraint's) "D" when DEFERRABLE and "I"
+	// when INITIALLY DEFERRED.
+	options  string
 	cols     []string
 	parent   string
 	refCols  []string
@@ -191,53 +194,46 @@ type constraint struct {
 	position int    // order among the table's constraints
 }
 
+// constraintsOf returns t's constraints as t.Constraints records them
+// (the names errors give too): primary key, unique constraints, foreign
+// keys, then checks.
 func constraintsOf(t *schema.Table, snap *schema.Snapshot) []constraint {
 	var out []constraint
-	if len(t.Key) > 0 {
-		name := t.KeyName
-		if name == "" {
-			name = t.Name + "_pkey"
-		}
-		out = append(out, constraint{name: name, kind: 'p', cols: t.Key, index: name})
-	}
-	for _, u := range t.Uniques {
-		name := u.Name
-		if name == "" {
-			name = t.Name + "_" + strings.Join(u.Columns, "_") + "_key"
-		}
-		out = append(out, constraint{name: name, kind: 'u', cols: u.Columns, index: name})
-	}
-	for i, cols := range t.Refs {
-		var name string
-		if i < len(t.RefNames) {
-			name = t.RefNames[i]
-		}
-		if name == "" {
-			name = t.Name + "_" + strings.Join(cols, "_") + "_fkey"
-		}
-		var ref []string
-		if i < len(t.RefColumns) {
-			ref = t.RefColumns[i]
-		}
-		if len(ref) == 0 {
-			if p := snap.Table(t.Parents[i]); p != nil {
-				ref = p.Key
+	for _, kind := range []string{schema.ConstraintPrimary, schema.ConstraintUnique, schema.ConstraintForeign, schema.ConstraintCheck} {
+		for i := range t.Constraints {
+			sc := &t.Constraints[i]
+			if sc.Kind != kind {
+				continue
 			}
-		}
-		opts := "aas"
-		if i < len(t.RefOptions) && len(t.RefOptions[i]) >= 3 {
-			opts = t.RefOptions[i]
-		}
-		out = append(out, constraint{name: name, kind: 'f', cols: cols, parent: t.Parents[i], refCols: ref, options: opts})
-	}
-	for _, c := range t.Checks {
-		var cols []string
-		for _, col := range c.Columns {
-			if t.Column(col) != nil {
-				cols = append(cols, col)
+			c := constraint{name: sc.Name, kind: sc.Kind[0], cols: sc.Columns}
+			switch sc.Kind {
+			case schema.ConstraintPrimary, schema.ConstraintUnique:
+				c.index = sc.Name
+			case schema.ConstraintForeign:
+				c.parent, c.refCols = sc.RefTable, sc.RefColumns
+				if len(c.refCols) == 0 {
+					if p := snap.Table(sc.RefTable); p != nil {
+						c.refCols = p.Key
+					}
+				}
+				upd, del, match := sc.Actions()
+				c.options = string([]byte{upd, del, match})
+			case schema.ConstraintCheck:
+				c.cols, c.expr = nil, sc.Expr
+				for _, col := range sc.Columns {
+					if t.Column(col) != nil {
+						c.cols = append(c.cols, col)
+					}
+				}
 			}
+			if sc.Deferrable {
+				c.options += "D"
+			}
+			if sc.InitiallyDeferred {
+				c.options += "I"
+			}
+			out = append(out, c)
 		}
-		out = append(out, constraint{name: c.Name, kind: 'c', cols: cols, expr: c.Expr})
 	}
 	return out
 }
@@ -282,11 +278,20 @@ func colList(cols []string) string {
 }
 
 // buildRows returns the rows of snap's user objects.
-func buildRows(snap *schema.Snapshot, viewCols func(*schema.Table) []answer.Column, databaseName string) []row {
+func buildRows(snap *schema.Snapshot, viewCols func(*schema.Table) []answer.Column, databaseName string, others ...string) []row {
 	var out []row
-	if databaseName != "postgres" && databaseName != "template0" && databaseName != "template1" {
-		// The session's database, as a copy of postgres's row.
-		db := relByName["pg_database"]
+	// The session's database and the others, each as a copy of
+	// postgres's row.
+	seen := map[string]bool{"postgres": true, "template0": true, "template1": true}
+	var dbKeys []string
+	for _, name := range append([]string{databaseName}, others...) {
+		if !seen[name] {
+			seen[name] = true
+			dbKeys = append(dbKeys, "database:"+name)
+		}
+	}
+	db := relByName["pg_database"]
+	for _, key := range dbKeys {
 		for _, r := range db.rows {
 			if *r[db.col("datname")] != "postgres" {
 				continue
@@ -295,8 +300,9 @@ func buildRows(snap *schema.Snapshot, viewCols func(*schema.Table) []answer.Colu
 			for i, c := range db.cols {
 				vals[c.name] = storeValue(c.typ, r[i])
 			}
-			vals["oid"] = assignOIDs([]string{"database:" + databaseName}).of("database:" + databaseName)
-			vals["datname"] = databaseName
+			// Each database's OID is its name's alone.
+			vals["oid"] = assignOIDs([]string{key}).of(key)
+			vals["datname"] = strings.TrimPrefix(key, "database:")
 			out = append(out, row{rel: "pg_database", vals: vals})
 		}
 	}
@@ -331,6 +337,12 @@ func buildRows(snap *schema.Snapshot, viewCols func(*schema.Table) []answer.Colu
 	for ix := range snap.Indexes {
 		keys = append(keys, "class:"+ix)
 	}
+	var seqs []string // CREATE SEQUENCE's
+	for name := range snap.Sequences {
+		seqs = append(seqs, name)
+		keys = append(keys, "class:"+name)
+	}
+	slices.Sort(seqs)
 	o := assignOIDs(keys)
 
 	add := func(rel string, vals map[string]any) { out = append(out, row{rel: rel, vals: vals}) }
@@ -348,6 +360,48 @@ func buildRows(snap *schema.Snapshot, viewCols func(*schema.Table) []answer.Colu
 			}
 		}
 		return vals
+	}
+	// The sequences of CREATE SEQUENCE, as PostgreSQL shows them: a
+	// relation of kind S with its three columns, its pg_sequence row,
+	// an OWNED BY column's dependency, information_schema.sequences.
+	for _, name := range seqs {
+		q := snap.Sequences[name]
+		seqOID := o.of("class:" + name)
+		sr := classRow(seqOID, name, "S", 0, 3, false)
+		sr["reltuples"] = float64(1)
+		add("pg_class", sr)
+		for k, a := range []struct{ name, typ string }{{"last_value", "int8"}, {"log_cnt", "int8"}, {"is_called", "bool"}} {
+			at := typeByName[a.typ]
+			add("pg_attribute", map[string]any{"attrelid": seqOID, "attname": a.name, "atttypid": int64(at.oid),
+				"attstattarget": int64(-1), "attlen": int64(at.len), "attnum": int64(k + 1), "attcacheoff": int64(-1),
+				"atttypmod": int64(-1), "attnotnull": int64(1), "attidentity": "", "attgenerated": "", "attislocal": int64(1),
+				"attcompression": "", "attalign": "d", "attstorage": "p"})
+		}
+		typ := q.Type
+		if typeByName[typ] == nil {
+			typ = "int8"
+		}
+		add("pg_sequence", map[string]any{"seqrelid": seqOID, "seqtypid": int64(typeByName[typ].oid), "seqstart": q.Start,
+			"seqincrement": q.Increment, "seqmax": q.Max, "seqmin": q.Min, "seqcache": q.Cache, "seqcycle": bool01(q.Cycle)})
+		if tab, col, ok := strings.Cut(q.OwnedBy, "."); ok {
+			if t := snap.Tables[tab]; t != nil {
+				for i := range t.Columns {
+					if t.Columns[i].Name == col {
+						add("pg_depend", map[string]any{"classid": int64(classPgClass), "objid": seqOID, "objsubid": int64(0),
+							"refclassid": int64(classPgClass), "refobjid": o.of("class:" + tab), "refobjsubid": int64(i + 1), "deptype": "a"})
+					}
+				}
+			}
+		}
+		cycle := "NO"
+		if q.Cycle {
+			cycle = "YES"
+		}
+		add("information_schema.sequences", info(map[string]any{"sequence_catalog": "", "sequence_schema": "public",
+			"sequence_name": name, "data_type": sqlTypeName(typ, nil), "numeric_precision": map[string]int64{"int2": 16, "int4": 32, "int8": 64}[typ],
+			"numeric_precision_radix": int64(2), "numeric_scale": int64(0), "start_value": strconv.FormatInt(q.Start, 10),
+			"minimum_value": strconv.FormatInt(q.Min, 10), "maximum_value": strconv.FormatInt(q.Max, 10),
+			"increment": strconv.FormatInt(q.Increment, 10), "cycle_option": cycle}))
 	}
 	indexRow := func(ix string, table string, t *schema.Table, cols []string, unique, primary bool) {
 		ixOID, relOID := o.of("class:"+ix), o.of("class:"+table)
@@ -435,10 +489,10 @@ func buildRows(snap *schema.Snapshot, viewCols func(*schema.Table) []answer.Colu
 		if t.View {
 			cr["relhasrules"], cr["relreplident"] = int64(1), "n"
 		}
-		if len(t.Refs) > 0 || len(snap.Children(name)) > 0 {
+		if len(t.ForeignKeys()) > 0 || len(snap.Children(name)) > 0 {
 			cr["relhastriggers"] = int64(1)
 		}
-		cr["relchecks"] = int64(len(t.Checks))
+		cr["relchecks"] = int64(t.CountChecks())
 		add("pg_class", cr)
 		add("information_schema.tables", info(map[string]any{"table_catalog": "", "table_schema": "public",
 			"table_name": name, "table_type": ttype, "is_insertable_into": yesNo(!t.View), "is_typed": "NO"}))

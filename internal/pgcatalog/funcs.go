@@ -10,13 +10,89 @@ import (
 	"sync"
 
 	msqlite "modernc.org/sqlite"
+
+	"github.com/shepherd-db/shepherd/internal/pgerr"
 )
 
 // The SQLite functions the rewritten queries call. They are registered
 // for every connection of the modernc library (its registry is
 // process-wide), under names no translated data statement uses.
 
+// setters holds, by a token the query passes to pgcat_set_config, the
+// session's SET of each catalog query running that calls set_config()
+// (Session.SetConfig): the function registry is process-wide, the
+// sessions are not.
+var setters struct {
+	sync.Mutex
+	next int64
+	m    map[int64]*setter
+}
+
+type setter struct {
+	set func(name string, value *string, local bool) (string, error)
+	err error // the first the session gave, with its SQLSTATE
+}
+
+// addSetter registers set for a query and returns its token (never 0)
+// and the function that unregisters it.
+func addSetter(set func(name string, value *string, local bool) (string, error)) (int64, *setter, func()) {
+	setters.Lock()
+	defer setters.Unlock()
+	if setters.m == nil {
+		setters.m = map[int64]*setter{}
+	}
+	setters.next++
+	tok, st := setters.next, &setter{set: set}
+	setters.m[tok] = st
+	return tok, st, func() {
+		setters.Lock()
+		defer setters.Unlock()
+		delete(setters.m, tok)
+	}
+}
+
 func init() {
+	// pgcat_set_config(token, name, value, is_local) is set_config(): it
+	// changes the session's setting, so it is not deterministic (SQLite
+	// calls it for every row, as PostgreSQL does).
+	msqlite.MustRegisterScalarFunction("pgcat_set_config", 4, func(_ *msqlite.FunctionContext, a []sqldriver.Value) (sqldriver.Value, error) {
+		tok, _ := a[0].(int64)
+		setters.Lock()
+		st := setters.m[tok]
+		setters.Unlock()
+		if st == nil {
+			return nil, fmt.Errorf("set_config() without a session")
+		}
+		if a[1] == nil {
+			st.err = pgerr.New(pgerr.InvalidParameterValue, "SET requires parameter name")
+			return nil, st.err
+		}
+		var value *string
+		if a[2] != nil {
+			v := toText(a[2])
+			value = &v
+		}
+		local := false
+		switch x := a[3].(type) {
+		case int64:
+			local = x != 0
+		case nil:
+			return nil, nil // strict in is_local
+		default:
+			switch strings.ToLower(toText(x)) {
+			case "t", "true", "on", "yes", "1":
+				local = true
+			}
+		}
+		v, err := st.set(toText(a[1]), value, local)
+		if err != nil {
+			if st.err == nil {
+				st.err = err
+			}
+			return nil, err
+		}
+		return v, nil
+	})
 	reg := func(name string, n int32, f func(args []sqldriver.Value) (sqldriver.Value, error)) {
 		msqlite.MustRegisterDeterministicScalarFunction(name, n,
 			func(_ *msqlite.FunctionContext, args []sqldriver.Value) (sqldriver.Value, error) { return f(args) })
@@ -59,6 +135,75 @@ func init() {
 		}
 		return toText(a[0]), nil
 	})
+	// pgcat_acldefault(kind, owner, owner's name) is acldefault(kind,
+	// owner): PostgreSQL 15's built-in privileges of an object of a kind
+	// (acldefault in its utils/adt/acl.c), a JSON array of aclitems.
+	reg("pgcat_acldefault", 3, func(a []sqldriver.Value) (sqldriver.Value, error) {
+		if a[0] == nil || a[1] == nil {
+			return nil, nil
+		}
+		owner := toText(a[2])
+		if a[2] == nil {
+			owner = toText(a[1])
+		}
+		var public, own string
+		switch toText(a[0]) {
+		case "c":
+		case "r":
+			own = "arwdDxt"
+		case "s":
+			own = "rwU"
+		case "d":
+			public, own = "Tc", "CTc"
+		case "f":
+			public, own = "X", "X"
+		case "l", "T":
+			public, own = "U", "U"
+		case "L":
+			own = "rw"
+		case "n":
+			own = "UC"
+		case "t":
+			own = "C"
+		case "F", "S":
+			own = "U"
+		case "p":
+			own = "sA"
+		default:
+			return nil, pgerr.New(pgerr.InternalError, "unrecognized object type abbreviation: %s", toText(a[0]))
+		}
+		items := []string{}
+		if public != "" {
+			items = append(items, "="+public+"/"+owner)
+		}
+		if own != "" {
+			items = append(items, owner+"="+own+"/"+owner)
+		}
+		b, err := json.Marshal(items)
+		return string(b), err
+	})
+	// pgcat_array_remove(array, v) is array_remove(): the JSON array
+	// without the elements equal to v (NULL elements when v is NULL).
+	reg("pgcat_array_remove", 2, func(a []sqldriver.Value) (sqldriver.Value, error) {
+		if a[0] == nil {
+			return nil, nil
+		}
+		var elems []any
+		if err := json.Unmarshal([]byte(toText(a[0])), &elems); err != nil {
+			return nil, err
+		}
+		out := []any{}
+		for _, e := range elems {
+			switch {
+			case e == nil && a[1] == nil:
+			case e != nil && a[1] != nil && fmt.Sprint(e) == toText(a[1]):
+			default:
+				out = append(out, e)
+			}
+		}
+		b, err := json.Marshal(out)
+		return string(b), err
+	})
 	reg("pgcat_zero", 0, func([]sqldriver.Value) (sqldriver.Value, error) { return int64(0), nil })
 	reg("pgcat_format_type", 2, func(a []sqldriver.Value) (sqldriver.Value, error) {
 		oid, ok := a[0].(int64)
@@ -71,6 +216,9 @@ func init() {
 		}
 		if !given && oid == 1042 {
 			return "character", nil // format_type(bpchar, NULL)
+		}
+		if oid == 0 {
+			return "-", nil
 		}
 		return formatType(uint32(oid), mod), nil
 	})
@@ -394,4 +542,13 @@ func formatType(oid uint32, mod int64) string {
 		return `"char"`
 	}
 	return name
+}
+
+// fail is the error of a query that failed: the session's, with its
+// SQLSTATE, when set_config() failed, else the engine's.
+func (st *setter) fail(err error) error {
+	if st != nil && st.err != nil {
+		return st.err
+	}
+	return engineError(err)
 }

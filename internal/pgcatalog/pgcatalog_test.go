@@ -194,3 +194,36 @@ ALTER TABLE b DROP COLUMN a_id;`)
 		t.Errorf("constraints after DROP COLUMN: %v", got)
 	}
 }
+
+// TestAlterConstraints: constraints ALTER TABLE adds are in pg_constraint
+// under the names their errors give (schema.Table.Constraints), with
+// their expression and options; those it drops are gone. Before, the
+// catalog kept a record of its own, filled by CREATE TABLE only.
+func TestAlterConstraints(t *testing.T) {
+	e, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	snap := snapshotOf(t, testDDL+`
+ALTER TABLE b ADD CONSTRAINT b_positive CHECK (id > 0);
+ALTER TABLE b ADD UNIQUE (a_id);
+ALTER TABLE a ADD CONSTRAINT a_b FOREIGN KEY (id) REFERENCES b ON DELETE CASCADE DEFERRABLE INITIALLY DEFERRED;
+ALTER TABLE b DROP CONSTRAINT b_a_id_fkey;`)
+	got := query(t, e, snap, "SELECT conname, contype, condeferrable, condeferred, pg_get_constraintdef(oid) FROM pg_catalog.pg_constraint ORDER BY conname")
+	want := [][]string{
+		{"a_b", "f", "t", "t", "FOREIGN KEY (id) REFERENCES b(id) ON DELETE CASCADE DEFERRABLE INITIALLY DEFERRED"},
+		{"a_name_key", "u", "f", "f", "UNIQUE (name)"},
+		{"a_pkey", "p", "f", "f", "PRIMARY KEY (id)"},
+		{"b_a_id_key", "u", "f", "f", "UNIQUE (a_id)"},
+		{"b_pkey", "p", "f", "f", "PRIMARY KEY (id)"},
+		{"b_positive", "c", "f", "f", "CHECK ((id > 0))"},
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("constraints after ALTER TABLE:\n got %v\nwant %v", got, want)
+	}
+	got = query(t, e, snap, "SELECT relname, relchecks, relhastriggers FROM pg_catalog.pg_class WHERE relname IN ('a', 'b') ORDER BY 1")
+	if fmt.Sprint(got) != "[[a 0 t] [b 1 t]]" {
+		t.Errorf("relchecks, relhastriggers after ALTER TABLE: %v", got)
+	}
+}

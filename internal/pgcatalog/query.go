@@ -27,24 +27,35 @@ func Reads(n *pg_query.Node) bool {
 	if sel == nil || sel.IntoClause != nil || len(sel.LockingClause) > 0 {
 		return false
 	}
-	found := false
+	found, seq := false, false
 	var walk func(m protoreflect.Message)
 	walk = func(m protoreflect.Message) {
-		if found {
+		if seq {
 			return
 		}
 		switch x := m.Interface().(type) {
 		case *pg_query.RangeVar:
 			switch x.Schemaname {
 			case "pg_catalog", "information_schema":
-				found = relByName[x.Relname] != nil || relByName["information_schema."+x.Relname] != nil
+				found = found || relByName[x.Relname] != nil || relByName["information_schema."+x.Relname] != nil
 			case "":
-				found = relByName[x.Relname] != nil && strings.HasPrefix(x.Relname, "pg_")
+				found = found || relByName[x.Relname] != nil && strings.HasPrefix(x.Relname, "pg_")
 			}
 		case *pg_query.FuncCall:
-			found = catalogFunction(funcName(x.Funcname))
+			switch name := funcName(x.Funcname); name {
+			case "nextval", "currval", "setval", "lastval":
+				// A sequence function (nextval('s'::regclass), as
+				// pg_dump and Hibernate write it) is the session's, not
+				// the catalog's, whatever reg* cast names its sequence.
+				seq = true
+				return
+			default:
+				found = found || catalogFunction(name)
+			}
 		case *pg_query.TypeCast:
-			_, found = regTypes[typeName(x.TypeName)]
+			if _, ok := regTypes[typeName(x.TypeName)]; ok {
+				found = true
+			}
 		}
 		m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
 			switch {
@@ -58,11 +69,11 @@ func Reads(n *pg_query.Node) bool {
 			default:
 				walk(v.Message())
 			}
-			return !found
+			return !seq
 		})
 	}
 	walk(n.ProtoReflect())
-	return found
+	return found && !seq
 }
 
 // catalogFunction reports whether a function is one of the catalog's
@@ -85,9 +96,21 @@ type Session struct {
 	User string
 	// Database is the database the session connected to ("": postgres).
 	Database string
+	// Databases are the other databases pg_database lists besides
+	// PostgreSQL's built-in ones and Database (those made with CREATE
+	// DATABASE).
+	Databases []string
 	// Settings are the parameters the session SET (lower-case names),
 	// which current_setting() answers before pg_settings.
 	Settings map[string]string
+	// SetConfig, when set, is the session's SET for set_config(name,
+	// value, is_local) in a catalog query (a nil value resets): it
+	// returns the setting's new value. Without it set_config() is
+	// refused.
+	SetConfig func(name string, value *string, local bool) (string, error)
+	// SeqLast, when set, gives a CREATE SEQUENCE sequence's last value
+	// handed out (false: none yet), for pg_sequences.last_value.
+	SeqLast func(name string) (int64, bool)
 	// ViewColumns, when set, gives a view's result columns (shepherd's
 	// schema does not record them; the statement analyser works them
 	// out from the view's query).
@@ -99,17 +122,18 @@ type prepared struct {
 	sql    string
 	consts []any
 	cols   []outCol
+	params []string // the client's parameters' types where known (rewriter.paramTypes)
 }
 
 // prepare rewrites tree for the engine. The caller holds e.mu and has
 // loaded the schema.
-func (e *Engine) prepare(ctx context.Context, tree *pg_query.Node, nClient int, sess Session) (*prepared, error) {
+func (e *Engine) prepare(ctx context.Context, tree *pg_query.Node, nClient int, sess Session, setToken int64) (*prepared, error) {
 	sel := tree.GetSelectStmt()
 	if sel == nil {
 		return nil, pgerr.New(pgerr.FeatureNotSupported, "shepherd's catalog answers only SELECT")
 	}
 	sel = proto.Clone(sel).(*pg_query.SelectStmt)
-	r := &rewriter{nClient: nClient, user: sess.User, database: sess.Database, settings: sess.Settings}
+	r := &rewriter{nClient: nClient, user: sess.User, database: sess.Database, settings: sess.Settings, setToken: setToken}
 	if r.database == "" {
 		r.database = defaultDatabase
 	}
@@ -129,7 +153,7 @@ func (e *Engine) prepare(ctx context.Context, tree *pg_query.Node, nClient int, 
 	if err != nil {
 		return nil, pgerr.Wrap(pgerr.InternalError, err, "writing a catalog query")
 	}
-	p := &prepared{sql: text, consts: r.consts}
+	p := &prepared{sql: text, consts: r.consts, params: r.paramTypes}
 	for _, c := range cols {
 		p.cols = append(p.cols, outCol{name: c.name, typ: c.typ})
 	}
@@ -144,19 +168,33 @@ var parseVersion = func() int32 {
 	return t.Version
 }()
 
-// Describe returns the result columns of a catalog query.
-func (e *Engine) Describe(ctx context.Context, tree *pg_query.Node, nParams int, snap *schema.Snapshot, sess Session) (_ []answer.Column, err error) {
+// Describe returns the type OIDs of a catalog query's nParams parameters
+// (0 where the query does not tell it, as PostgreSQL infers them: the
+// type a parameter is cast to or the column it is compared with; a client
+// such as asyncpg looks up every type it is told, so an unspecified one
+// is not harmless) and its result columns.
+func (e *Engine) Describe(ctx context.Context, tree *pg_query.Node, nParams int, snap *schema.Snapshot, sess Session) (_ []uint32, _ []answer.Column, err error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	defer recoverInto(&err)
-	if err := e.load(ctx, snap, sess.ViewColumns, sess.Database); err != nil {
-		return nil, pgerr.Wrap(pgerr.InternalError, err, "loading shepherd's catalog")
+	if err := e.load(ctx, snap, sess.ViewColumns, sess.Database, sess.Databases); err != nil {
+		return nil, nil, pgerr.Wrap(pgerr.InternalError, err, "loading shepherd's catalog")
 	}
-	p, err := e.prepare(ctx, tree, nParams, sess)
+	var token int64
+	if sess.SetConfig != nil {
+		token = -1 // described, never run
+	}
+	p, err := e.prepare(ctx, tree, nParams, sess, token)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return columnsOf(p.cols), nil
+	params := make([]uint32, nParams)
+	for i, t := range p.params {
+		if pt := typeByName[t]; pt != nil && i < nParams {
+			params[i] = pt.oid
+		}
+	}
+	return params, columnsOf(p.cols), nil
 }
 
 func columnsOf(cols []outCol) []answer.Column {
@@ -181,10 +219,20 @@ func (e *Engine) Query(ctx context.Context, tree *pg_query.Node, args []driver.A
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	defer recoverInto(&err)
-	if err := e.load(ctx, snap, sess.ViewColumns, sess.Database); err != nil {
+	if err := e.load(ctx, snap, sess.ViewColumns, sess.Database, sess.Databases); err != nil {
 		return nil, pgerr.Wrap(pgerr.InternalError, err, "loading shepherd's catalog")
 	}
-	p, err := e.prepare(ctx, tree, len(args), sess)
+	if err := e.seqLast(ctx, snap, sess.SeqLast); err != nil {
+		return nil, pgerr.Wrap(pgerr.InternalError, err, "loading shepherd's catalog")
+	}
+	var token int64
+	var set *setter
+	if sess.SetConfig != nil {
+		var done func()
+		token, set, done = addSetter(sess.SetConfig)
+		defer done()
+	}
+	p, err := e.prepare(ctx, tree, len(args), sess, token)
 	if err != nil {
 		return nil, err
 	}
@@ -208,7 +256,7 @@ func (e *Engine) Query(ctx context.Context, tree *pg_query.Node, args []driver.A
 	bind = append(bind, p.consts...)
 	rows, err := e.conn.QueryContext(ctx, p.sql, bind...)
 	if err != nil {
-		return nil, engineError(err)
+		return nil, set.fail(err)
 	}
 	defer rows.Close()
 	a := &answer.Answer{Columns: columnsOf(p.cols)}
@@ -220,7 +268,7 @@ func (e *Engine) Query(ctx context.Context, tree *pg_query.Node, args []driver.A
 			ptrs[i] = &vals[i]
 		}
 		if err := rows.Scan(ptrs...); err != nil {
-			return nil, engineError(err)
+			return nil, set.fail(err)
 		}
 		row := make([]answer.Value, n)
 		for i, v := range vals {
@@ -229,7 +277,7 @@ func (e *Engine) Query(ctx context.Context, tree *pg_query.Node, args []driver.A
 		a.Rows = append(a.Rows, row)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, engineError(err)
+		return nil, set.fail(err)
 	}
 	a.Tag = answer.Tag("SELECT", int64(len(a.Rows)))
 	a.RowsAffected = int64(len(a.Rows))
@@ -330,4 +378,25 @@ func arrayText(typ string, arr []any) string {
 		return strings.Join(parts, " ")
 	}
 	return "{" + strings.Join(parts, ",") + "}"
+}
+
+// seqLast writes the sequences' last values for pg_sequences as they are
+// now (they change without a new schema snapshot). The caller holds e.mu.
+func (e *Engine) seqLast(ctx context.Context, snap *schema.Snapshot, last func(string) (int64, bool)) error {
+	if _, err := e.conn.ExecContext(ctx, "DELETE FROM pg_catalog.shepherd_seqlast"); err != nil {
+		return err
+	}
+	if snap == nil || last == nil {
+		return nil
+	}
+	for name := range snap.Sequences {
+		v, ok := last(name)
+		if !ok {
+			continue
+		}
+		if _, err := e.conn.ExecContext(ctx, "INSERT INTO pg_catalog.shepherd_seqlast VALUES (?, ?)", name, v); err != nil {
+			return err
+		}
+	}
+	return nil
 }

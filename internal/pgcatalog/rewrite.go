@@ -52,6 +52,28 @@ type rewriter struct {
 	scopes   []*scope
 	ctes     []map[string][]column
 	err      error
+	// paramTypes are the types of the client's parameters ($n at n-1)
+	// where the query tells them, as PostgreSQL infers them: the type
+	// of a cast of the parameter, or of the column it is compared with.
+	paramTypes []string
+	// setToken, when not 0, is the token set_config() calls pass to
+	// pgcat_set_config to reach the session (see setters).
+	setToken int64
+}
+
+// noteParam records t as the type of n when n is one of the client's
+// parameters whose type is not yet known.
+func (r *rewriter) noteParam(n *pg_query.Node, t string) {
+	p := n.GetParamRef()
+	if p == nil || p.Number < 1 || int(p.Number) > r.nClient || typeByName[t] == nil {
+		return
+	}
+	for len(r.paramTypes) < int(p.Number) {
+		r.paramTypes = append(r.paramTypes, "")
+	}
+	if r.paramTypes[p.Number-1] == "" {
+		r.paramTypes[p.Number-1] = t
+	}
 }
 
 func (r *rewriter) fail(code, format string, args ...any) {
@@ -334,7 +356,7 @@ var funcTypes = map[string]string{
 	"current_schemas": "_name", "pg_get_triggerdef": "text", "pg_get_statisticsobjdef_columns": "text",
 	"pg_partition_ancestors": "regclass", "pg_relation_size": "int8", "pg_total_relation_size": "int8",
 	"pg_table_size": "int8", "pg_indexes_size": "int8", "pg_size_pretty": "text", "translate": "text",
-	"row_number": "int8", "rank": "int8", "dense_rank": "int8", "current_setting": "text", "to_regclass": "regclass", "to_regtype": "regtype",
+	"row_number": "int8", "rank": "int8", "dense_rank": "int8", "current_setting": "text", "set_config": "text", "acldefault": "_aclitem", "array_remove": "", "to_regclass": "regclass", "to_regtype": "regtype",
 	"to_regnamespace": "regnamespace", "to_regproc": "regproc", "to_regrole": "regrole", "information_schema._pg_expandarray": "elem",
 }
 
@@ -741,6 +763,8 @@ func (r *rewriter) rangeFunction(rf *pg_query.RangeFunction, sc *scope) *pg_quer
 			return nil
 		}
 		return r.unnestFrom(rf, fc, sc)
+	case "generate_subscripts":
+		return r.subscriptsFrom(rf, fc, sc)
 	case "pg_partition_ancestors":
 		tmpl = "SELECT $1 AS a, 1 AS b"
 		cols = []column{{name: "relid", typ: "regclass"}, {name: "ordinality", typ: "int8"}}
@@ -842,6 +866,58 @@ func (r *rewriter) unnestFrom(rf *pg_query.RangeFunction, fc *pg_query.FuncCall,
 		}
 		it.virt[name] = pg_query.MakeAExprNode(pg_query.A_Expr_Kind_AEXPR_OP, []*pg_query.Node{pg_query.MakeStrNode("+")}, ref("key"), intConst(1), -1)
 		it.cols = append(it.cols, column{name: name, typ: "int8"})
+	}
+	sc.items = append(sc.items, it)
+	return from
+}
+
+// subscriptsFrom writes generate_subscripts(a, 1) [WITH ORDINALITY] in
+// FROM (peewee reads an index's columns so, over pg_index.indkey) as the
+// engine's json_each over a, like unnest (see unnestFrom): its column is
+// the element's position plus a's lower bound (0 for int2vector and
+// oidvector, else 1). The engine's arrays have one dimension: another
+// dimension, or reverse order, is refused.
+func (r *rewriter) subscriptsFrom(rf *pg_query.RangeFunction, fc *pg_query.FuncCall, sc *scope) *pg_query.Node {
+	if len(fc.Args) != 2 {
+		r.refuse("generate_subscripts with %d arguments in FROM of a catalog query", len(fc.Args))
+		return nil
+	}
+	if c := fc.Args[1].GetAConst(); c == nil || c.GetIval() == nil || c.GetIval().Ival != 1 {
+		r.refuse("generate_subscripts of a dimension other than 1 in a catalog query")
+		return nil
+	}
+	alias := "generate_subscripts"
+	var names []string
+	if rf.Alias != nil {
+		alias, names = rf.Alias.Aliasname, strs(rf.Alias.Colnames)
+	}
+	j := "shepherd_j_" + alias
+	key := pg_query.MakeColumnRefNode([]*pg_query.Node{pg_query.MakeStrNode(j), pg_query.MakeStrNode("key")}, -1)
+	t := r.typeOf(fc.Args[0])
+	base := int64(1)
+	if t == "int2vector" || t == "oidvector" {
+		base = 0
+	}
+	arr := call("pgcat_json", r.expr(proto.Clone(fc.Args[0]).(*pg_query.Node)), r.param(t))
+	from := template("SELECT * FROM json_each($1) AS "+j, []*pg_query.Node{arr}).GetSelectStmt().FromClause[0]
+	plus := func(n int64) *pg_query.Node {
+		return pg_query.MakeAExprNode(pg_query.A_Expr_Kind_AEXPR_OP, []*pg_query.Node{pg_query.MakeStrNode("+")}, proto.Clone(key).(*pg_query.Node), intConst(n), -1)
+	}
+	name := "generate_subscripts"
+	switch {
+	case len(names) > 0:
+		name = names[0]
+	case rf.Alias != nil:
+		name = alias // a scalar function's column takes the alias
+	}
+	it := scopeItem{alias: alias, virt: map[string]*pg_query.Node{name: plus(base)}, cols: []column{{name: name, typ: "int4"}}}
+	if rf.Ordinality {
+		ord := "ordinality"
+		if len(names) > 1 {
+			ord = names[1]
+		}
+		it.virt[ord] = plus(1)
+		it.cols = append(it.cols, column{name: ord, typ: "int8"})
 	}
 	sc.items = append(sc.items, it)
 	return from

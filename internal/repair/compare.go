@@ -188,7 +188,7 @@ func tableOrder(snap *schema.Snapshot) []string {
 		}
 		seen[n] = true
 		if t := snap.Table(n); t != nil {
-			for _, p := range t.Parents {
+			for _, p := range t.Parents() {
 				visit(p, depth+1)
 			}
 		}

@@ -34,14 +34,17 @@ func TestAgreement(t *testing.T) {
 // TestTableOrder: parents before the tables that reference them, then by
 // name; views left out.
 func TestTableOrder(t *testing.T) {
+	fk := func(parent string) schema.Constraint {
+		return schema.Constraint{Name: "fk_" + parent, Kind: schema.ConstraintForeign, Columns: []string{"id"}, RefTable: parent}
+	}
 	snap := &schema.Snapshot{Tables: map[string]*schema.Table{
-		"lines":  {Name: "lines", Parents: []string{"orders", "items"}},
-		"orders": {Name: "orders", Parents: []string{"people"}},
+		"lines":  {Name: "lines", Constraints: []schema.Constraint{fk("orders"), fk("items")}},
+		"orders": {Name: "orders", Constraints: []schema.Constraint{fk("people")}},
 		"items":  {Name: "items"},
 		"people": {Name: "people"},
 		"report": {Name: "report", View: true},
 		"audit":  {Name: "audit"},
-		"loop":   {Name: "loop", Parents: []string{"loop"}},
+		"loop":   {Name: "loop", Constraints: []schema.Constraint{fk("loop")}},
 	}}
 	got := tableOrder(snap)
 	want := []string{"audit", "items", "people", "orders", "lines", "loop"}

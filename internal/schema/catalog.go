@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/shepherd-db/shepherd/internal/pgerr"
 )
 
 // seqReserve is how many sequence values are handed out per write of the
@@ -31,6 +33,12 @@ type Catalog struct {
 	// is the bound the file allows values up to (exclusive).
 	seqs  map[string]int64
 	saved map[string]int64
+	// named is where each sequence of CREATE SEQUENCE stands; durable
+	// is the state the file holds for it, and ahead how many more
+	// nextval() calls the file's state covers (see SeqNext).
+	named   map[string]SeqState
+	durable map[string]SeqState
+	ahead   map[string]int64
 	// mark says which logged transactions' schema changes the catalog
 	// holds (see LogMark).
 	mark LogMark
@@ -58,6 +66,9 @@ type fileForm struct {
 	Schema *Snapshot `json:"schema"`
 	// Sequences are bounds: no value at or above was handed out.
 	Sequences map[string]int64 `json:"sequences"`
+	// Named are the states of the sequences of CREATE SEQUENCE, each at
+	// or past every value handed out.
+	Named map[string]SeqState `json:"named_sequences,omitempty"`
 	// Log is absent in the files of older shepherds, which recorded the
 	// changes after the commit: those are taken to hold the whole log.
 	Log *LogMark `json:"log,omitempty"`
@@ -66,7 +77,8 @@ type fileForm struct {
 // Open reads the catalog kept in path, or starts an empty one if the file
 // does not exist. An empty path keeps the catalog in memory only.
 func Open(path string) (*Catalog, error) {
-	c := &Catalog{path: path, seqs: map[string]int64{}, saved: map[string]int64{}}
+	c := &Catalog{path: path, seqs: map[string]int64{}, saved: map[string]int64{},
+		named: map[string]SeqState{}, durable: map[string]SeqState{}, ahead: map[string]int64{}}
 	var f fileForm
 	existed := false
 	if path != "" {
@@ -96,6 +108,9 @@ func Open(path string) (*Catalog, error) {
 		// Values below the saved bound may have been handed out before
 		// a crash: start above it.
 		c.seqs[k], c.saved[k] = v, v
+	}
+	for k, v := range f.Named {
+		c.named[k], c.durable[k] = v, v
 	}
 	c.snap.Store(f.Schema)
 	return c, nil
@@ -127,12 +142,19 @@ func (c *Catalog) Commit(barrier uint64, stmts []*pg_query.Node) error {
 		}
 		if next != old {
 			c.resetSequences(old, next, n)
+			c.resetNamed(old, next, n)
 			c.snap.Store(next)
 			changed = true
 		}
 		if tr := n.GetTruncateStmt(); tr != nil && tr.RestartSeqs {
 			for _, r := range tr.Relations {
 				c.restartLocked(r.GetRangeVar().GetRelname())
+				// And the sequences OWNED BY its columns, as PostgreSQL.
+				for name, q := range c.snap.Load().Sequences {
+					if t, _ := splitSeq(q.OwnedBy); t == r.GetRangeVar().GetRelname() {
+						c.setNamedLocked(name, SeqState{Last: q.Start})
+					}
+				}
 			}
 			changed = true
 		}
@@ -265,6 +287,130 @@ func (c *Catalog) Next(table, column string, n int64) (int64, error) {
 	return v, nil
 }
 
+// resetNamed starts, restarts and forgets the states of the sequences of
+// CREATE SEQUENCE as next changes them. c.mu is held.
+func (c *Catalog) resetNamed(old, next *Snapshot, n *pg_query.Node) {
+	for name := range old.Sequences {
+		if next.Sequences[name] == nil {
+			delete(c.named, name)
+			delete(c.durable, name)
+			delete(c.ahead, name)
+		}
+	}
+	for name, q := range next.Sequences {
+		if old.Sequences[name] == nil {
+			c.setNamedLocked(name, SeqState{Last: q.Start})
+		}
+	}
+	if st, ok := old.Restart(n); ok {
+		c.setNamedLocked(n.GetAlterSeqStmt().Sequence.Relname, st)
+	}
+}
+
+// setNamedLocked sets a sequence's state, to be written with the next
+// save. c.mu is held.
+func (c *Catalog) setNamedLocked(name string, st SeqState) {
+	c.named[name], c.durable[name], c.ahead[name] = st, st, 0
+}
+
+// SeqNext returns nextval() of the named sequence (see Sequence.Next).
+// Values are never handed out twice, also across restarts: the file
+// holds a state seqReserve calls ahead, written before any value past
+// the previous one is handed out; after a crash the values in between
+// are skipped, as PostgreSQL skips the values it logged ahead.
+func (c *Catalog) SeqNext(name string) (int64, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	q := c.snap.Load().Sequence(name)
+	if q == nil {
+		return 0, pgerr.New(pgerr.UndefinedTable, "relation \"%s\" does not exist", name)
+	}
+	st := c.named[name]
+	v, next, err := q.Next(st)
+	if err != nil {
+		return 0, err
+	}
+	if c.ahead[name] <= 0 || next.Last == q.Min && st.Called && q.Increment > 0 || next.Last == q.Max && st.Called && q.Increment < 0 {
+		// Past what the file covers, or wrapped around (CYCLE): write
+		// a state seqReserve calls ahead of this one.
+		c.durable[name], c.ahead[name] = q.Ahead(next, seqReserve), seqReserve
+		if err := c.saveLocked(); err != nil {
+			return 0, err
+		}
+	}
+	c.ahead[name]--
+	c.named[name] = next
+	return v, nil
+}
+
+// SeqSet is setval(): it sets the named sequence's state, durably.
+func (c *Catalog) SeqSet(name string, v int64, called bool) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	q := c.snap.Load().Sequence(name)
+	if q == nil {
+		return pgerr.New(pgerr.UndefinedTable, "relation \"%s\" does not exist", name)
+	}
+	st, err := q.Set(v, called)
+	if err != nil {
+		return err
+	}
+	c.setNamedLocked(name, st)
+	return c.saveLocked()
+}
+
+// SetSerial is setval() of a SERIAL or IDENTITY column's sequence
+// (table_column_seq): the next value is v+1, or v when called is false.
+func (c *Catalog) SetSerial(table, column string, v int64, called bool) error {
+	hi := int64(math.MaxInt64)
+	if t := c.Snapshot().Table(table); t != nil && t.Column(column) != nil {
+		_, hi = typeRange(t.Column(column).Type)
+	}
+	if v < 1 || v > hi {
+		return pgerr.New(pgerr.NumericValueOutOfRange, "setval: value %d is out of bounds for sequence \"%s_%s_seq\" (1..%d)", v, table, column, hi)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	k := table + "." + column
+	if called {
+		v++
+	}
+	c.seqs[k] = v
+	if v > c.saved[k] {
+		c.saved[k] = v + seqReserve
+		return c.saveLocked()
+	}
+	return nil
+}
+
+// RestoreSequence puts a sequence back as it was (q nil: absent), with
+// state st: the undoing of sequence DDL in a block that rolled back.
+func (c *Catalog) RestoreSequence(name string, q *Sequence, st SeqState) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	old := c.snap.Load()
+	next := old.clone()
+	next.Version++
+	if q == nil {
+		delete(next.Sequences, name)
+		delete(c.named, name)
+		delete(c.durable, name)
+		delete(c.ahead, name)
+	} else {
+		next.Sequences[name] = q
+		c.setNamedLocked(name, st)
+	}
+	c.snap.Store(next)
+	return c.saveLocked()
+}
+
+// SeqState returns where the named sequence stands.
+func (c *Catalog) SeqState(name string) SeqState {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.named[name]
+}
+
 func splitSeq(k string) (table, col string) {
 	for i := len(k) - 1; i >= 0; i-- {
 		if k[i] == '.' {
@@ -280,7 +426,7 @@ func (c *Catalog) saveLocked() error {
 		return nil
 	}
 	mark := c.mark
-	b, err := json.MarshalIndent(fileForm{Schema: c.snap.Load(), Sequences: c.saved, Log: &mark}, "", "  ")
+	b, err := json.MarshalIndent(fileForm{Schema: c.snap.Load(), Sequences: c.saved, Named: c.durable, Log: &mark}, "", "  ")
 	if err != nil {
 		return fmt.Errorf("schema: %w", err)
 	}

@@ -38,7 +38,9 @@ func TestCatalogFills(t *testing.T) {
 		t.Errorf("key %v", tb.Key)
 	}
 	for _, bad := range []string{
-		"CREATE TABLE b (a int DEFAULT nextval('s'))",
+		"CREATE TABLE b (a int DEFAULT nextval('s') + 1)",
+		"CREATE TABLE b (a text DEFAULT nextval('s'))",
+		"CREATE TABLE b (a int DEFAULT nextval(s))",
 		"CREATE TABLE b (a timestamptz DEFAULT now() + interval '1 day')",
 		"CREATE TABLE b (a int[])",
 	} {

@@ -31,6 +31,77 @@ type Constraint struct {
 	// (RefColumns empty: the referenced table's primary key).
 	RefTable   string   `json:"ref_table,omitempty"`
 	RefColumns []string `json:"ref_columns,omitempty"`
+	// OnUpdate, OnDelete and Match are a foreign key's ON UPDATE and ON
+	// DELETE actions and MATCH type as pg_constraint codes them
+	// (confupdtype, confdeltype, confmatchtype); "" stands for the
+	// defaults, see Actions.
+	OnUpdate string `json:"on_update,omitempty"`
+	OnDelete string `json:"on_delete,omitempty"`
+	Match    string `json:"match,omitempty"`
+	// Deferrable and InitiallyDeferred are DEFERRABLE and INITIALLY
+	// DEFERRED.
+	Deferrable        bool `json:"deferrable,omitempty"`
+	InitiallyDeferred bool `json:"initially_deferred,omitempty"`
+	// Expr is a check's expression as PostgreSQL's parser writes it back
+	// (pg_get_constraintdef shows it in CHECK ((...))).
+	Expr string `json:"expr,omitempty"`
+}
+
+// Actions returns a foreign key's ON UPDATE and ON DELETE actions and
+// MATCH type as pg_constraint codes them: 'a' (NO ACTION), 'r', 'c',
+// 'n', 'd'; 's' (SIMPLE), 'f' (FULL), 'p'.
+func (c *Constraint) Actions() (onUpdate, onDelete, match byte) {
+	code := func(s string, def byte) byte {
+		if s == "" {
+			return def
+		}
+		return s[0]
+	}
+	return code(c.OnUpdate, 'a'), code(c.OnDelete, 'a'), code(c.Match, 's')
+}
+
+// ForeignKeys returns the table's foreign keys, in the order they were
+// made.
+func (t *Table) ForeignKeys() []*Constraint {
+	var out []*Constraint
+	for i := range t.Constraints {
+		if t.Constraints[i].Kind == ConstraintForeign {
+			out = append(out, &t.Constraints[i])
+		}
+	}
+	return out
+}
+
+// Parents returns the tables the table's foreign keys reference, in the
+// order of the keys (a table once per key referencing it).
+func (t *Table) Parents() []string {
+	var out []string
+	for _, c := range t.ForeignKeys() {
+		out = append(out, c.RefTable)
+	}
+	return out
+}
+
+// Refs returns the column lists of the table's foreign keys (MariaDB
+// needs an index starting with each).
+func (t *Table) Refs() [][]string {
+	var out [][]string
+	for _, c := range t.ForeignKeys() {
+		out = append(out, c.Columns)
+	}
+	return out
+}
+
+// CountChecks returns how many CHECK constraints the table has
+// (pg_class.relchecks).
+func (t *Table) CountChecks() int {
+	n := 0
+	for _, c := range t.Constraints {
+		if c.Kind == ConstraintCheck {
+			n++
+		}
+	}
+	return n
 }
 
 // Constraint returns the table's constraint of that name, or nil.
@@ -162,19 +233,23 @@ func constraintOf(con *pg_query.Constraint, col string) (c Constraint, ok bool) 
 	}
 	switch con.Contype {
 	case pg_query.ConstrType_CONSTR_PRIMARY:
-		return Constraint{Kind: ConstraintPrimary, Columns: keys(con.Keys)}, true
+		c = Constraint{Kind: ConstraintPrimary, Columns: keys(con.Keys)}
 	case pg_query.ConstrType_CONSTR_UNIQUE:
-		return Constraint{Kind: ConstraintUnique, Columns: keys(con.Keys)}, true
+		c = Constraint{Kind: ConstraintUnique, Columns: keys(con.Keys)}
 	case pg_query.ConstrType_CONSTR_FOREIGN:
 		c = Constraint{Kind: ConstraintForeign, Columns: keys(con.FkAttrs), RefColumns: names(con.PkAttrs)}
 		if con.Pktable != nil {
 			c.RefTable = con.Pktable.Relname
 		}
-		return c, true
+		// The parser leaves the defaults ("a", "a", "s") empty.
+		c.OnUpdate, c.OnDelete, c.Match = con.FkUpdAction, con.FkDelAction, con.FkMatchtype
 	case pg_query.ConstrType_CONSTR_CHECK:
-		return Constraint{Kind: ConstraintCheck, Columns: checkColumns(con.RawExpr)}, true
+		c = Constraint{Kind: ConstraintCheck, Columns: checkColumns(con.RawExpr), Expr: exprText(con.RawExpr)}
+	default:
+		return c, false
 	}
-	return c, false
+	c.Deferrable, c.InitiallyDeferred = con.Deferrable, con.Initdeferred
+	return c, true
 }
 
 // nameConstraint gives c the name the client gave, or the one PostgreSQL

@@ -3,7 +3,6 @@ package schema
 import (
 	"errors"
 	"slices"
-	"strconv"
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
@@ -41,45 +40,9 @@ func TableOf(cs *pg_query.CreateStmt) (*Table, error) {
 			if key {
 				t.Key = []string{c.Name}
 			}
-			for _, n := range e.GetColumnDef().Constraints {
-				con := n.GetConstraint()
-				switch {
-				case con == nil:
-				case con.Contype == pg_query.ConstrType_CONSTR_FOREIGN:
-					t.Refs = append(t.Refs, []string{c.Name})
-					t.Parents = append(t.Parents, con.Pktable.Relname)
-					t.RefColumns = append(t.RefColumns, names(con.PkAttrs))
-					t.RefNames = append(t.RefNames, con.Conname)
-					t.RefOptions = append(t.RefOptions, refOptions(con))
-				case con.Contype == pg_query.ConstrType_CONSTR_PRIMARY:
-					t.KeyName = con.Conname
-				case con.Contype == pg_query.ConstrType_CONSTR_UNIQUE:
-					t.Uniques = append(t.Uniques, Unique{Name: con.Conname, Columns: []string{c.Name}})
-				case con.Contype == pg_query.ConstrType_CONSTR_CHECK:
-					name := con.Conname
-					if name == "" {
-						name = t.Name + "_" + c.Name + "_check"
-					}
-					t.addCheck(name, con.RawExpr)
-				}
-			}
 		case e.GetConstraint() != nil:
 			con := e.GetConstraint()
-			if con.Contype == pg_query.ConstrType_CONSTR_FOREIGN {
-				t.Refs = append(t.Refs, names(con.FkAttrs))
-				t.Parents = append(t.Parents, con.Pktable.Relname)
-				t.RefColumns = append(t.RefColumns, names(con.PkAttrs))
-				t.RefNames = append(t.RefNames, con.Conname)
-				t.RefOptions = append(t.RefOptions, refOptions(con))
-			}
-			if con.Contype == pg_query.ConstrType_CONSTR_UNIQUE {
-				t.Uniques = append(t.Uniques, Unique{Name: con.Conname, Columns: names(con.Keys)})
-			}
-			if con.Contype == pg_query.ConstrType_CONSTR_CHECK {
-				t.addCheck(con.Conname, con.RawExpr)
-			}
 			if con.Contype == pg_query.ConstrType_CONSTR_PRIMARY {
-				t.KeyName = con.Conname
 				t.Key = names(con.Keys)
 				for _, k := range t.Key {
 					if c := t.Column(k); c != nil {
@@ -91,67 +54,8 @@ func TableOf(cs *pg_query.CreateStmt) (*Table, error) {
 			return nil, unsupported("CREATE TABLE ... (LIKE ...)")
 		}
 	}
-	t.nameConstraints()
 	_, t.Constraints = ConstraintNames(cs)
 	return t, nil
-}
-
-// refOptions writes a foreign key's options (see Table.RefOptions).
-func refOptions(con *pg_query.Constraint) string {
-	code := func(c string, def string) string {
-		if c == "" {
-			return def
-		}
-		return c
-	}
-	s := code(con.FkUpdAction, "a") + code(con.FkDelAction, "a") + code(con.FkMatchtype, "s")
-	if con.Deferrable {
-		s += "D"
-	}
-	if con.Initdeferred {
-		s += "I"
-	}
-	return s
-}
-
-// addCheck records a CHECK constraint; an unnamed one gets PostgreSQL's
-// name: table_column_check when it reads one column, else table_check,
-// numbered when taken.
-func (t *Table) addCheck(name string, expr *pg_query.Node) {
-	_, cols := relationsOf(expr)
-	if name == "" {
-		name = t.Name + "_check"
-		if len(cols) == 1 && cols[0] != "*" {
-			name = t.Name + "_" + cols[0] + "_check"
-		}
-		base := name
-		for i := 1; slices.ContainsFunc(t.Checks, func(c Check) bool { return c.Name == name }); i++ {
-			name = base + strconv.Itoa(i)
-		}
-	}
-	t.Checks = append(t.Checks, Check{Name: name, Expr: exprText(expr), Columns: cols})
-}
-
-// nameConstraints gives the unnamed constraints PostgreSQL's default
-// names (table_pkey, table_cols_key, table_cols_fkey), fixed at creation:
-// renaming the table or a column later does not rename them.
-func (t *Table) nameConstraints() {
-	if len(t.Key) > 0 && t.KeyName == "" {
-		t.KeyName = t.Name + "_pkey"
-	}
-	for i := range t.Uniques {
-		if t.Uniques[i].Name == "" {
-			t.Uniques[i].Name = t.Name + "_" + strings.Join(t.Uniques[i].Columns, "_") + "_key"
-		}
-	}
-	for len(t.RefNames) < len(t.Refs) {
-		t.RefNames = append(t.RefNames, "")
-	}
-	for i, cols := range t.Refs {
-		if t.RefNames[i] == "" {
-			t.RefNames[i] = t.Name + "_" + strings.Join(cols, "_") + "_fkey"
-		}
-	}
 }
 
 // renameIn returns list with old replaced by new (a copy when it
@@ -202,6 +106,10 @@ func ColumnOf(cd *pg_query.ColumnDef) (c Column, key bool, err error) {
 			}
 			c.Fill, c.NotNull, c.Always, c.Identity = FillSerial, true, con.GeneratedWhen == "a", true
 		case pg_query.ConstrType_CONSTR_DEFAULT:
+			if seq, ok := SeqDefault(con.RawExpr); ok {
+				c.Fill, c.Seq = FillNextval, seq
+				continue
+			}
 			f, err := fillOf(con.RawExpr)
 			if err != nil {
 				return c, false, unsupported("the DEFAULT of column %q: %s", cd.Colname, err.Error())
@@ -214,7 +122,7 @@ func ColumnOf(cd *pg_query.ColumnDef) (c Column, key bool, err error) {
 			return c, false, unsupported("generated column %q", cd.Colname)
 		}
 	}
-	if c.Fill == FillSerial && !IsInteger(typ) {
+	if (c.Fill == FillSerial || c.Fill == FillNextval) && !IsInteger(typ) {
 		return c, false, unsupported("a sequence default on column %q of type %s", cd.Colname, typ)
 	}
 	return c, key, nil
@@ -257,7 +165,7 @@ func fillOf(n *pg_query.Node) (Fill, error) {
 				return FillRandom, nil
 			}
 		case "nextval":
-			return FillNone, errors.New("nextval(...) defaults; use SERIAL or GENERATED ... AS IDENTITY")
+			return FillNone, errors.New("nextval(...) defaults other than nextval('sequence')")
 		}
 	}
 	return FillNone, errors.New("a column default must be a constant, now(), current_timestamp, current_date, gen_random_uuid() or random()")
@@ -359,7 +267,19 @@ func (s *Snapshot) Apply(n *pg_query.Node) (*Snapshot, error) {
 		if err != nil {
 			return nil, err
 		}
+		for _, c := range t.Columns {
+			if c.Fill == FillNextval && s.Sequence(c.Seq) == nil {
+				return nil, pgerr.New(pgerr.UndefinedTable, "relation \"%s\" does not exist", c.Seq)
+			}
+		}
 		next.Tables[t.Name] = t
+	case n.GetCreateSeqStmt() != nil || n.GetAlterSeqStmt() != nil ||
+		n.GetDropStmt() != nil && n.GetDropStmt().RemoveType == pg_query.ObjectType_OBJECT_SEQUENCE:
+		ok, err := s.applySequence(next, n)
+		if err != nil {
+			return nil, err
+		}
+		changed = ok
 	case n.GetViewStmt() != nil:
 		v := n.GetViewStmt()
 		uses, cols := relationsOf(v.Query)
@@ -391,6 +311,12 @@ func (s *Snapshot) Apply(n *pg_query.Node) (*Snapshot, error) {
 			switch d.RemoveType {
 			case pg_query.ObjectType_OBJECT_TABLE, pg_query.ObjectType_OBJECT_VIEW:
 				delete(next.Tables, name)
+				// Sequences OWNED BY the table's columns go with it.
+				for sn, q := range next.Sequences {
+					if strings.HasPrefix(q.OwnedBy, name+".") && !strings.Contains(q.OwnedBy[len(name)+1:], ".") {
+						delete(next.Sequences, sn)
+					}
+				}
 				for ix, t := range next.Indexes {
 					if t == name {
 						delete(next.IndexColumns, ix)
@@ -443,28 +369,8 @@ func (s *Snapshot) Apply(n *pg_query.Node) (*Snapshot, error) {
 				// PostgreSQL drops the indexes and constraints on the
 				// column with it.
 				if slices.Contains(t.Key, cmd.Name) {
-					t.Key, t.KeyName = nil, ""
+					t.Key = nil
 				}
-				t.Uniques = slices.DeleteFunc(slices.Clone(t.Uniques), func(u Unique) bool { return slices.Contains(u.Columns, cmd.Name) })
-				t.Checks = slices.DeleteFunc(slices.Clone(t.Checks), func(c Check) bool { return slices.Contains(c.Columns, cmd.Name) })
-				var refs, refCols [][]string
-				var parents, refNames, refOpts []string
-				for i, cols := range t.Refs {
-					if slices.Contains(cols, cmd.Name) {
-						continue
-					}
-					refs, parents = append(refs, cols), append(parents, t.Parents[i])
-					if i < len(t.RefColumns) {
-						refCols = append(refCols, t.RefColumns[i])
-					}
-					if i < len(t.RefNames) {
-						refNames = append(refNames, t.RefNames[i])
-					}
-					if i < len(t.RefOptions) {
-						refOpts = append(refOpts, t.RefOptions[i])
-					}
-				}
-				t.Refs, t.Parents, t.RefColumns, t.RefNames, t.RefOptions = refs, parents, refCols, refNames, refOpts
 				for ix, tn := range next.Indexes {
 					if tn == t.Name && slices.Contains(next.IndexColumns[ix], cmd.Name) {
 						delete(next.Indexes, ix)
@@ -493,6 +399,12 @@ func (s *Snapshot) Apply(n *pg_query.Node) (*Snapshot, error) {
 					c.Fill = f
 					c.Default = exprText(cmd.Def)
 				}
+			case pg_query.AlterTableType_AT_AlterColumnType:
+				if c, cd := t.Column(cmd.Name), cmd.Def.GetColumnDef(); c != nil && cd != nil {
+					if typ, mods, _, ok := TypeOf(cd.TypeName); ok {
+						c.Type, c.Mods = typ, mods
+					}
+				}
 			case pg_query.AlterTableType_AT_SetNotNull:
 				if c := t.Column(cmd.Name); c != nil {
 					c.NotNull = true
@@ -506,6 +418,7 @@ func (s *Snapshot) Apply(n *pg_query.Node) (*Snapshot, error) {
 		next.Tables[t.Name] = t
 	case n.GetRenameStmt() != nil:
 		r := n.GetRenameStmt()
+		next.renameOwners(r)
 		switch r.RenameType {
 		case pg_query.ObjectType_OBJECT_TABLE, pg_query.ObjectType_OBJECT_VIEW:
 			old := s.Table(r.Relation.Relname)
@@ -522,13 +435,6 @@ func (s *Snapshot) Apply(n *pg_query.Node) (*Snapshot, error) {
 				}
 			}
 			// Foreign keys name their parent table.
-			for name, other := range next.Tables {
-				if slices.Contains(other.Parents, old.Name) {
-					c := other.clone()
-					c.Parents = renameIn(other.Parents, old.Name, t.Name)
-					next.Tables[name] = c
-				}
-			}
 			for name, o := range next.Tables {
 				if o.references(old.Name) {
 					o = o.clone()
@@ -555,36 +461,10 @@ func (s *Snapshot) Apply(n *pg_query.Node) (*Snapshot, error) {
 				}
 			}
 			// The constraints and indexes naming the column follow it.
-			uniques := make([]Unique, len(t.Uniques))
-			for i, u := range t.Uniques {
-				uniques[i] = Unique{Name: u.Name, Columns: renameIn(u.Columns, r.Subname, r.Newname)}
-			}
-			t.Uniques = uniques
-			refs := make([][]string, len(t.Refs))
-			for i, cols := range t.Refs {
-				refs[i] = renameIn(cols, r.Subname, r.Newname)
-			}
-			t.Refs = refs
 			next.Tables[t.Name] = t
 			for ix, tn := range next.Indexes {
 				if tn == t.Name {
 					next.IndexColumns[ix] = renameIn(next.IndexColumns[ix], r.Subname, r.Newname)
-				}
-			}
-			for name, other := range next.Tables {
-				changed := false
-				rc := make([][]string, len(other.RefColumns))
-				for i, cols := range other.RefColumns {
-					rc[i] = cols
-					if i < len(other.Parents) && other.Parents[i] == t.Name {
-						rc[i] = renameIn(cols, r.Subname, r.Newname)
-						changed = changed || !slices.Equal(rc[i], cols)
-					}
-				}
-				if changed {
-					c := next.Tables[name].clone()
-					c.RefColumns = rc
-					next.Tables[name] = c
 				}
 			}
 			t.Constraints = renameConstraintColumn(t.Constraints, true, t.Name, r.Subname, r.Newname)

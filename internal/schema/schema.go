@@ -21,15 +21,16 @@ type Fill uint8
 
 // Fills.
 const (
-	FillNone   Fill = iota // the engine's default (none, or a constant) is fine
-	FillSerial             // SERIAL / IDENTITY: the next value of the column's sequence
-	FillNow                // now(), current_timestamp: the transaction's timestamp
-	FillDate               // current_date
-	FillUUID               // gen_random_uuid(): a fresh UUID per row
-	FillRandom             // random(): a fresh float per row
+	FillNone    Fill = iota // the engine's default (none, or a constant) is fine
+	FillSerial              // SERIAL / IDENTITY: the next value of the column's sequence
+	FillNow                 // now(), current_timestamp: the transaction's timestamp
+	FillDate                // current_date
+	FillUUID                // gen_random_uuid(): a fresh UUID per row
+	FillRandom              // random(): a fresh float per row
+	FillNextval             // DEFAULT nextval('s'): the next value of sequence Column.Seq
 )
 
-var fillNames = [...]string{"", "serial", "now", "date", "uuid", "random"}
+var fillNames = [...]string{"", "serial", "now", "date", "uuid", "random", "nextval"}
 
 // String returns the fill's name.
 func (f Fill) String() string {
@@ -54,19 +55,14 @@ type Column struct {
 	// Always marks GENERATED ALWAYS AS IDENTITY: PostgreSQL accepts the
 	// value shepherd chose only with OVERRIDING SYSTEM VALUE.
 	Always bool `json:"always,omitempty"`
+	// Seq is the sequence of a FillNextval column.
+	Seq string `json:"seq,omitempty"`
 	// Identity marks GENERATED ... AS IDENTITY (SERIAL has Fill
 	// FillSerial without it), for the system catalogs.
 	Identity bool `json:"identity,omitempty"`
 	// Default is the DEFAULT expression as PostgreSQL's parser wrote it
 	// back ("" when none, or for SERIAL), for the system catalogs.
 	Default string `json:"default,omitempty"`
-}
-
-// Unique is a UNIQUE constraint: its name ("" for PostgreSQL's default
-// name) and columns.
-type Unique struct {
-	Name    string   `json:"name,omitempty"`
-	Columns []string `json:"columns"`
 }
 
 // Table is one table (or view, with no fills).
@@ -91,41 +87,17 @@ type Table struct {
 	// Aliases are the column names a view's definition gives (CREATE
 	// VIEW v (a, b) AS ...), which replace its query's first ones.
 	Aliases []string `json:"aliases,omitempty"`
-	// Refs are the column lists of the table's foreign keys (MariaDB
-	// needs an index starting with each).
-	Refs [][]string `json:"refs,omitempty"`
-	// Parents are the tables the foreign keys reference.
-	Parents []string `json:"parents,omitempty"`
-	// RefColumns are the referenced columns of each foreign key (nil:
-	// the parent's primary key) and RefNames their constraint names (""
-	// for PostgreSQL's default name), both parallel to Refs, for the
-	// system catalogs.
-	RefColumns [][]string `json:"ref_columns,omitempty"`
-	RefNames   []string   `json:"ref_names,omitempty"`
-	// RefOptions are each foreign key's ON UPDATE and ON DELETE actions
-	// and MATCH type as PostgreSQL's catalog codes (confupdtype,
-	// confdeltype, confmatchtype: "aas" for the defaults), then "D" when
-	// DEFERRABLE and "I" when INITIALLY DEFERRED; parallel to Refs.
-	RefOptions []string `json:"ref_options,omitempty"`
-	// KeyName is the primary key constraint's name ("" for PostgreSQL's
-	// default, table_pkey).
-	KeyName string `json:"key_name,omitempty"`
-	// Uniques are the UNIQUE constraints.
-	Uniques []Unique `json:"uniques,omitempty"`
-	// Checks are the CHECK constraints.
-	Checks []Check `json:"checks,omitempty"`
 	// Constraints are the table's primary key, unique constraints,
-	// foreign keys and checks, by the names PostgreSQL knows them
-	// (tables created before shepherd recorded them have none).
+	// foreign keys and checks, by the names PostgreSQL knows them: the
+	// one record of them, which error messages (package errform), the
+	// names the replicas' engines get (package dialect) and the system
+	// catalogs (package pgcatalog) all read, so that a client sees one
+	// name for one constraint. What else needs them (the tables a
+	// table's foreign keys reference) is derived by methods. Catalog
+	// files of older shepherds, which kept foreign keys, unique
+	// constraints and checks in fields of their own, are converted when
+	// read (see UnmarshalJSON).
 	Constraints []Constraint `json:"constraints,omitempty"`
-}
-
-// Check is a CHECK constraint: its name, its expression as PostgreSQL's
-// parser writes it back, and the columns it reads.
-type Check struct {
-	Name    string   `json:"name"`
-	Expr    string   `json:"expr"`
-	Columns []string `json:"columns,omitempty"`
 }
 
 // Children returns the other tables whose foreign keys reference table.
@@ -138,13 +110,11 @@ func (s *Snapshot) Children(table string) []string {
 		if name == table {
 			continue
 		}
-		for _, p := range t.Parents {
-			if p == table {
-				out = append(out, name)
-				break
-			}
+		if t.references(table) {
+			out = append(out, name)
 		}
 	}
+	slices.Sort(out)
 	return out
 }
 
@@ -196,6 +166,9 @@ type Snapshot struct {
 	Indexes map[string]string `json:"indexes"`
 	// IndexColumns maps an index name to its columns.
 	IndexColumns map[string][]string `json:"index_columns,omitempty"`
+	// Sequences are the sequences of CREATE SEQUENCE, by name (see
+	// Sequence).
+	Sequences map[string]*Sequence `json:"sequences,omitempty"`
 	// UniqueIndexes are the indexes made by CREATE UNIQUE INDEX.
 	UniqueIndexes map[string]bool `json:"unique_indexes,omitempty"`
 }
@@ -221,9 +194,12 @@ func (s *Snapshot) IndexTable(index string) (string, bool) {
 // clone returns a deep-enough copy for applying one DDL statement: maps
 // are copied, tables are copied when changed (by the caller).
 func (s *Snapshot) clone() *Snapshot {
-	n := &Snapshot{Tables: map[string]*Table{}, Indexes: map[string]string{}, IndexColumns: map[string][]string{}}
+	n := &Snapshot{Tables: map[string]*Table{}, Indexes: map[string]string{}, IndexColumns: map[string][]string{}, Sequences: map[string]*Sequence{}}
 	if s == nil {
 		return n
+	}
+	for k, v := range s.Sequences {
+		n.Sequences[k] = v
 	}
 	for k, v := range s.IndexColumns {
 		n.IndexColumns[k] = v

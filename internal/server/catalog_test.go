@@ -298,3 +298,213 @@ func TestCatalogParameters(t *testing.T) {
 		}
 	}
 }
+
+// TestCatalogParameterTypes: a catalog query's parameters are described
+// with the types PostgreSQL infers for them (a cast's type, a column's
+// type compared with), not as unspecified: asyncpg introspects every type
+// OID a statement describes that it does not know, with a query whose
+// own parameter ($1::oid[]) would then be unknown too, and recursed until
+// Python's stack ran out. The answers of asyncpg's introspection query
+// (asyncpg 0.30's INTRO_LOOKUP_TYPES, testdata/asyncpg_intro.sql), with
+// its oid[] argument sent in binary, are PostgreSQL's.
+func TestCatalogParameterTypes(t *testing.T) {
+	ctx := context.Background()
+	addr, _ := start(t, embedded(t))
+	alone, err := pgx.Connect(ctx, testenv.Postgres(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer alone.Close(ctx)
+	shep := connect(t, addr, alone.Config().Database)
+	for _, q := range catalogSchema[:2] {
+		mustExec(t, shep, q)
+		if _, err := alone.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	intro, err := os.ReadFile("testdata/asyncpg_intro.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		string(intro),
+		"SELECT typname FROM pg_catalog.pg_type WHERE oid = $1",
+		"SELECT relname FROM pg_catalog.pg_class WHERE relname = $1 AND relnamespace = $2::oid",
+		"SELECT $1::regclass::oid, $2::int, $3::text[]",
+	} {
+		want, err := alone.Prepare(ctx, "", q)
+		if err != nil {
+			t.Fatalf("PostgreSQL alone: %s: %v", q, err)
+		}
+		got, err := shep.Prepare(ctx, "", q)
+		if err != nil {
+			t.Errorf("%s: %v", q, err)
+			continue
+		}
+		if !slices.Equal(got.ParamOIDs, want.ParamOIDs) {
+			t.Errorf("%s: parameter types %v, PostgreSQL %v", q, got.ParamOIDs, want.ParamOIDs)
+		}
+	}
+	// Built-in types, an array, an unknown OID.
+	args := []any{[]uint32{23, 1009, 16, 2249, 3904, 99999}}
+	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeCacheStatement, pgx.QueryExecModeSimpleProtocol} {
+		want, err := catalogAnswer(alone, string(intro), mode, nil, args...)
+		if err != nil {
+			t.Fatalf("PostgreSQL alone: asyncpg introspection: %v", err)
+		}
+		got, err := catalogAnswer(shep, string(intro), mode, nil, args...)
+		// ORDER BY depth leaves the order of rows of one depth open.
+		sorted := func(s string) string {
+			lines := strings.Split(s, "\n")
+			slices.Sort(lines[1:])
+			return strings.Join(lines, "\n")
+		}
+		if err != nil || sorted(got) != sorted(want) {
+			t.Errorf("asyncpg introspection (mode %v):\ngot %s (%v)\nwant %s", mode, got, err, want)
+		}
+	}
+}
+
+// TestCatalogSetConfig: set_config() in a catalog query (pg_dump 15's
+// SELECT set_config(name, 'view, foreign-table', false) FROM pg_settings
+// WHERE name = 'restrict_nonsystem_relation_kind') sets the session's
+// parameter once per row and answers its new value, as PostgreSQL does;
+// a bad value is PostgreSQL's error.
+func TestCatalogSetConfig(t *testing.T) {
+	ctx := context.Background()
+	addr, _ := start(t, embedded(t))
+	alone, err := pgx.Connect(ctx, testenv.Postgres(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer alone.Close(ctx)
+	shep := connect(t, addr, alone.Config().Database)
+	for _, q := range []string{
+		"SELECT set_config(name, 'view, foreign-table', false) FROM pg_settings WHERE name = 'restrict_nonsystem_relation_kind'",
+		"SHOW restrict_nonsystem_relation_kind",
+		"SELECT pg_catalog.set_config(name, 'a, b', false) AS s, name FROM pg_catalog.pg_settings WHERE name IN ('search_path', 'nope')",
+		"SHOW search_path",
+		"SELECT set_config(name, 'x', true) FROM pg_settings WHERE name = 'application_name'",
+		"SHOW application_name",
+		"SELECT set_config('no_such_setting', 'zz', false) FROM pg_settings WHERE name = 'DateStyle'",
+		"SELECT set_config(name, NULL, false) FROM pg_settings WHERE name = 'search_path'",
+		"SHOW search_path",
+	} {
+		for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeCacheDescribe} {
+			want, werr := catalogAnswer(alone, q, mode, nil)
+			got, gerr := catalogAnswer(shep, q, mode, nil)
+			if werr != nil || gerr != nil {
+				// An error's SQLSTATE (PostgreSQL describes the
+				// row before it fails).
+				got, want = "", ""
+			}
+			if got != want || sqlstate(gerr) != sqlstate(werr) {
+				t.Errorf("%s (mode %v):\ngot %s (%v)\nwant %s (%v)", q, mode, got, gerr, want, werr)
+			}
+		}
+	}
+}
+
+// TestCatalogDatabases: pg_database lists the databases made with CREATE
+// DATABASE besides the session's own, from every database's sessions,
+// and no longer after DROP DATABASE, as PostgreSQL's does.
+func TestCatalogDatabases(t *testing.T) {
+	ctx := context.Background()
+	addr, _ := start(t, embedded(t))
+	alone, err := pgx.Connect(ctx, testenv.Postgres(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer alone.Close(ctx)
+	db := alone.Config().Database
+	x := db + "_x"
+	shep := connect(t, addr, db)
+	q := fmt.Sprintf("SELECT datname, encoding, datistemplate, datallowconn, datconnlimit FROM pg_catalog.pg_database WHERE datname IN ('postgres', 'template0', 'template1', '%s', '%s') ORDER BY 1", db, x)
+	compare := func(step string, shepConn, pgConn *pgx.Conn, q string) {
+		t.Helper()
+		want, err := catalogAnswer(pgConn, q, pgx.QueryExecModeSimpleProtocol, nil)
+		if err != nil {
+			t.Fatalf("PostgreSQL alone: %s: %v", step, err)
+		}
+		got, err := catalogAnswer(shepConn, q, pgx.QueryExecModeSimpleProtocol, nil)
+		if err != nil || got != want {
+			t.Errorf("%s:\ngot %s (%v)\nwant %s", step, got, err, want)
+		}
+	}
+	for _, c := range []*pgx.Conn{shep, alone} {
+		if _, err := c.Exec(ctx, "CREATE DATABASE "+x); err != nil {
+			t.Fatal(err)
+		}
+	}
+	defer alone.Exec(ctx, "DROP DATABASE IF EXISTS "+x)
+	compare("after CREATE DATABASE", shep, alone, q)
+	cfg := alone.Config().Copy()
+	cfg.Database = x
+	aloneX, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shepX := connect(t, addr, x)
+	// The embedded default has no configured database name: a created
+	// database's sessions cannot tell the name the first session used
+	// (server.databases.DatabaseNames), so it is left out here.
+	compare("from the new database", shepX, aloneX, strings.Replace(q, "'"+db+"', ", "", 1))
+	shepX.Close(ctx)
+	aloneX.Close(ctx)
+	for _, c := range []*pgx.Conn{shep, alone} {
+		if _, err := c.Exec(ctx, "DROP DATABASE "+x); err != nil {
+			t.Fatal(err)
+		}
+	}
+	compare("after DROP DATABASE", shep, alone, q)
+}
+
+// TestCatalogSequences: the sequences of CREATE SEQUENCE are in
+// pg_class (kind S), pg_sequence, pg_depend (OWNED BY),
+// information_schema.sequences and pg_sequences, whose last_value follows
+// nextval and setval, as in PostgreSQL (sequences of CACHE 1: PostgreSQL
+// shows the last value of a backend's cached block).
+func TestCatalogSequences(t *testing.T) {
+	ctx := context.Background()
+	addr, _ := start(t, embedded(t))
+	alone, err := pgx.Connect(ctx, testenv.Postgres(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer alone.Close(ctx)
+	shep := connect(t, addr, alone.Config().Database)
+	both := func(q string) {
+		t.Helper()
+		mustExec(t, shep, q)
+		if _, err := alone.Exec(ctx, q); err != nil {
+			t.Fatalf("PostgreSQL alone: %s: %v", q, err)
+		}
+	}
+	both("CREATE TABLE t3 (id int)")
+	both("CREATE SEQUENCE s1 AS integer INCREMENT 5 START 10 MINVALUE 10 MAXVALUE 1000 CYCLE")
+	both("CREATE SEQUENCE s2 OWNED BY t3.id")
+	queries := []string{
+		"SELECT c.relname, c.relkind, c.relnatts, s.seqtypid::regtype, s.seqstart, s.seqincrement, s.seqmax, s.seqmin, s.seqcache, s.seqcycle, d.refobjid::regclass, d.refobjsubid, d.deptype FROM pg_catalog.pg_class c JOIN pg_catalog.pg_sequence s ON s.seqrelid = c.oid LEFT JOIN pg_catalog.pg_depend d ON d.objid = c.oid AND d.classid = 'pg_class'::regclass AND d.deptype <> 'n' WHERE c.relnamespace = 2200 ORDER BY 1",
+		"SELECT a.attrelid::regclass, a.attname, a.atttypid::regtype, a.attnum, a.attnotnull FROM pg_catalog.pg_attribute a JOIN pg_catalog.pg_class c ON c.oid = a.attrelid WHERE c.relkind = 'S' AND c.relnamespace = 2200 AND a.attnum > 0 ORDER BY 1, 4",
+		"SELECT * FROM information_schema.sequences WHERE sequence_schema = 'public' ORDER BY sequence_name",
+		"SELECT * FROM pg_catalog.pg_sequences WHERE schemaname = 'public' ORDER BY sequencename",
+	}
+	check := func(step string) {
+		t.Helper()
+		for _, q := range queries {
+			want, err := catalogAnswer(alone, q, pgx.QueryExecModeSimpleProtocol, nil)
+			if err != nil {
+				t.Fatalf("PostgreSQL alone: %s: %v", q, err)
+			}
+			got, err := catalogAnswer(shep, q, pgx.QueryExecModeSimpleProtocol, nil)
+			if err != nil || got != want {
+				t.Errorf("%s: %s:\ngot %s (%v)\nwant %s", step, q, got, err, want)
+			}
+		}
+	}
+	check("created")
+	both("SELECT nextval('s1'), nextval('s1'), nextval('s2')")
+	check("after nextval")
+	both("SELECT setval('s2', 42, false)")
+	check("after setval")
+}

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"strings"
 
 	"github.com/shepherd-db/shepherd/internal/answer"
 	"github.com/shepherd-db/shepherd/internal/driver"
@@ -100,11 +101,12 @@ func (s *Session) catalogQuery(ctx context.Context, st *sqlan.Stmt, args []drive
 	return nil, err
 }
 
-// catalogColumns describes a catalog query's result.
-func (s *Session) catalogColumns(ctx context.Context, st *sqlan.Stmt) ([]answer.Column, error) {
+// catalogColumns describes a catalog query's parameters (their type
+// OIDs, 0 where the query does not tell them) and its result.
+func (s *Session) catalogColumns(ctx context.Context, st *sqlan.Stmt) ([]uint32, []answer.Column, error) {
 	e, snap, err := s.catalogEngine()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	return e.Describe(ctx, st.Tree(), st.NumParams, snap, s.catalogSession(snap))
 }
@@ -112,7 +114,7 @@ func (s *Session) catalogColumns(ctx context.Context, st *sqlan.Stmt) ([]answer.
 // catalogSession is what the catalog needs of the session: its user, and
 // the columns of views, which the analyser works out from their queries.
 func (s *Session) catalogSession(snap *schema.Snapshot) pgcatalog.Session {
-	return pgcatalog.Session{User: s.user, Database: s.database, Settings: s.params, ViewColumns: func(v *schema.Table) []answer.Column {
+	return pgcatalog.Session{User: s.user, Database: s.database, Databases: s.DatabaseNames(), Settings: s.params, SetConfig: s.catalogSetConfig, SeqLast: s.seqLast, ViewColumns: func(v *schema.Table) []answer.Column {
 		if v.Query == "" {
 			return nil
 		}
@@ -131,4 +133,30 @@ func (s *Session) catalogSession(snap *schema.Snapshot) pgcatalog.Session {
 		}
 		return cols
 	}}
+}
+
+// catalogSetConfig is set_config() called in a catalog query: as the
+// session function (local.go) does it.
+func (s *Session) catalogSetConfig(name string, value *string, local bool) (string, error) {
+	st := &sqlan.Stmt{Verb: "SET", SetName: strings.ToLower(name), SetLocal: local}
+	if value == nil {
+		st.SetValue, st.SetReset = resetMark, true
+	} else {
+		st.SetValue = *value
+	}
+	v, err := s.apply(st)
+	if err != nil {
+		return "", err
+	}
+	if !st.SetLocal || s.inBlock || s.implicit {
+		v, _ = s.param(st.SetName)
+	}
+	return v, nil
+}
+
+// seqLast is a CREATE SEQUENCE sequence's last value handed out, false
+// when nextval has not been called (or setval said is_called false).
+func (s *Session) seqLast(name string) (int64, bool) {
+	st := s.cache.Catalog().SeqState(name)
+	return st.Last, st.Called
 }

@@ -48,6 +48,10 @@ func (s *Session) runLocal(ctx context.Context, st *sqlan.Stmt, args []driver.Ar
 	switch op.Op {
 	case "select":
 		return s.callAll(ctx, op.Calls, args)
+	case "sequence":
+		if err := s.sequenceDDL(st); err != nil {
+			return nil, err
+		}
 	case "deallocate":
 		switch {
 		case s.conn == nil:
@@ -83,6 +87,7 @@ func (s *Session) runLocal(ctx context.Context, st *sqlan.Stmt, args []driver.Ar
 			clear(s.params)
 			s.defaults = s.startDefaults
 			s.lastXid = 0
+			s.seqs.curr, s.seqs.last = nil, ""
 			clear(s.cursors)
 			if s.conn != nil {
 				s.conn.DropAllStatements()
@@ -90,8 +95,11 @@ func (s *Session) runLocal(ctx context.Context, st *sqlan.Stmt, args []driver.Ar
 			}
 			s.shared.locks.release(&s.owner, true)
 		}
-		// PLANS, SEQUENCES (nothing cached) and TEMP (temporary tables
-		// are refused) leave nothing to do.
+		if op.Name == "sequences" {
+			s.seqs.curr, s.seqs.last = nil, ""
+		}
+		// PLANS (nothing cached) and TEMP (temporary tables are
+		// refused) leave nothing to do.
 	case "unlisten":
 		// LISTEN is refused, so nothing listens.
 	}
@@ -285,6 +293,8 @@ func (s *Session) evalCall(ctx context.Context, c *sqlan.SessionCall, args []dri
 			}
 		}
 		return void()
+	case "nextval", "currval", "setval", "lastval":
+		return s.evalSequence(c, vals)
 	case "pg_advisory_unlock_all":
 		s.shared.locks.release(&s.owner, true)
 		return void()

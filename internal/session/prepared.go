@@ -85,9 +85,14 @@ func (s *Session) Describe(ctx context.Context, ps pgwire.Statement) ([]uint32, 
 	case p.st.Kind == sqlan.Explain:
 		p.cols = explain(nil).Columns
 	case p.st.Kind == sqlan.Catalog:
-		cols, err := s.catalogColumns(ctx, p.st)
+		params, cols, err := s.catalogColumns(ctx, p.st)
 		if err != nil {
 			return nil, nil, err
+		}
+		for i, oid := range params {
+			if i < len(p.paramOIDs) && p.paramOIDs[i] == 0 {
+				p.paramOIDs[i] = oid
+			}
 		}
 		p.cols = cols
 	case p.st.ReturnsRows:

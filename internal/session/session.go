@@ -64,6 +64,7 @@ type Session struct {
 	shared         *Shared
 	owner          lockOwner          // in shared's advisory lock table
 	lastXid        int64              // txid_current() of the open transaction, 0 before
+	seqs           seqSession         // currval() and lastval() of the session's sequences
 	reported       map[string]string  // the values the client was last told (ChangedParameters)
 	cursors        map[string]*cursor // DECLAREd cursors, by name
 	dbs            Databases          // CREATE/DROP DATABASE (databases.go); nil: refused
@@ -442,7 +443,11 @@ func (s *Session) pinArgs(ctx context.Context, st *sqlan.Stmt, args []driver.Arg
 		TxnTime:  s.txnTime,
 		StmtTime: time.Now(),
 		Next: func(table, column string) (int64, error) {
-			return s.cache.Catalog().Next(table, column, 1)
+			v, err := s.cache.Catalog().Next(table, column, 1)
+			if err == nil {
+				s.seqs.called(table+"_"+column+"_seq", v)
+			}
+			return v, err
 		},
 		Session: s.sessionPin(ctx, args),
 	})
@@ -484,6 +489,7 @@ func (s *Session) forgetSequences(ddl []*sqlan.Stmt) {
 // work: SET LOCAL (and, rolled back, SET), advisory transaction locks,
 // txid_current().
 func (s *Session) endTransaction(commit bool) {
+	s.endSequences(commit)
 	s.endSettings(commit)
 	s.endCursors(commit)
 	s.shared.locks.release(&s.owner, false)

@@ -87,6 +87,9 @@ type rewriter struct {
 	shared  map[PinKind]int // pin kind -> parameter number, for shared pins
 	changed bool
 	err     error
+	// onlyNextval limits fillInsert to sequence defaults (one replica:
+	// its engine fills the rest itself, but has no sequences).
+	onlyNextval bool
 }
 
 // pin returns a parameter reference for a new (or shared) pinned value.
@@ -135,9 +138,6 @@ func (r *rewriter) pinExpressions(root *pg_query.Node) {
 				kind = PinRandom
 			case "gen_random_uuid", "uuid_generate_v4":
 				kind = PinUUID
-			case "nextval", "currval", "lastval", "setval":
-				r.err = unsupported("sequence functions (%s); use SERIAL or IDENTITY columns", schema.FuncName(fc))
-				return
 			case "timeofday", "pg_backend_pid", "inet_client_addr", "txid_current", "version", "pg_sleep":
 				r.err = unsupported("%s(): its value differs between replicas", schema.FuncName(fc))
 				return
@@ -179,6 +179,8 @@ func (r *rewriter) fillInsert(ins *pg_query.InsertStmt) {
 	if t == nil || !t.HasFills() {
 		return
 	}
+	// The pins before are the statement's own calls (pinSession).
+	listedPins := len(r.pins)
 	sel := ins.SelectStmt.GetSelectStmt()
 	values := sel != nil && len(sel.ValuesLists) > 0 && sel.Op == pg_query.SetOperation_SETOP_NONE
 	if sel == nil {
@@ -213,7 +215,7 @@ func (r *rewriter) fillInsert(ins *pg_query.InsertStmt) {
 	}
 	always := false
 	for _, c := range t.Columns {
-		if c.Fill == schema.FillNone {
+		if c.Fill == schema.FillNone || r.onlyNextval && c.Fill != schema.FillNextval {
 			continue
 		}
 		pin := func() *pg_query.Node {
@@ -228,6 +230,15 @@ func (r *rewriter) fillInsert(ins *pg_query.InsertStmt) {
 				return r.pin(Pin{Kind: PinNow})
 			case schema.FillDate:
 				return r.pin(Pin{Kind: PinDate})
+			case schema.FillNextval:
+				if r.callsNextval(c.Seq, listedPins) {
+					// PostgreSQL calls the defaults and the listed
+					// nextval()s row by row, in column order; shepherd
+					// pins the listed ones first.
+					r.err = unsupported("nextval('%s') in an INSERT that also fills column %s of %s from that sequence; give the column's value as nextval('%s') too",
+						c.Seq, c.Name, t.Name, c.Seq)
+				}
+				return r.pin(Pin{Kind: PinSession, Call: nextvalCall(c.Seq)})
 			case schema.FillUUID:
 				return r.pin(Pin{Kind: PinUUID})
 			default:
@@ -289,6 +300,27 @@ func (r *rewriter) fillInsert(ins *pg_query.InsertStmt) {
 		ins.Override = pg_query.OverridingKind_OVERRIDING_SYSTEM_VALUE
 	}
 	r.changed = true
+}
+
+// callsNextval reports whether one of the first n pins is a nextval()
+// call of seq (or of a sequence a parameter names).
+func (r *rewriter) callsNextval(seq string, n int) bool {
+	for _, p := range r.pins[:n] {
+		if p.Kind != PinSession || p.Call.Func != "nextval" || len(p.Call.Args) != 1 {
+			continue
+		}
+		a := p.Call.Args[0]
+		if name, err := schema.SequenceName(a.Value); a.Param > 0 || err != nil || name == seq {
+			return true
+		}
+	}
+	return false
+}
+
+// nextvalCall is the call nextval('seq') a sequence default stands for.
+func nextvalCall(seq string) *SessionCall {
+	return &SessionCall{Func: "nextval", Args: []CallArg{{Value: quoteIdent(seq), Type: "regclass"}},
+		Column: resultColumn("nextval", answer.OIDInt8)}
 }
 
 // valuesRows is the VALUES list an INSERT ... SELECT reads its rows from

@@ -1,6 +1,7 @@
 package sqlan
 
 import (
+	"strconv"
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
@@ -56,6 +57,8 @@ type SessionOp struct {
 	Cursor CursorOptions
 	// Fetch is FETCH's or MOVE's motion.
 	Fetch Fetch
+	// DDL is the CREATE, ALTER or DROP SEQUENCE of Op "sequence".
+	DDL *pg_query.Node
 }
 
 // CursorOptions are a DECLARE's options.
@@ -151,6 +154,13 @@ var sessionFuncs = map[string]sessionFunc{
 	"pg_try_advisory_xact_lock":        {lockArgs, answer.OIDBool, true},
 	"pg_try_advisory_xact_lock_shared": {lockArgs, answer.OIDBool, true},
 	"pg_advisory_unlock_all":           {none, oidVoid, true},
+
+	// Sequences live in shepherd alone (schema.Sequence): it hands out
+	// their values and pins them into what replicas run.
+	"nextval": {[][]string{{"regclass"}}, answer.OIDInt8, true},
+	"setval":  {[][]string{{"regclass", "int8"}, {"regclass", "int8", "bool"}}, answer.OIDInt8, true},
+	"currval": {[][]string{{"regclass"}}, answer.OIDInt8, false},
+	"lastval": {none, answer.OIDInt8, false},
 }
 
 // svfNames are the session functions written as SQL keywords.
@@ -262,6 +272,10 @@ func callArg(n *pg_query.Node) (CallArg, bool) {
 		case c.GetIval() != nil:
 			return CallArg{Value: constString(n), Type: "int4"}, true
 		case c.GetFval() != nil:
+			if _, err := strconv.ParseInt(c.GetFval().Fval, 10, 64); err == nil {
+				// An integer too big for int4: PostgreSQL types it int8.
+				return CallArg{Value: c.GetFval().Fval, Type: "int8"}, true
+			}
 			return CallArg{Value: c.GetFval().Fval, Type: "numeric"}, true
 		case c.GetBoolval() != nil:
 			return CallArg{Value: constString(n), Type: "bool"}, true
@@ -303,6 +317,7 @@ func fits(args []CallArg, types []string) bool {
 		switch {
 		case a.Type == "unknown" || a.Type == t:
 		case a.Type == "int4" && (t == "int8" || t == "float8"):
+		case a.Type == "text" && t == "regclass":
 		case (a.Type == "int8" || a.Type == "numeric") && t == "float8":
 		default:
 			return false
@@ -478,14 +493,23 @@ func analyseSession(st *Stmt, n *pg_query.Node) (ok bool, err error) {
 		}
 	case n.GetConstraintsSetStmt() != nil:
 		// Django's TestCase runs SET CONSTRAINTS ALL IMMEDIATE, then
-		// DEFERRED. shepherd refuses DEFERRABLE constraints where a
-		// MariaDB or SQLite replica is present (see prepare), so every
+		// DEFERRED. Where a MariaDB or SQLite replica is present,
+		// shepherd makes DEFERRABLE foreign keys immediate and refuses
+		// other DEFERRABLE constraints (see prepare), so every
 		// constraint is immediate and SET CONSTRAINTS ALL changes
 		// nothing.
 		if len(n.GetConstraintsSetStmt().Constraints) > 0 {
 			return false, unsupported("SET CONSTRAINTS of named constraints; constraints are not DEFERRABLE")
 		}
 		op, st.Verb = &SessionOp{Op: "constraints", All: true}, "SET CONSTRAINTS"
+	case n.GetCreateSeqStmt() != nil:
+		op, st.Verb = &SessionOp{Op: "sequence", DDL: n}, "CREATE SEQUENCE"
+	case n.GetAlterSeqStmt() != nil:
+		op, st.Verb = &SessionOp{Op: "sequence", DDL: n}, "ALTER SEQUENCE"
+	case n.GetDropStmt() != nil && n.GetDropStmt().RemoveType == pg_query.ObjectType_OBJECT_SEQUENCE:
+		op, st.Verb = &SessionOp{Op: "sequence", DDL: n}, "DROP SEQUENCE"
+	case n.GetRenameStmt() != nil && n.GetRenameStmt().RenameType == pg_query.ObjectType_OBJECT_SEQUENCE:
+		return false, unsupported("ALTER SEQUENCE ... RENAME")
 	case n.GetUnlistenStmt() != nil:
 		// Nothing listens (LISTEN is refused), so there is nothing to undo.
 		name := n.GetUnlistenStmt().Conditionname
@@ -506,6 +530,7 @@ func (r *rewriter) pinSession(root *pg_query.Node) error {
 	if err := sessionInFrom(root); err != nil {
 		return err
 	}
+	once := onceCalls(root)
 	walkNodes(root, func(n *pg_query.Node) {
 		if r.err != nil {
 			return
@@ -518,13 +543,73 @@ func (r *rewriter) pinSession(root *pg_query.Node) error {
 		if c == nil {
 			return
 		}
+		if c.Func == "nextval" && once[n] {
+			*n = *r.pin(Pin{Kind: PinSession, Call: c})
+			return
+		}
 		if sessionFuncs[c.Func].effect {
+			if c.Func == "nextval" {
+				r.err = unsupported("nextval() here: how often PostgreSQL calls it depends on rows or conditions shepherd does not see " +
+					"(a query with FROM or WHERE, INSERT ... SELECT, UPDATE, inside an expression); use it alone as a VALUES item, " +
+					"a column default, or a result column of a SELECT without FROM")
+				return
+			}
 			r.err = unsupported("%s() inside another statement; call it on its own (SELECT %s(...))", c.Func, c.Func)
 			return
 		}
 		*n = *r.pin(Pin{Kind: PinSession, Call: c})
 	})
 	return r.err
+}
+
+// onceCalls returns the nextval() calls of a statement that PostgreSQL
+// makes exactly once each, in the order walkNodes visits them: an
+// INSERT's VALUES items (also of the VALUES list an INSERT ... SELECT
+// reads row by row, see valuesSource) and the result columns of a SELECT without FROM
+// or WHERE (one row), each the call alone or cast. Elsewhere the number
+// of calls depends on rows shepherd does not see.
+func onceCalls(root *pg_query.Node) map[*pg_query.Node]bool {
+	out := map[*pg_query.Node]bool{}
+	add := func(n *pg_query.Node) {
+		if tc := n.GetTypeCast(); tc != nil {
+			n = tc.Arg
+		}
+		if fc := n.GetFuncCall(); fc != nil && schema.FuncName(fc) == "nextval" {
+			out[n] = true
+		}
+	}
+	switch {
+	case root.GetInsertStmt() != nil:
+		sel := root.GetInsertStmt().GetSelectStmt().GetSelectStmt()
+		if sel == nil || sel.Op != pg_query.SetOperation_SETOP_NONE {
+			break
+		}
+		if src := valuesSource(sel); src != nil {
+			// INSERT ... SELECT ... FROM (VALUES ...) (SQLAlchemy's
+			// insertmanyvalues with a Sequence): the VALUES scan calls
+			// each row's nextval() once, in the list's order, before
+			// any sort.
+			sel = src.values
+		}
+		for _, row := range sel.ValuesLists {
+			for _, item := range row.GetList().GetItems() {
+				add(item)
+			}
+		}
+	case root.GetSelectStmt() != nil:
+		sel := root.GetSelectStmt()
+		if len(sel.FromClause) > 0 || sel.WhereClause != nil || len(sel.GroupClause) > 0 || sel.HavingClause != nil ||
+			len(sel.ValuesLists) > 0 || sel.Op != pg_query.SetOperation_SETOP_NONE || sel.WithClause != nil ||
+			sel.LimitCount != nil || sel.LimitOffset != nil || len(sel.WindowClause) > 0 {
+			break
+		}
+		for _, t := range sel.TargetList {
+			if v := t.GetResTarget().GetVal(); v != nil {
+				add(v)
+			}
+		}
+	}
+	return out
 }
 
 // pinType is the PostgreSQL type a pinned call is cast to: one every

@@ -3,11 +3,13 @@ package sqlan
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	pgparser "github.com/pganalyze/pg_query_go/v6/parser"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/shepherd-db/shepherd/internal/answer"
 	"github.com/shepherd-db/shepherd/internal/dialect"
@@ -777,15 +779,44 @@ func (s *Stmt) prepare() error {
 	}
 	env := s.env
 	r := &rewriter{schema: env.Schema, params: s.NumParams}
+	if s.Kind == DDL && len(env.Replicas[driver.MySQL])+len(env.Replicas[driver.SQLite]) > 0 && immediateForeignKeys(s.tree) {
+		// See immediateForeignKeys: every replica checks them at once.
+		r.changed = true
+	}
+	if s.Kind != DDL || s.tree.GetViewStmt() != nil {
+		if err := sequenceAsRelation(s.tree, env.Schema); err != nil {
+			return err
+		}
+	}
 	if s.Kind != DDL {
 		// Also with one replica: its engine's values are not shepherd's.
 		if err := r.pinSession(s.tree); err != nil {
 			return err
 		}
 	}
+	if cs := s.tree.GetCreateStmt(); cs != nil {
+		if err := checkSequenceDefaults(env.Schema, cs); err != nil {
+			return err
+		}
+	}
+	for _, c := range s.tree.GetAlterTableStmt().GetCmds() {
+		if cmd := c.GetAlterTableCmd(); cmd != nil && cmd.Subtype == pg_query.AlterTableType_AT_ColumnDefault {
+			if _, ok := schema.SeqDefault(cmd.Def); ok {
+				// The catalog would have to fill the column from then
+				// on, and a PostgreSQL replica has no such sequence.
+				return unsupported("ALTER TABLE ... ALTER COLUMN %s SET DEFAULT nextval(...); give the DEFAULT in CREATE TABLE", cmd.Name)
+			}
+		}
+	}
 	if env.replicated() {
 		if err := s.rewrite(r); err != nil {
 			return err
+		}
+	} else if ins := s.tree.GetInsertStmt(); ins != nil {
+		// One replica fills its own defaults but has no sequences.
+		r.onlyNextval = true
+		if r.fillInsert(ins); r.err != nil {
+			return r.err
 		}
 	} else if sel := s.tree.GetSelectStmt(); sel != nil && s.Kind == Read {
 		// One replica needs no determinism, but its avg() digits are
@@ -805,8 +836,8 @@ func (s *Stmt) prepare() error {
 			continue
 		}
 		if d == driver.Postgres {
-			if r.changed {
-				text, err := pg_query.Deparse(&pg_query.ParseResult{Version: s.version, Stmts: []*pg_query.RawStmt{{Stmt: s.tree}}})
+			if tree := withoutSequenceDefaults(s.tree); r.changed || tree != s.tree {
+				text, err := pg_query.Deparse(&pg_query.ParseResult{Version: s.version, Stmts: []*pg_query.RawStmt{{Stmt: tree}}})
 				if err != nil {
 					return pgerr.Wrap(pgerr.InternalError, err, "writing the statement back")
 				}
@@ -851,6 +882,95 @@ func (s *Stmt) prepare() error {
 	return nil
 }
 
+// checkSequenceDefaults refuses a CREATE TABLE as PostgreSQL does when
+// a column's DEFAULT nextval('s') names no sequence, or the table's name
+// is a sequence's.
+func checkSequenceDefaults(sn *schema.Snapshot, cs *pg_query.CreateStmt) error {
+	if sn.Sequence(cs.Relation.Relname) != nil {
+		if cs.IfNotExists {
+			// PostgreSQL would skip it; the replicas, which have no
+			// sequences, would create the table.
+			return unsupported("CREATE TABLE IF NOT EXISTS %s where %s is a sequence", cs.Relation.Relname, cs.Relation.Relname)
+		}
+		return pgerr.New(pgerr.DuplicateTable, "relation \"%s\" already exists", cs.Relation.Relname)
+	}
+	for _, e := range cs.TableElts {
+		for _, n := range e.GetColumnDef().GetConstraints() {
+			if con := n.GetConstraint(); con != nil && con.Contype == pg_query.ConstrType_CONSTR_DEFAULT {
+				if seq, ok := schema.SeqDefault(con.RawExpr); ok && sn.Sequence(seq) == nil {
+					return pgerr.New(pgerr.UndefinedTable, "relation \"%s\" does not exist", seq)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// sequenceAsRelation refuses a statement that reads or writes a sequence
+// as a table (SELECT last_value FROM s): sequences are shepherd's alone,
+// and a replica would answer that no such table exists.
+func sequenceAsRelation(root *pg_query.Node, sn *schema.Snapshot) error {
+	if sn == nil || len(sn.Sequences) == 0 {
+		return nil
+	}
+	ctes := map[string]bool{} // WITH s AS (...) hides sequence s
+	walkNodes(root, func(n *pg_query.Node) {
+		if c := n.GetCommonTableExpr(); c != nil {
+			ctes[c.Ctename] = true
+		}
+	})
+	var err error
+	walkNodes(root, func(n *pg_query.Node) {
+		if rv := n.GetRangeVar(); rv != nil && err == nil && !ctes[rv.Relname] && sn.Sequence(rv.Relname) != nil && sn.Table(rv.Relname) == nil {
+			err = unsupported("sequence %s as a relation (SELECT ... FROM %s); use currval('%s') or nextval('%s')", rv.Relname, rv.Relname, rv.Relname, rv.Relname)
+		}
+	})
+	return err
+}
+
+// withoutSequenceDefaults returns a CREATE TABLE without its DEFAULT
+// nextval('s') clauses, for PostgreSQL replicas: the sequence is
+// shepherd's, which fills the column. Any other statement (or one with
+// none) is returned as it is. (The tree itself keeps them: the catalog
+// records the column's sequence from it.)
+func withoutSequenceDefaults(n *pg_query.Node) *pg_query.Node {
+	cs := n.GetCreateStmt()
+	if cs == nil {
+		return n
+	}
+	has := func(cd *pg_query.ColumnDef) bool {
+		for _, c := range cd.GetConstraints() {
+			if con := c.GetConstraint(); con != nil && con.Contype == pg_query.ConstrType_CONSTR_DEFAULT {
+				if _, ok := schema.SeqDefault(con.RawExpr); ok {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	found := false
+	for _, e := range cs.TableElts {
+		found = found || has(e.GetColumnDef())
+	}
+	if !found {
+		return n
+	}
+	out := proto.Clone(n).(*pg_query.Node)
+	for _, e := range out.GetCreateStmt().TableElts {
+		if cd := e.GetColumnDef(); cd != nil && has(cd) {
+			cd.Constraints = slices.DeleteFunc(cd.Constraints, func(c *pg_query.Node) bool {
+				con := c.GetConstraint()
+				if con == nil || con.Contype != pg_query.ConstrType_CONSTR_DEFAULT {
+					return false
+				}
+				_, ok := schema.SeqDefault(con.RawExpr)
+				return ok
+			})
+		}
+	}
+	return out
+}
+
 // dependentObjects is PostgreSQL's SQLSTATE for a drop that other
 // objects depend on.
 const dependentObjects = "2BP01"
@@ -868,7 +988,7 @@ func (s *Stmt) rewrite(r *rewriter) error {
 		if len(s.env.Replicas[driver.SQLite]) > 0 {
 			// SQLite accepts a foreign key to a table that does not
 			// exist, where the others fail as PostgreSQL does.
-			for _, p := range t.Parents {
+			for _, p := range t.Parents() {
 				if p != t.Name && s.env.Schema.Table(p) == nil {
 					return pgerr.New(pgerr.UndefinedTable, "relation %q does not exist", p)
 				}

@@ -57,6 +57,9 @@ func TestTranslateScripts(t *testing.T) {
 		datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
 			switch d.Cmd {
 			case "schema":
+				// "schema sqlite": the statements that follow are
+				// analysed for SQLite replicas alone.
+				sc.liteOnly = d.HasArg("sqlite")
 				return sc.schema(t, d.Input)
 			case "translate":
 				return sc.translate(t, d.Input)
@@ -76,6 +79,8 @@ type translateScript struct {
 	lite    driver.Engine
 	conn    driver.Conn
 	barrier int
+	// liteOnly analyses for SQLite replicas alone.
+	liteOnly bool
 }
 
 // scriptDialects are the dialects a script prints, in order.
@@ -97,6 +102,9 @@ func (sc *translateScript) env() *Env {
 	var snap *schema.Snapshot
 	if sc.catalog != nil {
 		snap = sc.catalog.Snapshot()
+	}
+	if sc.liteOnly {
+		return &Env{Replicas: map[driver.Dialect][]string{driver.SQLite: {"sqlite"}}, Schema: snap}
 	}
 	return &Env{Replicas: DefaultEnv.Replicas, Schema: snap}
 }

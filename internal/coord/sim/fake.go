@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 
@@ -31,6 +32,10 @@ type faults struct {
 	// write-ahead log's last, as a replica lying about what it committed
 	// (or restored from another cluster's backup) does; 0 never.
 	claims int
+	// mute: chance a statement's answer is never sent, while the replica
+	// goes on answering everything else and its probes (selective
+	// silence, paper 3.4): only coord.Config.OpTicks notices it.
+	mute float64
 }
 
 func (f faults) faulty() bool { return f != faults{} }
@@ -48,6 +53,9 @@ func (f faults) String() string {
 	}
 	if f.stall > 0 {
 		add("staller(%.2f,%dt)", f.stall, f.stallMax)
+	}
+	if f.mute > 0 {
+		add("mute(%.2f)", f.mute)
 	}
 	if f.deadlock > 0 {
 		add("deadlocker(%.2f)", f.deadlock)
@@ -463,6 +471,9 @@ func (f *fake) answer(a *attempt, op coord.Op, v coord.Vote, val, tick int) {
 	due := tick
 	if f.faults.stall > 0 && f.rng.Float64() < f.faults.stall {
 		due += 1 + f.rng.IntN(f.faults.stallMax)
+	}
+	if f.faults.mute > 0 && op.Kind == coord.OpStmt && f.rng.Float64() < f.faults.mute {
+		due = math.MaxInt // never: the answer stays on the wire
 	}
 	a.busy = true
 	f.inflight = append(f.inflight, answerMsg{a: a, op: op, vote: v, val: val, due: due})

@@ -26,6 +26,7 @@ type setup struct {
 	// stalled to the core; well above, only faulty stalls do.
 	tickEvery  float64
 	stallTicks int // coord.Config.StallTicks (0: the core's default)
+	opTicks    int // coord.Config.OpTicks (0: never)
 	initial    store
 	// ddl (CBS and SS runs): one transaction in eight is a lone DDL
 	// statement, which the replicas marked in ddlCommits (a locking one,

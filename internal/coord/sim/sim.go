@@ -363,7 +363,7 @@ func (s *sim) newCore() {
 	// Surveys give up on a replica well within the progress check's
 	// patience (stuckTicks): it holds locks clients may wait for.
 	s.co = coord.New(coord.Config{Mode: s.opt.Mode, N: st.n, F: st.f, Classes: st.classes, Concurrent: concurrent,
-		StallTicks: st.stallTicks, Log: s.wal, SurveyTicks: 20 * stall, DDLCommits: st.ddlCommits})
+		StallTicks: st.stallTicks, OpTicks: st.opTicks, Log: s.wal, SurveyTicks: 20 * stall, DDLCommits: st.ddlCommits})
 	s.core = s.co
 	if s.opt.wrap != nil {
 		s.core = s.opt.wrap(s, s.core)

@@ -317,6 +317,7 @@ func (c *Conn) prepared(ctx context.Context, text string) (*sql.Stmt, error) {
 func (c *Conn) Exec(ctx context.Context, q driver.Query) (*answer.Answer, error) {
 	args := convertArgs(q.Args)
 	verb := q.Command()
+	var err error
 	if q.ReturnsRows {
 		a, err := c.query(ctx, q.SQL, args)
 		if err != nil {
@@ -325,11 +326,20 @@ func (c *Conn) Exec(ctx context.Context, q driver.Query) (*answer.Answer, error)
 		a.Tag = answer.Tag(verb, a.RowsAffected)
 		return a, nil
 	}
-	st, err := c.prepared(ctx, q.SQL)
-	if err != nil {
-		return nil, c.engine.classify(ctx, err)
+	var res sql.Result
+	if strings.HasPrefix(verb, "ALTER") && len(args) == 0 {
+		// The SQL writer may write an ALTER TABLE as several statements
+		// (a table rebuilt, see package dialect). A prepared statement
+		// of go-sqlite3 runs only the first; the connection's Exec runs
+		// them all, in both builds. DDL is rare: not worth a cache entry.
+		res, err = c.conn.ExecContext(ctx, q.SQL)
+	} else {
+		var st *sql.Stmt
+		if st, err = c.prepared(ctx, q.SQL); err != nil {
+			return nil, c.engine.classify(ctx, err)
+		}
+		res, err = st.ExecContext(ctx, args...)
 	}
-	res, err := st.ExecContext(ctx, args...)
 	if err != nil {
 		return nil, statementError(verb, c.engine.classify(ctx, err))
 	}

@@ -1062,3 +1062,23 @@ select conname, pg_get_constraintdef(oid), confupdtype, confdeltype, confmatchty
 -- foreign key actions
 select constraint_name, unique_constraint_name, match_option, update_rule, delete_rule from information_schema.referential_constraints where constraint_schema = 'public' order by 1
 ----
+-- reg* values as text: 0 is "-", an OID naming nothing its number; format_type(0)
+SELECT 0::regtype::text AS t0, 0::regclass::text AS c0, 99999::regtype::text AS t9, 99999::regclass::text AS c9, format_type(0, NULL) AS f0, format_type(99999, NULL) AS f9, 23::regtype::text AS t23
+----
+-- acldefault() (pg_dump 15 reads every object's default privileges)
+SELECT acldefault('r', 10) AS r, acldefault('s', 10) AS s, acldefault('d', 10) AS d, acldefault('c', 10) AS c, acldefault('T', 10) AS t, acldefault('n', 10) AS n, acldefault('f', 10) AS f FROM pg_catalog.pg_am WHERE amname = 'heap'
+----
+-- array_remove() (pg_dump 15 on reloptions)
+SELECT c.relname, array_remove(array_remove(c.reloptions, 'check_option=local'), 'check_option=cascaded') AS reloptions, array_remove('{a,b,a,NULL}'::text[], 'a') AS a, array_remove('{a,NULL}'::text[], NULL) AS n, array_remove('{1,2}'::int[], 2) AS i FROM pg_catalog.pg_class c WHERE c.relname IN ('parent', 'child') ORDER BY 1
+----
+-- pg_statio_all_tables, pg_statio_user_tables (the user's tables; the counters vary)
+SELECT s.relid, s.schemaname, s.relname, s.idx_blks_read IS NULL AS noidx, u.relname AS urel FROM pg_catalog.pg_statio_all_tables s LEFT JOIN pg_catalog.pg_statio_user_tables u ON u.relid = s.relid WHERE s.schemaname = 'public' ORDER BY s.relname
+----
+-- Sequelize 6 describeTable
+SELECT pk.constraint_type as "Constraint",c.column_name as "Field", c.column_default as "Default",c.is_nullable as "Null", (CASE WHEN c.udt_name = 'hstore' THEN c.udt_name ELSE c.data_type END) || (CASE WHEN c.character_maximum_length IS NOT NULL THEN '(' || c.character_maximum_length || ')' ELSE '' END) as "Type", (SELECT array_agg(e.enumlabel) FROM pg_catalog.pg_type t JOIN pg_catalog.pg_enum e ON t.oid=e.enumtypid WHERE t.typname=c.udt_name) AS "special", (SELECT pgd.description FROM pg_catalog.pg_statio_all_tables AS st INNER JOIN pg_catalog.pg_description pgd on (pgd.objoid=st.relid) WHERE c.ordinal_position=pgd.objsubid AND c.table_name=st.relname) AS "Comment" FROM information_schema.columns c LEFT JOIN (SELECT tc.table_schema, tc.table_name, cu.column_name, tc.constraint_type FROM information_schema.TABLE_CONSTRAINTS tc JOIN information_schema.KEY_COLUMN_USAGE  cu ON tc.table_schema=cu.table_schema and tc.table_name=cu.table_name and tc.constraint_name=cu.constraint_name and tc.constraint_type='PRIMARY KEY') pk ON pk.table_schema=c.table_schema AND pk.table_name=c.table_name AND pk.column_name=c.column_name WHERE c.table_name = 'parent' AND c.table_schema = 'public'
+----
+-- peewee 3 get_indexes (generate_subscripts in FROM, over an outer column)
+SELECT i.relname, idxs.indexdef, idx.indisunique, array_to_string(ARRAY(SELECT pg_get_indexdef(idx.indexrelid, k + 1, TRUE) FROM generate_subscripts(idx.indkey, 1) AS k ORDER BY k), ',') FROM pg_catalog.pg_class AS t INNER JOIN pg_catalog.pg_index AS idx ON t.oid = idx.indrelid INNER JOIN pg_catalog.pg_class AS i ON idx.indexrelid = i.oid INNER JOIN pg_catalog.pg_indexes AS idxs ON (idxs.tablename = t.relname AND idxs.indexname = i.relname) WHERE t.relname IN ('child', 'parent', 'grandchild') AND t.relkind = 'r' AND idxs.schemaname = 'public' ORDER BY idx.indisunique DESC, i.relname
+----
+-- generate_subscripts WITH ORDINALITY, column names
+SELECT c.conname, g.s, g.o FROM pg_catalog.pg_constraint c, generate_subscripts(c.conkey, 1) WITH ORDINALITY AS g(s, o) WHERE c.connamespace = 2200 AND c.contype IN ('p', 'u', 'f') ORDER BY 1, 2

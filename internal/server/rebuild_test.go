@@ -1,0 +1,176 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/shepherd-db/shepherd/internal/config"
+	"github.com/shepherd-db/shepherd/internal/testenv"
+)
+
+// rebuildSetup is what Django's migrate does to a table that has rows:
+// constraints added (a DEFERRABLE INITIALLY DEFERRED foreign key, a
+// unique constraint, a check) and dropped, NOT NULL set, a column made
+// longer, while another table's rows reference the table.
+var rebuildSetup = []string{
+	"CREATE TABLE p (id int PRIMARY KEY, name varchar(10))",
+	"CREATE TABLE c (id int PRIMARY KEY, p_id int, code varchar(20), n int CHECK (n > 0))",
+	"CREATE INDEX c_code_idx ON c (code)",
+	"INSERT INTO p VALUES (1, 'one'), (2, 'two')",
+	"INSERT INTO c VALUES (10, 1, 'a', 1), (20, 2, 'b', 2), (30, NULL, 'c', 3)",
+	"CREATE TABLE g (id int PRIMARY KEY, c_id int REFERENCES c)",
+	"INSERT INTO g VALUES (100, 10), (200, 20)",
+	"ALTER TABLE c ADD CONSTRAINT c_p_id_fk FOREIGN KEY (p_id) REFERENCES p (id) DEFERRABLE INITIALLY DEFERRED",
+	"ALTER TABLE c ADD CONSTRAINT c_code_uniq UNIQUE (code)",
+	"ALTER TABLE c DROP CONSTRAINT c_n_check",
+	"ALTER TABLE c ALTER COLUMN code SET NOT NULL",
+	"ALTER TABLE c ALTER COLUMN code TYPE varchar(40)",
+	"ALTER TABLE c ADD CHECK (n < 100)",
+	"ALTER TABLE g ALTER COLUMN c_id TYPE bigint",
+	"INSERT INTO c VALUES (40, 1, 'd', -1)",
+	"ALTER TABLE c ALTER COLUMN n SET DEFAULT 7",
+	"ALTER TABLE p ALTER COLUMN name SET NOT NULL",
+	"ALTER TABLE p ALTER COLUMN name DROP NOT NULL",
+	"INSERT INTO c (id, p_id, code) VALUES (45, 1, 'f')",
+	"INSERT INTO p VALUES (3, NULL)",
+}
+
+var rebuildCases = []struct{ name, sql string }{
+	{"deferred foreign key", "INSERT INTO c VALUES (50, 9, 'e', 1)"},
+	{"added unique", "INSERT INTO c VALUES (50, 1, 'a', 1)"},
+	{"set not null", "INSERT INTO c VALUES (50, 1, NULL, 1)"},
+	{"added check, reused name", "INSERT INTO c VALUES (50, 1, 'e', 100)"},
+	{"referenced after the rebuild", "DELETE FROM c WHERE id = 10"},
+	{"dropped constraint", "ALTER TABLE c DROP CONSTRAINT c_p_id_fkey"},
+	{"duplicate constraint", "ALTER TABLE c ADD CONSTRAINT c_n_check CHECK (n > 0)"},
+	{"duplicate unique constraint", "ALTER TABLE c ADD CONSTRAINT c_code_uniq UNIQUE (n)"},
+	{"drop not null of a key", "ALTER TABLE c ALTER COLUMN id DROP NOT NULL"},
+	{"unique over duplicates", "ALTER TABLE c ADD CONSTRAINT c_n_p_id UNIQUE (p_id)"},
+	{"not null over nulls", "ALTER TABLE c ALTER COLUMN p_id SET NOT NULL"},
+	{"check over rows", "ALTER TABLE c ADD CHECK (n > 1)"},
+	{"foreign key over rows", "ALTER TABLE c ADD FOREIGN KEY (n) REFERENCES p"},
+	{"foreign key to no key", "ALTER TABLE c ADD FOREIGN KEY (code) REFERENCES p (name)"},
+	{"foreign key to no table", "ALTER TABLE c ADD FOREIGN KEY (n) REFERENCES nope"},
+	{"foreign key of no column", "ALTER TABLE c ADD FOREIGN KEY (nope) REFERENCES p"},
+	{"unique of no column", "ALTER TABLE c ADD UNIQUE (nope)"},
+}
+
+// TestSQLiteRebuildAsPostgres runs the ALTER TABLEs SQLite does by
+// rebuilding the table (see dialect's rebuild) on a table with rows,
+// through the embedded default (three SQLite replicas) and a cluster of
+// PostgreSQL and two SQLite replicas, then the violations of the new
+// constraints: the client gets PostgreSQL 15's SQLSTATE, message, table
+// and constraint, and the replicas end identical. Before, SQLite refused
+// every one of these ALTERs (0A000), which stopped Django's migrate.
+func TestSQLiteRebuildAsPostgres(t *testing.T) {
+	ctx := context.Background()
+	alone, err := pgx.Connect(ctx, testenv.Postgres(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer alone.Close(ctx)
+	for _, q := range rebuildSetup {
+		if _, err := alone.Exec(ctx, q); err != nil {
+			t.Fatalf("PostgreSQL alone: %s: %v", q, err)
+		}
+	}
+	for _, setup := range []string{"embedded", "pg+sqlite"} {
+		t.Run(setup, func(t *testing.T) {
+			cfg := embedded(t)
+			if setup == "pg+sqlite" {
+				cfg = &config.Config{Listen: "127.0.0.1:0", DataDir: t.TempDir(), Mode: "cbs", F: 1,
+					Replicas: []config.Replica{
+						{Name: "pg", Driver: "postgres", DSN: testenv.Postgres(t)},
+						{Name: "lite1", Driver: "sqlite", DSN: "lite1.db"},
+						{Name: "lite2", Driver: "sqlite-cgo", DSN: "lite2.db"},
+					}}
+			}
+			addr, srv := start(t, cfg)
+			c := connect(t, addr, "app")
+			for _, q := range rebuildSetup {
+				mustExec(t, c, q)
+			}
+			for _, tc := range rebuildCases {
+				t.Run(tc.name, func(t *testing.T) {
+					_, want := alone.Exec(ctx, tc.sql)
+					_, got := c.Exec(ctx, tc.sql)
+					w, g := pgError(want), pgError(got)
+					if w == nil {
+						t.Fatalf("%s: PostgreSQL did not fail as a server does: %v", tc.sql, want)
+					}
+					if g == nil {
+						t.Fatalf("%s: PostgreSQL: %v; shepherd: %v", tc.sql, want, got)
+					}
+					for _, f := range []struct{ name, w, g string }{
+						{"SQLSTATE", w.Code, g.Code},
+						{"message", w.Message, g.Message},
+						{"table", w.TableName, g.TableName},
+						{"constraint", w.ConstraintName, g.ConstraintName},
+					} {
+						if f.w != f.g {
+							t.Errorf("%s: %s\n  PostgreSQL: %q\n  shepherd:   %q", tc.sql, f.name, f.w, f.g)
+						}
+					}
+				})
+			}
+			// The DEFERRABLE INITIALLY DEFERRED key is checked at once on
+			// every replica (PostgreSQL would wait for the COMMIT): the
+			// replicas agree, none is taken as failed.
+			t.Run("deferrable checked at once", func(t *testing.T) {
+				tx, err := c.Begin(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				_, err = tx.Exec(ctx, "INSERT INTO c VALUES (60, 9, 'z', 1)")
+				if g := pgError(err); g == nil || g.Code != "23503" || g.ConstraintName != "c_p_id_fk" {
+					t.Errorf("violation in a block: %v, want 23503 on c_p_id_fk at once", err)
+				}
+				if err := tx.Rollback(ctx); err != nil {
+					t.Fatal(err)
+				}
+				mustExec(t, c, "INSERT INTO c VALUES (60, 2, 'z', 1)")
+				if _, err := alone.Exec(ctx, "INSERT INTO c VALUES (60, 2, 'z', 1)"); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := alone.Exec(ctx, "DELETE FROM c WHERE id = 60"); err != nil {
+					t.Fatal(err)
+				}
+				mustExec(t, c, "DELETE FROM c WHERE id = 60")
+			})
+			for _, q := range []string{"SELECT id, p_id, code, n FROM c ORDER BY id", "SELECT id, c_id FROM g ORDER BY id", "SELECT id, name FROM p ORDER BY id"} {
+				var wantRows, gotRows [][]any
+				for _, side := range []struct {
+					conn *pgx.Conn
+					rows *[][]any
+				}{{alone, &wantRows}, {c, &gotRows}} {
+					rows, err := side.conn.Query(ctx, q)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for rows.Next() {
+						v, err := rows.Values()
+						if err != nil {
+							t.Fatal(err)
+						}
+						*side.rows = append(*side.rows, v)
+					}
+					if err := rows.Err(); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if fmt.Sprint(wantRows) != fmt.Sprint(gotRows) {
+					t.Errorf("%s: PostgreSQL %v, shepherd %v", q, wantRows, gotRows)
+				}
+			}
+			if err := srv.Cluster().Idle(ctx); err != nil {
+				t.Fatal(err)
+			}
+			assertIdentical(t, cfg, "SELECT id, p_id, code, n FROM c ORDER BY id")
+			assertIdentical(t, cfg, "SELECT id, c_id FROM g ORDER BY id")
+			assertIdentical(t, cfg, "SELECT id, name FROM p ORDER BY id")
+		})
+	}
+}
