@@ -29,6 +29,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/shepherd-db/shepherd/internal/answer"
@@ -71,6 +72,9 @@ type Engine struct {
 	// limits are the connections' run-time limits, read at open: every
 	// connection of the engine has the same.
 	limits [len(limits)]int64
+	// schemaGen counts the schema changes run on any connection of the
+	// engine (see Conn.prepared).
+	schemaGen atomic.Uint64
 }
 
 // limits are the run-time limits (https://sqlite.org/limits.html) a
@@ -229,6 +233,7 @@ type Conn struct {
 	engine *Engine
 	conn   *sql.Conn
 	stmts  map[string]*sql.Stmt // prepared on this connection, by text
+	gen    uint64               // engine.schemaGen when stmts were prepared
 }
 
 // Begin starts a transaction. SQLite is always serializable, so the
@@ -292,6 +297,15 @@ const maxStmts = 256
 // statements; a prepared statement survives schema changes (SQLite
 // prepares it again by itself when the schema moved).
 func (c *Conn) prepared(ctx context.Context, text string) (*sql.Stmt, error) {
+	if gen := c.engine.schemaGen.Load(); gen != c.gen {
+		// A table was dropped, created or altered since these were
+		// prepared, here or on another connection. go-sqlite3 keeps a
+		// statement's column count from before SQLite prepares it again,
+		// so SELECT * of a table created anew answered with the old
+		// table's columns (TestPreparedAfterSchemaChange).
+		c.forget()
+		c.gen = gen
+	}
 	if st, ok := c.stmts[text]; ok {
 		return st, nil
 	}
@@ -300,16 +314,26 @@ func (c *Conn) prepared(ctx context.Context, text string) (*sql.Stmt, error) {
 		return nil, err
 	}
 	if len(c.stmts) >= maxStmts {
-		for k, old := range c.stmts {
-			_ = old.Close()
-			delete(c.stmts, k)
-		}
+		c.forget()
 	}
 	if c.stmts == nil {
 		c.stmts = map[string]*sql.Stmt{}
 	}
 	c.stmts[text] = st
 	return st, nil
+}
+
+// forget closes the connection's prepared statements.
+func (c *Conn) forget() {
+	for k, old := range c.stmts {
+		_ = old.Close()
+		delete(c.stmts, k)
+	}
+}
+
+// schemaVerb reports whether a statement of that verb changes the schema.
+func schemaVerb(verb string) bool {
+	return strings.HasPrefix(verb, "CREATE") || strings.HasPrefix(verb, "DROP") || strings.HasPrefix(verb, "ALTER")
 }
 
 // Exec runs q: through Query when it returns rows, else through Exec,
@@ -339,6 +363,11 @@ func (c *Conn) Exec(ctx context.Context, q driver.Query) (*answer.Answer, error)
 			return nil, c.engine.classify(ctx, err)
 		}
 		res, err = st.ExecContext(ctx, args...)
+	}
+	if schemaVerb(verb) {
+		// Also when it failed: part of a several-statement text may
+		// have run.
+		c.engine.schemaGen.Add(1)
 	}
 	if err != nil {
 		return nil, statementError(verb, c.engine.classify(ctx, err))
