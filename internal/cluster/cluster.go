@@ -617,7 +617,11 @@ func (t *Txn) submit(ctx context.Context, op coord.Op, call stmtCall) (*answer.A
 		t.stmts = append(t.stmts, call)
 	}
 	t.waiting[op] = ch
-	c.mu.core.Step(coord.Submit{Op: op, Writes: call.st != nil && call.st.Kind == sqlan.Write, DDL: call.st != nil && call.st.Kind == sqlan.DDL,
+	// Savepoint statements count as writes: a replica whose answer to
+	// one differs (SQLite, say, had lost the transaction under it) must
+	// not commit the transaction (the backstop of coord's commitAt).
+	writes := call.st != nil && (call.st.Kind == sqlan.Write || call.st.Kind == sqlan.Savepoint)
+	c.mu.core.Step(coord.Submit{Op: op, Writes: writes, DDL: call.st != nil && call.st.Kind == sqlan.DDL,
 		Recovers: call.st != nil && call.st.Kind == sqlan.Savepoint && call.st.SavepointOp == sqlan.SavepointRollbackTo})
 	c.applyLocked()
 	c.mu.Unlock()

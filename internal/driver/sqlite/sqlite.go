@@ -234,6 +234,11 @@ type Conn struct {
 	conn   *sql.Conn
 	stmts  map[string]*sql.Stmt // prepared on this connection, by text
 	gen    uint64               // engine.schemaGen when stmts were prepared
+	// inTx: a transaction was begun and not yet ended; lost, once SQLite
+	// rolled all of it back by itself after an error (see txGone), is
+	// what every statement gets until Commit or Rollback.
+	inTx bool
+	lost error
 }
 
 // Begin starts a transaction. SQLite is always serializable, so the
@@ -250,15 +255,52 @@ func (c *Conn) Begin(ctx context.Context, opts driver.TxOptions) error {
 	if opts.ReadOnly {
 		stmt = "BEGIN DEFERRED"
 	}
-	return c.run(ctx, stmt)
+	err := c.run(ctx, stmt)
+	c.inTx, c.lost = err == nil, nil
+	return err
 }
 
 // Commit commits the transaction. When SQLite has already rolled it back
 // by itself (an interrupted write does that), the answer is 25P01.
-func (c *Conn) Commit(ctx context.Context) error { return c.run(ctx, "COMMIT") }
+func (c *Conn) Commit(ctx context.Context) error {
+	c.inTx, c.lost = false, nil
+	return c.run(ctx, "COMMIT")
+}
+
+// txGone reports, after a statement of a transaction failed, whether
+// SQLite rolled the whole transaction back by itself, as it does after an
+// interrupt, a full disk or an ON CONFLICT ROLLBACK, where PostgreSQL
+// and MariaDB undo only the statement. The statements after it would
+// then each commit on their own on this replica alone. BEGIN tells: it
+// fails inside a transaction, and one it starts is rolled back at once.
+func (c *Conn) txGone(ctx context.Context) bool {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if _, err := c.conn.ExecContext(ctx, "BEGIN DEFERRED"); err != nil {
+		return false
+	}
+	_, _ = c.conn.ExecContext(ctx, "ROLLBACK")
+	return true
+}
+
+// failed returns err, the error of a statement of a transaction, after
+// checking whether SQLite rolled the whole transaction back (see txGone).
+// Then every later statement of it, ROLLBACK TO SAVEPOINT included, fails
+// with a serialization failure (40001) until Commit or Rollback: a
+// concurrency failure, so the coordinator runs a secondary's attempt
+// again from its start, and a client can only roll back.
+func (c *Conn) failed(ctx context.Context, err error) error {
+	if c.inTx && c.lost == nil && c.txGone(ctx) {
+		c.lost = c.engine.tagged(pgerr.New(pgerr.SerializationFailure,
+			"SQLite rolled the whole transaction back after an error (%v)", err).
+			WithHint("roll the transaction back and retry it"))
+	}
+	return err
+}
 
 // Rollback rolls the transaction back; without one it does nothing.
 func (c *Conn) Rollback(ctx context.Context) error {
+	c.inTx, c.lost = false, nil
 	err := c.run(ctx, "ROLLBACK")
 	if pgerr.Code(err) == pgerr.NoActiveSQLTransaction {
 		return nil
@@ -339,13 +381,16 @@ func schemaVerb(verb string) bool {
 // Exec runs q: through Query when it returns rows, else through Exec,
 // tagged with its affected rows.
 func (c *Conn) Exec(ctx context.Context, q driver.Query) (*answer.Answer, error) {
+	if c.lost != nil {
+		return nil, c.lost
+	}
 	args := convertArgs(q.Args)
 	verb := q.Command()
 	var err error
 	if q.ReturnsRows {
 		a, err := c.query(ctx, q.SQL, args)
 		if err != nil {
-			return nil, c.engine.classify(ctx, err)
+			return nil, c.failed(ctx, c.engine.classify(ctx, err))
 		}
 		a.Tag = answer.Tag(verb, a.RowsAffected)
 		return a, nil
@@ -370,7 +415,7 @@ func (c *Conn) Exec(ctx context.Context, q driver.Query) (*answer.Answer, error)
 		c.engine.schemaGen.Add(1)
 	}
 	if err != nil {
-		return nil, statementError(verb, c.engine.classify(ctx, err))
+		return nil, c.failed(ctx, statementError(verb, c.engine.classify(ctx, err)))
 	}
 	var n int64
 	if driver.CountsRows(verb) {
