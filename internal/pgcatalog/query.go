@@ -27,6 +27,15 @@ func Reads(n *pg_query.Node) bool {
 	if sel == nil || sel.IntoClause != nil || len(sel.LockingClause) > 0 {
 		return false
 	}
+	return Names(n)
+}
+
+// Names reports whether a statement names a relation of pg_catalog or
+// information_schema, calls a catalog function or casts to a reg* type
+// (a sequence function's reg* argument aside). Outside a catalog query
+// (Reads) the replicas would answer it from their own catalogs, each
+// differently, so such a statement is refused.
+func Names(n *pg_query.Node) bool {
 	found, seq := false, false
 	var walk func(m protoreflect.Message)
 	walk = func(m protoreflect.Message) {

@@ -365,6 +365,9 @@ func ParseIn(sql string, env *Env) (_ []*Stmt, err error) {
 		if err := reservedRelation(raw.Stmt); err != nil {
 			return nil, err
 		}
+		if err := catalogInside(raw.Stmt); err != nil {
+			return nil, err
+		}
 		if pgcatalog.Reads(raw.Stmt) {
 			// Answered from shepherd's own catalog, not by the replicas:
 			// nothing to translate.
@@ -1064,4 +1067,24 @@ func (s *Stmt) rewrite(r *rewriter) error {
 		s.exactAverages(r, sel)
 	}
 	return r.err
+}
+
+// catalogInside refuses a statement that is not a catalog query (a SELECT
+// shepherd answers from its own catalog, pgcatalog.Reads) but names a
+// system catalog relation or function: a write reading pg_class, say.
+// The replicas would each answer it from their own catalog (MariaDB and
+// SQLite have no pg_class), and the PostgreSQL replica, right by
+// PostgreSQL's rules, would be outvoted and taken out.
+func catalogInside(n *pg_query.Node) error {
+	switch {
+	case n.GetInsertStmt() != nil, n.GetUpdateStmt() != nil, n.GetDeleteStmt() != nil, n.GetMergeStmt() != nil,
+		n.GetCreateTableAsStmt() != nil, n.GetViewStmt() != nil:
+	case n.GetSelectStmt() != nil && (n.GetSelectStmt().IntoClause != nil || len(n.GetSelectStmt().LockingClause) > 0):
+	default:
+		return nil
+	}
+	if !pgcatalog.Names(n) {
+		return nil
+	}
+	return unsupported("a system catalog (pg_catalog, information_schema) inside a statement other than a plain SELECT: shepherd answers catalog queries itself, and the replicas' own catalogs differ")
 }
