@@ -57,9 +57,10 @@
 // already on their way still arrive (the core must ignore them).
 //
 // Up to f replicas misbehave, one or two ways each: lying (wrong answers
-// with some chance, or always), stalling (answers held back for ticks), muting (some statements never
-// answered while everything else and the probes are: selective silence,
-// which only coord.Config.OpTicks catches; TestSimSelectiveSilence),
+// with some chance, or always), stalling (answers held back for ticks),
+// muting (some statements never answered while everything else and the
+// probes are: selective silence, which only coord.Config.OpTicks
+// catches; TestSimSelectiveSilence),
 // spurious deadlock errors, spurious unique violations (errs; only in
 // the erring-primary scenarios), a crash (coord.Down), or broken concurrency
 // control that never blocks and loses updates (the paper's figure 5
