@@ -44,39 +44,7 @@ func TestShepherdKill9(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and kills the shepherd binary (not in -short)")
 	}
-	bin := buildShepherd(t)
-	dir := t.TempDir()
-	port := freePort(t)
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	conf := filepath.Join(dir, "shepherd.toml")
-	cfg := &config.Config{DataDir: filepath.Join(dir, "data"), Replicas: []config.Replica{
-		{Name: "maria", Driver: "mysql", DSN: testenv.MariaDB(t)},
-		{Name: "pg", Driver: "postgres", DSN: testenv.Postgres(t)},
-		{Name: "lite", Driver: "sqlite", DSN: "lite.db"},
-	}}
-	text := fmt.Sprintf(`listen = %q
-data_dir = %q
-mode = "cbs"
-f = 1
-
-[[replicas]]
-name = "maria"
-driver = "mysql"
-dsn = %q
-
-[[replicas]]
-name = "pg"
-driver = "postgres"
-dsn = %q
-
-[[replicas]]
-name = "lite"
-driver = "sqlite"
-dsn = "lite.db"
-`, addr, cfg.DataDir, cfg.Replicas[0].DSN, cfg.Replicas[1].DSN)
-	if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	bin, conf, addr, cfg := killableCluster(t)
 	ctx := context.Background()
 	proc := startShepherd(t, bin, conf, addr)
 	setup := dial(t, addr)
@@ -286,4 +254,44 @@ func freePort(t *testing.T) int {
 	}
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// killableCluster builds the shepherd binary and writes its configuration
+// for a cbs cluster of MariaDB, PostgreSQL and SQLite in a temp dir: what
+// the tests that kill the binary start (startShepherd) and start again.
+func killableCluster(t *testing.T) (bin, conf, addr string, cfg *config.Config) {
+	t.Helper()
+	bin = buildShepherd(t)
+	dir := t.TempDir()
+	addr = fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	conf = filepath.Join(dir, "shepherd.toml")
+	cfg = &config.Config{DataDir: filepath.Join(dir, "data"), Replicas: []config.Replica{
+		{Name: "maria", Driver: "mysql", DSN: testenv.MariaDB(t)},
+		{Name: "pg", Driver: "postgres", DSN: testenv.Postgres(t)},
+		{Name: "lite", Driver: "sqlite", DSN: "lite.db"},
+	}}
+	text := fmt.Sprintf(`listen = %q
+data_dir = %q
+mode = "cbs"
+f = 1
+
+[[replicas]]
+name = "maria"
+driver = "mysql"
+dsn = %q
+
+[[replicas]]
+name = "pg"
+driver = "postgres"
+dsn = %q
+
+[[replicas]]
+name = "lite"
+driver = "sqlite"
+dsn = "lite.db"
+`, addr, cfg.DataDir, cfg.Replicas[0].DSN, cfg.Replicas[1].DSN)
+	if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return bin, conf, addr, cfg
 }

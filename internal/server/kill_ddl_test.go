@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -14,7 +12,6 @@ import (
 
 	"github.com/shepherd-db/shepherd/internal/config"
 	"github.com/shepherd-db/shepherd/internal/driver"
-	"github.com/shepherd-db/shepherd/internal/testenv"
 )
 
 // TestShepherdKill9DDL runs the shepherd binary in cbs mode over MariaDB
@@ -29,38 +26,7 @@ func TestShepherdKill9DDL(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and kills the shepherd binary (not in -short)")
 	}
-	bin := buildShepherd(t)
-	dir := t.TempDir()
-	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	conf := filepath.Join(dir, "shepherd.toml")
-	cfg := &config.Config{DataDir: filepath.Join(dir, "data"), Replicas: []config.Replica{
-		{Name: "maria", Driver: "mysql", DSN: testenv.MariaDB(t)},
-		{Name: "pg", Driver: "postgres", DSN: testenv.Postgres(t)},
-		{Name: "lite", Driver: "sqlite", DSN: "lite.db"},
-	}}
-	text := fmt.Sprintf(`listen = %q
-data_dir = %q
-mode = "cbs"
-f = 1
-
-[[replicas]]
-name = "maria"
-driver = "mysql"
-dsn = %q
-
-[[replicas]]
-name = "pg"
-driver = "postgres"
-dsn = %q
-
-[[replicas]]
-name = "lite"
-driver = "sqlite"
-dsn = "lite.db"
-`, addr, cfg.DataDir, cfg.Replicas[0].DSN, cfg.Replicas[1].DSN)
-	if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	bin, conf, addr, cfg := killableCluster(t)
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(1, 2))
 	proc := startShepherd(t, bin, conf, addr)
