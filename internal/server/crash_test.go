@@ -16,7 +16,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/shepherd-db/shepherd/internal/config"
-	"github.com/shepherd-db/shepherd/internal/testenv"
 )
 
 // crashRounds is how many times TestShepherdKill9 kills shepherd;
@@ -265,11 +264,8 @@ func killableCluster(t *testing.T) (bin, conf, addr string, cfg *config.Config) 
 	dir := t.TempDir()
 	addr = fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	conf = filepath.Join(dir, "shepherd.toml")
-	cfg = &config.Config{DataDir: filepath.Join(dir, "data"), Replicas: []config.Replica{
-		{Name: "maria", Driver: "mysql", DSN: testenv.MariaDB(t)},
-		{Name: "pg", Driver: "postgres", DSN: testenv.Postgres(t)},
-		{Name: "lite", Driver: "sqlite", DSN: "lite.db"},
-	}}
+	cfg = realCluster(t, "cbs")
+	cfg.DataDir = filepath.Join(dir, "data")
 	text := fmt.Sprintf(`listen = %q
 data_dir = %q
 mode = "cbs"

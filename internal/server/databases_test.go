@@ -172,7 +172,7 @@ func TestDatabasesAsPostgres(t *testing.T) {
 	})
 
 	t.Run("cbs", func(t *testing.T) {
-		cfg := dbCluster(t)
+		cfg := realCluster(t, "cbs")
 		cfg.Database = "app"
 		addr, srv := start(t, cfg)
 		tg := shep(addr)
@@ -192,18 +192,6 @@ func TestDatabasesAsPostgres(t *testing.T) {
 		mustExec(t, m, "DROP DATABASE "+x)
 		checkReplicaDatabases(t, cfg, x, false)
 	})
-}
-
-// dbCluster is a MariaDB + PostgreSQL + SQLite cbs cluster, f = 1.
-func dbCluster(t *testing.T) *config.Config {
-	return &config.Config{
-		Listen: "127.0.0.1:0", DataDir: t.TempDir(), Mode: "cbs", F: 1,
-		Replicas: []config.Replica{
-			{Name: "maria", Driver: "mysql", DSN: testenv.MariaDB(t)},
-			{Name: "pg", Driver: "postgres", DSN: testenv.Postgres(t)},
-			{Name: "lite", Driver: "sqlite", DSN: "lite.db"},
-		},
-	}
 }
 
 // checkReplicaDatabases checks that every replica's database for the
@@ -260,7 +248,7 @@ func checkReplicaDatabases(t *testing.T, cfg *config.Config, name string, want b
 // TestDatabasesRestart checks that a created database, and its data,
 // outlive a restart of shepherd, and that a dropped one stays gone.
 func TestDatabasesRestart(t *testing.T) {
-	cfg := dbCluster(t)
+	cfg := realCluster(t, "cbs")
 	cfg.Database = "app"
 	addr, _, stop := startServer(t, cfg)
 	m := connect(t, addr, "app")
@@ -297,7 +285,7 @@ func TestDatabasesRestart(t *testing.T) {
 // the CREATE before anything is made.
 func TestCreateDatabaseReplicaFails(t *testing.T) {
 	ctx := context.Background()
-	cfg := dbCluster(t)
+	cfg := realCluster(t, "cbs")
 	cfg.Database = "app"
 	pgDSN := cfg.Replicas[1].DSN
 	u, _ := url.Parse(pgDSN)
@@ -366,7 +354,7 @@ func TestCreateDatabaseReplicaFails(t *testing.T) {
 // ("dropping") is finished.
 func TestCreateDatabaseInterrupted(t *testing.T) {
 	ctx := context.Background()
-	cfg := dbCluster(t)
+	cfg := realCluster(t, "cbs")
 	cfg.Database = "app"
 	mcfg, err := mysqldrv.ParseDSN(cfg.Replicas[0].DSN)
 	if err != nil {

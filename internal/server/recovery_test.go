@@ -80,14 +80,8 @@ func TestReplayAfterSchemaChange(t *testing.T) {
 		t.Skip("kills a PostgreSQL server (not in -short)")
 	}
 	pg := testenv.OwnPostgres(t)
-	cfg := &config.Config{
-		Listen: "127.0.0.1:0", DataDir: t.TempDir(), Mode: "cbs", F: 1,
-		Replicas: []config.Replica{
-			{Name: "maria", Driver: "mysql", DSN: testenv.MariaDB(t)},
-			{Name: "pg", Driver: "postgres", DSN: pg.DSN()},
-			{Name: "lite", Driver: "sqlite", DSN: "lite.db"},
-		},
-	}
+	cfg := realCluster(t, "cbs")
+	cfg.Replicas[1].DSN = pg.DSN() // its own server, which the test kills
 	addr, srv, stop := startServer(t, cfg)
 	c := connect(t, addr, "app")
 	mustExec(t, c, "CREATE TABLE warm (a int)")
@@ -135,14 +129,8 @@ func TestRestartWithReplicaDown(t *testing.T) {
 		t.Skip("kills a PostgreSQL server (not in -short)")
 	}
 	pg := testenv.OwnPostgres(t)
-	cfg := &config.Config{
-		Listen: "127.0.0.1:0", DataDir: t.TempDir(), Mode: "cbs", F: 1,
-		Replicas: []config.Replica{
-			{Name: "maria", Driver: "mysql", DSN: testenv.MariaDB(t)},
-			{Name: "pg", Driver: "postgres", DSN: pg.DSN()},
-			{Name: "lite", Driver: "sqlite", DSN: "lite.db"},
-		},
-	}
+	cfg := realCluster(t, "cbs")
+	cfg.Replicas[1].DSN = pg.DSN() // its own server, which the test kills
 	addr, _, stop := startServer(t, cfg)
 	c := connect(t, addr, "app")
 	mustExec(t, c, "CREATE TABLE kv (k int PRIMARY KEY, v text)")
@@ -205,14 +193,7 @@ func startLogged(t *testing.T, cfg *config.Config) (string, *Server, *syncBuffer
 // to a wrap), leaves the replica out with a logged reason naming it, and
 // serves on the other two (issue 14, item 9).
 func TestRestartRefusesLyingBarrier(t *testing.T) {
-	cfg := &config.Config{
-		Listen: "127.0.0.1:0", DataDir: t.TempDir(), Mode: "cbs", F: 1,
-		Replicas: []config.Replica{
-			{Name: "maria", Driver: "mysql", DSN: testenv.MariaDB(t)},
-			{Name: "pg", Driver: "postgres", DSN: testenv.Postgres(t)},
-			{Name: "lite", Driver: "sqlite", DSN: "lite.db"},
-		},
-	}
+	cfg := realCluster(t, "cbs")
 	addr, _, stop := startServer(t, cfg)
 	c := connect(t, addr, "app")
 	mustExec(t, c, "CREATE TABLE kv (k int PRIMARY KEY, v text)")

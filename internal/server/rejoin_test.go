@@ -209,14 +209,8 @@ func TestReplicaKill9(t *testing.T) {
 	walOptions.SegmentBytes = 64 << 10
 	defer func() { walOptions.SegmentBytes = 0 }()
 	pg := testenv.OwnPostgres(t)
-	cfg := &config.Config{
-		Listen: "127.0.0.1:0", DataDir: t.TempDir(), Mode: "cbs", F: 1,
-		Replicas: []config.Replica{
-			{Name: "maria", Driver: "mysql", DSN: testenv.MariaDB(t)},
-			{Name: "pg", Driver: "postgres", DSN: pg.DSN()},
-			{Name: "lite", Driver: "sqlite", DSN: "lite.db"},
-		},
-	}
+	cfg := realCluster(t, "cbs")
+	cfg.Replicas[1].DSN = pg.DSN() // its own server, which the test kills
 	addr, srv := start(t, cfg)
 	load := startLoad(t, addr)
 	waitFor(t, "100 commits", func() bool { return load.commits() >= 100 })
