@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"github.com/shepherd-db/shepherd/internal/pgtree"
 	"strconv"
 	"strings"
 
@@ -37,10 +38,9 @@ func Reads(n *pg_query.Node) bool {
 // differently, so such a statement is refused.
 func Names(n *pg_query.Node) bool {
 	found, seq := false, false
-	var walk func(m protoreflect.Message)
-	walk = func(m protoreflect.Message) {
+	pgtree.Walk(n.ProtoReflect(), func(m protoreflect.Message) bool {
 		if seq {
-			return
+			return false
 		}
 		switch x := m.Interface().(type) {
 		case *pg_query.RangeVar:
@@ -57,7 +57,7 @@ func Names(n *pg_query.Node) bool {
 				// pg_dump and Hibernate write it) is the session's, not
 				// the catalog's, whatever reg* cast names its sequence.
 				seq = true
-				return
+				return false
 			default:
 				found = found || catalogFunction(name)
 			}
@@ -66,22 +66,8 @@ func Names(n *pg_query.Node) bool {
 				found = true
 			}
 		}
-		m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-			switch {
-			case fd.Kind() != protoreflect.MessageKind:
-			case fd.IsList():
-				l := v.List()
-				for i := 0; i < l.Len(); i++ {
-					walk(l.Get(i).Message())
-				}
-			case fd.IsMap():
-			default:
-				walk(v.Message())
-			}
-			return !seq
-		})
-	}
-	walk(n.ProtoReflect())
+		return true
+	})
 	return found && !seq
 }
 

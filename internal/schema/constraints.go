@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"github.com/shepherd-db/shepherd/internal/pgtree"
 	"slices"
 	"strconv"
 
@@ -193,31 +194,18 @@ func chooseName(name1, name2, label string, used map[string]bool) string {
 func checkColumns(n *pg_query.Node) []string {
 	var out []string
 	seen := map[string]bool{}
-	var walk func(m protoreflect.Message)
-	walk = func(m protoreflect.Message) {
+	if n == nil {
+		return nil
+	}
+	pgtree.Walk(n.ProtoReflect(), func(m protoreflect.Message) bool {
 		if cr, ok := m.Interface().(*pg_query.ColumnRef); ok && len(cr.Fields) > 0 {
 			if s := cr.Fields[len(cr.Fields)-1].GetString_(); s != nil && !seen[s.Sval] {
 				seen[s.Sval] = true
 				out = append(out, s.Sval)
 			}
 		}
-		m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-			switch {
-			case fd.Kind() != protoreflect.MessageKind:
-			case fd.IsList():
-				l := v.List()
-				for i := 0; i < l.Len(); i++ {
-					walk(l.Get(i).Message())
-				}
-			default:
-				walk(v.Message())
-			}
-			return true
-		})
-	}
-	if n != nil {
-		walk(n.ProtoReflect())
-	}
+		return true
+	})
 	return out
 }
 

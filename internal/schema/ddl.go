@@ -2,6 +2,7 @@ package schema
 
 import (
 	"errors"
+	"github.com/shepherd-db/shepherd/internal/pgtree"
 	"slices"
 	"strings"
 
@@ -549,8 +550,7 @@ func relationsOf(q *pg_query.Node) (rels, cols []string) {
 			cols = append(cols, name)
 		}
 	}
-	var walk func(m protoreflect.Message)
-	walk = func(m protoreflect.Message) {
+	visit := func(m protoreflect.Message) bool {
 		switch x := m.Interface().(type) {
 		case *pg_query.CommonTableExpr:
 			ctes[x.Ctename] = true
@@ -579,22 +579,10 @@ func relationsOf(q *pg_query.Node) (rels, cols []string) {
 				col("*")
 			}
 		}
-		m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-			switch {
-			case fd.Kind() != protoreflect.MessageKind:
-			case fd.IsList():
-				l := v.List()
-				for i := 0; i < l.Len(); i++ {
-					walk(l.Get(i).Message())
-				}
-			default:
-				walk(v.Message())
-			}
-			return true
-		})
+		return true
 	}
 	if q != nil {
-		walk(q.ProtoReflect())
+		pgtree.Walk(q.ProtoReflect(), visit)
 	}
 	out = slices.DeleteFunc(out, func(name string) bool { return ctes[name] })
 	slices.Sort(out)

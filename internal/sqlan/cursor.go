@@ -1,6 +1,7 @@
 package sqlan
 
 import (
+	"github.com/shepherd-db/shepherd/internal/pgtree"
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
@@ -141,11 +142,13 @@ var cursorAggregates = map[string]bool{
 // or a window function at this query level (not in a subquery).
 func aggregatesOrWindows(list []*pg_query.Node) bool {
 	found := false
-	var walk func(m protoreflect.Message)
-	walk = func(m protoreflect.Message) {
+	visit := func(m protoreflect.Message) bool {
+		if found {
+			return false
+		}
 		switch x := m.Interface().(type) {
 		case *pg_query.SubLink:
-			return
+			return false
 		case *pg_query.FuncCall:
 			name := ""
 			if n := len(x.Funcname); n > 0 {
@@ -154,25 +157,13 @@ func aggregatesOrWindows(list []*pg_query.Node) bool {
 			if x.Over != nil || x.AggStar || x.AggWithinGroup || x.AggFilter != nil || len(x.AggOrder) > 0 ||
 				cursorAggregates[name] || orderedAggs[name] || floatAggs[name] {
 				found = true
-				return
+				return false
 			}
 		}
-		m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-			switch {
-			case found || fd.Kind() != protoreflect.MessageKind:
-			case fd.IsList():
-				l := v.List()
-				for i := 0; i < l.Len(); i++ {
-					walk(l.Get(i).Message())
-				}
-			default:
-				walk(v.Message())
-			}
-			return !found
-		})
+		return true
 	}
 	for _, n := range list {
-		walk(n.ProtoReflect())
+		pgtree.Walk(n.ProtoReflect(), visit)
 	}
 	return found
 }

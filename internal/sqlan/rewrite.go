@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
+	"github.com/shepherd-db/shepherd/internal/pgtree"
 	"slices"
 	"strconv"
 	"strings"
@@ -837,31 +838,14 @@ var pgVersion = func() int32 {
 // children; visit may replace the node's content (the replacement is not
 // walked).
 func walkNodes(root *pg_query.Node, visit func(*pg_query.Node)) {
-	var walk func(m protoreflect.Message)
-	walk = func(m protoreflect.Message) {
+	pgtree.Walk(root.ProtoReflect(), func(m protoreflect.Message) bool {
 		if n, ok := m.Interface().(*pg_query.Node); ok {
 			before := n.Node
 			visit(n)
-			if n.Node != before {
-				return
-			}
+			return n.Node == before
 		}
-		m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-			if fd.Kind() != protoreflect.MessageKind {
-				return true
-			}
-			if fd.IsList() {
-				l := v.List()
-				for i := 0; i < l.Len(); i++ {
-					walk(l.Get(i).Message())
-				}
-				return true
-			}
-			walk(v.Message())
-			return true
-		})
-	}
-	walk(root.ProtoReflect())
+		return true
+	})
 }
 
 // ReservedTable is the table shepherd keeps on every replica for its
@@ -872,8 +856,7 @@ const ReservedTable = "shepherd_log"
 // reservedRelation refuses a statement that names ReservedTable.
 func reservedRelation(root *pg_query.Node) error {
 	found := false
-	var walk func(m protoreflect.Message)
-	walk = func(m protoreflect.Message) {
+	pgtree.Walk(root.ProtoReflect(), func(m protoreflect.Message) bool {
 		switch x := m.Interface().(type) {
 		case *pg_query.RangeVar:
 			found = found || strings.EqualFold(x.Relname, ReservedTable)
@@ -885,21 +868,8 @@ func reservedRelation(root *pg_query.Node) error {
 				}
 			}
 		}
-		m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-			switch {
-			case fd.Kind() != protoreflect.MessageKind:
-			case fd.IsList():
-				l := v.List()
-				for i := 0; i < l.Len(); i++ {
-					walk(l.Get(i).Message())
-				}
-			default:
-				walk(v.Message())
-			}
-			return !found
-		})
-	}
-	walk(root.ProtoReflect())
+		return !found
+	})
 	if found {
 		return pgerr.New(reservedName, "%s is shepherd's own table on every replica; clients may not use it", ReservedTable)
 	}
