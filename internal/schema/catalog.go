@@ -42,6 +42,9 @@ type Catalog struct {
 	// mark says which logged transactions' schema changes the catalog
 	// holds (see LogMark).
 	mark LogMark
+	// pending are bounds of SERIAL counters that blocks being committed
+	// started (see Pending).
+	pending map[string]int64
 }
 
 // LogMark says which transactions of the write-ahead log have their
@@ -72,13 +75,17 @@ type fileForm struct {
 	// Log is absent in the files of older shepherds, which recorded the
 	// changes after the commit: those are taken to hold the whole log.
 	Log *LogMark `json:"log,omitempty"`
+	// Pending are bounds of the SERIAL counters of blocks whose COMMIT
+	// was under way (see Catalog.Pending).
+	Pending map[string]int64 `json:"pending_serial,omitempty"`
 }
 
 // Open reads the catalog kept in path, or starts an empty one if the file
 // does not exist. An empty path keeps the catalog in memory only.
 func Open(path string) (*Catalog, error) {
 	c := &Catalog{path: path, seqs: map[string]int64{}, saved: map[string]int64{},
-		named: map[string]SeqState{}, durable: map[string]SeqState{}, ahead: map[string]int64{}}
+		named: map[string]SeqState{}, durable: map[string]SeqState{}, ahead: map[string]int64{},
+		pending: map[string]int64{}}
 	var f fileForm
 	existed := false
 	if path != "" {
@@ -112,6 +119,9 @@ func Open(path string) (*Catalog, error) {
 	for k, v := range f.Named {
 		c.named[k], c.durable[k] = v, v
 	}
+	for k, v := range f.Pending {
+		c.pending[k] = v
+	}
 	c.snap.Store(f.Schema)
 	return c, nil
 }
@@ -130,10 +140,57 @@ func (c *Catalog) Apply(n *pg_query.Node) error { return c.Commit(0, []*pg_query
 // file. On an error the statements before it stay recorded, and so does
 // the barrier, so that a start-up does not apply them a second time.
 func (c *Catalog) Commit(barrier uint64, stmts []*pg_query.Node) error {
+	return c.CommitBlock(barrier, stmts, nil)
+}
+
+// BlockSeqs is what a transaction block kept of its sequences until its
+// COMMIT, since sequence DDL is transactional in PostgreSQL (others see
+// it at COMMIT, ROLLBACK undoes it, with the nextval() calls the block
+// made on what it created or restarted); nextval() of what others see is
+// not, and is never undone.
+type BlockSeqs struct {
+	// Named are the states of the sequences of CREATE SEQUENCE that the
+	// block made or restarted (its nextval() calls drew from these).
+	Named map[string]SeqState
+	// Serial are the SERIAL and IDENTITY counters ("table.column" as the
+	// block leaves them) that the block started: of tables or columns it
+	// made, and those it restarted (TRUNCATE ... RESTART IDENTITY,
+	// ALTER SEQUENCE t_c_seq RESTART).
+	Serial map[string]SerialStart
+}
+
+// SerialStart is a SERIAL counter a block started: Next is its next
+// value. A restarted committed counter names it From, with its next
+// value Base when the block restarted it: if other sessions drew values
+// from it since (PostgreSQL would have made them wait), the counter
+// continues past theirs too, so that none is handed out again.
+type SerialStart struct {
+	Next int64
+	From string
+	Base int64
+}
+
+// Empty reports whether b holds nothing.
+func (b *BlockSeqs) Empty() bool { return b == nil || len(b.Named) == 0 && len(b.Serial) == 0 }
+
+// CommitBlock is Commit of a block that kept sequence changes of its
+// own (b): after its statements, the states and counters it started
+// replace the committed ones, in the same write of the file.
+func (c *Catalog) CommitBlock(barrier uint64, stmts []*pg_query.Node, b *BlockSeqs) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var err error
 	changed := false
+	serial := map[string]int64{}
+	if b != nil {
+		for k, st := range b.Serial {
+			next := st.Next
+			if cur, ok := c.seqs[st.From]; ok && st.From != "" && cur != st.Base {
+				next = max(next, cur)
+			}
+			serial[k] = next
+		}
+	}
 	for _, n := range stmts {
 		old := c.snap.Load()
 		var next *Snapshot
@@ -157,6 +214,27 @@ func (c *Catalog) Commit(barrier uint64, stmts []*pg_query.Node) error {
 				}
 			}
 			changed = true
+		}
+	}
+	if b != nil && err == nil {
+		snap := c.snap.Load()
+		for name, st := range b.Named {
+			if snap.Sequence(name) != nil {
+				c.setNamedLocked(name, st)
+				changed = true
+			}
+		}
+		for k, next := range serial {
+			table, col := splitSeq(k)
+			if t := snap.Table(table); t != nil && t.Column(col) != nil && t.Column(col).Fill == FillSerial {
+				c.seqs[k] = next
+				c.saved[k] = max(c.saved[k], next)
+				changed = true
+			}
+			if _, ok := c.pending[k]; ok {
+				delete(c.pending, k)
+				changed = true
+			}
 		}
 	}
 	if barrier > 0 && !c.mark.Holds(barrier) {
@@ -230,22 +308,55 @@ func (c *Catalog) resetSequences(old, next *Snapshot, n *pg_query.Node) {
 	}
 }
 
-// Forget drops the sequences of table unless the committed schema has
-// it: those of a table that a transaction block created, used and rolled
-// back (on PostgreSQL the sequence went with the table, and a table made
-// again under that name starts at 1).
-func (c *Catalog) Forget(table string) {
+// Pending records, durably, bounds for SERIAL counters ("table.column")
+// that a block started, before its COMMIT reaches the write-ahead log: a
+// crash after the log record and before CommitBlock's write leaves start-
+// up to make the block's tables from the log, with counters at 1 while
+// the block's rows hold values up to the bounds. SettlePending then moves
+// each counter that exists up to its bound. A bound only ever moves a
+// counter forward, so one of a block that did not commit skips values,
+// never hands one out twice.
+func (c *Catalog) Pending(bounds map[string]int64) error {
+	if len(bounds) == 0 {
+		return nil
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.snap.Load().Table(table) != nil {
-		return
+	for k, v := range bounds {
+		c.pending[k] = max(c.pending[k], v)
 	}
-	for k := range c.seqs {
-		if t, _ := splitSeq(k); t == table {
-			delete(c.seqs, k)
-			delete(c.saved, k)
+	return c.saveLocked()
+}
+
+// SettlePending applies the bounds Pending recorded (start-up calls it
+// once the catalog holds the whole log) and forgets them.
+func (c *Catalog) SettlePending() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.pending) == 0 {
+		return nil
+	}
+	snap := c.snap.Load()
+	for k, v := range c.pending {
+		table, col := splitSeq(k)
+		if t := snap.Table(table); t != nil && t.Column(col) != nil && t.Column(col).Fill == FillSerial && c.seqs[k] < v {
+			c.seqs[k] = v
+			c.saved[k] = max(c.saved[k], v)
 		}
 	}
+	clear(c.pending)
+	return c.saveLocked()
+}
+
+// SerialNext returns the next value of the SERIAL counter of
+// table.column without drawing it (1 for a counter not started).
+func (c *Catalog) SerialNext(table, column string) int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if v, ok := c.seqs[table+"."+column]; ok {
+		return v
+	}
+	return 1
 }
 
 // Restart sets the sequences of a table back to 1 (TRUNCATE ... RESTART
@@ -318,12 +429,26 @@ func (c *Catalog) setNamedLocked(name string, st SeqState) {
 // holds a state seqReserve calls ahead, written before any value past
 // the previous one is handed out; after a crash the values in between
 // are skipped, as PostgreSQL skips the values it logged ahead.
-func (c *Catalog) SeqNext(name string) (int64, error) {
+func (c *Catalog) SeqNext(name string) (int64, error) { return c.SeqNextAs(name, nil) }
+
+// SeqNextAs is SeqNext with the sequence defined as q (nil: as
+// committed): nextval() in a block that altered the sequence without
+// restarting it draws from the committed state with the block's options.
+// Values stay unique as long as they move the way the committed
+// sequence's do, so a block that turned the sequence's direction is
+// refused (0A000).
+func (c *Catalog) SeqNextAs(name string, q *Sequence) (int64, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	q := c.snap.Load().Sequence(name)
-	if q == nil {
+	committed := c.snap.Load().Sequence(name)
+	if committed == nil {
 		return 0, pgerr.New(pgerr.UndefinedTable, "relation \"%s\" does not exist", name)
+	}
+	if q == nil {
+		q = committed
+	}
+	if q.Increment > 0 != (committed.Increment > 0) {
+		return 0, pgerr.New(pgerr.FeatureNotSupported, "shepherd does not support nextval() of sequence \"%s\" in the transaction block that changed its direction (ALTER SEQUENCE ... INCREMENT) before COMMIT", name)
 	}
 	st := c.named[name]
 	v, next, err := q.Next(st)
@@ -362,12 +487,8 @@ func (c *Catalog) SeqSet(name string, v int64, called bool) error {
 // SetSerial is setval() of a SERIAL or IDENTITY column's sequence
 // (table_column_seq): the next value is v+1, or v when called is false.
 func (c *Catalog) SetSerial(table, column string, v int64, called bool) error {
-	hi := int64(math.MaxInt64)
-	if t := c.Snapshot().Table(table); t != nil && t.Column(column) != nil {
-		_, hi = typeRange(t.Column(column).Type)
-	}
-	if v < 1 || v > hi {
-		return pgerr.New(pgerr.NumericValueOutOfRange, "setval: value %d is out of bounds for sequence \"%s_%s_seq\" (1..%d)", v, table, column, hi)
+	if err := c.Snapshot().CheckSerialSet(table, column, v); err != nil {
+		return err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -383,25 +504,18 @@ func (c *Catalog) SetSerial(table, column string, v int64, called bool) error {
 	return nil
 }
 
-// RestoreSequence puts a sequence back as it was (q nil: absent), with
-// state st: the undoing of sequence DDL in a block that rolled back.
-func (c *Catalog) RestoreSequence(name string, q *Sequence, st SeqState) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	old := c.snap.Load()
-	next := old.clone()
-	next.Version++
-	if q == nil {
-		delete(next.Sequences, name)
-		delete(c.named, name)
-		delete(c.durable, name)
-		delete(c.ahead, name)
-	} else {
-		next.Sequences[name] = q
-		c.setNamedLocked(name, st)
+// CheckSerialSet checks setval()'s value v for the sequence of SERIAL
+// or IDENTITY column table.column: within 1 and the column type's
+// maximum (22003).
+func (s *Snapshot) CheckSerialSet(table, column string, v int64) error {
+	hi := int64(math.MaxInt64)
+	if t := s.Table(table); t != nil && t.Column(column) != nil {
+		_, hi = typeRange(t.Column(column).Type)
 	}
-	c.snap.Store(next)
-	return c.saveLocked()
+	if v < 1 || v > hi {
+		return pgerr.New(pgerr.NumericValueOutOfRange, "setval: value %d is out of bounds for sequence \"%s_%s_seq\" (1..%d)", v, table, column, hi)
+	}
+	return nil
 }
 
 // SeqState returns where the named sequence stands.
@@ -426,7 +540,7 @@ func (c *Catalog) saveLocked() error {
 		return nil
 	}
 	mark := c.mark
-	b, err := json.MarshalIndent(fileForm{Schema: c.snap.Load(), Sequences: c.saved, Named: c.durable, Log: &mark}, "", "  ")
+	b, err := json.MarshalIndent(fileForm{Schema: c.snap.Load(), Sequences: c.saved, Named: c.durable, Log: &mark, Pending: c.pending}, "", "  ")
 	if err != nil {
 		return fmt.Errorf("schema: %w", err)
 	}

@@ -267,9 +267,13 @@ func recoverCatalog(cache *sqlan.Cache, records []wal.Record, log *slog.Logger) 
 		top = records[len(records)-1].Barrier
 	}
 	if top > mark.Floor || mark.Floor == math.MaxUint64 {
-		return cat.Settle(top)
+		if err := cat.Settle(top); err != nil {
+			return err
+		}
 	}
-	return nil
+	// The SERIAL counters of blocks whose COMMIT was under way: their
+	// tables now stand as the log left them.
+	return cat.SettlePending()
 }
 
 // resolveIntents resolves the DDL intents the last run left in the intent

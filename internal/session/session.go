@@ -335,7 +335,15 @@ func (s *Session) exec(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (
 		return nil, err
 	}
 	if st.Kind == sqlan.DDL {
+		before, berr := s.visibleSchema()
 		s.ddl = append(s.ddl, st)
+		if !autocommit && berr == nil {
+			// The block's own sequences follow its DDL (tables made,
+			// dropped, renamed, TRUNCATE ... RESTART IDENTITY).
+			if after, err := s.visibleSchema(); err == nil {
+				s.trackSequences(before, after, st.Tree())
+			}
+		}
 	}
 	if autocommit {
 		if err := s.commit(ctx); err != nil {
@@ -368,41 +376,64 @@ func (s *Session) begin(st *sqlan.Stmt) (*answer.Answer, error) {
 // commit commits the open transaction, if any, and ends the block. DDL
 // that committed is recorded in the schema catalog.
 func (s *Session) commit(ctx context.Context) error {
-	t, ddl := s.txn, s.ddl
+	t, ddl, blk := s.txn, s.ddl, s.seqs.block
+	var verr error
+	if hasSequenceDDL(ddl) {
+		// Only shepherd's catalog checks sequence DDL: it must still
+		// apply to what others committed since (a sequence of that name
+		// made meanwhile).
+		_, verr = s.visibleSchema()
+	}
 	s.txn, s.inBlock, s.failed, s.ddl = nil, false, false, nil
 	s.savepoints, s.spCount = nil, 0
-	if t == nil {
-		s.endTransaction(true)
-		return nil
+	if verr != nil {
+		if t != nil {
+			t.Rollback()
+		}
+		s.endTransaction(false)
+		return verr
 	}
-	err := t.Commit(ctx)
-	if err != nil && !errors.Is(err, coord.ErrCommitsAnyway) {
-		s.endTransaction(false) // a COMMIT that fails rolls back, SETs too
-		s.forgetSequences(ddl)
-		return err
-	}
-	s.endTransaction(true)
-	if len(ddl) == 0 {
-		return err
-	}
-	// Committed: with the log barrier, in one write of the catalog file;
-	// a start-up after a crash before this point applies the changes
-	// from the log.
 	trees := make([]*pg_query.Node, len(ddl))
 	for i, st := range ddl {
 		trees[i] = st.Tree()
 	}
+	seqs := blk.commitForm()
+	cat := s.cache.Catalog()
+	if t == nil {
+		// Nothing ran on the replicas: the catalog's write is the commit.
+		s.endTransaction(true)
+		if len(trees) == 0 && seqs.Empty() {
+			return nil
+		}
+		return cat.CommitBlock(0, trees, seqs)
+	}
+	if err := cat.Pending(blk.serialBounds()); err != nil {
+		t.Rollback()
+		s.endTransaction(false)
+		return pgerr.Wrap(pgerr.InternalError, err, "shepherd could not record the block's sequences; the transaction was rolled back")
+	}
+	err := t.Commit(ctx)
+	if err != nil && !errors.Is(err, coord.ErrCommitsAnyway) {
+		s.endTransaction(false) // a COMMIT that fails rolls back, SETs too
+		return err
+	}
+	s.endTransaction(true)
+	if len(trees) == 0 && seqs.Empty() {
+		return err
+	}
+	// Committed: with the log barrier, in one write of the catalog file;
+	// a start-up after a crash before this point applies the changes
+	// from the log (and the block's SERIAL counters from Pending).
 	if err != nil {
 		// Committing although the client gave up (DDL that MariaDB
 		// committed as it ran it): the outcome is not known yet. The
 		// replicas may still refuse it (the MariaDB replica is then
 		// retired), and its barrier is known only once decided: the
 		// catalog follows what happens, not what was hoped.
-		cat := s.cache.Catalog()
-		t.AfterCommit(func(barrier uint64) error { return cat.Commit(barrier, trees) })
+		t.AfterCommit(func(barrier uint64) error { return cat.CommitBlock(barrier, trees, seqs) })
 		return err
 	}
-	if err := s.cache.Catalog().Commit(t.Barrier(), trees); err != nil {
+	if err := cat.CommitBlock(t.Barrier(), trees, seqs); err != nil {
 		return pgerr.Wrap(pgerr.InternalError, err, "the statement committed, but shepherd could not record the schema change")
 	}
 	return err
@@ -443,7 +474,7 @@ func (s *Session) pinArgs(ctx context.Context, st *sqlan.Stmt, args []driver.Arg
 		TxnTime:  s.txnTime,
 		StmtTime: time.Now(),
 		Next: func(table, column string) (int64, error) {
-			v, err := s.cache.Catalog().Next(table, column, 1)
+			v, err := s.serialNext(table, column)
 			if err == nil {
 				s.seqs.called(table+"_"+column+"_seq", v)
 			}
@@ -467,29 +498,16 @@ func (s *Session) endBlock(commit bool) {
 	if s.txn != nil && !commit {
 		s.txn.Rollback()
 	}
-	if !commit {
-		s.forgetSequences(s.ddl)
-	}
 	s.txn, s.inBlock, s.failed, s.ddl = nil, false, false, nil
 	s.savepoints, s.spCount = nil, 0
 	s.endTransaction(commit)
-}
-
-// forgetSequences drops the sequences of the tables that ddl, rolled
-// back, created: the block's INSERTs drew from them.
-func (s *Session) forgetSequences(ddl []*sqlan.Stmt) {
-	for _, st := range ddl {
-		if c := st.Tree().GetCreateStmt(); c != nil {
-			s.cache.Catalog().Forget(c.Relation.GetRelname())
-		}
-	}
 }
 
 // endTransaction ends what lasts for a transaction besides the replicas'
 // work: SET LOCAL (and, rolled back, SET), advisory transaction locks,
 // txid_current().
 func (s *Session) endTransaction(commit bool) {
-	s.endSequences(commit)
+	s.seqs.block = seqBlock{} // COMMIT handed it to the catalog
 	s.endSettings(commit)
 	s.endCursors(commit)
 	s.shared.locks.release(&s.owner, false)
