@@ -46,6 +46,10 @@ func (t *Txn) Barrier() uint64 {
 	return t.barrier
 }
 
+// ID is the transaction's id, as its write-ahead log record names it
+// (wal.Record.Txn).
+func (t *Txn) ID() uint64 { return uint64(t.id) }
+
 // ErrUnreplayable is wrapped by the error of a replay that found a
 // logged statement without the form its replica's dialect ran: a record
 // of an older shepherd (log format 1 kept the client's text only), or a

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -42,9 +43,9 @@ type Catalog struct {
 	// mark says which logged transactions' schema changes the catalog
 	// holds (see LogMark).
 	mark LogMark
-	// pending are bounds of SERIAL counters that blocks being committed
-	// started (see Pending).
-	pending map[string]int64
+	// pending are the catalog changes of blocks whose COMMIT is under
+	// way, by transaction (see Pending).
+	pending map[uint64]PendingBlock
 }
 
 // LogMark says which transactions of the write-ahead log have their
@@ -75,9 +76,9 @@ type fileForm struct {
 	// Log is absent in the files of older shepherds, which recorded the
 	// changes after the commit: those are taken to hold the whole log.
 	Log *LogMark `json:"log,omitempty"`
-	// Pending are bounds of the SERIAL counters of blocks whose COMMIT
-	// was under way (see Catalog.Pending).
-	Pending map[string]int64 `json:"pending_serial,omitempty"`
+	// Pending are the catalog changes of blocks whose COMMIT was under
+	// way (see Catalog.Pending).
+	Pending []PendingBlock `json:"pending,omitempty"`
 }
 
 // Open reads the catalog kept in path, or starts an empty one if the file
@@ -85,7 +86,7 @@ type fileForm struct {
 func Open(path string) (*Catalog, error) {
 	c := &Catalog{path: path, seqs: map[string]int64{}, saved: map[string]int64{},
 		named: map[string]SeqState{}, durable: map[string]SeqState{}, ahead: map[string]int64{},
-		pending: map[string]int64{}}
+		pending: map[uint64]PendingBlock{}}
 	var f fileForm
 	existed := false
 	if path != "" {
@@ -119,8 +120,8 @@ func Open(path string) (*Catalog, error) {
 	for k, v := range f.Named {
 		c.named[k], c.durable[k] = v, v
 	}
-	for k, v := range f.Pending {
-		c.pending[k] = v
+	for _, p := range f.Pending {
+		c.pending[p.Txn] = p
 	}
 	c.snap.Store(f.Schema)
 	return c, nil
@@ -149,6 +150,9 @@ func (c *Catalog) Commit(barrier uint64, stmts []*pg_query.Node) error {
 // made on what it created or restarted); nextval() of what others see is
 // not, and is never undone.
 type BlockSeqs struct {
+	// Txn is the block's transaction in the write-ahead log (0: none);
+	// CommitBlock forgets what Pending recorded of it.
+	Txn uint64
 	// Named are the states of the sequences of CREATE SEQUENCE that the
 	// block made or restarted (its nextval() calls drew from these).
 	Named map[string]SeqState
@@ -231,10 +235,10 @@ func (c *Catalog) CommitBlock(barrier uint64, stmts []*pg_query.Node, b *BlockSe
 				c.saved[k] = max(c.saved[k], next)
 				changed = true
 			}
-			if _, ok := c.pending[k]; ok {
-				delete(c.pending, k)
-				changed = true
-			}
+		}
+		if _, ok := c.pending[b.Txn]; ok && b.Txn != 0 {
+			delete(c.pending, b.Txn)
+			changed = true
 		}
 	}
 	if barrier > 0 && !c.mark.Holds(barrier) {
@@ -308,41 +312,59 @@ func (c *Catalog) resetSequences(old, next *Snapshot, n *pg_query.Node) {
 	}
 }
 
-// Pending records, durably, bounds for SERIAL counters ("table.column")
-// that a block started, before its COMMIT reaches the write-ahead log: a
-// crash after the log record and before CommitBlock's write leaves start-
-// up to make the block's tables from the log, with counters at 1 while
-// the block's rows hold values up to the bounds. SettlePending then moves
-// each counter that exists up to its bound. A bound only ever moves a
-// counter forward, so one of a block that did not commit skips values,
-// never hands one out twice.
-func (c *Catalog) Pending(bounds map[string]int64) error {
-	if len(bounds) == 0 {
-		return nil
-	}
+// PendingBlock is what a transaction block's COMMIT will record in the
+// catalog: its DDL in order (the client's text, sequence DDL included,
+// which no replica runs and the write-ahead log does not hold) and its
+// own sequences (BlockSeqs).
+type PendingBlock struct {
+	Txn        uint64                 `json:"txn"`
+	Statements []string               `json:"statements,omitempty"`
+	Named      map[string]SeqState    `json:"named,omitempty"`
+	Serial     map[string]SerialStart `json:"serial,omitempty"`
+}
+
+// Pending records p durably before the block's COMMIT reaches the
+// write-ahead log. A crash after the log record and before CommitBlock's
+// write would otherwise lose what the log does not hold: the block's
+// sequence DDL and the counters its rows drew from (a table made in the
+// block would start at 1 again over its rows). Start-up applies p in
+// place of the DDL of the log record of transaction p.Txn (PendingBlocks)
+// and forgets p if the log has no such record: the COMMIT did not
+// happen.
+func (c *Catalog) Pending(p PendingBlock) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for k, v := range bounds {
-		c.pending[k] = max(c.pending[k], v)
-	}
+	c.pending[p.Txn] = p
 	return c.saveLocked()
 }
 
-// SettlePending applies the bounds Pending recorded (start-up calls it
-// once the catalog holds the whole log) and forgets them.
-func (c *Catalog) SettlePending() error {
+// DropPending forgets what Pending recorded of transaction txn (its
+// COMMIT failed).
+func (c *Catalog) DropPending(txn uint64) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.pending[txn]; !ok {
+		return nil
+	}
+	delete(c.pending, txn)
+	return c.saveLocked()
+}
+
+// PendingBlocks returns what Pending recorded and CommitBlock did not
+// yet record, by transaction.
+func (c *Catalog) PendingBlocks() map[uint64]PendingBlock {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return maps.Clone(c.pending)
+}
+
+// ClearPending forgets every pending block (start-up, once the catalog
+// holds the log).
+func (c *Catalog) ClearPending() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.pending) == 0 {
 		return nil
-	}
-	snap := c.snap.Load()
-	for k, v := range c.pending {
-		table, col := splitSeq(k)
-		if t := snap.Table(table); t != nil && t.Column(col) != nil && t.Column(col).Fill == FillSerial && c.seqs[k] < v {
-			c.seqs[k] = v
-			c.saved[k] = max(c.saved[k], v)
-		}
 	}
 	clear(c.pending)
 	return c.saveLocked()
@@ -540,7 +562,11 @@ func (c *Catalog) saveLocked() error {
 		return nil
 	}
 	mark := c.mark
-	b, err := json.MarshalIndent(fileForm{Schema: c.snap.Load(), Sequences: c.saved, Named: c.durable, Log: &mark, Pending: c.pending}, "", "  ")
+	var pending []PendingBlock
+	for _, txn := range slices.Sorted(maps.Keys(c.pending)) {
+		pending = append(pending, c.pending[txn])
+	}
+	b, err := json.MarshalIndent(fileForm{Schema: c.snap.Load(), Sequences: c.saved, Named: c.durable, Log: &mark, Pending: pending}, "", "  ")
 	if err != nil {
 		return fmt.Errorf("schema: %w", err)
 	}

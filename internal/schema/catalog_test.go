@@ -201,34 +201,44 @@ func TestCommitBlock(t *testing.T) {
 	}
 }
 
-// TestSettlePending: a bound recorded before a COMMIT that crashed
-// before the catalog's write moves the counter of the table start-up made
-// from the log; one of a table that does not exist is dropped.
-func TestSettlePending(t *testing.T) {
+// TestPendingBlock: what Pending records is in the file until
+// CommitBlock of its transaction or DropPending, and only then.
+func TestPendingBlock(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "catalog.json")
 	c, err := Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	apply(t, c, "CREATE TABLE keep (id serial PRIMARY KEY)")
-	if err := c.Pending(map[string]int64{"keep.id": 9, "nosuch.id": 4}); err != nil {
+	p := PendingBlock{Txn: 7, Statements: []string{"CREATE SEQUENCE n"}, Named: map[string]SeqState{"n": {Last: 4, Called: true}}}
+	if err := c.Pending(p); err != nil {
 		t.Fatal(err)
 	}
-	// The crash: the log then makes keep again; start-up applies it.
-	c, err = Open(path)
+	if err := c.Pending(PendingBlock{Txn: 8}); err != nil {
+		t.Fatal(err)
+	}
+	if c, err = Open(path); err != nil { // a crash
+		t.Fatal(err)
+	}
+	if got := c.PendingBlocks(); len(got) != 2 || got[7].Named["n"].Last != 4 || got[7].Statements[0] != "CREATE SEQUENCE n" {
+		t.Fatalf("pending after a restart: %+v", got)
+	}
+	if err := c.DropPending(8); err != nil {
+		t.Fatal(err)
+	}
+	r, err := pg_query.Parse("CREATE SEQUENCE n")
 	if err != nil {
 		t.Fatal(err)
 	}
-	apply(t, c, "DROP TABLE keep")
-	apply(t, c, "CREATE TABLE keep (id serial PRIMARY KEY)")
-	if err := c.SettlePending(); err != nil {
+	if err := c.CommitBlock(3, []*pg_query.Node{r.Stmts[0].Stmt}, &BlockSeqs{Txn: 7, Named: p.Named}); err != nil {
 		t.Fatal(err)
 	}
-	if v, _ := c.Next("keep", "id", 1); v != 9 {
-		t.Errorf("keep after start-up: next %d, want 9", v)
+	if c, err = Open(path); err != nil {
+		t.Fatal(err)
 	}
-	apply(t, c, "CREATE TABLE nosuch (id serial PRIMARY KEY)")
-	if v, _ := c.Next("nosuch", "id", 1); v != 1 {
-		t.Errorf("a table made after start-up: next %d, want 1", v)
+	if got := c.PendingBlocks(); len(got) != 0 {
+		t.Errorf("pending after CommitBlock and DropPending: %+v", got)
+	}
+	if v, _ := c.SeqNext("n"); v < 5 {
+		t.Errorf("n after CommitBlock: %d, want at least 5", v)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/shepherd-db/shepherd/internal/driver"
 	"github.com/shepherd-db/shepherd/internal/pgerr"
 	"github.com/shepherd-db/shepherd/internal/replica"
+	"github.com/shepherd-db/shepherd/internal/schema"
 	"github.com/shepherd-db/shepherd/internal/sqlan"
 	"github.com/shepherd-db/shepherd/internal/wal"
 )
@@ -227,8 +228,17 @@ func unreachable(err error) bool {
 func recoverCatalog(cache *sqlan.Cache, records []wal.Record, log *slog.Logger) error {
 	cat := cache.Catalog()
 	mark := cat.Mark()
+	pending := cat.PendingBlocks()
 	for _, rec := range records {
 		if mark.Holds(rec.Barrier) {
+			continue
+		}
+		if p, ok := pending[rec.Txn]; ok {
+			// A block whose COMMIT was under way recorded its changes,
+			// sequence DDL and counters included, which the log lacks.
+			// (Transaction ids are unique within a run, and every record
+			// of an earlier run is held.)
+			recoverPending(cache, rec.Barrier, p, log)
 			continue
 		}
 		var ddl []string
@@ -271,9 +281,42 @@ func recoverCatalog(cache *sqlan.Cache, records []wal.Record, log *slog.Logger) 
 			return err
 		}
 	}
-	// The SERIAL counters of blocks whose COMMIT was under way: their
-	// tables now stand as the log left them.
-	return cat.SettlePending()
+	// The other pending blocks never reached the log: never committed.
+	return cat.ClearPending()
+}
+
+// recoverPending records in the catalog what a block whose COMMIT was
+// under way recorded of itself (schema.Catalog.Pending), for its logged
+// transaction at barrier.
+func recoverPending(cache *sqlan.Cache, barrier uint64, p schema.PendingBlock, log *slog.Logger) {
+	cat := cache.Catalog()
+	var trees []*pg_query.Node
+	// Each statement is analysed against the schema the block saw then,
+	// as in the block.
+	snap := cat.Snapshot()
+	for _, sql := range p.Statements {
+		sts, err := cache.ParseFor(sql, snap)
+		if err == nil && len(sts) != 1 {
+			err = fmt.Errorf("%d statements in one pending entry", len(sts))
+		}
+		var next *schema.Snapshot
+		if err == nil {
+			next, err = snap.Apply(sts[0].Tree())
+		}
+		if err != nil {
+			log.Error("a pending schema change could not be read", "barrier", barrier, "statement", sql, "err", err)
+			continue
+		}
+		snap = next
+		trees = append(trees, sts[0].Tree())
+	}
+	err := cat.CommitBlock(barrier, trees, &schema.BlockSeqs{Txn: p.Txn, Named: p.Named, Serial: p.Serial})
+	if err != nil {
+		_ = cat.Commit(barrier, nil)
+		log.Error("a pending schema change could not be recorded in the catalog", "barrier", barrier, "err", err)
+		return
+	}
+	log.Warn("schema change recovered from the pending block", "barrier", barrier, "statements", len(p.Statements))
 }
 
 // resolveIntents resolves the DDL intents the last run left in the intent

@@ -214,6 +214,20 @@ func TestSequenceBlockNoReissue(t *testing.T) {
 					draw(a, "A after "+alter+" "+end)
 				}
 			}
+			// A block that turned the sequence's direction would draw
+			// values others draw too: refused, naming the construct.
+			mustExec(t, a, "CREATE SEQUENCE dir")
+			mustExec(t, a, "BEGIN")
+			mustExec(t, a, "ALTER SEQUENCE dir INCREMENT -1 MINVALUE -100")
+			if _, err := a.Exec(ctx, "SELECT nextval('dir')"); sqlstate(err) != "0A000" || !strings.Contains(err.Error(), "INCREMENT") {
+				t.Errorf("nextval after the block turned the direction: %v, want 0A000 naming ALTER SEQUENCE ... INCREMENT", err)
+			}
+			mustExec(t, a, "ROLLBACK")
+			// Sequence DDL and a statement using it in one query string.
+			res, err := a.PgConn().Exec(ctx, "CREATE SEQUENCE multi START 3; SELECT nextval('multi')").ReadAll()
+			if err != nil || len(res) != 2 || len(res[1].Rows) != 1 || string(res[1].Rows[0][0]) != "3" {
+				t.Errorf("CREATE SEQUENCE and nextval in one string: %v, %v; want 3", res, err)
+			}
 		})
 	}
 }

@@ -104,18 +104,6 @@ func (b seqBlock) commitForm() *schema.BlockSeqs {
 	return out
 }
 
-// serialBounds are the bounds Catalog.Pending records for the counters
-// the block started.
-func (b seqBlock) serialBounds() map[string]int64 {
-	out := map[string]int64{}
-	for k, e := range b.serial {
-		if e.own {
-			out[k] = e.next
-		}
-	}
-	return out
-}
-
 // serialSource says where nextval() of SERIAL column table.column (as
 // the block sees it) draws: the block's own counter (own) or the
 // committed counter key.

@@ -24,6 +24,7 @@ import (
 	"github.com/shepherd-db/shepherd/internal/driver"
 	"github.com/shepherd-db/shepherd/internal/pgerr"
 	"github.com/shepherd-db/shepherd/internal/pgwire"
+	"github.com/shepherd-db/shepherd/internal/schema"
 	"github.com/shepherd-db/shepherd/internal/sqlan"
 )
 
@@ -231,10 +232,11 @@ func (s *Session) Query(ctx context.Context, sql string, emit func(*answer.Answe
 }
 
 // ddlBefore reports whether a statement other than the last of sts is
-// DDL, which the statements after it must be analysed with.
+// DDL (sequence DDL too), which the statements after it must be analysed
+// with.
 func ddlBefore(sts []*sqlan.Stmt) bool {
 	for _, st := range sts[:max(len(sts)-1, 0)] {
-		if st.Kind == sqlan.DDL {
+		if st.Kind == sqlan.DDL || st.Kind == sqlan.Local && st.Session != nil && st.Session.Op == "sequence" {
 			return true
 		}
 	}
@@ -407,14 +409,27 @@ func (s *Session) commit(ctx context.Context) error {
 		}
 		return cat.CommitBlock(0, trees, seqs)
 	}
-	if err := cat.Pending(blk.serialBounds()); err != nil {
-		t.Rollback()
-		s.endTransaction(false)
-		return pgerr.Wrap(pgerr.InternalError, err, "shepherd could not record the block's sequences; the transaction was rolled back")
+	if hasSequenceDDL(ddl) || !seqs.Empty() {
+		// What the log will not hold, recorded before it is: a crash
+		// after the log record and before the catalog's write below
+		// would lose it (see schema.Catalog.Pending).
+		seqs.Txn = t.ID()
+		p := schema.PendingBlock{Txn: seqs.Txn, Named: seqs.Named, Serial: seqs.Serial}
+		for _, st := range ddl {
+			p.Statements = append(p.Statements, st.SQL)
+		}
+		if err := cat.Pending(p); err != nil {
+			t.Rollback()
+			s.endTransaction(false)
+			return pgerr.Wrap(pgerr.InternalError, err, "shepherd could not record the block's sequences; the transaction was rolled back")
+		}
 	}
 	err := t.Commit(ctx)
 	if err != nil && !errors.Is(err, coord.ErrCommitsAnyway) {
 		s.endTransaction(false) // a COMMIT that fails rolls back, SETs too
+		if seqs.Txn != 0 {
+			_ = cat.DropPending(seqs.Txn) // an error is the file's; start-up drops it
+		}
 		return err
 	}
 	s.endTransaction(true)
