@@ -113,14 +113,22 @@ func (in Intent) Record(barrier uint64) wal.Record {
 
 // Logged reports whether records, the log, hold the intent's commit;
 // known is false when the log no longer reaches back to From (it was
-// truncated past it), so that it cannot tell.
+// truncated past it), so that it cannot tell. An empty log reaches back
+// to nothing: it tells only for an intent recorded while nothing was
+// durable in a log that started empty (From is 1: barriers start at 1,
+// coord.PlanStart), since a log that held a record is never empty again
+// (wal.TruncateBefore keeps a durable one). Any other empty log may have
+// lost the record (a log truncated whole, a log directory replaced).
 func (in Intent) Logged(records []wal.Record) (logged, known bool) {
 	for _, r := range records {
 		if r.Txn == in.Txn && r.Barrier >= in.From {
 			return true, true
 		}
 	}
-	return false, len(records) == 0 || records[0].Barrier <= in.From
+	if len(records) == 0 {
+		return false, in.From <= 1
+	}
+	return false, records[0].Barrier <= in.From
 }
 
 // intentFile is the form of the intent file.
