@@ -528,7 +528,10 @@ func (w *writer) drop(d *pg_query.DropStmt) {
 	if d.Concurrent {
 		w.refuse("DROP INDEX CONCURRENTLY")
 	}
-	if d.Behavior == pg_query.DropBehavior_DROP_CASCADE {
+	if d.Behavior == pg_query.DropBehavior_DROP_CASCADE && d.RemoveType != pg_query.ObjectType_OBJECT_TABLE && d.RemoveType != pg_query.ObjectType_OBJECT_VIEW {
+		// Of a table or view, CASCADE drops nothing more: the analysis
+		// (sqlan) refuses it where views or other tables' foreign keys
+		// depend on what is dropped.
 		w.refuse("DROP ... CASCADE")
 	}
 	var what string
@@ -553,8 +556,29 @@ func (w *writer) drop(d *pg_query.DropStmt) {
 		}
 		objs = append(objs, l.Items[len(l.Items)-1].GetString_().Sval)
 	}
-	if len(objs) != 1 && (w.lite() || what == "INDEX") {
+	if len(objs) != 1 && what == "INDEX" {
 		w.refuse("DROP of several objects in one statement")
+	}
+	if len(objs) > 1 && what != "INDEX" {
+		// Referencing tables first: SQLite, which drops one table per
+		// statement, checks the foreign keys of each drop at once.
+		objs = w.childrenFirst(objs)
+	}
+	if len(objs) > 1 && w.lite() {
+		// SQLite's DROP takes one name: one statement each. The
+		// analysis checked beforehand that each exists (or IF
+		// EXISTS), so none fails part way.
+		for i, o := range objs {
+			if i > 0 {
+				w.str("; ")
+			}
+			w.str("DROP " + what + " ")
+			if d.MissingOk {
+				w.str("IF EXISTS ")
+			}
+			w.ident(o)
+		}
+		return
 	}
 	if what == "INDEX" && w.my() {
 		if w.dropFKIndex(objs[0], d.MissingOk) {
@@ -574,6 +598,39 @@ func (w *writer) drop(d *pg_query.DropStmt) {
 		w.str(" ON ")
 		w.ident(table)
 	}
+}
+
+// childrenFirst orders the tables of one DROP so that a table comes
+// after every other of the list whose foreign keys reference it, else
+// keeping the statement's order.
+func (w *writer) childrenFirst(objs []string) []string {
+	in := map[string]bool{}
+	for _, o := range objs {
+		in[o] = true
+	}
+	out := make([]string, 0, len(objs))
+	done := map[string]bool{}
+	var visit func(o string, depth int)
+	visit = func(o string, depth int) {
+		if done[o] || depth > len(objs) { // depth: a cycle of references
+			return
+		}
+		kids := w.schema.Children(o)
+		slices.Sort(kids) // Children's order is a map's
+		for _, k := range kids {
+			if in[k] {
+				visit(k, depth+1)
+			}
+		}
+		if !done[o] {
+			done[o] = true
+			out = append(out, o)
+		}
+	}
+	for _, o := range objs {
+		visit(o, 0)
+	}
+	return out
 }
 
 // dropFKIndex writes, for MariaDB, the drop of an index that a foreign
