@@ -147,3 +147,126 @@ func TestDropSeveralTablesAsPostgres(t *testing.T) {
 	}
 	stepsAsPostgres(t, setup, steps)
 }
+
+// TestLockTableAsPostgres (issue 15): LOCK TABLE in every mode is
+// accepted inside a block and refused outside one (25P01) as PostgreSQL
+// does, fails for a relation that does not exist (42P01), and pg_dump's
+// form (schema-qualified, ACCESS SHARE) works.
+func TestLockTableAsPostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real engines")
+	}
+	setup := []string{
+		"CREATE TABLE lk (id int PRIMARY KEY, v text)",
+		"CREATE TABLE lk2 (id int PRIMARY KEY)",
+		"INSERT INTO lk VALUES (1, 'one')",
+	}
+	steps := []string{
+		"LOCK TABLE lk IN ACCESS SHARE MODE",
+		"LOCK lk",
+		"BEGIN",
+		"LOCK TABLE public.lk IN ACCESS SHARE MODE",
+		"LOCK TABLE lk IN ROW SHARE MODE",
+		"LOCK TABLE lk IN ROW EXCLUSIVE MODE",
+		"LOCK TABLE lk IN SHARE UPDATE EXCLUSIVE MODE",
+		"LOCK TABLE lk IN SHARE MODE",
+		"LOCK TABLE lk, lk2 IN SHARE ROW EXCLUSIVE MODE",
+		"LOCK TABLE ONLY lk IN EXCLUSIVE MODE NOWAIT",
+		"LOCK lk",
+		"SELECT id, v FROM lk",
+		"UPDATE lk SET v = 'uno' WHERE id = 1",
+		"LOCK TABLE nosuch IN ACCESS SHARE MODE",
+		"SELECT 1",
+		"ROLLBACK",
+		"BEGIN",
+		"LOCK TABLE lk2, nosuch",
+		"COMMIT",
+		"LOCK TABLE lk IN ACCESS EXCLUSIVE MODE; INSERT INTO lk VALUES (2, 'two')",
+		"SELECT id, v FROM lk ORDER BY id",
+		"BEGIN; LOCK TABLE lk IN SHARE MODE; SELECT count(*) FROM lk; COMMIT",
+	}
+	stepsAsPostgres(t, setup, steps)
+}
+
+// TestLockTableConflicts: shepherd holds LOCK TABLE's locks until the
+// block ends, across sessions, with PostgreSQL's conflicts: NOWAIT of a
+// conflicting mode fails with 55P03 (and aborts the block), a mode that
+// does not conflict is granted, and the holder's COMMIT lets go. (The
+// waits and deadlocks: session.TestTableLocks.)
+func TestLockTableConflicts(t *testing.T) {
+	ctx := context.Background()
+	addr, _ := start(t, embedded(t))
+	a, b := connect(t, addr, "app"), connect(t, addr, "app")
+	mustExec(t, a, "CREATE TABLE lk (id int PRIMARY KEY)")
+	mustExec(t, a, "BEGIN")
+	mustExec(t, a, "LOCK TABLE lk IN EXCLUSIVE MODE")
+
+	mustExec(t, b, "BEGIN")
+	mustExec(t, b, "LOCK TABLE lk IN ACCESS SHARE MODE") // no conflict with EXCLUSIVE
+	_, err := b.Exec(ctx, "LOCK TABLE lk IN ROW SHARE MODE NOWAIT")
+	if sqlstate(err) != "55P03" || !strings.Contains(err.Error(), `could not obtain lock on relation "lk"`) {
+		t.Fatalf("NOWAIT: %v", err)
+	}
+	if _, err := b.Exec(ctx, "SELECT 1"); sqlstate(err) != "25P02" {
+		t.Fatalf("after the failed LOCK: %v", err)
+	}
+	mustExec(t, b, "ROLLBACK")
+	mustExec(t, b, "BEGIN")
+	if _, err := b.Exec(ctx, "LOCK TABLE lk IN ACCESS EXCLUSIVE MODE NOWAIT"); sqlstate(err) != "55P03" {
+		t.Fatalf("NOWAIT: %v", err)
+	}
+	mustExec(t, b, "ROLLBACK")
+	mustExec(t, a, "COMMIT")
+	mustExec(t, b, "BEGIN")
+	mustExec(t, b, "LOCK TABLE lk IN ACCESS EXCLUSIVE MODE NOWAIT")
+	mustExec(t, b, "COMMIT")
+}
+
+// TestPrepareExecuteAsPostgres (issue 15): SQL-level PREPARE (declared
+// and inferred parameter types), EXECUTE (arguments read as the
+// parameters' types), DEALLOCATE [PREPARE] name/ALL and DISCARD ALL
+// give PostgreSQL's answers and errors (26000 unknown name, 42P05
+// duplicate, 42601 wrong number of arguments, 22P02 a bad argument); a
+// PREPARE outlives the ROLLBACK of its block.
+func TestPrepareExecuteAsPostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real engines")
+	}
+	setup := []string{"CREATE TABLE pp (id int PRIMARY KEY, v text)"}
+	steps := []string{
+		"PREPARE ins (int, text) AS INSERT INTO pp VALUES ($1, $2)",
+		"EXECUTE ins(1, 'one')",
+		"EXECUTE ins (2, 'two')",
+		"PREPARE sel AS SELECT id, v FROM pp WHERE id > $1 ORDER BY id",
+		"EXECUTE sel(0)",
+		"EXECUTE sel('1')",
+		"EXECUTE sel",
+		"EXECUTE sel(1, 2)",
+		"EXECUTE sel('x')",
+		"EXECUTE nosuch",
+		"EXECUTE nosuch(1)",
+		"PREPARE sel AS SELECT 1",
+		"DEALLOCATE sel",
+		"EXECUTE sel(0)",
+		"DEALLOCATE sel",
+		"PREPARE q AS SELECT count(*) FROM pp",
+		"BEGIN",
+		"EXECUTE ins(3, 'three')",
+		"EXECUTE q",
+		"PREPARE r AS SELECT v FROM pp WHERE id = $1",
+		"EXECUTE nosuch",
+		"EXECUTE q",
+		"ROLLBACK",
+		"EXECUTE q",
+		"EXECUTE r(1)",
+		"PREPARE m AS UPDATE pp SET v = $2 WHERE id = $1; EXECUTE m(2, 'deux'); EXECUTE r(2)",
+		"DEALLOCATE PREPARE m",
+		"DEALLOCATE ALL",
+		"EXECUTE q",
+		"PREPARE d AS SELECT id FROM pp ORDER BY id",
+		"EXECUTE d",
+		"DISCARD ALL",
+		"EXECUTE d",
+	}
+	stepsAsPostgres(t, setup, steps)
+}

@@ -60,6 +60,14 @@ func (s *Session) runLocal(ctx context.Context, st *sqlan.Stmt, args []driver.Ar
 		case !s.conn.DropStatement(op.Name):
 			return nil, pgerr.New(pgerr.InvalidSQLStatementName, "prepared statement %q does not exist", op.Name)
 		}
+	case "lock":
+		return s.lockTables(ctx, st)
+	case "prepare":
+		if err := s.prepareSQL(ctx, op); err != nil {
+			return nil, err
+		}
+	case "execute":
+		return s.executeSQL(ctx, op, args)
 	case "declare":
 		return s.declare(ctx, st, args)
 	case "fetch":

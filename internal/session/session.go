@@ -63,6 +63,7 @@ type Session struct {
 	conn           pgwire.Conn // nil until Attach
 	shared         *Shared
 	owner          lockOwner          // in shared's advisory lock table
+	tableOwner     tableOwner         // in shared's table locks (LOCK TABLE)
 	lastXid        int64              // txid_current() of the open transaction, 0 before
 	seqs           seqSession         // currval() and lastval() of the session's sequences
 	reported       map[string]string  // the values the client was last told (ChangedParameters)
@@ -153,6 +154,7 @@ func (s *Session) endCall() {
 func (s *Session) Close(ctx context.Context) {
 	s.endBlock(false)
 	s.shared.locks.release(&s.owner, true)
+	s.shared.tables.release(&s.tableOwner)
 	if s.callCancel != nil {
 		s.callCancel() // lets go of the parent context
 	}
@@ -296,6 +298,7 @@ func (s *Session) exec(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (
 		if !s.inBlock && !s.implicit {
 			// The statement was its own transaction.
 			s.shared.locks.release(&s.owner, false)
+			s.shared.tables.release(&s.tableOwner)
 			s.lastXid = 0
 		}
 		return a, err
@@ -493,5 +496,6 @@ func (s *Session) endTransaction(commit bool) {
 	s.endSettings(commit)
 	s.endCursors(commit)
 	s.shared.locks.release(&s.owner, false)
+	s.shared.tables.release(&s.tableOwner)
 	s.lastXid = 0
 }
