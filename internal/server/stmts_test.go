@@ -8,7 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/shepherd-db/shepherd/internal/testenv"
 )
 
 // stmtOutcome is what a client sees of one query string, in full: each
@@ -269,4 +272,141 @@ func TestPrepareExecuteAsPostgres(t *testing.T) {
 		"EXECUTE d",
 	}
 	stepsAsPostgres(t, setup, steps)
+}
+
+// notifyTranscript runs LISTEN/NOTIFY traffic between a listener and a
+// notifier connected by connect, and returns what the listener received
+// (channel, payload, who sent it) and the errors, in order. A
+// notification that must not arrive is checked by a later one that must:
+// notifications arrive in commit order.
+func notifyTranscript(t *testing.T, connect func() *pgx.Conn) []string {
+	ctx := context.Background()
+	l, n := connect(), connect()
+	var out []string
+	exec := func(c *pgx.Conn, sql string) {
+		t.Helper()
+		if _, err := c.Exec(ctx, sql); err != nil {
+			if len(sql) > 40 {
+				sql = sql[:40] + "..."
+			}
+			var pe *pgconn.PgError
+			errors.As(err, &pe)
+			out = append(out, fmt.Sprintf("%s: %s %s", sql, sqlstate(err), pe.Message))
+		}
+	}
+	receive := func() {
+		t.Helper()
+		wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		defer cancel()
+		m, err := l.WaitForNotification(wctx)
+		if err != nil {
+			t.Fatalf("after %v: %v", out, err)
+		}
+		who := "?"
+		switch m.PID {
+		case n.PgConn().PID():
+			who = "notifier"
+		case l.PgConn().PID():
+			who = "listener"
+		}
+		out = append(out, fmt.Sprintf("%s %q from %s", m.Channel, m.Payload, who))
+	}
+	exec(l, "LISTEN ch")
+	exec(l, "LISTEN other")
+	exec(n, "NOTIFY ch, 'a'")
+	receive()
+	exec(n, "BEGIN")
+	exec(n, "NOTIFY ch, 'b'")
+	exec(n, "NOTIFY ch, 'b'")
+	exec(n, "NOTIFY ch, 'c'")
+	exec(n, "SELECT pg_notify('ch', 'b')")
+	exec(n, "SELECT pg_notify('other', 'x')")
+	exec(n, "COMMIT")
+	receive()
+	receive()
+	receive()
+	exec(n, "BEGIN; NOTIFY ch, 'rolled back'; ROLLBACK")
+	exec(n, "BEGIN")
+	exec(n, "NOTIFY ch, 'failed block'")
+	exec(n, "SELECT 1/0")
+	exec(n, "COMMIT")
+	exec(n, "NOTIFY ch")
+	receive()
+	// Not delivered while the listener's transaction is open.
+	exec(l, "BEGIN")
+	exec(n, "NOTIFY ch, 'while in a block'")
+	exec(l, "SELECT 1")
+	exec(l, "COMMIT")
+	receive()
+	// UNLISTEN rolled back keeps listening; one committed stops.
+	exec(l, "BEGIN; UNLISTEN ch; ROLLBACK")
+	exec(n, "NOTIFY ch, 'still'")
+	receive()
+	exec(l, "UNLISTEN ch")
+	exec(n, "NOTIFY ch, 'gone'")
+	exec(n, "NOTIFY other, 'y'")
+	receive()
+	// LISTEN in a block takes effect at commit; the listener hears
+	// itself.
+	exec(l, "BEGIN; LISTEN self; NOTIFY self, 'me'; COMMIT")
+	receive()
+	exec(n, "NOTIFY ch, '"+strings.Repeat("x", 8000)+"'")
+	exec(n, "SELECT pg_notify('', 'x')")
+	// DISCARD ALL unlistens everything.
+	exec(l, "DISCARD ALL")
+	exec(l, "LISTEN sentinel")
+	exec(n, "NOTIFY other, 'z'; NOTIFY self, 'z'")
+	exec(n, "NOTIFY sentinel, 's'")
+	receive()
+	// Several listeners; pgx's pool reset form.
+	l2 := connect()
+	exec(l2, "LISTEN sentinel")
+	exec(n, "NOTIFY sentinel, 'both'")
+	receive()
+	wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if m, err := l2.WaitForNotification(wctx); err != nil || m.Payload != "both" {
+		t.Fatalf("second listener: %v %v", m, err)
+	}
+	exec(l2, "UNLISTEN *")
+	return out
+}
+
+// TestListenNotifyAsPostgres (issue 15): LISTEN, UNLISTEN, NOTIFY and
+// pg_notify() through shepherd deliver what PostgreSQL 15 delivers, to
+// pgx's WaitForNotification: at the notifying transaction's commit (none
+// at ROLLBACK or a failed block), duplicates in a transaction folded,
+// while the listener is idle or as its own transaction ends, LISTEN and
+// UNLISTEN at commit, to the notifying session too, with PostgreSQL's
+// errors.
+func TestListenNotifyAsPostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real engines")
+	}
+	ctx := context.Background()
+	dsn := testenv.Postgres(t)
+	want := notifyTranscript(t, func() *pgx.Conn {
+		c, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close(ctx) })
+		return c
+	})
+	if testing.Verbose() {
+		t.Logf("PostgreSQL:\n%s", strings.Join(want, "\n"))
+	}
+	for _, name := range []string{"embedded", "cbs"} {
+		t.Run(name, func(t *testing.T) {
+			cfg := embedded(t)
+			if name == "cbs" {
+				cfg = realCluster(t, "cbs")
+			}
+			addr, _ := start(t, cfg)
+			got := notifyTranscript(t, func() *pgx.Conn { return connect(t, addr, "app") })
+			if strings.Join(got, "\n") != strings.Join(want, "\n") {
+				t.Errorf("shepherd:\n%s\nPostgreSQL:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+		})
+	}
 }

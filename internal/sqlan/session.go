@@ -43,7 +43,8 @@ type CallArg struct {
 // SessionOp is a session statement shepherd answers alone.
 type SessionOp struct {
 	// Op is "select" (Calls), "deallocate", "discard", "close",
-	// "unlisten", "declare" (Cursor, the query in the Stmt's Inner) or
+	// "listen", "unlisten", "notify", "lock", "prepare", "execute",
+	// "declare" (Cursor, the query in the Stmt's Inner) or
 	// "fetch" (Fetch).
 	Op string
 	// Name is DEALLOCATE's statement, CLOSE's cursor, UNLISTEN's channel
@@ -65,6 +66,8 @@ type SessionOp struct {
 	Prepare PrepareOp
 	// Args are EXECUTE's arguments (Op "execute" of statement Name).
 	Args []CallArg
+	// Payload is NOTIFY's (Op "notify" on channel Name).
+	Payload string
 }
 
 // LockOp is a LOCK TABLE: the relations (schema-qualified as written,
@@ -152,6 +155,7 @@ var sessionFuncs = map[string]sessionFunc{
 	"current_database":         {none, answer.OIDName, false},
 	"current_schema":           {none, answer.OIDName, false},
 	"current_setting":          {[][]string{{"text"}, {"text", "bool"}}, answer.OIDText, false},
+	"pg_notify":                {[][]string{{"text", "text"}}, oidVoid, true},
 	"pg_backend_pid":           {none, answer.OIDInt4, false},
 	"inet_server_addr":         {none, oidInet, false},
 	"inet_server_port":         {none, answer.OIDInt4, false},
@@ -578,8 +582,11 @@ func analyseSession(st *Stmt, n *pg_query.Node) (ok bool, err error) {
 			}
 		}
 		st.Verb = "EXECUTE"
+	case n.GetListenStmt() != nil:
+		op, st.Verb = &SessionOp{Op: "listen", Name: n.GetListenStmt().Conditionname}, "LISTEN"
+	case n.GetNotifyStmt() != nil:
+		op, st.Verb = &SessionOp{Op: "notify", Name: n.GetNotifyStmt().Conditionname, Payload: n.GetNotifyStmt().Payload}, "NOTIFY"
 	case n.GetUnlistenStmt() != nil:
-		// Nothing listens (LISTEN is refused), so there is nothing to undo.
 		name := n.GetUnlistenStmt().Conditionname
 		op, st.Verb = &SessionOp{Op: "unlisten", Name: name, All: name == ""}, "UNLISTEN"
 	default:
