@@ -410,3 +410,48 @@ func TestListenNotifyAsPostgres(t *testing.T) {
 		})
 	}
 }
+
+// TestPrepareSharesProtocolNames: SQL PREPARE and the protocol's Parse
+// name statements in one namespace, as in PostgreSQL: a statement
+// PREPAREd in SQL is bound by the protocol, one Parsed by the protocol is
+// EXECUTEd in SQL, and SQL DEALLOCATE drops either (26000 after).
+func TestPrepareSharesProtocolNames(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real engines")
+	}
+	ctx := context.Background()
+	run := func(c *pgconn.PgConn) []string {
+		var out []string
+		note := func(what string, err error) {
+			var pe *pgconn.PgError
+			if errors.As(err, &pe) {
+				what += " " + pe.Code + " " + pe.Message
+			} else if err != nil {
+				what += " " + err.Error()
+			}
+			out = append(out, what)
+		}
+		outcome := func(sql string) { out = append(out, stmtOutcome(ctx, c, sql)) }
+		outcome("CREATE TABLE ps (id int PRIMARY KEY, v text)")
+		outcome("PREPARE ins (int, text) AS INSERT INTO ps VALUES ($1, $2)")
+		r := c.ExecPrepared(ctx, "ins", [][]byte{[]byte("1"), []byte("one")}, nil, nil).Read()
+		note("bound "+r.CommandTag.String(), r.Err)
+		_, err := c.Prepare(ctx, "sel", "SELECT v FROM ps WHERE id = $1", nil)
+		note("parsed", err)
+		outcome("EXECUTE sel(1)")
+		_, err = c.Prepare(ctx, "ins", "SELECT 1", nil)
+		note("parse of a name taken", err)
+		outcome("DEALLOCATE sel")
+		r = c.ExecPrepared(ctx, "sel", [][]byte{[]byte("1")}, nil, nil).Read()
+		note("bound after DEALLOCATE", r.Err)
+		outcome("DEALLOCATE ins")
+		outcome("EXECUTE ins(2, 'two')")
+		return out
+	}
+	want := run(postgresAlone(t))
+	addr, _ := start(t, realCluster(t, "cbs"))
+	got := run(shepherdConn(t, addr))
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("shepherd:\n%s\nPostgreSQL:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -43,6 +43,27 @@ func (h *notifyHub) unlisten(s *Session, key string) {
 	}
 }
 
+// full reports whether a session listening on channel has more than
+// maxInbox bytes of notifications it has not been sent (it stays in a
+// transaction, or its client does not read).
+func (h *notifyHub) full(database, channel string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for l := range h.listeners[database+"\x00"+channel] {
+		l.inbox.mu.Lock()
+		n := l.inbox.bytes
+		l.inbox.mu.Unlock()
+		if n > maxInbox {
+			return true
+		}
+	}
+	return false
+}
+
+// maxInbox bounds the notifications waiting for one session, in bytes
+// (PostgreSQL bounds its queue, 8 GB, and fails NOTIFY when it is full).
+const maxInbox = 256 << 20
+
 // send hands each notification to the sessions listening on its channel.
 func (h *notifyHub) send(database string, notes []pgwire.Notification) {
 	h.mu.Lock()
@@ -58,12 +79,14 @@ func (h *notifyHub) send(database string, notes []pgwire.Notification) {
 type inbox struct {
 	mu    sync.Mutex
 	notes []pgwire.Notification
+	bytes int           // of notes' channels and payloads
 	ready chan struct{} // capacity 1: a notification arrived
 }
 
 func (b *inbox) add(n pgwire.Notification) {
 	b.mu.Lock()
 	b.notes = append(b.notes, n)
+	b.bytes += len(n.Channel) + len(n.Payload)
 	b.mu.Unlock()
 	select {
 	case b.ready <- struct{}{}:
@@ -76,7 +99,7 @@ func (s *Session) Notifications() []pgwire.Notification {
 	s.inbox.mu.Lock()
 	defer s.inbox.mu.Unlock()
 	out := s.inbox.notes
-	s.inbox.notes = nil
+	s.inbox.notes, s.inbox.bytes = nil, 0
 	return out
 }
 
@@ -97,6 +120,9 @@ type notifyState struct {
 	ops       []listenOp
 	pending   []pgwire.Notification
 }
+
+// programLimitExceeded is SQLSTATE 54000.
+const programLimitExceeded = "54000"
 
 // PostgreSQL's limits (NAMEDATALEN and NOTIFY_PAYLOAD_MAX_LENGTH).
 const (
@@ -120,6 +146,9 @@ func (s *Session) notify(channel, payload string) error {
 		if n.Channel == channel && n.Payload == payload {
 			return nil
 		}
+	}
+	if s.shared.notify.full(s.database, channel) {
+		return pgerr.New(programLimitExceeded, "too many notifications in the NOTIFY queue")
 	}
 	var pid uint32
 	if s.conn != nil {
