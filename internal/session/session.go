@@ -157,8 +157,9 @@ func (s *Session) Close(ctx context.Context) {
 	s.endBlock(false)
 	s.shared.locks.release(&s.owner, true)
 	s.shared.tables.release(&s.tableOwner)
-	s.notes.ops = append(s.notes.ops[:0], listenOp{all: true})
-	s.endNotify(true) // its notifications went with the rollback
+	// UNLISTEN *: the rollback above dropped what it would have sent.
+	s.notes.ops = []listenOp{{all: true}}
+	s.endNotify(true)
 	if s.callCancel != nil {
 		s.callCancel() // lets go of the parent context
 	}
