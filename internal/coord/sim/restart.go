@@ -248,6 +248,7 @@ func (s *sim) restart() {
 		delete(s.recs, e.barrier)
 	}
 	s.logQ = nil
+	clear(s.pendingCat) // their records never became durable: no commit
 	s.resolveIntents()
 	top, logged := s.logTop()
 	// Durable transactions whose COMMIT no replica was sent yet
@@ -286,6 +287,11 @@ func (s *sim) restart() {
 	}
 	if s.replayed < len(s.order) {
 		s.failf("restart: t%d decided before the crash but not replayable", s.order[s.replayed].id)
+		return
+	}
+
+	s.recoverCatalog()
+	if s.err != nil {
 		return
 	}
 
@@ -378,4 +384,108 @@ func (s *sim) restart() {
 			s.stepCore(coord.Down{R: coord.ReplicaID(r)})
 		}
 	}
+}
+
+// fileMark is the catalog file's record of which logged transactions'
+// schema changes it holds (schema.LogMark): every one up to floor, and
+// those in applied.
+type fileMark struct {
+	floor   uint64
+	applied []uint64
+}
+
+func (m fileMark) holds(b uint64) bool { return b <= m.floor || slices.Contains(m.applied, b) }
+
+// writeCatalog writes t's schema changes to the catalog file, with its
+// log barrier, in one write, as the session does after its commit
+// (schema.Catalog.Commit): only a transaction with a schema change.
+func (s *sim) writeCatalog(t *txn) {
+	keep := survivors(t.stmts[:t.sent])
+	ddl := false
+	for i, q := range t.stmts[:t.sent] {
+		if keep[i] && q.schemaChange() {
+			s.file.commit(q)
+			ddl = true
+		}
+	}
+	if b, ok := s.barrierOf[t.id]; ddl && ok && s.wal && !s.fileMark.holds(uint64(b)) {
+		s.fileMark.applied = append(s.fileMark.applied, uint64(b))
+	}
+}
+
+// catalogAfterCommit is the session's Txn.AfterCommit for t, whose client
+// was let go during its COMMIT: t's changes reach the catalog file once
+// its record is durable (at once if it is), never if the log refuses it.
+func (s *sim) catalogAfterCommit(t *txn) {
+	if b, ok := s.barrierOf[t.id]; !s.wal || ok && s.durable[b] {
+		s.writeCatalog(t)
+		return
+	}
+	s.pendingCat[t.id] = true
+}
+
+// recoverCatalog does what start-up does with the catalog file
+// (internal/server, recoverCatalog), with coord.PlanCatalog's decision:
+// the schema changes of the durable records the file lacks are applied
+// from the log, each transaction's barrier recorded with its last, and
+// the file then holds the whole log. Checked: the names it maps are those
+// the log's committed schema changes give, applied once each in barrier
+// order. The recovered catalog is the one the new run translates with.
+func (s *sim) recoverCatalog() {
+	var bs []int
+	for b := range s.recs {
+		if s.durable[b] {
+			bs = append(bs, b)
+		}
+	}
+	slices.Sort(bs)
+	want := make(catalog, len(s.file))
+	for k := range want {
+		want[k] = k
+	}
+	logged := make([]coord.LoggedDDL, 0, len(bs))
+	for _, b := range bs {
+		t := coord.LoggedDDL{Barrier: uint64(b)}
+		for _, st := range s.recs[b].Statements {
+			if !st.DDL {
+				continue
+			}
+			t.DDL = append(t.DDL, st.SQL)
+			q, err := decodeStmt(st.SQL)
+			if err != nil {
+				s.failf("restart: log barrier %d: %v", b, err)
+				return
+			}
+			want.commit(q)
+		}
+		logged = append(logged, t)
+	}
+	planCatalog := coord.PlanCatalog
+	if s.opt.planCatalog != nil {
+		planCatalog = s.opt.planCatalog
+	}
+	before := slices.Clone(s.file)
+	for _, step := range planCatalog(s.fileMark.holds, logged) {
+		q, err := decodeStmt(step.SQL)
+		if err != nil {
+			s.failf("restart: catalog recovery of log barrier %d: %v", step.Barrier, err)
+			return
+		}
+		s.file.commit(q)
+		if step.Last && !s.fileMark.holds(step.Barrier) {
+			s.fileMark.applied = append(s.fileMark.applied, step.Barrier)
+		}
+		s.logf("restart recovers %v (log barrier %d) into the catalog", q, step.Barrier)
+	}
+	if len(bs) > 0 {
+		top := uint64(bs[len(bs)-1])
+		s.fileMark = fileMark{floor: max(top, s.fileMark.floor),
+			applied: slices.DeleteFunc(s.fileMark.applied, func(b uint64) bool { return b <= top })}
+	}
+	if !slices.Equal(s.file, want) {
+		s.failf("restart: the catalog recovered from the log maps names to keys as %v (the file held %v), "+
+			"the log's committed schema changes give %v", s.file, before, want)
+		return
+	}
+	s.cat = slices.Clone(s.file)
 }

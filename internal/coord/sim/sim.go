@@ -36,11 +36,12 @@ type Options struct {
 	// the catalog of the replay's day (issue 14, item 2) instead of
 	// sending the logged form; checkBarrier and planStart, when set,
 	// replace coord.CheckBarrier and coord.PlanStart at restart, and
-	// planIntents coord.PlanIntents.
+	// planIntents coord.PlanIntents, planCatalog coord.PlanCatalog.
 	retranslate  bool
 	checkBarrier func(table string, high, top uint64, logged bool) error
 	planStart    func(f int, top uint64, reports []coord.StartReport) (coord.StartPlan, bool)
 	planIntents  func(intents []coord.DDLIntent, logged func(txn uint64) bool) coord.IntentPlan
+	planCatalog  func(holds func(barrier uint64) bool, txns []coord.LoggedDDL) []coord.CatalogStep
 }
 
 // core is what the simulator needs of the coordinator.
@@ -191,6 +192,18 @@ type sim struct {
 	// cat is shepherd's schema catalog: what the names of a statement
 	// denote (setup.swapEvery changes it).
 	cat catalog
+	// file is what the catalog's file (catalog.json) holds: the names
+	// as the shell recorded them, and which logged transactions' changes
+	// it holds (fileMark), written together, when the shell writes them:
+	// once the client's COMMIT succeeded, or, for a client let go during
+	// its COMMIT (coord.ErrCommitsAnyway), once its record is durable
+	// (cluster's Txn.AfterCommit). A crash in between leaves the file
+	// without them; start-up recovers them from the log (see
+	// recoverCatalog). pendingCat are the let-go transactions whose
+	// record is not durable yet.
+	file       catalog
+	fileMark   fileMark
+	pendingCat map[coord.TxnID]bool
 	// swapRNG draws the name swaps, restartRNG the restarts.
 	swapRNG, restartRNG *rand.Rand
 	// halted: shepherd could not start again (too few usable replicas).
@@ -312,6 +325,8 @@ func (s *sim) start() {
 	for k := range s.cat {
 		s.cat[k] = k
 	}
+	s.file = slices.Clone(s.cat)
+	s.pendingCat = map[coord.TxnID]bool{}
 	s.recs = map[int]wal.Record{}
 	s.base, s.nextLog, s.logged = 1, 1, 1
 	s.setup = st
@@ -641,6 +656,7 @@ func (s *sim) flush() {
 		for _, e := range s.logQ {
 			delete(s.barrierOf, e.txn)
 			delete(s.recs, e.barrier)
+			delete(s.pendingCat, e.txn)
 		}
 		s.logQ = nil
 		s.logf("the log fails")
@@ -653,6 +669,10 @@ func (s *sim) flush() {
 		if !e.refused {
 			s.durable[e.barrier] = true
 			s.logged, last = e.barrier+1, e.barrier
+			if s.pendingCat[e.txn] {
+				delete(s.pendingCat, e.txn)
+				s.writeCatalog(s.txns[e.txn])
+			}
 			continue
 		}
 		if last >= 0 {
@@ -661,6 +681,7 @@ func (s *sim) flush() {
 		}
 		delete(s.barrierOf, e.txn)
 		delete(s.recs, e.barrier)
+		delete(s.pendingCat, e.txn)
 		s.logged = e.barrier + 1
 		s.stepCore(coord.LogRefused{Txn: e.txn, Fail: pgerr.New(pgerr.ProgramLimitExceeded, "sim: record too large")})
 	}
@@ -1061,6 +1082,7 @@ func (s *sim) reply(r coord.Reply) {
 			}
 			s.res.Commits++
 			t.commitsAnyway = true
+			s.catalogAfterCommit(t)
 		case code != "":
 			s.res.Refused++
 			t.refused = true
@@ -1075,6 +1097,7 @@ func (s *sim) reply(r coord.Reply) {
 			if !t.survey {
 				s.checkCommitBacked(t)
 			}
+			s.writeCatalog(t)
 		}
 		s.replay()
 	case coord.OpRollback:
