@@ -282,6 +282,13 @@ func TestBrokenShellDecisions(t *testing.T) {
 		},
 		want: "restart: the catalog recovered from the log maps names",
 	}, {
+		// Item 10: a pinned swap (its client let go during COMMIT)
+		// recorded in the catalog at once, without its barrier, as the
+		// session did before Txn.AfterCommit: start-up applies it again.
+		name: "catalog records a pinned commit before its outcome", scenario: "schema-swap-pinned", mode: coord.CBS, seed: 1,
+		broken: func(o *Options) { o.catalogAtCancel = true },
+		want:   "restart: the catalog recovered from the log maps names",
+	}, {
 		// A compare that calls every survey unanimous misses the
 		// replica that committed other values than it answered.
 		name: "survey misses corruption", scenario: "corrupt-secondary", mode: coord.CBS, seed: 3,

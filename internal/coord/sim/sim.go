@@ -12,6 +12,7 @@ import (
 	"github.com/shepherd-db/shepherd/internal/coord"
 	"github.com/shepherd-db/shepherd/internal/driver"
 	"github.com/shepherd-db/shepherd/internal/pgerr"
+	"github.com/shepherd-db/shepherd/internal/schema"
 	"github.com/shepherd-db/shepherd/internal/wal"
 )
 
@@ -37,11 +38,15 @@ type Options struct {
 	// sending the logged form; checkBarrier and planStart, when set,
 	// replace coord.CheckBarrier and coord.PlanStart at restart, and
 	// planIntents coord.PlanIntents, planCatalog coord.PlanCatalog.
-	retranslate  bool
-	checkBarrier func(table string, high, top uint64, logged bool) error
-	planStart    func(f int, top uint64, reports []coord.StartReport) (coord.StartPlan, bool)
-	planIntents  func(intents []coord.DDLIntent, logged func(txn uint64) bool) coord.IntentPlan
-	planCatalog  func(holds func(barrier uint64) bool, txns []coord.LoggedDDL) []coord.CatalogStep
+	// catalogAtCancel records a pinned transaction's schema changes in
+	// the catalog when its client is let go, without its barrier, as
+	// the session did before Txn.AfterCommit (issue 14, item 10).
+	catalogAtCancel bool
+	retranslate     bool
+	checkBarrier    func(table string, high, top uint64, logged bool) error
+	planStart       func(f int, top uint64, reports []coord.StartReport) (coord.StartPlan, bool)
+	planIntents     func(intents []coord.DDLIntent, logged func(txn uint64) bool) coord.IntentPlan
+	planCatalog     func(holds func(barrier uint64) bool, txns []coord.LoggedDDL) []coord.CatalogStep
 }
 
 // core is what the simulator needs of the coordinator.
@@ -192,17 +197,17 @@ type sim struct {
 	// cat is shepherd's schema catalog: what the names of a statement
 	// denote (setup.swapEvery changes it).
 	cat catalog
-	// file is what the catalog's file (catalog.json) holds: the names
-	// as the shell recorded them, and which logged transactions' changes
-	// it holds (fileMark), written together, when the shell writes them:
+	// file is the shell's schema catalog as its file (catalog.json)
+	// holds it (see newCatalogFile): the names as the shell recorded
+	// them, and which logged transactions' changes it holds
+	// (schema.LogMark), written together, when the shell writes them:
 	// once the client's COMMIT succeeded, or, for a client let go during
 	// its COMMIT (coord.ErrCommitsAnyway), once its record is durable
 	// (cluster's Txn.AfterCommit). A crash in between leaves the file
 	// without them; start-up recovers them from the log (see
 	// recoverCatalog). pendingCat are the let-go transactions whose
 	// record is not durable yet.
-	file       catalog
-	fileMark   fileMark
+	file       *schema.Catalog
 	pendingCat map[coord.TxnID]bool
 	// swapRNG draws the name swaps, restartRNG the restarts.
 	swapRNG, restartRNG *rand.Rand
@@ -325,7 +330,14 @@ func (s *sim) start() {
 	for k := range s.cat {
 		s.cat[k] = k
 	}
-	s.file = slices.Clone(s.cat)
+	if s.wal && (st.swapEvery > 0 || st.ddl) {
+		// Only runs with a log restart, and only schema changes write
+		// the catalog.
+		var err error
+		if s.file, err = newCatalogFile(st.keys); err != nil {
+			s.failf("the catalog: %v", err)
+		}
+	}
 	s.pendingCat = map[coord.TxnID]bool{}
 	s.recs = map[int]wal.Record{}
 	s.base, s.nextLog, s.logged = 1, 1, 1
