@@ -1047,6 +1047,7 @@ func (s *Stmt) rewrite(r *rewriter) error {
 			return r.err
 		}
 		r.leaveOutDefaults(ins)
+		r.writeDefaults(ins)
 	}
 	if u := s.tree.GetUpdateStmt(); u != nil {
 		if r.checkUpdate(u); r.err != nil {
