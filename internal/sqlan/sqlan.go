@@ -1088,6 +1088,7 @@ func (s *Stmt) rewrite(r *rewriter) error {
 			return r.err
 		}
 		r.leaveOutDefaults(ins)
+		r.writeDefaults(ins)
 	}
 	if u := s.tree.GetUpdateStmt(); u != nil {
 		if r.checkUpdate(u); r.err != nil {
