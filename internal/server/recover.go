@@ -222,55 +222,63 @@ func unreachable(err error) bool {
 // logged transactions it lacks: shepherd records them in catalog.json
 // after the commit, so a crash in between leaves the file without them
 // while the replicas have them (SERIAL fills and * expansion would then
-// go wrong). The changes are applied in barrier order, each statement
+// go wrong). What to apply is coord.PlanCatalog's decision (the simulator
+// runs it too): the changes are applied in barrier order, each statement
 // analysed as at its commit, against the catalog as it stood then.
 // Afterwards the catalog holds the whole log.
 func recoverCatalog(cache *sqlan.Cache, records []wal.Record, log *slog.Logger) error {
 	cat := cache.Catalog()
 	mark := cat.Mark()
+	// A block whose COMMIT was under way recorded its changes, sequence
+	// DDL and counters included, which the log lacks
+	// (schema.Catalog.Pending): its logged transaction is recovered from
+	// that entry, in its place in barrier order, instead of from the
+	// log's DDL. (Transaction ids are unique within a run, and every
+	// record of an earlier run is held.)
 	pending := cat.PendingBlocks()
+	logged := make([]coord.LoggedDDL, 0, len(records))
+	fromPending := map[uint64]schema.PendingBlock{}
 	for _, rec := range records {
-		if mark.Holds(rec.Barrier) {
-			continue
-		}
+		t := coord.LoggedDDL{Barrier: rec.Barrier}
 		if p, ok := pending[rec.Txn]; ok {
-			// A block whose COMMIT was under way recorded its changes,
-			// sequence DDL and counters included, which the log lacks.
-			// (Transaction ids are unique within a run, and every record
-			// of an earlier run is held.)
-			recoverPending(cache, rec.Barrier, p, log)
+			fromPending[rec.Barrier] = p
+			t.DDL = []string{pendingMarker}
+		} else {
+			for _, st := range rec.Statements {
+				if st.DDL {
+					t.DDL = append(t.DDL, st.SQL)
+				}
+			}
+		}
+		logged = append(logged, t)
+	}
+	for _, step := range coord.PlanCatalog(mark.Holds, logged) {
+		if p, ok := fromPending[step.Barrier]; ok {
+			recoverPending(cache, step.Barrier, p, log)
 			continue
 		}
-		var ddl []string
-		for _, st := range rec.Statements {
-			if st.DDL {
-				ddl = append(ddl, st.SQL)
-			}
+		var b uint64
+		if step.Last {
+			b = step.Barrier // recorded with the transaction's last change
 		}
-		for i, sql := range ddl {
-			var b uint64
-			if i == len(ddl)-1 {
-				b = rec.Barrier // recorded with the transaction's last change
-			}
-			sts, err := cache.Parse(sql)
-			if err == nil && len(sts) != 1 {
-				err = fmt.Errorf("%d statements in one log entry", len(sts))
-			}
-			if err == nil {
-				err = cat.Commit(b, []*pg_query.Node{sts[0].Tree()})
-			}
-			if err != nil {
-				// As when the change committed: the client was told the
-				// catalog could not record it. The transaction counts as
-				// recorded, so that the next start does not try again.
-				if b > 0 {
-					_ = cat.Commit(b, nil)
-				}
-				log.Error("a logged schema change could not be recorded in the catalog", "barrier", rec.Barrier, "statement", sql, "err", err)
-				continue
-			}
-			log.Warn("schema change recovered from the write-ahead log", "barrier", rec.Barrier, "statement", sql)
+		sts, err := cache.Parse(step.SQL)
+		if err == nil && len(sts) != 1 {
+			err = fmt.Errorf("%d statements in one log entry", len(sts))
 		}
+		if err == nil {
+			err = cat.Commit(b, []*pg_query.Node{sts[0].Tree()})
+		}
+		if err != nil {
+			// As when the change committed: the client was told the
+			// catalog could not record it. The transaction counts as
+			// recorded, so that the next start does not try again.
+			if b > 0 {
+				_ = cat.Commit(b, nil)
+			}
+			log.Error("a logged schema change could not be recorded in the catalog", "barrier", step.Barrier, "statement", step.SQL, "err", err)
+			continue
+		}
+		log.Warn("schema change recovered from the write-ahead log", "barrier", step.Barrier, "statement", step.SQL)
 	}
 	var top uint64
 	if len(records) > 0 {
@@ -284,6 +292,12 @@ func recoverCatalog(cache *sqlan.Cache, records []wal.Record, log *slog.Logger) 
 	// The other pending blocks never reached the log: never committed.
 	return cat.ClearPending()
 }
+
+// pendingMarker stands, in what coord.PlanCatalog decides over, for the
+// changes of a logged transaction recovered from its pending entry: one
+// step, so that the plan places it in barrier order and skips it when
+// the catalog holds the transaction.
+const pendingMarker = "-- pending block"
 
 // recoverPending records in the catalog what a block whose COMMIT was
 // under way recorded of itself (schema.Catalog.Pending), for its logged

@@ -60,6 +60,14 @@ func (s *Session) runLocal(ctx context.Context, st *sqlan.Stmt, args []driver.Ar
 		case !s.conn.DropStatement(op.Name):
 			return nil, pgerr.New(pgerr.InvalidSQLStatementName, "prepared statement %q does not exist", op.Name)
 		}
+	case "lock":
+		return s.lockTables(ctx, st)
+	case "prepare":
+		if err := s.prepareSQL(ctx, op); err != nil {
+			return nil, err
+		}
+	case "execute":
+		return s.executeSQL(ctx, op, args)
 	case "declare":
 		return s.declare(ctx, st, args)
 	case "fetch":
@@ -94,14 +102,21 @@ func (s *Session) runLocal(ctx context.Context, st *sqlan.Stmt, args []driver.Ar
 				s.conn.DropAllPortals()
 			}
 			s.shared.locks.release(&s.owner, true)
+			s.listen(listenOp{all: true})
 		}
 		if op.Name == "sequences" {
 			s.seqs.curr, s.seqs.last = nil, ""
 		}
 		// PLANS (nothing cached) and TEMP (temporary tables are
 		// refused) leave nothing to do.
+	case "listen":
+		s.listen(listenOp{channel: op.Name, listen: true})
 	case "unlisten":
-		// LISTEN is refused, so nothing listens.
+		s.listen(listenOp{channel: op.Name, all: op.All})
+	case "notify":
+		if err := s.notify(op.Name, op.Payload); err != nil {
+			return nil, err
+		}
 	}
 	return tag, nil
 }
@@ -295,6 +310,11 @@ func (s *Session) evalCall(ctx context.Context, c *sqlan.SessionCall, args []dri
 		return void()
 	case "nextval", "currval", "setval", "lastval":
 		return s.evalSequence(c, vals)
+	case "pg_notify":
+		if err := s.notify(vals[0], vals[1]); err != nil {
+			return null, err
+		}
+		return void()
 	case "pg_advisory_unlock_all":
 		s.shared.locks.release(&s.owner, true)
 		return void()

@@ -64,6 +64,9 @@ type Session struct {
 	conn           pgwire.Conn // nil until Attach
 	shared         *Shared
 	owner          lockOwner          // in shared's advisory lock table
+	tableOwner     tableOwner         // in shared's table locks (LOCK TABLE)
+	notes          notifyState        // LISTEN and NOTIFY (notify.go)
+	inbox          inbox              // notifications received, not yet sent
 	lastXid        int64              // txid_current() of the open transaction, 0 before
 	seqs           seqSession         // currval() and lastval() of the session's sequences
 	reported       map[string]string  // the values the client was last told (ChangedParameters)
@@ -89,7 +92,7 @@ func New(c *cluster.Cluster, cache *sqlan.Cache, shared *Shared, info pgwire.Sta
 		shared = NewShared()
 	}
 	s := &Session{cluster: c, cache: cache, params: map[string]string{}, startup: map[string]string{},
-		user: info.User, database: info.Database, shared: shared}
+		user: info.User, database: info.Database, shared: shared, inbox: inbox{ready: make(chan struct{}, 1)}}
 	for k, v := range info.Params {
 		if k != "user" && k != "database" {
 			k = strings.ToLower(k)
@@ -154,6 +157,10 @@ func (s *Session) endCall() {
 func (s *Session) Close(ctx context.Context) {
 	s.endBlock(false)
 	s.shared.locks.release(&s.owner, true)
+	s.shared.tables.release(&s.tableOwner)
+	// UNLISTEN *: the rollback above dropped what it would have sent.
+	s.notes.ops = []listenOp{{all: true}}
+	s.endNotify(true)
 	if s.callCancel != nil {
 		s.callCancel() // lets go of the parent context
 	}
@@ -298,6 +305,7 @@ func (s *Session) exec(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (
 		if !s.inBlock && !s.implicit {
 			// The statement was its own transaction.
 			s.shared.locks.release(&s.owner, false)
+			s.shared.tables.release(&s.tableOwner)
 			s.lastXid = 0
 		}
 		return a, err
@@ -522,9 +530,11 @@ func (s *Session) endBlock(commit bool) {
 // work: SET LOCAL (and, rolled back, SET), advisory transaction locks,
 // txid_current().
 func (s *Session) endTransaction(commit bool) {
+	s.endNotify(commit)
 	s.seqs.block = seqBlock{} // COMMIT handed it to the catalog
 	s.endSettings(commit)
 	s.endCursors(commit)
 	s.shared.locks.release(&s.owner, false)
+	s.shared.tables.release(&s.tableOwner)
 	s.lastXid = 0
 }

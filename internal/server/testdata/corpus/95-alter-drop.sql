@@ -82,3 +82,19 @@ DROP TABLE dept;
 DROP TABLE no_such_table;
 
 DROP VIEW dept_summary;
+
+-- feature: drop several tables
+CREATE TABLE scratch3 (id integer PRIMARY KEY);
+
+CREATE TABLE scratch4 (id integer PRIMARY KEY, s integer REFERENCES scratch3);
+
+-- error: 42P01
+DROP TABLE scratch3, no_such_table, scratch4;
+
+-- error: 2BP01
+DROP TABLE scratch3;
+
+DROP TABLE IF EXISTS scratch3, no_such_table, scratch4;
+
+-- error: 42P01
+SELECT * FROM scratch4;
