@@ -283,6 +283,10 @@ func (w *writer) subLink(s *pg_query.SubLink) {
 		if op == "" {
 			op = "="
 		}
+		if w.lite() && !(s.SubLinkType == pg_query.SubLinkType_ANY_SUBLINK && op == "=") {
+			w.liteAnyAll(op, s.SubLinkType == pg_query.SubLinkType_ALL_SUBLINK, s.Testexpr, sub)
+			return
+		}
 		w.str("(")
 		w.expr(s.Testexpr)
 		switch {
@@ -354,6 +358,8 @@ func (w *writer) aExpr(e *pg_query.A_Expr) {
 		w.str(")")
 	case pg_query.A_Expr_Kind_AEXPR_IN:
 		w.in(op, e.Lexpr, e.Rexpr.GetList().Items)
+	case pg_query.A_Expr_Kind_AEXPR_OP_ANY, pg_query.A_Expr_Kind_AEXPR_OP_ALL:
+		w.arrayAnyAll(op, e.Kind == pg_query.A_Expr_Kind_AEXPR_OP_ALL, e.Lexpr, e.Rexpr)
 	case pg_query.A_Expr_Kind_AEXPR_LIKE, pg_query.A_Expr_Kind_AEXPR_ILIKE:
 		w.like(op, e.Lexpr, e.Rexpr)
 	case pg_query.A_Expr_Kind_AEXPR_BETWEEN, pg_query.A_Expr_Kind_AEXPR_NOT_BETWEEN:

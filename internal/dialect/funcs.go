@@ -121,11 +121,15 @@ func (w *writer) funcCall(fc *pg_query.FuncCall) {
 		if !ok {
 			w.refuse("sum() of numeric values of unknown scale (SQLite adds them as floats)")
 		}
-		if fc.Over != nil {
-			w.refuse("sum() of numeric values over a window")
-		}
 		w.str("ROUND(")
 		w.call("SUM", fc)
+		if fc.Over != nil {
+			// The window belongs to SUM, inside the rounding.
+			w.str(" OVER ")
+			w.over(fc)
+			w.str(", " + strconv.Itoa(scale) + ")")
+			return
+		}
 		w.str(", " + strconv.Itoa(scale) + ")")
 	case argsOK(sameEverywhere, name, n):
 		w.call(strings.ToUpper(name), fc)
@@ -138,11 +142,11 @@ func (w *writer) funcCall(fc *pg_query.FuncCall) {
 			return
 		}
 		w.call(strings.ToUpper(name), fc)
+	case (name == "percent_rank" || name == "cume_dist") && n == 0 && fc.Over != nil:
+		w.distribution(name, fc) // writes its own OVER
+		return
 	default:
 		w.special(name, fc)
-		if name == "percent_rank" || name == "cume_dist" {
-			return
-		}
 	}
 	if fc.Over != nil {
 		w.str(" OVER ")
@@ -166,9 +170,6 @@ func (w *writer) call(name string, fc *pg_query.FuncCall) {
 	if fc.AggDistinct {
 		w.str("DISTINCT ")
 	}
-	if fc.AggStar {
-		w.str("*")
-	}
 	for _, a := range fc.Args {
 		if a.GetRowExpr() != nil {
 			// count(DISTINCT (a, b)) counts rows with NULL fields too;
@@ -176,12 +177,17 @@ func (w *writer) call(name string, fc *pg_query.FuncCall) {
 			w.refuse("a row value as a function argument")
 		}
 	}
+	if fc.AggFilter != nil && w.my() {
+		w.filteredArg(name, fc)
+		w.str(")")
+		return
+	}
+	if fc.AggStar {
+		w.str("*")
+	}
 	list(w, fc.Args, func(a *pg_query.Node) { w.expr(a) })
 	w.str(")")
 	if fc.AggFilter != nil {
-		if w.my() {
-			w.refuse("aggregate FILTER (WHERE ...)")
-		}
 		w.str(" FILTER (WHERE ")
 		w.expr(fc.AggFilter)
 		w.str(")")
@@ -502,9 +508,6 @@ func (w *writer) round(fc *pg_query.FuncCall) {
 
 // stringAgg writes string_agg(x, sep [ORDER BY ...]).
 func (w *writer) stringAgg(fc *pg_query.FuncCall) {
-	if fc.AggFilter != nil && w.my() {
-		w.refuse("aggregate FILTER (WHERE ...)")
-	}
 	if len(fc.AggOrder) == 0 {
 		// Without ORDER BY the concatenation order is whatever each
 		// engine's plan gives.
@@ -515,7 +518,12 @@ func (w *writer) stringAgg(fc *pg_query.FuncCall) {
 		if fc.AggDistinct {
 			w.str("DISTINCT ")
 		}
-		w.expr(fc.Args[0])
+		if fc.AggFilter != nil {
+			// GROUP_CONCAT skips NULLs, as string_agg does.
+			w.caseFilter(fc.AggFilter, func() { w.expr(fc.Args[0]) })
+		} else {
+			w.expr(fc.Args[0])
+		}
 		w.str(" ORDER BY ")
 		list(w, fc.AggOrder, func(n *pg_query.Node) { w.sortBy(n.GetSortBy(), nil) })
 		w.str(" SEPARATOR ")

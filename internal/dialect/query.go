@@ -17,7 +17,12 @@ func (w *writer) selectStmt(s *pg_query.SelectStmt, top bool) {
 	if s.IntoClause != nil {
 		w.refuse("SELECT INTO")
 	}
+	if len(s.DistinctClause) > 0 && s.DistinctClause[0].GetNode() != nil && !w.pg() {
+		w.distinctOn(s, top)
+		return
+	}
 	if s.WithClause != nil {
+		defer w.keepCTETables()()
 		w.with(s.WithClause)
 	}
 	if s.Op != pg_query.SetOperation_SETOP_NONE {
@@ -166,7 +171,15 @@ func (w *writer) with(wc *pg_query.WithClause) {
 		if q == nil {
 			w.refuse("a data-modifying statement in WITH")
 		}
+		if wc.Recursive {
+			// The recursive term sees the columns as the
+			// non-recursive term types them.
+			w.addCTETable(cte, q, true)
+		}
 		w.selectStmt(q, false)
+		if !wc.Recursive {
+			w.addCTETable(cte, q, false)
+		}
 		w.str(")")
 	})
 	w.str(" ")
@@ -628,6 +641,9 @@ func (w *writer) pushScope(from []*pg_query.Node) {
 				alias = rv.Alias.Aliasname
 			}
 			it := scopeItem{alias: alias, table: w.schema.Table(rv.Relname), nullable: nullable}
+			if t := w.cteTables[rv.Relname]; t != nil && rv.Schemaname == "" && rv.Catalogname == "" {
+				it.table = t // a WITH query hides a table of its name
+			}
 			if it.table == nil && rv.Schemaname == "" && rv.Catalogname == "" {
 				it.relation = rv.Relname
 			}

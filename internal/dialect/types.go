@@ -372,6 +372,12 @@ func (w *writer) cast(tc *pg_query.TypeCast) {
 		w.expr(tc.Arg)
 		return
 	case "bool":
+		if c := tc.Arg.GetAConst(); c != nil && c.Isnull {
+			// NULL::boolean is NULL on every engine; the result
+			// column's type comes from PostgreSQL's rules (sqlan).
+			w.str("NULL")
+			return
+		}
 		if isInt(src) {
 			w.str("(")
 			w.expr(tc.Arg)

@@ -126,6 +126,9 @@ type writer struct {
 	textSum *pg_query.FuncCall
 	// ctes are the names of the statement's WITH queries.
 	ctes map[string]bool
+	// cteTables are the WITH queries in scope whose columns the writer
+	// can type (see addCTETable), by name.
+	cteTables map[string]*schema.Table
 }
 
 // scope is one query level's FROM items: alias (or table name) → table.

@@ -45,6 +45,8 @@ SELECT count(bonus), count(*), sum(bonus), count(grade) FROM emp;
 
 SELECT true AND NULL, false AND NULL, true OR NULL, false OR NULL, NOT NULL::boolean;
 
+SELECT NULL::boolean, NULL::boolean IS NULL, NULL::boolean OR true;
+
 SELECT id, w IS NULL, w = '' FROM words ORDER BY id;
 
 SELECT NULL::integer + 1, NULL::text || 'x', length(NULL::text);
@@ -110,6 +112,12 @@ SELECT DISTINCT lower(w) FROM words WHERE w IS NOT NULL;
 SELECT DISTINCT ON (dept_id) dept_id, name, salary FROM emp ORDER BY dept_id, salary DESC, id;
 
 SELECT DISTINCT ON (customer_id) customer_id, id, placed FROM orders ORDER BY customer_id, placed DESC, id;
+
+SELECT DISTINCT ON (grade) grade, name FROM emp ORDER BY grade DESC, name;
+
+SELECT DISTINCT ON (1) dept_id AS d, name FROM emp ORDER BY 1, 2 DESC;
+
+SELECT DISTINCT ON (dept_id) id FROM emp ORDER BY dept_id, salary, id LIMIT 2;
 
 -- feature: order by with ties
 SELECT salary FROM emp ORDER BY salary DESC;

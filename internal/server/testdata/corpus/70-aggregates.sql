@@ -84,6 +84,11 @@ SELECT array_agg(id ORDER BY id) FROM emp WHERE dept_id = 1;
 -- feature: aggregate filter
 SELECT count(*) FILTER (WHERE active), sum(salary) FILTER (WHERE dept_id = 1) FROM emp;
 
+SELECT dept_id, count(*) FILTER (WHERE grade > 2), count(grade) FILTER (WHERE active), max(name) FILTER (WHERE salary > 5000),
+    min(hired) FILTER (WHERE NOT active) FROM emp GROUP BY dept_id ORDER BY dept_id NULLS FIRST;
+
+SELECT count(*) FILTER (WHERE grade IS NULL), sum(grade) FILTER (WHERE grade > 100) FROM emp;
+
 -- feature: grouping sets
 -- compare: unordered
 SELECT dept_id, count(*) FROM emp GROUP BY ROLLUP (dept_id) ORDER BY dept_id;

@@ -76,6 +76,15 @@ SELECT count(*) FROM emp WHERE salary < SOME (SELECT salary FROM emp WHERE dept_
 
 SELECT count(*) FROM emp WHERE dept_id = ANY (ARRAY[1, 2]);
 
+SELECT id, grade = ANY (ARRAY[1, NULL]), grade <> ALL (ARRAY[2, 3]) FROM emp ORDER BY id;
+
+SELECT id, grade > ALL (SELECT grade FROM emp WHERE dept_id = 1), grade < SOME (SELECT grade FROM emp WHERE dept_id = 1),
+    grade >= ALL (SELECT grade FROM emp WHERE grade IS NOT NULL) FROM emp ORDER BY id;
+
+SELECT 1 > ALL (SELECT 1 WHERE false), 1 < SOME (SELECT 1 WHERE false), NULL::int > ALL (SELECT 1 WHERE false), NULL::int < SOME (SELECT 1);
+
+SELECT 3 >= ALL (VALUES (1), (NULL::int)), 0 >= ALL (VALUES (1), (NULL::int)), 3 > SOME (VALUES (5), (NULL::int)), 9 > SOME (VALUES (5), (NULL::int)), 3 <> ALL (VALUES (1), (NULL::int));
+
 -- feature: scalar subquery
 SELECT name, (SELECT name FROM dept WHERE dept.id = emp.dept_id) AS dept FROM emp ORDER BY id;
 
@@ -121,6 +130,8 @@ WITH d AS (SELECT dept_id, sum(salary) AS s FROM emp GROUP BY dept_id), m AS (SE
 WITH x AS (SELECT id, name FROM emp WHERE active) SELECT name FROM x WHERE id > 5 ORDER BY name;
 
 WITH t (a, b) AS (VALUES (1, 2), (3, 4)) SELECT a + b FROM t ORDER BY 1;
+
+WITH s (d, total) AS (SELECT dept_id, count(*) FROM emp GROUP BY dept_id) SELECT d, total * 2 FROM s ORDER BY d NULLS FIRST;
 
 -- feature: recursive cte
 WITH RECURSIVE n (i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 10) SELECT sum(i), count(*) FROM n;

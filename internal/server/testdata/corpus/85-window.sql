@@ -13,6 +13,8 @@ SELECT id, ntile(3) OVER (ORDER BY id) FROM emp ORDER BY id;
 
 SELECT id, percent_rank() OVER (ORDER BY salary), cume_dist() OVER (ORDER BY salary) FROM emp ORDER BY id;
 
+SELECT id, percent_rank() OVER (PARTITION BY dept_id ORDER BY grade), cume_dist() OVER (PARTITION BY dept_id ORDER BY grade DESC) FROM emp ORDER BY id;
+
 -- feature: window: aggregates
 SELECT name, dept_id, sum(salary) OVER (PARTITION BY dept_id) FROM emp ORDER BY id;
 
@@ -27,6 +29,10 @@ SELECT id, min(a) OVER (ORDER BY id ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING) FR
 SELECT id, avg(salary) OVER (PARTITION BY dept_id)::numeric(10,2) FROM emp ORDER BY id;
 
 SELECT id, sum(salary) OVER (ORDER BY salary) FROM emp ORDER BY id;
+
+SELECT id, sum(grade) OVER (PARTITION BY dept_id ORDER BY grade) FROM emp ORDER BY id;
+
+SELECT id, sum(bonus) OVER (ORDER BY hired, id ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING) FROM emp ORDER BY id;
 
 -- feature: window: lag / lead / first_value
 SELECT id, salary, lag(salary) OVER (ORDER BY id), lead(salary, 2, 0) OVER (ORDER BY id) FROM emp ORDER BY id;

@@ -1,0 +1,130 @@
+package dialect
+
+import (
+	"maps"
+	"strconv"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/shepherd-db/shepherd/internal/schema"
+)
+
+// keepCTETables saves the WITH queries in scope; the function it returns
+// restores them when the query that names more ends.
+func (w *writer) keepCTETables() func() {
+	saved := maps.Clone(w.cteTables)
+	return func() { w.cteTables = saved }
+}
+
+// addCTETable makes the columns of a WITH query known to the writer, as
+// the columns of a table are, so that expressions over them are typed as
+// PostgreSQL types them (a + b over WITH t (a, b) AS (VALUES (1, 2)) is
+// integer arithmetic, which the dialects must be told). The types are
+// those of the query's first (leftmost) member, which PostgreSQL uses
+// for a recursive query (its recursive term must agree, 42804 there);
+// a non-recursive compound resolves its members' types together, so its
+// columns are left unknown where the members' types could differ. A
+// column list (WITH t (a, b)) renames the first columns. Where any
+// column cannot be named or typed the query stays unknown, as before.
+func (w *writer) addCTETable(cte *pg_query.CommonTableExpr, q *pg_query.SelectStmt, recursive bool) {
+	if w.cteTables == nil {
+		w.cteTables = map[string]*schema.Table{}
+	}
+	delete(w.cteTables, cte.Ctename)
+	first := q
+	for first.Op != pg_query.SetOperation_SETOP_NONE {
+		if !recursive {
+			return
+		}
+		first = first.Larg
+	}
+	if recursive && first == q {
+		return // not recursive after all: typed after it is written
+	}
+	if recursive && w.my() {
+		// MariaDB types a recursive query's columns by its first
+		// row's values (CAST(0 AS SIGNED) is an int(2) column there,
+		// and a bigint sum overflows it with 22003): the columns stay
+		// unknown, so arithmetic over them is refused.
+		return
+	}
+	cols, ok := w.firstMemberColumns(first)
+	if !ok || len(cte.Aliascolnames) > len(cols) {
+		return
+	}
+	for i, a := range cte.Aliascolnames {
+		cols[i].Name = a.GetString_().GetSval()
+	}
+	w.cteTables[cte.Ctename] = &schema.Table{Name: cte.Ctename, Columns: cols}
+}
+
+// firstMemberColumns types the result columns of a plain SELECT or
+// VALUES list (no set operation); ok is false when one cannot be named
+// or typed exactly.
+func (w *writer) firstMemberColumns(s *pg_query.SelectStmt) (cols []schema.Column, ok bool) {
+	if len(s.ValuesLists) > 0 {
+		rows := s.ValuesLists
+		n := len(rows[0].GetList().GetItems())
+		for j := range n {
+			t := ""
+			for i, r := range rows {
+				items := r.GetList().GetItems()
+				if len(items) != n {
+					return nil, false
+				}
+				rt := w.typeOf(items[j])
+				if i == 0 {
+					t = rt
+				} else if rt != t {
+					return nil, false // PostgreSQL's common type
+				}
+			}
+			if t == "" || t == "numeric" {
+				return nil, false // unknown, or a scale to tell
+			}
+			cols = append(cols, schema.Column{Name: "column" + strconv.Itoa(j+1), Type: t})
+		}
+		return cols, true
+	}
+	w.pushScope(s.FromClause)
+	defer w.popScope()
+	for _, tn := range s.TargetList {
+		rt := tn.GetResTarget()
+		if cr := rt.Val.GetColumnRef(); cr != nil && starRef(cr) {
+			qual := ""
+			if len(cr.Fields) == 2 {
+				qual = cr.Fields[0].GetString_().GetSval()
+			}
+			star, ok := w.star(qual)
+			if !ok {
+				return nil, false
+			}
+			for _, c := range star {
+				cols = append(cols, schema.Column{Name: c.Name, Type: c.Type, Mods: c.Mods})
+			}
+			continue
+		}
+		name := rt.Name
+		if name == "" {
+			name, _ = outputName(rt.Val)
+		}
+		c := schema.Column{Name: name}
+		if cr := rt.Val.GetColumnRef(); cr != nil {
+			col, _ := w.column(refFields(cr))
+			if col == nil {
+				return nil, false
+			}
+			c.Type, c.Mods = col.Type, col.Mods
+		} else {
+			c.Type = w.typeOf(rt.Val)
+			if tc := rt.Val.GetTypeCast(); tc != nil {
+				_, c.Mods, _, _ = schema.TypeOf(tc.TypeName)
+			}
+		}
+		if c.Type == "" || c.Type == "numeric" && len(c.Mods) == 0 && rt.Val.GetColumnRef() == nil {
+			return nil, false
+		}
+		cols = append(cols, c)
+	}
+	return cols, true
+}
