@@ -89,6 +89,10 @@ func (w *writer) selectStmt(s *pg_query.SelectStmt, top bool) {
 // the whole; MariaDB sorts a compound's result reliably only when it is
 // wrapped in a derived table, so a sorted compound is written that way.
 func (w *writer) setOp(s *pg_query.SelectStmt) {
+	if w.lite() && s.All && s.Op != pg_query.SetOperation_SETOP_UNION {
+		w.liteSetAll(s)
+		return
+	}
 	sorted := len(s.SortClause) > 0 || s.LimitCount != nil || s.LimitOffset != nil
 	if sorted {
 		w.str("SELECT * FROM (")

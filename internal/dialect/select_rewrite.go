@@ -280,3 +280,101 @@ func (w *writer) liteAnyAll(op string, all bool, x *pg_query.Node, q *pg_query.S
 		w.str(" THEN NULL ELSE " + otherwise + " END")
 	})
 }
+
+// liteSetAll writes L INTERSECT ALL R and L EXCEPT ALL R for SQLite,
+// which has only the set forms. Numbering the rows of each side within
+// their groups of equal rows (ROW_NUMBER() OVER (PARTITION BY every
+// column), NULLs equal as in a set operation) makes the rows distinct,
+// and the set operation on the numbered rows keeps what the ALL form
+// keeps: a row m times in L and n times in R is numbered 1..m and 1..n,
+// so INTERSECT keeps 1..min(m, n) and EXCEPT keeps n+1..m. The sides
+// are named as WITH queries with one column list, and the numbers are
+// dropped outside; the result columns take the left side's names. Only
+// two plain SELECTs (or VALUES) are rewritten; anything else is refused.
+func (w *writer) liteSetAll(s *pg_query.SelectStmt) {
+	construct := "INTERSECT ALL"
+	if s.Op == pg_query.SetOperation_SETOP_EXCEPT {
+		construct = "EXCEPT ALL"
+	}
+	plain := func(m *pg_query.SelectStmt) bool {
+		return m.Op == pg_query.SetOperation_SETOP_NONE && len(m.SortClause) == 0 && m.LimitCount == nil &&
+			m.LimitOffset == nil && m.WithClause == nil && len(m.LockingClause) == 0
+	}
+	if !plain(s.Larg) || !plain(s.Rarg) {
+		w.refuse("%s of other than two plain SELECTs", construct)
+	}
+	width := func(m *pg_query.SelectStmt) int {
+		if len(m.ValuesLists) > 0 {
+			return len(m.ValuesLists[0].GetList().GetItems())
+		}
+		for _, t := range m.TargetList {
+			if cr := t.GetResTarget().GetVal().GetColumnRef(); cr != nil && starRef(cr) {
+				w.refuse("%s of a SELECT with *", construct)
+			}
+		}
+		return len(m.TargetList)
+	}
+	n := width(s.Larg)
+	if n == 0 || width(s.Rarg) != n {
+		w.refuse("%s of sides with different numbers of columns", construct)
+	}
+	names := make([]string, n)
+	for i := range names {
+		names[i] = "column" + strconv.Itoa(i+1)
+		if len(s.Larg.ValuesLists) == 0 {
+			rt := s.Larg.TargetList[i].GetResTarget()
+			if names[i] = rt.Name; names[i] == "" {
+				names[i], _ = outputName(rt.Val)
+			}
+		}
+	}
+	cols := func() {
+		for i := range n {
+			if i > 0 {
+				w.str(", ")
+			}
+			w.ident("_shepherd_c" + strconv.Itoa(i+1))
+		}
+	}
+	side := func(name string) {
+		w.str("SELECT ")
+		cols()
+		w.str(", ROW_NUMBER() OVER (PARTITION BY ")
+		cols()
+		w.str(") FROM ")
+		w.ident(name)
+	}
+	w.str("SELECT ")
+	for i := range n {
+		if i > 0 {
+			w.str(", ")
+		}
+		w.ident("_shepherd_c" + strconv.Itoa(i+1))
+		w.str(" AS ")
+		w.ident(names[i])
+	}
+	w.str(" FROM (WITH ")
+	for k, m := range []*pg_query.SelectStmt{s.Larg, s.Rarg} {
+		if k > 0 {
+			w.str(", ")
+		}
+		w.ident("_shepherd_side" + strconv.Itoa(k+1))
+		w.str(" (")
+		cols()
+		w.str(") AS (")
+		w.selectStmt(m, false)
+		w.str(")")
+	}
+	w.str(" ")
+	side("_shepherd_side1")
+	if s.Op == pg_query.SetOperation_SETOP_INTERSECT {
+		w.str(" INTERSECT ")
+	} else {
+		w.str(" EXCEPT ")
+	}
+	side("_shepherd_side2")
+	w.str(") AS ")
+	w.ident("_shepherd_set")
+	w.orderLimit(s, nil)
+	w.locking(s.LockingClause)
+}
