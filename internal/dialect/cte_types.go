@@ -41,16 +41,12 @@ func (w *writer) addCTETable(cte *pg_query.CommonTableExpr, q *pg_query.SelectSt
 	if recursive && first == q {
 		return // not recursive after all: typed after it is written
 	}
-	if recursive && w.my() {
-		// MariaDB types a recursive query's columns by its first
-		// row's values (CAST(0 AS SIGNED) is an int(2) column there,
-		// and a bigint sum overflows it with 22003): the columns stay
-		// unknown, so arithmetic over them is refused.
-		return
-	}
 	cols, ok := w.firstMemberColumns(first)
 	if !ok || len(cte.Aliascolnames) > len(cols) {
 		return
+	}
+	if recursive && w.my() && !w.widenAnchor(first, cols) {
+		w.refuse("a recursive WITH query whose first member gives a bigint column from VALUES or beside a * (MariaDB types the column by that member's values)")
 	}
 	for i, a := range cte.Aliascolnames {
 		cols[i].Name = a.GetString_().GetSval()
@@ -127,4 +123,39 @@ func (w *writer) firstMemberColumns(s *pg_query.SelectStmt) (cols []schema.Colum
 		cols = append(cols, c)
 	}
 	return cols, true
+}
+
+// widenAnchor marks the bigint columns of a recursive query's first
+// member for MariaDB, which types a recursive query's columns by that
+// member's values: CAST(0 AS SIGNED) makes an int(2) column there, which
+// a sum past 2^31 overflows with 22003 where PostgreSQL's bigint column
+// holds it. target writes a marked column as a CASE whose dead branch is
+// a bigint constant, which makes the column BIGINT. It reports false
+// where it cannot mark them: a VALUES list or a * beside a bigint
+// column.
+func (w *writer) widenAnchor(first *pg_query.SelectStmt, cols []schema.Column) bool {
+	wide := false
+	for _, c := range cols {
+		wide = wide || c.Type == "int8"
+	}
+	if !wide {
+		return true
+	}
+	if len(first.ValuesLists) > 0 || len(first.TargetList) != len(cols) {
+		return false
+	}
+	for _, t := range first.TargetList {
+		if cr := t.GetResTarget().GetVal().GetColumnRef(); cr != nil && starRef(cr) {
+			return false
+		}
+	}
+	if w.widen == nil {
+		w.widen = map[*pg_query.Node]bool{}
+	}
+	for i, t := range first.TargetList {
+		if cols[i].Type == "int8" {
+			w.widen[t.GetResTarget().Val] = true
+		}
+	}
+	return true
 }

@@ -142,6 +142,9 @@ func (w *writer) funcCall(fc *pg_query.FuncCall) {
 			return
 		}
 		w.call(strings.ToUpper(name), fc)
+	case (name == "lag" || name == "lead") && n == 3 && w.my():
+		w.lagLeadDefault(name, fc) // writes its own OVER
+		return
 	case (name == "percent_rank" || name == "cume_dist") && n == 0 && fc.Over != nil:
 		w.distribution(name, fc) // writes its own OVER
 		return

@@ -192,7 +192,13 @@ func (w *writer) with(wc *pg_query.WithClause) {
 // target writes one SELECT-list item.
 func (w *writer) target(n *pg_query.Node) {
 	rt := n.GetResTarget()
-	w.expr(rt.Val)
+	if w.widen[rt.Val] {
+		w.str("CASE WHEN 1 = 0 THEN 9223372036854775807 ELSE ")
+		w.expr(rt.Val)
+		w.str(" END")
+	} else {
+		w.expr(rt.Val)
+	}
 	if rt.Name != "" {
 		w.str(" AS ")
 		w.ident(rt.Name)

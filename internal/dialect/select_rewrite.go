@@ -2,6 +2,7 @@ package dialect
 
 import (
 	"strconv"
+	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 )
@@ -377,4 +378,34 @@ func (w *writer) liteSetAll(s *pg_query.SelectStmt) {
 	w.ident("_shepherd_set")
 	w.orderLimit(s, nil)
 	w.locking(s.LockingClause)
+}
+
+// lagLeadDefault writes lag(x, n, d) and lead(x, n, d) for MariaDB,
+// whose LAG and LEAD take no default: d where the row n away does not
+// exist in the partition, x's value there otherwise (NULL included):
+//
+//	CASE WHEN LAG(1, n) OVER w IS NULL THEN d ELSE LAG(x, n) OVER w END
+//
+// LAG(1, n) is NULL exactly where there is no such row, in the same
+// window and so the same row order as LAG(x, n). n must be a constant
+// (0 or more); the caller writes no OVER after it.
+func (w *writer) lagLeadDefault(name string, fc *pg_query.FuncCall) {
+	n, ok := intConst(fc.Args[1])
+	if !ok || n < 0 {
+		w.refuse("%s() with a default value and an offset that is not a constant of 0 or more", name)
+	}
+	if fc.Over == nil || fc.AggFilter != nil || fc.AggDistinct {
+		w.refuse("%s() with a default value in this form", name)
+	}
+	fn := strings.ToUpper(name)
+	off := strconv.FormatInt(n, 10)
+	w.str("CASE WHEN " + fn + "(1, " + off + ") OVER ")
+	w.over(fc)
+	w.str(" IS NULL THEN ")
+	w.expr(fc.Args[2])
+	w.str(" ELSE " + fn + "(")
+	w.expr(fc.Args[0])
+	w.str(", " + off + ") OVER ")
+	w.over(fc)
+	w.str(" END")
 }

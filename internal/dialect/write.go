@@ -129,6 +129,9 @@ type writer struct {
 	// cteTables are the WITH queries in scope whose columns the writer
 	// can type (see addCTETable), by name.
 	cteTables map[string]*schema.Table
+	// widen are the result columns of recursive queries' first members
+	// that MariaDB must be made to type as BIGINT (see widenAnchor).
+	widen map[*pg_query.Node]bool
 }
 
 // scope is one query level's FROM items: alias (or table name) → table.

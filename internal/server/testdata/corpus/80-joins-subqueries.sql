@@ -156,3 +156,5 @@ WITH RECURSIVE path AS (
 
 WITH RECURSIVE fib (n, a, b) AS (SELECT 1, 0::bigint, 1::bigint UNION ALL SELECT n + 1, b, a + b FROM fib WHERE n < 50)
     SELECT a FROM fib WHERE n = 50;
+
+WITH RECURSIVE p (i, v) AS (SELECT 1, 1::bigint UNION ALL SELECT i + 1, v * 3 FROM p WHERE i < 30) SELECT max(v), sum(v), count(*) FROM p;

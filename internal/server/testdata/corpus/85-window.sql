@@ -37,6 +37,8 @@ SELECT id, sum(bonus) OVER (ORDER BY hired, id ROWS BETWEEN 1 PRECEDING AND 1 FO
 -- feature: window: lag / lead / first_value
 SELECT id, salary, lag(salary) OVER (ORDER BY id), lead(salary, 2, 0) OVER (ORDER BY id) FROM emp ORDER BY id;
 
+SELECT id, lag(grade, 1, -1) OVER (PARTITION BY dept_id ORDER BY id), lead(grade, 2, 0) OVER (ORDER BY id), lag(name, 0, 'none') OVER (ORDER BY id) FROM emp ORDER BY id;
+
 SELECT id, first_value(name) OVER (PARTITION BY dept_id ORDER BY id),
     last_value(name) OVER (PARTITION BY dept_id ORDER BY id ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)
     FROM emp ORDER BY id;
