@@ -17,6 +17,10 @@ func (w *writer) selectStmt(s *pg_query.SelectStmt, top bool) {
 	if s.IntoClause != nil {
 		w.refuse("SELECT INTO")
 	}
+	if !w.pg() && hasGroupingSets(s) {
+		w.groupingSets(s, top)
+		return
+	}
 	if len(s.DistinctClause) > 0 && s.DistinctClause[0].GetNode() != nil && !w.pg() {
 		w.distinctOn(s, top)
 		return

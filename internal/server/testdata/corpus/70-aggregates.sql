@@ -92,3 +92,11 @@ SELECT count(*) FILTER (WHERE grade IS NULL), sum(grade) FILTER (WHERE grade > 1
 -- feature: grouping sets
 -- compare: unordered
 SELECT dept_id, count(*) FROM emp GROUP BY ROLLUP (dept_id) ORDER BY dept_id;
+
+SELECT dept_id, grade, sum(salary), GROUPING(dept_id, grade) FROM emp GROUP BY CUBE (dept_id, grade) ORDER BY 4, 1, 2;
+
+SELECT active, dept_id, count(*), max(name) FROM emp GROUP BY active, GROUPING SETS ((dept_id), ()) ORDER BY 1, 2;
+
+SELECT dept_id, grade, count(*) FROM emp GROUP BY ROLLUP (dept_id, grade) ORDER BY dept_id NULLS FIRST, grade DESC, 3;
+
+SELECT count(*), sum(salary) FROM emp WHERE id < 0 GROUP BY ROLLUP (dept_id);
