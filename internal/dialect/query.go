@@ -17,6 +17,12 @@ func (w *writer) selectStmt(s *pg_query.SelectStmt, top bool) {
 	if s.IntoClause != nil {
 		w.refuse("SELECT INTO")
 	}
+	if w.my() && len(s.FromClause) == 1 && s.FromClause[0].GetJoinExpr().GetJointype() == pg_query.JoinType_JOIN_FULL {
+		if full := w.fullJoin(s); full != nil {
+			w.selectStmt(full, top)
+			return
+		}
+	}
 	if !w.pg() && hasGroupingSets(s) {
 		w.groupingSets(s, top)
 		return
@@ -315,7 +321,8 @@ func (w *writer) join(j *pg_query.JoinExpr) {
 		w.str(" RIGHT JOIN ")
 	case pg_query.JoinType_JOIN_FULL:
 		if w.my() {
-			w.refuse("FULL JOIN")
+			// fullJoin rewrites the simple form; this is any other.
+			w.refuse("FULL JOIN other than the only FROM item, of two tables ON a condition, with no *, subquery, WITH or ambiguous column")
 		}
 		w.str(" FULL JOIN ")
 	default:
@@ -664,7 +671,7 @@ func (w *writer) pushScope(from []*pg_query.Node) {
 			sc.items = append(sc.items, it)
 		case n.GetRangeSubselect() != nil:
 			if a := n.GetRangeSubselect().Alias; a != nil {
-				sc.items = append(sc.items, scopeItem{alias: a.Aliasname})
+				sc.items = append(sc.items, scopeItem{alias: a.Aliasname, table: w.derivedTables[a.Aliasname]})
 			}
 		case n.GetJoinExpr() != nil:
 			j := n.GetJoinExpr()

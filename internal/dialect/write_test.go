@@ -122,7 +122,8 @@ func TestRefused(t *testing.T) {
 		d    driver.Dialect
 		word string
 	}{
-		{"SELECT 1 FROM acct a FULL JOIN acct b ON a.id = b.id", driver.MySQL, "FULL JOIN"},
+		{"SELECT 1 FROM acct a FULL JOIN acct b USING (id)", driver.MySQL, "FULL JOIN"},
+		{"SELECT * FROM acct a FULL JOIN acct b ON a.id = b.id", driver.MySQL, "FULL JOIN"},
 		{"SELECT DISTINCT ON (n) n FROM acct", driver.SQLite, "DISTINCT ON"},
 		{"UPDATE acct SET n = 1 RETURNING id", driver.MySQL, "RETURNING"},
 		{"UPDATE acct SET n = 1, bal = n", driver.MySQL, "assigns before"},

@@ -27,6 +27,11 @@ SELECT e.name, d.name FROM emp e FULL JOIN dept d ON d.id = e.dept_id ORDER BY e
 
 SELECT count(*) FROM emp e FULL OUTER JOIN dept d ON d.id = e.dept_id WHERE e.id IS NULL OR d.id IS NULL;
 
+SELECT coalesce(e.name, '-') AS who, d.name AS dept, salary FROM emp e FULL JOIN dept d ON d.id = e.dept_id AND e.salary > 5000
+    ORDER BY who, dept NULLS FIRST;
+
+SELECT d.id, count(e.id), sum(e.salary) FROM emp e FULL JOIN dept d ON d.id = e.dept_id GROUP BY d.id ORDER BY d.id NULLS FIRST;
+
 -- feature: self join
 SELECT e.name, m.name AS manager FROM emp e LEFT JOIN emp m ON m.id = e.manager_id ORDER BY e.id;
 
