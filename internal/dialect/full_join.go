@@ -34,7 +34,7 @@ const fullJoinTable = "_shepherd_fj"
 // reference is one of l's or r's. The result needs no other change: the
 // derived table's columns keep their tables' types (nullable).
 func (w *writer) fullJoin(s *pg_query.SelectStmt) *pg_query.SelectStmt {
-	if len(s.FromClause) != 1 || s.WithClause != nil || s.Op != pg_query.SetOperation_SETOP_NONE {
+	if len(s.FromClause) != 1 || s.WithClause != nil || s.Op != pg_query.SetOperation_SETOP_NONE || len(s.LockingClause) > 0 {
 		return nil
 	}
 	j := s.FromClause[0].GetJoinExpr()

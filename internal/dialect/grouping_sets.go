@@ -35,6 +35,9 @@ func (w *writer) groupingSets(s *pg_query.SelectStmt, top bool) {
 		s.GroupDistinct {
 		w.refuse("GROUPING SETS, ROLLUP or CUBE with HAVING, DISTINCT, WINDOW, GROUP BY DISTINCT or FOR UPDATE")
 	}
+	for _, n := range s.SortClause {
+		w.checkPosition("ORDER BY", n.GetSortBy().GetNode(), s) // PostgreSQL's 42P10
+	}
 	sets := [][]*pg_query.Node{nil}
 	for _, g := range s.GroupClause {
 		var next [][]*pg_query.Node
@@ -98,8 +101,13 @@ func (w *writer) groupingSets(s *pg_query.SelectStmt, top bool) {
 			w.refuse("ORDER BY ... USING")
 		}
 		k := -1
-		if i, ok := ordinal(sb.Node); ok && i >= 1 && i <= len(s.TargetList) {
+		if i, ok := ordinal(sb.Node); ok {
+			if i < 1 || i > len(s.TargetList) {
+				w.refuse("ORDER BY position %d of a query with GROUPING SETS, ROLLUP or CUBE", i)
+			}
 			k = i - 1
+		} else if sb.Node.GetAConst() != nil {
+			w.refuse("ORDER BY a constant") // PostgreSQL fails (42601)
 		} else if name, ok := bareName(sb.Node); ok {
 			for i, o := range outer.TargetList {
 				if o.GetResTarget().Name == name {

@@ -115,7 +115,17 @@ func (w *writer) distinctOn(s *pg_query.SelectStmt, top bool) {
 				w.refuse("SELECT DISTINCT ON with * in the select list")
 			}
 		}
+		// PostgreSQL's 42P10, ORDER BY checked first as there.
+		for _, n := range s.SortClause {
+			w.checkPosition("ORDER BY", n.GetSortBy().GetNode(), s)
+		}
+		for _, d := range s.DistinctClause {
+			w.checkPosition("DISTINCT ON", d, s)
+		}
 		resolve := func(clause string, n *pg_query.Node) *pg_query.Node {
+			if _, ok := ordinal(n); !ok && n.GetAConst() != nil {
+				w.refuse("%s a constant", clause) // PostgreSQL fails (42601)
+			}
 			n = w.byOutputName(clause, n, s.TargetList, true)
 			if i, ok := ordinal(n); ok {
 				if i < 1 || i > len(s.TargetList) {
