@@ -367,12 +367,22 @@ func (w *writer) special(name string, fc *pg_query.FuncCall) {
 		if name == "bool_or" {
 			fn = "MAX"
 		}
-		if fc.AggFilter != nil || fc.AggDistinct {
-			w.refuse("%s with DISTINCT or FILTER", name)
-		}
+		// DISTINCT changes neither the minimum nor the maximum; FILTER
+		// is written as for the other aggregates (see filteredArg).
 		w.str(fn + "(")
-		arg(0)
-		w.str(")")
+		switch {
+		case fc.AggFilter != nil && w.my():
+			w.caseFilter(fc.AggFilter, func() { arg(0) })
+			w.str(")")
+		case fc.AggFilter != nil:
+			arg(0)
+			w.str(") FILTER (WHERE ")
+			w.expr(fc.AggFilter)
+			w.str(")")
+		default:
+			arg(0)
+			w.str(")")
+		}
 	case (name == "extract" || name == "date_part") && n == 2:
 		w.extract(a)
 	case name == "date_trunc" && n == 2:

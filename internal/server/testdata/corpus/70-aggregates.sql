@@ -89,6 +89,9 @@ SELECT dept_id, count(*) FILTER (WHERE grade > 2), count(grade) FILTER (WHERE ac
 
 SELECT count(*) FILTER (WHERE grade IS NULL), sum(grade) FILTER (WHERE grade > 100) FROM emp;
 
+SELECT avg(salary) FILTER (WHERE active), count(DISTINCT dept_id) FILTER (WHERE grade > 1), bool_and(active) FILTER (WHERE grade > 1),
+    bool_or(active) FILTER (WHERE dept_id = 2), string_agg(name, ',' ORDER BY name) FILTER (WHERE salary > 6000) FROM emp;
+
 -- feature: grouping sets
 -- compare: unordered
 SELECT dept_id, count(*) FROM emp GROUP BY ROLLUP (dept_id) ORDER BY dept_id;
