@@ -23,6 +23,12 @@ func (w *writer) selectStmt(s *pg_query.SelectStmt, top bool) {
 			return
 		}
 	}
+	if !w.pg() && hasLateral(s) {
+		if flat := w.lateral(s); flat != nil {
+			w.selectStmt(flat, top)
+			return
+		}
+	}
 	if !w.pg() && hasGroupingSets(s) {
 		w.groupingSets(s, top)
 		return

@@ -58,6 +58,13 @@ SELECT d.name, top.name FROM dept d
     CROSS JOIN LATERAL (SELECT name FROM emp WHERE emp.dept_id = d.id ORDER BY salary DESC, id LIMIT 1) AS top
     ORDER BY d.id;
 
+SELECT d.name, low.name, low.salary FROM dept d
+    LEFT JOIN LATERAL (SELECT name, salary FROM emp WHERE emp.dept_id = d.id ORDER BY salary, id LIMIT 1) AS low ON true
+    ORDER BY d.id;
+
+SELECT c.name, last.placed FROM customer c, LATERAL (SELECT placed FROM orders o WHERE o.customer_id = c.id ORDER BY placed DESC, id LIMIT 1) AS last
+    ORDER BY c.id;
+
 -- feature: exists subquery
 SELECT name FROM dept d WHERE EXISTS (SELECT 1 FROM emp e WHERE e.dept_id = d.id AND e.salary > 8000) ORDER BY name;
 
