@@ -119,6 +119,10 @@ SELECT DISTINCT ON (1) dept_id AS d, name FROM emp ORDER BY 1, 2 DESC;
 
 SELECT DISTINCT ON (dept_id) id FROM emp ORDER BY dept_id, salary, id LIMIT 2;
 
+SELECT DISTINCT ON (dept_id) dept_id, grade, count(*) FROM emp GROUP BY dept_id, grade ORDER BY dept_id, count(*) DESC, grade NULLS FIRST;
+
+SELECT DISTINCT ON (lower(name)) lower(name) AS l, id FROM emp WHERE active ORDER BY lower(name), id DESC;
+
 -- feature: order by with ties
 SELECT salary FROM emp ORDER BY salary DESC;
 

@@ -32,6 +32,8 @@ SELECT coalesce(e.name, '-') AS who, d.name AS dept, salary FROM emp e FULL JOIN
 
 SELECT d.id, count(e.id), sum(e.salary) FROM emp e FULL JOIN dept d ON d.id = e.dept_id GROUP BY d.id ORDER BY d.id NULLS FIRST;
 
+SELECT d.name, e.name FROM emp e FULL JOIN dept d ON d.id = e.dept_id WHERE d.budget IS NULL OR e.bonus IS NOT NULL ORDER BY d.name NULLS FIRST, e.name NULLS FIRST LIMIT 5;
+
 -- feature: self join
 SELECT e.name, m.name AS manager FROM emp e LEFT JOIN emp m ON m.id = e.manager_id ORDER BY e.id;
 
@@ -90,6 +92,12 @@ SELECT count(*) FROM emp WHERE dept_id = ANY (ARRAY[1, 2]);
 
 SELECT id, grade = ANY (ARRAY[1, NULL]), grade <> ALL (ARRAY[2, 3]) FROM emp ORDER BY id;
 
+SELECT name FROM emp WHERE name = ANY (ARRAY['Alice', 'Bob', 'nobody']) OR id <> ALL (ARRAY[1, 2, 3, 4, 5, 6, 7]) ORDER BY name;
+
+SELECT d.name FROM dept d WHERE d.budget >= ALL (SELECT budget FROM dept WHERE budget IS NOT NULL) ORDER BY 1;
+
+SELECT e.name FROM emp e WHERE e.salary > ALL (SELECT salary FROM emp x WHERE x.dept_id = e.dept_id AND x.id <> e.id) ORDER BY e.id;
+
 SELECT id, grade > ALL (SELECT grade FROM emp WHERE dept_id = 1), grade < SOME (SELECT grade FROM emp WHERE dept_id = 1),
     grade >= ALL (SELECT grade FROM emp WHERE grade IS NOT NULL) FROM emp ORDER BY id;
 
@@ -128,6 +136,10 @@ SELECT id FROM dept EXCEPT SELECT dept_id FROM emp ORDER BY 1;
 SELECT grade FROM emp INTERSECT ALL SELECT grade FROM emp WHERE active;
 
 SELECT grade FROM emp EXCEPT ALL SELECT grade FROM emp WHERE active;
+
+SELECT dept_id, grade FROM emp INTERSECT ALL SELECT dept_id, grade FROM emp WHERE salary > 3000 ORDER BY 1 NULLS FIRST, 2 LIMIT 4;
+
+SELECT active FROM emp EXCEPT ALL SELECT true ORDER BY 1;
 
 (SELECT id FROM emp ORDER BY id LIMIT 2) UNION ALL (SELECT id FROM emp ORDER BY id DESC LIMIT 2) ORDER BY 1;
 
