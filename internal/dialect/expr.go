@@ -447,7 +447,14 @@ func (w *writer) operator(op string, l, r *pg_query.Node) {
 		switch op {
 		case "-", "+":
 			w.str("(" + op)
+			mark := w.b.Len()
 			w.expr(r)
+			if s := w.b.String(); len(s) > mark && (s[mark] == '-' || s[mark] == '+') {
+				// - -15, not --15: SQLite and MariaDB read -- as the
+				// start of a comment.
+				w.b.Reset()
+				w.b.WriteString(s[:mark] + " " + s[mark:])
+			}
 			w.str(")")
 			return
 		}

@@ -44,7 +44,7 @@ func (w *writer) typeOf(n *pg_query.Node) string {
 		e := n.GetAExpr()
 		if e.Kind != pg_query.A_Expr_Kind_AEXPR_OP {
 			if e.Kind == pg_query.A_Expr_Kind_AEXPR_NULLIF {
-				return w.typeOf(e.Lexpr)
+				return w.nullifType(e.Lexpr, e.Rexpr)
 			}
 			return "bool"
 		}
@@ -97,27 +97,20 @@ func (w *writer) typeOf(n *pg_query.Node) string {
 		}
 	case n.GetCaseExpr() != nil:
 		ce := n.GetCaseExpr()
+		var results []*pg_query.Node
 		for _, a := range ce.Args {
-			if t := w.typeOf(a.GetCaseWhen().Result); t != "" {
-				return t
-			}
+			results = append(results, a.GetCaseWhen().Result)
 		}
-		return w.typeOf(ce.Defresult)
+		if ce.Defresult != nil {
+			results = append(results, ce.Defresult)
+		}
+		return w.commonType(results)
 	case n.GetCoalesceExpr() != nil:
-		return w.firstType(n.GetCoalesceExpr().Args)
+		return w.commonType(n.GetCoalesceExpr().Args)
 	case n.GetMinMaxExpr() != nil:
-		return w.firstType(n.GetMinMaxExpr().Args)
+		return w.commonType(n.GetMinMaxExpr().Args)
 	case n.GetFuncCall() != nil:
 		return w.funcType(n.GetFuncCall())
-	}
-	return ""
-}
-
-func (w *writer) firstType(args []*pg_query.Node) string {
-	for _, a := range args {
-		if t := w.typeOf(a); t != "" {
-			return t
-		}
 	}
 	return ""
 }

@@ -1000,14 +1000,7 @@ func (t *typer) exprType(e *pg_query.A_Expr) pgType {
 	switch e.Kind {
 	case pg_query.A_Expr_Kind_AEXPR_OP:
 	case pg_query.A_Expr_Kind_AEXPR_NULLIF:
-		// NULLIF(a, b) is a with b's type when a is an untyped literal.
-		l := t.typeOf(e.Lexpr)
-		if l.lit() {
-			if r := t.typeOf(e.Rexpr); r.name != "" {
-				return pgType{name: r.name}
-			}
-		}
-		return l
+		return nullifType(t.typeOf(e.Lexpr), t.typeOf(e.Rexpr))
 	default:
 		// IN, LIKE, BETWEEN, IS DISTINCT FROM, = ANY (...), SIMILAR TO.
 		return typ("bool")
