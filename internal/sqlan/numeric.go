@@ -25,4 +25,4 @@ func nullifType(a, b pgType) pgType {
 	return keepValues(b.name, a)
 }
 
-func isFloat(name string) bool    { return name == "float4" || name == "float8" }
+func isFloat(name string) bool { return name == "float4" || name == "float8" }
