@@ -208,6 +208,12 @@ func (w *writer) scaleOf(n *pg_query.Node) (int, bool) {
 		if ok && isInt(t) {
 			return 0, true
 		}
+		if arg := n.GetTypeCast().Arg; ok && t == "numeric" && len(mods) == 0 && arg.GetAConst().GetSval() == nil {
+			// x::numeric keeps the digits of an exact x.
+			if at := w.typeOf(arg); isInt(at) || at == "numeric" {
+				return w.scaleOf(arg)
+			}
+		}
 	case n.GetSubLink() != nil && n.GetSubLink().SubLinkType == pg_query.SubLinkType_EXPR_SUBLINK:
 		sub := n.GetSubLink().Subselect.GetSelectStmt()
 		if sub == nil || sub.Op != pg_query.SetOperation_SETOP_NONE || len(sub.TargetList) != 1 {

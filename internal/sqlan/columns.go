@@ -907,7 +907,15 @@ func (t *typer) typeOf(n *pg_query.Node) pgType {
 	case n.GetColumnRef() != nil:
 		return t.column(n.GetColumnRef())
 	case n.GetTypeCast() != nil:
-		return castType(n.GetTypeCast().TypeName)
+		p := castType(n.GetTypeCast().TypeName)
+		if p.name == "numeric" && p.mods == nil && n.GetTypeCast().Arg.GetAConst().GetSval() == nil {
+			// x::numeric keeps the digits of an exact x (10::numeric
+			// has scale 0).
+			if a := t.typeOf(n.GetTypeCast().Arg); category(a.name) == 'N' && !isFloat(a.name) {
+				return keepValues("numeric", a)
+			}
+		}
+		return p
 	case n.GetCollateClause() != nil:
 		return t.typeOf(n.GetCollateClause().Arg)
 	case n.GetAExpr() != nil:

@@ -91,6 +91,9 @@ type rewriter struct {
 	// onlyNextval limits fillInsert to sequence defaults (one replica:
 	// its engine fills the rest itself, but has no sequences).
 	onlyNextval bool
+	// userSorts is, for a SELECT whose ORDER BY totalOrder extended,
+	// how many sort keys the client wrote (see exactQuotient).
+	userSorts map[*pg_query.SelectStmt]int
 }
 
 // pin returns a parameter reference for a new (or shared) pinned value.
@@ -633,6 +636,10 @@ func (r *rewriter) totalOrder(sel *pg_query.SelectStmt) bool {
 		}
 		r.changed = true
 	}
+	if r.userSorts == nil {
+		r.userSorts = map[*pg_query.SelectStmt]int{}
+	}
+	r.userSorts[sel] = len(sel.SortClause)
 	covered := map[int]bool{}
 	for _, s := range sel.SortClause {
 		sb := s.GetSortBy()

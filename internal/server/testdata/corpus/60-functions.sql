@@ -93,6 +93,16 @@ SELECT salary / 3 FROM emp WHERE id = 1;
 
 SELECT count(*) / 5, count(*) * 100 / 7 FROM emp;
 
+SELECT id, salary / 7, salary / id, -salary / 3 FROM emp ORDER BY id;
+
+SELECT id, x / 0.5, a / 2.5, x / 3 FROM nums ORDER BY id;
+
+SELECT dept_id, sum(salary) / 3, sum(salary) / count(*) FROM emp GROUP BY dept_id ORDER BY dept_id;
+
+SELECT NULLIF(1, 2.5), COALESCE(1, 2.0), CASE WHEN false THEN 1 ELSE 2.5 END, GREATEST(1, 2.5), NULLIF(2, 2.0);
+
+SELECT - CAST(-15 AS INTEGER), - -15, 7 / NULLIF(0, 0), 7 % NULLIF(0, 0);
+
 -- feature: casts
 SELECT '42'::int, CAST('42' AS bigint), '3.14'::numeric(5,2), CAST(3.14159 AS numeric(4,2));
 
