@@ -332,7 +332,8 @@ func starRef(cr *pg_query.ColumnRef) bool {
 }
 
 // exactRound writes, for SQLite, x (a numeric value of scale from)
-// rounded to scale to as PostgreSQL rounds the exact value: half away
+// rounded to scale to (to < 0: to tens, hundreds...; from > to) as
+// PostgreSQL rounds the exact value: half away
 // from zero. A float near a tie may round the wrong way, so the value is
 // taken to an integer at its own scale first (exact below 2^53).
 func (w *writer) exactRound(x *pg_query.Node, from, to int) {
@@ -340,8 +341,12 @@ func (w *writer) exactRound(x *pg_query.Node, from, to int) {
 	w.expr(x)
 	w.str(") * " + pow10(from) + ") AS INTEGER) + (CASE WHEN (")
 	w.expr(x)
-	w.str(") < 0 THEN -" + half(from-to) + " ELSE " + half(from-to) + " END)) / " + pow10(from-to) +
-		" AS REAL) / " + pow10(to) + ")")
+	w.str(") < 0 THEN -" + half(from-to) + " ELSE " + half(from-to) + " END)) / " + pow10(from-to))
+	if to < 0 { // round(x, -2): to hundreds
+		w.str(" * " + pow10(-to) + " AS REAL))")
+		return
+	}
+	w.str(" AS REAL) / " + pow10(to) + ")")
 }
 
 // pow10 writes 10^n as an integer constant.

@@ -481,9 +481,8 @@ func (w *writer) operator(op string, l, r *pg_query.Node) {
 		w.divide(l, r, lt, rt)
 	case "%":
 		if !isInt(lt) || !isInt(rt) {
-			if w.lite() || lt == "" || rt == "" {
-				w.refuse("%% on operands that are not both integers")
-			}
+			w.numericMod(l, r, lt, rt, "%")
+			return
 		}
 		w.str("(")
 		w.expr(l)

@@ -319,8 +319,9 @@ func (w *writer) special(name string, fc *pg_query.FuncCall) {
 	case (name == "repeat" || name == "reverse" || name == "md5") && w.my():
 		w.call(strings.ToUpper(name), fc)
 	case name == "mod" && n == 2:
-		if !isInt(w.typeOf(a[0])) || !isInt(w.typeOf(a[1])) {
-			w.refuse("mod() of operands that are not both integers")
+		if lt, rt := w.typeOf(a[0]), w.typeOf(a[1]); !isInt(lt) || !isInt(rt) {
+			w.numericMod(a[0], a[1], lt, rt, "mod()")
+			return
 		}
 		w.str("(")
 		w.expr(a[0])
@@ -341,7 +342,8 @@ func (w *writer) special(name string, fc *pg_query.FuncCall) {
 			return
 		}
 		if n == 2 {
-			w.refuse("trunc(x, n)")
+			w.exactTrunc(a[0], a[1])
+			return
 		}
 		w.call("TRUNC", fc)
 	case name == "log" && n == 1:
@@ -488,9 +490,16 @@ func (w *writer) round(fc *pg_query.FuncCall) {
 	}
 	t := w.typeOf(x)
 	if strings.HasPrefix(t, "float") {
-		w.refuse("round() of a float (PostgreSQL rounds half to even)")
+		if len(fc.Args) == 1 {
+			// Half to even, as PostgreSQL's rint().
+			w.str(roundEvenFunction + "(")
+			w.expr(x)
+			w.str(")")
+			return
+		}
+		w.refuse("round() of a float to a number of places")
 	}
-	if from, ok := w.scaleOf(x); ok && digits >= 0 && int64(from) > digits && from <= 15 {
+	if from, ok := w.scaleOf(x); ok && int64(from) > digits && from <= 15 {
 		w.exactRound(x, from, int(digits))
 		return
 	}

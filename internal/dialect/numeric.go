@@ -74,3 +74,78 @@ func (w *writer) nullifType(l, r *pg_query.Node) string {
 	}
 	return widerNumber(lt, rt)
 }
+
+// roundEvenFunction is sqlite.RoundEvenFunction (the writer does not
+// import drivers): round() of a double, halves to even.
+const roundEvenFunction = "shepherd_round_even"
+
+// exactTrunc writes trunc(x, n) for a constant n: MariaDB's TRUNCATE;
+// on SQLite, x (of known scale, as the numeric values SQLite keeps) is
+// taken to an integer at its own scale and truncated there toward zero
+// by integer division, exact below 2^53. trunc of a float to places is
+// not PostgreSQL's (it has none), and an x of unknown scale is refused.
+func (w *writer) exactTrunc(x, places *pg_query.Node) {
+	to, ok := intConst(places)
+	if !ok {
+		w.refuse("trunc() to a number of places that is not a constant")
+	}
+	w.rounding++
+	defer func() { w.rounding-- }()
+	from, known := w.scaleOf(x)
+	if !known || from > 15 || strings.HasPrefix(w.typeOf(x), "float") {
+		w.refuse("trunc(x, n) of a value whose scale shepherd cannot tell")
+	}
+	if int64(from) <= to {
+		w.expr(x) // nothing to cut; the column's scale is n
+		return
+	}
+	w.str("(CAST(CAST(ROUND((")
+	w.expr(x)
+	w.str(") * " + pow10(from) + ") AS INTEGER) / " + pow10(from-int(to)))
+	if to < 0 {
+		w.str(" * " + pow10(int(-to)) + " AS REAL))")
+		return
+	}
+	w.str(" AS REAL) / " + pow10(int(to)) + ")")
+}
+
+// numericMod writes x % y (mod(x, y)) of exact values not both integers:
+// PostgreSQL's remainder is exact, takes the sign of x and the larger
+// scale of the two. MariaDB's % of DECIMAL values is the same. SQLite's %
+// works on integers, so there both are taken to integers at the larger
+// scale (known, at most 15 digits: exact below 2^53) and the remainder
+// is scaled back. Floats have no % in PostgreSQL; unknown types are
+// refused.
+func (w *writer) numericMod(x, y *pg_query.Node, xt, yt, what string) {
+	exact := func(t string) bool { return isInt(t) || t == "numeric" }
+	if !exact(xt) || !exact(yt) {
+		w.refuse("%s on operands that are not integers or numeric values", what)
+	}
+	if w.my() {
+		w.str("(")
+		w.expr(x)
+		w.str(" % ")
+		w.divisor(y)
+		w.str(")")
+		return
+	}
+	xs, xok := w.scaleOf(x)
+	ys, yok := w.scaleOf(y)
+	scale := max(xs, ys)
+	if !xok || !yok || scale > 15 {
+		w.refuse("%s of numeric values whose scale shepherd cannot tell", what)
+	}
+	scaled := func(n *pg_query.Node) {
+		w.str("CAST(ROUND((")
+		w.expr(n)
+		w.str(") * " + pow10(scale) + ") AS INTEGER)")
+	}
+	w.str("(CAST((")
+	scaled(x)
+	w.str(" % " + divisorFunction + "(")
+	scaled(y)
+	w.str(")) AS REAL) / " + pow10(scale) + ")")
+}
+
+// divisorFunction is sqlite.DivisorFunction.
+const divisorFunction = "shepherd_divisor"

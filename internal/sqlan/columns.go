@@ -1095,7 +1095,7 @@ func arithType(op string, l, r pgType) pgType {
 		case hi == "float4" && ln != rn:
 			// float4 meets a non-float4: the float4-float8 operators win.
 			return typ("float8")
-		case hi == "numeric" && (op == "+" || op == "-" || op == "*"):
+		case hi == "numeric" && (op == "+" || op == "-" || op == "*" || op == "%"):
 			ls, lok := numericScale(l)
 			rs, rok := numericScale(r)
 			if op == "*" {
@@ -1288,6 +1288,10 @@ func (t *typer) funcType(fc *pg_query.FuncCall) pgType {
 			ct := commonType(args)
 			if ct.lit() || ct.name == "float4" || ct.name == "float8" {
 				return pgType{}
+			}
+			if ct.name == "numeric" {
+				// mod(x, y) keeps the larger scale, as x % y.
+				return arithType("%", args[0], args[1])
 			}
 			if category(ct.name) == 'N' {
 				return pgType{name: ct.name}

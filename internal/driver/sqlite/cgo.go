@@ -91,6 +91,9 @@ func init() {
 		if err := c.RegisterFunc(HexIntFunction, func(v any) (any, error) { return hexInt(cgoArg(v)) }, true); err != nil {
 			return err
 		}
+		if err := c.RegisterFunc(RoundEvenFunction, func(v any) (any, error) { return roundEven(cgoArg(v)) }, true); err != nil {
+			return err
+		}
 		if err := c.RegisterFunc(NumericFunction, func(v, p, s any) (any, error) { return numeric(cgoArg(v), p, s) }, true); err != nil {
 			return err
 		}

@@ -48,6 +48,10 @@ func init() {
 		func(_ *msqlite.FunctionContext, args []sqldriver.Value) (sqldriver.Value, error) {
 			return hexInt(args[0])
 		})
+	msqlite.MustRegisterDeterministicScalarFunction(RoundEvenFunction, 1,
+		func(_ *msqlite.FunctionContext, args []sqldriver.Value) (sqldriver.Value, error) {
+			return roundEven(args[0])
+		})
 	msqlite.MustRegisterDeterministicScalarFunction(NumericFunction, 3,
 		func(_ *msqlite.FunctionContext, args []sqldriver.Value) (sqldriver.Value, error) {
 			return numeric(args[0], args[1], args[2])

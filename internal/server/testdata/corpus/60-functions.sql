@@ -78,6 +78,17 @@ SELECT big * 2 FROM nums WHERE id IN (1, 2, 4, 5) ORDER BY id;
 
 SELECT id, abs(a), a * a FROM nums WHERE a IS NOT NULL AND id <> 7 ORDER BY id;
 
+SELECT id, round(f), trunc(x, 1), trunc(x, -1), round(x, -1), mod(x, 0.7), x % 2, round(r) FROM nums ORDER BY id;
+
+SELECT round(0.5::float8), round(1.5::float8), round(-1.5::float8), round(-2.5::float8), round(-1250, -2);
+
+SELECT mod(-7.5, 2), -7.5 % 2, mod(7.5, -2), 7.25 % 0.5, mod(10, 2.5), trunc(1234.5678, -2), trunc(4.5, 3);
+
+SELECT salary % 7, mod(salary, 1000.5), trunc(salary, -3), round(salary, -2) FROM emp ORDER BY id;
+
+-- error: 22012
+SELECT mod(7.5, 0);
+
 -- feature: integer division
 SELECT 7 / 2, -7 / 2, 7 / -2, 1 / 3;
 
