@@ -1,9 +1,13 @@
 package dialect
 
 import (
+	"math"
+	"strconv"
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/shepherd-db/shepherd/internal/schema"
 )
 
 // commonType is the type PostgreSQL gives CASE, COALESCE, GREATEST and
@@ -149,3 +153,42 @@ func (w *writer) numericMod(x, y *pg_query.Node, xt, yt, what string) {
 
 // divisorFunction is sqlite.DivisorFunction.
 const divisorFunction = "shepherd_divisor"
+
+// widenedReal writes x::double precision for x a constant cast to real
+// ('0.1'::real, 0.1::real), and reports whether it did: PostgreSQL rounds
+// the constant to single precision, and widening that gives its exact
+// binary value (0.10000000149011612), which shepherd computes here. A
+// computed real is kept as a double by the replicas and is refused.
+func (w *writer) widenedReal(x *pg_query.Node) bool {
+	tc := x.GetTypeCast()
+	if tc == nil {
+		return false
+	}
+	if t, _, _, ok := schema.TypeOf(tc.TypeName); !ok || t != "float4" {
+		return false
+	}
+	c := tc.Arg.GetAConst()
+	var text string
+	switch {
+	case c == nil || c.Isnull:
+		return false
+	case c.GetSval() != nil:
+		text = strings.TrimSpace(c.GetSval().Sval)
+	case c.GetFval() != nil:
+		text = c.GetFval().Fval
+	case c.GetIval() != nil:
+		text = strconv.FormatInt(int64(c.GetIval().Ival), 10)
+	default:
+		return false
+	}
+	f, err := strconv.ParseFloat(text, 64)
+	if err != nil || strings.ContainsAny(text, "xXpP_") || math.IsNaN(f) || math.IsInf(f, 0) {
+		return false
+	}
+	r := float32(f)
+	if math.IsInf(float64(r), 0) || r == 0 && f != 0 {
+		return false // out of range for real: PostgreSQL's error, not written here
+	}
+	w.numberConstant(strconv.FormatFloat(float64(r), 'g', -1, 64), "float8", nil)
+	return true
+}

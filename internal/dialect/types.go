@@ -346,6 +346,15 @@ func (w *writer) cast(tc *pg_query.TypeCast) {
 			return
 		}
 	}
+	if c := tc.Arg.GetAConst(); t == "float4" && c != nil && (c.GetFval() != nil || c.GetIval() != nil) {
+		// 0.1::real: the single-precision value, as '0.1'::real.
+		if c.GetFval() != nil {
+			w.numberConstant(c.GetFval().Fval, t, nil)
+		} else {
+			w.numberConstant(strconv.FormatInt(int64(c.GetIval().Ival), 10), t, nil)
+		}
+		return
+	}
 	src := w.typeOf(tc.Arg)
 	if t == "numeric" && len(mods) == 2 || isInt(t) {
 		w.rounding++
@@ -354,6 +363,9 @@ func (w *writer) cast(tc *pg_query.TypeCast) {
 	switch t {
 	case "float8":
 		if src == "float4" {
+			if w.widenedReal(tc.Arg) {
+				return
+			}
 			w.refuse("casts from real to double precision (the replicas keep reals as doubles)")
 		}
 	case "interval":
@@ -551,6 +563,11 @@ func (w *writer) numberConstant(s, t string, mods []int32) {
 		case math.IsInf(f, -1):
 			w.str("-9e999")
 			return
+		}
+		if t == "float4" {
+			// PostgreSQL keeps the single-precision value: 0.1::real is
+			// 0.100000001490116..., in arithmetic with doubles too.
+			f = float64(float32(f))
 		}
 		text := strconv.FormatFloat(f, 'g', -1, 64)
 		w.str(text)

@@ -89,6 +89,8 @@ SELECT salary % 7, mod(salary, 1000.5), trunc(salary, -3), round(salary, -2) FRO
 -- error: 22012
 SELECT mod(7.5, 0);
 
+SELECT '0.1'::real + 1, 0.1::real * 3, 1.1::real::float8, (-2.5)::real::double precision;
+
 -- feature: integer division
 SELECT 7 / 2, -7 / 2, 7 / -2, 1 / 3;
 
