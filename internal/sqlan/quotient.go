@@ -69,7 +69,9 @@ func (s *Stmt) exactQuotient(r *rewriter, sel *pg_query.SelectStmt, i int, rt *p
 		keys = append(keys, sn)
 	}
 	for _, g := range sel.GroupClause {
-		if _, ok := ordinalOf(g); ok || isColumn(g, rt.Name) {
+		// GROUP BY x / y (or any expression) may be what makes the
+		// division legal: its operands alone would not be grouped.
+		if _, ok := ordinalOf(g); ok || isColumn(g, rt.Name) || g.GetColumnRef() == nil {
 			return false
 		}
 	}
