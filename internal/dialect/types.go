@@ -232,6 +232,9 @@ func (w *writer) scaleOf(n *pg_query.Node) (int, bool) {
 		}
 	case n.GetAExpr() != nil:
 		e := n.GetAExpr()
+		if e.Kind == pg_query.A_Expr_Kind_AEXPR_NULLIF && isNumber(w.typeOf(e.Lexpr)) && !strings.HasPrefix(w.nullifType(e.Lexpr, e.Rexpr), "float") {
+			return w.scaleOf(e.Lexpr) // its value is the first argument's
+		}
 		if e.Kind != pg_query.A_Expr_Kind_AEXPR_OP {
 			break
 		}

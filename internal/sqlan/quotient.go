@@ -26,7 +26,7 @@ import (
 // writes the quotient as PostgreSQL does (pgDivide). Only operands whose
 // digits every engine writes alike qualify: integers, and numeric values
 // of a known scale (a numeric(p,s) column, a literal, a sum of them),
-// made of columns, constants and sum/min/max. Elsewhere the SQL writer
+// made of columns, constants, NULLIF and sum/min/max. Elsewhere the SQL writer
 // still refuses a numeric division that nothing rounds.
 
 // exactQuotient rewrites result column i of sel, rt, when it is such a
@@ -89,6 +89,9 @@ func plainOperand(n *pg_query.Node) bool {
 		return n.GetAConst() == nil || !n.GetAConst().Isnull
 	case n.GetTypeCast() != nil:
 		return plainOperand(n.GetTypeCast().Arg)
+	case n.GetAExpr() != nil && n.GetAExpr().Kind == pg_query.A_Expr_Kind_AEXPR_NULLIF:
+		// Its value is the first argument's, digits and all.
+		return plainOperand(n.GetAExpr().Lexpr) && plainOperand(n.GetAExpr().Rexpr)
 	case n.GetAExpr() != nil:
 		e := n.GetAExpr()
 		op := schema.OpName(e.Name)

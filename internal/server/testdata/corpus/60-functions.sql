@@ -114,6 +114,10 @@ SELECT dept_id, sum(salary) / 3, sum(salary) / count(*) FROM emp GROUP BY dept_i
 
 SELECT NULLIF(1, 2.5), COALESCE(1, 2.0), CASE WHEN false THEN 1 ELSE 2.5 END, GREATEST(1, 2.5), NULLIF(2, 2.0);
 
+SELECT NULLIF(1, 2.5) / 2, NULLIF(2, 2.0) / 2, 7 / NULLIF(2.5, 0), 7 / NULLIF(0.0, 0);
+
+SELECT id, NULLIF(x, 0) / 3, a / NULLIF(x, 0) FROM nums ORDER BY id;
+
 SELECT - CAST(-15 AS INTEGER), - -15, 7 / NULLIF(0, 0), 7 % NULLIF(0, 0);
 
 -- feature: casts
