@@ -443,6 +443,9 @@ func (w *writer) like(op string, l, r *pg_query.Node) {
 
 // operator writes a binary or prefix operator.
 func (w *writer) operator(op string, l, r *pg_query.Node) {
+	if l == nil && w.temporalOp(op, nil, r, "", w.typeOf(r)) {
+		return
+	}
 	if l == nil {
 		switch op {
 		case "-", "+":
@@ -454,6 +457,13 @@ func (w *writer) operator(op string, l, r *pg_query.Node) {
 		w.refuse("prefix operator %s", op)
 	}
 	lt, rt := w.typeOf(l), w.typeOf(r)
+	if isJSONOp(op) {
+		w.jsonOp(op, l, r, lt, rt)
+		return
+	}
+	if w.temporalOp(op, l, r, lt, rt) {
+		return
+	}
 	switch op {
 	case "=", "<>", "<", ">", "<=", ">=":
 		w.str("(")

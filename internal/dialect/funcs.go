@@ -378,7 +378,9 @@ func (w *writer) special(name string, fc *pg_query.FuncCall) {
 	case name == "round" && (n == 1 || n == 2):
 		w.round(fc)
 	default:
-		w.refuse("function %s() with %d arguments", name, n)
+		if !w.temporalFunc(name, fc) {
+			w.refuse("function %s() with %d arguments", name, n)
+		}
 	}
 }
 
@@ -538,43 +540,6 @@ func (w *writer) stringAgg(fc *pg_query.FuncCall) {
 		w.expr(fc.AggFilter)
 		w.str(")")
 	}
-}
-
-// extract writes EXTRACT(field FROM x) for the integer fields.
-func (w *writer) extract(a []*pg_query.Node) {
-	field, ok := strConst(a[0])
-	if !ok {
-		w.refuse("extract() of a field that is not a constant")
-	}
-	field = strings.ToLower(field)
-	my := map[string]string{"year": "YEAR", "month": "MONTH", "day": "DAY", "hour": "HOUR", "minute": "MINUTE", "quarter": "QUARTER"}
-	lite := map[string]string{"year": "%Y", "month": "%m", "day": "%d", "hour": "%H", "minute": "%M", "dow": "%w", "doy": "%j"}
-	if w.my() {
-		switch {
-		case my[field] != "":
-			w.str("EXTRACT(" + my[field] + " FROM ")
-			w.expr(a[1])
-			w.str(")")
-		case field == "dow":
-			w.str("(DAYOFWEEK(")
-			w.expr(a[1])
-			w.str(") - 1)")
-		case field == "doy":
-			w.str("DAYOFYEAR(")
-			w.expr(a[1])
-			w.str(")")
-		default:
-			w.refuse("extract(%s ...)", field)
-		}
-		return
-	}
-	f, ok := lite[field]
-	if !ok {
-		w.refuse("extract(%s ...)", field)
-	}
-	w.str("CAST(strftime('" + f + "', ")
-	w.expr(a[1])
-	w.str(") AS INTEGER)")
 }
 
 // dateTrunc writes date_trunc('unit', ts) for whole units.

@@ -164,7 +164,7 @@ func (r *rewriter) checkPrefixOps(root *pg_query.Node) error {
 			}
 			return nil
 		}
-		if name, known := pgTypeNames[typ]; known && !numericTypes[typ] {
+		if name, known := pgTypeNames[typ]; known && !numericTypes[typ] && typ != "interval" {
 			return pgerr.New(undefinedFunction, "operator does not exist: %s %s", op, name).
 				WithHint("No operator matches the given name and argument type. You might need to add an explicit type cast.")
 		}

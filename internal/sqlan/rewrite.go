@@ -866,8 +866,19 @@ func hasStar(targets []*pg_query.Node) bool {
 }
 
 // orderable reports whether a column may be a sort key: PostgreSQL cannot
-// sort json.
+// sort json, and the other engines do not sort jsonb as it does (nor is
+// the value of a json operator or a cast to json a sort key).
 func orderable(s *schema.Snapshot, sel *pg_query.SelectStmt, n *pg_query.Node) bool {
+	if e := n.GetAExpr(); e != nil && e.Kind == pg_query.A_Expr_Kind_AEXPR_OP {
+		if op := schema.OpName(e.Name); op == "->" || op == "#>" {
+			return false
+		}
+	}
+	if tc := n.GetTypeCast(); tc != nil {
+		if t, _, _, ok := schema.TypeOf(tc.TypeName); ok && (t == "json" || t == "jsonb") {
+			return false
+		}
+	}
 	cr := n.GetColumnRef()
 	if cr == nil {
 		return true

@@ -106,6 +106,17 @@ func init() {
 		if err := c.RegisterFunc(SumPartsInExprFunction, func(hi, lo any) (any, error) { return sumParts(cgoArg(hi), cgoArg(lo), false) }, true); err != nil {
 			return err
 		}
+		for _, f := range pgFunctions {
+			var fn any
+			if f.n == 2 {
+				fn = func(a, b any) (any, error) { return f.fn2(cgoArg(a), cgoArg(b)) }
+			} else {
+				fn = func(a, b, x any) (any, error) { return f.fn3(cgoArg(a), cgoArg(b), cgoArg(x)) }
+			}
+			if err := c.RegisterFunc(f.name, fn, true); err != nil {
+				return err
+			}
+		}
 		return c.RegisterFunc(Int4Function, func(v any) (any, error) { return int4(cgoArg(v)) }, true)
 	}})
 	driver.Register(CGo, driver.Serial, cgoLibrary.opener())

@@ -64,6 +64,15 @@ func init() {
 				return &moderncSum{intSum{text: text}}, nil
 			}})
 	}
+	for _, f := range pgFunctions {
+		msqlite.MustRegisterDeterministicScalarFunction(f.name, int32(f.n),
+			func(_ *msqlite.FunctionContext, args []sqldriver.Value) (sqldriver.Value, error) {
+				if f.n == 2 {
+					return f.fn2(args[0], args[1])
+				}
+				return f.fn3(args[0], args[1], args[2])
+			})
+	}
 	driver.Register(Pure, driver.Serial, moderncLibrary.opener())
 }
 

@@ -162,6 +162,20 @@ SELECT INTERVAL '1 day' * 3, INTERVAL '2 hours' + INTERVAL '30 minutes';
 
 SELECT placed, placed::date, placed + INTERVAL '1 day' FROM orders ORDER BY id;
 
+SELECT INTERVAL '1 year 2 months' + INTERVAL '3 days', INTERVAL '1 day' - INTERVAL '26 hours', INTERVAL '90 minutes' * 2, -INTERVAL '1 week';
+
+SELECT id, placed - TIMESTAMP '2023-01-01 00:00:00' FROM orders ORDER BY id;
+
+SELECT id, at - TIMESTAMPTZ '2024-01-01 00:00:00+00', extract(epoch FROM at), date_part('dow', at) FROM event ORDER BY id;
+
+SELECT id FROM event WHERE at AT TIME ZONE 'UTC' >= TIMESTAMP '2024-02-01' ORDER BY id;
+
+SELECT extract(isodow FROM DATE '2024-03-03'), extract(week FROM DATE '2024-01-01'), extract(quarter FROM DATE '2024-05-01'), extract(second FROM TIMESTAMP '2024-01-01 00:00:09.25');
+
+SELECT age(TIMESTAMP '2024-01-31', TIMESTAMP '2024-03-01'), age(TIMESTAMP '2024-03-31 10:00:00', TIMESTAMP '2024-02-29 12:30:00');
+
+SELECT id, date_trunc('day', at), extract(doy FROM at) FROM event ORDER BY id;
+
 SELECT count(*) FROM orders WHERE placed BETWEEN '2023-02-01' AND '2023-03-10 17:45:30';
 
 -- feature: json, bytea, uuid values
@@ -178,3 +192,15 @@ SELECT id, ref, upper(ref::text) FROM event ORDER BY id;
 SELECT id FROM event WHERE ref = 'b1ffcd00-0d1c-4ef8-bb6d-6bb9bd380a22';
 
 SELECT '{"a": [1, 2]}'::json, '\x0102'::bytea, decode('414243', 'hex');
+
+SELECT id, payload->'user', payload->>'size', payload->'parts'->1, payload#>>'{user}' FROM event ORDER BY id;
+
+SELECT id, kind FROM event WHERE payload->>'user' = 'ada' ORDER BY id;
+
+SELECT count(*) FROM event WHERE payload::jsonb @> '{"user": "ken"}';
+
+SELECT id, payload::jsonb @> '{"ok": true}', payload::jsonb @> '{"size": 1024.0}' FROM event ORDER BY id;
+
+SELECT '{"b": {"c": [1, 2]}, "a": null}'::jsonb->'b', '{"b": {"c": [1, 2]}}'::jsonb #>> '{b,c}', '{"b": {"c": "x"}}'::jsonb #>> '{b,c}';
+
+SELECT '{"a": 1}'::jsonb ? 'a', '["x", "y"]'::jsonb ? 'y', '{"b": {"c": [1, 2]}}'::jsonb #>> '{b,c,1}';

@@ -1,0 +1,142 @@
+package sqlite
+
+import (
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/shepherd-db/shepherd/internal/answer"
+)
+
+// PostgreSQL's date and time functions for SQLite, over the canonical
+// text replicas store (dates "2026-01-01", timestamps "2026-01-01
+// 10:00:00.5", timestamptz in UTC, see dialect.NormalizeTime):
+//
+//	DatePartFunction(field, value)  extract(field FROM value): an integer,
+//	                                or a float where the value has a fraction
+//	                                (seconds, epoch)
+//	TimestampDiffFunction(a, b)     a - b of timestamps, an interval as
+//	                                PostgreSQL prints it
+//	AgeFunction(a, b)               age(a, b), likewise
+const (
+	DatePartFunction      = "shepherd_date_part"
+	TimestampDiffFunction = "shepherd_ts_diff"
+	AgeFunction           = "shepherd_age"
+)
+
+var errBadTime = errors.New("invalid input syntax for type timestamp")
+
+// parseStored reads a stored date or timestamp.
+func parseStored(v any) (time.Time, bool, error) {
+	s, ok := argText(v)
+	if !ok {
+		return time.Time{}, false, nil
+	}
+	s = strings.Replace(strings.TrimSpace(s), "T", " ", 1)
+	for _, layout := range []string{"2006-01-02 15:04:05.999999999", "2006-01-02 15:04", "2006-01-02"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t, true, nil
+		}
+	}
+	return time.Time{}, false, errBadTime
+}
+
+// datePart implements DatePartFunction.
+func datePart(field, value any) (any, error) {
+	f, _ := argText(field)
+	t, ok, err := parseStored(value)
+	if !ok {
+		return nil, err
+	}
+	us := int64(t.Nanosecond() / 1000)
+	whole := func(n int) any { return int64(n) }
+	switch strings.ToLower(f) {
+	case "epoch":
+		sec := t.Unix()
+		if us == 0 {
+			return sec, nil
+		}
+		return float64(sec) + float64(us)/1e6, nil
+	case "year":
+		return whole(t.Year()), nil
+	case "month":
+		return whole(int(t.Month())), nil
+	case "day":
+		return whole(t.Day()), nil
+	case "hour":
+		return whole(t.Hour()), nil
+	case "minute":
+		return whole(t.Minute()), nil
+	case "second":
+		if us == 0 {
+			return whole(t.Second()), nil
+		}
+		return float64(t.Second()) + float64(us)/1e6, nil
+	case "milliseconds":
+		return float64(t.Second())*1000 + float64(us)/1000, nil
+	case "microseconds":
+		return int64(t.Second())*1000000 + us, nil
+	case "dow":
+		return whole(int(t.Weekday())), nil
+	case "isodow":
+		d := int(t.Weekday())
+		if d == 0 {
+			d = 7
+		}
+		return whole(d), nil
+	case "doy":
+		return whole(t.YearDay()), nil
+	case "quarter":
+		return whole((int(t.Month())-1)/3 + 1), nil
+	case "week":
+		_, w := t.ISOWeek()
+		return whole(w), nil
+	case "isoyear":
+		y, _ := t.ISOWeek()
+		return whole(y), nil
+	}
+	return nil, errors.New("unit \"" + f + "\" not supported")
+}
+
+// timestampDiff implements TimestampDiffFunction.
+func timestampDiff(a, b any) (any, error) {
+	x, ok1, err := parseStored(a)
+	if err != nil {
+		return nil, err
+	}
+	y, ok2, err := parseStored(b)
+	if !ok1 || !ok2 {
+		return nil, err
+	}
+	return answer.TimestampDiff(x, y).String(), nil
+}
+
+// age implements AgeFunction.
+func age(a, b any) (any, error) {
+	x, ok1, err := parseStored(a)
+	if err != nil {
+		return nil, err
+	}
+	y, ok2, err := parseStored(b)
+	if !ok1 || !ok2 {
+		return nil, err
+	}
+	return answer.Age(x, y).String(), nil
+}
+
+// pgFunctions are the scalar functions of jsonfuncs.go and this file,
+// registered in both SQLite builds.
+var pgFunctions = []struct {
+	name string
+	n    int
+	fn2  func(a, b any) (any, error)
+	fn3  func(a, b, c any) (any, error)
+}{
+	{name: JSONGetFunction, n: 3, fn3: jsonGet},
+	{name: JSONPathFunction, n: 3, fn3: jsonPath},
+	{name: JSONContainsFunction, n: 2, fn2: jsonbContains},
+	{name: JSONExistsFunction, n: 2, fn2: jsonbExists},
+	{name: DatePartFunction, n: 2, fn2: datePart},
+	{name: TimestampDiffFunction, n: 2, fn2: timestampDiff},
+	{name: AgeFunction, n: 2, fn2: age},
+}
