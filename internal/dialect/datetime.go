@@ -16,6 +16,7 @@ const (
 	datePartFunction      = "shepherd_date_part"
 	timestampDiffFunction = "shepherd_ts_diff"
 	ageFunction           = "shepherd_age"
+	toCharFunction        = "shepherd_to_char"
 )
 
 // intervalConst evaluates a constant interval expression: interval
@@ -258,13 +259,50 @@ func (w *writer) temporalFunc(name string, fc *pg_query.FuncCall) bool {
 			w.fail("22008", "date field value out of range: %d-%02d-%02d", y, m, d)
 		}
 		w.timeLiteralTyped(t.Format("2006-01-02"), "date")
+	case name == "to_char" && len(a) == 2 && isTime(w.typeOf(a[0])):
+		f, ok := strConst(a[1])
+		if !ok {
+			w.refuse("to_char() with a format that is not a constant")
+		}
+		parts, ok := answer.ParseToCharFormat(f)
+		if !ok {
+			w.refuse("to_char() format %q (shepherd takes YYYY, YY, MM, DD, DDD, HH24, HH12, MI, SS, MS, US, Mon, Dy, AM, Q and literal text)", f)
+		}
+		if w.lite() {
+			w.str(toCharFunction + "(")
+			w.expr(a[0])
+			w.str(", ")
+			w.literal(f)
+			w.str(")")
+			return true
+		}
+		mf, ok := answer.MariaDBDateFormat(parts)
+		if !ok {
+			w.refuse("to_char() format %q (MariaDB)", f)
+		}
+		w.str("DATE_FORMAT(")
+		w.expr(a[0])
+		w.str(", ")
+		w.literal(mf)
+		w.str(")")
 	case (name == "encode") && len(a) == 2 && w.typeOf(a[0]) == "bytea":
 		if f, ok := strConst(a[1]); !ok || strings.ToLower(f) != "hex" {
 			w.refuse("encode() other than to 'hex'")
 		}
-		w.str("LOWER(HEX(")
-		w.expr(a[0])
-		w.str("))")
+		if w.my() {
+			w.str("LOWER(HEX(")
+			w.expr(a[0])
+			w.str("))")
+			return true
+		}
+		// SQLite's hex(NULL) is '', where encode(NULL) is NULL.
+		w.repeated(a[0], 2, func() {
+			w.str("(CASE WHEN ")
+			w.expr(a[0])
+			w.str(" IS NULL THEN NULL ELSE LOWER(HEX(")
+			w.expr(a[0])
+			w.str(")) END)")
+		})
 	case name == "decode" && len(a) == 2:
 		s, ok1 := strConst(a[0])
 		f, ok2 := strConst(a[1])
@@ -406,7 +444,7 @@ func (w *writer) temporalFuncType(fc *pg_query.FuncCall) string {
 		return "interval"
 	case "make_date":
 		return "date"
-	case "encode":
+	case "encode", "to_char":
 		return "text"
 	case "decode":
 		return "bytea"

@@ -196,7 +196,16 @@ func (w *writer) special(name string, fc *pg_query.FuncCall) {
 	switch {
 	case (name == "length" || name == "char_length" || name == "character_length") && n == 1:
 		if w.typeOf(a[0]) == "bytea" {
-			w.refuse("length() of bytea")
+			if name != "length" {
+				w.refuse("%s() of bytea", name)
+			}
+			// The number of bytes, as octet_length() counts them.
+			if w.my() {
+				w.call("LENGTH", fc)
+			} else {
+				w.call("OCTET_LENGTH", fc)
+			}
+			return
 		}
 		if w.my() {
 			w.call("CHAR_LENGTH", fc)

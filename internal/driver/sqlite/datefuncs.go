@@ -22,6 +22,7 @@ const (
 	DatePartFunction      = "shepherd_date_part"
 	TimestampDiffFunction = "shepherd_ts_diff"
 	AgeFunction           = "shepherd_age"
+	ToCharFunction        = "shepherd_to_char"
 )
 
 var errBadTime = errors.New("invalid input syntax for type timestamp")
@@ -124,6 +125,24 @@ func age(a, b any) (any, error) {
 	return answer.Age(x, y).String(), nil
 }
 
+// toChar implements ToCharFunction: to_char(value, format) of a date or
+// timestamp, for the formats answer.ParseToCharFormat reads.
+func toChar(value, format any) (any, error) {
+	t, ok, err := parseStored(value)
+	if !ok {
+		return nil, err
+	}
+	f, ok := argText(format)
+	if !ok {
+		return nil, nil
+	}
+	parts, ok := answer.ParseToCharFormat(f)
+	if !ok {
+		return nil, errors.New("to_char format not supported: " + f)
+	}
+	return answer.FormatToChar(t, parts), nil
+}
+
 // pgFunctions are the scalar functions of jsonfuncs.go and this file,
 // registered in both SQLite builds.
 var pgFunctions = []struct {
@@ -139,4 +158,5 @@ var pgFunctions = []struct {
 	{name: DatePartFunction, n: 2, fn2: datePart},
 	{name: TimestampDiffFunction, n: 2, fn2: timestampDiff},
 	{name: AgeFunction, n: 2, fn2: age},
+	{name: ToCharFunction, n: 2, fn2: toChar},
 }

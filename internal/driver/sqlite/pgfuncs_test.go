@@ -6,9 +6,11 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/shepherd-db/shepherd/internal/answer"
 	"github.com/shepherd-db/shepherd/internal/testenv"
 )
 
@@ -133,6 +135,17 @@ func TestPGFunctionsAgainstPostgres(t *testing.T) {
 				t.Errorf("date_part('%s', '%s') = %v, PostgreSQL %v", f, a, got, want)
 			}
 		}
+		for _, f := range []string{"YYYY-MM-DD HH24:MI:SS", "DD Mon YYYY", "yyyy/mm/dd hh12:mi:ss AM", "DDD Q Dy DY dy MON mon US MS", `"Year" YYYY, HH:MI pm`, "YY-MM-DD\\"} {
+			parts, ok := answer.ParseToCharFormat(f)
+			if !ok {
+				t.Fatalf("format %q not read", f)
+			}
+			got := answer.FormatToChar(mustStored(t, a), parts)
+			want := pgAnswer(t, conn, fmt.Sprintf("SELECT to_char(TIMESTAMP %s, %s)", quote(a), quote(f)))
+			if got != want {
+				t.Errorf("to_char('%s', '%s') = %q, PostgreSQL %q", a, f, got, want)
+			}
+		}
 		for _, b := range times {
 			got, _ := timestampDiff(a, b)
 			want := pgAnswer(t, conn, fmt.Sprintf("SELECT (TIMESTAMP %s - TIMESTAMP %s)::text", quote(a), quote(b)))
@@ -146,6 +159,14 @@ func TestPGFunctionsAgainstPostgres(t *testing.T) {
 			}
 		}
 	}
+}
+
+func mustStored(t *testing.T, s string) time.Time {
+	v, ok, err := parseStored(s)
+	if !ok || err != nil {
+		t.Fatalf("%s: %v", s, err)
+	}
+	return v
 }
 
 func TestMain(m *testing.M) { testenv.Main(m) }
