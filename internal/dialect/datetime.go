@@ -1,6 +1,7 @@
 package dialect
 
 import (
+	"strconv"
 	"strings"
 	"time"
 
@@ -17,6 +18,7 @@ const (
 	timestampDiffFunction = "shepherd_ts_diff"
 	ageFunction           = "shepherd_age"
 	toCharFunction        = "shepherd_to_char"
+	timeAddFunction       = "shepherd_ts_add"
 )
 
 // intervalConst evaluates a constant interval expression: interval
@@ -164,6 +166,50 @@ func (w *writer) temporalOp(op string, l, r *pg_query.Node, lt, rt string) bool 
 		})
 	})
 	return true
+}
+
+// timePlusInterval writes a date, timestamp or timestamptz plus or minus
+// a constant interval, as PostgreSQL's timestamp_pl_interval adds: the
+// months first (keeping to the last day of a shorter month: Jan 31 + 1
+// month is Feb 29), then the days, then the time. A date gives a
+// timestamp. MariaDB's INTERVAL arithmetic does each step alike; SQLite
+// calls shepherd's function (its strftime keeps milliseconds only).
+func (w *writer) timePlusInterval(op string, l, r *pg_query.Node, lt string) {
+	v, ok := intervalConst(r)
+	if !ok {
+		w.refuse("%s of an interval that is not a constant like interval '3 days'", op)
+	}
+	if op == "-" {
+		if v.Micros == -1<<63 {
+			w.refuse("interval out of range")
+		}
+		v = v.Neg()
+	}
+	if w.lite() {
+		w.str(timeAddFunction + "(")
+		w.expr(l)
+		w.str(", " + strconv.FormatInt(int64(v.Months), 10) + ", " + strconv.FormatInt(int64(v.Days), 10) + ", " + strconv.FormatInt(v.Micros, 10) + ")")
+		return
+	}
+	w.str("(")
+	if lt == "date" || v == (answer.IntervalValue{}) {
+		// PostgreSQL's date + interval is a timestamp.
+		w.str("CAST(")
+		w.expr(l)
+		w.str(" AS DATETIME(6))")
+	} else {
+		w.expr(l)
+	}
+	if v.Months != 0 {
+		w.str(" + INTERVAL " + strconv.FormatInt(int64(v.Months), 10) + " MONTH")
+	}
+	if v.Days != 0 {
+		w.str(" + INTERVAL " + strconv.FormatInt(int64(v.Days), 10) + " DAY")
+	}
+	if v.Micros != 0 {
+		w.str(" + INTERVAL " + strconv.FormatInt(v.Micros, 10) + " MICROSECOND")
+	}
+	w.str(")")
 }
 
 // myInterval writes, for MariaDB, the interval of a number of

@@ -108,10 +108,13 @@ func init() {
 		}
 		for _, f := range pgFunctions {
 			var fn any
-			if f.n == 2 {
+			switch f.n {
+			case 2:
 				fn = func(a, b any) (any, error) { return f.fn2(cgoArg(a), cgoArg(b)) }
-			} else {
+			case 3:
 				fn = func(a, b, x any) (any, error) { return f.fn3(cgoArg(a), cgoArg(b), cgoArg(x)) }
+			default:
+				fn = func(a, b, x, y any) (any, error) { return f.fn4(cgoArg(a), cgoArg(b), cgoArg(x), cgoArg(y)) }
 			}
 			if err := c.RegisterFunc(f.name, fn, true); err != nil {
 				return err

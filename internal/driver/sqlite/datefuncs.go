@@ -23,6 +23,7 @@ const (
 	TimestampDiffFunction = "shepherd_ts_diff"
 	AgeFunction           = "shepherd_age"
 	ToCharFunction        = "shepherd_to_char"
+	TimeAddFunction       = "shepherd_ts_add"
 )
 
 var errBadTime = errors.New("invalid input syntax for type timestamp")
@@ -143,6 +144,33 @@ func toChar(value, format any) (any, error) {
 	return answer.FormatToChar(t, parts), nil
 }
 
+// timeAdd implements TimeAddFunction(ts, months, days, micros): ts plus
+// an interval as PostgreSQL's timestamp_pl_interval adds it, months first
+// (keeping to the last day of a shorter month), then days, then time.
+func timeAdd(ts, months, days, micros any) (any, error) {
+	t, ok, err := parseStored(ts)
+	if !ok {
+		return nil, err
+	}
+	m, _ := months.(int64)
+	d, _ := days.(int64)
+	us, _ := micros.(int64)
+	if m != 0 {
+		total := int64(t.Year())*12 + int64(t.Month()) - 1 + m
+		y, mo := int(total/12), time.Month(total%12+1)
+		if total < 0 {
+			return nil, errors.New("timestamp out of range")
+		}
+		last := time.Date(y, mo+1, 0, 0, 0, 0, 0, time.UTC).Day()
+		t = time.Date(y, mo, min(t.Day(), last), t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), time.UTC)
+	}
+	t = t.AddDate(0, 0, int(d)).Add(time.Duration(us) * time.Microsecond)
+	if t.Year() < 1 || t.Year() > 294276 {
+		return nil, errors.New("timestamp out of range")
+	}
+	return t.Format("2006-01-02 15:04:05.999999"), nil
+}
+
 // pgFunctions are the scalar functions of jsonfuncs.go and this file,
 // registered in both SQLite builds.
 var pgFunctions = []struct {
@@ -150,6 +178,7 @@ var pgFunctions = []struct {
 	n    int
 	fn2  func(a, b any) (any, error)
 	fn3  func(a, b, c any) (any, error)
+	fn4  func(a, b, c, d any) (any, error)
 }{
 	{name: JSONGetFunction, n: 3, fn3: jsonGet},
 	{name: JSONPathFunction, n: 3, fn3: jsonPath},
@@ -159,4 +188,5 @@ var pgFunctions = []struct {
 	{name: TimestampDiffFunction, n: 2, fn2: timestampDiff},
 	{name: AgeFunction, n: 2, fn2: age},
 	{name: ToCharFunction, n: 2, fn2: toChar},
+	{name: TimeAddFunction, n: 4, fn4: timeAdd},
 }

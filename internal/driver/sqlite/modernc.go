@@ -67,10 +67,13 @@ func init() {
 	for _, f := range pgFunctions {
 		msqlite.MustRegisterDeterministicScalarFunction(f.name, int32(f.n),
 			func(_ *msqlite.FunctionContext, args []sqldriver.Value) (sqldriver.Value, error) {
-				if f.n == 2 {
+				switch f.n {
+				case 2:
 					return f.fn2(args[0], args[1])
+				case 3:
+					return f.fn3(args[0], args[1], args[2])
 				}
-				return f.fn3(args[0], args[1], args[2])
+				return f.fn4(args[0], args[1], args[2], args[3])
 			})
 	}
 	driver.Register(Pure, driver.Serial, moderncLibrary.opener())

@@ -146,6 +146,24 @@ func TestPGFunctionsAgainstPostgres(t *testing.T) {
 				t.Errorf("to_char('%s', '%s') = %q, PostgreSQL %q", a, f, got, want)
 			}
 		}
+		for _, iv := range []string{"1 month", "-1 month", "1 year 2 mons 3 days 04:05:06.5", "-3 days -00:00:00.000001", "25 hours", "13 months", "-14 mons 40 days"} {
+			v, ok := answer.ParseInterval(iv)
+			if !ok {
+				t.Fatalf("interval %q not read", iv)
+			}
+			want := pgAnswer(t, conn, fmt.Sprintf("SELECT (%s::interval)::text", quote(iv)))
+			if v.String() != want {
+				t.Errorf("interval %q prints %q, PostgreSQL %q", iv, v.String(), want)
+			}
+			got, err := timeAdd(a, int64(v.Months), int64(v.Days), v.Micros)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want = pgAnswer(t, conn, fmt.Sprintf("SELECT (TIMESTAMP %s + %s::interval)::text", quote(a), quote(iv)))
+			if got != want {
+				t.Errorf("'%s' + '%s' = %v, PostgreSQL %v", a, iv, got, want)
+			}
+		}
 		for _, b := range times {
 			got, _ := timestampDiff(a, b)
 			want := pgAnswer(t, conn, fmt.Sprintf("SELECT (TIMESTAMP %s - TIMESTAMP %s)::text", quote(a), quote(b)))

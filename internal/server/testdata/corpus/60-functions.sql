@@ -176,6 +176,8 @@ SELECT age(TIMESTAMP '2024-01-31', TIMESTAMP '2024-03-01'), age(TIMESTAMP '2024-
 
 SELECT id, date_trunc('day', at), extract(doy FROM at) FROM event ORDER BY id;
 
+SELECT id, at + INTERVAL '1 month 2 days 03:04:05.5', at - INTERVAL '1 year', DATE '2024-01-31' + INTERVAL '1 month 1 day' FROM event ORDER BY id;
+
 SELECT id, at - TIMESTAMPTZ '2024-02-29 23:59:59.5+00', TIMESTAMPTZ '2024-01-01 12:00:00+00' - at FROM event ORDER BY id;
 
 SELECT id, to_char(at, 'DD Mon YYYY, HH12:MI:SS AM'), to_char(at, 'YYYY-MM-DD"T"HH24:MI:SS.US'), to_char(at::date, 'YY/MM/DD DDD') FROM event ORDER BY id;
