@@ -203,6 +203,13 @@ SELECT id, payload->'user', payload->>'size', payload->'parts'->1, payload#>>'{u
 
 SELECT id, kind FROM event WHERE payload->>'user' = 'ada' ORDER BY id;
 
+SELECT '{"t": true, "n": null, "x": 1.50, "s": "a\"b\u00e9", "e": 1E+2}'::json->>'t', '{"n": null}'::json->>'n', '{"n": null}'::json->'n',
+    '{"x": 1.50}'::json->>'x', '{"s": "a\"b\u00e9"}'::json->>'s', '{"e": 1E+2}'::json->>'e', '[10, "b", [1]]'::json->>1, '{"0": 1}'::json->0;
+
+SELECT id, payload->'parts'->>0, (payload->>'size')::int + 1 FROM event WHERE payload->>'size' IS NOT NULL ORDER BY id;
+
+SELECT count(*) FROM event WHERE payload::jsonb @> '{}';
+
 SELECT count(*) FROM event WHERE payload::jsonb @> '{"user": "ken"}';
 
 SELECT id, payload::jsonb @> '{"ok": true}', payload::jsonb @> '{"size": 1024.0}' FROM event ORDER BY id;
