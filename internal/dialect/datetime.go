@@ -19,6 +19,7 @@ const (
 	ageFunction           = "shepherd_age"
 	toCharFunction        = "shepherd_to_char"
 	timeAddFunction       = "shepherd_ts_add"
+	epochDiffFunction     = "shepherd_epoch_diff"
 )
 
 // intervalConst evaluates a constant interval expression: interval
@@ -399,6 +400,10 @@ func (w *writer) extract(a []*pg_query.Node) {
 	}
 	field = strings.ToLower(field)
 	t := w.typeOf(a[1])
+	if t == "interval" && field == "epoch" {
+		w.epochOfDifference(a[1])
+		return
+	}
 	if !isTime(t) {
 		w.refuse("extract() from a value of type %s", orUnknown(t))
 	}
@@ -472,6 +477,33 @@ func (w *writer) extract(a []*pg_query.Node) {
 		x()
 		w.str(")" + scale + ")")
 	}
+}
+
+// epochOfDifference writes extract(epoch FROM a - b) of two timestamps:
+// the seconds between them, exactly (an interval of days and time, whose
+// days are 86400 seconds each). Other intervals are refused.
+func (w *writer) epochOfDifference(n *pg_query.Node) {
+	e := n.GetAExpr()
+	if e == nil || e.Kind != pg_query.A_Expr_Kind_AEXPR_OP || schema.OpName(e.Name) != "-" || e.Lexpr == nil {
+		w.refuse("extract(epoch ...) of an interval other than timestamp - timestamp")
+	}
+	lt, rt := w.typeOf(e.Lexpr), w.typeOf(e.Rexpr)
+	if lt != rt || (lt != "timestamp" && lt != "timestamptz") {
+		w.refuse("extract(epoch ...) of an interval other than timestamp - timestamp")
+	}
+	if w.lite() {
+		w.str(epochDiffFunction + "(")
+		w.expr(e.Lexpr)
+		w.str(", ")
+		w.expr(e.Rexpr)
+		w.str(")")
+		return
+	}
+	w.str("(TIMESTAMPDIFF(MICROSECOND, ")
+	w.expr(e.Rexpr)
+	w.str(", ")
+	w.expr(e.Lexpr)
+	w.str(") * 0.000001)")
 }
 
 // temporalFuncType is the type of the functions of this file.

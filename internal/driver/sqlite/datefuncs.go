@@ -23,6 +23,7 @@ const (
 	TimestampDiffFunction = "shepherd_ts_diff"
 	AgeFunction           = "shepherd_age"
 	ToCharFunction        = "shepherd_to_char"
+	EpochDiffFunction     = "shepherd_epoch_diff"
 	TimeAddFunction       = "shepherd_ts_add"
 )
 
@@ -58,7 +59,9 @@ func datePart(field, value any) (any, error) {
 		if us == 0 {
 			return sec, nil
 		}
-		return float64(sec) + float64(us)/1e6, nil
+		// One rounding: the nearest double to the decimal, which prints
+		// as PostgreSQL's digits.
+		return float64(sec*1000000+us) / 1e6, nil
 	case "year":
 		return whole(t.Year()), nil
 	case "month":
@@ -73,7 +76,7 @@ func datePart(field, value any) (any, error) {
 		if us == 0 {
 			return whole(t.Second()), nil
 		}
-		return float64(t.Second()) + float64(us)/1e6, nil
+		return float64(int64(t.Second())*1000000+us) / 1e6, nil
 	case "milliseconds":
 		return float64(t.Second())*1000 + float64(us)/1000, nil
 	case "microseconds":
@@ -111,6 +114,24 @@ func timestampDiff(a, b any) (any, error) {
 		return nil, err
 	}
 	return answer.TimestampDiff(x, y).String(), nil
+}
+
+// epochDiff implements EpochDiffFunction: extract(epoch FROM a - b) of
+// two timestamps, the seconds between them.
+func epochDiff(a, b any) (any, error) {
+	x, ok1, err := parseStored(a)
+	if err != nil {
+		return nil, err
+	}
+	y, ok2, err := parseStored(b)
+	if !ok1 || !ok2 {
+		return nil, err
+	}
+	us := x.Sub(y).Microseconds()
+	if us%1000000 == 0 {
+		return us / 1000000, nil
+	}
+	return float64(us) / 1e6, nil
 }
 
 // age implements AgeFunction.
@@ -188,5 +209,6 @@ var pgFunctions = []struct {
 	{name: TimestampDiffFunction, n: 2, fn2: timestampDiff},
 	{name: AgeFunction, n: 2, fn2: age},
 	{name: ToCharFunction, n: 2, fn2: toChar},
+	{name: EpochDiffFunction, n: 2, fn2: epochDiff},
 	{name: TimeAddFunction, n: 4, fn4: timeAdd},
 }

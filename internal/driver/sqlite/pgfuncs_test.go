@@ -170,6 +170,14 @@ func TestPGFunctionsAgainstPostgres(t *testing.T) {
 			if got != want {
 				t.Errorf("'%s' - '%s' = %v, PostgreSQL %v", a, b, got, want)
 			}
+			got, _ = epochDiff(a, b)
+			if f, ok := got.(float64); ok {
+				got = strconv.FormatFloat(f, 'f', -1, 64)
+			}
+			want = pgAnswer(t, conn, fmt.Sprintf("SELECT extract(epoch FROM TIMESTAMP %s - TIMESTAMP %s)::float8::text", quote(a), quote(b)))
+			if fmt.Sprint(got) != want {
+				t.Errorf("extract(epoch FROM '%s' - '%s') = %v, PostgreSQL %v", a, b, got, want)
+			}
 			got, _ = age(a, b)
 			want = pgAnswer(t, conn, fmt.Sprintf("SELECT age(TIMESTAMP %s, TIMESTAMP %s)::text", quote(a), quote(b)))
 			if got != want {
