@@ -506,6 +506,50 @@ func (w *writer) epochOfDifference(n *pg_query.Node) {
 	w.str(") * 0.000001)")
 }
 
+// dateTruncWeekQuarter writes date_trunc('week', x) (the Monday of x's
+// ISO week) and date_trunc('quarter', x) at midnight; it reports whether
+// unit is one of them.
+func (w *writer) dateTruncWeekQuarter(unit string, x *pg_query.Node) bool {
+	if unit != "week" && unit != "quarter" {
+		return false
+	}
+	if w.my() {
+		w.repeated(x, 2, func() {
+			w.str("CAST(")
+			if unit == "week" {
+				w.str("DATE(")
+				w.expr(x)
+				w.str(") - INTERVAL WEEKDAY(")
+				w.expr(x)
+				w.str(") DAY")
+			} else {
+				w.str("MAKEDATE(YEAR(")
+				w.expr(x)
+				w.str("), 1) + INTERVAL (QUARTER(")
+				w.expr(x)
+				w.str(") - 1) * 3 MONTH")
+			}
+			w.str(" AS DATETIME(6))")
+		})
+		return true
+	}
+	if unit == "week" {
+		// Back six days, then on to the next Monday (or that day).
+		w.str("(date(")
+		w.expr(x)
+		w.str(", '-6 days', 'weekday 1') || ' 00:00:00')")
+		return true
+	}
+	w.repeated(x, 2, func() {
+		w.str("(date(")
+		w.expr(x)
+		w.str(", 'start of month', '-' || ((CAST(strftime('%m', ")
+		w.expr(x)
+		w.str(") AS INTEGER) - 1) % 3) || ' months') || ' 00:00:00')")
+	})
+	return true
+}
+
 // temporalFuncType is the type of the functions of this file.
 func (w *writer) temporalFuncType(fc *pg_query.FuncCall) string {
 	switch schema.FuncName(fc) {

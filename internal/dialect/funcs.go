@@ -565,6 +565,9 @@ func (w *writer) dateTrunc(a []*pg_query.Node) {
 		"minute": "%Y-%m-%d %H:%i:00",
 		"second": "%Y-%m-%d %H:%i:%s",
 	}
+	if w.dateTruncWeekQuarter(strings.ToLower(unit), a[1]) {
+		return
+	}
 	f, ok := formats[strings.ToLower(unit)]
 	if !ok {
 		w.refuse("date_trunc('%s', ...)", unit)

@@ -176,6 +176,10 @@ SELECT age(TIMESTAMP '2024-01-31', TIMESTAMP '2024-03-01'), age(TIMESTAMP '2024-
 
 SELECT id, date_trunc('day', at), extract(doy FROM at) FROM event ORDER BY id;
 
+SELECT now() AT TIME ZONE 'UTC' > TIMESTAMP '2020-01-01', extract(epoch FROM now() - TIMESTAMPTZ '2020-01-01 00:00:00+00') > 0, now() - INTERVAL '1 day' < now();
+
+SELECT id, date_trunc('week', at), date_trunc('quarter', at), date_trunc('week', DATE '2024-03-03'), date_trunc('quarter', TIMESTAMP '2024-12-31 23:00:00') FROM event ORDER BY id;
+
 SELECT id, extract(epoch FROM at - TIMESTAMPTZ '2024-01-01 00:00:00.25+00'), date_part('epoch', TIMESTAMP '2024-03-01' - TIMESTAMP '2024-02-01 12:00:00') FROM event ORDER BY id;
 
 SELECT id, at + INTERVAL '1 month 2 days 03:04:05.5', at - INTERVAL '1 year', DATE '2024-01-31' + INTERVAL '1 month 1 day' FROM event ORDER BY id;
