@@ -332,6 +332,8 @@ func (w *writer) temporalFunc(name string, fc *pg_query.FuncCall) bool {
 		w.str(", ")
 		w.literal(mf)
 		w.str(")")
+	case name == "json_build_object" || name == "jsonb_build_object":
+		w.buildObject(name, a)
 	case (name == "encode") && len(a) == 2 && w.typeOf(a[0]) == "bytea":
 		if f, ok := strConst(a[1]); !ok || strings.ToLower(f) != "hex" {
 			w.refuse("encode() other than to 'hex'")
@@ -568,6 +570,10 @@ func (w *writer) temporalFuncType(fc *pg_query.FuncCall) string {
 		return "date"
 	case "encode", "to_char":
 		return "text"
+	case "json_build_object":
+		return "json"
+	case "jsonb_build_object":
+		return "jsonb"
 	case "decode":
 		return "bytea"
 	}

@@ -367,3 +367,107 @@ func textArrayConst(n *pg_query.Node) (textArray, bool) {
 	}
 	return textArray{text: s, items: items}, true
 }
+
+// Names of shepherd's SQLite functions that print a JSON document as
+// jsonb does and as json_build_object() does.
+const (
+	jsonbTextFunction      = "shepherd_jsonb_text"
+	jsonObjectTextFunction = "shepherd_json_object_text"
+)
+
+// buildObject writes json_build_object() and jsonb_build_object() of
+// constant keys and values of text, integer or boolean type. jsonb keeps
+// the last of duplicate keys and orders them by length, then bytes:
+// MariaDB's JSON_OBJECT, given them in that order, prints as jsonb does
+// ({"a": 1, "bb": "x"}); SQLite's json_object is reprinted by shepherd's
+// function. json_build_object's own spelling ({"a" : 1}) only SQLite's
+// replicas are given.
+func (w *writer) buildObject(name string, a []*pg_query.Node) {
+	if len(a)%2 != 0 {
+		w.fail("22023", "argument list must have even number of elements")
+	}
+	type pair struct {
+		key string
+		val *pg_query.Node
+	}
+	var pairs []pair
+	for i := 0; i < len(a); i += 2 {
+		k, ok := strConst(a[i])
+		if !ok {
+			w.refuse("%s() with a key that is not a string constant", name)
+		}
+		v := a[i+1]
+		t := w.typeOf(v)
+		c := v.GetAConst()
+		if !(isInt(t) || t == "text" || t == "varchar" || t == "bool" || c != nil && (c.Isnull || c.GetSval() != nil)) {
+			w.refuse("%s() with a value of type %s (shepherd takes text, integers and booleans)", name, orUnknown(t))
+		}
+		pairs = append(pairs, pair{k, v})
+	}
+	jsonb := name == "jsonb_build_object"
+	if jsonb {
+		last := map[string]int{}
+		for i, p := range pairs {
+			last[p.key] = i
+		}
+		var kept []pair
+		for i, p := range pairs {
+			if last[p.key] == i {
+				kept = append(kept, p)
+			}
+		}
+		sort.SliceStable(kept, func(i, j int) bool {
+			x, y := kept[i].key, kept[j].key
+			if len(x) != len(y) {
+				return len(x) < len(y)
+			}
+			return x < y
+		})
+		pairs = kept
+	} else if w.my() {
+		w.refuse("json_build_object() (MariaDB writes {\"a\": 1} where PostgreSQL writes {\"a\" : 1}; use jsonb_build_object)")
+	}
+	value := func(v *pg_query.Node) {
+		if w.typeOf(v) != "bool" {
+			w.expr(v)
+			return
+		}
+		w.repeated(v, 2, func() {
+			if w.my() {
+				w.str("(CASE WHEN ")
+				w.expr(v)
+				w.str(" THEN JSON_EXTRACT('true', '$') WHEN NOT ")
+				w.expr(v)
+				w.str(" THEN JSON_EXTRACT('false', '$') END)")
+				return
+			}
+			w.str("json(CASE WHEN ")
+			w.expr(v)
+			w.str(" THEN 'true' WHEN NOT ")
+			w.expr(v)
+			w.str(" THEN 'false' END)")
+		})
+	}
+	if w.lite() {
+		if jsonb {
+			w.str(jsonbTextFunction + "(")
+		} else {
+			w.str(jsonObjectTextFunction + "(")
+		}
+		w.str("json_object(")
+	} else {
+		w.str("JSON_OBJECT(")
+	}
+	for i, p := range pairs {
+		if i > 0 {
+			w.str(", ")
+		}
+		w.literal(p.key)
+		w.str(", ")
+		value(p.val)
+	}
+	w.str(")")
+	if w.lite() {
+		w.str(")")
+	}
+}

@@ -109,6 +109,8 @@ func init() {
 		for _, f := range pgFunctions {
 			var fn any
 			switch f.n {
+			case 1:
+				fn = func(a any) (any, error) { return f.fn1(cgoArg(a)) }
 			case 2:
 				fn = func(a, b any) (any, error) { return f.fn2(cgoArg(a), cgoArg(b)) }
 			case 3:

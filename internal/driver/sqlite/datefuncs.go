@@ -197,11 +197,14 @@ func timeAdd(ts, months, days, micros any) (any, error) {
 var pgFunctions = []struct {
 	name string
 	n    int
+	fn1  func(a any) (any, error)
 	fn2  func(a, b any) (any, error)
 	fn3  func(a, b, c any) (any, error)
 	fn4  func(a, b, c, d any) (any, error)
 }{
 	{name: JSONGetFunction, n: 3, fn3: jsonGet},
+	{name: JSONBTextFunction, n: 1, fn1: jsonbText},
+	{name: JSONObjectTextFunction, n: 1, fn1: jsonObjectText},
 	{name: JSONPathFunction, n: 3, fn3: jsonPath},
 	{name: JSONContainsFunction, n: 2, fn2: jsonbContains},
 	{name: JSONExistsFunction, n: 2, fn2: jsonbExists},

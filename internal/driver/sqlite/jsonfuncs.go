@@ -722,3 +722,59 @@ func argText(v any) (string, bool) {
 	}
 	return "", false
 }
+
+// JSONBTextFunction rewrites a JSON document (SQLite's json_object()
+// writes it compact) as jsonb prints it; JSONObjectTextFunction as
+// json_build_object() prints an object of scalars: `{"a" : 1, "b" : 2}`,
+// members in the order written.
+const (
+	JSONBTextFunction      = "shepherd_jsonb_text"
+	JSONObjectTextFunction = "shepherd_json_object_text"
+)
+
+// jsonbText implements JSONBTextFunction.
+func jsonbText(doc any) (any, error) {
+	text, ok := argText(doc)
+	if !ok {
+		return nil, nil
+	}
+	n, err := parseJSON(text)
+	if err != nil {
+		return nil, err
+	}
+	var b strings.Builder
+	n.jsonb(&b)
+	return b.String(), nil
+}
+
+// jsonObjectText implements JSONObjectTextFunction.
+func jsonObjectText(doc any) (any, error) {
+	text, ok := argText(doc)
+	if !ok {
+		return nil, nil
+	}
+	n, err := parseJSON(text)
+	if err != nil {
+		return nil, err
+	}
+	if n.kind != '{' {
+		return nil, errJSONSyntax
+	}
+	var b strings.Builder
+	b.WriteByte('{')
+	for i, k := range n.keys {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		writeJSONString(&b, k)
+		b.WriteString(" : ")
+		v := n.elems[i]
+		if v.kind == '"' {
+			writeJSONString(&b, v.str)
+		} else {
+			b.WriteString(v.raw)
+		}
+	}
+	b.WriteByte('}')
+	return b.String(), nil
+}

@@ -68,6 +68,8 @@ func init() {
 		msqlite.MustRegisterDeterministicScalarFunction(f.name, int32(f.n),
 			func(_ *msqlite.FunctionContext, args []sqldriver.Value) (sqldriver.Value, error) {
 				switch f.n {
+				case 1:
+					return f.fn1(args[0])
 				case 2:
 					return f.fn2(args[0], args[1])
 				case 3:

@@ -216,6 +216,10 @@ SELECT id, payload->'parts'->>0, (payload->>'size')::int + 1 FROM event WHERE pa
 
 SELECT count(*) FROM event WHERE payload::jsonb @> '{}';
 
+SELECT id, jsonb_build_object('kind', kind, 'id', id, 'ok', id > 2, 'none', NULL, 'text', 'a"b\c' || E'\n\t') FROM event ORDER BY id;
+
+SELECT jsonb_build_object('b', 1, 'a', 2, 'b', 3), jsonb_build_object(), jsonb_build_object('x', 'y') -> 'x';
+
 SELECT count(*) FROM event WHERE payload::jsonb @> '{"user": "ken"}';
 
 SELECT id, payload::jsonb @> '{"ok": true}', payload::jsonb @> '{"size": 1024.0}' FROM event ORDER BY id;
