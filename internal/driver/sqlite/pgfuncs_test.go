@@ -119,6 +119,28 @@ func TestPGFunctionsAgainstPostgres(t *testing.T) {
 		}
 	}
 
+	// SQLite's json_object() output, reprinted as PostgreSQL prints the
+	// same object built by json_build_object and jsonb_build_object.
+	for doc, args := range map[string]string{
+		`{"a":1,"b":"x\"y\n","a":true,"c":null}`: `'a', 1, 'b', E'x"y\n', 'a', true, 'c', NULL`,
+		`{}`:                                     ``,
+		`{"long key":-5,"k":"\u0001é"}`:          `'long key', -5, 'k', E'\x01é'`,
+	} {
+		got, err := jsonObjectText(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := pgAnswer(t, conn, fmt.Sprintf("SELECT json_build_object(%s)::text", args))
+		if got != want {
+			t.Errorf("json_build_object(%s): %q, PostgreSQL %q", args, got, want)
+		}
+		got, _ = jsonbText(doc)
+		want = pgAnswer(t, conn, fmt.Sprintf("SELECT jsonb_build_object(%s)::text", args))
+		if got != want {
+			t.Errorf("jsonb_build_object(%s): %q, PostgreSQL %q", args, got, want)
+		}
+	}
+
 	times := []string{"2024-03-01 12:00:00", "2024-02-28 06:30:00", "2024-01-31 00:00:00", "2023-12-31 23:59:59.123456",
 		"2024-03-31 10:00:00", "2024-02-29 12:30:00", "1999-01-03 00:00:00.5", "2024-01-01 00:00:00"}
 	for _, a := range times {
