@@ -20,6 +20,7 @@ const (
 	toCharFunction        = "shepherd_to_char"
 	timeAddFunction       = "shepherd_ts_add"
 	epochDiffFunction     = "shepherd_epoch_diff"
+	microsDiffFunction    = "shepherd_us_diff"
 )
 
 // intervalConst evaluates a constant interval expression: interval
@@ -116,6 +117,82 @@ func timeConst(n *pg_query.Node) (time.Time, string, bool) {
 	return time.Time{}, "", false
 }
 
+// spanComparison writes (a - b) op interval '...' (or the constant on the
+// left) for timestamps a and b: PostgreSQL compares intervals by their
+// length in microseconds, a month counting 30 days and a day 24 hours,
+// and a - b is a length of days and time. It reports whether the
+// comparison has that form.
+func (w *writer) spanComparison(op string, l, r *pg_query.Node, lt, rt string) bool {
+	switch op {
+	case "=", "<>", "<", ">", "<=", ">=":
+	default:
+		return false
+	}
+	diff, c := l, r
+	if lt != "interval" || rt != "interval" {
+		return false
+	}
+	v, ok := intervalConst(c)
+	if !ok {
+		diff, c = r, l
+		if v, ok = intervalConst(c); !ok {
+			return false
+		}
+		op = map[string]string{"=": "=", "<>": "<>", "<": ">", ">": "<", "<=": ">=", ">=": "<="}[op]
+	}
+	e := diff.GetAExpr()
+	if e == nil || e.Kind != pg_query.A_Expr_Kind_AEXPR_OP || schema.OpName(e.Name) != "-" || e.Lexpr == nil {
+		return false
+	}
+	at, bt := w.typeOf(e.Lexpr), w.typeOf(e.Rexpr)
+	if at != bt || (at != "timestamp" && at != "timestamptz") {
+		return false
+	}
+	const usPerDay = 86400000000
+	n := int64(v.Months)*30*usPerDay + int64(v.Days)*usPerDay
+	if n/usPerDay != int64(v.Months)*30+int64(v.Days) || (v.Micros > 0 && n > 1<<62) || (v.Micros < 0 && n < -(1<<62)) {
+		w.refuse("interval out of range")
+	}
+	n += v.Micros
+	w.str("(")
+	if w.lite() {
+		w.str(microsDiffFunction + "(")
+		w.expr(e.Lexpr)
+		w.str(", ")
+		w.expr(e.Rexpr)
+		w.str(")")
+	} else {
+		w.str("TIMESTAMPDIFF(MICROSECOND, ")
+		w.expr(e.Rexpr)
+		w.str(", ")
+		w.expr(e.Lexpr)
+		w.str(")")
+	}
+	w.str(" " + op + " " + strconv.FormatInt(n, 10) + ")")
+	return true
+}
+
+// textSortKey refuses a sort key the replicas hold as text that PostgreSQL
+// sorts by value: an interval (printed as PostgreSQL prints it, '10 days'
+// sorts before '2 days') or jsonb. targets resolves ORDER BY ordinals and
+// output names.
+func (w *writer) textSortKey(key *pg_query.Node, targets []*pg_query.Node) {
+	if i, ok := ordinal(key); ok && targets != nil {
+		if out := w.outputAt(targets, i); out != nil {
+			key = out
+		}
+	} else if name, ok := bareName(key); ok && targets != nil {
+		for _, t := range targets {
+			if rt := t.GetResTarget(); rt != nil && rt.Name == name {
+				key = rt.Val
+			}
+		}
+	}
+	if t := w.typeOf(key); t == "interval" || t == "jsonb" {
+		w.refuse("ORDER BY a value of type %s (the replicas hold it as text)", t)
+	}
+}
+
 // temporalOp writes the date and interval operators the arithmetic of
 // expr.go leaves to this file: interval arithmetic (computed here when
 // constant, as PostgreSQL prints the result) and timestamp - timestamp.
@@ -123,6 +200,14 @@ func timeConst(n *pg_query.Node) (time.Time, string, bool) {
 func (w *writer) temporalOp(op string, l, r *pg_query.Node, lt, rt string) bool {
 	if lt != "interval" && rt != "interval" && !(isTime(lt) && lt == rt && lt != "date" && op == "-") {
 		return false
+	}
+	if op != "+" && op != "-" && op != "*" {
+		if w.spanComparison(op, l, r, lt, rt) {
+			return true
+		}
+		// The replicas hold an interval as PostgreSQL's text of it,
+		// which neither compares nor sorts as the interval does.
+		w.refuse("operator %s on intervals other than timestamp - timestamp against a constant interval", op)
 	}
 	if isTime(lt) && rt == "interval" || lt == "interval" && isTime(rt) {
 		return false // arith: a time moved by an interval

@@ -866,18 +866,24 @@ func hasStar(targets []*pg_query.Node) bool {
 }
 
 // orderable reports whether a column may be a sort key: PostgreSQL cannot
-// sort json, and the other engines do not sort jsonb as it does (nor is
-// the value of a json operator or a cast to json a sort key).
+// sort json, and the other engines do not sort jsonb or intervals as it
+// does.
 func orderable(s *schema.Snapshot, sel *pg_query.SelectStmt, n *pg_query.Node) bool {
-	if e := n.GetAExpr(); e != nil && e.Kind == pg_query.A_Expr_Kind_AEXPR_OP {
-		if op := schema.OpName(e.Name); op == "->" || op == "#>" {
-			return false
-		}
+	// Values the replicas hold as text that PostgreSQL orders otherwise
+	// (or not at all): json, jsonb, and intervals (shepherd writes them
+	// as PostgreSQL prints them).
+	t := &typer{schema: s}
+	if sel.WithClause != nil {
+		t.pushWith(sel.WithClause)
 	}
-	if tc := n.GetTypeCast(); tc != nil {
-		if t, _, _, ok := schema.TypeOf(tc.TypeName); ok && (t == "json" || t == "jsonb") {
-			return false
-		}
+	var items []scopeItem
+	for _, f := range sel.FromClause {
+		items = append(items, t.fromItem(f, items)...)
+	}
+	t.scopes = append(t.scopes, items)
+	switch t.typeOf(n).name {
+	case "json", "jsonb", "interval":
+		return false
 	}
 	cr := n.GetColumnRef()
 	if cr == nil {

@@ -24,6 +24,7 @@ const (
 	AgeFunction           = "shepherd_age"
 	ToCharFunction        = "shepherd_to_char"
 	EpochDiffFunction     = "shepherd_epoch_diff"
+	MicrosDiffFunction    = "shepherd_us_diff"
 	TimeAddFunction       = "shepherd_ts_add"
 )
 
@@ -134,6 +135,19 @@ func epochDiff(a, b any) (any, error) {
 	return float64(us) / 1e6, nil
 }
 
+// microsDiff implements MicrosDiffFunction: the microseconds from b to a.
+func microsDiff(a, b any) (any, error) {
+	x, ok1, err := parseStored(a)
+	if err != nil {
+		return nil, err
+	}
+	y, ok2, err := parseStored(b)
+	if !ok1 || !ok2 {
+		return nil, err
+	}
+	return x.Sub(y).Microseconds(), nil
+}
+
 // age implements AgeFunction.
 func age(a, b any) (any, error) {
 	x, ok1, err := parseStored(a)
@@ -213,5 +227,6 @@ var pgFunctions = []struct {
 	{name: AgeFunction, n: 2, fn2: age},
 	{name: ToCharFunction, n: 2, fn2: toChar},
 	{name: EpochDiffFunction, n: 2, fn2: epochDiff},
+	{name: MicrosDiffFunction, n: 2, fn2: microsDiff},
 	{name: TimeAddFunction, n: 4, fn4: timeAdd},
 }
