@@ -597,6 +597,9 @@ func (w *writer) epochOfDifference(n *pg_query.Node) {
 // ISO week) and date_trunc('quarter', x) at midnight; it reports whether
 // unit is one of them.
 func (w *writer) dateTruncWeekQuarter(unit string, x *pg_query.Node) bool {
+	if w.typeOf(x) == "interval" {
+		w.refuse("date_trunc() of an interval")
+	}
 	if unit != "week" && unit != "quarter" {
 		return false
 	}
