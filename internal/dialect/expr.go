@@ -461,6 +461,9 @@ func (w *writer) operator(op string, l, r *pg_query.Node) {
 		w.str(" " + op + " ")
 		w.typed(r, lt)
 		w.str(")")
+	case "~", "~*", "!~", "!~*":
+		w.regexMatch(op, l, r)
+		return
 	case "||":
 		if isJSON(lt) || isJSON(rt) {
 			w.refuse("|| on json values")

@@ -177,7 +177,7 @@ func (w *writer) funcType(fc *pg_query.FuncCall) string {
 	case "power", "pow", "sqrt", "exp", "ln", "log":
 		return "float8"
 	}
-	return ""
+	return stringFuncType(schema.FuncName(fc))
 }
 
 // scaleOf returns the number of decimal places of an exact numeric
