@@ -85,6 +85,8 @@ func (w *writer) stringFunc(name string, fc *pg_query.FuncCall) bool {
 			texts(1, 2)
 		}
 		w.simpleString(name, a)
+	case name == "octet_length" && n == 1 && w.typeOf(a[0]) == "bpchar":
+		w.charOctets(a[0])
 	case name == "md5" && n == 1:
 		if t := w.typeOf(a[0]); !isTextArg(t) && t != "bytea" {
 			w.refuse("md5() of a %s value", t)
@@ -542,4 +544,34 @@ func (w *writer) regexpSubstr(s, pattern *pg_query.Node) {
 	w.str(", ")
 	w.literal(re.pattern)
 	w.str(") END")
+}
+
+// charOctets writes octet_length() of a char(n) column: PostgreSQL
+// counts its padding to n characters, which the engines may not store
+// (MariaDB strips it on reading). The value without trailing spaces has
+// the same bytes on every engine, and the padding is one byte for each
+// character short of n.
+func (w *writer) charOctets(x *pg_query.Node) {
+	cr := x.GetColumnRef()
+	if cr == nil {
+		w.refuse("octet_length() of a char(n) value that is not a column")
+	}
+	c, _ := w.column(refFields(cr))
+	if c == nil || len(c.Mods) != 1 {
+		w.refuse("octet_length() of a char(n) value of unknown length")
+	}
+	size := strconv.Itoa(int(c.Mods[0]))
+	if w.my() {
+		w.str("(LENGTH(RTRIM(")
+		w.expr(x)
+		w.str(")) + " + size + " - CHAR_LENGTH(RTRIM(")
+		w.expr(x)
+		w.str(")))")
+		return
+	}
+	w.str("(LENGTH(CAST(RTRIM(")
+	w.expr(x)
+	w.str(", ' ') AS BLOB)) + " + size + " - LENGTH(RTRIM(")
+	w.expr(x)
+	w.str(", ' ')))")
 }
