@@ -69,7 +69,7 @@ func translateRegex(pattern string, icase bool) (re pgRegex, err error) {
 	re.pattern = p.b.String()
 	re.groups = p.groups
 	re.oneVariable = !p.alts && p.groups == 0 && p.variables <= 1
-	re.nonEmpty = p.minLen > 0
+	re.nonEmpty = re.oneVariable && p.minLen > 0
 	return re, nil
 }
 
