@@ -120,6 +120,21 @@ func (w *writer) stringFunc(name string, fc *pg_query.FuncCall) bool {
 	return true
 }
 
+// maxMariaDBChars and maxMariaDBRepeat bound the constant lengths
+// and counts written for MariaDB, whose functions answer NULL for a
+// result beyond max_allowed_packet (16 MB by default) where
+// PostgreSQL answers it: a padded string of 4-byte characters stays
+// within 1 MB; a repeated one within the bound times its text.
+const (
+	maxMariaDBChars  = 1 << 18
+	maxMariaDBRepeat = 1 << 10
+)
+
+func isNullConst(n *pg_query.Node) bool {
+	c := n.GetAConst()
+	return c != nil && c.Isnull
+}
+
 func isStringConst(n *pg_query.Node) bool {
 	_, ok := strConst(n)
 	return ok
@@ -150,6 +165,9 @@ func (w *writer) pad(name string, a []*pg_query.Node) {
 	if len(a) == 3 {
 		fill = w.argFn(a[2])
 		f, ok := strConst(a[2])
+		if isNullConst(a[2]) {
+			f, ok = "NULL", true // not empty: LPAD answers NULL, as PostgreSQL
+		}
 		if !ok && w.my() {
 			w.refuse("%s() with a fill that is not a constant", name)
 		}
@@ -158,6 +176,11 @@ func (w *writer) pad(name string, a []*pg_query.Node) {
 	if w.lite() {
 		w.liteCall(name, w.argFn(a[0]), w.argFn(a[1]), fill)
 		return
+	}
+	// MariaDB answers NULL for a result longer than its packet, where
+	// PostgreSQL answers it (or fails, beyond 1 GB).
+	if c, ok := intConst(a[1]); (!ok || c > maxMariaDBChars) && !isNullConst(a[1]) {
+		w.refuse("%s() to a length that is not a constant of at most %d", name, maxMariaDBChars)
 	}
 	length := func() {
 		w.str("GREATEST(")
@@ -189,6 +212,12 @@ func (w *writer) leftRight(name string, a []*pg_query.Node) {
 		return
 	}
 	c, ok := intConst(a[1])
+	if isNullConst(a[1]) {
+		w.str(strings.ToUpper(name) + "(")
+		w.expr(a[0])
+		w.str(", NULL)")
+		return
+	}
 	if !ok {
 		w.refuse("%s() with a length that is not a constant", name)
 	}
@@ -218,7 +247,14 @@ func (w *writer) simpleString(name string, a []*pg_query.Node) {
 		return
 	}
 	switch name {
-	case "reverse", "repeat":
+	case "repeat":
+		if c, ok := intConst(a[1]); (!ok || c > maxMariaDBRepeat) && !isNullConst(a[1]) {
+			w.refuse("repeat() a number of times that is not a constant of at most %d", maxMariaDBRepeat)
+		}
+		w.str("REPEAT(")
+		list(w, a, func(n *pg_query.Node) { w.expr(n) })
+		w.str(")")
+	case "reverse":
 		w.str(strings.ToUpper(name) + "(")
 		list(w, a, func(n *pg_query.Node) { w.expr(n) })
 		w.str(")")
