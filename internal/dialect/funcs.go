@@ -17,7 +17,6 @@ var sameEverywhere = map[string][]int{
 	"count":  {0, 1}, "sum": {1}, "avg": {1}, "min": {1}, "max": {1},
 	"row_number": {0}, "rank": {0}, "dense_rank": {0}, "ntile": {1},
 	"lag": {1, 2}, "lead": {1, 2}, "first_value": {1}, "last_value": {1},
-	"concat_ws": nil,
 }
 
 // mathFunctions exist in MariaDB and in SQLite's math extension under
@@ -272,14 +271,6 @@ func (w *writer) special(name string, fc *pg_query.FuncCall) {
 		arg(1)
 		w.str(" FROM ")
 		arg(0)
-		w.str(")")
-	case name == "concat" && n > 0:
-		// concat() skips NULLs, as CONCAT_WS does.
-		w.str("CONCAT_WS(''")
-		for i := range a {
-			w.str(", ")
-			arg(i)
-		}
 		w.str(")")
 	case name == "mod" && n == 2:
 		if !isInt(w.typeOf(a[0])) || !isInt(w.typeOf(a[1])) {

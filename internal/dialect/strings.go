@@ -85,6 +85,17 @@ func (w *writer) stringFunc(name string, fc *pg_query.FuncCall) bool {
 			texts(1, 2)
 		}
 		w.simpleString(name, a)
+	case (name == "concat" || name == "concat_ws") && n > 0:
+		w.concat(name, a)
+	case (name == "btrim" || name == "ltrim" || name == "rtrim") && n == 2 && w.my() && isNullConst(a[1]):
+		w.str("NULL")
+	case (name == "btrim" || name == "ltrim" || name == "rtrim") && n == 2 && w.my() && isStringConst(a[1]):
+		set, _ := strConst(a[1])
+		if len([]rune(set)) == 1 {
+			return false // TRIM(... FROM ...), in funcs.go
+		}
+		texts(0)
+		w.trimSet(name, a[0], set)
 	case name == "octet_length" && n == 1 && w.typeOf(a[0]) == "bpchar":
 		w.charOctets(a[0])
 	case name == "md5" && n == 1:
@@ -610,4 +621,105 @@ func (w *writer) charOctets(x *pg_query.Node) {
 	w.str(", ' ') AS BLOB)) + " + size + " - LENGTH(RTRIM(")
 	w.expr(x)
 	w.str(", ' ')))")
+}
+
+// concat writes concat() and concat_ws(), which skip NULLs (as
+// CONCAT_WS does everywhere) and write each value as its type's output
+// function does: text and integers as they are, a boolean as t or f, a
+// char(n) padded to n, a numeric with its scale (SQLite holds a float).
+// Other types are refused: the engines' text of them differs.
+func (w *writer) concat(name string, a []*pg_query.Node) {
+	w.str("CONCAT_WS(")
+	if name == "concat" {
+		w.str("''")
+	} else {
+		if t := w.typeOf(a[0]); !isTextArg(t) {
+			w.refuse("concat_ws() with a %s separator", t)
+		}
+		w.expr(a[0])
+		a = a[1:]
+	}
+	for _, x := range a {
+		w.str(", ")
+		w.asText(name, x)
+	}
+	w.str(")")
+}
+
+// asText writes x as PostgreSQL's output function writes its value.
+func (w *writer) asText(name string, x *pg_query.Node) {
+	t := w.typeOf(x)
+	switch {
+	case isTextArg(t), t == "int2", t == "int4", t == "int8":
+		w.expr(x)
+	case t == "bool":
+		w.str("CASE ")
+		w.expr(x)
+		w.str(" WHEN 1 THEN 't' WHEN 0 THEN 'f' END")
+	case t == "numeric" && w.my():
+		w.expr(x)
+	case t == "numeric":
+		scale, ok := w.scaleOf(x)
+		if !ok || scale > 15 {
+			w.refuse("%s() of a numeric value of unknown scale", name)
+		}
+		w.str("printf('%." + strconv.Itoa(scale) + "f', ")
+		w.expr(x)
+		w.str(")")
+	case t == "bpchar":
+		cr := x.GetColumnRef()
+		var size int32
+		if cr != nil {
+			if c, _ := w.column(refFields(cr)); c != nil && len(c.Mods) == 1 {
+				size = c.Mods[0]
+			}
+		}
+		if size == 0 {
+			w.refuse("%s() of a char(n) value of unknown length", name)
+		}
+		if w.my() {
+			w.str("RPAD(")
+		} else {
+			w.str(liteStringPrefix + "rpad(")
+		}
+		w.expr(x)
+		w.str(", " + strconv.Itoa(int(size)) + ", ' ')")
+	default:
+		w.refuse("%s() of a %s value", name, t)
+	}
+}
+
+// trimSet writes btrim(), ltrim() and rtrim() of a constant set of
+// characters other than one for MariaDB, whose TRIM strips a string:
+// REGEXP_REPLACE of a run of the set at the start or the end (one
+// bracket, repeated: PCRE's first match is the longest one there).
+func (w *writer) trimSet(name string, x *pg_query.Node, set string) {
+	if set == "" {
+		w.expr(x)
+		return
+	}
+	var b strings.Builder
+	b.WriteByte('[')
+	for _, c := range set {
+		b.WriteString(hexChar(c))
+	}
+	b.WriteString("]+")
+	bracket := b.String()
+	if name != "rtrim" {
+		w.str("REGEXP_REPLACE(")
+	}
+	if name != "ltrim" {
+		w.str("REGEXP_REPLACE(")
+	}
+	w.expr(x)
+	if name != "ltrim" {
+		w.str(", ")
+		w.literal(bracket + `\z`)
+		w.str(", '')")
+	}
+	if name != "rtrim" {
+		w.str(", ")
+		w.literal(`\A` + bracket)
+		w.str(", '')")
+	}
 }
