@@ -468,7 +468,7 @@ func (w *writer) operator(op string, l, r *pg_query.Node) {
 		if isJSON(lt) || isJSON(rt) {
 			w.refuse("|| on json values")
 		}
-		w.binary(l, op, r)
+		w.textConcat(l, r, lt, rt)
 	case "*":
 		w.int4(lt, rt, l, r, func() { w.rounded(func() { w.binary(l, op, r) }, lt, rt, l, r, op) })
 	case "+", "-":

@@ -723,3 +723,35 @@ func (w *writer) trimSet(name string, x *pg_query.Node, set string) {
 		w.str(", '')")
 	}
 }
+
+// textConcat writes text || value and value || text, where PostgreSQL
+// casts the value to text: a boolean as true or false (the engines hold
+// 1 and 0), a numeric with its scale (SQLite holds a float); MariaDB
+// writes a timestamp with six decimals where PostgreSQL writes none.
+func (w *writer) textConcat(l, r *pg_query.Node, lt, rt string) {
+	side := func(x *pg_query.Node, t string) {
+		switch {
+		case t == "bool":
+			w.str("CASE ")
+			w.expr(x)
+			w.str(" WHEN 1 THEN 'true' WHEN 0 THEN 'false' END")
+		case t == "numeric" && w.lite():
+			scale, ok := w.scaleOf(x)
+			if !ok || scale > 15 {
+				w.refuse("|| of a numeric value of unknown scale")
+			}
+			w.str("printf('%." + strconv.Itoa(scale) + "f', ")
+			w.expr(x)
+			w.str(")")
+		case (t == "timestamp" || t == "timestamptz" || t == "time") && w.my():
+			w.refuse("|| of a %s value", t)
+		default:
+			w.expr(x)
+		}
+	}
+	w.str("(")
+	side(l, lt)
+	w.str(" || ")
+	side(r, rt)
+	w.str(")")
+}

@@ -61,6 +61,8 @@ var stringCases = []string{
 	"btrim('xxabcxx', 'xy')", "ltrim('zzyabc', 'yz')", "rtrim('abcxyx', 'xy')", "btrim('  a  ')", "btrim('abc', '')",
 	"trim(both 'xy' from 'xyaxy')", "trim(leading 'é' from 'ééaé')", "rtrim(NULL, 'x')", "ltrim('abc', NULL)",
 	"replace('abc', '', 'x')", "replace('aaa', 'aa', 'b')", "replace('héllo', 'l', 'L')", "replace('abc', 'b', NULL)",
+	"'a' || true", "'a' || 1.50", "1.5::numeric(5,2) || 'x'", "'a' || 2.5::float8", "'a' || NULL", "'a' || 7", "'a' || (0.1::float8 + 0.2::float8)",
+	"'a' || DATE '2024-01-02'", "'a' || TIMESTAMP '2024-01-02 03:04:05'", "'a' || INTERVAL '1 day'", "'a' || 'x'::char(3)",
 	"NULL ~ 'a'", "'a' ~ ''", "'' ~ '^$'", "'é' ~ '^.$'", "'x-y' ~ '[a-]'", "'Straße' ~* 'STRASSE'",
 }
 
@@ -123,7 +125,8 @@ func TestStringFunctionsAsPostgres(t *testing.T) {
 // concat() of values whose text the engines write otherwise than
 // PostgreSQL's output functions (floats, dates).
 var refusedBeyondPostgres = map[string]bool{
-	"concat(2.5::float8)": true, "concat(DATE '2024-01-02')": true, "concat('a', 1e20::float8)": true,
+	"'a' || INTERVAL '1 day'": true,
+	"concat(2.5::float8)":     true, "concat(DATE '2024-01-02')": true, "concat('a', 1e20::float8)": true,
 }
 
 // refusedOnMariaDB are the stringCases MariaDB cannot answer as
@@ -147,6 +150,7 @@ var refusedOnMariaDB = map[string]bool{
 	"regexp_replace(NULL, 'a', 'b')": true, "regexp_replace(E'a\\nb', '.', '_', 'g')": false,
 	"regexp_replace('abcabc', '(?:ab)+', 'X', 'g')": true,
 	"lpad('x', 268435455)":                          true, "repeat('abcd', 300000000)": true,
+	"'a' || TIMESTAMP '2024-01-02 03:04:05'": true,
 }
 
 func errText(err error) string {
