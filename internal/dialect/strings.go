@@ -23,11 +23,11 @@ const liteStringPrefix = "shepherd_"
 // here that funcType does not list.
 func stringFuncType(name string) string {
 	switch name {
-	case "initcap", "split_part", "translate", "chr", "format", "regexp_replace":
+	case "initcap", "split_part", "translate", "chr", "format", "regexp_replace", "regexp_substr":
 		return "text"
-	case "ascii":
+	case "ascii", "regexp_count":
 		return "int4"
-	case "starts_with":
+	case "starts_with", "regexp_like":
 		return "bool"
 	}
 	return ""
@@ -119,6 +119,24 @@ func (w *writer) stringFunc(name string, fc *pg_query.FuncCall) bool {
 	case name == "regexp_replace" && (n == 3 || n == 4):
 		texts(0, 2)
 		w.regexpReplace(a)
+	case name == "regexp_like" && (n == 2 || n == 3):
+		texts(0)
+		global, icase := w.regexFlags(name, a, 2)
+		if global {
+			w.fail(pgerr.InvalidParameterValue, "regexp_like() does not support the \"global\" option")
+		}
+		w.regexMatchCase("regexp_like()", a[0], a[1], icase, false)
+	case name == "regexp_count" && n == 2:
+		texts(0)
+		re := w.regex("regexp_count()", a[1], false)
+		if w.my() {
+			w.refuse("regexp_count() (PCRE picks other matches than PostgreSQL)")
+		}
+		w.liteCall("regexp_count", w.argFn(a[0]), func() { w.literal(re.pattern) })
+	case name == "regexp_substr" && n == 2:
+		// The whole match, groups or not.
+		texts(0)
+		w.regexpSubstrRE(a[0], w.regex("regexp_substr()", a[1], false))
 	case (name == "substring" || name == "substr") && n == 2 && (w.typeOf(a[1]) == "text" || isStringConst(a[1])):
 		if name == "substr" {
 			return false
@@ -485,9 +503,14 @@ func (w *writer) regexMatch(op string, l, r *pg_query.Node) {
 	if t := w.typeOf(l); !isTextArg(t) {
 		w.refuse("%s on a %s value", op, t)
 	}
-	re := w.regex("operator "+op, r, strings.HasSuffix(op, "*"))
+	w.regexMatchCase("operator "+op, l, r, strings.HasSuffix(op, "*"), strings.HasPrefix(op, "!"))
+}
+
+// regexMatchCase writes whether pattern r matches l (negated: not).
+func (w *writer) regexMatchCase(what string, l, r *pg_query.Node, icase, negated bool) {
+	re := w.regex(what, r, icase)
 	w.str("(")
-	if strings.HasPrefix(op, "!") {
+	if negated {
 		w.str("NOT ")
 	}
 	if w.lite() {
@@ -507,27 +530,7 @@ func (w *writer) regexMatch(op string, l, r *pg_query.Node) {
 // match and picks matches leftmost-first: it is used for the g flag and
 // patterns where that is PostgreSQL's leftmost-longest match.
 func (w *writer) regexpReplace(a []*pg_query.Node) {
-	global, icase := false, false
-	if len(a) == 4 {
-		flags, ok := strConst(a[3])
-		if !ok {
-			w.refuse("regexp_replace() with flags that are not a constant")
-		}
-		for _, f := range flags {
-			switch f {
-			case 'g':
-				global = true
-			case 'i':
-				icase = true
-			case 'c':
-				icase = false
-			case 'b', 'e', 'm', 'n', 'p', 'q', 's', 't', 'w', 'x':
-				w.refuse("regexp_replace() with the flag %c", f)
-			default:
-				w.fail(pgerr.InvalidParameterValue, "invalid regular expression option: \"%c\"", f)
-			}
-		}
-	}
+	global, icase := w.regexFlags("regexp_replace", a, 3)
 	re := w.regex("regexp_replace()", a[1], icase)
 	repl, constRepl := strConst(a[2])
 	if re.groups > 0 && (!constRepl || hasGroupRef(repl)) {
@@ -553,6 +556,34 @@ func (w *writer) regexpReplace(a []*pg_query.Node) {
 	w.str(")")
 }
 
+// regexFlags reads the flags argument a[i] (when there is one) of a
+// regular expression function: g, i and c are taken, the others
+// PostgreSQL knows are refused, unknown ones fail as PostgreSQL fails.
+func (w *writer) regexFlags(name string, a []*pg_query.Node, i int) (global, icase bool) {
+	if len(a) <= i {
+		return false, false
+	}
+	flags, ok := strConst(a[i])
+	if !ok {
+		w.refuse("%s() with flags that are not a constant", name)
+	}
+	for _, f := range flags {
+		switch f {
+		case 'g':
+			global = true
+		case 'i':
+			icase = true
+		case 'c':
+			icase = false
+		case 'b', 'e', 'm', 'n', 'p', 'q', 's', 't', 'w', 'x':
+			w.refuse("%s() with the flag %c", name, f)
+		default:
+			w.fail(pgerr.InvalidParameterValue, "invalid regular expression option: \"%c\"", f)
+		}
+	}
+	return global, icase
+}
+
 func hasGroupRef(repl string) bool {
 	for i := 0; i+1 < len(repl); i++ {
 		if repl[i] == '\\' {
@@ -572,12 +603,18 @@ func (w *writer) regexpSubstr(s, pattern *pg_query.Node) {
 	if re.groups > 0 {
 		w.refuse("substring(... FROM pattern) with a parenthesized group")
 	}
+	w.regexpSubstrRE(s, re)
+}
+
+// regexpSubstrRE writes the leftmost-longest match of re in s, NULL
+// for none.
+func (w *writer) regexpSubstrRE(s *pg_query.Node, re pgRegex) {
 	if w.lite() {
 		w.liteCall("regexp_substr", w.argFn(s), func() { w.literal(re.pattern) })
 		return
 	}
 	if !re.oneVariable {
-		w.refuse("substring(... FROM pattern) with alternation or more than one variable-length part")
+		w.refuse("a regular expression's match with alternation, groups or more than one variable-length part (PCRE picks the leftmost-first match)")
 	}
 	// REGEXP_SUBSTR answers '' where nothing matches, PostgreSQL NULL.
 	w.repeated(s, 2, func() {

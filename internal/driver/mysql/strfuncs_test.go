@@ -63,6 +63,9 @@ var stringCases = []string{
 	"replace('abc', '', 'x')", "replace('aaa', 'aa', 'b')", "replace('héllo', 'l', 'L')", "replace('abc', 'b', NULL)",
 	"'a' || true", "'a' || 1.50", "1.5::numeric(5,2) || 'x'", "'a' || 2.5::float8", "'a' || NULL", "'a' || 7", "'a' || (0.1::float8 + 0.2::float8)",
 	"'a' || DATE '2024-01-02'", "'a' || TIMESTAMP '2024-01-02 03:04:05'", "'a' || INTERVAL '1 day'", "'a' || 'x'::char(3)",
+	"regexp_like('Abc', '^a')", "regexp_like('Abc', '^a', 'i')", "regexp_like('abc', 'b', 'g')", "regexp_like(NULL, 'a')",
+	"regexp_count('a1b22c333', '[0-9]+')", "regexp_count('abc', 'b*')", "regexp_count('', 'x*')", "regexp_count('aaa', 'a')",
+	"regexp_substr('foobar', 'o+(b)')", "regexp_substr('foo', 'x')", "regexp_substr('Hello', '[a-z]+')",
 	"NULL ~ 'a'", "'a' ~ ''", "'' ~ '^$'", "'é' ~ '^.$'", "'x-y' ~ '[a-]'", "'Straße' ~* 'STRASSE'",
 }
 
@@ -151,6 +154,8 @@ var refusedOnMariaDB = map[string]bool{
 	"regexp_replace('abcabc', '(?:ab)+', 'X', 'g')": true,
 	"lpad('x', 268435455)":                          true, "repeat('abcd', 300000000)": true,
 	"'a' || TIMESTAMP '2024-01-02 03:04:05'": true,
+	"regexp_count('a1b22c333', '[0-9]+')":    true, "regexp_count('abc', 'b*')": true, "regexp_count('', 'x*')": true,
+	"regexp_count('aaa', 'a')": true, "regexp_substr('foobar', 'o+(b)')": true,
 }
 
 func errText(err error) string {

@@ -32,7 +32,7 @@ var StringFunctions = map[string]int{
 	"lpad": 3, "rpad": 3, "left": 2, "right": 2, "reverse": 1, "repeat": 2,
 	"initcap": 1, "split_part": 3, "ascii": 1, "chr": 1, "translate": 3,
 	"starts_with": 2, "format": -1, "regexp_match": 2, "regexp_replace": 4,
-	"regexp_substr": 2,
+	"regexp_substr": 2, "regexp_count": 2,
 }
 
 // pgFunctionTag starts the message of an error a shepherd function fails
@@ -135,6 +135,7 @@ var stringFuncs = map[string]strFunc{
 	"regexp_match":   regexpMatch,
 	"regexp_replace": regexpReplace,
 	"regexp_substr":  regexpSubstr,
+	"regexp_count":   regexpCount,
 }
 
 // pad is lpad (left) and rpad: the text padded with fill (repeated) or
@@ -629,18 +630,36 @@ func regexpReplace(a []any) (any, error) {
 		return nil, err
 	}
 	s, repl := v[0], v[2]
-	// PostgreSQL's loop (replace_text_regexp): search again where the
-	// last match ended, or one character further after an empty match,
-	// so that an empty match right after a match counts (Go's FindAll
-	// skips it). The text before a later start is cut off, where \A
-	// (the writer's ^, the only anchor at the start) must not match.
 	var b strings.Builder
-	pos, copied := 0, 0
+	copied := 0
+	err = pgMatches(re, v[1], s, global != 0, func(start, end int) {
+		b.WriteString(s[copied:start])
+		writeReplacement(&b, repl, s[start:end])
+		copied = end
+	})
+	if err != nil {
+		return nil, err
+	}
+	b.WriteString(s[copied:])
+	return b.String(), nil
+}
+
+// pgMatches calls match with the byte offsets of each match of re
+// (compiled from pattern) in s, in PostgreSQL's order
+// (replace_text_regexp, setup_regexp_matches): the next search starts
+// where the last match ended, or one character further after an empty
+// match, so that an empty match right after a match counts (Go's
+// FindAll skips it). The text before a later start is cut off, where \A
+// (the writer's ^, the only anchor at the start) must not match. Only
+// the first match unless all.
+func pgMatches(re *regexp.Regexp, pattern, s string, all bool, match func(start, end int)) error {
+	pos := 0
 	for pos <= len(s) {
 		r := re
 		if pos > 0 {
-			if r, err = compiled(strings.ReplaceAll(v[1], `\A`, `[^\x{0}-\x{10ffff}]`)); err != nil {
-				return nil, err
+			var err error
+			if r, err = compiled(strings.ReplaceAll(pattern, `\A`, `[^\x{0}-\x{10ffff}]`)); err != nil {
+				return err
 			}
 		}
 		loc := r.FindStringIndex(s[pos:])
@@ -648,23 +667,41 @@ func regexpReplace(a []any) (any, error) {
 			break
 		}
 		start, end := pos+loc[0], pos+loc[1]
-		b.WriteString(s[copied:start])
-		writeReplacement(&b, repl, s[start:end])
-		copied = end
-		if end > start {
+		match(start, end)
+		switch {
+		case end > start:
 			pos = end
-		} else if end < len(s) {
+		case end < len(s):
 			_, size := utf8.DecodeRuneInString(s[end:])
 			pos = end + size
-		} else {
+		default:
 			pos = end + 1
 		}
-		if global == 0 {
+		if !all {
 			break
 		}
 	}
-	b.WriteString(s[copied:])
-	return b.String(), nil
+	return nil
+}
+
+// regexpCount is regexp_count(s, pattern): the number of matches, found
+// as regexp_replace finds them with the g flag.
+func regexpCount(a []any) (any, error) {
+	var v [2]string
+	for i := range v {
+		s, null, err := textArg(a[i])
+		if err != nil || null {
+			return nil, err
+		}
+		v[i] = s
+	}
+	re, err := compiled(v[1])
+	if err != nil {
+		return nil, err
+	}
+	n := int64(0)
+	err = pgMatches(re, v[1], v[0], true, func(int, int) { n++ })
+	return n, err
 }
 
 func writeReplacement(b *strings.Builder, repl, match string) {
