@@ -2,6 +2,7 @@ package dialect
 
 import (
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -33,6 +34,10 @@ type pgRegex struct {
 	// cannot match the empty string.
 	oneVariable, nonEmpty bool
 }
+
+// maxRegexLen bounds a translated pattern, well within what PCRE
+// compiles.
+const maxRegexLen = 4096
 
 type regexParser struct {
 	src       []rune
@@ -67,6 +72,12 @@ func translateRegex(pattern string, icase bool) (re pgRegex, err error) {
 		p.refuse("an unbalanced )")
 	}
 	re.pattern = p.b.String()
+	// Nested bounds multiply: Go refuses a pattern whose repetitions
+	// expand beyond 1000 (PostgreSQL takes it), and PCRE copies bounded
+	// items into a compiled pattern of limited size.
+	if _, err := regexp.Compile(re.pattern); err != nil || len(re.pattern) > maxRegexLen {
+		return re, fmt.Errorf("a regular expression too large for the engines (nested or long repetitions)")
+	}
 	re.groups = p.groups
 	re.oneVariable = !p.alts && p.groups == 0 && p.variables <= 1
 	re.nonEmpty = re.oneVariable && p.minLen > 0

@@ -43,10 +43,28 @@ func TestTranslateRegex(t *testing.T) {
 	for _, pg := range []string{
 		`(a)\1`, "a(?=b)", "a(?!b)", "a*?", "a+?", "a??", "a{2}?", "[[:alpha:]]", `\bx`, `\mx\M`, `\yx`,
 		"a{256}", "a{3,2}", "(?i)a", "***:a", "(", ")", "[a", "*a", "a**", `\`, `\x41`, `\u0041`, "a{,2}", "a{",
-		"[z-a]", `[\D]`,
+		"[z-a]", `[\D]`, "(a{255}){255}",
 	} {
 		if re, err := translateRegex(pg, false); err == nil {
 			t.Errorf("%q: translated to %q, want it refused", pg, re.pattern)
 		}
 	}
+}
+
+// FuzzTranslateRegex checks that no pattern a client writes panics the
+// translator and that every pattern it accepts compiles in Go.
+func FuzzTranslateRegex(f *testing.F) {
+	for _, s := range []string{"^[A-D]", "a|b(c)*", `[]a-]\d{2,3}$`, "(?:x)+", `\`, "[", "a{", "[a-", "(?", "é.[é-ü]"} {
+		f.Add(s, false)
+		f.Add(s, true)
+	}
+	f.Fuzz(func(t *testing.T, pattern string, icase bool) {
+		re, err := translateRegex(pattern, icase)
+		if err != nil {
+			return
+		}
+		if _, err := regexp.Compile(re.pattern); err != nil {
+			t.Errorf("%q: Go cannot compile %q: %v", pattern, re.pattern, err)
+		}
+	})
 }
