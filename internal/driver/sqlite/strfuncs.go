@@ -77,7 +77,7 @@ const (
 
 // errNotText is a text argument SQLite holds in a form whose text
 // PostgreSQL would write otherwise.
-var errNotText = errors.New("shepherd cannot use a non-text value as a string function's text argument on SQLite replicas")
+var errNotText = pgFunctionError("0A000", "shepherd cannot use a non-text value as a string function's text argument on SQLite replicas")
 
 // textArg reads a text argument; null reports SQL NULL.
 func textArg(v any) (s string, null bool, err error) {
@@ -105,7 +105,7 @@ func intArg(v any) (n int64, null bool, err error) {
 		}
 		return x, false, nil
 	}
-	return 0, false, errors.New("shepherd: a string function's integer argument is not an integer")
+	return 0, false, pgFunctionError("0A000", "shepherd cannot use a non-integer value as a string function's integer argument on SQLite replicas")
 }
 
 // maxAllocChars is the largest character count PostgreSQL allocates for
