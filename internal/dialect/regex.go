@@ -33,6 +33,12 @@ type pgRegex struct {
 	// leftmost-longest (PostgreSQL) pick the same match; nonEmpty: it
 	// cannot match the empty string.
 	oneVariable, nonEmpty bool
+	// uniqueGroups: no alternation, at most one part of variable length
+	// and no repeated group holding a capturing group, so that a match
+	// parses one way only and every engine gives its groups the same
+	// text (POSIX's rules for them and Go's differ where a match parses
+	// several ways).
+	uniqueGroups bool
 }
 
 // maxRegexLen bounds a translated pattern, well within what PCRE
@@ -48,6 +54,9 @@ type regexParser struct {
 	alts      bool
 	variables int
 	minLen    int // of the top-level sequence, when oneVariable
+	// repeatedCapture: a quantifier applies to a group holding a
+	// capturing group.
+	repeatedCapture bool
 }
 
 // translateRegex translates a PostgreSQL pattern; the error names what
@@ -80,6 +89,7 @@ func translateRegex(pattern string, icase bool) (re pgRegex, err error) {
 	}
 	re.groups = p.groups
 	re.oneVariable = !p.alts && p.groups == 0 && p.variables <= 1
+	re.uniqueGroups = !p.alts && p.variables <= 1 && !p.repeatedCapture
 	re.nonEmpty = re.oneVariable && p.minLen > 0
 	return re, nil
 }
@@ -120,7 +130,9 @@ func (p *regexParser) sequence(depth int) {
 		if !ok || c == '|' || c == ')' {
 			return
 		}
+		groupsBefore := p.groups
 		quantifiable, width := p.atom(depth)
+		captures := p.groups > groupsBefore
 		c, ok = p.peek()
 		if !ok || !strings.ContainsRune("*+?{", c) {
 			if depth == 0 {
@@ -130,6 +142,9 @@ func (p *regexParser) sequence(depth int) {
 		}
 		if !quantifiable {
 			p.refuse("a quantifier after an anchor or at the start")
+		}
+		if captures {
+			p.repeatedCapture = true
 		}
 		lo, hi := p.quantifier()
 		if lo != hi {
@@ -208,10 +223,12 @@ func (p *regexParser) atom(depth int) (quantifiable bool, width int) {
 			} else {
 				p.refuse("lookaround or embedded options (?...)")
 			}
+			p.b.WriteString("(?:")
 		} else {
+			// Capturing in Go and PCRE too, numbered alike.
 			p.groups++
+			p.b.WriteString("(")
 		}
-		p.b.WriteString("(?:")
 		p.alternation(depth + 1)
 		if c, ok := p.peek(); !ok || c != ')' {
 			p.refuse("an unbalanced (")

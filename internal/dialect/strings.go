@@ -533,8 +533,8 @@ func (w *writer) regexpReplace(a []*pg_query.Node) {
 	global, icase := w.regexFlags("regexp_replace", a, 3)
 	re := w.regex("regexp_replace()", a[1], icase)
 	repl, constRepl := strConst(a[2])
-	if re.groups > 0 && (!constRepl || hasGroupRef(repl)) {
-		w.refuse("regexp_replace() with back-references \\1 to \\9 (the engines assign groups otherwise)")
+	if re.groups > 0 && (!constRepl || hasGroupRef(repl)) && !re.uniqueGroups {
+		w.refuse("regexp_replace() with back-references \\1 to \\9 to a pattern with alternation, repeated groups or more than one variable-length part (the engines assign groups otherwise)")
 	}
 	if w.lite() {
 		g := "0"
@@ -600,10 +600,18 @@ func hasGroupRef(repl string) bool {
 // capturing groups (with one, PostgreSQL answers the group's text).
 func (w *writer) regexpSubstr(s, pattern *pg_query.Node) {
 	re := w.regex("substring(... FROM pattern)", pattern, false)
-	if re.groups > 0 {
-		w.refuse("substring(... FROM pattern) with a parenthesized group")
+	if re.groups == 0 {
+		w.regexpSubstrRE(s, re)
+		return
 	}
-	w.regexpSubstrRE(s, re)
+	// PostgreSQL answers the first group's text.
+	if !re.uniqueGroups {
+		w.refuse("substring(... FROM pattern) with a group, in a pattern with alternation, repeated groups or more than one variable-length part (the engines assign groups otherwise)")
+	}
+	if w.my() {
+		w.refuse("substring(... FROM pattern) with a group (MariaDB has no function answering a group)")
+	}
+	w.liteCall("regexp_group", w.argFn(s), func() { w.literal(re.pattern) })
 }
 
 // regexpSubstrRE writes the leftmost-longest match of re in s, NULL

@@ -32,7 +32,7 @@ var StringFunctions = map[string]int{
 	"lpad": 3, "rpad": 3, "left": 2, "right": 2, "reverse": 1, "repeat": 2,
 	"initcap": 1, "split_part": 3, "ascii": 1, "chr": 1, "translate": 3,
 	"starts_with": 2, "format": -1, "regexp_match": 2, "regexp_replace": 4,
-	"regexp_substr": 2, "regexp_count": 2,
+	"regexp_substr": 2, "regexp_count": 2, "regexp_group": 2,
 }
 
 // pgFunctionTag starts the message of an error a shepherd function fails
@@ -136,6 +136,7 @@ var stringFuncs = map[string]strFunc{
 	"regexp_replace": regexpReplace,
 	"regexp_substr":  regexpSubstr,
 	"regexp_count":   regexpCount,
+	"regexp_group":   regexpGroup,
 }
 
 // pad is lpad (left) and rpad: the text padded with fill (repeated) or
@@ -608,9 +609,11 @@ func regexpSubstr(a []any) (any, error) {
 }
 
 // regexpReplace is regexp_replace(s, pattern, replacement, global) with
-// PostgreSQL's replacement text: \& is the match, \\ a backslash, any
-// other backslash stays as it is; \1 to \9 are empty (the SQL writer
-// refuses them where the pattern has groups).
+// PostgreSQL's replacement text: \& is the match, \1 to \9 its groups
+// (empty for a group the pattern lacks or that took no part), \\ a
+// backslash, any other backslash stays as it is. The SQL writer passes
+// groups only of patterns that parse a match one way (see
+// dialect.pgRegex.uniqueGroups), where Go's groups are PostgreSQL's.
 // global is 1 for the g flag.
 func regexpReplace(a []any) (any, error) {
 	var v [3]string
@@ -632,10 +635,10 @@ func regexpReplace(a []any) (any, error) {
 	s, repl := v[0], v[2]
 	var b strings.Builder
 	copied := 0
-	err = pgMatches(re, v[1], s, global != 0, func(start, end int) {
-		b.WriteString(s[copied:start])
-		writeReplacement(&b, repl, s[start:end])
-		copied = end
+	err = pgMatches(re, v[1], s, global != 0, func(m []int) {
+		b.WriteString(s[copied:m[0]])
+		writeReplacement(&b, repl, s, m)
+		copied = m[1]
 	})
 	if err != nil {
 		return nil, err
@@ -652,7 +655,7 @@ func regexpReplace(a []any) (any, error) {
 // FindAll skips it). The text before a later start is cut off, where \A
 // (the writer's ^, the only anchor at the start) must not match. Only
 // the first match unless all.
-func pgMatches(re *regexp.Regexp, pattern, s string, all bool, match func(start, end int)) error {
+func pgMatches(re *regexp.Regexp, pattern, s string, all bool, match func(m []int)) error {
 	pos := 0
 	for pos <= len(s) {
 		r := re
@@ -662,12 +665,17 @@ func pgMatches(re *regexp.Regexp, pattern, s string, all bool, match func(start,
 				return err
 			}
 		}
-		loc := r.FindStringIndex(s[pos:])
+		loc := r.FindStringSubmatchIndex(s[pos:])
 		if loc == nil {
 			break
 		}
-		start, end := pos+loc[0], pos+loc[1]
-		match(start, end)
+		for i := range loc {
+			if loc[i] >= 0 {
+				loc[i] += pos
+			}
+		}
+		start, end := loc[0], loc[1]
+		match(loc)
 		switch {
 		case end > start:
 			pos = end
@@ -700,30 +708,61 @@ func regexpCount(a []any) (any, error) {
 		return nil, err
 	}
 	n := int64(0)
-	err = pgMatches(re, v[1], v[0], true, func(int, int) { n++ })
+	err = pgMatches(re, v[1], v[0], true, func([]int) { n++ })
 	return n, err
 }
 
-func writeReplacement(b *strings.Builder, repl, match string) {
+// writeReplacement writes repl for the match m (submatch byte offsets
+// into s, -1 for a group that took no part).
+func writeReplacement(b *strings.Builder, repl, s string, m []int) {
+	group := func(n int) string {
+		if 2*n+1 >= len(m) || m[2*n] < 0 {
+			return ""
+		}
+		return s[m[2*n]:m[2*n+1]]
+	}
 	for i := 0; i < len(repl); i++ {
 		c := repl[i]
 		if c != '\\' || i+1 >= len(repl) {
 			b.WriteByte(c)
 			continue
 		}
-		switch repl[i+1] {
-		case '&':
-			b.WriteString(match)
+		switch d := repl[i+1]; {
+		case d == '&':
+			b.WriteString(group(0))
 			i++
-		case '\\':
+		case d == '\\':
 			b.WriteByte('\\')
 			i++
-		case '1', '2', '3', '4', '5', '6', '7', '8', '9':
-			// A group the pattern does not have (the SQL writer refuses
-			// references to groups it has): nothing.
+		case '1' <= d && d <= '9':
+			// A group the pattern does not have: nothing.
+			b.WriteString(group(int(d - '0')))
 			i++
 		default:
 			b.WriteByte('\\')
 		}
 	}
+}
+
+// regexpGroup is substring(s FROM pattern) for a pattern with groups:
+// the first group's text, NULL where nothing matches or the group took
+// no part.
+func regexpGroup(a []any) (any, error) {
+	var v [2]string
+	for i := range v {
+		s, null, err := textArg(a[i])
+		if err != nil || null {
+			return nil, err
+		}
+		v[i] = s
+	}
+	re, err := compiled(v[1])
+	if err != nil {
+		return nil, err
+	}
+	m := re.FindStringSubmatchIndex(v[0])
+	if m == nil || len(m) < 4 || m[2] < 0 {
+		return nil, nil
+	}
+	return v[0][m[2]:m[3]], nil
 }
