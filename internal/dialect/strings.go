@@ -23,7 +23,8 @@ const liteStringPrefix = "shepherd_"
 // here that funcType does not list.
 func stringFuncType(name string) string {
 	switch name {
-	case "initcap", "split_part", "translate", "chr", "format", "regexp_replace", "regexp_substr":
+	case "initcap", "split_part", "translate", "chr", "format", "regexp_replace", "regexp_substr",
+		"quote_literal", "quote_nullable":
 		return "text"
 	case "ascii", "regexp_count":
 		return "int4"
@@ -98,6 +99,11 @@ func (w *writer) stringFunc(name string, fc *pg_query.FuncCall) bool {
 		w.trimSet(name, a[0], set)
 	case name == "octet_length" && n == 1 && w.typeOf(a[0]) == "bpchar":
 		w.charOctets(a[0])
+	case (name == "quote_literal" || name == "quote_nullable") && n == 1:
+		if t := w.typeOf(a[0]); !isTextArg(t) && t != "int2" && t != "int4" && t != "int8" {
+			w.refuse("%s() of a %s value", name, t)
+		}
+		w.quote(name, a[0])
 	case name == "md5" && n == 1:
 		if t := w.typeOf(a[0]); !isTextArg(t) && t != "bytea" {
 			w.refuse("md5() of a %s value", t)
@@ -799,4 +805,28 @@ func (w *writer) textConcat(l, r *pg_query.Node, lt, rt string) {
 	w.str(" || ")
 	side(r, rt)
 	w.str(")")
+}
+
+// quote writes quote_literal() and quote_nullable(): the text in quotes,
+// quotes doubled, and with a backslash in it an E'...' literal with the
+// backslashes doubled (MariaDB's QUOTE escapes otherwise; its session
+// has NO_BACKSLASH_ESCAPES, so '\' is one backslash).
+func (w *writer) quote(name string, x *pg_query.Node) {
+	if w.lite() {
+		w.liteCall(name, w.argFn(x))
+		return
+	}
+	if name == "quote_nullable" {
+		w.str("COALESCE(")
+	}
+	w.repeated(x, 2, func() {
+		w.str(`CONCAT(CASE WHEN LOCATE('\', `)
+		w.expr(x)
+		w.str(`) > 0 THEN 'E' ELSE '' END, '''', REPLACE(REPLACE(`)
+		w.expr(x)
+	})
+	w.str(`, '\', '\\'), '''', ''''''), '''')`)
+	if name == "quote_nullable" {
+		w.str(", 'NULL')")
+	}
 }

@@ -72,6 +72,8 @@ var stringCases = []string{
 	"regexp_replace('aaa', '(a)', '<\\1>', 'g')", "regexp_replace('ab', '(a)(x*)b', '[\\2|\\1|\\3]')",
 	"substring('xay' from '(a|b)')", "substring('aa' from '(a)*')", "regexp_replace('abab', '(ab)+', '\\1')",
 	"substring('ab' from '(a*)(a*)b')", "substring('AbC' from '(b)')", "regexp_replace('x1y22', '([a-z])([0-9]+)', '\\2\\1', 'g')",
+	"quote_literal('it''s')", "quote_literal('a\\b')", "quote_literal(E'a\\\\b''c')", "quote_literal(NULL)", "quote_literal(42)",
+	"quote_nullable(NULL)", "quote_nullable('x')", "quote_literal('')", "quote_literal('é')",
 	"NULL ~ 'a'", "'a' ~ ''", "'' ~ '^$'", "'é' ~ '^.$'", "'x-y' ~ '[a-]'", "'Straße' ~* 'STRASSE'",
 }
 

@@ -33,6 +33,7 @@ var StringFunctions = map[string]int{
 	"initcap": 1, "split_part": 3, "ascii": 1, "chr": 1, "translate": 3,
 	"starts_with": 2, "format": -1, "regexp_match": 2, "regexp_replace": 4,
 	"regexp_substr": 2, "regexp_count": 2, "regexp_group": 2,
+	"quote_literal": 1, "quote_nullable": 1,
 }
 
 // pgFunctionTag starts the message of an error a shepherd function fails
@@ -137,6 +138,23 @@ var stringFuncs = map[string]strFunc{
 	"regexp_substr":  regexpSubstr,
 	"regexp_count":   regexpCount,
 	"regexp_group":   regexpGroup,
+	"quote_literal":  func(a []any) (any, error) { return quote(a, false) },
+	"quote_nullable": func(a []any) (any, error) { return quote(a, true) },
+}
+
+// quote is quote_literal (NULL for NULL) and quote_nullable (the word
+// NULL for NULL).
+func quote(a []any, nullable bool) (any, error) {
+	s, null, err := textArg(a[0])
+	switch {
+	case err != nil:
+		return nil, err
+	case null && nullable:
+		return "NULL", nil
+	case null:
+		return nil, nil
+	}
+	return quoteLiteral(s), nil
 }
 
 // pad is lpad (left) and rpad: the text padded with fill (repeated) or
