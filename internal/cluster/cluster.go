@@ -348,6 +348,7 @@ type Txn struct {
 	// session's goroutine touches it.
 	intent      bool
 	afterCommit func(barrier uint64) error
+	afterEnd    func() // AfterEnd's
 	stmts       []stmtCall
 	waiting     map[coord.Op]chan outcome
 	answers     map[coord.Op][]replica.Result
@@ -790,6 +791,10 @@ func (c *Cluster) applyLocked() {
 					c.runAfterCommitLocked(t)
 				}
 				t.afterCommit = nil
+				if fn := t.afterEnd; fn != nil {
+					t.afterEnd = nil
+					fn()
+				}
 			}
 			delete(c.mu.txns, a.Txn)
 			if len(c.mu.txns) == 0 {

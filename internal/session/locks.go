@@ -2,15 +2,28 @@ package session
 
 import (
 	"context"
+	"errors"
+	"strconv"
 	"sync"
 
 	"github.com/shepherd-db/shepherd/internal/pgerr"
 )
 
-// Shared is the state sessions of one server share: the advisory locks.
-// shepherd is the only way to the data, so it holds advisory locks itself
-// rather than on some replica (where each would be one engine's, and
-// MariaDB's and SQLite's differ or do not exist).
+// Shared is the state sessions of one server share: the advisory locks
+// and the tables' DDL locks. shepherd is the only way to the data, so it
+// holds advisory locks itself rather than on some replica (where each
+// would be one engine's, and MariaDB's and SQLite's differ or do not
+// exist).
+//
+// A DDL lock is PostgreSQL's ACCESS EXCLUSIVE lock as far as DDL goes:
+// a DDL statement takes it on each relation it names before it is
+// analysed against the catalog, and holds it until its transaction's
+// change reached the catalog (or it rolled back). A second ALTER TABLE
+// of one table thus waits, as on PostgreSQL, and is then written from
+// the new definition: SQLite's table rebuild (dialect/rebuild.go) is
+// written from the catalog, and one written from the definition before
+// the first ALTER committed would undo it on SQLite alone. Both kinds
+// of lock share one table, so a cycle through both is a deadlock found.
 type Shared struct {
 	locks lockTable
 	// CursorMemory is how many bytes of rows one session's cursors may
@@ -22,11 +35,22 @@ type Shared struct {
 // NewShared returns the shared state of a server's sessions.
 func NewShared() *Shared { return &Shared{} }
 
+// Waiting is how many sessions wait for a lock shepherd holds (an
+// advisory lock, or a table's DDL lock) at this moment.
+func (sh *Shared) Waiting() int {
+	t := &sh.locks
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.waiters
+}
+
 // lockKey is an advisory lock's key: PostgreSQL keeps the one-bigint and
-// the two-int4 forms apart.
+// the two-int4 forms apart. A relation's DDL lock has rel set (and
+// nothing else).
 type lockKey struct {
 	a, b int64
 	two  bool
+	rel  string
 }
 
 // lockHold is how one session holds one lock: counts per mode and level
@@ -56,8 +80,9 @@ type lockOwner struct {
 
 // lockTable is the advisory locks of one server.
 type lockTable struct {
-	mu    sync.Mutex
-	locks map[lockKey]*lockState
+	mu      sync.Mutex
+	locks   map[lockKey]*lockState
+	waiters int // sessions waiting in lock
 }
 
 // conflicts reports whether o may not take k in the mode asked: another
@@ -147,11 +172,16 @@ func (t *lockTable) lock(ctx context.Context, o *lockOwner, k lockKey, exclusive
 			return false, nil
 		}
 		if t.deadlocked(o, holders) {
+			what := "an advisory lock"
+			if k.rel != "" {
+				what = "a lock on relation " + strconv.Quote(k.rel)
+			}
 			return false, pgerr.New(pgerr.DeadlockDetected, "deadlock detected").
-				WithDetail("Process waits for an advisory lock held by a process that waits for one this process holds.").
+				WithDetail("Process waits for %s held by a process that waits for one this process holds.", what).
 				WithHint("See server log for query details.")
 		}
 		o.waiting = &k
+		t.waiters++
 		changed := st.changed
 		t.mu.Unlock()
 		select {
@@ -160,7 +190,12 @@ func (t *lockTable) lock(ctx context.Context, o *lockOwner, k lockKey, exclusive
 		}
 		t.mu.Lock()
 		o.waiting = nil
+		t.waiters--
 		if ctx.Err() != nil {
+			var pe *pgerr.Error
+			if errors.As(context.Cause(ctx), &pe) {
+				return false, pe // lock_timeout or statement_timeout (waitContext)
+			}
 			return false, pgerr.New(pgerr.QueryCanceled, "canceling statement due to user request")
 		}
 	}
@@ -187,12 +222,15 @@ func (t *lockTable) unlock(o *lockOwner, k lockKey, exclusive bool) bool {
 	return true
 }
 
-// release lets go of o's transaction-level locks, and with all its
-// session-level ones too.
+// release lets go of o's transaction-level advisory locks, and with all
+// its session-level ones too. DDL locks stay (releaseTables).
 func (t *lockTable) release(o *lockOwner, all bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for k := range o.held {
+		if k.rel != "" {
+			continue
+		}
 		st := t.locks[k]
 		h := st.holders[o]
 		h.xactExcl, h.xactShared = 0, 0
@@ -201,6 +239,39 @@ func (t *lockTable) release(o *lockOwner, all bool) {
 		}
 		t.settle(o, k, st, h)
 	}
+}
+
+// releaseTables lets go of o's DDL locks.
+func (t *lockTable) releaseTables(o *lockOwner) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for k := range o.held {
+		if k.rel != "" {
+			st := t.locks[k]
+			h := st.holders[o]
+			h.xactExcl = 0
+			t.settle(o, k, st, h)
+		}
+	}
+}
+
+// handOff moves o's DDL locks to a new owner, which holds them until
+// released: a transaction whose outcome is not known yet keeps them
+// after its session went on.
+func (t *lockTable) handOff(o *lockOwner) *lockOwner {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := &lockOwner{held: map[lockKey]bool{}}
+	for k := range o.held {
+		if k.rel != "" {
+			st := t.locks[k]
+			st.holders[n] = st.holders[o]
+			delete(st.holders, o)
+			delete(o.held, k)
+			n.held[k] = true
+		}
+	}
+	return n
 }
 
 // settle forgets an empty hold and wakes the lock's waiters.

@@ -83,3 +83,55 @@ func TestLockTable(t *testing.T) {
 		t.Errorf("locks left: %v", tab.locks)
 	}
 }
+
+// TestDDLLockDeadlock: two blocks altering t1 and t2 in opposite order
+// close a cycle of DDL locks: the second to wait gets 40P01, as on
+// PostgreSQL, and the first gets its lock once the other lets go. A cycle
+// through an advisory lock and a DDL lock is found too. DDL locks stay
+// through release (pg_advisory_unlock_all, the end of the transaction's
+// advisory locks) until releaseTables.
+func TestDDLLockDeadlock(t *testing.T) {
+	ctx := context.Background()
+	var tab lockTable
+	a, b := &lockOwner{}, &lockOwner{}
+	t1, t2, adv := lockKey{rel: "t1"}, lockKey{rel: "t2"}, lockKey{a: 1}
+	waiting := func(o *lockOwner) bool {
+		tab.mu.Lock()
+		defer tab.mu.Unlock()
+		return o.waiting != nil
+	}
+	for _, second := range []lockKey{t2, adv} {
+		if _, err := tab.lock(ctx, a, t1, true, true, true); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tab.lock(ctx, b, second, true, second.rel != "", true); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { _, err := tab.lock(ctx, a, second, true, true, true); done <- err }()
+		for !waiting(a) {
+			runtime.Gosched()
+		}
+		if _, err := tab.lock(ctx, b, t1, true, true, true); pgerr.Code(err) != pgerr.DeadlockDetected {
+			t.Fatalf("closing the cycle: %v, want 40P01", err)
+		}
+		// b's block fails and rolls back.
+		tab.release(b, true)
+		tab.releaseTables(b)
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		tab.release(a, true)
+		if got, _ := tab.lock(ctx, b, t1, true, true, false); got {
+			t.Fatal("release let go of a DDL lock")
+		}
+		tab.releaseTables(a)
+		if got, _ := tab.lock(ctx, b, t1, true, true, false); !got {
+			t.Fatal("releaseTables kept a DDL lock")
+		}
+		tab.releaseTables(b)
+		if len(tab.locks) != 0 {
+			t.Fatalf("locks left: %v", tab.locks)
+		}
+	}
+}

@@ -306,6 +306,17 @@ func (s *Session) exec(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (
 		return nil, pgerr.New(pgerr.FeatureNotSupported,
 			"shepherd does not support DDL inside a transaction block with MariaDB/MySQL replicas (MariaDB commits it at once); run it on its own")
 	}
+	if st.Kind == sqlan.DDL {
+		var err error
+		if st, err = s.lockDDL(ctx, st); err != nil {
+			if autocommit {
+				s.endBlock(false)
+			} else {
+				s.fail()
+			}
+			return nil, err
+		}
+	}
 	if s.txn == nil {
 		opts := s.txOpts
 		if autocommit {
@@ -371,18 +382,22 @@ func (s *Session) commit(ctx context.Context) error {
 	t, ddl := s.txn, s.ddl
 	s.txn, s.inBlock, s.failed, s.ddl = nil, false, false, nil
 	s.savepoints, s.spCount = nil, 0
+	locks := &s.shared.locks
 	if t == nil {
 		s.endTransaction(true)
+		locks.releaseTables(&s.owner)
 		return nil
 	}
 	err := t.Commit(ctx)
 	if err != nil && !errors.Is(err, coord.ErrCommitsAnyway) {
 		s.endTransaction(false) // a COMMIT that fails rolls back, SETs too
 		s.forgetSequences(ddl)
+		locks.releaseTables(&s.owner)
 		return err
 	}
 	s.endTransaction(true)
 	if len(ddl) == 0 {
+		locks.releaseTables(&s.owner)
 		return err
 	}
 	// Committed: with the log barrier, in one write of the catalog file;
@@ -398,12 +413,18 @@ func (s *Session) commit(ctx context.Context) error {
 		// replicas may still refuse it (the MariaDB replica is then
 		// retired), and its barrier is known only once decided: the
 		// catalog follows what happens, not what was hoped.
+		// Its tables stay locked until then (Shared), by an owner of
+		// their own: this session goes on.
 		cat := s.cache.Catalog()
 		t.AfterCommit(func(barrier uint64) error { return cat.Commit(barrier, trees) })
+		held := locks.handOff(&s.owner)
+		t.AfterEnd(func() { locks.releaseTables(held) })
 		return err
 	}
-	if err := s.cache.Catalog().Commit(t.Barrier(), trees); err != nil {
-		return pgerr.Wrap(pgerr.InternalError, err, "the statement committed, but shepherd could not record the schema change")
+	cerr := s.cache.Catalog().Commit(t.Barrier(), trees)
+	locks.releaseTables(&s.owner) // the catalog has the change: the next DDL is written from it
+	if cerr != nil {
+		return pgerr.Wrap(pgerr.InternalError, cerr, "the statement committed, but shepherd could not record the schema change")
 	}
 	return err
 }
@@ -473,6 +494,7 @@ func (s *Session) endBlock(commit bool) {
 	s.txn, s.inBlock, s.failed, s.ddl = nil, false, false, nil
 	s.savepoints, s.spCount = nil, 0
 	s.endTransaction(commit)
+	s.shared.locks.releaseTables(&s.owner)
 }
 
 // forgetSequences drops the sequences of the tables that ddl, rolled

@@ -1,0 +1,117 @@
+package session
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/shepherd-db/shepherd/internal/pgerr"
+	"github.com/shepherd-db/shepherd/internal/pgtree"
+	"github.com/shepherd-db/shepherd/internal/schema"
+	"github.com/shepherd-db/shepherd/internal/sqlan"
+)
+
+// lockDDL takes the DDL locks (see Shared) of the relations st names,
+// waiting as PostgreSQL's DDL waits for its ACCESS EXCLUSIVE lock, and
+// returns st analysed anew against the schema the session sees once it
+// holds them: st was analysed when it arrived, perhaps before another
+// session's DDL of the same table reached the catalog, and what dialect
+// writes from the catalog (SQLite's table rebuild) must come from the
+// definition the statement really changes. The locks are held until the
+// transaction's change is in the catalog (commit) or it rolled back
+// (endBlock).
+func (s *Session) lockDDL(ctx context.Context, st *sqlan.Stmt) (*sqlan.Stmt, error) {
+	snap, err := s.visibleSchema()
+	if err != nil {
+		return nil, err
+	}
+	rels := ddlRelations(st.Tree(), snap)
+	if len(rels) == 0 {
+		return st, nil
+	}
+	wctx, cancel := s.waitContext(ctx)
+	defer cancel()
+	for _, rel := range rels {
+		if _, err := s.shared.locks.lock(wctx, &s.owner, lockKey{rel: rel}, true, true, true); err != nil {
+			return nil, err
+		}
+	}
+	sts, err := s.parse(st.SQL)
+	if err != nil {
+		return nil, err
+	}
+	if len(sts) != 1 {
+		return nil, pgerr.New(pgerr.InternalError, "shepherd analysed a DDL statement again as %d statements (a bug; nothing ran)", len(sts))
+	}
+	return sts[0], nil
+}
+
+// ddlRelations names the relations whose DDL lock a DDL statement takes,
+// sorted (two statements take theirs in one order): every relation it
+// names, the table of an index it names, and the tables the foreign keys
+// of those tables reference or that reference them (whose definitions,
+// as SQLite's rebuild writes them, name the relation). More than
+// PostgreSQL locks, never less than a rebuild reads.
+func ddlRelations(tree *pg_query.Node, snap *schema.Snapshot) []string {
+	if tree == nil {
+		return nil
+	}
+	var names []string
+	pgtree.Walk(tree.ProtoReflect(), func(m protoreflect.Message) bool {
+		switch n := m.Interface().(type) {
+		case *pg_query.RangeVar:
+			names = append(names, n.Relname)
+		case *pg_query.DropStmt:
+			// DROP names its objects as lists of strings (the last
+			// one the relation's name).
+			for _, o := range n.Objects {
+				if l := o.GetList(); l != nil && len(l.Items) > 0 {
+					if str := l.Items[len(l.Items)-1].GetString_(); str != nil {
+						names = append(names, str.Sval)
+					}
+				}
+			}
+		}
+		return true
+	})
+	out := slices.Clone(names)
+	for _, name := range names {
+		if table, ok := snap.IndexTable(name); ok {
+			out = append(out, table)
+			name = table
+		}
+		if t := snap.Table(name); t != nil {
+			out = append(out, t.Parents()...)
+		}
+		out = append(out, snap.Children(name)...)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// waitContext bounds a wait for a lock shepherd holds by lock_timeout and
+// statement_timeout, as PostgreSQL's waits are: the lock's wait then ends
+// with 55P03 or 57014 (see lockTable.lock).
+func (s *Session) waitContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	lockT, stmtT := s.timeoutSetting("lock_timeout"), s.timeoutSetting("statement_timeout")
+	switch {
+	case lockT > 0 && (stmtT == 0 || lockT <= stmtT):
+		return context.WithTimeoutCause(ctx, lockT, pgerr.New(pgerr.LockNotAvailable, "canceling statement due to lock timeout"))
+	case stmtT > 0:
+		return context.WithTimeoutCause(ctx, stmtT, pgerr.New(pgerr.QueryCanceled, "canceling statement due to statement timeout"))
+	}
+	return context.WithCancel(ctx)
+}
+
+// timeoutSetting is a setting in milliseconds as a duration, 0 when off.
+func (s *Session) timeoutSetting(name string) time.Duration {
+	v, _ := s.param(name)
+	ms, ok, _ := parseUnits(v, "ms")
+	if !ok || ms <= 0 {
+		return 0
+	}
+	return time.Duration(ms * float64(time.Millisecond))
+}
