@@ -32,10 +32,8 @@ func (s *Session) lockDDL(ctx context.Context, st *sqlan.Stmt) (*sqlan.Stmt, err
 	if len(rels) == 0 {
 		return st, nil
 	}
-	wctx, cancel := s.waitContext(ctx)
-	defer cancel()
 	for _, rel := range rels {
-		if _, err := s.shared.locks.lock(wctx, &s.owner, lockKey{rel: rel}, true, true, true); err != nil {
+		if err := s.waitLock(ctx, lockKey{rel: rel}, true, true); err != nil {
 			return nil, err
 		}
 	}
@@ -90,6 +88,18 @@ func ddlRelations(tree *pg_query.Node, snap *schema.Snapshot) []string {
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// waitLock takes k, waiting as long as PostgreSQL's settings let it:
+// lock_timeout and statement_timeout bound the wait, and after
+// deadlock_timeout a cycle through an engine's lock is looked for
+// (lockTable.engineCycle).
+func (s *Session) waitLock(ctx context.Context, k lockKey, exclusive, xact bool) error {
+	wctx, cancel := s.waitContext(ctx)
+	defer cancel()
+	s.owner.checkAfter = s.timeoutSetting("deadlock_timeout")
+	_, err := s.shared.locks.lock(wctx, &s.owner, k, exclusive, xact, true)
+	return err
 }
 
 // waitContext bounds a wait for a lock shepherd holds by lock_timeout and

@@ -152,3 +152,32 @@ func TestDDLRelations(t *testing.T) {
 		}
 	}
 }
+
+// TestAdvisoryEngineCycle: A holds an advisory lock and waits for the
+// SQLite replica's one transaction slot, which B holds; B asking for A's
+// lock closes a cycle no one would end: after deadlock_timeout B gets
+// 40P01 (before, both waited for good), and A goes on once B rolled
+// back.
+func TestAdvisoryEngineCycle(t *testing.T) {
+	ss := newSessions(t, 2)
+	a, b := ss[0], ss[1]
+	query(t, a, "CREATE TABLE r (id int PRIMARY KEY, v int)")
+	query(t, a, "INSERT INTO r VALUES (1, 0)")
+	query(t, a, "BEGIN")
+	query(t, a, "SELECT pg_advisory_xact_lock(1)")
+	query(t, b, "BEGIN")
+	query(t, b, "UPDATE r SET v = 1 WHERE id = 1")
+	done := make(chan error, 1)
+	go func() { done <- exec(a, "UPDATE r SET v = 2 WHERE id = 1") }()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	err := b.Query(ctx, "SELECT pg_advisory_xact_lock(1)", func(*answer.Answer) error { return nil })
+	if pgerr.Code(err) != pgerr.DeadlockDetected {
+		t.Fatalf("B asking for A's lock: %v, want 40P01", err)
+	}
+	query(t, b, "ROLLBACK")
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	query(t, a, "COMMIT")
+}

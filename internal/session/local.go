@@ -315,9 +315,7 @@ func (s *Session) evalCall(ctx context.Context, c *sqlan.SessionCall, args []dri
 	case "advisory_unlock":
 		return boolean(s.shared.locks.unlock(&s.owner, k, exclusive))
 	case "advisory_lock", "advisory_xact_lock":
-		wctx, cancel := s.waitContext(ctx)
-		defer cancel()
-		if _, err := s.shared.locks.lock(wctx, &s.owner, k, exclusive, s.xactLock(name), true); err != nil {
+		if err := s.waitLock(ctx, k, exclusive, s.xactLock(name)); err != nil {
 			return null, err
 		}
 		return void()

@@ -3,9 +3,12 @@ package session
 import (
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 	"sync"
+	"time"
 
+	"github.com/shepherd-db/shepherd/internal/cluster"
 	"github.com/shepherd-db/shepherd/internal/pgerr"
 )
 
@@ -76,6 +79,15 @@ type lockState struct {
 type lockOwner struct {
 	held    map[lockKey]bool
 	waiting *lockKey // the lock it waits for, for deadlock detection
+	// cl is the session's cluster, txn its open transaction there (nil
+	// between transactions; guarded by the table's mutex, see bind):
+	// whose engine lock waits the deadlock check asks for (engineCycle).
+	cl  *cluster.Cluster
+	txn *cluster.Txn
+	// checkAfter is how long a wait lasts before the check that asks
+	// the engines (deadlock_timeout; 0: never). Only its session sets
+	// it, before it waits.
+	checkAfter time.Duration
 }
 
 // lockTable is the advisory locks of one server.
@@ -83,6 +95,76 @@ type lockTable struct {
 	mu      sync.Mutex
 	locks   map[lockKey]*lockState
 	waiters int // sessions waiting in lock
+	// byTxn finds the session of a cluster transaction (see bind).
+	byTxn map[*cluster.Txn]*lockOwner
+}
+
+// bind records that o's session has txn open (nil: none).
+func (t *lockTable) bind(o *lockOwner, txn *cluster.Txn) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if o.txn != nil {
+		delete(t.byTxn, o.txn)
+	}
+	o.txn = txn
+	if txn != nil {
+		if t.byTxn == nil {
+			t.byTxn = map[*cluster.Txn]*lockOwner{}
+		}
+		t.byTxn[txn] = o
+	}
+}
+
+// engineCycle reports whether o, waiting for a lock holders hold, is in
+// a cycle of waits that passes through an engine's lock: from each
+// holder, the waits are the holders of the lock it waits for here and
+// the transactions holding an engine lock its transaction waits for
+// (cluster.Blockers, which asks the engines). Every edge is a wait under
+// way when it is seen, so a cycle found is one no wait in it ends by
+// itself (o's own wait goes on while the check runs): a deadlock, as
+// PostgreSQL's detector finds one. The engines are asked without the
+// table's mutex held.
+func (t *lockTable) engineCycle(ctx context.Context, o *lockOwner, holders []*lockOwner) bool {
+	seen := map[*lockOwner]bool{}
+	queue := slices.Clone(holders)
+	for len(queue) > 0 {
+		w := queue[0]
+		queue = queue[1:]
+		if w == o {
+			return true
+		}
+		if seen[w] {
+			continue
+		}
+		seen[w] = true
+		t.mu.Lock()
+		if w.waiting != nil {
+			if st := t.locks[*w.waiting]; st != nil {
+				for h := range st.holders {
+					if h != w {
+						queue = append(queue, h)
+					}
+				}
+			}
+		}
+		cl, txn := w.cl, w.txn
+		t.mu.Unlock()
+		if cl == nil || txn == nil {
+			continue
+		}
+		blockers, err := cl.Blockers(ctx, txn)
+		if err != nil {
+			continue // an engine that cannot tell adds no wait
+		}
+		t.mu.Lock()
+		for _, b := range blockers {
+			if h := t.byTxn[b]; h != nil {
+				queue = append(queue, h)
+			}
+		}
+		t.mu.Unlock()
+	}
+	return false
 }
 
 // conflicts reports whether o may not take k in the mode asked: another
@@ -172,23 +254,53 @@ func (t *lockTable) lock(ctx context.Context, o *lockOwner, k lockKey, exclusive
 			return false, nil
 		}
 		if t.deadlocked(o, holders) {
-			what := "an advisory lock"
-			if k.rel != "" {
-				what = "a lock on relation " + strconv.Quote(k.rel)
-			}
 			return false, pgerr.New(pgerr.DeadlockDetected, "deadlock detected").
-				WithDetail("Process waits for %s held by a process that waits for one this process holds.", what).
+				WithDetail("Process waits for %s held by a process that waits for one this process holds.", lockName(k)).
 				WithHint("See server log for query details.")
 		}
 		o.waiting = &k
 		t.waiters++
 		changed := st.changed
 		t.mu.Unlock()
-		select {
-		case <-changed:
-		case <-ctx.Done():
+		var timer *time.Timer
+		var check <-chan time.Time
+		if o.checkAfter > 0 {
+			timer = time.NewTimer(o.checkAfter)
+			check = timer.C
+		}
+		deadlock := false
+	wait:
+		for {
+			select {
+			case <-changed:
+				break wait
+			case <-ctx.Done():
+				break wait
+			case <-check:
+				// Waited deadlock_timeout: a cycle through an engine's
+				// lock is not in this table; ask the engines (again
+				// every deadlock_timeout, as waits change), for at most
+				// as long (the lock may be let go meanwhile).
+				cctx, cancel := context.WithTimeout(ctx, max(o.checkAfter, time.Second))
+				deadlock = t.engineCycle(cctx, o, holders)
+				cancel()
+				if deadlock {
+					break wait
+				}
+				timer.Reset(o.checkAfter)
+			}
+		}
+		if timer != nil {
+			timer.Stop()
 		}
 		t.mu.Lock()
+		if deadlock {
+			o.waiting = nil
+			t.waiters--
+			return false, pgerr.New(pgerr.DeadlockDetected, "deadlock detected").
+				WithDetail("Process waits for %s held by a process whose transaction waits, in a replica, for a lock this process's transaction holds.", lockName(k)).
+				WithHint("See server log for query details.")
+		}
 		o.waiting = nil
 		t.waiters--
 		if ctx.Err() != nil {
@@ -199,6 +311,14 @@ func (t *lockTable) lock(ctx context.Context, o *lockOwner, k lockKey, exclusive
 			return false, pgerr.New(pgerr.QueryCanceled, "canceling statement due to user request")
 		}
 	}
+}
+
+// lockName says which lock k is, for a DETAIL.
+func lockName(k lockKey) string {
+	if k.rel != "" {
+		return "a lock on relation " + strconv.Quote(k.rel)
+	}
+	return "an advisory lock"
 }
 
 // unlock lets go of one session-level hold of k; false when o held none.

@@ -57,6 +57,7 @@ func (s *Session) savepoint(ctx context.Context, st *sqlan.Stmt) (*answer.Answer
 	}
 	if s.txn == nil {
 		s.txn = s.cluster.Begin(s.txOpts)
+		s.shared.locks.bind(&s.owner, s.txn)
 		s.txnTime = time.Now()
 	}
 	var sp savepoint

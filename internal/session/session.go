@@ -89,6 +89,7 @@ func New(c *cluster.Cluster, cache *sqlan.Cache, shared *Shared, info pgwire.Sta
 	}
 	s := &Session{cluster: c, cache: cache, params: map[string]string{}, startup: map[string]string{},
 		user: info.User, database: info.Database, shared: shared}
+	s.owner.cl = c
 	for k, v := range info.Params {
 		if k != "user" && k != "database" {
 			k = strings.ToLower(k)
@@ -323,6 +324,7 @@ func (s *Session) exec(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (
 			opts = s.defaults
 		}
 		s.txn = s.cluster.Begin(opts)
+		s.shared.locks.bind(&s.owner, s.txn)
 		s.txnTime = time.Now()
 	}
 	if len(st.Pins) > 0 {
@@ -381,6 +383,7 @@ func (s *Session) begin(st *sqlan.Stmt) (*answer.Answer, error) {
 func (s *Session) commit(ctx context.Context) error {
 	t, ddl := s.txn, s.ddl
 	s.txn, s.inBlock, s.failed, s.ddl = nil, false, false, nil
+	s.shared.locks.bind(&s.owner, nil)
 	s.savepoints, s.spCount = nil, 0
 	locks := &s.shared.locks
 	if t == nil {
@@ -492,6 +495,7 @@ func (s *Session) endBlock(commit bool) {
 		s.forgetSequences(s.ddl)
 	}
 	s.txn, s.inBlock, s.failed, s.ddl = nil, false, false, nil
+	s.shared.locks.bind(&s.owner, nil)
 	s.savepoints, s.spCount = nil, 0
 	s.endTransaction(commit)
 	s.shared.locks.releaseTables(&s.owner)
