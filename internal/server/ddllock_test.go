@@ -2,8 +2,11 @@ package server
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/shepherd-db/shepherd/internal/config"
 	"github.com/shepherd-db/shepherd/internal/testenv"
@@ -52,6 +55,19 @@ func TestConcurrentAltersOfOneTable(t *testing.T) {
 		t.Fatal("the second ALTER TABLE never waited")
 	}
 
+	// settled returns once only a's block is live in the cluster (the
+	// statements before it may still be finishing on a secondary).
+	settled := func() {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for srv.cluster.Active() > 1 {
+			if time.Now().After(deadline) {
+				t.Fatal("the cluster never settled")
+			}
+			time.Sleep(10 * time.Millisecond) // polling, not synchronisation
+		}
+	}
+
 	for _, tc := range []struct {
 		name  string
 		block bool // the second ALTER in a block too
@@ -62,6 +78,7 @@ func TestConcurrentAltersOfOneTable(t *testing.T) {
 			mustExec(t, a, "INSERT INTO t VALUES (1, 1, 1)")
 			mustExec(t, a, "BEGIN")
 			mustExec(t, a, "ALTER TABLE t ALTER COLUMN a SET NOT NULL")
+			settled()
 			done := make(chan error, 1)
 			go func() {
 				if tc.block {
@@ -98,5 +115,86 @@ func TestConcurrentAltersOfOneTable(t *testing.T) {
 				t.Errorf("rows of t: %d %v, want 1", n, err)
 			}
 		})
+	}
+}
+
+// TestAltersInOppositeOrder: two blocks alter t1 and t2 in opposite
+// order. On PostgreSQL one of them gets 40P01 and the other commits;
+// through shepherd too, found in shepherd's DDL locks joined with the
+// SQLite primary's one transaction at a time, where before the fix
+// nothing would have ended the waits. The winner's columns are on every
+// replica: both tables read through the cluster, which votes.
+func TestAltersInOppositeOrder(t *testing.T) {
+	addr, srv := start(t, pgSQLiteCluster(t))
+	ctx := context.Background()
+	a, b := connect(t, addr, "app"), connect(t, addr, "app")
+	mustExec(t, a, "CREATE TABLE t1 (id int PRIMARY KEY)")
+	mustExec(t, a, "CREATE TABLE t2 (id int PRIMARY KEY)")
+	run := func(c *pgx.Conn, stmts ...string) error {
+		for _, s := range stmts {
+			if _, err := c.Exec(ctx, s); err != nil {
+				c.Exec(ctx, "ROLLBACK")
+				return err
+			}
+		}
+		return nil
+	}
+	mustExec(t, a, "BEGIN")
+	mustExec(t, a, "ALTER TABLE t1 ADD COLUMN a1 int")
+	errs := make(chan error, 2)
+	// Only a's block is live (the CREATE TABLEs may still be finishing
+	// on a secondary).
+	deadline := time.Now().Add(30 * time.Second)
+	for srv.cluster.Active() > 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("the cluster never settled")
+		}
+		time.Sleep(10 * time.Millisecond) // polling, not synchronisation
+	}
+	go func() {
+		errs <- run(b, "BEGIN", "ALTER TABLE t2 ADD COLUMN b2 int", "ALTER TABLE t1 ADD COLUMN b1 int", "COMMIT")
+	}()
+	// b holds t2's DDL lock once its transaction is live in the cluster
+	// (it then waits for the SQLite primary, which a's block holds).
+	deadline = time.Now().Add(30 * time.Second)
+	for srv.cluster.Active() < 2 {
+		if time.Now().After(deadline) {
+			t.Fatal("b's ALTER TABLE t2 never reached the cluster")
+		}
+		time.Sleep(10 * time.Millisecond) // polling, not synchronisation
+	}
+	go func() { errs <- run(a, "ALTER TABLE t2 ADD COLUMN a2 int", "COMMIT") }()
+	var deadlocks, ok int
+	for range 2 {
+		select {
+		case err := <-errs:
+			switch {
+			case err == nil:
+				ok++
+			case sqlstate(err) == "40P01":
+				deadlocks++
+			default:
+				t.Fatalf("unexpected: %v", err)
+			}
+		case <-time.After(60 * time.Second):
+			t.Fatal("the blocks waited for each other for good")
+		}
+	}
+	if deadlocks != 1 || ok != 1 {
+		t.Fatalf("%d deadlocks, %d commits; want one of each", deadlocks, ok)
+	}
+	var cols []string
+	for _, q := range []string{"SELECT * FROM t1", "SELECT * FROM t2"} {
+		rows, err := a.Query(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, fd := range rows.FieldDescriptions() {
+			cols = append(cols, fd.Name)
+		}
+		rows.Close()
+	}
+	if got := strings.Join(cols, ","); got != "id,a1,id,a2" && got != "id,b1,id,b2" {
+		t.Errorf("columns %s: want one block's changes, whole", got)
 	}
 }

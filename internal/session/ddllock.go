@@ -33,7 +33,7 @@ func (s *Session) lockDDL(ctx context.Context, st *sqlan.Stmt) (*sqlan.Stmt, err
 		return st, nil
 	}
 	for _, rel := range rels {
-		if err := s.waitLock(ctx, lockKey{rel: rel}, true, true); err != nil {
+		if err := s.waitLock(ctx, lockKey{rel: rel, db: s.database}, true, true); err != nil {
 			return nil, err
 		}
 	}

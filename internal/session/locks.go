@@ -48,12 +48,12 @@ func (sh *Shared) Waiting() int {
 }
 
 // lockKey is an advisory lock's key: PostgreSQL keeps the one-bigint and
-// the two-int4 forms apart. A relation's DDL lock has rel set (and
-// nothing else).
+// the two-int4 forms apart. A relation's DDL lock has rel set, and the
+// database whose relation it is (and nothing else).
 type lockKey struct {
-	a, b int64
-	two  bool
-	rel  string
+	a, b    int64
+	two     bool
+	rel, db string
 }
 
 // lockHold is how one session holds one lock: counts per mode and level
@@ -79,6 +79,9 @@ type lockState struct {
 type lockOwner struct {
 	held    map[lockKey]bool
 	waiting *lockKey // the lock it waits for, for deadlock detection
+	// waitExcl: the wait is for waiting in exclusive mode (only the
+	// holders that conflict with the mode are waited for).
+	waitExcl bool
 	// cl is the session's cluster, txn its open transaction there (nil
 	// between transactions; guarded by the table's mutex, see bind):
 	// whose engine lock waits the deadlock check asks for (engineCycle).
@@ -90,7 +93,7 @@ type lockOwner struct {
 	checkAfter time.Duration
 }
 
-// lockTable is the advisory locks of one server.
+// lockTable is the advisory and DDL locks of one server.
 type lockTable struct {
 	mu      sync.Mutex
 	locks   map[lockKey]*lockState
@@ -140,11 +143,7 @@ func (t *lockTable) engineCycle(ctx context.Context, o *lockOwner, holders []*lo
 		t.mu.Lock()
 		if w.waiting != nil {
 			if st := t.locks[*w.waiting]; st != nil {
-				for h := range st.holders {
-					if h != w {
-						queue = append(queue, h)
-					}
-				}
+				queue = append(queue, t.conflicts(w, st, w.waitExcl)...)
 			}
 		}
 		cl, txn := w.cl, w.txn
@@ -197,8 +196,8 @@ func (t *lockTable) deadlocked(o *lockOwner, holders []*lockOwner) bool {
 		if st == nil {
 			return false
 		}
-		for h := range st.holders {
-			if h != w && reaches(h) {
+		for _, h := range t.conflicts(w, st, w.waitExcl) {
+			if reaches(h) {
 				return true
 			}
 		}
@@ -258,7 +257,7 @@ func (t *lockTable) lock(ctx context.Context, o *lockOwner, k lockKey, exclusive
 				WithDetail("Process waits for %s held by a process that waits for one this process holds.", lockName(k)).
 				WithHint("See server log for query details.")
 		}
-		o.waiting = &k
+		o.waiting, o.waitExcl = &k, exclusive
 		t.waiters++
 		changed := st.changed
 		t.mu.Unlock()
