@@ -120,10 +120,12 @@ func TestConcurrentAltersOfOneTable(t *testing.T) {
 
 // TestAltersInOppositeOrder: two blocks alter t1 and t2 in opposite
 // order. On PostgreSQL one of them gets 40P01 and the other commits;
-// through shepherd too, found in shepherd's DDL locks joined with the
-// SQLite primary's one transaction at a time, where before the fix
-// nothing would have ended the waits. The winner's columns are on every
-// replica: both tables read through the cluster, which votes.
+// through shepherd too. Here b's ALTER TABLE t2 holds t2's DDL lock and
+// waits for the SQLite primary (one transaction at a time), which a's
+// block holds, and a then asks for t2's lock: a cycle through shepherd's
+// lock table and the engine, which the DDL lock alone would make a wait
+// for good, found after deadlock_timeout. The winner's columns are on
+// every replica (both tables read through the cluster, which votes).
 func TestAltersInOppositeOrder(t *testing.T) {
 	addr, srv := start(t, pgSQLiteCluster(t))
 	ctx := context.Background()
