@@ -135,3 +135,36 @@ func TestDDLLockDeadlock(t *testing.T) {
 		}
 	}
 }
+
+// TestDDLLockHandOff: a transaction whose outcome COMMIT did not learn
+// keeps its DDL locks under an owner of their own after its session went
+// on (a DDL lock the session takes afterwards is its own), until that
+// owner lets go.
+func TestDDLLockHandOff(t *testing.T) {
+	ctx := context.Background()
+	var tab lockTable
+	s, other := &lockOwner{}, &lockOwner{}
+	t1, t2 := lockKey{rel: "t1"}, lockKey{rel: "t2"}
+	if got, _ := tab.lock(ctx, s, t1, true, true, false); !got {
+		t.Fatal("t1")
+	}
+	held := tab.handOff(s)
+	if got, _ := tab.lock(ctx, s, t1, true, true, false); got {
+		t.Fatal("the session took t1 while the handed-off owner holds it")
+	}
+	if got, _ := tab.lock(ctx, s, t2, true, true, false); !got {
+		t.Fatal("t2")
+	}
+	tab.releaseTables(held)
+	if got, _ := tab.lock(ctx, other, t1, true, true, false); !got {
+		t.Fatal("t1 still held after the handed-off owner let go")
+	}
+	if got, _ := tab.lock(ctx, other, t2, true, true, false); got {
+		t.Fatal("the handed-off owner's release let go of the session's later lock")
+	}
+	tab.releaseTables(s)
+	tab.releaseTables(other)
+	if len(tab.locks) != 0 {
+		t.Fatalf("locks left: %v", tab.locks)
+	}
+}
