@@ -200,3 +200,47 @@ func TestAltersInOppositeOrder(t *testing.T) {
 		t.Errorf("columns %s: want one block's changes, whole", got)
 	}
 }
+
+// TestAlterWaitsForColumn: an ALTER TABLE of a column another block is
+// adding waits for that block, as on PostgreSQL, and then runs against
+// the table with the column, through the simple and the extended
+// protocol. Before, its analysis against the committed catalog failed at
+// once with 42703 (column does not exist).
+func TestAlterWaitsForColumn(t *testing.T) {
+	addr, srv := start(t, pgSQLiteCluster(t))
+	ctx := context.Background()
+	a := connect(t, addr, "app")
+	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeCacheStatement} {
+		t.Run(mode.String(), func(t *testing.T) {
+			b := connect(t, addr, "app")
+			mustExec(t, a, "DROP TABLE IF EXISTS t")
+			mustExec(t, a, "CREATE TABLE t (id int PRIMARY KEY)")
+			mustExec(t, a, "BEGIN")
+			mustExec(t, a, "ALTER TABLE t ADD COLUMN x int")
+			done := make(chan error, 1)
+			go func() {
+				_, err := b.Exec(ctx, "ALTER TABLE t ALTER COLUMN x SET NOT NULL", mode)
+				done <- err
+			}()
+			deadline := time.Now().Add(30 * time.Second)
+			for srv.shared.Waiting() == 0 {
+				select {
+				case err := <-done:
+					t.Fatalf("the ALTER TABLE did not wait for the block adding its column: %v", err)
+				default:
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("the ALTER TABLE never waited")
+				}
+				time.Sleep(10 * time.Millisecond) // polling, not synchronisation
+			}
+			mustExec(t, a, "COMMIT")
+			if err := <-done; err != nil {
+				t.Fatalf("ALTER TABLE after the block committed: %v", err)
+			}
+			if _, err := a.Exec(ctx, "INSERT INTO t VALUES (1, NULL)"); sqlstate(err) != "23502" {
+				t.Errorf("NULL into the NOT NULL column: %v, want 23502", err)
+			}
+		})
+	}
+}

@@ -47,6 +47,68 @@ func (s *Session) lockDDL(ctx context.Context, st *sqlan.Stmt) (*sqlan.Stmt, err
 	return sts[0], nil
 }
 
+// parseWaiting is parse, except that a DDL statement whose analysis
+// failed while another transaction holds the DDL lock of a relation it
+// names is analysed again once this session holds those locks: it may
+// fail only for want of that transaction's change (an ALTER of a column
+// another block is adding), and PostgreSQL waits for the transaction and
+// then runs the statement against the new definition. The locks taken
+// stay with the session's transaction (the statement runs next, and
+// takes them again in lockDDL); outside a block a statement that still
+// fails lets go of them.
+func (s *Session) parseWaiting(ctx context.Context, sql string) ([]*sqlan.Stmt, error) {
+	sts, err := s.parse(sql)
+	if err == nil {
+		return sts, nil
+	}
+	return s.retryDDL(ctx, sql, err)
+}
+
+// retryDDL is parseWaiting once the analysis of sql failed with err.
+func (s *Session) retryDDL(ctx context.Context, sql string, err error) ([]*sqlan.Stmt, error) {
+	raw, perr := pg_query.Parse(sql)
+	if perr != nil || len(raw.Stmts) != 1 || !ddlNode(raw.Stmts[0].Stmt) {
+		return nil, err
+	}
+	snap, serr := s.visibleSchema()
+	if serr != nil {
+		return nil, err
+	}
+	rels := ddlRelations(raw.Stmts[0].Stmt, snap)
+	if !s.shared.locks.heldByOthers(&s.owner, rels, s.database) {
+		return nil, err
+	}
+	var lerr error
+	for _, rel := range rels {
+		if lerr = s.waitLock(ctx, lockKey{rel: rel, db: s.database}, true, true); lerr != nil {
+			break
+		}
+	}
+	if lerr != nil {
+		err = lerr
+	} else {
+		var sts []*sqlan.Stmt
+		if sts, err = s.parse(sql); err == nil {
+			return sts, nil
+		}
+	}
+	if !s.inBlock && !s.implicit && s.txn == nil {
+		s.shared.locks.releaseTables(&s.owner)
+	}
+	return nil, err
+}
+
+// ddlNode reports whether a raw statement is DDL of relations.
+func ddlNode(n *pg_query.Node) bool {
+	switch n.GetNode().(type) {
+	case *pg_query.Node_CreateStmt, *pg_query.Node_AlterTableStmt, *pg_query.Node_DropStmt,
+		*pg_query.Node_IndexStmt, *pg_query.Node_RenameStmt, *pg_query.Node_ViewStmt,
+		*pg_query.Node_CreateTableAsStmt:
+		return true
+	}
+	return false
+}
+
 // ddlRelations names the relations whose DDL lock a DDL statement takes,
 // sorted (two statements take theirs in one order): every relation it
 // names, the table of an index it names, and the tables the foreign keys

@@ -360,6 +360,19 @@ func (t *lockTable) release(o *lockOwner, all bool) {
 	}
 }
 
+// heldByOthers reports whether a session other than o holds the DDL
+// lock of one of rels in database db.
+func (t *lockTable) heldByOthers(o *lockOwner, rels []string, db string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, rel := range rels {
+		if st := t.locks[lockKey{rel: rel, db: db}]; st != nil && len(t.conflicts(o, st, true)) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // releaseTables lets go of o's DDL locks.
 func (t *lockTable) releaseTables(o *lockOwner) {
 	t.mu.Lock()

@@ -26,6 +26,18 @@ func (p *statement) SQL() string { return p.sql }
 func (s *Session) Prepare(ctx context.Context, sql string, paramOIDs []uint32) (pgwire.Statement, error) {
 	sts, err := s.parse(sql)
 	if err != nil {
+		// DDL whose analysis waits for another transaction's DDL
+		// (parseWaiting), as a cancellable call.
+		ctx = s.cancellable(ctx)
+		sts, err = s.retryDDL(ctx, sql, err)
+		s.endCall()
+		if !s.inBlock && s.txn == nil {
+			// Execute takes them again (lockDDL); a statement
+			// prepared and never run must not keep them.
+			s.shared.locks.releaseTables(&s.owner)
+		}
+	}
+	if err != nil {
 		s.fail()
 		return nil, err
 	}

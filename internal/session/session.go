@@ -167,7 +167,7 @@ func (s *Session) Close(ctx context.Context) {
 func (s *Session) Query(ctx context.Context, sql string, emit func(*answer.Answer) error) error {
 	ctx = s.cancellable(ctx)
 	defer s.endCall()
-	sts, err := s.parse(sql)
+	sts, err := s.parseWaiting(ctx, sql)
 	var texts []string
 	if err != nil || ddlBefore(sts) {
 		// Later statements may depend on the DDL of earlier ones (pgx
@@ -193,7 +193,7 @@ func (s *Session) Query(ctx context.Context, sql string, emit func(*answer.Answe
 		var a *answer.Answer
 		if texts != nil {
 			var one []*sqlan.Stmt
-			if one, err = s.parse(texts[i]); err == nil && len(one) != 1 {
+			if one, err = s.parseWaiting(ctx, texts[i]); err == nil && len(one) != 1 {
 				err = pgerr.New(pgerr.InternalError, "shepherd split a query string wrongly (a bug; nothing more ran)")
 			}
 			if err != nil {
