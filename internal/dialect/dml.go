@@ -96,12 +96,12 @@ func (w *writer) insertStmt(ins *pg_query.InsertStmt) {
 		}
 	}
 	if oc != nil {
-		w.onConflict(oc, rows, len(ins.ReturningList) > 0)
+		w.onConflict(oc, rows)
 	}
 	w.returning(ins.ReturningList, "INSERT")
 }
 
-func (w *writer) onConflict(oc *pg_query.OnConflictClause, rows int, returning bool) {
+func (w *writer) onConflict(oc *pg_query.OnConflictClause, rows int) {
 	if oc.Action == pg_query.OnConflictAction_ONCONFLICT_NOTHING {
 		if w.lite() {
 			w.str(" ON CONFLICT")
@@ -133,9 +133,9 @@ func (w *writer) onConflict(oc *pg_query.OnConflictClause, rows int, returning b
 	if rows == 0 {
 		w.refuse("INSERT ... SELECT with ON CONFLICT DO UPDATE")
 	}
-	if returning {
-		w.refuse("RETURNING with ON CONFLICT DO UPDATE")
-	}
+	// RETURNING (MariaDB 10.5 and later) gives each proposed row once:
+	// the inserted row, or the row as the update left it, as PostgreSQL
+	// does.
 	w.countRows = int64(rows)
 	w.str(" ON DUPLICATE KEY UPDATE ")
 	w.excluded = true

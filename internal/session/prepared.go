@@ -118,6 +118,9 @@ func (s *Session) describe(ctx context.Context, st *sqlan.Stmt) ([]answer.Column
 	if s.failed {
 		return nil, pgerr.New(pgerr.InFailedSQLTransaction, "current transaction is aborted, commands ignored until end of transaction block")
 	}
+	if st.Unnest != nil {
+		st = st.Inner // the expansion's columns (a row per element)
+	}
 	if cols, ok := st.KnownColumns(); ok {
 		// The text and the schema tell everything the probe would.
 		return cols, nil

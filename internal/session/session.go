@@ -275,6 +275,9 @@ func (s *Session) exec(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (
 	if s.failed {
 		return nil, pgerr.New(pgerr.InFailedSQLTransaction, "current transaction is aborted, commands ignored until end of transaction block")
 	}
+	if st.Unnest != nil {
+		return s.execUnnest(ctx, st, args)
+	}
 	switch st.Kind {
 	case sqlan.Set:
 		return s.set(st)
@@ -346,6 +349,44 @@ func (s *Session) exec(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (
 		a = sqlan.ShapeAnswer(a, st.Columns())
 	}
 	return a, nil
+}
+
+// execUnnest runs an INSERT ... SELECT FROM unnest(arrays) as the INSERT
+// ... VALUES of the arrays' elements (see sqlan.Unnest), analysed like
+// any other statement: SERIAL keys pinned row by row, every dialect
+// written without arrays.
+func (s *Session) execUnnest(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (*answer.Answer, error) {
+	text, xargs, err := st.Unnest.Expand(args)
+	if err != nil {
+		s.fail()
+		return nil, err
+	}
+	if text == "" {
+		// No elements, no rows: PostgreSQL inserts nothing and checks
+		// nothing a row would need.
+		a := &answer.Answer{Tag: answer.Tag("INSERT", 0)}
+		if st.ReturnsRows {
+			cols, err := s.describe(ctx, st.Inner)
+			if err != nil {
+				s.fail()
+				return nil, err
+			}
+			a.Columns = cols
+		}
+		return a, nil
+	}
+	sts, err := s.parse(text)
+	if err == nil && len(sts) != 1 {
+		err = pgerr.New(pgerr.InternalError, "shepherd expanded unnest() into %d statements (a bug; nothing ran)", len(sts))
+	}
+	if err == nil {
+		err = sts[0].CheckArgs(xargs)
+	}
+	if err != nil {
+		s.fail()
+		return nil, err
+	}
+	return s.exec(ctx, sts[0], xargs)
 }
 
 func (s *Session) begin(st *sqlan.Stmt) (*answer.Answer, error) {

@@ -140,6 +140,11 @@ type Stmt struct {
 	Copy *CopySpec
 	// Database describes a CREATE or DROP DATABASE (Kind Database).
 	Database *DatabaseStmt
+	// Unnest, for an INSERT ... SELECT FROM unnest(arrays), is how the
+	// session expands it into an INSERT ... VALUES at execution; Inner
+	// is then that expansion with one row, for Describe.
+	Unnest     *Unnest
+	unnestOIDs []uint32
 
 	// tree is the parsed (and rewritten) statement.
 	tree    *pg_query.Node
@@ -208,6 +213,9 @@ func (s *Stmt) Hints(d driver.Dialect) []answer.Type { return s.paramHints[d] }
 // column). It is known when some replica's dialect is written from the
 // parse tree (MariaDB or SQLite replicas).
 func (s *Stmt) ParamOIDs() []uint32 {
+	if s.Unnest != nil {
+		return append([]uint32(nil), s.unnestOIDs...)
+	}
 	out := make([]uint32, s.NumParams)
 	for i := range out {
 		if i < len(s.paramTypes) {
@@ -235,6 +243,9 @@ func (s *Stmt) Forms() []Form {
 	var out []Form
 	if s.Kind == Local {
 		return nil // no replica receives it
+	}
+	if s.Unnest != nil {
+		return s.Inner.Forms() // with one row per array element
 	}
 	for _, d := range []driver.Dialect{driver.Postgres, driver.MySQL, driver.SQLite} {
 		names := s.env.Replicas[d]
@@ -382,6 +393,14 @@ func ParseIn(sql string, env *Env) (_ []*Stmt, err error) {
 		st, err := analyse(text, raw.Stmt)
 		if err != nil {
 			return nil, err
+		}
+		if u := unnestInsert(raw.Stmt); u != nil {
+			if ok, err := st.prepareUnnest(u, raw.Stmt, env, tree.Version); err != nil {
+				return nil, err
+			} else if ok {
+				out = append(out, st)
+				continue
+			}
 		}
 		st.tree, st.env, st.version = raw.Stmt, env, tree.Version
 		if err := st.prepare(); err != nil {
