@@ -120,6 +120,8 @@ func (s *Session) describe(ctx context.Context, st *sqlan.Stmt) ([]answer.Column
 	}
 	if st.Unnest != nil {
 		st = st.Inner // the expansion's columns (a row per element)
+	} else if st.SelectFirst != nil {
+		st = st.SelectFirst.Insert() // the INSERT of the SELECT's rows
 	}
 	if cols, ok := st.KnownColumns(); ok {
 		// The text and the schema tell everything the probe would.

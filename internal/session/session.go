@@ -278,6 +278,9 @@ func (s *Session) exec(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (
 	if st.Unnest != nil {
 		return s.execUnnest(ctx, st, args)
 	}
+	if st.SelectFirst != nil {
+		return s.execSelectFirst(ctx, st, args)
+	}
 	switch st.Kind {
 	case sqlan.Set:
 		return s.set(st)
@@ -387,6 +390,76 @@ func (s *Session) execUnnest(ctx context.Context, st *sqlan.Stmt, args []driver.
 		return nil, err
 	}
 	return s.exec(ctx, sts[0], xargs)
+}
+
+// execSelectFirst runs an INSERT ... SELECT whose rows shepherd must see
+// to fill their keys (see sqlan.SelectFirst): the SELECT, then the INSERT
+// ... VALUES of its rows, in one transaction (outside a block, an
+// implicit one, as for a query string of several statements).
+func (s *Session) execSelectFirst(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (*answer.Answer, error) {
+	if s.inBlock || s.implicit {
+		return s.selectThenInsert(ctx, st, args)
+	}
+	s.implicit, s.txOpts = true, s.defaults
+	a, err := s.selectThenInsert(ctx, st, args)
+	s.implicit = false
+	if err != nil {
+		if !s.inBlock {
+			s.endBlock(false)
+		}
+		return nil, err
+	}
+	if err := s.commit(ctx); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+func (s *Session) selectThenInsert(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (*answer.Answer, error) {
+	sf := st.SelectFirst
+	rows, err := s.exec(ctx, st.Inner, sf.SelectArgs(args))
+	if err != nil {
+		return nil, err
+	}
+	out := &answer.Answer{Tag: answer.Tag("INSERT", 0)}
+	if len(rows.Rows) == 0 {
+		if st.ReturnsRows {
+			cols, err := s.describe(ctx, sf.Insert())
+			if err != nil {
+				s.fail()
+				return nil, err
+			}
+			out.Columns = cols
+		}
+		return out, nil
+	}
+	for start := 0; start < len(rows.Rows); start += sf.Batch() {
+		part := rows.Rows[start:min(start+sf.Batch(), len(rows.Rows))]
+		text, xargs, err := sf.Expand(args, rows.Columns, part)
+		var sts []*sqlan.Stmt
+		if err == nil {
+			sts, err = s.parse(text)
+		}
+		if err == nil && len(sts) != 1 {
+			err = pgerr.New(pgerr.InternalError, "shepherd wrote an INSERT ... SELECT as %d statements (a bug)", len(sts))
+		}
+		if err == nil {
+			err = sts[0].CheckArgs(xargs)
+		}
+		if err != nil {
+			s.fail()
+			return nil, err
+		}
+		a, err := s.exec(ctx, sts[0], xargs)
+		if err != nil {
+			return nil, err
+		}
+		out.Columns = a.Columns
+		out.Rows = append(out.Rows, a.Rows...)
+		out.RowsAffected += a.RowsAffected
+	}
+	out.Tag = answer.Tag("INSERT", out.RowsAffected)
+	return out, nil
 }
 
 func (s *Session) begin(st *sqlan.Stmt) (*answer.Answer, error) {

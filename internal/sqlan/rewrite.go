@@ -91,6 +91,10 @@ type rewriter struct {
 	// onlyNextval limits fillInsert to sequence defaults (one replica:
 	// its engine fills the rest itself, but has no sequences).
 	onlyNextval bool
+	// rowsUnknown says fillInsert refused an INSERT ... SELECT because
+	// it would fill a column row by row in rows it cannot see (see
+	// SelectFirst).
+	rowsUnknown bool
 }
 
 // pin returns a parameter reference for a new (or shared) pinned value.
@@ -291,6 +295,7 @@ func (r *rewriter) fillInsert(ins *pg_query.InsertStmt) {
 					pg_query.MakeColumnRefNode([]*pg_query.Node{pg_query.MakeStrNode(src.alias.Aliasname), pg_query.MakeStrNode(name)}, -1), -1))
 				continue
 			}
+			r.rowsUnknown = true
 			r.err = unsupported("INSERT ... SELECT into %s without a value for column %s, which shepherd fills in row by row (%s); list the column "+
 				"(or select from a VALUES list alone, each row once, in the order of its own integer column)",
 				t.Name, c.Name, c.Fill)

@@ -143,8 +143,13 @@ type Stmt struct {
 	// Unnest, for an INSERT ... SELECT FROM unnest(arrays), is how the
 	// session expands it into an INSERT ... VALUES at execution; Inner
 	// is then that expansion with one row, for Describe.
-	Unnest     *Unnest
-	unnestOIDs []uint32
+	Unnest *Unnest
+	// SelectFirst, for an INSERT ... SELECT whose rows shepherd must see
+	// to fill their keys, is how the session runs it: Inner (the SELECT)
+	// first, then an INSERT ... VALUES of its rows.
+	SelectFirst *SelectFirst
+	// clientOIDs are ParamOIDs of an Unnest or SelectFirst statement.
+	clientOIDs []uint32
 
 	// tree is the parsed (and rewritten) statement.
 	tree    *pg_query.Node
@@ -213,8 +218,8 @@ func (s *Stmt) Hints(d driver.Dialect) []answer.Type { return s.paramHints[d] }
 // column). It is known when some replica's dialect is written from the
 // parse tree (MariaDB or SQLite replicas).
 func (s *Stmt) ParamOIDs() []uint32 {
-	if s.Unnest != nil {
-		return append([]uint32(nil), s.unnestOIDs...)
+	if s.Unnest != nil || s.SelectFirst != nil {
+		return append([]uint32(nil), s.clientOIDs...)
 	}
 	out := make([]uint32, s.NumParams)
 	for i := range out {
@@ -246,6 +251,10 @@ func (s *Stmt) Forms() []Form {
 	}
 	if s.Unnest != nil {
 		return s.Inner.Forms() // with one row per array element
+	}
+	if s.SelectFirst != nil {
+		// The SELECT, then the INSERT of its rows (one shown).
+		return append(s.Inner.Forms(), s.SelectFirst.insert.Forms()...)
 	}
 	for _, d := range []driver.Dialect{driver.Postgres, driver.MySQL, driver.SQLite} {
 		names := s.env.Replicas[d]
@@ -396,6 +405,14 @@ func ParseIn(sql string, env *Env) (_ []*Stmt, err error) {
 		}
 		if u := unnestInsert(raw.Stmt); u != nil {
 			if ok, err := st.prepareUnnest(u, raw.Stmt, env, tree.Version); err != nil {
+				return nil, err
+			} else if ok {
+				out = append(out, st)
+				continue
+			}
+		}
+		if needsSelectFirst(raw.Stmt, env) {
+			if ok, err := st.prepareSelectFirst(raw.Stmt, env, tree.Version); err != nil {
 				return nil, err
 			} else if ok {
 				out = append(out, st)

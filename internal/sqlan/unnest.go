@@ -321,9 +321,8 @@ func (u *Unnest) expand(args []driver.Arg) (string, []driver.Arg, []int, error) 
 	if rows == 0 {
 		return "", nil, nil, nil
 	}
-	sel := &pg_query.SelectStmt{Op: pg_query.SetOperation_SETOP_NONE, LimitOption: pg_query.LimitOption_LIMIT_OPTION_DEFAULT}
-	for r := 0; r < rows; r++ {
-		var items []*pg_query.Node
+	values := make([][]*pg_query.Node, rows)
+	for r := range values {
 		for _, t := range u.targets {
 			var v *pg_query.Node
 			if c := cols[t.col]; r < len(c) {
@@ -334,21 +333,36 @@ func (u *Unnest) expand(args []driver.Arg) (string, []driver.Arg, []int, error) 
 			if t.cast != nil {
 				v = castAll(v, []*pg_query.TypeName{t.cast})
 			}
-			items = append(items, v)
+			values[r] = append(values[r], v)
 		}
+	}
+	return valuesInsert(u.tmpl, u.version, values, all)
+}
+
+// valuesInsert writes INSERT ... VALUES rows with tmpl's table, columns,
+// ON CONFLICT and RETURNING, its parameters numbered 1, 2, ... (see
+// renumber); all holds the arguments of the old numbers. It returns the
+// text, its arguments, and for each the old number.
+func valuesInsert(tmpl *pg_query.InsertStmt, version int32, rows [][]*pg_query.Node, all []driver.Arg) (string, []driver.Arg, []int, error) {
+	sel := &pg_query.SelectStmt{Op: pg_query.SetOperation_SETOP_NONE, LimitOption: pg_query.LimitOption_LIMIT_OPTION_DEFAULT}
+	for _, items := range rows {
 		sel.ValuesLists = append(sel.ValuesLists, &pg_query.Node{Node: &pg_query.Node_List{List: &pg_query.List{Items: items}}})
 	}
-	ins := proto.Clone(u.tmpl).(*pg_query.InsertStmt)
+	ins := proto.Clone(tmpl).(*pg_query.InsertStmt)
 	ins.SelectStmt = &pg_query.Node{Node: &pg_query.Node_SelectStmt{SelectStmt: sel}}
 	root := &pg_query.Node{Node: &pg_query.Node_InsertStmt{InsertStmt: ins}}
 	order := renumber(root)
 	out := make([]driver.Arg, len(order))
 	for i, old := range order {
-		out[i] = all[old-1]
+		if old <= len(all) {
+			out[i] = all[old-1]
+		} else {
+			out[i] = driver.Arg{Null: true}
+		}
 	}
-	text, err := pg_query.Deparse(&pg_query.ParseResult{Version: u.version, Stmts: []*pg_query.RawStmt{{Stmt: root}}})
+	text, err := pg_query.Deparse(&pg_query.ParseResult{Version: version, Stmts: []*pg_query.RawStmt{{Stmt: root}}})
 	if err != nil {
-		return "", nil, nil, pgerr.Wrap(pgerr.InternalError, err, "writing the rows of unnest() as VALUES")
+		return "", nil, nil, pgerr.Wrap(pgerr.InternalError, err, "writing the rows of an INSERT as VALUES")
 	}
 	return text, out, order, nil
 }
@@ -556,7 +570,7 @@ func (st *Stmt) prepareUnnest(u *Unnest, n *pg_query.Node, env *Env, version int
 	}
 	st.tree, st.env, st.version = n, env, version
 	st.Unnest, st.Inner = u, inner
-	st.unnestOIDs = u.paramOIDs(inner, order)
+	st.clientOIDs = u.paramOIDs(inner, order)
 	for d := range st.dialects {
 		st.dialects[d] = dialectForm{sql: st.SQL}
 	}
