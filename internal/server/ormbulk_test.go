@@ -65,6 +65,18 @@ func TestORMBulkWritesAsPostgreSQL(t *testing.T) {
 		// Last into ct: PostgreSQL stops at the first duplicate, having
 		// drawn fewer keys than shepherd pinned for all the rows.
 		{sql: "INSERT INTO ct (app_label, model) SELECT 'src', name FROM src"},
+		// setval() of a query's answer: Django's sqlsequencereset (after
+		// the failed INSERT above, which drew keys PostgreSQL did not),
+		// the subquery form, pg_dump's.
+		{sql: `SELECT setval(pg_get_serial_sequence('"ct"','id'), coalesce(max("id"), 1), max("id") IS NOT null) FROM "ct"`},
+		{sql: "INSERT INTO ct (app_label, model) VALUES ('after', 'reset') RETURNING id"},
+		{sql: "SELECT setval('idt_id_seq', (SELECT max(id) FROM idt))"},
+		{sql: "SELECT pg_catalog.setval('public.ct_id_seq', 40, true)"},
+		{sql: "INSERT INTO ct (app_label, model) VALUES ('after', 'dump') RETURNING id"},
+		{sql: `SELECT setval(pg_get_serial_sequence('"pairs"','a'), 1)`},
+		{sql: `SELECT setval(pg_get_serial_sequence('nosuch','id'), 1)`},
+		{sql: `SELECT setval(pg_get_serial_sequence('ct','zz'), 1)`},
+		{sql: "SELECT setval('idt_id_seq', max(v)) FROM idt WHERE v < $1", args: []string{"0"}},
 		{sql: "BEGIN"},
 		{sql: "INSERT INTO idt (v) SELECT v + 100 FROM idt ORDER BY id RETURNING id, v"},
 		{sql: "INSERT INTO idt (v) SELECT * FROM (SELECT k FROM src UNION ALL SELECT 9) AS x ORDER BY 1"},

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/shepherd-db/shepherd/internal/answer"
 	"github.com/shepherd-db/shepherd/internal/pgerr"
@@ -38,6 +39,12 @@ type CallArg struct {
 	// Type is the PostgreSQL type the argument is read as ("int8",
 	// "int4", "text", "bool", "float8").
 	Type string
+	// Column, in a call of Op "apply", takes the value from column
+	// Column (1-based) of the row of Inner the call is made for.
+	Column int
+	// SerialOf, in a call of Op "apply", holds the arguments of
+	// pg_get_serial_sequence(table, column), whose answer is the value.
+	SerialOf []CallArg
 }
 
 // SessionOp is a session statement shepherd answers alone.
@@ -59,6 +66,13 @@ type SessionOp struct {
 	Fetch Fetch
 	// DDL is the CREATE, ALTER or DROP SEQUENCE of Op "sequence".
 	DDL *pg_query.Node
+	// Apply, for Op "apply" (SELECT setval(s, expr, ...) FROM ...,
+	// Calls holding the one call), is the query whose rows give the
+	// call's arguments (see CallArg.Column), run as the statement's
+	// Inner; ApplyParams gives, for each of its parameters, the
+	// client's.
+	Apply       *pg_query.Node
+	ApplyParams []int
 }
 
 // CursorOptions are a DECLARE's options.
@@ -345,6 +359,9 @@ func typeName(t string) string {
 // (no FROM, WHERE, ...) as a statement shepherd answers alone; nil when
 // it is not one.
 func sessionSelect(sel *pg_query.SelectStmt) (*SessionOp, error) {
+	if op, err := applySelect(sel); op != nil || err != nil {
+		return op, err
+	}
 	if len(sel.FromClause) > 0 {
 		return sessionFrom(sel)
 	}
@@ -642,4 +659,72 @@ func quoteIdent(name string) string {
 		return name
 	}
 	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
+}
+
+// applySelect reads SELECT setval(seq, expr [, expr]) [FROM ... WHERE
+// ...], whose arguments are not all constants and parameters (Django's
+// sqlsequencereset: setval(pg_get_serial_sequence('t', 'id'),
+// coalesce(max(id), 1), max(id) IS NOT null) FROM t), as Op "apply": the
+// replicas answer the query of the arguments (voted, like any read), and
+// shepherd, which keeps the sequences, calls setval() once per row of it.
+// nil for any other SELECT.
+func applySelect(sel *pg_query.SelectStmt) (*SessionOp, error) {
+	if len(sel.TargetList) != 1 || sel.Op != pg_query.SetOperation_SETOP_NONE || len(sel.ValuesLists) > 0 ||
+		len(sel.DistinctClause) > 0 || sel.IntoClause != nil || len(sel.WindowClause) > 0 {
+		return nil, nil
+	}
+	rt := sel.TargetList[0].GetResTarget()
+	fc := rt.GetVal().GetFuncCall()
+	if fc == nil || schema.FuncName(fc) != "setval" || fc.Over != nil || fc.AggStar || fc.AggDistinct || len(fc.AggOrder) > 0 || fc.AggFilter != nil {
+		return nil, nil
+	}
+	f := sessionFuncs["setval"]
+	c := SessionCall{Func: "setval", Column: resultColumn("setval", f.result)}
+	if rt.Name != "" {
+		c.Column.Name = rt.Name
+	}
+	inner := proto.Clone(sel).(*pg_query.SelectStmt)
+	inner.TargetList = nil
+	computed := len(sel.FromClause) > 0
+	for _, a := range fc.Args {
+		if arg, ok := callArg(a); ok {
+			c.Args = append(c.Args, arg)
+			continue
+		}
+		if g := a.GetFuncCall(); g != nil && schema.FuncName(g) == "pg_get_serial_sequence" && len(g.Args) == 2 {
+			t, okT := callArg(g.Args[0])
+			col, okC := callArg(g.Args[1])
+			if okT && okC {
+				c.Args = append(c.Args, CallArg{SerialOf: []CallArg{t, col}, Type: "text"})
+				computed = true // from the catalog, at execution
+				continue
+			}
+		}
+		computed = true
+		inner.TargetList = append(inner.TargetList, pg_query.MakeResTargetNodeWithVal(proto.Clone(a).(*pg_query.Node), -1))
+		c.Args = append(c.Args, CallArg{Column: len(inner.TargetList), Type: "unknown"})
+	}
+	if !computed {
+		return nil, nil // constants and parameters: a plain call (sessionCall)
+	}
+	if len(inner.TargetList) == 0 {
+		// SELECT setval('s', 1) FROM t: one call per row.
+		inner.TargetList = []*pg_query.Node{pg_query.MakeResTargetNodeWithVal(pg_query.MakeAConstIntNode(1, -1), -1)}
+	}
+	var types []string
+	for _, o := range f.overloads {
+		if fits(c.Args, o) {
+			types = o
+		}
+	}
+	if types == nil {
+		return nil, pgerr.New(pgerr.UndefinedFunction, "function setval with %d arguments does not exist", len(c.Args)).
+			WithHint("No function matches the given name and argument types. You might need to add explicit type casts.")
+	}
+	for i := range c.Args {
+		c.Args[i].Type = types[i]
+	}
+	root := &pg_query.Node{Node: &pg_query.Node_SelectStmt{SelectStmt: inner}}
+	order := renumber(root)
+	return &SessionOp{Op: "apply", Calls: []SessionCall{c}, Apply: root, ApplyParams: order}, nil
 }

@@ -803,6 +803,19 @@ func (s *Stmt) prepare() error {
 			// and SET CONSTRAINTS would have to reach them.
 			return unsupported("SET CONSTRAINTS on a cluster of PostgreSQL replicas only")
 		}
+		if s.Session.Op == "apply" {
+			// The query of the call's arguments, which the replicas
+			// answer.
+			text, err := pg_query.Deparse(&pg_query.ParseResult{Version: s.version, Stmts: []*pg_query.RawStmt{{Stmt: s.Session.Apply}}})
+			if err != nil {
+				return pgerr.Wrap(pgerr.InternalError, err, "setval()")
+			}
+			s.Inner, err = ParseOneIn(text, s.env)
+			if err == nil && s.Inner.Kind != Read {
+				err = unsupported("setval() of the answer of a query that writes")
+			}
+			return err
+		}
 		if s.Session.Op != "declare" {
 			return nil
 		}
