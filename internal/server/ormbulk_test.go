@@ -28,6 +28,8 @@ func TestORMBulkWritesAsPostgreSQL(t *testing.T) {
 		"CREATE TABLE users (id bigserial PRIMARY KEY, name text UNIQUE, age int)",
 		"CREATE TABLE src (k int PRIMARY KEY, name text)",
 		"INSERT INTO src VALUES (3, 'c'), (1, 'a'), (2, 'b')",
+		"CREATE SEQUENCE hs",
+		"CREATE TABLE hib (id bigint DEFAULT nextval('hs') PRIMARY KEY, n int)",
 	}
 	steps := []ormStep{
 		// Django's bulk_create over psycopg 3 (client-side binding)
@@ -59,6 +61,9 @@ func TestORMBulkWritesAsPostgreSQL(t *testing.T) {
 		// keys: numbered in the SELECT's order, as PostgreSQL does.
 		{sql: "INSERT INTO ct (app_label, model) SELECT 'src', name FROM src ORDER BY k RETURNING id, model"},
 		{sql: "INSERT INTO idt (v) SELECT k FROM src WHERE k > $1 ORDER BY k DESC RETURNING id, v", args: []string{"1"}},
+		{sql: "INSERT INTO hib (n) SELECT k FROM src ORDER BY k DESC RETURNING id, n"},
+		{sql: "INSERT INTO hib (n) SELECT * FROM unnest($1::int[]) RETURNING id, n", args: []string{"{7,8}"}},
+		{sql: "SELECT * FROM hib ORDER BY id"},
 		{sql: "INSERT INTO ct (app_label, model) SELECT 'none', name FROM src WHERE false RETURNING id"},
 		{sql: "INSERT INTO ct (app_label, model) SELECT 'none', name FROM src WHERE false"},
 		{sql: "INSERT INTO ct (app_label, model) SELECT 'src2', s.name FROM src s JOIN src t ON t.k = s.k + 1 ORDER BY s.k DESC"},
@@ -83,6 +88,13 @@ func TestORMBulkWritesAsPostgreSQL(t *testing.T) {
 		{sql: "COMMIT"},
 		{sql: "BEGIN"},
 		{sql: "INSERT INTO idt (v) SELECT k FROM src ORDER BY k"},
+		{sql: "ROLLBACK"},
+		// Read-only transactions refuse them, rows or not.
+		{sql: "BEGIN READ ONLY"},
+		{sql: "INSERT INTO idt (v) SELECT * FROM unnest($1::int[])", args: []string{"{}"}},
+		{sql: "ROLLBACK"},
+		{sql: "BEGIN READ ONLY"},
+		{sql: "INSERT INTO idt (v) SELECT k FROM src WHERE false"},
 		{sql: "ROLLBACK"},
 		// GORM's upserts (create with associations).
 		{sql: `INSERT INTO "users" ("name","age") VALUES ('jinzhu',18),('x',1) ON CONFLICT DO NOTHING RETURNING "id"`},

@@ -359,6 +359,9 @@ func (s *Session) exec(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (
 // any other statement: SERIAL keys pinned row by row, every dialect
 // written without arrays.
 func (s *Session) execUnnest(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (*answer.Answer, error) {
+	if err := s.insertAllowed(); err != nil {
+		return nil, err
+	}
 	text, xargs, err := st.Unnest.Expand(args)
 	if err != nil {
 		s.fail()
@@ -392,11 +395,25 @@ func (s *Session) execUnnest(ctx context.Context, st *sqlan.Stmt, args []driver.
 	return s.exec(ctx, sts[0], xargs)
 }
 
+// insertAllowed refuses an INSERT the session rewrites in a read-only
+// transaction, as PostgreSQL does before it reads anything (with no rows
+// to insert, no replica would refuse it).
+func (s *Session) insertAllowed() error {
+	if s.readOnly() {
+		s.fail()
+		return pgerr.New(pgerr.ReadOnlySQLTransaction, "cannot execute INSERT in a read-only transaction")
+	}
+	return nil
+}
+
 // execSelectFirst runs an INSERT ... SELECT whose rows shepherd must see
 // to fill their keys (see sqlan.SelectFirst): the SELECT, then the INSERT
 // ... VALUES of its rows, in one transaction (outside a block, an
 // implicit one, as for a query string of several statements).
 func (s *Session) execSelectFirst(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (*answer.Answer, error) {
+	if err := s.insertAllowed(); err != nil {
+		return nil, err
+	}
 	if s.inBlock || s.implicit {
 		return s.selectThenInsert(ctx, st, args)
 	}
