@@ -2,10 +2,14 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/shepherd-db/shepherd/internal/admin"
+	"github.com/shepherd-db/shepherd/internal/testenv"
 )
 
 // TestORMBulkWritesAsPostgreSQL (issue 15, item 7): the bulk writes ORMs
@@ -160,3 +164,58 @@ func runORMSteps(t *testing.T, setup []string, steps []ormStep) {
 		})
 	}
 }
+
+// TestUnnestBinaryArrays: drivers that prepare the statement learn the
+// array types of unnest's parameters from Describe (int4[], text[], as
+// PostgreSQL describes them) and send the arrays in binary (pgx, asyncpg);
+// the rows stored are PostgreSQL's.
+func TestUnnestBinaryArrays(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real engines")
+	}
+	ctx := context.Background()
+	const create = "CREATE TABLE pairs (id serial PRIMARY KEY, a int, b text)"
+	const insert = "INSERT INTO pairs (a, b) SELECT * FROM unnest($1::int[], $2::text[]) RETURNING id"
+	const read = "SELECT id, a, b FROM pairs ORDER BY id"
+	a, b := []int32{1, 2, 3}, []*string{ptr(`x "y"`), nil, ptr(`{\,}`)}
+	run := func(c *pgx.Conn) [][]any {
+		t.Helper()
+		if _, err := c.Exec(ctx, create); err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			if _, err := c.Exec(ctx, insert, a, b); err != nil {
+				t.Fatal(err)
+			}
+		}
+		rows, err := c.Query(ctx, read)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) ([]any, error) { return r.Values() })
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	pg, err := pgx.Connect(ctx, testenv.Postgres(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pg.Close(ctx)
+	want := fmt.Sprint(run(pg))
+	for _, name := range []string{"mariadb+postgres+sqlite", "embedded"} {
+		t.Run(name, func(t *testing.T) {
+			cfg := embedded(t)
+			if name != "embedded" {
+				cfg = realCluster(t, "cbs")
+			}
+			addr, _ := start(t, cfg)
+			if got := fmt.Sprint(run(connect(t, addr, "app"))); got != want {
+				t.Errorf("rows:\n shepherd:   %s\n PostgreSQL: %s", got, want)
+			}
+		})
+	}
+}
+
+func ptr(s string) *string { return &s }
