@@ -20,7 +20,8 @@ import (
 // array parameters (asyncpg), into SERIAL and IDENTITY keys (refused
 // before: the rows were not known when the keys were pinned, and MariaDB
 // and SQLite have no arrays); GORM's upserts with RETURNING (refused for
-// MariaDB).
+// MariaDB); Django's select_for_update().get() of a model with JSON
+// fields (a LIMIT over json columns in a statement that writes, refused).
 func TestORMBulkWritesAsPostgreSQL(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real engines")
@@ -34,6 +35,8 @@ func TestORMBulkWritesAsPostgreSQL(t *testing.T) {
 		"INSERT INTO src VALUES (3, 'c'), (1, 'a'), (2, 'b')",
 		"CREATE SEQUENCE hs",
 		"CREATE TABLE hib (id bigint DEFAULT nextval('hs') PRIMARY KEY, n int)",
+		"CREATE TABLE prod (id serial PRIMARY KEY, sku varchar(20), attrs jsonb, spec json)",
+		`INSERT INTO prod (sku, attrs, spec) VALUES ('hammer', '{"w": 1}', '{"a": [1, 2]}'), ('saw', NULL, '{}')`,
 	}
 	steps := []ormStep{
 		// Django's bulk_create over psycopg 3 (client-side binding)
@@ -106,6 +109,12 @@ func TestORMBulkWritesAsPostgreSQL(t *testing.T) {
 		{sql: `INSERT INTO "users" ("name","age") VALUES ($1,$2),($3,$4) ON CONFLICT ("name") DO UPDATE SET "age"="excluded"."age" RETURNING "id","age"`,
 			args: []string{"jinzhu", "20", "new", "5"}},
 		{sql: `INSERT INTO "users" ("name","age","id") VALUES ('jinzhu',21,1) ON CONFLICT ("id") DO UPDATE SET "age"="users"."age"+100 RETURNING "id","name","age"`},
+		// Django's select_for_update().get() (update_or_create) of a
+		// model with JSON fields: LIMIT 21 FOR UPDATE, ordered by the
+		// primary key it selects.
+		{sql: `SELECT "prod"."id", "prod"."sku", "prod"."attrs", "prod"."spec" FROM "prod" WHERE "prod"."sku" = $1 LIMIT 21 FOR UPDATE`, args: []string{"hammer"}},
+		{sql: `SELECT * FROM prod p WHERE p.id > 0 ORDER BY p.sku DESC LIMIT 1 FOR UPDATE`},
+		{sql: `UPDATE prod SET attrs = '{"w": 2}' WHERE id IN (SELECT id FROM prod ORDER BY sku LIMIT 1)`},
 		// What the writes left.
 		{sql: "SELECT * FROM ct ORDER BY id"},
 		{sql: "SELECT * FROM pairs ORDER BY a, b"},
