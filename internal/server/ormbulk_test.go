@@ -37,6 +37,7 @@ func TestORMBulkWritesAsPostgreSQL(t *testing.T) {
 		"CREATE TABLE hib (id bigint DEFAULT nextval('hs') PRIMARY KEY, n int)",
 		"CREATE TABLE prod (id serial PRIMARY KEY, sku varchar(20), attrs jsonb, spec json)",
 		`INSERT INTO prod (sku, attrs, spec) VALUES ('hammer', '{"w": 1}', '{"a": [1, 2]}'), ('saw', NULL, '{}')`,
+		"CREATE TABLE typed (id serial PRIMARY KEY, b bool, n numeric(6,2), d date, ts timestamptz, u uuid, j jsonb, f float8)",
 	}
 	steps := []ormStep{
 		// Django's bulk_create over psycopg 3 (client-side binding)
@@ -53,6 +54,14 @@ func TestORMBulkWritesAsPostgreSQL(t *testing.T) {
 		{sql: `INSERT INTO pairs (a) SELECT * FROM unnest('{{31,32},{33,34}}'::int[])`},
 		{sql: `INSERT INTO pairs (b) SELECT * FROM unnest(E'{" a ",b\\ , null ,"null"}'::text[]) RETURNING b`},
 		{sql: `INSERT INTO pairs (a, b) SELECT * FROM unnest(ARRAY[$1, $2]::int[], ARRAY['k', $3]) RETURNING a, b`, args: []string{"40", "41", "m"}},
+		// Element types of Django's fields.
+		{sql: `INSERT INTO typed (b, n, d, ts, u, j, f) SELECT * FROM unnest('{t,f,NULL}'::bool[], '{1.5,2.255,-3}'::numeric(6,2)[], ` +
+			`'{2020-01-02,1999-12-31,NULL}'::date[], '{"2020-01-02 03:04:05+00","2021-06-01 12:00:00+02",NULL}'::timestamptz[], ` +
+			`'{a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11,NULL,NULL}'::uuid[], E'{"{\\"a\\": 1}",NULL,"[1, 2]"}'::jsonb[], '{0.1,1e300,-0.5}'::float8[]) RETURNING *`},
+		{sql: `INSERT INTO typed (b, n) SELECT * FROM unnest($1::boolean[], $2::numeric(6,2)[]) RETURNING id, b, n`, args: []string{"{true,false}", "{7.125,8}"}},
+		{sql: `INSERT INTO typed (b) SELECT * FROM unnest($1::boolean[]) RETURNING id, b`, args: []string{"{ Yes ,of,NULL}"}},
+		{sql: `INSERT INTO typed (b) SELECT * FROM unnest($1::boolean[])`, args: []string{"{o}"}},
+		{sql: `INSERT INTO typed (b) SELECT * FROM unnest(ARRAY[true, NULL, $1]) RETURNING id, b`, args: []string{"false"}},
 		// asyncpg and other drivers that bind arrays.
 		{sql: "INSERT INTO pairs (a) SELECT * FROM unnest($1::int[])", args: []string{"{7,8,9}"}},
 		{sql: "INSERT INTO pairs (a, b) SELECT * FROM unnest($1::int[], $2::text[]) RETURNING a, b", args: []string{"{10,11}", `{"p q",r}`}},

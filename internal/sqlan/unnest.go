@@ -8,6 +8,8 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/shepherd-db/shepherd/internal/answer"
+	"github.com/shepherd-db/shepherd/internal/dialect"
 	"github.com/shepherd-db/shepherd/internal/driver"
 	"github.com/shepherd-db/shepherd/internal/pgerr"
 	"github.com/shepherd-db/shepherd/internal/schema"
@@ -304,15 +306,21 @@ func (u *Unnest) expand(args []driver.Arg) (string, []driver.Arg, []int, error) 
 					elems = append(elems, &pg_query.Node{Node: &pg_query.Node_AConst{AConst: &pg_query.A_Const{Isnull: true, Location: -1}}})
 					continue
 				}
-				text, err := elementInput(a.casts[0], *v)
+				text, typ, err := elementInput(a.casts[0], *v)
 				if err != nil {
 					return "", nil, nil, err
 				}
-				all = append(all, driver.Arg{Text: text})
+				all = append(all, driver.Arg{Text: text, Type: typ})
 				elems = append(elems, pg_query.MakeParamRefNode(int32(len(all)), -1))
 			}
 		}
 		for j := range elems {
+			if elems[j].GetAConst().GetIsnull() {
+				// A NULL goes to its column untyped, as PostgreSQL
+				// coerces each VALUES row to the columns (MariaDB and
+				// SQLite cast no NULL to uuid, say).
+				continue
+			}
 			elems[j] = castAll(elems[j], a.casts)
 		}
 		cols[i] = elems
@@ -328,7 +336,7 @@ func (u *Unnest) expand(args []driver.Arg) (string, []driver.Arg, []int, error) 
 			if c := cols[t.col]; r < len(c) {
 				v = proto.Clone(c[r]).(*pg_query.Node)
 			} else {
-				v = castAll(&pg_query.Node{Node: &pg_query.Node_AConst{AConst: &pg_query.A_Const{Isnull: true, Location: -1}}}, u.arrays[t.col].casts)
+				v = &pg_query.Node{Node: &pg_query.Node_AConst{AConst: &pg_query.A_Const{Isnull: true, Location: -1}}} // padding, as above
 			}
 			if t.cast != nil {
 				v = castAll(v, []*pg_query.TypeName{t.cast})
@@ -390,9 +398,21 @@ func renumber(root *pg_query.Node) []int {
 	return order
 }
 
-// castAll wraps v in casts to types, innermost first.
+// castAll wraps v in casts to types, innermost first. A parameter (or
+// NULL) read as a boolean is written (v::int4 <> 0), its text 1 or 0 (see
+// elementInput): the same boolean, which MariaDB and SQLite can take from
+// a parameter, where they have no cast to boolean of untyped text.
 func castAll(v *pg_query.Node, types []*pg_query.TypeName) *pg_query.Node {
 	for _, t := range types {
+		if typ, _, _, _ := schema.TypeOf(t); typ == "bool" && (v.GetParamRef() != nil || v.GetAConst().GetIsnull()) {
+			asInt := &pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: &pg_query.TypeCast{
+				Arg:      v,
+				TypeName: &pg_query.TypeName{Names: []*pg_query.Node{pg_query.MakeStrNode("pg_catalog"), pg_query.MakeStrNode("int4")}, Typemod: -1, Location: -1},
+				Location: -1,
+			}}}
+			v = pg_query.MakeAExprNode(pg_query.A_Expr_Kind_AEXPR_OP, []*pg_query.Node{pg_query.MakeStrNode("<>")}, asInt, pg_query.MakeAConstIntNode(0, -1), -1)
+			continue
+		}
 		v = &pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: &pg_query.TypeCast{
 			Arg: v, TypeName: proto.Clone(t).(*pg_query.TypeName), Location: -1,
 		}}}
@@ -578,10 +598,12 @@ func (st *Stmt) prepareUnnest(u *Unnest, n *pg_query.Node, env *Env, version int
 }
 
 // elementInput checks an array element's text as PostgreSQL's input
-// function of the element type reads it, for the numeric types (an engine
-// would store text it cannot read as 0, or as text), and returns it in a
-// form every engine reads alike.
-func elementInput(tn *pg_query.TypeName, v string) (string, error) {
+// function of the element type reads it, for the numeric, boolean, date
+// and time and uuid types (an engine would store text it cannot read as
+// 0, or as text), and returns it in a form every engine reads alike
+// (times in UTC, booleans as 1 or 0: see castAll), with the family it is
+// sent as.
+func elementInput(tn *pg_query.TypeName, v string) (string, answer.Type, error) {
 	t, _, _, _ := schema.TypeOf(tn)
 	names := map[string]string{"int2": "smallint", "int4": "integer", "int8": "bigint", "float4": "real", "float8": "double precision", "numeric": "numeric"}
 	bits := map[string]int{"int2": 16, "int4": 32, "int8": 64}
@@ -591,22 +613,48 @@ func elementInput(tn *pg_query.TypeName, v string) (string, error) {
 		n, err := strconv.ParseInt(trimmed, 10, bits[t])
 		switch {
 		case errors.Is(err, strconv.ErrRange):
-			return "", pgerr.New(pgerr.NumericValueOutOfRange, "value \"%s\" is out of range for type %s", v, names[t])
+			return "", answer.Unknown, pgerr.New(pgerr.NumericValueOutOfRange, "value \"%s\" is out of range for type %s", v, names[t])
 		case err != nil:
-			return "", pgerr.New(pgerr.InvalidTextRepresentation, "invalid input syntax for type %s: \"%s\"", names[t], v)
+			return "", answer.Unknown, pgerr.New(pgerr.InvalidTextRepresentation, "invalid input syntax for type %s: \"%s\"", names[t], v)
 		}
-		return strconv.FormatInt(n, 10), nil
+		return strconv.FormatInt(n, 10), answer.Unknown, nil
+	case "bool":
+		// boolin: true, yes, on, 1 and false, no, off, 0, or a unique
+		// prefix of one, in any case.
+		lower := strings.ToLower(trimmed)
+		for _, w := range []struct {
+			word string
+			min  int
+			v    string
+		}{{"true", 1, "1"}, {"yes", 1, "1"}, {"on", 2, "1"}, {"1", 1, "1"}, {"false", 1, "0"}, {"no", 1, "0"}, {"off", 2, "0"}, {"0", 1, "0"}} {
+			if len(lower) >= w.min && strings.HasPrefix(w.word, lower) {
+				return w.v, answer.Unknown, nil
+			}
+		}
+		return "", answer.Unknown, pgerr.New(pgerr.InvalidTextRepresentation, "invalid input syntax for type boolean: \"%s\"", v)
 	case "float4", "float8", "numeric":
 		lower := strings.ToLower(trimmed)
 		if _, err := strconv.ParseFloat(trimmed, 64); err != nil && !errors.Is(err, strconv.ErrRange) ||
 			strings.HasPrefix(lower, "0x") || strings.Contains(lower, "_") {
 			switch strings.TrimLeft(lower, "+-") {
 			case "nan", "infinity", "inf":
-				return trimmed, nil
+				return trimmed, answer.Unknown, nil
 			}
-			return "", pgerr.New(pgerr.InvalidTextRepresentation, "invalid input syntax for type %s: \"%s\"", names[t], v)
+			return "", answer.Unknown, pgerr.New(pgerr.InvalidTextRepresentation, "invalid input syntax for type %s: \"%s\"", names[t], v)
 		}
-		return trimmed, nil
+		return trimmed, answer.Unknown, nil
+	case "date", "time", "timestamp", "timestamptz":
+		out, err := dialect.NormalizeTime(v, t)
+		if err != nil {
+			return "", answer.Unknown, err
+		}
+		return out, dialect.Family(t), nil
+	case "uuid":
+		out, ok := dialect.NormalizeUUID(v)
+		if !ok {
+			return "", answer.Unknown, pgerr.New(pgerr.InvalidTextRepresentation, "invalid input syntax for type uuid: \"%s\"", v)
+		}
+		return out, answer.UUID, nil
 	}
-	return v, nil
+	return v, answer.Unknown, nil
 }

@@ -26,7 +26,7 @@ func TestUnnestInsert(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "INSERT INTO t (a, b) VALUES ($1::int, $2::text), ($3::int, $4::text), ($5::int, NULL::text) RETURNING a"
+	want := "INSERT INTO t (a, b) VALUES ($1::int, $2::text), ($3::int, $4::text), ($5::int, NULL) RETURNING a"
 	if text != want {
 		t.Errorf("Expand:\n got %s\nwant %s", text, want)
 	}
