@@ -44,6 +44,7 @@ func TestORMBulkWritesAsPostgreSQL(t *testing.T) {
 		// and psycopg2.
 		{sql: `INSERT INTO "ct" ("app_label", "model") SELECT * FROM UNNEST(('{auth,auth,auth}')::varchar(100)[], ('{user,group,permission}')::varchar(100)[]) RETURNING "ct"."id"`},
 		{sql: `INSERT INTO "ct" ("app_label", "model") SELECT * FROM UNNEST((ARRAY['app','app'])::varchar(100)[], (ARRAY['x','y'])::varchar(100)[]) RETURNING "ct"."id"`},
+		{sql: `INSERT INTO "ct" ("app_label", "model") SELECT * FROM UNNEST(('{auth,new}')::varchar(100)[], ('{user,thing}')::varchar(100)[]) ON CONFLICT DO NOTHING RETURNING "ct"."id"`},
 		{sql: `INSERT INTO "ct" ("app_label", "model") SELECT * FROM UNNEST(('{}')::varchar(100)[], ('{}')::varchar(100)[]) RETURNING "ct"."id"`},
 		{sql: `INSERT INTO "ct" ("app_label", "model") SELECT * FROM UNNEST(('{}')::varchar(100)[], ('{}')::varchar(100)[])`},
 		// Quoted elements, NULLs, arrays of different lengths (the
@@ -124,6 +125,10 @@ func TestORMBulkWritesAsPostgreSQL(t *testing.T) {
 		{sql: `SELECT "prod"."id", "prod"."sku", "prod"."attrs", "prod"."spec" FROM "prod" WHERE "prod"."sku" = $1 LIMIT 21 FOR UPDATE`, args: []string{"hammer"}},
 		{sql: `SELECT * FROM prod p WHERE p.id > 0 ORDER BY p.sku DESC LIMIT 1 FOR UPDATE`},
 		{sql: `UPDATE prod SET attrs = '{"w": 2}' WHERE id IN (SELECT id FROM prod ORDER BY sku LIMIT 1)`},
+		// Django's bulk_create(update_conflicts=True).
+		{sql: `INSERT INTO "users" ("name", "age") SELECT * FROM UNNEST(('{jinzhu,zed}')::text[], ('{50,60}')::integer[]) ON CONFLICT ("name") DO UPDATE SET "age" = EXCLUDED."age" RETURNING "users"."id", "users"."age"`},
+		{sql: `INSERT INTO "users" ("name", "age") SELECT * FROM UNNEST($1::text[], $2::integer[]) ON CONFLICT ("name") DO UPDATE SET "age" = EXCLUDED."age"`,
+			args: []string{"{dup,dup}", "{1,2}"}},
 		// What the writes left.
 		{sql: "SELECT * FROM ct ORDER BY id"},
 		{sql: "SELECT * FROM pairs ORDER BY a, b"},
