@@ -36,6 +36,9 @@ type Unnest struct {
 	targets []unnestTarget
 	// params is the statement's highest $n.
 	params int
+	// isTemplate marks the copy template expands: its elements are not
+	// values to check.
+	isTemplate bool
 }
 
 // unnestArray is one argument of unnest().
@@ -306,7 +309,10 @@ func (u *Unnest) expand(args []driver.Arg) (string, []driver.Arg, []int, error) 
 					elems = append(elems, &pg_query.Node{Node: &pg_query.Node_AConst{AConst: &pg_query.A_Const{Isnull: true, Location: -1}}})
 					continue
 				}
-				text, typ, err := elementInput(a.casts[0], *v)
+				text, typ, err := *v, answer.Unknown, error(nil)
+				if !u.isTemplate {
+					text, typ, err = elementInput(a.casts[0], *v)
+				}
 				if err != nil {
 					return "", nil, nil, err
 				}
@@ -424,8 +430,9 @@ func castAll(v *pg_query.Node, types []*pg_query.TypeName) *pg_query.Node {
 // and Describe, and for each of its parameters the client's parameter it
 // is (a number above the client's: an element).
 func (u *Unnest) template() (string, []int, error) {
-	one := "{NULL}" // a typed NULL: the template needs no input checked
+	one := "{x}" // an element parameter (not checked: see isTemplate)
 	c := *u
+	c.isTemplate = true
 	c.arrays = append([]unnestArray(nil), u.arrays...)
 	args := make([]driver.Arg, u.params)
 	for i, a := range c.arrays {
