@@ -91,6 +91,9 @@ type rewriter struct {
 	// onlyNextval limits fillInsert to sequence defaults (one replica:
 	// its engine fills the rest itself, but has no sequences).
 	onlyNextval bool
+	// ctes are the names the statement's WITH clauses give (see
+	// keyOrdered).
+	ctes map[string]bool
 	// rowsUnknown says fillInsert refused an INSERT ... SELECT because
 	// it would fill a column row by row in rows it cannot see (see
 	// SelectFirst).
@@ -585,7 +588,7 @@ func (r *rewriter) totalOrder(sel *pg_query.SelectStmt) bool {
 		covered[i+1] = true
 		r.changed = true
 	}
-	return total || keyOrdered(r.schema, sel, targets, covered)
+	return total || keyOrdered(r.schema, r.ctes, sel, targets, covered)
 }
 
 // keyOrdered reports whether the sort keys (output positions, 1-based, in
@@ -594,12 +597,14 @@ func (r *rewriter) totalOrder(sel *pg_query.SelectStmt) bool {
 // some outputs (json columns) could not be sort keys (Django's
 // select_for_update().get(): LIMIT 21 FOR UPDATE of a model with a
 // JSONField).
-func keyOrdered(s *schema.Snapshot, sel *pg_query.SelectStmt, targets []*pg_query.Node, keyed map[int]bool) bool {
+// A name some WITH of the statement gives may not be the table's, and is
+// not trusted.
+func keyOrdered(s *schema.Snapshot, ctes map[string]bool, sel *pg_query.SelectStmt, targets []*pg_query.Node, keyed map[int]bool) bool {
 	if sel.Op != pg_query.SetOperation_SETOP_NONE || len(sel.FromClause) != 1 {
 		return false
 	}
 	rv := sel.FromClause[0].GetRangeVar()
-	if rv == nil {
+	if rv == nil || ctes[rv.Relname] {
 		return false
 	}
 	t := s.Table(rv.Relname)
