@@ -62,6 +62,21 @@ func (s *Session) runLocal(ctx context.Context, st *sqlan.Stmt, args []driver.Ar
 		}
 	case "lock":
 		return s.lockTables(ctx, st)
+	case "vacuum":
+		// VACUUM and ANALYZE (pgbench -i runs them) change no answer:
+		// PostgreSQL's checks, then nothing.
+		if op.Vacuum.Vacuum && (s.inBlock || s.implicit) {
+			return nil, pgerr.New(pgerr.ActiveSQLTransaction, "VACUUM cannot run inside a transaction block")
+		}
+		snap, err := s.visibleSchema()
+		if err != nil {
+			return nil, err
+		}
+		for _, name := range op.Vacuum.Relations {
+			if strings.Contains(name, ".") || snap.Table(name) == nil {
+				return nil, pgerr.New(pgerr.UndefinedTable, "relation %q does not exist", name)
+			}
+		}
 	case "prepare":
 		if err := s.prepareSQL(ctx, op); err != nil {
 			return nil, err

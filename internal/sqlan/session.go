@@ -43,7 +43,7 @@ type CallArg struct {
 // SessionOp is a session statement shepherd answers alone.
 type SessionOp struct {
 	// Op is "select" (Calls), "deallocate", "discard", "close",
-	// "listen", "unlisten", "notify", "lock", "prepare", "execute",
+	// "listen", "unlisten", "notify", "lock", "vacuum", "prepare", "execute",
 	// "declare" (Cursor, the query in the Stmt's Inner) or
 	// "fetch" (Fetch).
 	Op string
@@ -68,6 +68,16 @@ type SessionOp struct {
 	Args []CallArg
 	// Payload is NOTIFY's (Op "notify" on channel Name).
 	Payload string
+	// Vacuum is VACUUM's or ANALYZE's (Op "vacuum").
+	Vacuum VacuumOp
+}
+
+// VacuumOp is a VACUUM or ANALYZE: which, and the tables it names (none:
+// every table). shepherd answers it alone: it changes no answer, and the
+// replicas' engines look after their own storage and statistics.
+type VacuumOp struct {
+	Vacuum    bool
+	Relations []string
 }
 
 // LockOp is a LOCK TABLE: the relations (schema-qualified as written,
@@ -551,6 +561,24 @@ func analyseSession(st *Stmt, n *pg_query.Node) (ok bool, err error) {
 			lock.Relations = append(lock.Relations, name)
 		}
 		op, st.Verb = &SessionOp{Op: "lock", Lock: lock}, "LOCK TABLE"
+	case n.GetVacuumStmt() != nil:
+		v := n.GetVacuumStmt()
+		vac := VacuumOp{Vacuum: v.IsVacuumcmd}
+		for _, r := range v.Rels {
+			rv := r.GetVacuumRelation().GetRelation()
+			if rv == nil {
+				return false, unsupported("this VACUUM target")
+			}
+			name := rv.Relname
+			if rv.Schemaname != "" && rv.Schemaname != "public" {
+				name = rv.Schemaname + "." + name
+			}
+			vac.Relations = append(vac.Relations, name)
+		}
+		op, st.Verb = &SessionOp{Op: "vacuum", Vacuum: vac}, "VACUUM"
+		if !v.IsVacuumcmd {
+			st.Verb = "ANALYZE"
+		}
 	case n.GetPrepareStmt() != nil:
 		p := n.GetPrepareStmt()
 		body, err := prepareBody(st.SQL)

@@ -1011,6 +1011,11 @@ func (s *Stmt) rewrite(r *rewriter) error {
 		}
 		return nil
 	}
+	if tr := s.tree.GetTruncateStmt(); tr != nil && s.env.Schema != nil {
+		if err := checkTruncate(s.env.Schema, tr); err != nil {
+			return err
+		}
+	}
 	if d := s.tree.GetDropStmt(); d != nil && s.env.Schema != nil && (len(s.env.Replicas[driver.SQLite]) > 0 || len(s.env.Replicas[driver.MySQL]) > 0) {
 		// Checked before any replica runs it: MariaDB drops the
 		// tables it has of a list naming a missing one, and SQLite
