@@ -63,6 +63,29 @@ func (s *Session) runLocal(ctx context.Context, st *sqlan.Stmt, args []driver.Ar
 		case !s.conn.DropStatement(op.Name):
 			return nil, pgerr.New(pgerr.InvalidSQLStatementName, "prepared statement %q does not exist", op.Name)
 		}
+	case "lock":
+		return s.lockTables(ctx, st)
+	case "vacuum":
+		// VACUUM and ANALYZE (pgbench -i runs them) change no answer:
+		// PostgreSQL's checks, then nothing.
+		if op.Vacuum.Vacuum && (s.inBlock || s.implicit) {
+			return nil, pgerr.New(pgerr.ActiveSQLTransaction, "VACUUM cannot run inside a transaction block")
+		}
+		snap, err := s.visibleSchema()
+		if err != nil {
+			return nil, err
+		}
+		for _, name := range op.Vacuum.Relations {
+			if strings.Contains(name, ".") || snap.Table(name) == nil {
+				return nil, pgerr.New(pgerr.UndefinedTable, "relation %q does not exist", name)
+			}
+		}
+	case "prepare":
+		if err := s.prepareSQL(ctx, op); err != nil {
+			return nil, err
+		}
+	case "execute":
+		return s.executeSQL(ctx, op, args)
 	case "declare":
 		return s.declare(ctx, st, args)
 	case "fetch":
@@ -97,14 +120,21 @@ func (s *Session) runLocal(ctx context.Context, st *sqlan.Stmt, args []driver.Ar
 				s.conn.DropAllPortals()
 			}
 			s.shared.locks.release(&s.owner, true)
+			s.listen(listenOp{all: true})
 		}
 		if op.Name == "sequences" {
 			s.seqs.curr, s.seqs.last = nil, ""
 		}
 		// PLANS (nothing cached) and TEMP (temporary tables are
 		// refused) leave nothing to do.
+	case "listen":
+		s.listen(listenOp{channel: op.Name, listen: true})
 	case "unlisten":
-		// LISTEN is refused, so nothing listens.
+		s.listen(listenOp{channel: op.Name, all: op.All})
+	case "notify":
+		if err := s.notify(op.Name, op.Payload); err != nil {
+			return nil, err
+		}
 	}
 	return tag, nil
 }
@@ -390,6 +420,11 @@ func (s *Session) evalCall(ctx context.Context, c *sqlan.SessionCall, args []dri
 		return void()
 	case "nextval", "currval", "setval", "lastval":
 		return s.evalSequence(c, vals)
+	case "pg_notify":
+		if err := s.notify(vals[0], vals[1]); err != nil {
+			return null, err
+		}
+		return void()
 	case "pg_advisory_unlock_all":
 		s.shared.locks.release(&s.owner, true)
 		return void()

@@ -12,7 +12,9 @@ import (
 // rather than on some replica (where each would be one engine's, and
 // MariaDB's and SQLite's differ or do not exist).
 type Shared struct {
-	locks lockTable
+	locks  lockTable
+	tables tableLocks // LOCK TABLE's (tablelocks.go)
+	notify notifyHub  // LISTEN's (notify.go)
 	// CursorMemory is how many bytes of rows one session's cursors may
 	// keep together; 0 means the default, CursorMemory. Set before the
 	// first session starts.

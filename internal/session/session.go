@@ -24,6 +24,7 @@ import (
 	"github.com/shepherd-db/shepherd/internal/driver"
 	"github.com/shepherd-db/shepherd/internal/pgerr"
 	"github.com/shepherd-db/shepherd/internal/pgwire"
+	"github.com/shepherd-db/shepherd/internal/schema"
 	"github.com/shepherd-db/shepherd/internal/sqlan"
 )
 
@@ -63,6 +64,9 @@ type Session struct {
 	conn           pgwire.Conn // nil until Attach
 	shared         *Shared
 	owner          lockOwner          // in shared's advisory lock table
+	tableOwner     tableOwner         // in shared's table locks (LOCK TABLE)
+	notes          notifyState        // LISTEN and NOTIFY (notify.go)
+	inbox          inbox              // notifications received, not yet sent
 	lastXid        int64              // txid_current() of the open transaction, 0 before
 	seqs           seqSession         // currval() and lastval() of the session's sequences
 	reported       map[string]string  // the values the client was last told (ChangedParameters)
@@ -88,7 +92,7 @@ func New(c *cluster.Cluster, cache *sqlan.Cache, shared *Shared, info pgwire.Sta
 		shared = NewShared()
 	}
 	s := &Session{cluster: c, cache: cache, params: map[string]string{}, startup: map[string]string{},
-		user: info.User, database: info.Database, shared: shared}
+		user: info.User, database: info.Database, shared: shared, inbox: inbox{ready: make(chan struct{}, 1)}}
 	for k, v := range info.Params {
 		if k != "user" && k != "database" {
 			k = strings.ToLower(k)
@@ -153,6 +157,10 @@ func (s *Session) endCall() {
 func (s *Session) Close(ctx context.Context) {
 	s.endBlock(false)
 	s.shared.locks.release(&s.owner, true)
+	s.shared.tables.release(&s.tableOwner)
+	// UNLISTEN *: the rollback above dropped what it would have sent.
+	s.notes.ops = []listenOp{{all: true}}
+	s.endNotify(true)
 	if s.callCancel != nil {
 		s.callCancel() // lets go of the parent context
 	}
@@ -231,10 +239,11 @@ func (s *Session) Query(ctx context.Context, sql string, emit func(*answer.Answe
 }
 
 // ddlBefore reports whether a statement other than the last of sts is
-// DDL, which the statements after it must be analysed with.
+// DDL (sequence DDL too), which the statements after it must be analysed
+// with.
 func ddlBefore(sts []*sqlan.Stmt) bool {
 	for _, st := range sts[:max(len(sts)-1, 0)] {
-		if st.Kind == sqlan.DDL {
+		if st.Kind == sqlan.DDL || st.Kind == sqlan.Local && st.Session != nil && st.Session.Op == "sequence" {
 			return true
 		}
 	}
@@ -302,6 +311,7 @@ func (s *Session) exec(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (
 		if !s.inBlock && !s.implicit {
 			// The statement was its own transaction.
 			s.shared.locks.release(&s.owner, false)
+			s.shared.tables.release(&s.tableOwner)
 			s.lastXid = 0
 		}
 		return a, err
@@ -341,7 +351,15 @@ func (s *Session) exec(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (
 		return nil, err
 	}
 	if st.Kind == sqlan.DDL {
+		before, berr := s.visibleSchema()
 		s.ddl = append(s.ddl, st)
+		if !autocommit && berr == nil {
+			// The block's own sequences follow its DDL (tables made,
+			// dropped, renamed, TRUNCATE ... RESTART IDENTITY).
+			if after, err := s.visibleSchema(); err == nil {
+				s.trackSequences(before, after, st.Tree())
+			}
+		}
 	}
 	if autocommit {
 		if err := s.commit(ctx); err != nil {
@@ -499,41 +517,77 @@ func (s *Session) begin(st *sqlan.Stmt) (*answer.Answer, error) {
 // commit commits the open transaction, if any, and ends the block. DDL
 // that committed is recorded in the schema catalog.
 func (s *Session) commit(ctx context.Context) error {
-	t, ddl := s.txn, s.ddl
+	t, ddl, blk := s.txn, s.ddl, s.seqs.block
+	var verr error
+	if hasSequenceDDL(ddl) {
+		// Only shepherd's catalog checks sequence DDL: it must still
+		// apply to what others committed since (a sequence of that name
+		// made meanwhile).
+		_, verr = s.visibleSchema()
+	}
 	s.txn, s.inBlock, s.failed, s.ddl = nil, false, false, nil
 	s.savepoints, s.spCount = nil, 0
-	if t == nil {
-		s.endTransaction(true)
-		return nil
+	if verr != nil {
+		if t != nil {
+			t.Rollback()
+		}
+		s.endTransaction(false)
+		return verr
 	}
-	err := t.Commit(ctx)
-	if err != nil && !errors.Is(err, coord.ErrCommitsAnyway) {
-		s.endTransaction(false) // a COMMIT that fails rolls back, SETs too
-		s.forgetSequences(ddl)
-		return err
-	}
-	s.endTransaction(true)
-	if len(ddl) == 0 {
-		return err
-	}
-	// Committed: with the log barrier, in one write of the catalog file;
-	// a start-up after a crash before this point applies the changes
-	// from the log.
 	trees := make([]*pg_query.Node, len(ddl))
 	for i, st := range ddl {
 		trees[i] = st.Tree()
 	}
+	seqs := blk.commitForm()
+	cat := s.cache.Catalog()
+	if t == nil {
+		// Nothing ran on the replicas: the catalog's write is the commit.
+		s.endTransaction(true)
+		if len(trees) == 0 && seqs.Empty() {
+			return nil
+		}
+		return cat.CommitBlock(0, trees, seqs)
+	}
+	if hasSequenceDDL(ddl) || !seqs.Empty() {
+		// What the log will not hold, recorded before it is: a crash
+		// after the log record and before the catalog's write below
+		// would lose it (see schema.Catalog.Pending).
+		seqs.Txn = t.ID()
+		p := schema.PendingBlock{Txn: seqs.Txn, Named: seqs.Named, Serial: seqs.Serial}
+		for _, st := range ddl {
+			p.Statements = append(p.Statements, st.SQL)
+		}
+		if err := cat.Pending(p); err != nil {
+			t.Rollback()
+			s.endTransaction(false)
+			return pgerr.Wrap(pgerr.InternalError, err, "shepherd could not record the block's sequences; the transaction was rolled back")
+		}
+	}
+	err := t.Commit(ctx)
+	if err != nil && !errors.Is(err, coord.ErrCommitsAnyway) {
+		s.endTransaction(false) // a COMMIT that fails rolls back, SETs too
+		if seqs.Txn != 0 {
+			_ = cat.DropPending(seqs.Txn) // an error is the file's; start-up drops it
+		}
+		return err
+	}
+	s.endTransaction(true)
+	if len(trees) == 0 && seqs.Empty() {
+		return err
+	}
+	// Committed: with the log barrier, in one write of the catalog file;
+	// a start-up after a crash before this point applies the changes
+	// from the log (and the block's SERIAL counters from Pending).
 	if err != nil {
 		// Committing although the client gave up (DDL that MariaDB
 		// committed as it ran it): the outcome is not known yet. The
 		// replicas may still refuse it (the MariaDB replica is then
 		// retired), and its barrier is known only once decided: the
 		// catalog follows what happens, not what was hoped.
-		cat := s.cache.Catalog()
-		t.AfterCommit(func(barrier uint64) error { return cat.Commit(barrier, trees) })
+		t.AfterCommit(func(barrier uint64) error { return cat.CommitBlock(barrier, trees, seqs) })
 		return err
 	}
-	if err := s.cache.Catalog().Commit(t.Barrier(), trees); err != nil {
+	if err := cat.CommitBlock(t.Barrier(), trees, seqs); err != nil {
 		return pgerr.Wrap(pgerr.InternalError, err, "the statement committed, but shepherd could not record the schema change")
 	}
 	return err
@@ -574,7 +628,7 @@ func (s *Session) pinArgs(ctx context.Context, st *sqlan.Stmt, args []driver.Arg
 		TxnTime:  s.txnTime,
 		StmtTime: time.Now(),
 		Next: func(table, column string) (int64, error) {
-			v, err := s.cache.Catalog().Next(table, column, 1)
+			v, err := s.serialNext(table, column)
 			if err == nil {
 				s.seqs.called(table+"_"+column+"_seq", v)
 			}
@@ -598,31 +652,20 @@ func (s *Session) endBlock(commit bool) {
 	if s.txn != nil && !commit {
 		s.txn.Rollback()
 	}
-	if !commit {
-		s.forgetSequences(s.ddl)
-	}
 	s.txn, s.inBlock, s.failed, s.ddl = nil, false, false, nil
 	s.savepoints, s.spCount = nil, 0
 	s.endTransaction(commit)
-}
-
-// forgetSequences drops the sequences of the tables that ddl, rolled
-// back, created: the block's INSERTs drew from them.
-func (s *Session) forgetSequences(ddl []*sqlan.Stmt) {
-	for _, st := range ddl {
-		if c := st.Tree().GetCreateStmt(); c != nil {
-			s.cache.Catalog().Forget(c.Relation.GetRelname())
-		}
-	}
 }
 
 // endTransaction ends what lasts for a transaction besides the replicas'
 // work: SET LOCAL (and, rolled back, SET), advisory transaction locks,
 // txid_current().
 func (s *Session) endTransaction(commit bool) {
-	s.endSequences(commit)
+	s.endNotify(commit)
+	s.seqs.block = seqBlock{} // COMMIT handed it to the catalog
 	s.endSettings(commit)
 	s.endCursors(commit)
 	s.shared.locks.release(&s.owner, false)
+	s.shared.tables.release(&s.tableOwner)
 	s.lastXid = 0
 }

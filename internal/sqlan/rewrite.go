@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
-	"github.com/shepherd-db/shepherd/internal/pgtree"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,6 +16,7 @@ import (
 	"github.com/shepherd-db/shepherd/internal/answer"
 	"github.com/shepherd-db/shepherd/internal/driver"
 	"github.com/shepherd-db/shepherd/internal/pgerr"
+	"github.com/shepherd-db/shepherd/internal/pgtree"
 	"github.com/shepherd-db/shepherd/internal/schema"
 )
 
@@ -492,6 +492,88 @@ func (r *rewriter) leaveOutDefaults(ins *pg_query.InsertStmt) {
 		}
 	}
 	r.changed = true
+}
+
+// writeDefaults replaces the DEFAULT keywords left in an INSERT ... VALUES
+// (a column some rows give a value and others DEFAULT, after fillInsert
+// and leaveOutDefaults) by the column's default where that is a constant:
+// NULL for a column without a default, or a default with no function,
+// column or subquery in it ('none', 7, -1.5, 'x'::text). SQLite has no
+// DEFAULT in VALUES; a constant means the same on every engine. Any
+// other default stays DEFAULT (and SQLite's dialect refuses it).
+func (r *rewriter) writeDefaults(ins *pg_query.InsertStmt) {
+	sel := ins.SelectStmt.GetSelectStmt()
+	if sel == nil || len(sel.ValuesLists) == 0 || sel.Op != pg_query.SetOperation_SETOP_NONE {
+		return
+	}
+	t := r.schema.Table(ins.Relation.Relname)
+	if t == nil || t.View {
+		return
+	}
+	column := func(i int) *schema.Column {
+		name := ""
+		switch {
+		case len(ins.Cols) == 0 && i < len(t.Columns):
+			return &t.Columns[i]
+		case i < len(ins.Cols) && len(ins.Cols[i].GetResTarget().Indirection) == 0:
+			name = ins.Cols[i].GetResTarget().Name
+		default:
+			return nil
+		}
+		for k := range t.Columns {
+			if t.Columns[k].Name == name {
+				return &t.Columns[k]
+			}
+		}
+		return nil
+	}
+	for _, row := range sel.ValuesLists {
+		items := row.GetList().Items
+		for i, it := range items {
+			if it.GetSetToDefault() == nil {
+				continue
+			}
+			c := column(i)
+			if c == nil || c.Fill != schema.FillNone || c.Identity {
+				continue
+			}
+			if d := constantDefault(c.Default); d != nil {
+				items[i] = d
+				r.changed = true
+			}
+		}
+	}
+}
+
+// constantDefault parses a column's DEFAULT text (as the schema keeps it)
+// and returns it when it is a constant: NULL for "", a literal, or casts
+// and signs of literals. Otherwise nil.
+func constantDefault(text string) *pg_query.Node {
+	if text == "" {
+		return &pg_query.Node{Node: &pg_query.Node_AConst{AConst: &pg_query.A_Const{Isnull: true}}}
+	}
+	tree, err := pg_query.Parse("SELECT " + text)
+	if err != nil || len(tree.Stmts) != 1 {
+		return nil
+	}
+	sel := tree.Stmts[0].Stmt.GetSelectStmt()
+	if sel == nil || len(sel.TargetList) != 1 || len(sel.FromClause) > 0 {
+		return nil
+	}
+	e := sel.TargetList[0].GetResTarget().GetVal()
+	constant := true
+	pgtree.Walk(e.ProtoReflect(), func(m protoreflect.Message) bool {
+		switch m.Interface().(type) {
+		case *pg_query.FuncCall, *pg_query.ColumnRef, *pg_query.SubLink, *pg_query.ParamRef,
+			*pg_query.SQLValueFunction, *pg_query.A_ArrayExpr, *pg_query.RowExpr:
+			constant = false
+		}
+		return constant
+	})
+	if !constant {
+		return nil
+	}
+	return e
 }
 
 // generatedAlways is PostgreSQL's SQLSTATE for a value given to a

@@ -50,7 +50,8 @@ type CallArg struct {
 // SessionOp is a session statement shepherd answers alone.
 type SessionOp struct {
 	// Op is "select" (Calls), "deallocate", "discard", "close",
-	// "unlisten", "declare" (Cursor, the query in the Stmt's Inner) or
+	// "listen", "unlisten", "notify", "lock", "vacuum", "prepare", "execute",
+	// "declare" (Cursor, the query in the Stmt's Inner) or
 	// "fetch" (Fetch).
 	Op string
 	// Name is DEALLOCATE's statement, CLOSE's cursor, UNLISTEN's channel
@@ -73,6 +74,40 @@ type SessionOp struct {
 	// client's.
 	Apply       *pg_query.Node
 	ApplyParams []int
+	// Lock is LOCK TABLE's (Op "lock").
+	Lock LockOp
+	// Prepare is SQL PREPARE's (Op "prepare"), named Name.
+	Prepare PrepareOp
+	// Args are EXECUTE's arguments (Op "execute" of statement Name).
+	Args []CallArg
+	// Payload is NOTIFY's (Op "notify" on channel Name).
+	Payload string
+	// Vacuum is VACUUM's or ANALYZE's (Op "vacuum").
+	Vacuum VacuumOp
+}
+
+// VacuumOp is a VACUUM or ANALYZE: which, and the tables it names (none:
+// every table). shepherd answers it alone: it changes no answer, and the
+// replicas' engines look after their own storage and statistics.
+type VacuumOp struct {
+	Vacuum    bool
+	Relations []string
+}
+
+// LockOp is a LOCK TABLE: the relations (schema-qualified as written,
+// "public." left out) and PostgreSQL's lock mode (1, ACCESS SHARE, to 8,
+// ACCESS EXCLUSIVE).
+type LockOp struct {
+	Relations []string
+	Mode      int
+	NoWait    bool
+}
+
+// PrepareOp is an SQL-level PREPARE: the statement's text and the
+// parameter types it declares (0 where it left one to be inferred).
+type PrepareOp struct {
+	Body      string
+	ParamOIDs []uint32
 }
 
 // CursorOptions are a DECLARE's options.
@@ -144,6 +179,7 @@ var sessionFuncs = map[string]sessionFunc{
 	"current_database":         {none, answer.OIDName, false},
 	"current_schema":           {none, answer.OIDName, false},
 	"current_setting":          {[][]string{{"text"}, {"text", "bool"}}, answer.OIDText, false},
+	"pg_notify":                {[][]string{{"text", "text"}}, oidVoid, true},
 	"pg_backend_pid":           {none, answer.OIDInt4, false},
 	"inet_server_addr":         {none, oidInet, false},
 	"inet_server_port":         {none, answer.OIDInt4, false},
@@ -527,8 +563,75 @@ func analyseSession(st *Stmt, n *pg_query.Node) (ok bool, err error) {
 		op, st.Verb = &SessionOp{Op: "sequence", DDL: n}, "DROP SEQUENCE"
 	case n.GetRenameStmt() != nil && n.GetRenameStmt().RenameType == pg_query.ObjectType_OBJECT_SEQUENCE:
 		return false, unsupported("ALTER SEQUENCE ... RENAME")
+	case n.GetLockStmt() != nil:
+		l := n.GetLockStmt()
+		lock := LockOp{Mode: int(l.Mode), NoWait: l.Nowait}
+		for _, r := range l.Relations {
+			rv := r.GetRangeVar()
+			if rv == nil {
+				return false, unsupported("this LOCK TABLE target")
+			}
+			name := rv.Relname
+			if rv.Schemaname != "" && rv.Schemaname != "public" {
+				name = rv.Schemaname + "." + name
+			}
+			lock.Relations = append(lock.Relations, name)
+		}
+		op, st.Verb = &SessionOp{Op: "lock", Lock: lock}, "LOCK TABLE"
+	case n.GetVacuumStmt() != nil:
+		v := n.GetVacuumStmt()
+		vac := VacuumOp{Vacuum: v.IsVacuumcmd}
+		for _, r := range v.Rels {
+			rv := r.GetVacuumRelation().GetRelation()
+			if rv == nil {
+				return false, unsupported("this VACUUM target")
+			}
+			name := rv.Relname
+			if rv.Schemaname != "" && rv.Schemaname != "public" {
+				name = rv.Schemaname + "." + name
+			}
+			vac.Relations = append(vac.Relations, name)
+		}
+		op, st.Verb = &SessionOp{Op: "vacuum", Vacuum: vac}, "VACUUM"
+		if !v.IsVacuumcmd {
+			st.Verb = "ANALYZE"
+		}
+	case n.GetPrepareStmt() != nil:
+		p := n.GetPrepareStmt()
+		body, err := prepareBody(st.SQL)
+		if err != nil {
+			return false, err
+		}
+		prep := PrepareOp{Body: body}
+		for _, t := range p.Argtypes {
+			oid, err := declaredType(t.GetTypeName())
+			if err != nil {
+				return false, err
+			}
+			prep.ParamOIDs = append(prep.ParamOIDs, oid)
+		}
+		op, st.Verb = &SessionOp{Op: "prepare", Name: p.Name, Prepare: prep}, "PREPARE"
+	case n.GetExecuteStmt() != nil:
+		e := n.GetExecuteStmt()
+		op = &SessionOp{Op: "execute", Name: e.Name}
+		for _, a := range e.Params {
+			c, ok := callArg(a)
+			if !ok {
+				return false, unsupported("EXECUTE with an argument other than a constant or parameter")
+			}
+			op.Args = append(op.Args, c)
+			if c.Param > 0 {
+				for len(st.paramTypes) < c.Param {
+					st.paramTypes = append(st.paramTypes, "")
+				}
+			}
+		}
+		st.Verb = "EXECUTE"
+	case n.GetListenStmt() != nil:
+		op, st.Verb = &SessionOp{Op: "listen", Name: n.GetListenStmt().Conditionname}, "LISTEN"
+	case n.GetNotifyStmt() != nil:
+		op, st.Verb = &SessionOp{Op: "notify", Name: n.GetNotifyStmt().Conditionname, Payload: n.GetNotifyStmt().Payload}, "NOTIFY"
 	case n.GetUnlistenStmt() != nil:
-		// Nothing listens (LISTEN is refused), so there is nothing to undo.
 		name := n.GetUnlistenStmt().Conditionname
 		op, st.Verb = &SessionOp{Op: "unlisten", Name: name, All: name == ""}, "UNLISTEN"
 	default:
@@ -727,4 +830,47 @@ func applySelect(sel *pg_query.SelectStmt) (*SessionOp, error) {
 	root := &pg_query.Node{Node: &pg_query.Node_SelectStmt{SelectStmt: inner}}
 	order := renumber(root)
 	return &SessionOp{Op: "apply", Calls: []SessionCall{c}, Apply: root, ApplyParams: order}, nil
+}
+
+// prepareBody returns the statement of a PREPARE's text: what follows
+// its AS (the first one outside the parenthesised parameter types).
+func prepareBody(text string) (string, error) {
+	sc, err := pg_query.Scan(text)
+	if err != nil {
+		return "", syntaxError(err)
+	}
+	depth := 0
+	for _, t := range sc.Tokens {
+		switch t.Token {
+		case pg_query.Token_ASCII_40:
+			depth++
+		case pg_query.Token_ASCII_41:
+			depth--
+		case pg_query.Token_AS:
+			if depth == 0 {
+				return strings.TrimSpace(text[t.End:]), nil
+			}
+		}
+	}
+	return "", pgerr.New(pgerr.SyntaxError, "syntax error in PREPARE: no AS")
+}
+
+// declaredType is the OID of a type PREPARE declares a parameter as;
+// "unknown" leaves it to be inferred, as in PostgreSQL.
+func declaredType(tn *pg_query.TypeName) (uint32, error) {
+	if tn == nil || len(tn.ArrayBounds) > 0 || tn.Setof {
+		return 0, unsupported("this parameter type in PREPARE")
+	}
+	var names []string
+	for _, p := range tn.GetNames() {
+		names = append(names, p.GetString_().GetSval())
+	}
+	name := names[len(names)-1]
+	if len(names) == 1 && name == "unknown" {
+		return 0, nil
+	}
+	if oid, ok := typeOIDs[name]; ok && (len(names) == 1 || names[0] == "pg_catalog") {
+		return oid, nil
+	}
+	return 0, unsupported("parameters of type %s in PREPARE", strings.Join(names, "."))
 }
