@@ -223,6 +223,13 @@ type Query struct {
 	Verb string
 }
 
+// StatementSeparator separates the statements of a text a writer made
+// of several (a TRUNCATE of several tables: one DELETE each). A driver
+// whose engine runs one statement per call splits the text there and
+// runs the parts in order, in the same transaction. The writers never
+// put it inside an identifier or a literal of such a text.
+const StatementSeparator = ";\n"
+
 // Arg is one parameter value, in PostgreSQL text form (bytea as raw bytes).
 type Arg struct {
 	Null bool

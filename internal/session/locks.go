@@ -28,7 +28,9 @@ import (
 // the first ALTER committed would undo it on SQLite alone. Both kinds
 // of lock share one table, so a cycle through both is a deadlock found.
 type Shared struct {
-	locks lockTable
+	locks  lockTable
+	tables tableLocks // LOCK TABLE's (tablelocks.go)
+	notify notifyHub  // LISTEN's (notify.go)
 	// CursorMemory is how many bytes of rows one session's cursors may
 	// keep together; 0 means the default, CursorMemory. Set before the
 	// first session starts.
