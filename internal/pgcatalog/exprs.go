@@ -106,11 +106,16 @@ func (r *rewriter) node(n *pg_query.Node) (*pg_query.Node, bool) {
 			r.refuse("this subscript or field selection")
 			return n, true
 		}
+		idx := ind.Indirection[0].GetAIndices().Uidx
+		if t == "name" {
+			// A name is a fixed char[64]: typname[0] is its first
+			// character (pg_dump's isarray test, typname[0] = '_').
+			return r.tmpl(`CASE WHEN $2 BETWEEN 0 AND 63 THEN substr($1, $2 + 1, 1) END`, []*pg_query.Node{r.expr(ind.Arg), r.expr(idx)}), true
+		}
 		base := int64(1)
 		if t == "int2vector" || t == "oidvector" {
 			base = 0
 		}
-		idx := ind.Indirection[0].GetAIndices().Uidx
 		return call("pgcat_array_at", call("pgcat_json", r.expr(ind.Arg), r.param(t)), r.expr(idx), intConst(base)), true
 	case n.GetSqlvalueFunction() != nil:
 		switch n.GetSqlvalueFunction().Op {
@@ -477,7 +482,7 @@ var renames = map[string]string{
 	"string_agg": "group_concat", "bool_and": "min", "every": "min", "bool_or": "max",
 	"json_build_object": "json_object", "jsonb_build_object": "json_object",
 	"format_type": "pgcat_format_type", "pg_encoding_to_char": "pgcat_encoding_to_char",
-	"array_to_string": "pgcat_array_to_string", "quote_ident": "pgcat_quote_ident", "format": "pgcat_format",
+	"array_to_string": "pgcat_array_to_string", "quote_ident": "pgcat_quote_ident", "quote_literal": "pgcat_quote_literal", "quote_nullable": "pgcat_quote_nullable", "format": "pgcat_format",
 	"lower": "lower", "upper": "upper", "length": "length", "coalesce": "coalesce", "count": "count",
 	"min": "min", "max": "max", "sum": "sum", "avg": "avg", "replace": "replace", "substring": "substr",
 	"substr": "substr", "concat": "concat", "nullif": "nullif", "abs": "abs", "round": "round",

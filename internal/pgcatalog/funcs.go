@@ -244,6 +244,21 @@ func init() {
 		}
 		return quoteIfNeeded(toText(a[0])), nil
 	})
+	// pgcat_quote_literal and pgcat_quote_nullable are quote_literal()
+	// and quote_nullable(): a string constant, with E'' when it has a
+	// backslash (doubled), as PostgreSQL writes it.
+	reg("pgcat_quote_literal", 1, func(a []sqldriver.Value) (sqldriver.Value, error) {
+		if a[0] == nil {
+			return nil, nil
+		}
+		return quoteLiteral(toText(a[0])), nil
+	})
+	reg("pgcat_quote_nullable", 1, func(a []sqldriver.Value) (sqldriver.Value, error) {
+		if a[0] == nil {
+			return "NULL", nil
+		}
+		return quoteLiteral(toText(a[0])), nil
+	})
 	// pgcat_format is format() with %s, %I, %L and %%.
 	reg("pgcat_format", -1, func(a []sqldriver.Value) (sqldriver.Value, error) {
 		if len(a) == 0 || a[0] == nil {
@@ -558,4 +573,13 @@ func (st *setter) fail(err error) error {
 		return st.err
 	}
 	return engineError(err)
+}
+
+// quoteLiteral is PostgreSQL's quote_literal of a non-NULL text.
+func quoteLiteral(s string) string {
+	q := "'" + strings.ReplaceAll(s, "'", "''") + "'"
+	if strings.Contains(s, `\`) {
+		return "E" + strings.ReplaceAll(q, `\`, `\\`)
+	}
+	return q
 }

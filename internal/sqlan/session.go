@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/shepherd-db/shepherd/internal/answer"
+	"github.com/shepherd-db/shepherd/internal/pgcatalog"
 	"github.com/shepherd-db/shepherd/internal/pgerr"
 	"github.com/shepherd-db/shepherd/internal/schema"
 )
@@ -603,8 +604,9 @@ func analyseSession(st *Stmt, n *pg_query.Node) (ok bool, err error) {
 			return false, err
 		}
 		prep := PrepareOp{Body: body}
+		catalog := pgcatalog.Reads(p.Query)
 		for _, t := range p.Argtypes {
-			oid, err := declaredType(t.GetTypeName())
+			oid, err := declaredType(t.GetTypeName(), catalog)
 			if err != nil {
 				return false, err
 			}
@@ -855,9 +857,15 @@ func prepareBody(text string) (string, error) {
 	return "", pgerr.New(pgerr.SyntaxError, "syntax error in PREPARE: no AS")
 }
 
+// catalogParamOIDs are the types a PREPARE of a catalog query (which
+// shepherd answers, see pgcatalog.Reads) may declare besides typeOIDs':
+// pg_dump's PREPARE getColumnACLs(pg_catalog.oid), dumpFunc(oid), ...
+var catalogParamOIDs = map[string]uint32{"oid": 26, "regclass": 2205, "regproc": 24, "regtype": 2206, "name": 19}
+
 // declaredType is the OID of a type PREPARE declares a parameter as;
-// "unknown" leaves it to be inferred, as in PostgreSQL.
-func declaredType(tn *pg_query.TypeName) (uint32, error) {
+// "unknown" leaves it to be inferred, as in PostgreSQL. catalog: the
+// statement is a catalog query (catalogParamOIDs).
+func declaredType(tn *pg_query.TypeName, catalog bool) (uint32, error) {
 	if tn == nil || len(tn.ArrayBounds) > 0 || tn.Setof {
 		return 0, unsupported("this parameter type in PREPARE")
 	}
@@ -870,6 +878,9 @@ func declaredType(tn *pg_query.TypeName) (uint32, error) {
 		return 0, nil
 	}
 	if oid, ok := typeOIDs[name]; ok && (len(names) == 1 || names[0] == "pg_catalog") {
+		return oid, nil
+	}
+	if oid, ok := catalogParamOIDs[name]; ok && catalog && (len(names) == 1 || names[0] == "pg_catalog") {
 		return oid, nil
 	}
 	return 0, unsupported("parameters of type %s in PREPARE", strings.Join(names, "."))

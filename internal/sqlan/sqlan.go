@@ -388,7 +388,7 @@ func ParseIn(sql string, env *Env) (_ []*Stmt, err error) {
 		if err := catalogInside(raw.Stmt); err != nil {
 			return nil, err
 		}
-		if pgcatalog.Reads(raw.Stmt) {
+		if pgcatalog.Reads(raw.Stmt) || env != nil && pgcatalog.ReadsSequence(raw.Stmt, env.Schema) {
 			// Answered from shepherd's own catalog, not by the replicas:
 			// nothing to translate.
 			st := &Stmt{SQL: text, Kind: Catalog, Verb: "SELECT", ReturnsRows: true, tree: raw.Stmt, env: env, version: tree.Version}
