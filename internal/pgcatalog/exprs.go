@@ -457,11 +457,10 @@ var macros = map[string]string{
 	"pg_get_indexdef":                 "(SELECT pgcat_indexdef(shepherd_i.def, shepherd_i.cols, $2, $3) FROM shepherd_indexdef shepherd_i WHERE shepherd_i.oid = $1)",
 	"pg_get_constraintdef":            "(SELECT pgcat_condef(shepherd_k.def, $2) FROM shepherd_condef shepherd_k WHERE shepherd_k.oid = $1)",
 	"pg_get_serial_sequence":          "(SELECT shepherd_s.seq FROM shepherd_serial shepherd_s WHERE shepherd_s.tab = $1 AND shepherd_s.col = $2)",
-	"pg_get_viewdef":                  "(SELECT shepherd_v.view_definition FROM information_schema.views shepherd_v JOIN pg_catalog.pg_class shepherd_c ON shepherd_c.relname = shepherd_v.table_name WHERE shepherd_c.oid = $1)",
+	"pg_get_viewdef":                  "(SELECT ' ' || shepherd_v.view_definition || ';' FROM information_schema.views shepherd_v JOIN pg_catalog.pg_class shepherd_c ON shepherd_c.relname = shepherd_v.table_name WHERE shepherd_c.oid = $1)",
 	"pg_relation_is_publishable":      "false",
 	"pg_partition_ancestors":          "$1",
 	"current_schema":                  "'public'",
-	"current_schemas":                 "'[\"pg_catalog\",\"public\"]'",
 	"pg_get_triggerdef":               "NULL",
 	"pg_get_statisticsobjdef_columns": "NULL",
 	"pg_relation_size":                "0", "pg_total_relation_size": "0", "pg_table_size": "0", "pg_indexes_size": "0",
@@ -521,6 +520,38 @@ func (r *rewriter) fn(n *pg_query.Node, fc *pg_query.FuncCall) *pg_query.Node {
 			args = append(args, r.expr(a))
 		}
 		return call("pgcat_set_config", args...)
+	case name == "current_schemas" && len(fc.Args) == 1:
+		// The session's search_path, as PostgreSQL resolves it: the
+		// schemas that exist, pg_catalog first when the argument
+		// (include implicit) is true and the path does not name it
+		// (pg_dump records current_schemas(false) after setting the
+		// path to '').
+		path, ok := r.settings["search_path"]
+		if !ok {
+			path = `"$user", public`
+		}
+		explicit := []string{}
+		hasCatalog := false
+		for _, p := range strings.Split(path, ",") {
+			p = strings.TrimSpace(p)
+			if strings.HasPrefix(p, `"`) && strings.HasSuffix(p, `"`) && len(p) >= 2 {
+				p = strings.ReplaceAll(p[1:len(p)-1], `""`, `"`)
+			} else {
+				p = strings.ToLower(p)
+			}
+			switch p {
+			case "pg_catalog":
+				hasCatalog = true
+				explicit = append(explicit, p)
+			case "public", "information_schema":
+				explicit = append(explicit, p)
+			}
+		}
+		implicit := explicit
+		if !hasCatalog {
+			implicit = append([]string{"pg_catalog"}, explicit...)
+		}
+		return r.expr(r.tmpl("CASE WHEN $1 THEN $2 ELSE $3 END", []*pg_query.Node{r.boolConst(fc.Args[0]), r.param(jsonOf(implicit)), r.param(jsonOf(explicit))}))
 	case name == "current_database" && len(fc.Args) == 0:
 		return r.param(r.database)
 	case name == "obj_description":

@@ -227,3 +227,29 @@ ALTER TABLE b DROP CONSTRAINT b_a_id_fkey;`)
 		t.Errorf("relchecks, relhastriggers after ALTER TABLE: %v", got)
 	}
 }
+
+// TestPgDumpForms: the forms pg_dump 15's catalog queries use give what
+// PostgreSQL gives (TestCatalogAsPostgres compares pg_dump's own queries
+// with PostgreSQL's answers): pg_options_to_table splits "name=value"
+// at the first '=', quote_literal, a name's subscript (typname[0], its
+// isarray test), a SERIAL column's sequence read as a relation, and
+// pg_get_viewdef's ';' (pg_dump cuts the last character).
+func TestPgDumpForms(t *testing.T) {
+	e, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	snap := snapshotOf(t, testDDL+";\nCREATE VIEW va AS SELECT id FROM a")
+	for _, tc := range []struct{ sql, want string }{
+		{"SELECT option_name, option_value FROM pg_catalog.pg_options_to_table('{a=1,b=x=y,c}'::text[]) ORDER BY 1", "[[a 1] [b x=y] [c ]]"},
+		{"SELECT pg_catalog.quote_literal(relname || '''\\') FROM pg_catalog.pg_class WHERE relname = 'a'", `[[E'a''\\']]`},
+		{"SELECT typname[0], typname[0] = '_' FROM pg_catalog.pg_type WHERE typname IN ('_int4', 'int4') ORDER BY 1", "[[_ t] [i f]]"},
+		{"SELECT last_value, log_cnt, is_called FROM public.a_id_seq", "[[1 0 f]]"},
+		{"SELECT pg_catalog.pg_get_viewdef('va'::pg_catalog.regclass::pg_catalog.oid)", "[[ SELECT id FROM a;]]"},
+	} {
+		if got := fmt.Sprint(query(t, e, snap, tc.sql)); got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.sql, got, tc.want)
+		}
+	}
+}

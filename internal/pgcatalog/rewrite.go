@@ -128,7 +128,9 @@ func typeName(tn *pg_query.TypeName) string {
 		p = p[1:]
 	}
 	name := strings.ToLower(strings.Join(p, "."))
-	if a, ok := typeAliases[name]; ok {
+	// The parser writes an unquoted char as bpchar: a "char" left is
+	// the quoted one, PostgreSQL's one-byte type (pg_dump's ' '::"char").
+	if a, ok := typeAliases[name]; ok && name != "char" {
 		name = a
 	}
 	if len(tn.ArrayBounds) > 0 {
