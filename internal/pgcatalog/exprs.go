@@ -1,6 +1,7 @@
 package pgcatalog
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -455,7 +456,6 @@ var macros = map[string]string{
 	"shobj_description":               "(SELECT shepherd_d.description FROM pg_catalog.pg_shdescription shepherd_d WHERE shepherd_d.objoid = $1)",
 	"pg_get_expr":                     "$1",
 	"pg_get_indexdef":                 "(SELECT pgcat_indexdef(shepherd_i.def, shepherd_i.cols, $2, $3) FROM shepherd_indexdef shepherd_i WHERE shepherd_i.oid = $1)",
-	"pg_get_constraintdef":            "(SELECT pgcat_condef(shepherd_k.def, $2) FROM shepherd_condef shepherd_k WHERE shepherd_k.oid = $1)",
 	"pg_get_serial_sequence":          "(SELECT shepherd_s.seq FROM shepherd_serial shepherd_s WHERE shepherd_s.tab = $1 AND shepherd_s.col = $2)",
 	"pg_get_viewdef":                  "(SELECT ' ' || shepherd_v.view_definition || ';' FROM information_schema.views shepherd_v JOIN pg_catalog.pg_class shepherd_c ON shepherd_c.relname = shepherd_v.table_name WHERE shepherd_c.oid = $1)",
 	"pg_relation_is_publishable":      "false",
@@ -520,33 +520,29 @@ func (r *rewriter) fn(n *pg_query.Node, fc *pg_query.FuncCall) *pg_query.Node {
 			args = append(args, r.expr(a))
 		}
 		return call("pgcat_set_config", args...)
+	case name == "pg_get_constraintdef" && len(fc.Args) >= 1 && len(fc.Args) <= 2:
+		// A foreign key's table is qualified when public is not on the
+		// session's search_path (pg_dump sets it to ''), as PostgreSQL
+		// qualifies a name it would not find.
+		qualify := int64(1)
+		for _, p := range r.searchPath() {
+			if p == "public" {
+				qualify = 0
+			}
+		}
+		args := append([]*pg_query.Node{}, fc.Args...)
+		if len(args) == 1 {
+			args = append(args, nullConst())
+		}
+		return r.expr(r.tmpl("(SELECT pgcat_condef(shepherd_k.def, $2, $3) FROM shepherd_condef shepherd_k WHERE shepherd_k.oid = $1)", append(args, intConst(qualify))))
 	case name == "current_schemas" && len(fc.Args) == 1:
 		// The session's search_path, as PostgreSQL resolves it: the
 		// schemas that exist, pg_catalog first when the argument
 		// (include implicit) is true and the path does not name it
 		// (pg_dump records current_schemas(false) after setting the
 		// path to '').
-		path, ok := r.settings["search_path"]
-		if !ok {
-			path = `"$user", public`
-		}
-		explicit := []string{}
-		hasCatalog := false
-		for _, p := range strings.Split(path, ",") {
-			p = strings.TrimSpace(p)
-			if strings.HasPrefix(p, `"`) && strings.HasSuffix(p, `"`) && len(p) >= 2 {
-				p = strings.ReplaceAll(p[1:len(p)-1], `""`, `"`)
-			} else {
-				p = strings.ToLower(p)
-			}
-			switch p {
-			case "pg_catalog":
-				hasCatalog = true
-				explicit = append(explicit, p)
-			case "public", "information_schema":
-				explicit = append(explicit, p)
-			}
-		}
+		explicit := r.searchPath()
+		hasCatalog := slices.Contains(explicit, "pg_catalog")
 		implicit := explicit
 		if !hasCatalog {
 			implicit = append([]string{"pg_catalog"}, explicit...)
@@ -720,4 +716,28 @@ func (r *rewriter) aexpr(n *pg_query.Node, e *pg_query.A_Expr) *pg_query.Node {
 	e.Lexpr = r.expr(e.Lexpr)
 	e.Rexpr = r.expr(e.Rexpr)
 	return n
+}
+
+// searchPath is the session's search_path as PostgreSQL resolves it:
+// the schemas named that exist, in order, without the implicit
+// pg_catalog.
+func (r *rewriter) searchPath() []string {
+	path, ok := r.settings["search_path"]
+	if !ok {
+		path = `"$user", public`
+	}
+	out := []string{}
+	for _, p := range strings.Split(path, ",") {
+		p = strings.TrimSpace(p)
+		if strings.HasPrefix(p, `"`) && strings.HasSuffix(p, `"`) && len(p) >= 2 {
+			p = strings.ReplaceAll(p[1:len(p)-1], `""`, `"`)
+		} else {
+			p = strings.ToLower(p)
+		}
+		switch p {
+		case "pg_catalog", "public", "information_schema":
+			out = append(out, p)
+		}
+	}
+	return out
 }

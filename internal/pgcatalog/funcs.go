@@ -392,10 +392,15 @@ func init() {
 		}
 		return strings.Join(parts, toText(a[1])), nil
 	})
-	// pgcat_condef(def, pretty) is pg_get_constraintdef: the pretty form
+	// pgcat_condef(def, pretty, qualify) is pg_get_constraintdef: the pretty form
 	// of a CHECK has one pair of parentheses less.
-	reg("pgcat_condef", 2, func(a []sqldriver.Value) (sqldriver.Value, error) {
+	reg("pgcat_condef", 3, func(a []sqldriver.Value) (sqldriver.Value, error) {
 		def := toText(a[0])
+		if q, _ := a[2].(int64); q != 0 {
+			// public is not on the search path: the referenced table
+			// is qualified.
+			def = strings.Replace(def, " REFERENCES ", " REFERENCES public.", 1)
+		}
 		if p, _ := a[1].(int64); p != 0 && strings.HasPrefix(def, "CHECK ((") && strings.HasSuffix(def, "))") {
 			return "CHECK (" + strings.TrimSuffix(strings.TrimPrefix(def, "CHECK (("), "))") + ")", nil
 		}
