@@ -524,17 +524,16 @@ func (r *rewriter) fn(n *pg_query.Node, fc *pg_query.FuncCall) *pg_query.Node {
 		// A foreign key's table is qualified when public is not on the
 		// session's search_path (pg_dump sets it to ''), as PostgreSQL
 		// qualifies a name it would not find.
-		qualify := int64(1)
-		for _, p := range r.searchPath() {
-			if p == "public" {
-				qualify = 0
-			}
-		}
+		qualify := bool01(!slices.Contains(r.searchPath(), "public"))
 		args := append([]*pg_query.Node{}, fc.Args...)
 		if len(args) == 1 {
 			args = append(args, nullConst())
 		}
 		return r.expr(r.tmpl("(SELECT pgcat_condef(shepherd_k.def, $2, $3) FROM shepherd_condef shepherd_k WHERE shepherd_k.oid = $1)", append(args, intConst(qualify))))
+	case name == "pg_get_expr" && len(fc.Args) >= 2 && !slices.Contains(r.searchPath(), "public"):
+		// A SERIAL default's sequence is qualified as the constraints'
+		// tables are (see pg_get_constraintdef).
+		return r.expr(r.tmpl("pgcat_qualify_nextval($1)", fc.Args[:1]))
 	case name == "current_schemas" && len(fc.Args) == 1:
 		// The session's search_path, as PostgreSQL resolves it: the
 		// schemas that exist, pg_catalog first when the argument

@@ -24,6 +24,10 @@ const (
 	amBtree      = 403
 	collDefault  = 100
 	classPgClass = 1259
+	// classPgRewrite and classPgAttrdef are pg_depend's classid of
+	// rules and of column defaults.
+	classPgRewrite = 2618
+	classPgAttrdef = 2604
 )
 
 // hiddenTable is shepherd's own table on every replica (its log;
@@ -320,6 +324,9 @@ func buildRows(snap *schema.Snapshot, viewCols func(*schema.Table) []answer.Colu
 	for _, name := range names {
 		t := snap.Tables[name]
 		keys = append(keys, "class:"+name, "type:"+name, "type:_"+name)
+		if t.View {
+			keys = append(keys, "rewrite:"+name)
+		}
 		for _, c := range constraintsOf(t, snap) {
 			keys = append(keys, "con:"+name+"."+c.name)
 			if c.index != "" {
@@ -497,6 +504,29 @@ func buildRows(snap *schema.Snapshot, viewCols func(*schema.Table) []answer.Colu
 		add("information_schema.tables", info(map[string]any{"table_catalog": "", "table_schema": "public",
 			"table_name": name, "table_type": ttype, "is_insertable_into": yesNo(!t.View), "is_typed": "NO"}))
 		if t.View {
+			// Its _RETURN rule, which depends on the view and on the
+			// columns of the relations its query reads (pg_dump orders
+			// a view after them by these rows).
+			ruleOID := o.of("rewrite:" + name)
+			add("pg_rewrite", map[string]any{"oid": ruleOID, "rulename": "_RETURN", "ev_class": relOID, "ev_type": "1",
+				"ev_enabled": "O", "is_instead": int64(1), "ev_qual": "<>", "ev_action": ""})
+			dep := func(ref, sub int64, deptype string) {
+				add("pg_depend", map[string]any{"classid": int64(classPgRewrite), "objid": ruleOID, "objsubid": int64(0),
+					"refclassid": int64(classPgClass), "refobjid": ref, "refobjsubid": sub, "deptype": deptype})
+			}
+			dep(relOID, 0, "i")
+			dep(relOID, 0, "n")
+			for _, u := range t.Uses {
+				ut := snap.Tables[u]
+				if ut == nil || hidden(u) {
+					continue
+				}
+				for k, uc := range ut.Columns {
+					if slices.Contains(t.UsesColumns, uc.Name) || slices.Contains(t.UsesColumns, "*") {
+						dep(o.of("class:"+u), int64(k+1), "n")
+					}
+				}
+			}
 			add("information_schema.views", info(map[string]any{"table_catalog": "", "table_schema": "public",
 				"table_name": name, "view_definition": t.Query, "check_option": "NONE", "is_updatable": "NO",
 				"is_insertable_into": "NO", "is_trigger_updatable": "NO", "is_trigger_deletable": "NO",
@@ -543,6 +573,17 @@ func buildRows(snap *schema.Snapshot, viewCols func(*schema.Table) []answer.Colu
 			if def != "" {
 				add("pg_attrdef", map[string]any{"oid": o.of("attrdef:" + name + "." + c.Name), "adrelid": relOID,
 					"adnum": int64(i + 1), "adbin": def})
+				// The default belongs to its column and, a SERIAL's,
+				// uses the sequence (pg_dump writes such a default
+				// apart, after the sequence).
+				adep := func(ref, sub int64, deptype string) {
+					add("pg_depend", map[string]any{"classid": int64(classPgAttrdef), "objid": o.of("attrdef:" + name + "." + c.Name),
+						"objsubid": int64(0), "refclassid": int64(classPgClass), "refobjid": ref, "refobjsubid": sub, "deptype": deptype})
+				}
+				if c.Fill == schema.FillSerial {
+					adep(o.of("class:"+seqName(t, c)), 0, "n")
+				}
+				adep(relOID, int64(i+1), "a")
 			}
 			if c.Fill == schema.FillSerial {
 				seq := seqName(t, c)

@@ -244,6 +244,19 @@ func init() {
 		}
 		return quoteIfNeeded(toText(a[0])), nil
 	})
+	// pgcat_qualify_nextval(expr) qualifies the sequence of a
+	// nextval('s'::regclass) default with public, as PostgreSQL prints
+	// a regclass not on the search path.
+	reg("pgcat_qualify_nextval", 1, func(a []sqldriver.Value) (sqldriver.Value, error) {
+		if a[0] == nil {
+			return nil, nil
+		}
+		e := toText(a[0])
+		if rest, ok := strings.CutPrefix(e, "nextval('"); ok && !strings.Contains(strings.SplitN(rest, "'", 2)[0], ".") {
+			return "nextval('public." + rest, nil
+		}
+		return e, nil
+	})
 	// pgcat_quote_literal and pgcat_quote_nullable are quote_literal()
 	// and quote_nullable(): a string constant, with E'' when it has a
 	// backslash (doubled), as PostgreSQL writes it.
