@@ -186,7 +186,7 @@ var sideTables = []string{
 	"ATTACH DATABASE ':memory:' AS pg_catalog",
 	"ATTACH DATABASE ':memory:' AS information_schema",
 	"CREATE TABLE pg_catalog.shepherd_indexdef (oid INTEGER PRIMARY KEY, def TEXT, cols TEXT)",
-	"CREATE TABLE pg_catalog.shepherd_condef (oid INTEGER PRIMARY KEY, def TEXT)",
+	"CREATE TABLE pg_catalog.shepherd_condef (oid INTEGER PRIMARY KEY, def TEXT, pretty TEXT)",
 	"CREATE TABLE pg_catalog.shepherd_serial (tab TEXT, col TEXT, seq TEXT)",
 	"CREATE TABLE pg_catalog.shepherd_seqlast (name TEXT, last INTEGER)",
 	"CREATE TABLE pg_catalog.shepherd_keywords (word TEXT, catcode TEXT, barelabel INTEGER, catdesc TEXT, baredesc TEXT)",

@@ -529,7 +529,7 @@ func (r *rewriter) fn(n *pg_query.Node, fc *pg_query.FuncCall) *pg_query.Node {
 		if len(args) == 1 {
 			args = append(args, nullConst())
 		}
-		return r.expr(r.tmpl("(SELECT pgcat_condef(shepherd_k.def, $2, $3) FROM shepherd_condef shepherd_k WHERE shepherd_k.oid = $1)", append(args, intConst(qualify))))
+		return r.expr(r.tmpl("(SELECT pgcat_condef(shepherd_k.def, shepherd_k.pretty, $2, $3) FROM shepherd_condef shepherd_k WHERE shepherd_k.oid = $1)", append(args, intConst(qualify))))
 	case name == "pg_get_expr" && len(fc.Args) >= 2 && !slices.Contains(r.searchPath(), "public"):
 		// A SERIAL default's sequence is qualified as the constraints'
 		// tables are (see pg_get_constraintdef).

@@ -187,6 +187,9 @@ type constraint struct {
 	name string
 	kind byte   // 'p', 'u', 'f', 'c'
 	expr string // a check's expression
+	// pretty is a check's expression as pg_get_constraintdef(oid, true)
+	// prints it ("" when checkExpr does not know its form).
+	pretty string
 	// options are a foreign key's confupdtype, confdeltype and
 	// confmatchtype, then (any constraint's) "D" when DEFERRABLE and "I"
 	// when INITIALLY DEFERRED.
@@ -223,7 +226,8 @@ func constraintsOf(t *schema.Table, snap *schema.Snapshot) []constraint {
 				upd, del, match := sc.Actions()
 				c.options = string([]byte{upd, del, match})
 			case schema.ConstraintCheck:
-				c.cols, c.expr = nil, sc.Expr
+				c.cols = nil
+				c.expr, c.pretty = checkExpr(t, sc.Expr)
 				for _, col := range sc.Columns {
 					if t.Column(col) != nil {
 						c.cols = append(c.cols, col)
@@ -679,7 +683,11 @@ func buildRows(snap *schema.Snapshot, viewCols func(*schema.Table) []answer.Colu
 				}
 			}
 			add("pg_constraint", vals)
-			side("shepherd_condef", conOID, def)
+			var pretty any
+			if c.kind == 'c' && c.pretty != "" {
+				pretty = "CHECK (" + c.pretty + ")"
+			}
+			side("shepherd_condef", conOID, def, pretty)
 			add("information_schema.table_constraints", info(map[string]any{"constraint_catalog": "", "constraint_schema": "public",
 				"constraint_name": c.name, "table_catalog": "", "table_schema": "public", "table_name": name,
 				"constraint_type": ctype, "is_deferrable": yesNo(strings.Contains(c.options, "D")),

@@ -405,20 +405,26 @@ func init() {
 		}
 		return strings.Join(parts, toText(a[1])), nil
 	})
-	// pgcat_condef(def, pretty, qualify) is pg_get_constraintdef: the pretty form
-	// of a CHECK has one pair of parentheses less.
-	reg("pgcat_condef", 3, func(a []sqldriver.Value) (sqldriver.Value, error) {
+	// pgcat_condef(def, prettydef, pretty, qualify) is
+	// pg_get_constraintdef: the pretty form of a CHECK is prettydef, or,
+	// without one, def with one pair of parentheses less.
+	reg("pgcat_condef", 4, func(a []sqldriver.Value) (sqldriver.Value, error) {
+		if a[0] == nil {
+			return nil, nil
+		}
 		def := toText(a[0])
-		if q, _ := a[2].(int64); q != 0 {
+		if q, _ := a[3].(int64); q != 0 {
 			// public is not on the search path: the referenced table
 			// is qualified.
 			def = strings.Replace(def, " REFERENCES ", " REFERENCES public.", 1)
 		}
-		if p, _ := a[1].(int64); p != 0 && strings.HasPrefix(def, "CHECK ((") && strings.HasSuffix(def, "))") {
-			return "CHECK (" + strings.TrimSuffix(strings.TrimPrefix(def, "CHECK (("), "))") + ")", nil
-		}
-		if a[0] == nil {
-			return nil, nil
+		if p, _ := a[2].(int64); p != 0 {
+			if a[1] != nil {
+				return toText(a[1]), nil
+			}
+			if strings.HasPrefix(def, "CHECK ((") && strings.HasSuffix(def, "))") {
+				return "CHECK (" + strings.TrimSuffix(strings.TrimPrefix(def, "CHECK (("), "))") + ")", nil
+			}
 		}
 		return def, nil
 	})

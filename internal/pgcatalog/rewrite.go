@@ -860,7 +860,7 @@ func (r *rewriter) rangeFunction(rf *pg_query.RangeFunction, sc *scope) *pg_quer
 // sideTables), which the rewritten forms of catalog functions read.
 var sideColumns = map[string][]column{
 	"shepherd_indexdef": {{"oid", "oid"}, {"def", "text"}, {"cols", "text"}},
-	"shepherd_condef":   {{"oid", "oid"}, {"def", "text"}},
+	"shepherd_condef":   {{"oid", "oid"}, {"def", "text"}, {"pretty", "text"}},
 	"shepherd_serial":   {{"tab", "text"}, {"col", "text"}, {"seq", "text"}},
 	"shepherd_seqlast":  {{"name", "text"}, {"last", "int8"}},
 	"shepherd_keywords": {{"word", "text"}, {"catcode", "char"}, {"barelabel", "bool"}, {"catdesc", "text"}, {"baredesc", "text"}},

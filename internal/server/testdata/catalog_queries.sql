@@ -1154,3 +1154,15 @@ SELECT at.attname, at.attacl, '{}' AS acldefault, pip.privtype, pip.initprivs FR
 ----
 -- pg_dump 15: a SERIAL column's sequence read as a relation
 SELECT last_value, is_called FROM public.parent_id_seq
+----
+-- pg_dump 15: CHECK constraints as PostgreSQL prints them back (implicit casts, parentheses)
+SELECT conname, pg_catalog.pg_get_constraintdef(oid) AS consrc FROM pg_catalog.pg_constraint WHERE conrelid = 'public.ck'::pg_catalog.regclass AND contype = 'c' ORDER BY conname
+----
+-- information_schema.check_constraints of ck
+SELECT constraint_name, check_clause FROM information_schema.check_constraints WHERE constraint_name LIKE 'ck%' ORDER BY 1
+----
+-- pg_dump 15: the dependencies of defaults and views' rules (pg_dump orders objects by them)
+SELECT d.classid::pg_catalog.regclass::text AS classid, d.objsubid, d.refobjid::pg_catalog.regclass::text AS refobjid, d.refobjsubid, d.deptype FROM pg_catalog.pg_depend d WHERE d.classid IN ('pg_catalog.pg_attrdef'::pg_catalog.regclass, 'pg_catalog.pg_rewrite'::pg_catalog.regclass) AND d.refobjid >= 16384 ORDER BY 3, 1, 4, 5
+----
+-- pg_dump 15: views' rules
+SELECT rulename, ev_class::pg_catalog.regclass::text AS ev_class, ev_type, ev_enabled, is_instead FROM pg_catalog.pg_rewrite WHERE ev_class >= 16384 ORDER BY 2
