@@ -19,8 +19,30 @@ func checkExpr(t *schema.Table, expr string) (plain, pretty string) {
 	if err != nil || len(tree.Stmts) != 1 {
 		return expr, ""
 	}
-	changed := false
-	mapNodes(tree.Stmts[0].Stmt, func(n *pg_query.Node) (*pg_query.Node, bool) {
+	implicitCasts(tree.Stmts[0].Stmt, func(f []string) string {
+		if len(f) != 1 || t.Column(f[0]) == nil {
+			return ""
+		}
+		return t.Column(f[0]).Type
+	})
+	res := tree.Stmts[0].Stmt.GetSelectStmt().TargetList[0].GetResTarget().Val
+	out, ok := ruleExpr(res, false)
+	if !ok {
+		return expr, ""
+	}
+	if len(out) >= 2 && out[0] == '(' && out[len(out)-1] == ')' && balanced(out[1:len(out)-1]) {
+		out = out[1 : len(out)-1] // the caller adds CHECK's own
+	}
+	pretty, _ = ruleExpr(res, true)
+	return out, pretty
+}
+
+// implicitCasts puts in root's comparisons of a column with a constant
+// the cast PostgreSQL's parser adds to the constant (and to a varchar
+// column compared with text). colType gives a column reference's type
+// ("" when unknown).
+func implicitCasts(root *pg_query.Node, colType func(fields []string) string) {
+	mapNodes(root, func(n *pg_query.Node) (*pg_query.Node, bool) {
 		e := n.GetAExpr()
 		if e == nil || e.Kind != pg_query.A_Expr_Kind_AEXPR_OP || e.Lexpr == nil || e.Rexpr == nil {
 			return n, false
@@ -30,16 +52,12 @@ func checkExpr(t *schema.Table, expr string) (plain, pretty string) {
 		default:
 			return n, false
 		}
-		colType := func(x *pg_query.Node) string {
-			f := strs(x.GetColumnRef().GetFields())
-			if len(f) != 1 || t.Column(f[0]) == nil {
-				return ""
-			}
-			return t.Column(f[0]).Type
-		}
 		for _, side := range [][2]**pg_query.Node{{&e.Lexpr, &e.Rexpr}, {&e.Rexpr, &e.Lexpr}} {
 			col, con := *side[0], *side[1]
-			typ, c := colType(col), con.GetAConst()
+			typ, c := "", con.GetAConst()
+			if col.GetColumnRef() != nil {
+				typ = colType(strs(col.GetColumnRef().Fields))
+			}
 			if typ == "" || c == nil || c.Isnull {
 				continue
 			}
@@ -57,23 +75,11 @@ func checkExpr(t *schema.Table, expr string) (plain, pretty string) {
 			}
 			if cast != "" {
 				*side[1] = typeCast(con, cast)
-				changed = true
 			}
 			break
 		}
 		return n, true
 	})
-	_ = changed
-	res := tree.Stmts[0].Stmt.GetSelectStmt().TargetList[0].GetResTarget().Val
-	out, ok := ruleExpr(res, false)
-	if !ok {
-		return expr, ""
-	}
-	if len(out) >= 2 && out[0] == '(' && out[len(out)-1] == ')' && balanced(out[1:len(out)-1]) {
-		out = out[1 : len(out)-1] // the caller adds CHECK's own
-	}
-	pretty, _ = ruleExpr(res, true)
-	return out, pretty
 }
 
 // ruleExpr prints n as PostgreSQL's ruleutils does without pretty
@@ -100,10 +106,13 @@ func ruleExpr(n *pg_query.Node, pretty bool) (string, bool) {
 	switch {
 	case n.GetColumnRef() != nil:
 		f := strs(n.GetColumnRef().Fields)
-		if len(f) != 1 {
+		if len(f) == 0 || len(f) > 2 || len(f) != len(n.GetColumnRef().Fields) {
 			return "", false
 		}
-		return quoteIfNeeded(f[0]), true
+		for i := range f {
+			f[i] = quoteIfNeeded(f[i])
+		}
+		return strings.Join(f, "."), true
 	case n.GetAConst() != nil:
 		c := n.GetAConst()
 		switch {
@@ -167,8 +176,11 @@ func ruleExpr(n *pg_query.Node, pretty bool) (string, bool) {
 		return paren(a + " IS NOT NULL"), ok
 	case n.GetFuncCall() != nil:
 		fc := n.GetFuncCall()
-		if fc.AggStar || fc.AggDistinct || fc.Over != nil || len(fc.AggOrder) > 0 || fc.AggFilter != nil {
+		if fc.AggDistinct || fc.Over != nil || len(fc.AggOrder) > 0 || fc.AggFilter != nil {
 			return "", false
+		}
+		if fc.AggStar {
+			return funcName(fc.Funcname) + "(*)", len(fc.Args) == 0
 		}
 		var args []string
 		for _, a := range fc.Args {

@@ -457,7 +457,6 @@ var macros = map[string]string{
 	"pg_get_expr":                     "$1",
 	"pg_get_indexdef":                 "(SELECT pgcat_indexdef(shepherd_i.def, shepherd_i.cols, $2, $3) FROM shepherd_indexdef shepherd_i WHERE shepherd_i.oid = $1)",
 	"pg_get_serial_sequence":          "(SELECT shepherd_s.seq FROM shepherd_serial shepherd_s WHERE shepherd_s.tab = $1 AND shepherd_s.col = $2)",
-	"pg_get_viewdef":                  "(SELECT ' ' || shepherd_v.view_definition || ';' FROM information_schema.views shepherd_v JOIN pg_catalog.pg_class shepherd_c ON shepherd_c.relname = shepherd_v.table_name WHERE shepherd_c.oid = $1)",
 	"pg_relation_is_publishable":      "false",
 	"pg_partition_ancestors":          "$1",
 	"current_schema":                  "'public'",
@@ -534,6 +533,24 @@ func (r *rewriter) fn(n *pg_query.Node, fc *pg_query.FuncCall) *pg_query.Node {
 		// A SERIAL default's sequence is qualified as the constraints'
 		// tables are (see pg_get_constraintdef).
 		return r.expr(r.tmpl("pgcat_qualify_nextval($1)", fc.Args[:1]))
+	case name == "pg_get_viewdef" && len(fc.Args) >= 1 && len(fc.Args) <= 2:
+		// PostgreSQL's text (see viewDef), its relation qualified when
+		// public is not on the search path (pg_dump).
+		col := "plain"
+		pretty := len(fc.Args) == 2
+		if !slices.Contains(r.searchPath(), "public") {
+			col = "qualified"
+		}
+		q := "(SELECT shepherd_v." + col + " FROM shepherd_viewdef shepherd_v WHERE shepherd_v.oid = $1)"
+		if pretty {
+			q = "(SELECT CASE WHEN $2 THEN shepherd_v.pretty" + strings.TrimPrefix(col, "plain") + " ELSE shepherd_v." + col + " END FROM shepherd_viewdef shepherd_v WHERE shepherd_v.oid = $1)"
+			q = strings.Replace(q, "prettyqualified", "pretty_qualified", 1)
+		}
+		args := []*pg_query.Node{fc.Args[0]}
+		if pretty {
+			args = append(args, r.boolConst(fc.Args[1]))
+		}
+		return r.expr(r.tmpl(q, args))
 	case name == "current_schemas" && len(fc.Args) == 1:
 		// The session's search_path, as PostgreSQL resolves it: the
 		// schemas that exist, pg_catalog first when the argument

@@ -531,8 +531,14 @@ func buildRows(snap *schema.Snapshot, viewCols func(*schema.Table) []answer.Colu
 					}
 				}
 			}
+			plain, pretty, qualified, prettyQualified, ok := viewDef(snap, t.Query)
+			if !ok {
+				plain = " " + t.Query + ";"
+				pretty, qualified, prettyQualified = plain, plain, plain
+			}
+			side("shepherd_viewdef", relOID, plain, pretty, qualified, prettyQualified)
 			add("information_schema.views", info(map[string]any{"table_catalog": "", "table_schema": "public",
-				"table_name": name, "view_definition": t.Query, "check_option": "NONE", "is_updatable": "NO",
+				"table_name": name, "view_definition": plain, "check_option": "NONE", "is_updatable": "NO",
 				"is_insertable_into": "NO", "is_trigger_updatable": "NO", "is_trigger_deletable": "NO",
 				"is_trigger_insertable_into": "NO"}))
 		}

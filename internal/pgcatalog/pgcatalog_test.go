@@ -246,10 +246,38 @@ func TestPgDumpForms(t *testing.T) {
 		{"SELECT pg_catalog.quote_literal(relname || '''\\') FROM pg_catalog.pg_class WHERE relname = 'a'", `[[E'a''\\']]`},
 		{"SELECT typname[0], typname[0] = '_' FROM pg_catalog.pg_type WHERE typname IN ('_int4', 'int4') ORDER BY 1", "[[_ t] [i f]]"},
 		{"SELECT last_value, log_cnt, is_called FROM public.a_id_seq", "[[1 0 f]]"},
-		{"SELECT pg_catalog.pg_get_viewdef('va'::pg_catalog.regclass::pg_catalog.oid)", "[[ SELECT id FROM a;]]"},
+		{"SELECT pg_catalog.pg_get_viewdef('va'::pg_catalog.regclass::pg_catalog.oid)", "[[ SELECT a.id\n   FROM a;]]"},
 	} {
 		if got := fmt.Sprint(query(t, e, snap, tc.sql)); got != tc.want {
 			t.Errorf("%s: %s, want %s", tc.sql, got, tc.want)
+		}
+	}
+	// Under pg_dump's search_path '' what is not in pg_catalog is
+	// qualified, as PostgreSQL prints it.
+	for _, tc := range []struct{ sql, want string }{
+		{"SELECT pg_catalog.current_schemas(false), pg_catalog.current_schemas(true)", "[[{} {pg_catalog}]]"},
+		{"SELECT pg_catalog.pg_get_viewdef('va'::pg_catalog.regclass::pg_catalog.oid)", "[[ SELECT a.id\n   FROM public.a;]]"},
+		{"SELECT pg_catalog.pg_get_expr(adbin, adrelid) FROM pg_catalog.pg_attrdef", "[[nextval('public.a_id_seq'::regclass)]]"},
+		{"SELECT pg_catalog.pg_get_constraintdef(oid) FROM pg_catalog.pg_constraint WHERE contype = 'f'", "[[FOREIGN KEY (a_id) REFERENCES public.a(id)]]"},
+	} {
+		tree, err := pg_query.Parse(tc.sql)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := e.Query(context.Background(), tree.Stmts[0].Stmt, nil, snap, Session{User: "app", Settings: map[string]string{"search_path": ""}})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.sql, err)
+		}
+		var rows [][]string
+		for _, r := range a.Rows {
+			var row []string
+			for _, v := range r {
+				row = append(row, v.Text)
+			}
+			rows = append(rows, row)
+		}
+		if got := fmt.Sprint(rows); got != tc.want {
+			t.Errorf("search_path '': %s: %s, want %s", tc.sql, got, tc.want)
 		}
 	}
 }

@@ -862,6 +862,7 @@ var sideColumns = map[string][]column{
 	"shepherd_indexdef": {{"oid", "oid"}, {"def", "text"}, {"cols", "text"}},
 	"shepherd_condef":   {{"oid", "oid"}, {"def", "text"}, {"pretty", "text"}},
 	"shepherd_serial":   {{"tab", "text"}, {"col", "text"}, {"seq", "text"}},
+	"shepherd_viewdef":  {{"oid", "oid"}, {"plain", "text"}, {"pretty", "text"}, {"qualified", "text"}, {"pretty_qualified", "text"}},
 	"shepherd_seqlast":  {{"name", "text"}, {"last", "int8"}},
 	"shepherd_keywords": {{"word", "text"}, {"catcode", "char"}, {"barelabel", "bool"}, {"catdesc", "text"}, {"baredesc", "text"}},
 }

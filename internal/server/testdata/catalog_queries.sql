@@ -1166,3 +1166,9 @@ SELECT d.classid::pg_catalog.regclass::text AS classid, d.objsubid, d.refobjid::
 ----
 -- pg_dump 15: views' rules
 SELECT rulename, ev_class::pg_catalog.regclass::text AS ev_class, ev_type, ev_enabled, is_instead FROM pg_catalog.pg_rewrite WHERE ev_class >= 16384 ORDER BY 2
+----
+-- pg_dump 15: a view's definition (pg_get_viewdef as PostgreSQL prints it)
+SELECT pg_catalog.pg_get_viewdef('public.v_parent'::pg_catalog.regclass::pg_catalog.oid) AS viewdef, pg_catalog.pg_get_viewdef('public.v_parent'::pg_catalog.regclass, true) AS pretty
+----
+-- information_schema.views
+SELECT table_name, view_definition, check_option FROM information_schema.views WHERE table_schema = 'public' ORDER BY 1
