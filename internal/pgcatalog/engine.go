@@ -189,7 +189,7 @@ var sideTables = []string{
 	"CREATE TABLE pg_catalog.shepherd_condef (oid INTEGER PRIMARY KEY, def TEXT, pretty TEXT)",
 	"CREATE TABLE pg_catalog.shepherd_viewdef (oid INTEGER PRIMARY KEY, plain TEXT, pretty TEXT, qualified TEXT, pretty_qualified TEXT)",
 	"CREATE TABLE pg_catalog.shepherd_serial (tab TEXT, col TEXT, seq TEXT)",
-	"CREATE TABLE pg_catalog.shepherd_seqlast (name TEXT, last INTEGER)",
+	"CREATE TABLE pg_catalog.shepherd_seqlast (name TEXT, last INTEGER, rel_last INTEGER, called INTEGER)",
 	"CREATE TABLE pg_catalog.shepherd_keywords (word TEXT, catcode TEXT, barelabel INTEGER, catdesc TEXT, baredesc TEXT)",
 }
 

@@ -466,11 +466,20 @@ func (e *Engine) seqLast(ctx context.Context, snap *schema.Snapshot, last func(s
 	if snap == nil {
 		return nil
 	}
+	// last is pg_sequences.last_value (NULL before the first nextval);
+	// rel_last and called are what the sequence read as a relation
+	// shows (see the rewriter's sequenceRel): PostgreSQL's last_value
+	// and is_called.
 	var err error
 	put := func(name string, v int64, ok bool) {
-		if ok && err == nil {
-			_, err = e.conn.ExecContext(ctx, "INSERT INTO pg_catalog.shepherd_seqlast VALUES (?, ?)", name, v)
+		if err != nil {
+			return
 		}
+		var last any
+		if ok {
+			last = v
+		}
+		_, err = e.conn.ExecContext(ctx, "INSERT INTO pg_catalog.shepherd_seqlast VALUES (?, ?, ?, ?)", name, last, v, bool01(ok))
 	}
 	if last != nil {
 		for name := range snap.Sequences {
@@ -482,8 +491,9 @@ func (e *Engine) seqLast(ctx context.Context, snap *schema.Snapshot, last func(s
 		for _, t := range snap.Tables {
 			for _, c := range t.Columns {
 				if c.Fill == schema.FillSerial && !hidden(t.Name) {
-					v, ok := serial(t.Name, c.Name)
-					put(seqName(t, &c), v, ok)
+					if v, ok := serial(t.Name, c.Name); ok {
+						put(seqName(t, &c), v, ok)
+					}
 				}
 			}
 		}

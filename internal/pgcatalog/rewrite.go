@@ -751,9 +751,10 @@ func (r *rewriter) fromItem(n *pg_query.Node, sc *scope, quals *[]**pg_query.Nod
 }
 
 // sequenceRel writes a sequence read as a relation (see ReadsSequence)
-// as a subquery of its one row: last_value is the last value handed out
-// (shepherd_seqlast), or the start before the first; log_cnt is 0
-// (shepherd logs no sequence WAL). nil when name is no sequence.
+// as a subquery of its one row: last_value and is_called as PostgreSQL
+// keeps them (shepherd_seqlast; a SERIAL's: the last value handed out,
+// or the start before the first); log_cnt is 0 (shepherd logs no
+// sequence WAL). nil when name is no sequence.
 func (r *rewriter) sequenceRel(name, alias string) *pg_query.Node {
 	if r.lookup == nil {
 		return nil
@@ -761,8 +762,8 @@ func (r *rewriter) sequenceRel(name, alias string) *pg_query.Node {
 	if _, ok, err := r.lookup("SELECT 1 FROM pg_catalog.pg_class WHERE relname = ? AND relkind = 'S' AND relnamespace = 2200", name); err != nil || !ok {
 		return nil
 	}
-	sub := template(`SELECT coalesce(shepherd_l.last, shepherd_s.seqstart) AS last_value, 0 AS log_cnt,
-		shepherd_l.last IS NOT NULL AS is_called
+	sub := template(`SELECT coalesce(shepherd_l.rel_last, shepherd_s.seqstart) AS last_value, 0 AS log_cnt,
+		coalesce(shepherd_l.called, 0) AS is_called
 		FROM pg_catalog.pg_sequence shepherd_s JOIN pg_catalog.pg_class shepherd_c ON shepherd_c.oid = shepherd_s.seqrelid
 		LEFT JOIN shepherd_seqlast shepherd_l ON shepherd_l.name = shepherd_c.relname
 		WHERE shepherd_c.relname = $1 AND shepherd_c.relnamespace = 2200`, []*pg_query.Node{r.param(name)})
@@ -863,7 +864,7 @@ var sideColumns = map[string][]column{
 	"shepherd_condef":   {{"oid", "oid"}, {"def", "text"}, {"pretty", "text"}},
 	"shepherd_serial":   {{"tab", "text"}, {"col", "text"}, {"seq", "text"}},
 	"shepherd_viewdef":  {{"oid", "oid"}, {"plain", "text"}, {"pretty", "text"}, {"qualified", "text"}, {"pretty_qualified", "text"}},
-	"shepherd_seqlast":  {{"name", "text"}, {"last", "int8"}},
+	"shepherd_seqlast":  {{"name", "text"}, {"last", "int8"}, {"rel_last", "int8"}, {"called", "bool"}},
 	"shepherd_keywords": {{"word", "text"}, {"catcode", "char"}, {"barelabel", "bool"}, {"catdesc", "text"}, {"baredesc", "text"}},
 }
 

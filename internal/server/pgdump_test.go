@@ -17,7 +17,7 @@ import (
 )
 
 // pgDumpSchema is the schema TestPgDumpAsPostgres dumps: SERIAL keys, a
-// unique and a foreign key, CHECKs PostgreSQL prints back with implicit
+// CREATE SEQUENCE one (set, not called), a unique and a foreign key, CHECKs PostgreSQL prints back with implicit
 // casts, an index and views.
 var pgDumpSchema = []string{
 	"CREATE TABLE dept (id serial PRIMARY KEY, name text NOT NULL UNIQUE)",
@@ -25,6 +25,8 @@ var pgDumpSchema = []string{
 	"CREATE INDEX emp_dept_idx ON emp (dept_id)",
 	"CREATE VIEW big_dept AS SELECT dept_id, count(*) AS n FROM emp GROUP BY dept_id",
 	"CREATE VIEW rich AS SELECT e.name, e.salary FROM emp e WHERE e.salary > 4500 ORDER BY e.name",
+	"CREATE SEQUENCE ticket START 100",
+	"SELECT setval('ticket', 150, false)",
 	"INSERT INTO dept (name) VALUES ('r&d'), ('sales')",
 	"INSERT INTO emp (dept_id, name, salary) VALUES (1, 'ann', 5000.50), (2, 'bob', 4000)",
 }
@@ -96,7 +98,7 @@ func pgDumpAsPostgres(t *testing.T, bin string, cfg *config.Config) {
 		}
 		return dumpNoise.ReplaceAllString(string(out), "$1$2 X")
 	}
-	for _, args := range [][]string{{"--schema-only"}, {"--data-only", "--table=dept", "--table=emp"}} {
+	for _, args := range [][]string{{"--schema-only"}, {"--data-only", "--table=dept", "--table=emp", "--table=ticket"}} {
 		want := run(pcfg.Host, strconv.Itoa(int(pcfg.Port)), "pg_dump", append(args, db)...)
 		got := run(host, port, "pg_dump", append(args, db)...)
 		if got != want {
