@@ -326,6 +326,12 @@ type Txn struct {
 	// single marks a transaction of one statement that replicas may run in
 	// their own autocommit.
 	single bool
+	// autocommit: the client's statement in autocommit (ExecSingle), not
+	// a block; deferAt (-1: none; guarded by c.mu) is the first statement
+	// deferred on the replicas that commit DDL as they run it
+	// (coord.Submit.Defer): its DDL inside a block.
+	autocommit bool
+	deferAt    int
 
 	// survey marks the cluster's own compare and repair transactions
 	// (see Survey); surveyed (guarded by c.mu) is the coordinator's
@@ -376,7 +382,7 @@ type outcome struct {
 // Begin starts a transaction. Nothing reaches the replicas until its first
 // statement.
 func (c *Cluster) Begin(opts driver.TxOptions) *Txn {
-	t := &Txn{c: c, id: coord.TxnID(c.nextTxn.Add(1)), opts: opts, waiting: map[coord.Op]chan outcome{}}
+	t := &Txn{c: c, id: coord.TxnID(c.nextTxn.Add(1)), opts: opts, waiting: map[coord.Op]chan outcome{}, deferAt: -1}
 	c.mu.Lock()
 	if len(c.mu.txns) == 0 {
 		c.mu.idle = make(chan struct{})
@@ -451,6 +457,7 @@ func (t *Txn) ExecSingle(ctx context.Context, st *sqlan.Stmt, args []driver.Arg)
 	// until the COMMIT decision, since the primary's blocking is what
 	// orders the secondaries (a read in autocommit would let a writer
 	// overtake it).
+	t.autocommit = true
 	switch t.c.opts.Mode {
 	case coord.Passthrough:
 		t.single = t.seq == 0
@@ -552,6 +559,20 @@ wait:
 // answers after a cancel.
 const serialCancelWait = 10 * time.Second
 
+// DefersBlockDDL reports whether DDL inside a transaction block is taken
+// although some replica commits DDL as it runs it (MariaDB): CBS and SS
+// defer the block on those replicas until its commit is decided
+// (coord.Submit.Defer). Other modes with such a replica refuse it.
+func (c *Cluster) DefersBlockDDL() bool {
+	return c.ddlCommits() && (c.opts.Mode == coord.CBS || c.opts.Mode == coord.SS)
+}
+
+// defers reports whether call, a statement of t, is DDL inside a block
+// to defer on the replicas that commit DDL as they run it.
+func (c *Cluster) defers(t *Txn, call stmtCall) bool {
+	return call.st != nil && call.st.Kind == sqlan.DDL && !t.autocommit && !t.survey && c.DefersBlockDDL()
+}
+
 // ddlCommits reports whether some replica commits DDL as it runs it
 // (MariaDB, MySQL).
 func (c *Cluster) ddlCommits() bool {
@@ -621,7 +642,12 @@ func (t *Txn) submit(ctx context.Context, op coord.Op, call stmtCall) (*answer.A
 	// one differs (SQLite, say, had lost the transaction under it) must
 	// not commit the transaction (the backstop of coord's commitAt).
 	writes := call.st != nil && (call.st.Kind == sqlan.Write || call.st.Kind == sqlan.Savepoint)
-	c.mu.core.Step(coord.Submit{Op: op, Writes: writes, DDL: call.st != nil && call.st.Kind == sqlan.DDL,
+	ddl := call.st != nil && call.st.Kind == sqlan.DDL
+	deferred := c.defers(t, call)
+	if deferred && t.deferAt < 0 {
+		t.deferAt = op.Seq
+	}
+	c.mu.core.Step(coord.Submit{Op: op, Writes: writes, DDL: ddl, Defer: deferred,
 		Recovers: call.st != nil && call.st.Kind == sqlan.Savepoint && call.st.SavepointOp == sqlan.SavepointRollbackTo})
 	c.applyLocked()
 	c.mu.Unlock()
@@ -838,7 +864,9 @@ func (c *Cluster) sendLocked(a coord.Send) {
 		task.CountRows = call.st.CountRows(d)
 		task.Hints = call.st.DigestHints()
 		task.DigestRows = -1
-		if p := c.primary.Load(); p >= 0 && int32(a.R) != p {
+		if p := c.primary.Load(); p >= 0 && int32(a.R) != p && (t.deferAt < 0 || a.Op.Seq < t.deferAt) {
+			// (A deferred statement's reply is a participant's answer:
+			// see coord.Submit.Defer.)
 			task.DigestRows = c.opts.DigestRows
 		}
 	}

@@ -94,6 +94,14 @@ type DDLIntent struct {
 	// before it, and what such a replica may hold is then more than the
 	// statement.
 	Lone bool
+	// Deferred says the transaction's DDL was inside its block, deferred
+	// on those replicas (Submit.Defer): they are sent it, and what
+	// followed it, only once the commit is logged. Unlogged, such an
+	// intent left nothing there (their engine transaction ended with
+	// shepherd); logged, or perhaps logged (Unknown), they may hold part
+	// of it committed (MariaDB commits DDL and what came before it as it
+	// runs it), which replay could not tell apart.
+	Deferred bool
 	// Unknown says start-up cannot tell whether the commit was logged:
 	// the log no longer reaches back to where its record would be (it
 	// was truncated after the intent should have gone). Completing it
@@ -149,6 +157,17 @@ func PlanIntents(intents []DDLIntent, logged func(txn uint64) bool) IntentPlan {
 	var open []DDLIntent
 	lone := true
 	for _, in := range intents {
+		if in.Deferred {
+			if logged(in.Txn) || in.Unknown {
+				for _, r := range in.Replicas {
+					if _, ok := plan.Retire[r]; !ok {
+						plan.Retire[r] = fmt.Sprintf("may hold part of transaction %d, committed: its DDL inside a transaction block "+
+							"was being applied there after its commit when shepherd stopped, and replay cannot tell what it holds", in.Txn)
+					}
+				}
+			}
+			continue // unlogged, it never reached those replicas
+		}
 		if !logged(in.Txn) {
 			open = append(open, in)
 			lone = lone && in.Lone && !in.Unknown && !in.Refused

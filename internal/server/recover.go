@@ -296,7 +296,7 @@ func resolveIntents(ctx context.Context, w *wal.Log, records []wal.Record, inten
 	for i, in := range intents {
 		byTxn[in.Txn] = in
 		logged, known := in.Logged(records)
-		ds[i] = coord.DDLIntent{Txn: in.Txn, Lone: in.Lone, Unknown: !logged && !known}
+		ds[i] = coord.DDLIntent{Txn: in.Txn, Lone: in.Lone, Deferred: in.Deferred, Unknown: !logged && !known}
 		for _, n := range in.Replicas {
 			if r, ok := index[n]; ok {
 				ds[i].Replicas = append(ds[i].Replicas, r)
@@ -305,7 +305,7 @@ func resolveIntents(ctx context.Context, w *wal.Log, records []wal.Record, inten
 	}
 	var open []cluster.Intent
 	for _, in := range intents {
-		if logged, _ := in.Logged(records); !logged {
+		if logged, _ := in.Logged(records); !logged && !in.Deferred {
 			open = append(open, in)
 		}
 	}

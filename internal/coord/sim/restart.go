@@ -59,7 +59,7 @@ func (s *sim) resolveIntents() {
 	intents := make([]coord.DDLIntent, len(s.intents))
 	for i, id := range s.intents {
 		t := s.txns[id]
-		intents[i] = coord.DDLIntent{Txn: uint64(id), Lone: t.sent == 1 && len(t.stmts) == 1, Replicas: ddlReplicas}
+		intents[i] = coord.DDLIntent{Txn: uint64(id), Lone: t.sent == 1 && len(t.stmts) == 1, Deferred: t.blockDDL, Replicas: ddlReplicas}
 	}
 	s.intents = nil
 	planIntents := coord.PlanIntents

@@ -175,6 +175,8 @@ type sim struct {
 	// ddlRNG draws the DDL transactions and the cancels (setup.ddl);
 	// spRNG the savepoints (setup.savepoints).
 	ddlRNG, spRNG *rand.Rand
+	// blockRNG draws which DDL statements stand in blocks (setup.blockDDL).
+	blockRNG *rand.Rand
 	// base is the log barrier of the current core's barrier 0: 1 at
 	// first (a new log), then what coord.PlanStart decided at each
 	// restart. Barriers in the sim's own books (barrierOf, durable,
@@ -237,6 +239,9 @@ type txn struct {
 	// survey: a compare or repair step of the shell's (coord.Begin); it
 	// may write, as a repair does, and commits only when unanimous.
 	survey bool
+	// blockDDL: t's DDL statement stands among others, in a block
+	// (coord.Submit.Defer).
+	blockDDL bool
 	// mayCancel: the client may give up waiting for its COMMIT
 	// (coord.Cancel); cancelled once it did. commitsAnyway: its COMMIT
 	// failed with coord.ErrCommitsAnyway, so it commits nevertheless.
@@ -287,6 +292,10 @@ func (s *sim) start() {
 	}
 	if !st.ddl {
 		st.ddlCommits = nil
+	}
+	s.blockRNG = rand.New(rand.NewPCG(uint64(s.opt.Seed), 0xb10c))
+	if !st.blockSet {
+		st.blockDDL = st.ddl && s.blockRNG.IntN(2) == 0
 	}
 	if !s.wal {
 		st.restarts = nil
@@ -363,7 +372,8 @@ func (s *sim) newCore() {
 	// Surveys give up on a replica well within the progress check's
 	// patience (stuckTicks): it holds locks clients may wait for.
 	s.co = coord.New(coord.Config{Mode: s.opt.Mode, N: st.n, F: st.f, Classes: st.classes, Concurrent: concurrent,
-		StallTicks: st.stallTicks, OpTicks: st.opTicks, Log: s.wal, SurveyTicks: 20 * stall, DDLCommits: st.ddlCommits})
+		StallTicks: st.stallTicks, OpTicks: st.opTicks, Log: s.wal, SurveyTicks: 20 * stall, DDLCommits: st.ddlCommits,
+		DrainTicks: 20 * stall})
 	s.core = s.co
 	if s.opt.wrap != nil {
 		s.core = s.opt.wrap(s, s.core)
@@ -729,7 +739,16 @@ func (s *sim) begin(c *client) *txn {
 			every = 8
 		}
 		if s.ddlRNG.IntN(every) == 0 {
-			t.src = []stmt{{kind: stmtDDL, k: keys, d: 1000 + s.ddlRNG.IntN(1000)}}
+			ddl := stmt{kind: stmtDDL, k: keys, d: 1000 + s.ddlRNG.IntN(1000)}
+			sp := slices.ContainsFunc(t.src, func(q stmt) bool { return q.kind == stmtSavepoint })
+			if s.setup.blockDDL && !sp && s.blockRNG.IntN(2) == 0 {
+				// In a block, among its statements: deferred on the
+				// replicas that commit DDL as they run it.
+				t.src = slices.Insert(t.src, s.blockRNG.IntN(len(t.src)+1), ddl)
+				t.blockDDL = true
+			} else {
+				t.src = []stmt{ddl}
+			}
 		}
 		t.mayCancel = s.ddlRNG.IntN(4) == 0
 	}
@@ -756,7 +775,8 @@ func (s *sim) submit(c *client, op coord.Op) {
 		s.noteIntent(t, op.Seq)
 	}
 	writes := op.Kind == coord.OpStmt && op.Seq < len(t.stmts) && t.stmts[op.Seq].writes()
-	s.stepCore(coord.Submit{Op: op, Writes: writes, DDL: op.Kind == coord.OpStmt && t.stmts[op.Seq].schemaChange(),
+	ddl := op.Kind == coord.OpStmt && t.stmts[op.Seq].schemaChange()
+	s.stepCore(coord.Submit{Op: op, Writes: writes, DDL: ddl, Defer: ddl && t.blockDDL,
 		Recovers: op.Kind == coord.OpStmt && t.stmts[op.Seq].kind == stmtRollbackTo})
 }
 
@@ -879,8 +899,10 @@ func (s *sim) finished(id coord.TxnID) {
 	t.finished = true
 	s.finishedTxns++
 	s.progressTick = s.tick
-	if b, ok := s.barrierOf[id]; !ok || !s.durable[b] {
-		s.dropIntent(id) // it ended without a commit
+	if b, ok := s.barrierOf[id]; !ok || !s.durable[b] || t.blockDDL {
+		// It ended without a commit, or (DDL in a block) the replicas
+		// that commit DDL as they run it have all of it.
+		s.dropIntent(id)
 	}
 	for _, f := range s.fakes {
 		for seq := range t.sent {
