@@ -686,6 +686,14 @@ func (t *Txn) submit(ctx context.Context, op coord.Op, call stmtCall) (*answer.A
 		// A statement the core still holds (queued behind another DDL,
 		// or for the next primary) is not on the primary yet.
 		c.mu.Lock()
+		if t.deferAt >= 0 && op.Seq >= t.deferAt {
+			// A deferred statement runs on the replicas that run DDL in
+			// transactions, whose answers are the reply: stop it there
+			// (the others get it only once the block is decided).
+			for _, m := range c.managers {
+				m.CancelOp(op)
+			}
+		}
 		c.mu.core.Step(coord.Cancel{Txn: t.id})
 		c.applyLocked()
 		c.mu.Unlock()

@@ -193,6 +193,12 @@ func (c *Cluster) intentFor(t *Txn, call stmtCall) bool {
 	if c.opts.WAL == nil || c.opts.IntentFile == "" || call.st == nil || t.survey || !c.ddlCommits() {
 		return false
 	}
+	if t.intent && t.deferAt >= 0 {
+		// A deferred block's intent is never completed (see
+		// coord.DDLIntent.Deferred): its first one says all start-up
+		// needs.
+		return false
+	}
 	return call.st.Kind == sqlan.DDL || t.intent
 }
 

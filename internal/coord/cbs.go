@@ -454,6 +454,9 @@ type rtx struct {
 	// (see cstmt.held): its answer is evidence against the primary's
 	// error only if no commit was decided since the primary answered.
 	heldB int
+	// deferredTries counts this replica's attempts of a deferred
+	// transaction that its engine aborted (see deferredGivesUp).
+	deferredTries int
 	// diverged counts this replica's attempts of the transaction, once
 	// committed, whose answer to a write differed from the primary's
 	// (see writeDiverged); kept across tries.
@@ -794,7 +797,7 @@ func (s *cbs) answered(a Answered) {
 		if t.phase == phaseEnded {
 			return
 		}
-		if retryable(a.V) {
+		if retryable(a.V) && !s.deferredGivesUp(a.R, t) {
 			// The secondary aborted the attempt itself (deadlock,
 			// serialization failure, lock timeout): run it again. If a
 			// committed transaction was the victim, the undecided ones in

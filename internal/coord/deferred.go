@@ -122,12 +122,18 @@ func (s *cbs) dispatch(t *ctxn, op Op) {
 
 // exclusive applies the rules of exclusivity after every event: it ends
 // once the exclusive transaction ended, failed before its decision (its
-// deferred statements then never reach the DDLCommits replicas), or is
-// finished; the drain completes, or times out; and the held statements
-// go on once no transaction is exclusive.
+// deferred statements then never reach the DDLCommits replicas), or
+// committed where later transactions start: on the primary (if it
+// commits DDL as it runs it, once it committed the transaction there;
+// the secondaries' ordering rules keep later work behind it, and one that
+// lags does not hold everyone up); the drain completes, or times out;
+// and the held statements go on once no transaction is exclusive.
 func (s *cbs) exclusive() {
 	if t := s.excl; t != nil {
-		if s.txns[t.id] != t || t.phase == phaseEnded || (t.phase == phaseOpen && (t.failed || t.doom != nil)) {
+		p := s.primary
+		onPrimary := s.changing || s.replicas[p].out() || !s.ddlCommits(p) || t.at[p].finished
+		if s.txns[t.id] != t || t.phase == phaseEnded || (t.phase == phaseOpen && (t.failed || t.doom != nil)) ||
+			(t.phase == phaseCommitted && onPrimary) {
 			s.excl = nil
 		} else if !t.drained {
 			s.drain(t)
@@ -340,6 +346,24 @@ func (s *cbs) sendDeferred(r ReplicaID, t *ctxn) bool {
 	}
 	s.sendCommit(r, t)
 	return true
+}
+
+// maxDeferredTries bounds the attempts of a deferred transaction that a
+// participant's engine may abort (deadlock, serialization failure)
+// before its error stands as its answer.
+const maxDeferredTries = 5
+
+// deferredGivesUp reports whether participant r's engine aborted its
+// attempt of undecided deferred t once too often: the transaction runs
+// alone, so a correct engine has no reason to, and the client waits for
+// the participants' answers. The error then stands as r's answer, which
+// the vote (voteDeferred) or COMMIT (evaluateDeferred) weighs like any.
+func (s *cbs) deferredGivesUp(r ReplicaID, t *ctxn) bool {
+	if t.deferAt < 0 || t.phase != phaseOpen || !s.participant(r) {
+		return false
+	}
+	t.at[r].deferredTries++
+	return t.at[r].deferredTries > maxDeferredTries
 }
 
 // deferredHeld reports whether r, which commits DDL as it runs it, was

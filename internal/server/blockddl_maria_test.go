@@ -82,7 +82,7 @@ func TestBlockDDLMariaDB(t *testing.T) {
 
 	// The same block rolled back: nothing of it anywhere.
 	mustExec(t, c, "BEGIN")
-	mustExec(t, c, "INSERT INTO acc VALUES (101, 0)")
+	mustExec(t, c, "INSERT INTO acc (id, bal) VALUES (101, 0)")
 	mustExec(t, c, "CREATE TABLE gone (id int PRIMARY KEY)")
 	mustExec(t, c, "INSERT INTO gone VALUES (1)")
 	mustExec(t, c, "CREATE INDEX gone_acc ON acc (note)")
@@ -91,7 +91,7 @@ func TestBlockDDLMariaDB(t *testing.T) {
 	// An error after the DDL: the block fails (as on PostgreSQL) and its
 	// ROLLBACK leaves nothing.
 	mustExec(t, c, "BEGIN")
-	mustExec(t, c, "INSERT INTO acc VALUES (102, 0)")
+	mustExec(t, c, "INSERT INTO acc (id, bal) VALUES (102, 0)")
 	mustExec(t, c, "CREATE TABLE failed (id int PRIMARY KEY)")
 	if _, err := c.Exec(ctx, "INSERT INTO failed VALUES (1), (1)"); sqlstate(err) != "23505" {
 		t.Errorf("duplicate key after DDL in a block: %v, want 23505", err)

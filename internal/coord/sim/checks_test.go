@@ -256,7 +256,15 @@ func TestBrokenShellDecisions(t *testing.T) {
 		},
 		want: "restart: r0 (correct) holds",
 	}, {
-		name: "restart ignores DDL intents (cbs)", scenario: "restart", mode: coord.CBS, seed: 25,
+		name: "restart ignores DDL intents (cbs)", scenario: "restart", mode: coord.CBS, seed: 16,
+		broken: func(o *Options) {
+			o.planIntents = func([]coord.DDLIntent, func(uint64) bool) coord.IntentPlan { return coord.IntentPlan{} }
+		},
+		want: "restart: r0 (correct) holds",
+	}, {
+		// The same with DDL inside blocks, deferred on the MariaDB-like
+		// primary (coord.Submit.Defer), and lone DDL among them.
+		name: "restart ignores DDL intents (blocks)", scenario: "ddl-block", mode: coord.CBS, seed: 1,
 		broken: func(o *Options) {
 			o.planIntents = func([]coord.DDLIntent, func(uint64) bool) coord.IntentPlan { return coord.IntentPlan{} }
 		},

@@ -60,13 +60,13 @@ var scenarios = map[string]func(*setup){
 	// DDL inside transaction blocks, with a MariaDB-like primary that
 	// commits DDL (and what its transaction ran before) as it runs it:
 	// deferred there until the commit is decided, run exclusively;
-	// clients roll blocks back, and shepherd crashes now and then.
+	// clients roll blocks back, and shepherd crashes again and again.
 	"ddl-block": func(s *setup) {
 		cluster(s, -1, []driver.Class{driver.Locking, driver.MVCC, driver.Serial}, faults{})
 		ddlOn(s, 0)
 		s.blockDDL, s.blockSet = true, true
 		s.ddlEvery = 3
-		s.walOn = true
+		restartAt(s, 700, 1500, 2200, 3100, 3900, 4600, 5500)
 	},
 	// The same with the primary crashing, and a lying secondary.
 	"ddl-block-crash": func(s *setup) {
