@@ -17,8 +17,10 @@ import (
 // TestBlockDDLAsPostgres runs DDL inside transaction blocks (explicit,
 // and the implicit block of a multi-statement query string), as
 // psycopg, pg8000, SQLAlchemy's create_all and Django migrations do,
-// through clusters without MariaDB (the embedded default, and PostgreSQL
-// with two SQLite replicas) and on PostgreSQL 15 alone: each step must
+// through the embedded default, PostgreSQL with two SQLite replicas, and
+// MariaDB (primary) with PostgreSQL and SQLite (cbs: the block is
+// deferred on MariaDB, and ROLLBACK TO SAVEPOINT after its DDL is
+// refused there), and on PostgreSQL 15 alone: each step must
 // answer as PostgreSQL does. The block's statements see its own tables;
 // ROLLBACK leaves them on no replica, in no catalog, and another session
 // does not see them. (Another session is not asked while the block is
