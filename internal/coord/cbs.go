@@ -2247,6 +2247,10 @@ func (s *cbs) promote() {
 		if t == nil || t.phase != phaseOpen || t.failed {
 			continue
 		}
+		if t.stmts[op.Seq].deferReq {
+			s.dispatch(t, op) // DDL in a block: deferred (deferred.go)
+			continue
+		}
 		s.sendPrimary(t, op)
 	}
 }

@@ -108,6 +108,10 @@ func (s *cbs) dispatch(t *ctxn, op Op) {
 			WithDetail("DDL inside a transaction block waits until every other transaction has ended (a replica commits DDL as it runs it), and transaction %d waits so for this one.", s.excl.id).
 			WithHint("roll the transaction back and retry it")})
 		t.fail()
+	case q.deferReq && s.ddlOrdered && s.changing:
+		// No primary: held for the next one (dispatched again then,
+		// see promote), or failed when none is fit.
+		s.sendOrHold(t, op, q.ddl)
 	case q.deferReq && s.ddlOrdered && s.participants() < s.quorum():
 		s.emit(Reply{Op: op, From: -1, Fail: s.tooFewParticipants()})
 		t.fail()
