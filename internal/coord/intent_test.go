@@ -51,6 +51,11 @@ func TestPlanIntents(t *testing.T) {
 	if len(p.Complete) != 0 || len(p.Retire) != 1 || !strings.Contains(p.Retire[0], "part of transaction 6") {
 		t.Errorf("a logged deferred intent: %+v, want r0 retired", p)
 	}
+	deferred.Holds = []int{0}
+	if p := PlanIntents([]DDLIntent{deferred}, logged(6)); len(p.Retire) != 0 {
+		t.Errorf("a logged deferred intent whose commit r0's log table holds: %+v, want nothing retired", p)
+	}
+	deferred.Holds = nil
 	deferred.Unknown = true
 	if p := PlanIntents([]DDLIntent{deferred}, logged()); len(p.Retire) != 1 {
 		t.Errorf("a deferred intent the log no longer reaches: %+v, want r0 retired", p)

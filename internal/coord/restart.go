@@ -3,6 +3,7 @@ package coord
 import (
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // Restart decisions. When shepherd starts on a write-ahead log, the shell
@@ -102,6 +103,11 @@ type DDLIntent struct {
 	// of it committed (MariaDB commits DDL and what came before it as it
 	// runs it), which replay could not tell apart.
 	Deferred bool
+	// Holds, for a deferred intent whose commit was logged, are the
+	// replicas whose log table holds that commit (start-up read it):
+	// they finished the transaction, which their COMMIT recorded there
+	// after the rest of it.
+	Holds []int
 	// Unknown says start-up cannot tell whether the commit was logged:
 	// the log no longer reaches back to where its record would be (it
 	// was truncated after the intent should have gone). Completing it
@@ -160,7 +166,7 @@ func PlanIntents(intents []DDLIntent, logged func(txn uint64) bool) IntentPlan {
 		if in.Deferred {
 			if logged(in.Txn) || in.Unknown {
 				for _, r := range in.Replicas {
-					if _, ok := plan.Retire[r]; !ok {
+					if _, ok := plan.Retire[r]; !ok && !slices.Contains(in.Holds, r) {
 						plan.Retire[r] = fmt.Sprintf("may hold part of transaction %d, committed: its DDL inside a transaction block "+
 							"was being applied there after its commit when shepherd stopped, and replay cannot tell what it holds", in.Txn)
 					}

@@ -60,6 +60,12 @@ func (s *sim) resolveIntents() {
 	for i, id := range s.intents {
 		t := s.txns[id]
 		intents[i] = coord.DDLIntent{Txn: uint64(id), Lone: t.sent == 1 && len(t.stmts) == 1, Deferred: t.blockDDL, Replicas: ddlReplicas}
+		for _, r := range ddlReplicas {
+			if t.blockDDL && s.fakes[r].done[id] {
+				// Its log table holds the commit (see s.highest).
+				intents[i].Holds = append(intents[i].Holds, r)
+			}
+		}
 	}
 	s.intents = nil
 	planIntents := coord.PlanIntents
