@@ -157,7 +157,10 @@ type IntentPlan struct {
 // replicas refuse (Refused): completing it would fail the replay there,
 // on every start. The other replicas hold none of the open
 // changes (a transactional engine commits nothing unlogged), so the
-// replicas still in use agree either way.
+// replicas still in use agree either way. Deferred intents (DDL inside a
+// block) are apart: unlogged, they reached no such replica and are
+// dropped; logged (or Unknown), each such replica not in Holds is
+// retired.
 func PlanIntents(intents []DDLIntent, logged func(txn uint64) bool) IntentPlan {
 	plan := IntentPlan{Retire: map[int]string{}}
 	var open []DDLIntent
