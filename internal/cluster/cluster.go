@@ -10,6 +10,7 @@ package cluster
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"slices"
 	"sync"
@@ -81,6 +82,9 @@ type Options struct {
 	// WAL and a replica that commits DDL as it runs it; "": none (tests
 	// that do not restart).
 	IntentFile string
+	// MaxTxnBytes bounds, with WAL, the writes a transaction holds until
+	// its end (see Txn.hold); 0 means wal.MaxRecordBytes.
+	MaxTxnBytes int
 }
 
 // DefaultTick is Options.Tick when left 0.
@@ -323,6 +327,8 @@ type Txn struct {
 	opts driver.TxOptions
 	seq  int
 	done bool
+	// held counts the bytes of the writes t holds (see hold).
+	held int
 	// single marks a transaction of one statement that replicas may run in
 	// their own autocommit.
 	single bool
@@ -354,6 +360,7 @@ type Txn struct {
 	// session's goroutine touches it.
 	intent      bool
 	afterCommit func(barrier uint64) error
+	afterEnd    func() // AfterEnd's
 	stmts       []stmtCall
 	waiting     map[coord.Op]chan outcome
 	answers     map[coord.Op][]replica.Result
@@ -408,6 +415,9 @@ func (t *Txn) Exec(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (*ans
 	if err := t.c.oversize(&call); err != nil {
 		return nil, err
 	}
+	if err := t.hold(&call); err != nil {
+		return nil, err
+	}
 	op := coord.Op{Txn: t.id, Kind: coord.OpStmt, Seq: t.seq}
 	t.seq++
 	a, err := t.submit(ctx, op, call)
@@ -443,6 +453,49 @@ func (c *Cluster) oversize(call *stmtCall) *pgerr.Error {
 			return o.Refusal(m.Name())
 		}
 	}
+	return nil
+}
+
+// hold counts the write call against what t may hold, with a log: every
+// statement of a transaction is kept until its end (a secondary may run
+// it again), and the log records its writes in one record, in the
+// client's form and every dialect's, at most wal.MaxRecordBytes of it. A
+// transaction past that could never commit, so the statement that takes
+// it past (Options.MaxTxnBytes) fails with 54000 before any replica runs
+// it, rather than memory being taken without bound (a block of many
+// COPYs) for a COMMIT the log refuses. The count is of text only, below
+// the record's size; it includes writes a ROLLBACK TO undid, which the
+// transaction still keeps.
+func (t *Txn) hold(call *stmtCall) *pgerr.Error {
+	c := t.c
+	if c.opts.WAL == nil || call.st == nil || call.st.Kind == sqlan.Read {
+		return nil
+	}
+	size := func(sql string, args []driver.Arg) int {
+		n := len(sql)
+		for _, a := range args {
+			n += len(a.Text) + 1
+		}
+		return n
+	}
+	n := size(call.st.SQL, call.args)
+	for _, d := range c.dialects {
+		n += size(call.queries[d].SQL, call.queries[d].Args)
+	}
+	limit := c.opts.MaxTxnBytes
+	if limit <= 0 {
+		limit = wal.MaxRecordBytes
+	}
+	if t.held+n > limit {
+		what := fmt.Sprintf("%d bytes", limit)
+		if limit >= 1<<20 {
+			what = fmt.Sprintf("%d MB", limit>>20)
+		}
+		return pgerr.New(pgerr.ProgramLimitExceeded, "the transaction's writes exceed shepherd's limit of %s for one transaction", what).
+			WithDetail("shepherd keeps a transaction's statements until it ends, and its write-ahead log records them in one record.").
+			WithHint("Split the work into several transactions.")
+	}
+	t.held += n
 	return nil
 }
 
@@ -824,6 +877,10 @@ func (c *Cluster) applyLocked() {
 					c.runAfterCommitLocked(t)
 				}
 				t.afterCommit = nil
+				if fn := t.afterEnd; fn != nil {
+					t.afterEnd = nil
+					fn()
+				}
 			}
 			delete(c.mu.txns, a.Txn)
 			if len(c.mu.txns) == 0 {

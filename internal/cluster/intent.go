@@ -118,14 +118,22 @@ func (in Intent) Record(barrier uint64) wal.Record {
 
 // Logged reports whether records, the log, hold the intent's commit;
 // known is false when the log no longer reaches back to From (it was
-// truncated past it), so that it cannot tell.
+// truncated past it), so that it cannot tell. An empty log reaches back
+// to nothing: it tells only for an intent recorded while nothing was
+// durable in a log that started empty (From is 1: barriers start at 1,
+// coord.PlanStart), since a log that held a record is never empty again
+// (wal.TruncateBefore keeps a durable one). Any other empty log may have
+// lost the record (a log truncated whole, a log directory replaced).
 func (in Intent) Logged(records []wal.Record) (logged, known bool) {
 	for _, r := range records {
 		if r.Txn == in.Txn && r.Barrier >= in.From {
 			return true, true
 		}
 	}
-	return false, len(records) == 0 || records[0].Barrier <= in.From
+	if len(records) == 0 {
+		return false, in.From <= 1
+	}
+	return false, records[0].Barrier <= in.From
 }
 
 // intentFile is the form of the intent file.
@@ -284,10 +292,12 @@ func failedReply(o outcome) bool {
 // TryIntents runs the statements of intents, in order, on one replica
 // that runs DDL in transactions (PostgreSQL, SQLite), over c, in one
 // engine transaction that it then rolls back: start-up's trial of what
-// it would complete (coord.DDLIntent.Refused). A statement whose effect
-// is there already is no refusal, as in Replay. It returns the Txn of
-// the first intent refused, with the error, or 0; err is set when the
-// trial could not be made (it then proves nothing).
+// it would complete (coord.DDLIntent.Refused). A statement that finds
+// its effect there already is refused as Replay would refuse it: these
+// replicas commit DDL with its log-table row, so they cannot hold an
+// open intent's change (alreadyDone). It returns the Txn of the first
+// intent refused, with the error, or 0; err is set when the trial could
+// not be made (it then proves nothing).
 func TryIntents(ctx context.Context, c driver.Conn, d driver.Dialect, intents []Intent) (refused uint64, why, err error) {
 	if err := c.Begin(ctx, driver.TxOptions{}); err != nil {
 		return 0, nil, err
@@ -302,7 +312,7 @@ func TryIntents(ctx context.Context, c driver.Conn, d driver.Dialect, intents []
 			if !ok {
 				return 0, nil, fmt.Errorf("intent of transaction %d: %s: %w (dialect %s)", in.Txn, st.SQL, ErrUnreplayable, d)
 			}
-			if _, err := c.Exec(ctx, q); err != nil && !alreadyDone(err) {
+			if _, err := c.Exec(ctx, q); err != nil && !alreadyDone(d, err) {
 				switch code := pgerr.Code(err); {
 				case ctx.Err() != nil, code == "", strings.HasPrefix(code, "08"), strings.HasPrefix(code, "40"),
 					strings.HasPrefix(code, "53"), strings.HasPrefix(code, "57"):

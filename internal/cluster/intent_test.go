@@ -11,6 +11,7 @@ import (
 
 	"github.com/shepherd-db/shepherd/internal/driver"
 	"github.com/shepherd-db/shepherd/internal/driver/fakeengine"
+	"github.com/shepherd-db/shepherd/internal/wal"
 )
 
 // TestShellDDLIntent: with a replica that commits DDL as it runs it, a
@@ -88,4 +89,39 @@ func TestShellDDLIntent(t *testing.T) {
 	c.SetIntentHook(nil)
 	txn.Rollback()
 	idle()
+}
+
+// TestIntentLogged: whether start-up can tell from the log that an open
+// intent's transaction committed. The log tells when it reaches back to
+// the intent's From: its record, if any, would be there. An empty log
+// tells only for an intent recorded while nothing was durable (From 1:
+// barriers start at 1): a log that held a record is never empty again
+// (wal.TruncateBefore keeps a durable one), so nothing was ever logged
+// after it. Any other empty log may have lost the record (truncated), so
+// it cannot tell.
+func TestIntentLogged(t *testing.T) {
+	recs := func(from, to uint64, txn map[uint64]uint64) []wal.Record {
+		var rs []wal.Record
+		for b := from; b <= to; b++ {
+			rs = append(rs, wal.Record{Txn: txn[b], Barrier: b})
+		}
+		return rs
+	}
+	for _, tc := range []struct {
+		name          string
+		in            Intent
+		records       []wal.Record
+		logged, known bool
+	}{
+		{"logged", Intent{From: 5, Txn: 9}, recs(3, 12, map[uint64]uint64{7: 9}), true, true},
+		{"not logged, log reaches back", Intent{From: 5, Txn: 9}, recs(5, 12, nil), false, true},
+		{"log truncated past From", Intent{From: 5, Txn: 9}, recs(6, 12, nil), false, false},
+		{"empty log, nothing durable at the intent", Intent{From: 1, Txn: 9}, nil, false, true},
+		{"empty log, records were durable at the intent", Intent{From: 5, Txn: 9}, nil, false, false},
+	} {
+		logged, known := tc.in.Logged(tc.records)
+		if logged != tc.logged || known != tc.known {
+			t.Errorf("%s: Logged = %v, %v; want %v, %v", tc.name, logged, known, tc.logged, tc.known)
+		}
+	}
 }

@@ -46,6 +46,10 @@ func (t *Txn) Barrier() uint64 {
 	return t.barrier
 }
 
+// ID is the transaction's id, as its write-ahead log record names it
+// (wal.Record.Txn).
+func (t *Txn) ID() uint64 { return uint64(t.id) }
+
 // ErrUnreplayable is wrapped by the error of a replay that found a
 // logged statement without the form its replica's dialect ran: a record
 // of an older shepherd (log format 1 kept the client's text only), or a
@@ -84,7 +88,7 @@ func Replay(ctx context.Context, c driver.Conn, d driver.Dialect, records []wal.
 		}
 		for i, q := range qs {
 			_, err := c.Exec(ctx, q)
-			if err != nil && ddl[i] && alreadyDone(err) {
+			if err != nil && ddl[i] && alreadyDone(d, err) {
 				// MariaDB commits DDL at once: a crash between the DDL
 				// and its log-table row leaves the change in place
 				// without the row.
@@ -122,10 +126,19 @@ func replayQuery(d driver.Dialect, st wal.Statement) (driver.Query, bool) {
 	return driver.Query{SQL: f.SQL, Args: args, ReturnsRows: f.Rows, Verb: st.Verb}, true
 }
 
-// alreadyDone reports whether a DDL statement failed because its effect
-// is there already (replayed after a crash that came between the change
-// and its log-table row).
-func alreadyDone(err error) bool {
+// alreadyDone reports whether a DDL statement failed on a replica of
+// dialect d because its effect is there already (replayed after a crash
+// that came between the change and its log-table row). Only a replica
+// that commits DDL as it runs it (MariaDB, whose forms are one statement
+// each) can hold a change without its row. Elsewhere the change commits
+// with its row, so such an error says the replica differs, and must stop
+// the replay: on SQLite an ALTER TABLE may be a rebuild of several
+// statements in one text (package dialect), and taking a failed step of
+// it for done would commit the table half rebuilt, or skip the change.
+func alreadyDone(d driver.Dialect, err error) bool {
+	if d != driver.MySQL {
+		return false
+	}
 	switch pgerr.Code(err) {
 	case pgerr.DuplicateTable, pgerr.DuplicateColumn, pgerr.DuplicateObject,
 		pgerr.UndefinedTable, pgerr.UndefinedColumn, pgerr.UndefinedObject:

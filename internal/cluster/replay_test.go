@@ -3,18 +3,18 @@ package cluster
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/shepherd-db/shepherd/internal/driver"
+	"github.com/shepherd-db/shepherd/internal/driver/fakeengine"
 	"github.com/shepherd-db/shepherd/internal/driver/sqlite"
 	"github.com/shepherd-db/shepherd/internal/replica"
 	"github.com/shepherd-db/shepherd/internal/wal"
 )
 
 // TestReplay: logged transactions a replica lacks are applied in order
-// with their log-table rows; what its table has is skipped; a DDL change
-// that is there already (MariaDB commits DDL at once, a crash can come
-// before its row) does not stop the replay.
+// with their log-table rows; what its table has is skipped.
 func TestReplay(t *testing.T) {
 	ctx := context.Background()
 	open, _ := driver.Lookup(sqlite.Pure)
@@ -28,10 +28,6 @@ func TestReplay(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	// The table exists although the log table has no row for it.
-	if _, err := c.Exec(ctx, driver.Query{SQL: `CREATE TABLE "t" ("a" INTEGER PRIMARY KEY, "b" TEXT)`, Verb: "CREATE TABLE"}); err != nil {
-		t.Fatal(err)
-	}
 	lite := func(sql string, args ...wal.Value) []wal.Form {
 		return []wal.Form{{Dialect: uint8(driver.Postgres), SQL: "not for sqlite"}, {Dialect: uint8(driver.SQLite), SQL: sql, Args: args}}
 	}
@@ -65,6 +61,78 @@ func TestReplay(t *testing.T) {
 	got, top, err := replica.LogRead(ctx, c, 0)
 	if err != nil || !got[5] || !got[6] || !got[7] || got[8] || top != 7 {
 		t.Errorf("log table %v (top %d), %v; want 5, 6, 7", got, top, err)
+	}
+}
+
+// TestReplayAlreadyDone: a DDL statement whose effect is there already
+// does not stop the replay on a replica that commits DDL as it runs it
+// (MariaDB: a crash can come between the change and its log-table row).
+// Anywhere else the change commits with its row, so such an error means
+// the replica differs: on SQLite, where an ALTER TABLE may be a rebuild
+// of several statements, taking it for done would commit the rebuild
+// half made (here: the table left without its new NOT NULL), so the
+// replay stops instead, with nothing of the transaction committed.
+func TestReplayAlreadyDone(t *testing.T) {
+	ctx := context.Background()
+	ddl := func(form wal.Form) []wal.Record {
+		return []wal.Record{{Txn: 1, Barrier: 5, Statements: []wal.Statement{
+			{SQL: "ALTER TABLE t ALTER b SET NOT NULL", Writes: true, DDL: true, Verb: "ALTER TABLE", Forms: []wal.Form{form}}}}}
+	}
+
+	maria := fakeengine.New("maria", driver.Locking, driver.MySQL)
+	maria.On(fakeengine.Exec, "ALTER TABLE").Fail("42701", "Duplicate column name 'b'")
+	mc, err := maria.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mc.Close()
+	form := wal.Form{Dialect: uint8(driver.MySQL), SQL: "ALTER TABLE `t` MODIFY `b` text NOT NULL"}
+	if n, err := Replay(ctx, mc, driver.MySQL, ddl(form), map[uint64]bool{}); n != 1 || err != nil {
+		t.Fatalf("MariaDB: replayed %d, %v; want 1 (the change is there already)", n, err)
+	}
+	if maria.Count(fakeengine.Commit, "") != 1 {
+		t.Fatalf("MariaDB: %d commits, want 1", maria.Count(fakeengine.Commit, ""))
+	}
+
+	open, _ := driver.Lookup(sqlite.Pure)
+	e, err := open(ctx, driver.Spec{Name: "lite", DSN: "lite.db", DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	c, err := e.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for _, q := range []string{`CREATE TABLE "t" ("a" INTEGER PRIMARY KEY, "b" TEXT)`, `INSERT INTO "t" VALUES (1, 'x')`,
+		// A step of the rebuild finds its effect there already.
+		`CREATE TABLE "shepherd_rebuild" ("a" INTEGER)`} {
+		if _, err := c.Exec(ctx, driver.Query{SQL: q, Verb: strings.Join(strings.Fields(q)[:2], " ")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	have, _, err := replica.LogRead(ctx, c, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rebuild := wal.Form{Dialect: uint8(driver.SQLite), SQL: `SAVEPOINT shepherd_rebuild; ` +
+		`CREATE TABLE "shepherd_rebuild" ("a" INTEGER PRIMARY KEY, "b" TEXT NOT NULL); ` +
+		`INSERT INTO "shepherd_rebuild" ("a", "b") SELECT "a", "b" FROM "t"; ` +
+		`PRAGMA defer_foreign_keys = ON; DROP TABLE "t"; ` +
+		`CREATE TABLE "t" ("a" INTEGER PRIMARY KEY, "b" TEXT NOT NULL); ` +
+		`INSERT INTO "t" ("a", "b") SELECT "a", "b" FROM "shepherd_rebuild"; ` +
+		`DROP TABLE "shepherd_rebuild"; PRAGMA defer_foreign_keys = OFF; RELEASE shepherd_rebuild`}
+	n, err := Replay(ctx, c, driver.SQLite, ddl(rebuild), have)
+	var re *ReplayError
+	if n != 0 || !errors.As(err, &re) || re.Barrier != 5 {
+		t.Fatalf("SQLite: replayed %d, %v; want 0 and a ReplayError at barrier 5", n, err)
+	}
+	if got, _, err := replica.LogRead(ctx, c, 0); err != nil || got[5] {
+		t.Fatalf("SQLite's log table after the failed replay: %v, %v; want no row for 5", got, err)
+	}
+	if _, err := c.Exec(ctx, driver.Query{SQL: `INSERT INTO "t" VALUES (2, NULL)`, Verb: "INSERT"}); err != nil {
+		t.Fatalf("the half-made rebuild was kept: %v", err)
 	}
 }
 

@@ -264,3 +264,46 @@ func TestCatchUpChecksBarrier(t *testing.T) {
 		t.Fatalf("catch-up of a replica claiming barrier %d, beyond the last durable %d: %v, want ErrBadBarrier", last+1, last, err)
 	}
 }
+
+// TestTxnWritesBounded: the writes a transaction holds until its end
+// (statements and arguments in every form the log records) are bounded
+// by what the log can record for one transaction (Options.MaxTxnBytes):
+// a block of many COPYs or large INSERTs fails with 54000 at the
+// statement that passes it, before any replica runs that statement,
+// instead of taking memory without bound only to be refused at COMMIT.
+// Nothing of the transaction is written; the next one commits.
+func TestTxnWritesBounded(t *testing.T) {
+	w := newWALCluster(t, wal.Options{Sync: noSync})
+	w.c.opts.MaxTxnBytes = 8 << 10
+	st, err := sqlan.ParseOne("INSERT INTO t VALUES ($1, $2)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	txn := w.c.Begin(driver.TxOptions{})
+	failed := -1
+	for i := range 20 {
+		args := []driver.Arg{{Type: answer.Int, Text: fmt.Sprint(i)}, {Type: answer.Text, Text: strings.Repeat("x", 1000)}}
+		if _, err := txn.Exec(ctx, st, args); err != nil {
+			if pgerr.Code(err) != pgerr.ProgramLimitExceeded {
+				t.Fatalf("INSERT %d: %v, want 54000", i, err)
+			}
+			failed = i
+			break
+		}
+	}
+	// Each INSERT holds about 2 KB (the client's form and SQLite's).
+	if failed < 2 || failed > 5 {
+		t.Fatalf("the INSERT that failed: %d, want the one past 8 KB (2 to 5)", failed)
+	}
+	txn.Rollback()
+	if err := w.insert(100, "small"); err != nil {
+		t.Fatalf("a transaction after the refused one: %v", err)
+	}
+	for r, keys := range w.rows(t) {
+		if strings.Join(keys, ",") != "100" {
+			t.Errorf("replica %d holds keys %v, want only 100", r, keys)
+		}
+	}
+}

@@ -208,10 +208,12 @@ type Submit struct {
 	DDL bool
 	// Recovers marks a ROLLBACK TO SAVEPOINT: in a transaction failed by
 	// a statement's error it ends the failure (PostgreSQL's rule), but
-	// only where the replicas agreed on that error; where they did not
-	// (an error no vote confirmed, a ballot without agreement, a
-	// transaction whose primary changed) the statement fails with 40001
-	// and the transaction stays failed. Elsewhere it is an ordinary
+	// only where the replicas agreed on that error and it is one the
+	// statement itself causes (votable); otherwise (an error no vote
+	// confirmed, a cancel or a concurrency failure even if every replica
+	// gave it, a ballot without agreement, a transaction whose primary
+	// changed) the statement fails with 40001 and the transaction stays
+	// failed. Elsewhere it is an ordinary
 	// statement, run in order with the others.
 	Recovers bool
 	// Defer marks a DDL statement inside a transaction block: with

@@ -65,3 +65,19 @@ func TestPlanIntents(t *testing.T) {
 		t.Errorf("a lone and another open intent: %+v, want r0 and r1 retired, nothing completed", p)
 	}
 }
+
+// TestPlanCatalog: start-up applies the schema changes of the logged
+// transactions the catalog does not hold, in barrier order, each
+// transaction's barrier recorded with its last change, and skips those
+// it holds.
+func TestPlanCatalog(t *testing.T) {
+	txns := []LoggedDDL{{Barrier: 3, DDL: []string{"a"}}, {Barrier: 4}, {Barrier: 5, DDL: []string{"b", "c"}}, {Barrier: 6, DDL: []string{"d"}}}
+	got := PlanCatalog(func(b uint64) bool { return b <= 3 || b == 6 }, txns)
+	want := []CatalogStep{{Barrier: 5, SQL: "b"}, {Barrier: 5, SQL: "c", Last: true}}
+	if !slices.Equal(got, want) {
+		t.Errorf("PlanCatalog = %+v, want %+v", got, want)
+	}
+	if got := PlanCatalog(func(uint64) bool { return true }, txns); len(got) != 0 {
+		t.Errorf("a catalog that holds the whole log: %+v, want nothing", got)
+	}
+}

@@ -218,3 +218,50 @@ func PlanIntents(intents []DDLIntent, logged func(txn uint64) bool) IntentPlan {
 	}
 	return plan
 }
+
+// LoggedDDL is what start-up's recovery of the schema catalog needs of
+// one logged transaction: its barrier and the client's text of each of
+// its schema changes, in order.
+type LoggedDDL struct {
+	Barrier uint64
+	DDL     []string
+}
+
+// CatalogStep is one logged schema change start-up records in the schema
+// catalog.
+type CatalogStep struct {
+	// Barrier is the logged transaction's.
+	Barrier uint64
+	// SQL is the change as the client wrote it, analysed again against
+	// the catalog as it stands after the steps before it: as at its
+	// commit.
+	SQL string
+	// Last says it is the transaction's last change: the catalog records
+	// Barrier with it, in the same write, so that a later start does not
+	// apply the transaction again (and records Barrier even if the change
+	// fails, as the commit did).
+	Last bool
+}
+
+// PlanCatalog decides what start-up records in the schema catalog
+// (catalog.json), given which logged transactions' changes it holds
+// (holds, its record written with them) and the log's transactions, in
+// barrier order. shepherd writes the catalog after the commit, so a crash
+// in between leaves the file without changes the replicas hold: those of
+// every transaction it does not hold are applied, in barrier order, each
+// transaction's barrier recorded with its last. A transaction the catalog
+// holds is skipped: applied twice, a change can leave the catalog wrong
+// (a rename swap swapped back) or fail. The simulator runs it too
+// (internal/coord/sim, its restarts), against its model of the catalog.
+func PlanCatalog(holds func(barrier uint64) bool, txns []LoggedDDL) []CatalogStep {
+	var steps []CatalogStep
+	for _, t := range txns {
+		if holds(t.Barrier) {
+			continue
+		}
+		for i, sql := range t.DDL {
+			steps = append(steps, CatalogStep{Barrier: t.Barrier, SQL: sql, Last: i == len(t.DDL)-1})
+		}
+	}
+	return steps
+}

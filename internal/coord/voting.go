@@ -107,10 +107,18 @@ type txnState struct {
 	// held marks replicas whose COMMIT waits for their answers to the
 	// transaction's writes (see commitAt).
 	held []bool
-	// split: a statement's ballot found no agreement, so the replicas
-	// may have run it differently; a ROLLBACK TO SAVEPOINT
-	// (Submit.Recovers) cannot make up for that: it fails with 40001.
-	split bool
+	// unrecoverable: a ROLLBACK TO SAVEPOINT (Submit.Recovers) cannot
+	// make up for what happened: it fails with 40001. Set when a
+	// statement's ballot found no agreement (the replicas may have run it
+	// differently) and, in serial mode, when the replicas agreed on an
+	// error that is not votable (a cancel, a concurrency failure, a lack
+	// of resources): such an error depends on the replica and the moment,
+	// and engines leave their transaction in different states after it
+	// (MariaDB rolls the whole transaction back after a deadlock,
+	// PostgreSQL keeps it until ROLLBACK TO; a cancel may stop one
+	// replica's write after another finished it). CBS refuses alike
+	// (ctxn.recoverable).
+	unrecoverable bool
 }
 
 func (m *voting) begin(id TxnID, survey bool) {
@@ -138,7 +146,7 @@ func (m *voting) submit(op Op, writes, ddl, recovers bool) {
 	if t == nil || t.finished {
 		panic(fmt.Sprintf("coord: %v submitted outside a live transaction", op))
 	}
-	if recovers && t.split && !t.survey {
+	if recovers && t.unrecoverable && !t.survey {
 		// Not sent: the transaction can only roll back now.
 		m.c.emit(Reply{Op: op, From: -1, Fail: pgerr.New(pgerr.SerializationFailure,
 			"the transaction cannot go on after its error: the replicas did not agree on it").
@@ -421,6 +429,9 @@ func (m *voting) decide(op Op) {
 	}
 	if v, from, ok := b.votes.Agreed(m.c.cfg.F); ok {
 		b.decided, b.outcome = true, v
+		if op.Kind == OpStmt && !v.OK() && !votable(v.Code) && m.ordered {
+			t.unrecoverable = true
+		}
 		m.c.emit(Reply{Op: op, From: ReplicaID(from)})
 		for r, got := range b.votes {
 			if got != nil && *got != v {
@@ -440,7 +451,7 @@ func (m *voting) decide(op Op) {
 	}
 	b.decided, b.failed = true, true
 	if op.Kind == OpStmt {
-		t.split = true
+		t.unrecoverable = true
 	}
 	for r, got := range b.votes {
 		if got != nil {

@@ -156,9 +156,10 @@ func (w *writer) createTable(cs *pg_query.CreateStmt) {
 	if cs.Relation.Relpersistence == "t" {
 		w.refuse("temporary tables (replicas' sessions are pooled)")
 	}
-	if len(cs.Options) > 0 || cs.Tablespacename != "" || cs.AccessMethod != "" {
+	if cs.Tablespacename != "" || cs.AccessMethod != "" {
 		w.refuse("storage options in CREATE TABLE")
 	}
+	w.storageOptions(cs.Options)
 	if cs.Oncommit != pg_query.OnCommitAction_ONCOMMIT_NOOP {
 		w.refuse("ON COMMIT")
 	}
@@ -268,6 +269,43 @@ func (w *writer) createTable(cs *pg_query.CreateStmt) {
 	w.str(")")
 	if w.my() {
 		w.str(" ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_nopad_bin")
+	}
+}
+
+// storageOptions checks CREATE TABLE's WITH (...) as PostgreSQL does and
+// writes nothing of it: fillfactor (pgbench -i gives it) only says how
+// full PostgreSQL packs its pages, which no answer shows, and the other
+// engines have no such setting. A value PostgreSQL refuses fails here,
+// with its error, before any replica runs the statement (one replica
+// failing where the others did not would count against it). Other
+// options are refused.
+func (w *writer) storageOptions(opts []*pg_query.Node) {
+	for _, o := range opts {
+		d := o.GetDefElem()
+		if d == nil || d.Defnamespace != "" || d.Defname != "fillfactor" {
+			w.refuse("storage options in CREATE TABLE other than fillfactor")
+		}
+		text := ""
+		switch {
+		case d.Arg == nil:
+			w.fail(pgerr.InvalidParameterValue, "invalid value for integer option %q: %s", d.Defname, "true")
+		case d.Arg.GetInteger() != nil:
+			text = strconv.Itoa(int(d.Arg.GetInteger().Ival))
+		case d.Arg.GetString_() != nil:
+			text = d.Arg.GetString_().Sval
+		case d.Arg.GetFloat() != nil:
+			text = d.Arg.GetFloat().Fval
+		case d.Arg.GetTypeName() != nil:
+			text = schema.TypeText(d.Arg.GetTypeName())
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(text))
+		if err != nil {
+			w.fail(pgerr.InvalidParameterValue, "invalid value for integer option %q: %s", d.Defname, text)
+		}
+		if n < 10 || n > 100 {
+			panic(failure{pgerr.New(pgerr.InvalidParameterValue, "value %s out of bounds for option %q", text, d.Defname).
+				WithDetail("Valid values are between \"10\" and \"100\".")})
+		}
 	}
 }
 
@@ -528,7 +566,10 @@ func (w *writer) drop(d *pg_query.DropStmt) {
 	if d.Concurrent {
 		w.refuse("DROP INDEX CONCURRENTLY")
 	}
-	if d.Behavior == pg_query.DropBehavior_DROP_CASCADE {
+	if d.Behavior == pg_query.DropBehavior_DROP_CASCADE && d.RemoveType != pg_query.ObjectType_OBJECT_TABLE && d.RemoveType != pg_query.ObjectType_OBJECT_VIEW {
+		// Of a table or view, CASCADE drops nothing more: the analysis
+		// (sqlan) refuses it where views or other tables' foreign keys
+		// depend on what is dropped.
 		w.refuse("DROP ... CASCADE")
 	}
 	var what string
@@ -553,8 +594,29 @@ func (w *writer) drop(d *pg_query.DropStmt) {
 		}
 		objs = append(objs, l.Items[len(l.Items)-1].GetString_().Sval)
 	}
-	if len(objs) != 1 && (w.lite() || what == "INDEX") {
+	if len(objs) != 1 && what == "INDEX" {
 		w.refuse("DROP of several objects in one statement")
+	}
+	if len(objs) > 1 && what != "INDEX" {
+		// Referencing tables first: SQLite, which drops one table per
+		// statement, checks the foreign keys of each drop at once.
+		objs = w.childrenFirst(objs)
+	}
+	if len(objs) > 1 && w.lite() {
+		// SQLite's DROP takes one name: one statement each. The
+		// analysis checked beforehand that each exists (or IF
+		// EXISTS), so none fails part way.
+		for i, o := range objs {
+			if i > 0 {
+				w.str("; ")
+			}
+			w.str("DROP " + what + " ")
+			if d.MissingOk {
+				w.str("IF EXISTS ")
+			}
+			w.ident(o)
+		}
+		return
 	}
 	if what == "INDEX" && w.my() {
 		if w.dropFKIndex(objs[0], d.MissingOk) {
@@ -574,6 +636,39 @@ func (w *writer) drop(d *pg_query.DropStmt) {
 		w.str(" ON ")
 		w.ident(table)
 	}
+}
+
+// childrenFirst orders the tables of one DROP so that a table comes
+// after every other of the list whose foreign keys reference it, else
+// keeping the statement's order.
+func (w *writer) childrenFirst(objs []string) []string {
+	in := map[string]bool{}
+	for _, o := range objs {
+		in[o] = true
+	}
+	out := make([]string, 0, len(objs))
+	done := map[string]bool{}
+	var visit func(o string, depth int)
+	visit = func(o string, depth int) {
+		if done[o] || depth > len(objs) { // depth: a cycle of references
+			return
+		}
+		kids := w.schema.Children(o)
+		slices.Sort(kids) // Children's order is a map's
+		for _, k := range kids {
+			if in[k] {
+				visit(k, depth+1)
+			}
+		}
+		if !done[o] {
+			done[o] = true
+			out = append(out, o)
+		}
+	}
+	for _, o := range objs {
+		visit(o, 0)
+	}
+	return out
 }
 
 // dropFKIndex writes, for MariaDB, the drop of an index that a foreign
@@ -628,6 +723,17 @@ func (w *writer) alterTable(at *pg_query.AlterTableStmt) {
 				w.refuse("ALTER TABLE IF EXISTS %s", alterWhat(cmd))
 			}
 			w.rebuild(table, cmd)
+			return
+		}
+	}
+	if w.my() && len(at.Cmds) == 1 {
+		switch cmd := at.Cmds[0].GetAlterTableCmd(); cmd.Subtype {
+		case pg_query.AlterTableType_AT_SetNotNull, pg_query.AlterTableType_AT_DropNotNull,
+			pg_query.AlterTableType_AT_AlterColumnType:
+			w.modifyColumn(at, table, cmd)
+			return
+		case pg_query.AlterTableType_AT_DropConstraint:
+			w.dropConstraint(at, table, cmd)
 			return
 		}
 	}
@@ -755,6 +861,156 @@ func (w *writer) alterTable(at *pg_query.AlterTableStmt) {
 			w.refuse("ALTER TABLE %s", cmd.Subtype.String())
 		}
 	})
+}
+
+// modifyColumn writes, for MariaDB, SET NOT NULL, DROP NOT NULL and
+// ALTER COLUMN ... TYPE as MODIFY COLUMN with the column's whole new
+// definition from shepherd's catalog (MariaDB has no statement that
+// changes one attribute alone): its type, NULL or NOT NULL and its
+// default. Refused where that definition is not certain to be the one
+// the column has on MariaDB, or MariaDB would fail where PostgreSQL does
+// not (a failing primary would be taken for a faulty one):
+//   - an unbounded text column, whose MariaDB type depends on the keys
+//     it was created with (LONGTEXT or VARCHAR);
+//   - a type change that does not keep every value (as on SQLite), with
+//     USING or COLLATE, or of a column a foreign key uses (MariaDB
+//     refuses to change those).
+func (w *writer) modifyColumn(at *pg_query.AlterTableStmt, table *schema.Table, cmd *pg_query.AlterTableCmd) {
+	if at.MissingOk {
+		w.refuse("ALTER TABLE IF EXISTS %s", alterWhat(cmd))
+	}
+	if cmd.Behavior == pg_query.DropBehavior_DROP_CASCADE {
+		w.refuse("ALTER TABLE ... CASCADE")
+	}
+	if table == nil || table.View {
+		w.refuse("ALTER TABLE %s of a table shepherd did not see created", alterWhat(cmd))
+	}
+	old := table.Column(cmd.Name)
+	if old == nil {
+		w.fail(pgerr.UndefinedColumn, "column %q of relation %q does not exist", cmd.Name, table.Name)
+	}
+	col := *old
+	switch cmd.Subtype {
+	case pg_query.AlterTableType_AT_SetNotNull:
+		col.NotNull = true
+	case pg_query.AlterTableType_AT_DropNotNull:
+		for _, c := range table.Constraints {
+			if c.Kind == schema.ConstraintPrimary && slices.Contains(c.Columns, col.Name) {
+				w.fail(invalidTableDefinition, "column %q is in a primary key", col.Name)
+			}
+		}
+		col.NotNull = false
+	case pg_query.AlterTableType_AT_AlterColumnType:
+		cd := cmd.Def.GetColumnDef()
+		if cd.RawDefault != nil || cd.CollClause != nil {
+			w.refuse("ALTER COLUMN ... TYPE with USING or COLLATE")
+		}
+		typ, mods, serial, ok := schema.TypeOf(cd.TypeName)
+		if !ok || serial {
+			w.refuse("ALTER COLUMN ... TYPE %s", schema.TypeText(cd.TypeName))
+		}
+		if !widens(col, typ, mods) {
+			w.refuse("ALTER COLUMN ... TYPE from %s to %s (only a change that keeps every value: a longer text type, a wider integer)", col.Type, schema.TypeText(cd.TypeName))
+		}
+		if typ != col.Type || !slices.Equal(mods, col.Mods) {
+			if w.foreignKeyUses(table, col.Name) {
+				w.refuse("ALTER COLUMN ... TYPE of a column a foreign key uses (MariaDB refuses to change it)")
+			}
+		}
+		col.Type, col.Mods = typ, mods
+	}
+	if col.Type == "text" || col.Type == "varchar" && len(col.Mods) == 0 {
+		w.refuse("ALTER TABLE %s of an unbounded text column (its type on MariaDB depends on the keys it was created with)", alterWhat(cmd))
+	}
+	w.str("ALTER TABLE ")
+	w.tableName(at.Relation)
+	w.str(" MODIFY COLUMN ")
+	w.ident(col.Name)
+	w.str(" ")
+	w.ddlType(col, false)
+	if col.NotNull || slices.Contains(table.Key, col.Name) {
+		w.str(" NOT NULL")
+	} else {
+		w.str(" NULL")
+	}
+	if col.Fill == schema.FillNone && col.Default != "" {
+		tree, err := pg_query.Parse("SELECT " + col.Default)
+		if err != nil || len(tree.Stmts) != 1 || len(tree.Stmts[0].Stmt.GetSelectStmt().GetTargetList()) != 1 {
+			w.refuse("ALTER TABLE %s of a column whose default shepherd cannot write again", alterWhat(cmd))
+		}
+		w.str(" DEFAULT ")
+		w.assigned(tree.Stmts[0].Stmt.GetSelectStmt().TargetList[0].GetResTarget().Val, &col)
+	}
+}
+
+// dropConstraint writes, for MariaDB, DROP CONSTRAINT by the kind of
+// constraint shepherd's catalog records under the name: MariaDB drops a
+// unique constraint as the index it is, a foreign key with DROP FOREIGN
+// KEY (the index MariaDB made for it stays: it only serves lookups), a
+// check with DROP CONSTRAINT and the primary key with DROP PRIMARY KEY.
+func (w *writer) dropConstraint(at *pg_query.AlterTableStmt, table *schema.Table, cmd *pg_query.AlterTableCmd) {
+	if at.MissingOk || cmd.MissingOk {
+		w.refuse("DROP CONSTRAINT IF EXISTS")
+	}
+	if cmd.Behavior == pg_query.DropBehavior_DROP_CASCADE {
+		w.refuse("ALTER TABLE ... CASCADE")
+	}
+	if table == nil || table.View {
+		w.refuse("ALTER TABLE %s of a table shepherd did not see created", alterWhat(cmd))
+	}
+	i := slices.IndexFunc(table.Constraints, func(c schema.Constraint) bool { return c.Name == cmd.Name })
+	if i < 0 {
+		w.fail(pgerr.UndefinedObject, "constraint %q of relation %q does not exist", cmd.Name, table.Name)
+	}
+	c := table.Constraints[i]
+	w.str("ALTER TABLE ")
+	w.tableName(at.Relation)
+	switch c.Kind {
+	case schema.ConstraintPrimary:
+		if w.referencedKey(table) {
+			// PostgreSQL refuses too, naming the foreign key (2BP01);
+			// MariaDB would fail otherwise.
+			w.refuse("DROP CONSTRAINT of a primary key a foreign key references")
+		}
+		w.str(" DROP PRIMARY KEY")
+	case schema.ConstraintUnique:
+		w.str(" DROP INDEX ")
+		w.ident(c.Name)
+	case schema.ConstraintForeign:
+		w.str(" DROP FOREIGN KEY ")
+		w.ident(c.Name)
+	case schema.ConstraintCheck:
+		w.str(" DROP CONSTRAINT ")
+		w.ident(c.Name)
+	default:
+		w.refuse("DROP CONSTRAINT of a %s constraint", c.Kind)
+	}
+}
+
+// referencedKey reports whether another table's foreign key references
+// table's primary key.
+func (w *writer) referencedKey(table *schema.Table) bool {
+	for _, col := range table.Key {
+		if w.referencedColumn(table, col) {
+			return true
+		}
+	}
+	return false
+}
+
+// foreignKeyUses reports whether a foreign key references column col of
+// table (see referencedColumn) or is made of it.
+func (w *writer) foreignKeyUses(table *schema.Table, col string) bool {
+	if w.referencedColumn(table, col) {
+		return true
+	}
+	for _, c := range table.Constraints {
+		if c.Kind == schema.ConstraintForeign && (slices.Contains(c.Columns, col) ||
+			c.RefTable == table.Name && (slices.Contains(c.RefColumns, col) || len(c.RefColumns) == 0 && slices.Contains(table.Key, col))) {
+			return true
+		}
+	}
+	return false
 }
 
 func (w *writer) rename(r *pg_query.RenameStmt) {

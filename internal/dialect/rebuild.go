@@ -1,6 +1,7 @@
 package dialect
 
 import (
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -164,6 +165,32 @@ func (w *writer) rebuild(table *schema.Table, cmd *pg_query.AlterTableCmd) {
 		}
 	default:
 		w.refuse("ALTER TABLE %s", cmd.Subtype.String())
+	}
+	if reflect.DeepEqual(cols, table.Columns) && reflect.DeepEqual(cons, table.Constraints) {
+		// The change restates what the table is (Sequelize's sync
+		// sets NOT NULL, the type and the default of every column
+		// again): nothing to rebuild, and PostgreSQL changes nothing
+		// either. An empty savepoint stands for the statement.
+		w.str("SAVEPOINT " + rebuildTable + "; RELEASE " + rebuildTable)
+		return
+	}
+	if cmd.Subtype == pg_query.AlterTableType_AT_AddConstraint && cons[len(cons)-1].Kind == schema.ConstraintUnique {
+		c := cons[len(cons)-1]
+		// A unique constraint is, to SQLite, the unique index it makes
+		// for it: one made under the constraint's name holds the rows
+		// to it, and fails over duplicates, without a rebuild (which a
+		// table another's ON DELETE foreign key references cannot
+		// have: Sequelize's sync adds its uniques again). A later
+		// rebuild writes the constraint into the table from the
+		// catalog, and the old table's index goes with it.
+		w.str("CREATE UNIQUE INDEX ")
+		w.ident(c.Name)
+		w.str(" ON ")
+		w.ident(table.Name)
+		w.str(" (")
+		list(w, c.Columns, func(k string) { w.ident(k) })
+		w.str(")")
+		return
 	}
 	// Dropping the table runs the foreign keys' ON DELETE actions on the
 	// rows that reference it: refused rather than run.

@@ -789,7 +789,11 @@ func (f *former) altered() bool {
 	if cmd == nil || t == nil {
 		return false
 	}
-	if cmd.Subtype == pg_query.AlterTableType_AT_SetNotNull && f.e.Code == pgerr.NotNullViolation {
+	// MariaDB's MODIFY ... NOT NULL of a text column over NULLs says the
+	// NULLs were truncated (1265): SET NOT NULL changes nothing else.
+	truncated := f.e.Code == pgerr.DataException && f.raw != nil && slices.Equal(f.raw.Columns, []string{cmd.Name})
+	if cmd.Subtype == pg_query.AlterTableType_AT_SetNotNull && (f.e.Code == pgerr.NotNullViolation || truncated) {
+		f.e.Code = pgerr.NotNullViolation
 		f.e.Message = fmt.Sprintf("column %s of relation %s contains null values", quoteName(cmd.Name), quoteName(t.Name))
 		f.e.Detail = ""
 		f.setObject(t.Name, cmd.Name, "")

@@ -6,8 +6,9 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
-	_ "modernc.org/sqlite" // the engine's executor
+	"modernc.org/sqlite" // the engine's executor
 
 	"github.com/shepherd-db/shepherd/internal/answer"
 	"github.com/shepherd-db/shepherd/internal/schema"
@@ -26,7 +27,22 @@ type Engine struct {
 	dbName string // the database name the information_schema rows carry
 	dbList string // the other databases pg_database lists, joined by "\x00"
 	ok     bool   // loaded is in the tables (false before the first load)
+	// timeout and maxBytes are the limits of one query (see Query).
+	timeout  time.Duration
+	maxBytes int
 }
+
+// The limits of one catalog query. The engine answers one query at a
+// time (Engine.mu), so a query that runs long or answers much (pg_class
+// crossed with itself a few times) would hold every session's catalog
+// queries up, and take memory, without bound: it is stopped with 54000
+// once it ran QueryTimeout, or once its answer (the values' text) grew
+// past MaxAnswerBytes. PostgreSQL's own catalogs answer what clients ask
+// in milliseconds, with answers of kilobytes.
+const (
+	QueryTimeout   = 10 * time.Second
+	MaxAnswerBytes = 64 << 20
+)
 
 var (
 	engines   sync.Map // *schema.Catalog -> *Engine
@@ -65,8 +81,13 @@ func New() (*Engine, error) {
 		db.Close()
 		return nil, fmt.Errorf("pgcatalog: %w", err)
 	}
-	e := &Engine{db: db, conn: conn}
-	if err := e.setup(ctx); err != nil {
+	e := &Engine{db: db, conn: conn, timeout: QueryTimeout, maxBytes: MaxAnswerBytes}
+	// No value of the engine may be longer than an answer may be.
+	_, err = sqlite.Limit(conn, sqliteLimitLength, MaxAnswerBytes)
+	if err == nil {
+		err = e.setup(ctx)
+	}
+	if err != nil {
 		conn.Close()
 		db.Close()
 		return nil, fmt.Errorf("pgcatalog: %w", err)
@@ -79,6 +100,10 @@ func (e *Engine) Close() error {
 	e.conn.Close()
 	return e.db.Close()
 }
+
+// sqliteLimitLength is SQLite's SQLITE_LIMIT_LENGTH: the longest text or
+// blob value.
+const sqliteLimitLength = 0
 
 // setup creates the relations (pg_catalog and information_schema as
 // attached databases, so that both qualified and bare names resolve) and

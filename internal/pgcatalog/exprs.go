@@ -308,18 +308,55 @@ func (r *rewriter) cast(tc *pg_query.TypeCast) *pg_query.Node {
 }
 
 // regLookup looks a name up when the query runs (a parameter, a column,
-// to_regclass and the like): qualified or not; NULL when there is none.
+// to_regclass and the like): qualified or not, quoted or not (the input
+// function's rules, which pgcat_regpart applies to the text); NULL when
+// there is none. The text's parts are computed by a function of the text
+// alone, never by a subquery inside the scan's predicate: SQLite would run
+// such a subquery again for every catalog row (a cast of a column of 10
+// rows took 2 s that way, TypeORM's column list minutes).
 func (r *rewriter) regLookup(t string, a *pg_query.Node) *pg_query.Node {
 	rt := regTypes[t]
-	q := "(SELECT shepherd_o.oid FROM pg_catalog." + rt.rel + " shepherd_o WHERE pgcat_text(shepherd_o.oid) = $1 OR shepherd_o." + rt.col + " = $1"
-	if ns := map[string]string{"pg_class": "relnamespace", "pg_type": "typnamespace", "pg_proc": "pronamespace"}[rt.rel]; ns != "" {
-		q += " OR (SELECT shepherd_n.nspname FROM pg_catalog.pg_namespace shepherd_n WHERE shepherd_n.oid = shepherd_o." + ns + ") || '.' || shepherd_o." + rt.col + " = $1"
-	}
+	name := "pgcat_regpart($1, 1)"
 	if t == "regtype" {
-		// The SQL names of types (integer, character varying, int4[]).
-		q += " OR pgcat_format_type(shepherd_o.oid, NULL) = $1 OR shepherd_o.oid = (SELECT shepherd_e.typarray FROM pg_catalog.pg_type shepherd_e WHERE shepherd_e.typname || '[]' = $1)"
+		name = "pgcat_regpart($1, 2)"
 	}
-	return r.expr(r.tmpl(q+" ORDER BY shepherd_o.oid LIMIT 1)", []*pg_query.Node{a}))
+	q := "(SELECT shepherd_o.oid FROM pg_catalog." + rt.rel + " shepherd_o WHERE pgcat_text(shepherd_o.oid) = $1 OR (shepherd_o." + rt.col + " = " + name
+	if ns := map[string]string{"pg_class": "relnamespace", "pg_type": "typnamespace", "pg_proc": "pronamespace"}[rt.rel]; ns != "" {
+		q += " AND (pgcat_regpart($1, 0) = '' OR (SELECT shepherd_n.nspname FROM pg_catalog.pg_namespace shepherd_n WHERE shepherd_n.oid = shepherd_o." + ns + ") = pgcat_regpart($1, 0))"
+	}
+	q += ")"
+	if t == "regtype" {
+		// The SQL names of types (integer, character varying).
+		q += " OR pgcat_format_type(shepherd_o.oid, NULL) = $1"
+	}
+	q += " ORDER BY shepherd_o.oid LIMIT 1)"
+	if t == "regtype" {
+		// An array's name, int4[] or integer[]: its element type's typarray.
+		q = "COALESCE(" + q + ", (SELECT shepherd_e.typarray FROM pg_catalog.pg_type shepherd_e WHERE shepherd_e.typname = pgcat_regpart($1, 3) ORDER BY shepherd_e.oid LIMIT 1))"
+	}
+	return r.expr(r.tmpl(q, []*pg_query.Node{a}))
+}
+
+// regPart is pgcat_regpart(text, part): a reg* input's schema (part 0,
+// "" when unqualified), its name (1), its name with a type's aliases
+// resolved (2: integer is int4), and for an array type's name (int4[],
+// integer[]) its element type's name (3; otherwise NULL). Quoted parts
+// keep their case, unquoted ones fold to lower case.
+func regPart(text string, part int64) any {
+	schema, name := splitName(text)
+	switch part {
+	case 0:
+		return schema
+	case 1:
+		return name
+	case 2:
+		return typeAliasOr(name)
+	case 3:
+		if el, ok := strings.CutSuffix(name, "[]"); ok {
+			return typeAliasOr(strings.TrimSpace(el))
+		}
+	}
+	return nil
 }
 
 // resolve is a reg* type's input function: the OID a name (or number)

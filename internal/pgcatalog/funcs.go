@@ -129,6 +129,13 @@ func init() {
 		}
 		return strconv.ParseFloat(strings.TrimSpace(toText(a[0])), 64)
 	})
+	reg("pgcat_regpart", 2, func(a []sqldriver.Value) (sqldriver.Value, error) {
+		if a[0] == nil {
+			return nil, nil
+		}
+		part, _ := a[1].(int64)
+		return regPart(toText(a[0]), part), nil
+	})
 	reg("pgcat_text", 1, func(a []sqldriver.Value) (sqldriver.Value, error) {
 		if a[0] == nil {
 			return nil, nil

@@ -5,17 +5,18 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
-	"github.com/shepherd-db/shepherd/internal/pgtree"
 	"strconv"
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
+	"modernc.org/sqlite"
 
 	"github.com/shepherd-db/shepherd/internal/answer"
 	"github.com/shepherd-db/shepherd/internal/driver"
 	"github.com/shepherd-db/shepherd/internal/pgerr"
+	"github.com/shepherd-db/shepherd/internal/pgtree"
 	"github.com/shepherd-db/shepherd/internal/schema"
 )
 
@@ -249,13 +250,16 @@ func (e *Engine) Query(ctx context.Context, tree *pg_query.Node, args []driver.A
 		}
 	}
 	bind = append(bind, p.consts...)
-	rows, err := e.conn.QueryContext(ctx, p.sql, bind...)
+	qctx, cancel := context.WithTimeout(ctx, e.timeout)
+	defer cancel()
+	fail := func(err error) error { return e.limited(ctx, qctx, set.fail(err), err) }
+	rows, err := e.conn.QueryContext(qctx, e.bounded(p.sql), bind...)
 	if err != nil {
-		return nil, set.fail(err)
+		return nil, fail(err)
 	}
 	defer rows.Close()
 	a := &answer.Answer{Columns: columnsOf(p.cols)}
-	n := len(p.cols)
+	n, size := len(p.cols), 0
 	for rows.Next() {
 		vals := make([]any, n)
 		ptrs := make([]any, n)
@@ -263,20 +267,68 @@ func (e *Engine) Query(ctx context.Context, tree *pg_query.Node, args []driver.A
 			ptrs[i] = &vals[i]
 		}
 		if err := rows.Scan(ptrs...); err != nil {
-			return nil, set.fail(err)
+			return nil, fail(err)
 		}
 		row := make([]answer.Value, n)
 		for i, v := range vals {
-			row[i] = e.output(ctx, v, p.cols[i].typ, a.Columns[i].Type)
+			row[i] = e.output(qctx, v, p.cols[i].typ, a.Columns[i].Type)
+			size += len(row[i].Text) + 1
+		}
+		if size > e.maxBytes || len(a.Rows) >= e.maxRows() {
+			return nil, tooLarge(e.maxBytes)
 		}
 		a.Rows = append(a.Rows, row)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, set.fail(err)
+		return nil, fail(err)
 	}
 	a.Tag = answer.Tag("SELECT", int64(len(a.Rows)))
 	a.RowsAffected = int64(len(a.Rows))
 	return a, nil
+}
+
+// bounded wraps sql, a rewritten catalog query, so that the engine can
+// stop it at any point (see Query's limits): as a materialized common
+// table expression, all of its work is done in the statement's first
+// step, which the driver interrupts when the query's context ends (a
+// later step, reading the next row, it does not), and it keeps at most
+// one row more than an answer may have. The outer SELECT reads the rows
+// in the order the query made them.
+func (e *Engine) bounded(sql string) string {
+	return "WITH shepherd_answer AS MATERIALIZED (SELECT * FROM (" + sql + ") LIMIT " +
+		strconv.Itoa(e.maxRows()+1) + ") SELECT * FROM shepherd_answer"
+}
+
+// maxRows is the most rows an answer may have: every value takes a byte
+// at least (see Query).
+func (e *Engine) maxRows() int { return e.maxBytes }
+
+// limited is the error of a catalog query that failed with err (failed:
+// as the client would get it otherwise) where one of the engine's limits
+// may have stopped it: the client's cancel (ctx) gives 57014, the time
+// limit (qctx) or SQLite's limit on a value's length 54000.
+func (e *Engine) limited(ctx, qctx context.Context, failed, err error) error {
+	switch {
+	case ctx.Err() != nil:
+		return pgerr.New(pgerr.QueryCanceled, "canceling statement due to user request")
+	case qctx.Err() != nil:
+		return pgerr.New(pgerr.ProgramLimitExceeded, "the catalog query ran longer than shepherd's limit of %s for a catalog query", e.timeout).
+			WithDetail("shepherd answers catalog queries one at a time, so a long one would hold up every session's.")
+	}
+	var se *sqlite.Error
+	if errors.As(err, &se) && se.Code() == sqliteTooBig {
+		return tooLarge(e.maxBytes)
+	}
+	return failed
+}
+
+// sqliteTooBig is SQLite's SQLITE_TOOBIG: a value longer than the
+// connection's length limit (set to the answer limit: see New).
+const sqliteTooBig = 18
+
+func tooLarge(limit int) error {
+	return pgerr.New(pgerr.ProgramLimitExceeded, "the catalog query's answer exceeds shepherd's limit of %d MB for a catalog query", limit>>20).
+		WithDetail("shepherd answers catalog queries one at a time and holds the whole answer in memory.")
 }
 
 // recoverInto turns a panic of the rewriter (a bug: a parse tree it did

@@ -55,6 +55,12 @@ type conn struct {
 	// skipToSync is set by an error in an extended-protocol message: every
 	// message up to the next Sync is then ignored.
 	skipToSync bool
+	// async guards output sent while the connection is idle
+	// (notifications, notify.go).
+	async idleSender
+	// idleNext is set by a ReadyForQuery with status 'I': the wait for
+	// the next message is idle.
+	idleNext bool
 }
 
 func newConn(s *Server, nc net.Conn) *conn {
@@ -104,6 +110,12 @@ func (c *conn) run(ctx context.Context) error {
 		return err
 	}
 	c.log.Debug("pgwire: session started", "user", info.User, "database", info.Database)
+	if n, ok := sess.(Notifier); ok {
+		done := make(chan struct{})
+		defer close(done)
+		c.idleNext = sess.TxStatus() == 'I'
+		go c.watchNotifications(n, done)
+	}
 	return c.loop(ctx)
 }
 

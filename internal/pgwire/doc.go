@@ -106,7 +106,15 @@
 // # Refused or unsupported
 //
 // Encryption (SSL, GSS) is declined, not refused. Fast-path FunctionCall
-// is answered 0A000. There is no replication protocol, no
-// LISTEN/NOTIFY delivery, and no password methods other than SCRAM-SHA-256
-// (no channel binding, since there is no TLS).
+// is answered 0A000. There is no replication protocol, and no password
+// methods other than SCRAM-SHA-256 (no channel binding, since there is no
+// TLS).
+//
+// # Notifications
+//
+// A Session that is a Notifier (LISTEN) has its notifications sent as
+// NotificationResponse messages when no transaction is open, as
+// PostgreSQL sends them: just before a ReadyForQuery with status 'I', and
+// while the connection waits for the next command after one, from a
+// goroutine of the connection's that may write only then (notify.go).
 package pgwire

@@ -16,7 +16,14 @@ import (
 func (c *conn) loop(ctx context.Context) error {
 	ctx = withCopier(ctx, c)
 	for {
+		if c.idleNext {
+			c.setIdle(true)
+		}
 		msg, err := c.be.Receive()
+		if c.idleNext {
+			c.setIdle(false) // waits for a notification being sent
+			c.idleNext = false
+		}
 		if err != nil {
 			return c.fail(c.receiveError(err))
 		}
@@ -176,6 +183,12 @@ func (c *conn) readyForQuery() error {
 		for _, p := range r.ChangedParameters() {
 			c.send(&pgproto3.ParameterStatus{Name: p[0], Value: p[1]})
 		}
+	}
+	if n, ok := c.sess.(Notifier); ok && status == 'I' {
+		// Notifications wait while a transaction is open, as in
+		// PostgreSQL; the next wait for a command is idle.
+		c.sendNotifications(n)
+		c.idleNext = true
 	}
 	c.send(&pgproto3.ReadyForQuery{TxStatus: status})
 	return c.flush()

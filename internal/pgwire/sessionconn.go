@@ -4,6 +4,7 @@ import (
 	"net"
 
 	"github.com/shepherd-db/shepherd/internal/answer"
+	"github.com/shepherd-db/shepherd/internal/pgerr"
 )
 
 // Conn is the part of a connection's protocol state that SQL statements
@@ -16,6 +17,12 @@ type Conn interface {
 	// DropAllStatements drops every named prepared statement (the unnamed
 	// one stays, as in PostgreSQL).
 	DropAllStatements()
+	// AddStatement adds a named prepared statement (SQL PREPARE: the
+	// protocol's and SQL's prepared statements are one namespace, as in
+	// PostgreSQL); it fails with 42P05 when the name is taken.
+	AddStatement(name string, st Statement) error
+	// Statement returns the named prepared statement (SQL EXECUTE).
+	Statement(name string) (Statement, bool)
 	// DropPortal drops the named portal; false when there is none.
 	DropPortal(name string) bool
 	// DropAllPortals drops every named portal.
@@ -55,6 +62,25 @@ func (s sessionConn) DropAllStatements() {
 			s.c.closeStatement(name)
 		}
 	}
+}
+
+func (s sessionConn) AddStatement(name string, st Statement) error {
+	if _, ok := s.c.statements[name]; ok || name == "" {
+		return pgerr.New(pgerr.DuplicatePreparedStmt, "prepared statement %q already exists", name)
+	}
+	if len(s.c.statements) >= s.c.srv.maxStatements() {
+		return pgerr.New(programLimitExceeded, "too many prepared statements (limit %d)", s.c.srv.maxStatements())
+	}
+	s.c.statements[name] = &prepared{st: st}
+	return nil
+}
+
+func (s sessionConn) Statement(name string) (Statement, bool) {
+	p, ok := s.c.statements[name]
+	if !ok || name == "" || p.st == nil {
+		return nil, false
+	}
+	return p.st, true
 }
 
 func (s sessionConn) DropPortal(name string) bool {

@@ -361,6 +361,16 @@ func columnOIDs(cols []answer.Column) []uint32 {
 	return oids
 }
 
+// TextParam reads a parameter of type oid given as text, as a Bind in
+// text format gives it (SQL EXECUTE's arguments are read so too), into
+// the form the Session receives (bytea as raw bytes).
+func TextParam(oid uint32, text string) (string, error) {
+	if oid == answer.OIDBytea {
+		return decodeByteaText(text)
+	}
+	return readTextParam(oid, text)
+}
+
 // readTextParam reads a text parameter of a type whose input shepherd
 // checks and rewrites before any replica sees it, as PostgreSQL reads it
 // at Bind: dates and times (a zone suffix after a date, as pgjdbc sends

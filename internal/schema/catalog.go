@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -42,6 +43,9 @@ type Catalog struct {
 	// mark says which logged transactions' schema changes the catalog
 	// holds (see LogMark).
 	mark LogMark
+	// pending are the catalog changes of blocks whose COMMIT is under
+	// way, by transaction (see Pending).
+	pending map[uint64]PendingBlock
 }
 
 // LogMark says which transactions of the write-ahead log have their
@@ -72,13 +76,17 @@ type fileForm struct {
 	// Log is absent in the files of older shepherds, which recorded the
 	// changes after the commit: those are taken to hold the whole log.
 	Log *LogMark `json:"log,omitempty"`
+	// Pending are the catalog changes of blocks whose COMMIT was under
+	// way (see Catalog.Pending).
+	Pending []PendingBlock `json:"pending,omitempty"`
 }
 
 // Open reads the catalog kept in path, or starts an empty one if the file
 // does not exist. An empty path keeps the catalog in memory only.
 func Open(path string) (*Catalog, error) {
 	c := &Catalog{path: path, seqs: map[string]int64{}, saved: map[string]int64{},
-		named: map[string]SeqState{}, durable: map[string]SeqState{}, ahead: map[string]int64{}}
+		named: map[string]SeqState{}, durable: map[string]SeqState{}, ahead: map[string]int64{},
+		pending: map[uint64]PendingBlock{}}
 	var f fileForm
 	existed := false
 	if path != "" {
@@ -112,6 +120,9 @@ func Open(path string) (*Catalog, error) {
 	for k, v := range f.Named {
 		c.named[k], c.durable[k] = v, v
 	}
+	for _, p := range f.Pending {
+		c.pending[p.Txn] = p
+	}
 	c.snap.Store(f.Schema)
 	return c, nil
 }
@@ -130,10 +141,60 @@ func (c *Catalog) Apply(n *pg_query.Node) error { return c.Commit(0, []*pg_query
 // file. On an error the statements before it stay recorded, and so does
 // the barrier, so that a start-up does not apply them a second time.
 func (c *Catalog) Commit(barrier uint64, stmts []*pg_query.Node) error {
+	return c.CommitBlock(barrier, stmts, nil)
+}
+
+// BlockSeqs is what a transaction block kept of its sequences until its
+// COMMIT, since sequence DDL is transactional in PostgreSQL (others see
+// it at COMMIT, ROLLBACK undoes it, with the nextval() calls the block
+// made on what it created or restarted); nextval() of what others see is
+// not, and is never undone.
+type BlockSeqs struct {
+	// Txn is the block's transaction in the write-ahead log (0: none);
+	// CommitBlock forgets what Pending recorded of it.
+	Txn uint64
+	// Named are the states of the sequences of CREATE SEQUENCE that the
+	// block made or restarted (its nextval() calls drew from these).
+	Named map[string]SeqState
+	// Serial are the SERIAL and IDENTITY counters ("table.column" as the
+	// block leaves them) that the block started: of tables or columns it
+	// made, and those it restarted (TRUNCATE ... RESTART IDENTITY,
+	// ALTER SEQUENCE t_c_seq RESTART).
+	Serial map[string]SerialStart
+}
+
+// SerialStart is a SERIAL counter a block started: Next is its next
+// value. A restarted committed counter names it From, with its next
+// value Base when the block restarted it: if other sessions drew values
+// from it since (PostgreSQL would have made them wait), the counter
+// continues past theirs too, so that none is handed out again.
+type SerialStart struct {
+	Next int64
+	From string
+	Base int64
+}
+
+// Empty reports whether b holds nothing.
+func (b *BlockSeqs) Empty() bool { return b == nil || len(b.Named) == 0 && len(b.Serial) == 0 }
+
+// CommitBlock is Commit of a block that kept sequence changes of its
+// own (b): after its statements, the states and counters it started
+// replace the committed ones, in the same write of the file.
+func (c *Catalog) CommitBlock(barrier uint64, stmts []*pg_query.Node, b *BlockSeqs) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var err error
 	changed := false
+	serial := map[string]int64{}
+	if b != nil {
+		for k, st := range b.Serial {
+			next := st.Next
+			if cur, ok := c.seqs[st.From]; ok && st.From != "" && cur != st.Base {
+				next = max(next, cur)
+			}
+			serial[k] = next
+		}
+	}
 	for _, n := range stmts {
 		old := c.snap.Load()
 		var next *Snapshot
@@ -156,6 +217,27 @@ func (c *Catalog) Commit(barrier uint64, stmts []*pg_query.Node) error {
 					}
 				}
 			}
+			changed = true
+		}
+	}
+	if b != nil && err == nil {
+		snap := c.snap.Load()
+		for name, st := range b.Named {
+			if snap.Sequence(name) != nil {
+				c.setNamedLocked(name, st)
+				changed = true
+			}
+		}
+		for k, next := range serial {
+			table, col := splitSeq(k)
+			if t := snap.Table(table); t != nil && t.Column(col) != nil && t.Column(col).Fill == FillSerial {
+				c.seqs[k] = next
+				c.saved[k] = max(c.saved[k], next)
+				changed = true
+			}
+		}
+		if _, ok := c.pending[b.Txn]; ok && b.Txn != 0 {
+			delete(c.pending, b.Txn)
 			changed = true
 		}
 	}
@@ -230,22 +312,73 @@ func (c *Catalog) resetSequences(old, next *Snapshot, n *pg_query.Node) {
 	}
 }
 
-// Forget drops the sequences of table unless the committed schema has
-// it: those of a table that a transaction block created, used and rolled
-// back (on PostgreSQL the sequence went with the table, and a table made
-// again under that name starts at 1).
-func (c *Catalog) Forget(table string) {
+// PendingBlock is what a transaction block's COMMIT will record in the
+// catalog: its DDL in order (the client's text, sequence DDL included,
+// which no replica runs and the write-ahead log does not hold) and its
+// own sequences (BlockSeqs).
+type PendingBlock struct {
+	Txn        uint64                 `json:"txn"`
+	Statements []string               `json:"statements,omitempty"`
+	Named      map[string]SeqState    `json:"named,omitempty"`
+	Serial     map[string]SerialStart `json:"serial,omitempty"`
+}
+
+// Pending records p durably before the block's COMMIT reaches the
+// write-ahead log. A crash after the log record and before CommitBlock's
+// write would otherwise lose what the log does not hold: the block's
+// sequence DDL and the counters its rows drew from (a table made in the
+// block would start at 1 again over its rows). Start-up applies p in
+// place of the DDL of the log record of transaction p.Txn (PendingBlocks)
+// and forgets p if the log has no such record: the COMMIT did not
+// happen.
+func (c *Catalog) Pending(p PendingBlock) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.snap.Load().Table(table) != nil {
-		return
+	c.pending[p.Txn] = p
+	return c.saveLocked()
+}
+
+// DropPending forgets what Pending recorded of transaction txn (its
+// COMMIT failed).
+func (c *Catalog) DropPending(txn uint64) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.pending[txn]; !ok {
+		return nil
 	}
-	for k := range c.seqs {
-		if t, _ := splitSeq(k); t == table {
-			delete(c.seqs, k)
-			delete(c.saved, k)
-		}
+	delete(c.pending, txn)
+	return c.saveLocked()
+}
+
+// PendingBlocks returns what Pending recorded and CommitBlock did not
+// yet record, by transaction.
+func (c *Catalog) PendingBlocks() map[uint64]PendingBlock {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return maps.Clone(c.pending)
+}
+
+// ClearPending forgets every pending block (start-up, once the catalog
+// holds the log).
+func (c *Catalog) ClearPending() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.pending) == 0 {
+		return nil
 	}
+	clear(c.pending)
+	return c.saveLocked()
+}
+
+// SerialNext returns the next value of the SERIAL counter of
+// table.column without drawing it (1 for a counter not started).
+func (c *Catalog) SerialNext(table, column string) int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if v, ok := c.seqs[table+"."+column]; ok {
+		return v
+	}
+	return 1
 }
 
 // Restart sets the sequences of a table back to 1 (TRUNCATE ... RESTART
@@ -318,12 +451,26 @@ func (c *Catalog) setNamedLocked(name string, st SeqState) {
 // holds a state seqReserve calls ahead, written before any value past
 // the previous one is handed out; after a crash the values in between
 // are skipped, as PostgreSQL skips the values it logged ahead.
-func (c *Catalog) SeqNext(name string) (int64, error) {
+func (c *Catalog) SeqNext(name string) (int64, error) { return c.SeqNextAs(name, nil) }
+
+// SeqNextAs is SeqNext with the sequence defined as q (nil: as
+// committed): nextval() in a block that altered the sequence without
+// restarting it draws from the committed state with the block's options.
+// Values stay unique as long as they move the way the committed
+// sequence's do, so a block that turned the sequence's direction is
+// refused (0A000).
+func (c *Catalog) SeqNextAs(name string, q *Sequence) (int64, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	q := c.snap.Load().Sequence(name)
-	if q == nil {
+	committed := c.snap.Load().Sequence(name)
+	if committed == nil {
 		return 0, pgerr.New(pgerr.UndefinedTable, "relation \"%s\" does not exist", name)
+	}
+	if q == nil {
+		q = committed
+	}
+	if q.Increment > 0 != (committed.Increment > 0) {
+		return 0, pgerr.New(pgerr.FeatureNotSupported, "shepherd does not support nextval() of sequence \"%s\" in the transaction block that changed its direction (ALTER SEQUENCE ... INCREMENT) before COMMIT", name)
 	}
 	st := c.named[name]
 	v, next, err := q.Next(st)
@@ -362,12 +509,8 @@ func (c *Catalog) SeqSet(name string, v int64, called bool) error {
 // SetSerial is setval() of a SERIAL or IDENTITY column's sequence
 // (table_column_seq): the next value is v+1, or v when called is false.
 func (c *Catalog) SetSerial(table, column string, v int64, called bool) error {
-	hi := int64(math.MaxInt64)
-	if t := c.Snapshot().Table(table); t != nil && t.Column(column) != nil {
-		_, hi = typeRange(t.Column(column).Type)
-	}
-	if v < 1 || v > hi {
-		return pgerr.New(pgerr.NumericValueOutOfRange, "setval: value %d is out of bounds for sequence \"%s_%s_seq\" (1..%d)", v, table, column, hi)
+	if err := c.Snapshot().CheckSerialSet(table, column, v); err != nil {
+		return err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -383,25 +526,18 @@ func (c *Catalog) SetSerial(table, column string, v int64, called bool) error {
 	return nil
 }
 
-// RestoreSequence puts a sequence back as it was (q nil: absent), with
-// state st: the undoing of sequence DDL in a block that rolled back.
-func (c *Catalog) RestoreSequence(name string, q *Sequence, st SeqState) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	old := c.snap.Load()
-	next := old.clone()
-	next.Version++
-	if q == nil {
-		delete(next.Sequences, name)
-		delete(c.named, name)
-		delete(c.durable, name)
-		delete(c.ahead, name)
-	} else {
-		next.Sequences[name] = q
-		c.setNamedLocked(name, st)
+// CheckSerialSet checks setval()'s value v for the sequence of SERIAL
+// or IDENTITY column table.column: within 1 and the column type's
+// maximum (22003).
+func (s *Snapshot) CheckSerialSet(table, column string, v int64) error {
+	hi := int64(math.MaxInt64)
+	if t := s.Table(table); t != nil && t.Column(column) != nil {
+		_, hi = typeRange(t.Column(column).Type)
 	}
-	c.snap.Store(next)
-	return c.saveLocked()
+	if v < 1 || v > hi {
+		return pgerr.New(pgerr.NumericValueOutOfRange, "setval: value %d is out of bounds for sequence \"%s_%s_seq\" (1..%d)", v, table, column, hi)
+	}
+	return nil
 }
 
 // SeqState returns where the named sequence stands.
@@ -426,7 +562,11 @@ func (c *Catalog) saveLocked() error {
 		return nil
 	}
 	mark := c.mark
-	b, err := json.MarshalIndent(fileForm{Schema: c.snap.Load(), Sequences: c.saved, Named: c.durable, Log: &mark}, "", "  ")
+	var pending []PendingBlock
+	for _, txn := range slices.Sorted(maps.Keys(c.pending)) {
+		pending = append(pending, c.pending[txn])
+	}
+	b, err := json.MarshalIndent(fileForm{Schema: c.snap.Load(), Sequences: c.saved, Named: c.durable, Log: &mark, Pending: pending}, "", "  ")
 	if err != nil {
 		return fmt.Errorf("schema: %w", err)
 	}

@@ -151,26 +151,94 @@ func TestCatalogLogMark(t *testing.T) {
 	}
 }
 
-// TestForgetRolledBackTable: the values a rolled-back block drew for a
-// table it created are forgotten, so the table made again starts at 1 as
-// on PostgreSQL; a committed table's sequence is kept.
-func TestForgetRolledBackTable(t *testing.T) {
-	c, err := Open("")
+// TestCommitBlock: a block's own sequence states replace the committed
+// ones at COMMIT, after its DDL; a restarted counter others drew from
+// meanwhile continues past their values.
+func TestCommitBlock(t *testing.T) {
+	c, err := Open(filepath.Join(t.TempDir(), "catalog.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	apply(t, c, "CREATE TABLE keep (id serial PRIMARY KEY)")
+	apply(t, c, "CREATE TABLE r (id serial PRIMARY KEY)")
 	for range 3 {
-		if _, err := c.Next("blk", "id", 1); err != nil {
+		if _, err := c.Next("keep", "id", 1); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Next("r", "id", 1); err != nil {
 			t.Fatal(err)
 		}
 	}
-	c.Forget("blk")
-	apply(t, c, "CREATE TABLE blk (id serial PRIMARY KEY)")
-	if v, _ := c.Next("blk", "id", 1); v != 1 {
-		t.Errorf("after the rolled-back block, blk.id starts at %d, want 1", v)
+	base := c.SerialNext("r", "id")
+	if _, err := c.Next("r", "id", 1); err != nil { // another session, meanwhile
+		t.Fatal(err)
 	}
-	c.Forget("blk") // committed: kept
-	if v, _ := c.Next("blk", "id", 1); v != 2 {
-		t.Errorf("Forget of a committed table: next %d, want 2", v)
+	trees := func(sqls ...string) []*pg_query.Node {
+		var out []*pg_query.Node
+		for _, q := range sqls {
+			r, err := pg_query.Parse(q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, r.Stmts[0].Stmt)
+		}
+		return out
+	}
+	err = c.CommitBlock(0, trees("DROP TABLE keep", "CREATE TABLE keep (id serial PRIMARY KEY)", "CREATE SEQUENCE n"),
+		&BlockSeqs{Named: map[string]SeqState{"n": {Last: 7, Called: true}},
+			Serial: map[string]SerialStart{"keep.id": {Next: 3}, "r.id": {Next: 2, From: "r.id", Base: base}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := c.Next("keep", "id", 1); v != 3 {
+		t.Errorf("keep made again in the block: next %d, want 3", v)
+	}
+	if v, _ := c.Next("r", "id", 1); v != 5 {
+		t.Errorf("r restarted while another session drew 4: next %d, want 5", v)
+	}
+	if v, _ := c.SeqNext("n"); v != 8 {
+		t.Errorf("n: next %d, want 8", v)
+	}
+}
+
+// TestPendingBlock: what Pending records is in the file until
+// CommitBlock of its transaction or DropPending, and only then.
+func TestPendingBlock(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "catalog.json")
+	c, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := PendingBlock{Txn: 7, Statements: []string{"CREATE SEQUENCE n"}, Named: map[string]SeqState{"n": {Last: 4, Called: true}}}
+	if err := c.Pending(p); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Pending(PendingBlock{Txn: 8}); err != nil {
+		t.Fatal(err)
+	}
+	if c, err = Open(path); err != nil { // a crash
+		t.Fatal(err)
+	}
+	if got := c.PendingBlocks(); len(got) != 2 || got[7].Named["n"].Last != 4 || got[7].Statements[0] != "CREATE SEQUENCE n" {
+		t.Fatalf("pending after a restart: %+v", got)
+	}
+	if err := c.DropPending(8); err != nil {
+		t.Fatal(err)
+	}
+	r, err := pg_query.Parse("CREATE SEQUENCE n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.CommitBlock(3, []*pg_query.Node{r.Stmts[0].Stmt}, &BlockSeqs{Txn: 7, Named: p.Named}); err != nil {
+		t.Fatal(err)
+	}
+	if c, err = Open(path); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.PendingBlocks(); len(got) != 0 {
+		t.Errorf("pending after CommitBlock and DropPending: %+v", got)
+	}
+	if v, _ := c.SeqNext("n"); v < 5 {
+		t.Errorf("n after CommitBlock: %d, want at least 5", v)
 	}
 }

@@ -59,7 +59,8 @@ func runStep(ctx context.Context, conn *pgconn.PgConn, s ormStep) textOutcome {
 // default, and leave the replicas identical: SQLAlchemy's
 // insertmanyvalues (INSERT ... SELECT ... FROM (VALUES ...) ORDER BY
 // sentinel, into SERIAL and IDENTITY keys; refused before), TypeORM's
-// DEFAULT in VALUES (refused on SQLite), GORM's LIMIT $1::int and
+// DEFAULT in VALUES (refused on SQLite, also where other rows give the
+// column a value), GORM's LIMIT $1::int and
 // LIMIT '1' (refused for MariaDB), Hibernate's LIKE with an empty ESCAPE
 // (refused), and LIMIT/OFFSET values PostgreSQL refuses (SQLite took -1
 // as no limit).
@@ -87,6 +88,11 @@ func TestORMWritesAsPostgreSQL(t *testing.T) {
 		{sql: "INSERT INTO items (name, qty, note) VALUES ($1, DEFAULT, $2), ($3, DEFAULT, $4) RETURNING id, qty, note",
 			args: []string{"t2", "n2", "t3", "n3"}},
 		{sql: "INSERT INTO ev VALUES (DEFAULT, DEFAULT) RETURNING id, kind"},
+		// A column some rows give a value and others DEFAULT: its
+		// constant default (or NULL) is written in.
+		{sql: "INSERT INTO items (name, qty, note) VALUES ($1, DEFAULT, $2), ($3, 5, DEFAULT) RETURNING id, qty, note",
+			args: []string{"t4", "n4", "t5"}},
+		{sql: "INSERT INTO ev (kind) VALUES (DEFAULT), ('k') RETURNING id, kind"},
 		{sql: "INSERT INTO words VALUES (7, DEFAULT) RETURNING *"},
 		// GORM
 		{sql: "SELECT id, name FROM items ORDER BY id LIMIT $1::int", args: []string{"2"}},

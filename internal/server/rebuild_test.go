@@ -174,3 +174,90 @@ func TestSQLiteRebuildAsPostgres(t *testing.T) {
 		})
 	}
 }
+
+// TestMariaDBAlterColumnAsPostgres: SET NOT NULL, DROP NOT NULL, a
+// longer varchar, a wider integer and DROP CONSTRAINT of each kind,
+// which MariaDB refused (0A000, "ALTER TABLE AT_SetNotNull" and the
+// like: Django's AlterField, Sequelize's sync), run through a MariaDB +
+// PostgreSQL + SQLite cluster as on PostgreSQL 15 alone: the same
+// errors (SQLSTATE, message) for the violations, the same rows after,
+// and every replica identical, MariaDB's columns keeping their defaults.
+func TestMariaDBAlterColumnAsPostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real engines")
+	}
+	setup := []string{
+		"CREATE TABLE mp (id int PRIMARY KEY, name varchar(10) DEFAULT 'x', n int, big smallint DEFAULT 3, CONSTRAINT mp_n_check CHECK (n > 0), CONSTRAINT mp_name_key UNIQUE (name))",
+		"CREATE TABLE mc (id int PRIMARY KEY, mp_id int, CONSTRAINT mc_mp_fk FOREIGN KEY (mp_id) REFERENCES mp (id))",
+		"INSERT INTO mp VALUES (1, 'one', 1, 1), (2, NULL, 2, 2)",
+		"INSERT INTO mc VALUES (10, 1)",
+	}
+	steps := []string{
+		"ALTER TABLE mp ALTER COLUMN n SET NOT NULL",
+		"INSERT INTO mp (id, n) VALUES (3, NULL)",
+		"ALTER TABLE mp ALTER COLUMN name SET NOT NULL",
+		"ALTER TABLE mp ALTER COLUMN name TYPE varchar(30)",
+		"INSERT INTO mp (id, name, n) VALUES (4, 'a name of twenty-two', 4)",
+		"INSERT INTO mp (id, n) VALUES (5, 5)",
+		"ALTER TABLE mp ALTER COLUMN big TYPE bigint",
+		"INSERT INTO mp (id, name, n, big) VALUES (6, 'six', 6, 9000000000)",
+		"INSERT INTO mp (id, name, n) VALUES (7, 'seven', 7)",
+		"ALTER TABLE mp ALTER COLUMN n DROP NOT NULL",
+		"INSERT INTO mp (id, name, n) VALUES (8, 'eight', NULL)",
+		"ALTER TABLE mp ALTER COLUMN id DROP NOT NULL",
+		"ALTER TABLE mp DROP CONSTRAINT mp_n_check",
+		"INSERT INTO mp (id, name, n) VALUES (9, 'nine', -9)",
+		"ALTER TABLE mp DROP CONSTRAINT mp_name_key",
+		"INSERT INTO mp (id, name, n) VALUES (11, 'nine', 11)",
+		"ALTER TABLE mc DROP CONSTRAINT mc_mp_fk",
+		"INSERT INTO mc VALUES (20, 99)",
+		"ALTER TABLE mc DROP CONSTRAINT nope",
+	}
+	ctx := context.Background()
+	alone, err := pgx.Connect(ctx, testenv.Postgres(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer alone.Close(ctx)
+	for _, q := range setup {
+		if _, err := alone.Exec(ctx, q); err != nil {
+			t.Fatalf("PostgreSQL alone: %s: %v", q, err)
+		}
+	}
+	cfg := realCluster(t, "cbs")
+	addr, srv := start(t, cfg)
+	c := connect(t, addr, "app")
+	for _, q := range setup {
+		mustExec(t, c, q)
+	}
+	for _, q := range steps {
+		_, want := alone.Exec(ctx, q)
+		_, got := c.Exec(ctx, q)
+		w, g := pgError(want), pgError(got)
+		switch {
+		case (want == nil) != (got == nil):
+			t.Fatalf("%s: PostgreSQL: %v; shepherd: %v", q, want, got)
+		case want != nil && (w == nil || g == nil || w.Code != g.Code || w.Message != g.Message):
+			t.Errorf("%s:\n  PostgreSQL: %v\n  shepherd:   %v", q, want, got)
+		}
+	}
+	for _, q := range []string{"SELECT id, name, n, big FROM mp ORDER BY id", "SELECT id, mp_id FROM mc ORDER BY id"} {
+		want, err := catalogAnswer(alone, q, pgx.QueryExecModeSimpleProtocol, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := catalogAnswer(c, q, pgx.QueryExecModeSimpleProtocol, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Errorf("%s:\nPostgreSQL:\n%s\nshepherd:\n%s", q, want, got)
+		}
+	}
+	if err := srv.Cluster().Idle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitAllBack(t, srv)
+	assertIdentical(t, cfg, "SELECT id, name, n, big FROM mp ORDER BY id")
+	assertIdentical(t, cfg, "SELECT id, mp_id FROM mc ORDER BY id")
+}

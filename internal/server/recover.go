@@ -17,6 +17,7 @@ import (
 	"github.com/shepherd-db/shepherd/internal/driver"
 	"github.com/shepherd-db/shepherd/internal/pgerr"
 	"github.com/shepherd-db/shepherd/internal/replica"
+	"github.com/shepherd-db/shepherd/internal/schema"
 	"github.com/shepherd-db/shepherd/internal/sqlan"
 	"github.com/shepherd-db/shepherd/internal/wal"
 )
@@ -222,55 +223,115 @@ func unreachable(err error) bool {
 // logged transactions it lacks: shepherd records them in catalog.json
 // after the commit, so a crash in between leaves the file without them
 // while the replicas have them (SERIAL fills and * expansion would then
-// go wrong). The changes are applied in barrier order, each statement
+// go wrong). What to apply is coord.PlanCatalog's decision (the simulator
+// runs it too): the changes are applied in barrier order, each statement
 // analysed as at its commit, against the catalog as it stood then.
 // Afterwards the catalog holds the whole log.
 func recoverCatalog(cache *sqlan.Cache, records []wal.Record, log *slog.Logger) error {
 	cat := cache.Catalog()
 	mark := cat.Mark()
+	// A block whose COMMIT was under way recorded its changes, sequence
+	// DDL and counters included, which the log lacks
+	// (schema.Catalog.Pending): its logged transaction is recovered from
+	// that entry, in its place in barrier order, instead of from the
+	// log's DDL. (Transaction ids are unique within a run, and every
+	// record of an earlier run is held.)
+	pending := cat.PendingBlocks()
+	logged := make([]coord.LoggedDDL, 0, len(records))
+	fromPending := map[uint64]schema.PendingBlock{}
 	for _, rec := range records {
-		if mark.Holds(rec.Barrier) {
+		t := coord.LoggedDDL{Barrier: rec.Barrier}
+		if p, ok := pending[rec.Txn]; ok {
+			fromPending[rec.Barrier] = p
+			t.DDL = []string{pendingMarker}
+		} else {
+			for _, st := range rec.Statements {
+				if st.DDL {
+					t.DDL = append(t.DDL, st.SQL)
+				}
+			}
+		}
+		logged = append(logged, t)
+	}
+	for _, step := range coord.PlanCatalog(mark.Holds, logged) {
+		if p, ok := fromPending[step.Barrier]; ok {
+			recoverPending(cache, step.Barrier, p, log)
 			continue
 		}
-		var ddl []string
-		for _, st := range rec.Statements {
-			if st.DDL {
-				ddl = append(ddl, st.SQL)
-			}
+		var b uint64
+		if step.Last {
+			b = step.Barrier // recorded with the transaction's last change
 		}
-		for i, sql := range ddl {
-			var b uint64
-			if i == len(ddl)-1 {
-				b = rec.Barrier // recorded with the transaction's last change
-			}
-			sts, err := cache.Parse(sql)
-			if err == nil && len(sts) != 1 {
-				err = fmt.Errorf("%d statements in one log entry", len(sts))
-			}
-			if err == nil {
-				err = cat.Commit(b, []*pg_query.Node{sts[0].Tree()})
-			}
-			if err != nil {
-				// As when the change committed: the client was told the
-				// catalog could not record it. The transaction counts as
-				// recorded, so that the next start does not try again.
-				if b > 0 {
-					_ = cat.Commit(b, nil)
-				}
-				log.Error("a logged schema change could not be recorded in the catalog", "barrier", rec.Barrier, "statement", sql, "err", err)
-				continue
-			}
-			log.Warn("schema change recovered from the write-ahead log", "barrier", rec.Barrier, "statement", sql)
+		sts, err := cache.Parse(step.SQL)
+		if err == nil && len(sts) != 1 {
+			err = fmt.Errorf("%d statements in one log entry", len(sts))
 		}
+		if err == nil {
+			err = cat.Commit(b, []*pg_query.Node{sts[0].Tree()})
+		}
+		if err != nil {
+			// As when the change committed: the client was told the
+			// catalog could not record it. The transaction counts as
+			// recorded, so that the next start does not try again.
+			if b > 0 {
+				_ = cat.Commit(b, nil)
+			}
+			log.Error("a logged schema change could not be recorded in the catalog", "barrier", step.Barrier, "statement", step.SQL, "err", err)
+			continue
+		}
+		log.Warn("schema change recovered from the write-ahead log", "barrier", step.Barrier, "statement", step.SQL)
 	}
 	var top uint64
 	if len(records) > 0 {
 		top = records[len(records)-1].Barrier
 	}
 	if top > mark.Floor || mark.Floor == math.MaxUint64 {
-		return cat.Settle(top)
+		if err := cat.Settle(top); err != nil {
+			return err
+		}
 	}
-	return nil
+	// The other pending blocks never reached the log: never committed.
+	return cat.ClearPending()
+}
+
+// pendingMarker stands, in what coord.PlanCatalog decides over, for the
+// changes of a logged transaction recovered from its pending entry: one
+// step, so that the plan places it in barrier order and skips it when
+// the catalog holds the transaction.
+const pendingMarker = "-- pending block"
+
+// recoverPending records in the catalog what a block whose COMMIT was
+// under way recorded of itself (schema.Catalog.Pending), for its logged
+// transaction at barrier.
+func recoverPending(cache *sqlan.Cache, barrier uint64, p schema.PendingBlock, log *slog.Logger) {
+	cat := cache.Catalog()
+	var trees []*pg_query.Node
+	// Each statement is analysed against the schema the block saw then,
+	// as in the block.
+	snap := cat.Snapshot()
+	for _, sql := range p.Statements {
+		sts, err := cache.ParseFor(sql, snap)
+		if err == nil && len(sts) != 1 {
+			err = fmt.Errorf("%d statements in one pending entry", len(sts))
+		}
+		var next *schema.Snapshot
+		if err == nil {
+			next, err = snap.Apply(sts[0].Tree())
+		}
+		if err != nil {
+			log.Error("a pending schema change could not be read", "barrier", barrier, "statement", sql, "err", err)
+			continue
+		}
+		snap = next
+		trees = append(trees, sts[0].Tree())
+	}
+	err := cat.CommitBlock(barrier, trees, &schema.BlockSeqs{Txn: p.Txn, Named: p.Named, Serial: p.Serial})
+	if err != nil {
+		_ = cat.Commit(barrier, nil)
+		log.Error("a pending schema change could not be recorded in the catalog", "barrier", barrier, "err", err)
+		return
+	}
+	log.Warn("schema change recovered from the pending block", "barrier", barrier, "statements", len(p.Statements))
 }
 
 // resolveIntents resolves the DDL intents the last run left in the intent

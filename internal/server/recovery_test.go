@@ -13,11 +13,14 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/shepherd-db/shepherd/internal/config"
 	"github.com/shepherd-db/shepherd/internal/driver"
 	"github.com/shepherd-db/shepherd/internal/driver/sqlite"
 	"github.com/shepherd-db/shepherd/internal/replica"
+	"github.com/shepherd-db/shepherd/internal/schema"
+	"github.com/shepherd-db/shepherd/internal/sqlan"
 	"github.com/shepherd-db/shepherd/internal/testenv"
 	"github.com/shepherd-db/shepherd/internal/wal"
 )
@@ -435,4 +438,78 @@ func TestRestartWithPrimaryDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	assertIdentical(t, cfg, "SELECT k, v FROM kv ORDER BY k")
+}
+
+// TestRecoverPendingBlock: start-up after a crash between a block's log
+// record and the catalog's write (the catalog holds the block's pending
+// entry, not its changes) applies the entry for the logged transaction:
+// its sequence DDL, which the log lacks, and its counters, so a table
+// the block dropped and made again continues above the block's rows and
+// the sequence it made above the values it drew. An entry whose
+// transaction the log lacks (its COMMIT never happened) is dropped.
+func TestRecoverPendingBlock(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "catalog.json")
+	cat, err := schema.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache := sqlan.NewCache(16, map[driver.Dialect][]string{driver.SQLite: {"lite"}}, cat)
+	for _, q := range []string{"CREATE TABLE keep (id serial PRIMARY KEY, v int)", "CREATE TABLE other (id serial PRIMARY KEY)"} {
+		sts, err := cache.Parse(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cat.Commit(1, []*pg_query.Node{sts[0].Tree()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := cat.Settle(1); err != nil {
+		t.Fatal(err)
+	}
+	for range 10 {
+		if _, err := cat.Next("keep", "id", 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	block := []string{"DROP TABLE keep", "CREATE SEQUENCE n START 5", "CREATE TABLE keep (id serial PRIMARY KEY, v bigint DEFAULT nextval('n'))"}
+	err = cat.Pending(schema.PendingBlock{Txn: 4, Statements: block,
+		Named:  map[string]schema.SeqState{"n": {Last: 7, Called: true}},
+		Serial: map[string]schema.SerialStart{"keep.id": {Next: 4}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cat.Pending(schema.PendingBlock{Txn: 5, Statements: []string{"CREATE SEQUENCE never"}}); err != nil {
+		t.Fatal(err)
+	}
+	// The crash; the log holds transaction 4 (its replica DDL only).
+	if cat, err = schema.Open(path); err != nil {
+		t.Fatal(err)
+	}
+	cache = sqlan.NewCache(16, map[driver.Dialect][]string{driver.SQLite: {"lite"}}, cat)
+	var logged []wal.Statement
+	for _, q := range block {
+		if !strings.Contains(q, "SEQUENCE") {
+			logged = append(logged, wal.Statement{SQL: q, DDL: true, Writes: true})
+		}
+	}
+	records := []wal.Record{{Txn: 4, Barrier: 2, Statements: logged}}
+	var log bytes.Buffer
+	if err := recoverCatalog(cache, records, slog.New(slog.NewTextHandler(&log, nil))); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(log.String(), "ERROR") {
+		t.Errorf("recovery logged errors:\n%s", log.String())
+	}
+	if v, err := cat.Next("keep", "id", 1); err != nil || v != 4 {
+		t.Errorf("keep after recovery: next %d, %v; want 4", v, err)
+	}
+	if v, err := cat.SeqNext("n"); err != nil || v != 8 {
+		t.Errorf("n after recovery: next %d, %v; want 8", v, err)
+	}
+	if cat.Snapshot().Sequence("never") != nil || len(cat.PendingBlocks()) != 0 {
+		t.Errorf("a pending block the log lacks was applied or kept: %v", cat.PendingBlocks())
+	}
+	if !cat.Mark().Holds(2) {
+		t.Errorf("the recovered transaction is not marked held")
+	}
 }

@@ -157,6 +157,6 @@ func (s *Session) catalogSetConfig(name string, value *string, local bool) (stri
 // seqLast is a CREATE SEQUENCE sequence's last value handed out, false
 // when nextval has not been called (or setval said is_called false).
 func (s *Session) seqLast(name string) (int64, bool) {
-	st := s.cache.Catalog().SeqState(name)
+	st := s.seqState(name)
 	return st.Last, st.Called
 }

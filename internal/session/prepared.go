@@ -26,6 +26,18 @@ func (p *statement) SQL() string { return p.sql }
 func (s *Session) Prepare(ctx context.Context, sql string, paramOIDs []uint32) (pgwire.Statement, error) {
 	sts, err := s.parse(sql)
 	if err != nil {
+		// DDL whose analysis waits for another transaction's DDL
+		// (parseWaiting), as a cancellable call.
+		ctx = s.cancellable(ctx)
+		sts, err = s.retryDDL(ctx, sql, err)
+		s.endCall()
+		if !s.inBlock && s.txn == nil {
+			// Execute takes them again (lockDDL); a statement
+			// prepared and never run must not keep them.
+			s.shared.locks.releaseTables(&s.owner)
+		}
+	}
+	if err != nil {
 		s.fail()
 		return nil, err
 	}
@@ -78,6 +90,17 @@ func (s *Session) Describe(ctx context.Context, ps pgwire.Statement) ([]uint32, 
 			cols = nil
 		}
 		return p.paramOIDs, cols, nil
+	case p.st.Kind == sqlan.Local && p.st.Session.Op == "execute":
+		// The columns of the statement it runs.
+		inner, err := s.sqlStatement(p.st.Session.Name)
+		if err != nil {
+			return nil, nil, err
+		}
+		_, cols, err := s.Describe(ctx, inner)
+		if err != nil {
+			return nil, nil, err
+		}
+		return p.paramOIDs, cols, nil // not kept: the name may be prepared again
 	case p.st.Kind == sqlan.Local:
 		for _, c := range p.st.Session.Calls {
 			p.cols = append(p.cols, c.Column)
@@ -117,6 +140,11 @@ func (s *Session) Describe(ctx context.Context, ps pgwire.Statement) ([]uint32, 
 func (s *Session) describe(ctx context.Context, st *sqlan.Stmt) ([]answer.Column, error) {
 	if s.failed {
 		return nil, pgerr.New(pgerr.InFailedSQLTransaction, "current transaction is aborted, commands ignored until end of transaction block")
+	}
+	if st.Unnest != nil {
+		st = st.Inner // the expansion's columns (a row per element)
+	} else if st.SelectFirst != nil {
+		st = st.SelectFirst.Insert() // the INSERT of the SELECT's rows
 	}
 	if cols, ok := st.KnownColumns(); ok {
 		// The text and the schema tell everything the probe would.
@@ -170,3 +198,71 @@ func (s *Session) Execute(ctx context.Context, ps pgwire.Statement, params []pgw
 
 // CloseStatement implements pgwire.Session.
 func (s *Session) CloseStatement(pgwire.Statement) {}
+
+// prepareSQL answers SQL PREPARE: the statement is prepared as a Parse
+// would (types declared, the rest inferred) and named in the protocol's
+// namespace, where EXECUTE, DEALLOCATE, DISCARD ALL and a Bind find it.
+func (s *Session) prepareSQL(ctx context.Context, op *sqlan.SessionOp) error {
+	if s.conn == nil {
+		return pgerr.New(pgerr.FeatureNotSupported, "shepherd does not support PREPARE without a client connection")
+	}
+	ps, err := s.Prepare(ctx, op.Prepare.Body, op.Prepare.ParamOIDs)
+	if err != nil {
+		return err
+	}
+	return s.conn.AddStatement(op.Name, ps)
+}
+
+// executeSQL answers SQL EXECUTE of a prepared statement: its arguments
+// (constants, or the EXECUTE's own parameters) go to it as a Bind's
+// would, in text, read as the statement's parameter types.
+func (s *Session) executeSQL(ctx context.Context, op *sqlan.SessionOp, args []driver.Arg) (*answer.Answer, error) {
+	p, err := s.sqlStatement(op.Name)
+	if err != nil {
+		return nil, err
+	}
+	// As a Bind: the statement's parameter types are known once
+	// described.
+	oids, _, err := s.Describe(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	if len(op.Args) != len(oids) {
+		return nil, pgerr.New(pgerr.SyntaxError, "wrong number of parameters for prepared statement %q", op.Name).
+			WithDetail("Expected %d parameters but got %d.", len(oids), len(op.Args))
+	}
+	bound := make([]driver.Arg, len(op.Args))
+	for i, a := range op.Args {
+		v, null := a.Value, a.Null
+		if a.Param > 0 {
+			if a.Param > len(args) {
+				return nil, pgerr.New(pgerr.UndefinedParameterRef, "there is no parameter $%d", a.Param)
+			}
+			v, null = args[a.Param-1].Text, args[a.Param-1].Null
+		}
+		if !null && a.Param == 0 {
+			if v, err = pgwire.TextParam(oids[i], v); err != nil {
+				return nil, err
+			}
+		}
+		bound[i] = driver.Arg{Text: v, Null: null, Type: answer.TypeOfOID(oids[i])}
+	}
+	if err := p.st.CheckArgs(bound); err != nil {
+		return nil, err
+	}
+	return s.exec(ctx, p.st, bound)
+}
+
+// sqlStatement finds the prepared statement EXECUTE names.
+func (s *Session) sqlStatement(name string) (*statement, error) {
+	var p *statement
+	if s.conn != nil {
+		if ps, ok := s.conn.Statement(name); ok {
+			p, _ = ps.(*statement)
+		}
+	}
+	if p == nil || p.st == nil {
+		return nil, pgerr.New(pgerr.InvalidSQLStatementName, "prepared statement %q does not exist", name)
+	}
+	return p, nil
+}

@@ -26,6 +26,9 @@ type savepoint struct {
 	// those after it are undone by ROLLBACK TO and must not reach the
 	// schema catalog.
 	ddl int
+	// seqs is the block's own sequences when it was made (see
+	// seqBlock.rollbackTo).
+	seqs seqBlock
 }
 
 // savepoint runs SAVEPOINT, RELEASE or ROLLBACK TO with PostgreSQL's
@@ -60,12 +63,13 @@ func (s *Session) savepoint(ctx context.Context, st *sqlan.Stmt) (*answer.Answer
 	}
 	if s.txn == nil {
 		s.txn = s.cluster.Begin(s.txOpts)
+		s.shared.locks.bind(&s.owner, s.txn)
 		s.txnTime = time.Now()
 	}
 	var sp savepoint
 	if st.SavepointOp == sqlan.SavepointDefine {
 		s.spCount++
-		sp = savepoint{name: st.SavepointName, replica: "shepherd_sp" + strconv.Itoa(s.spCount), ddl: len(s.ddl)}
+		sp = savepoint{name: st.SavepointName, replica: "shepherd_sp" + strconv.Itoa(s.spCount), ddl: len(s.ddl), seqs: s.seqs.block.clone()}
 	} else {
 		sp = s.savepoints[i]
 	}
@@ -80,20 +84,9 @@ func (s *Session) savepoint(ctx context.Context, st *sqlan.Stmt) (*answer.Answer
 		s.savepoints = s.savepoints[:i]
 	case sqlan.SavepointRollbackTo:
 		s.savepoints = s.savepoints[:i+1]
-		undone := s.ddl[sp.ddl:]
 		s.ddl = s.ddl[:sp.ddl]
 		s.failed = false
-		if snap, err := s.visibleSchema(); err == nil {
-			// Tables the undone DDL created, unless the block still
-			// has one of that name, take their sequences along.
-			var gone []*sqlan.Stmt
-			for _, d := range undone {
-				if c := d.Tree().GetCreateStmt(); c != nil && snap.Table(c.Relation.GetRelname()) == nil {
-					gone = append(gone, d)
-				}
-			}
-			s.forgetSequences(gone)
-		}
+		s.seqs.block = s.seqs.block.rollbackTo(sp.seqs)
 	}
 	return &answer.Answer{Tag: st.Verb}, nil
 }

@@ -1,7 +1,10 @@
 package session
 
 import (
+	"maps"
+	"math"
 	"strconv"
+	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
@@ -17,8 +20,139 @@ import (
 type seqSession struct {
 	curr map[string]int64
 	last string
-	// undo undoes the open block's sequence DDL (see endSequences).
-	undo []seqUndo
+	// block is what the open block keeps of its sequences until COMMIT.
+	block seqBlock
+}
+
+// seqBlock is the open block's own sequence state. PostgreSQL's sequence
+// DDL is transactional: a sequence created, restarted or dropped in a
+// block (CREATE/ALTER/DROP SEQUENCE, a table's SERIAL column made or
+// dropped with it, TRUNCATE ... RESTART IDENTITY) is seen by others only
+// at COMMIT, and ROLLBACK undoes it with the nextval() calls the block
+// made on it. So the block's nextval() of such a sequence draws from its
+// own state here, and COMMIT hands the states to the catalog with the
+// block's DDL (schema.Catalog.CommitBlock); ROLLBACK just forgets them.
+// Sequences the block did not create or restart are drawn from the
+// committed state, by every session alike, and never given back: no value
+// is handed out twice.
+type seqBlock struct {
+	// named: states of the sequences of CREATE SEQUENCE the block made
+	// or restarted.
+	named map[string]namedEntry
+	// serial: the SERIAL counters of the block's schema ("table.column")
+	// that are not the committed counter of that name.
+	serial map[string]serialEntry
+	// gens numbers the block's starts of a sequence (gen): ROLLBACK TO
+	// SAVEPOINT keeps the state of one started before the savepoint,
+	// as nextval() is not undone, and drops those started after it.
+	gens int
+}
+
+// namedEntry is the state of a sequence the block made or restarted.
+type namedEntry struct {
+	st  schema.SeqState
+	gen int
+}
+
+// serialEntry is a SERIAL counter of the block's schema: its own (own,
+// with its next value; from and base say which committed counter it
+// restarted, and where that stood, see schema.SerialStart), or the
+// committed counter from (a table or column the block renamed).
+type serialEntry struct {
+	own  bool
+	next int64
+	from string
+	base int64
+	gen  int
+}
+
+// clone copies b (a savepoint keeps one, for ROLLBACK TO).
+func (b seqBlock) clone() seqBlock {
+	return seqBlock{named: maps.Clone(b.named), serial: maps.Clone(b.serial), gens: b.gens}
+}
+
+// rollbackTo returns the block's sequences as they were at savepoint sp,
+// with the states reached since of the sequences started before it
+// (nextval() is not undone).
+func (b seqBlock) rollbackTo(sp seqBlock) seqBlock {
+	out := sp.clone()
+	out.gens = b.gens
+	for k, e := range out.named {
+		if now, ok := b.named[k]; ok && now.gen == e.gen {
+			out.named[k] = now
+		}
+	}
+	for k, e := range out.serial {
+		if now, ok := b.serial[k]; ok && e.own && now.own && now.gen == e.gen {
+			out.serial[k] = now
+		}
+	}
+	return out
+}
+
+// commitForm is what CommitBlock takes of b.
+func (b seqBlock) commitForm() *schema.BlockSeqs {
+	out := &schema.BlockSeqs{Named: map[string]schema.SeqState{}, Serial: map[string]schema.SerialStart{}}
+	for k, e := range b.named {
+		out.Named[k] = e.st
+	}
+	for k, e := range b.serial {
+		if e.own {
+			out.Serial[k] = schema.SerialStart{Next: e.next, From: e.from, Base: e.base}
+		}
+	}
+	return out
+}
+
+// serialSource says where nextval() of SERIAL column table.column (as
+// the block sees it) draws: the block's own counter (own) or the
+// committed counter key.
+func (s *Session) serialSource(table, column string) (e serialEntry, key string) {
+	k := table + "." + column
+	if e, ok := s.seqs.block.serial[k]; ok {
+		if e.own {
+			return e, k
+		}
+		return e, e.from
+	}
+	if t := s.cache.Catalog().Snapshot().Table(table); t != nil && t.Column(column) != nil && t.Column(column).Fill == schema.FillSerial ||
+		!s.inBlock && !s.implicit {
+		return serialEntry{from: k}, k
+	}
+	// A table or column the block made: its counter starts at 1.
+	return serialEntry{own: true, next: 1}, k
+}
+
+// serialNext is nextval() of SERIAL column table.column of the block's
+// schema (the committed one outside a block).
+func (s *Session) serialNext(table, column string) (int64, error) {
+	e, key := s.serialSource(table, column)
+	if !e.own {
+		t, c := splitKey(key)
+		return s.cache.Catalog().Next(t, c, 1)
+	}
+	v := e.next
+	if v == math.MaxInt64 {
+		return 0, pgerr.New(codeSeqLimit, "nextval: reached maximum value of sequence \"%s_%s_seq\" (%d)", table, column, v)
+	}
+	e.next++
+	s.setSerial(key, e)
+	return v, nil
+}
+
+// codeSeqLimit is sequence_generator_limit_exceeded.
+const codeSeqLimit = "2200H"
+
+func (s *Session) setSerial(key string, e serialEntry) {
+	if s.seqs.block.serial == nil {
+		s.seqs.block.serial = map[string]serialEntry{}
+	}
+	s.seqs.block.serial[key] = e
+}
+
+func splitKey(k string) (table, column string) {
+	i := strings.LastIndexByte(k, '.')
+	return k[:i], k[i+1:]
 }
 
 // called records that nextval() of seq gave v in this session.
@@ -30,19 +164,23 @@ func (q *seqSession) called(seq string, v int64) {
 }
 
 // evalSequence evaluates nextval(), currval(), setval() and lastval()
-// (vals as callArgs read them). Every replica receives the value shepherd
+// (vals as callArgs read them) on the sequences the session sees (the
+// block's, see seqBlock). Every replica receives the value shepherd
 // computes here, never calling the function itself.
 func (s *Session) evalSequence(c *sqlan.SessionCall, vals []string) (answer.Value, error) {
 	null := answer.Value{Type: answer.Int, Null: true}
 	num := func(v int64) (answer.Value, error) { return answer.V(answer.Int, strconv.FormatInt(v, 10)), nil }
-	cat := s.cache.Catalog()
+	snap, err := s.visibleSchema()
+	if err != nil {
+		return null, err
+	}
 	if c.Func == "lastval" {
 		v, ok := s.seqs.curr[s.seqs.last]
 		if s.seqs.last == "" || !ok {
 			return null, pgerr.New(objectNotInPrerequisiteState, "lastval is not yet defined in this session")
 		}
-		if cat.Snapshot().Sequence(s.seqs.last) == nil {
-			if _, _, serial := cat.Snapshot().SerialSequence(s.seqs.last); !serial {
+		if snap.Sequence(s.seqs.last) == nil {
+			if _, _, serial := snap.SerialSequence(s.seqs.last); !serial {
 				return null, pgerr.New(objectNotInPrerequisiteState, "lastval is not yet defined in this session")
 			}
 		}
@@ -52,9 +190,9 @@ func (s *Session) evalSequence(c *sqlan.SessionCall, vals []string) (answer.Valu
 	if err != nil {
 		return null, err
 	}
-	snap := cat.Snapshot()
+	q := snap.Sequence(name)
 	table, column, serial := "", "", false
-	if snap.Sequence(name) == nil {
+	if q == nil {
 		if table, column, serial = snap.SerialSequence(name); !serial {
 			if snap.Table(name) != nil {
 				return null, pgerr.New(wrongObjectType, "\"%s\" is not a sequence", name)
@@ -69,9 +207,9 @@ func (s *Session) evalSequence(c *sqlan.SessionCall, vals []string) (answer.Valu
 	case "nextval":
 		var v int64
 		if serial {
-			v, err = cat.Next(table, column, 1)
+			v, err = s.serialNext(table, column)
 		} else {
-			v, err = cat.SeqNext(name)
+			v, err = s.namedNext(name, q)
 		}
 		if err != nil {
 			return null, err
@@ -88,9 +226,9 @@ func (s *Session) evalSequence(c *sqlan.SessionCall, vals []string) (answer.Valu
 		v, _ := strconv.ParseInt(vals[1], 10, 64)
 		called := len(vals) < 3 || vals[2] == "true"
 		if serial {
-			err = cat.SetSerial(table, column, v, called)
+			err = s.serialSet(snap, table, column, v, called)
 		} else {
-			err = cat.SeqSet(name, v, called)
+			err = s.namedSet(name, q, v, called)
 		}
 		if err != nil {
 			return null, err
@@ -106,50 +244,96 @@ func (s *Session) evalSequence(c *sqlan.SessionCall, vals []string) (answer.Valu
 	}
 }
 
+// namedNext is nextval() of sequence name, defined as q in the session's
+// schema: from the block's state if the block made or restarted it,
+// from the committed state otherwise.
+func (s *Session) namedNext(name string, q *schema.Sequence) (int64, error) {
+	e, ok := s.seqs.block.named[name]
+	if !ok {
+		return s.cache.Catalog().SeqNextAs(name, q)
+	}
+	v, next, err := q.Next(e.st)
+	if err != nil {
+		return 0, err
+	}
+	e.st = next
+	s.seqs.block.named[name] = e
+	return v, nil
+}
+
+// namedSet is setval() of sequence name (see namedNext).
+func (s *Session) namedSet(name string, q *schema.Sequence, v int64, called bool) error {
+	e, ok := s.seqs.block.named[name]
+	if !ok {
+		return s.cache.Catalog().SeqSet(name, v, called)
+	}
+	st, err := q.Set(v, called)
+	if err != nil {
+		return err
+	}
+	e.st = st
+	s.seqs.block.named[name] = e
+	return nil
+}
+
+// serialSet is setval() of the sequence of SERIAL column table.column.
+func (s *Session) serialSet(snap *schema.Snapshot, table, column string, v int64, called bool) error {
+	if err := snap.CheckSerialSet(table, column, v); err != nil {
+		return err
+	}
+	e, key := s.serialSource(table, column)
+	if !e.own {
+		t, c := splitKey(key)
+		return s.cache.Catalog().SetSerial(t, c, v, called)
+	}
+	e.next = v
+	if called {
+		e.next++
+	}
+	s.setSerial(key, e)
+	return nil
+}
+
+// seqState is where sequence name stands as the session sees it.
+func (s *Session) seqState(name string) schema.SeqState {
+	if e, ok := s.seqs.block.named[name]; ok {
+		return e.st
+	}
+	return s.cache.Catalog().SeqState(name)
+}
+
 // sequenceDDL runs CREATE, ALTER or DROP SEQUENCE: sequences live in
-// shepherd's catalog alone, so no replica runs it.
+// shepherd's catalog alone, so no replica runs it. Outside a block the
+// catalog records it at once; in a block it joins the block's DDL, which
+// reaches the catalog at COMMIT (see seqBlock).
 func (s *Session) sequenceDDL(st *sqlan.Stmt) error {
 	if s.readOnly() {
 		return pgerr.New(pgerr.ReadOnlySQLTransaction, "cannot execute %s in a read-only transaction", st.Verb)
 	}
-	cat := s.cache.Catalog()
-	if as := st.Session.DDL.GetAlterSeqStmt(); as != nil && cat.Snapshot().Sequence(as.Sequence.Relname) == nil {
-		if table, column, ok := cat.Snapshot().SerialSequence(as.Sequence.Relname); ok {
+	n := st.Session.DDL
+	snap, err := s.visibleSchema()
+	if err != nil {
+		return err
+	}
+	if as := n.GetAlterSeqStmt(); as != nil && snap.Sequence(as.Sequence.Relname) == nil {
+		if table, column, ok := snap.SerialSequence(as.Sequence.Relname); ok {
 			return s.restartSerial(as, table, column)
 		}
 	}
-	// In a block the change is made at once (other sessions see it
-	// before COMMIT, unlike in PostgreSQL; replicas never do) and
-	// undone if the block rolls back.
-	var undo []seqUndo
-	if s.inBlock || s.implicit {
-		snap := cat.Snapshot()
-		var names []string
-		switch n := st.Session.DDL; {
-		case n.GetCreateSeqStmt() != nil:
-			names = []string{n.GetCreateSeqStmt().Sequence.Relname}
-		case n.GetAlterSeqStmt() != nil:
-			names = []string{n.GetAlterSeqStmt().Sequence.Relname}
-		case n.GetDropStmt() != nil:
-			for _, o := range n.GetDropStmt().Objects {
-				if l := o.GetList().GetItems(); len(l) > 0 {
-					names = append(names, l[len(l)-1].GetString_().GetSval())
-				}
-			}
-		}
-		for _, name := range names {
-			undo = append(undo, seqUndo{name: name, seq: snap.Sequence(name), state: cat.SeqState(name)})
-		}
-	}
-	if as := st.Session.DDL.GetAlterSeqStmt(); as != nil {
-		if err := cat.Snapshot().CheckAlter(st.Session.DDL, cat.SeqState(as.Sequence.Relname)); err != nil {
+	if as := n.GetAlterSeqStmt(); as != nil {
+		if err := snap.CheckAlter(n, s.seqState(as.Sequence.Relname)); err != nil {
 			return err
 		}
 	}
-	if err := cat.Apply(st.Session.DDL); err != nil {
+	if !s.inBlock && !s.implicit {
+		return s.cache.Catalog().Apply(n)
+	}
+	after, err := snap.Apply(n)
+	if err != nil {
 		return err
 	}
-	s.seqs.undo = append(s.seqs.undo, undo...)
+	s.ddl = append(s.ddl, st)
+	s.trackSequences(snap, after, n)
 	return nil
 }
 
@@ -157,9 +341,6 @@ func (s *Session) sequenceDDL(st *sqlan.Stmt) error {
 // sequence of SERIAL or IDENTITY column t.c, its only option shepherd
 // takes there (the sequence's other options are PostgreSQL's defaults).
 func (s *Session) restartSerial(as *pg_query.AlterSeqStmt, table, column string) error {
-	if s.inBlock || s.implicit {
-		return pgerr.New(pgerr.FeatureNotSupported, "shepherd does not support ALTER SEQUENCE of a SERIAL column's sequence inside a transaction block")
-	}
 	v := int64(1)
 	for _, o := range as.Options {
 		d := o.GetDefElem()
@@ -182,34 +363,130 @@ func (s *Session) restartSerial(as *pg_query.AlterSeqStmt, table, column string)
 	if v < 1 {
 		return pgerr.New(pgerr.InvalidParameterValue, "RESTART value (%d) cannot be less than MINVALUE (1)", v)
 	}
-	return s.cache.Catalog().SetSerial(table, column, v, false)
-}
-
-// seqUndo is how to undo a sequence DDL statement of an open block: the
-// sequence as it was (nil: absent) and where it stood.
-type seqUndo struct {
-	name  string
-	seq   *schema.Sequence
-	state schema.SeqState
-}
-
-// endSequences ends the block's sequence DDL: kept on COMMIT, undone in
-// reverse order on ROLLBACK. (nextval() is never undone.)
-func (s *Session) endSequences(commit bool) {
-	undo := s.seqs.undo
-	s.seqs.undo = nil
-	if commit {
-		return
+	if !s.inBlock && !s.implicit {
+		return s.cache.Catalog().SetSerial(table, column, v, false)
 	}
-	cat := s.cache.Catalog()
-	for i := len(undo) - 1; i >= 0; i-- {
-		u := undo[i]
-		if u.seq != nil && cat.Snapshot().Sequence(u.name) == u.seq {
-			continue // unchanged (DROP ... IF EXISTS of nothing, an ALTER that failed)
+	s.restartCounter(table, column, v)
+	return nil
+}
+
+// restartCounter starts the block's own counter of SERIAL column
+// table.column at v.
+func (s *Session) restartCounter(table, column string, v int64) {
+	e, key := s.serialSource(table, column)
+	b := &s.seqs.block
+	b.gens++
+	ne := serialEntry{own: true, next: v, from: e.from, base: e.base, gen: b.gens}
+	if !e.own {
+		t, c := splitKey(key)
+		ne.from, ne.base = key, s.cache.Catalog().SerialNext(t, c)
+	}
+	s.setSerial(table+"."+column, ne)
+}
+
+// trackSequences follows DDL statement n of the block in the block's
+// sequences; before and after are the block's schema around it.
+func (s *Session) trackSequences(before, after *schema.Snapshot, n *pg_query.Node) {
+	b := &s.seqs.block
+	if r := n.GetRenameStmt(); r != nil && r.Relation != nil {
+		// A renamed table or column keeps its counter.
+		if t := before.Table(r.Relation.Relname); t != nil {
+			for _, c := range t.Columns {
+				nt, nc := t.Name, c.Name
+				switch {
+				case c.Fill != schema.FillSerial:
+					continue
+				case r.RenameType == pg_query.ObjectType_OBJECT_TABLE:
+					nt = r.Newname
+				case r.RenameType == pg_query.ObjectType_OBJECT_COLUMN && c.Name == r.Subname:
+					nc = r.Newname
+				default:
+					continue
+				}
+				e, key := s.serialSource(t.Name, c.Name)
+				if !e.own {
+					e.from = key
+				}
+				delete(b.serial, t.Name+"."+c.Name)
+				s.setSerial(nt+"."+nc, e)
+			}
 		}
-		// An error is the file's: memory is restored, and only a
-		// restart before the next write of the file would bring the
-		// change back.
-		_ = cat.RestoreSequence(u.name, u.seq, u.state)
+	} else {
+		// A SERIAL column the statement made (CREATE TABLE, also of a
+		// name the block dropped; ADD COLUMN) starts at 1.
+		for name, t := range after.Tables {
+			bt := before.Table(name)
+			for _, c := range t.Columns {
+				if c.Fill != schema.FillSerial {
+					continue
+				}
+				if bt != nil && bt.Column(c.Name) != nil && bt.Column(c.Name).Fill == schema.FillSerial {
+					continue
+				}
+				b.gens++
+				s.setSerial(name+"."+c.Name, serialEntry{own: true, next: 1, gen: b.gens})
+			}
+		}
 	}
+	for k := range b.serial {
+		table, col := splitKey(k)
+		if t := after.Table(table); t == nil || t.Column(col) == nil || t.Column(col).Fill != schema.FillSerial {
+			delete(b.serial, k)
+		}
+	}
+	if tr := n.GetTruncateStmt(); tr != nil && tr.RestartSeqs {
+		for _, r := range tr.Relations {
+			name := r.GetRangeVar().GetRelname()
+			t := after.Table(name)
+			if t == nil {
+				continue
+			}
+			for _, c := range t.Columns {
+				if c.Fill == schema.FillSerial {
+					s.restartCounter(name, c.Name, 1)
+				}
+			}
+			// And the sequences OWNED BY its columns, as PostgreSQL.
+			for qn, q := range after.Sequences {
+				if i := strings.LastIndexByte(q.OwnedBy, '.'); i >= 0 && q.OwnedBy[:i] == name {
+					b.gens++
+					s.setNamed(qn, namedEntry{st: schema.SeqState{Last: q.Start}, gen: b.gens})
+				}
+			}
+		}
+	}
+	for name := range b.named {
+		if after.Sequence(name) == nil {
+			delete(b.named, name)
+		}
+	}
+	for name, q := range after.Sequences {
+		if before.Sequence(name) == nil {
+			b.gens++
+			s.setNamed(name, namedEntry{st: schema.SeqState{Last: q.Start}, gen: b.gens})
+		}
+	}
+	if st, ok := before.Restart(n); ok {
+		b.gens++
+		s.setNamed(n.GetAlterSeqStmt().Sequence.Relname, namedEntry{st: st, gen: b.gens})
+	}
+}
+
+func (s *Session) setNamed(name string, e namedEntry) {
+	if s.seqs.block.named == nil {
+		s.seqs.block.named = map[string]namedEntry{}
+	}
+	s.seqs.block.named[name] = e
+}
+
+// hasSequenceDDL reports whether ddl holds sequence DDL (which only
+// shepherd's catalog checks, so COMMIT checks it again against what
+// others committed meanwhile).
+func hasSequenceDDL(ddl []*sqlan.Stmt) bool {
+	for _, st := range ddl {
+		if st.Kind == sqlan.Local {
+			return true
+		}
+	}
+	return false
 }

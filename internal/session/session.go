@@ -24,6 +24,7 @@ import (
 	"github.com/shepherd-db/shepherd/internal/driver"
 	"github.com/shepherd-db/shepherd/internal/pgerr"
 	"github.com/shepherd-db/shepherd/internal/pgwire"
+	"github.com/shepherd-db/shepherd/internal/schema"
 	"github.com/shepherd-db/shepherd/internal/sqlan"
 )
 
@@ -67,6 +68,9 @@ type Session struct {
 	conn           pgwire.Conn // nil until Attach
 	shared         *Shared
 	owner          lockOwner          // in shared's advisory lock table
+	tableOwner     tableOwner         // in shared's table locks (LOCK TABLE)
+	notes          notifyState        // LISTEN and NOTIFY (notify.go)
+	inbox          inbox              // notifications received, not yet sent
 	lastXid        int64              // txid_current() of the open transaction, 0 before
 	seqs           seqSession         // currval() and lastval() of the session's sequences
 	reported       map[string]string  // the values the client was last told (ChangedParameters)
@@ -92,7 +96,8 @@ func New(c *cluster.Cluster, cache *sqlan.Cache, shared *Shared, info pgwire.Sta
 		shared = NewShared()
 	}
 	s := &Session{cluster: c, cache: cache, params: map[string]string{}, startup: map[string]string{},
-		user: info.User, database: info.Database, shared: shared}
+		user: info.User, database: info.Database, shared: shared, inbox: inbox{ready: make(chan struct{}, 1)}}
+	s.owner.cl = c
 	for k, v := range info.Params {
 		if k != "user" && k != "database" {
 			k = strings.ToLower(k)
@@ -157,6 +162,10 @@ func (s *Session) endCall() {
 func (s *Session) Close(ctx context.Context) {
 	s.endBlock(false)
 	s.shared.locks.release(&s.owner, true)
+	s.shared.tables.release(&s.tableOwner)
+	// UNLISTEN *: the rollback above dropped what it would have sent.
+	s.notes.ops = []listenOp{{all: true}}
+	s.endNotify(true)
 	if s.callCancel != nil {
 		s.callCancel() // lets go of the parent context
 	}
@@ -170,7 +179,7 @@ func (s *Session) Close(ctx context.Context) {
 func (s *Session) Query(ctx context.Context, sql string, emit func(*answer.Answer) error) error {
 	ctx = s.cancellable(ctx)
 	defer s.endCall()
-	sts, err := s.parse(sql)
+	sts, err := s.parseWaiting(ctx, sql)
 	var texts []string
 	if err != nil || ddlBefore(sts) {
 		// Later statements may depend on the DDL of earlier ones (pgx
@@ -196,7 +205,7 @@ func (s *Session) Query(ctx context.Context, sql string, emit func(*answer.Answe
 		var a *answer.Answer
 		if texts != nil {
 			var one []*sqlan.Stmt
-			if one, err = s.parse(texts[i]); err == nil && len(one) != 1 {
+			if one, err = s.parseWaiting(ctx, texts[i]); err == nil && len(one) != 1 {
 				err = pgerr.New(pgerr.InternalError, "shepherd split a query string wrongly (a bug; nothing more ran)")
 			}
 			if err != nil {
@@ -235,10 +244,11 @@ func (s *Session) Query(ctx context.Context, sql string, emit func(*answer.Answe
 }
 
 // ddlBefore reports whether a statement other than the last of sts is
-// DDL, which the statements after it must be analysed with.
+// DDL (sequence DDL too), which the statements after it must be analysed
+// with.
 func ddlBefore(sts []*sqlan.Stmt) bool {
 	for _, st := range sts[:max(len(sts)-1, 0)] {
-		if st.Kind == sqlan.DDL {
+		if st.Kind == sqlan.DDL || st.Kind == sqlan.Local && st.Session != nil && st.Session.Op == "sequence" {
 			return true
 		}
 	}
@@ -279,6 +289,12 @@ func (s *Session) exec(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (
 	if s.failed {
 		return nil, pgerr.New(pgerr.InFailedSQLTransaction, "current transaction is aborted, commands ignored until end of transaction block")
 	}
+	if st.Unnest != nil {
+		return s.execUnnest(ctx, st, args)
+	}
+	if st.SelectFirst != nil {
+		return s.execSelectFirst(ctx, st, args)
+	}
 	switch st.Kind {
 	case sqlan.Set:
 		return s.set(st)
@@ -300,6 +316,7 @@ func (s *Session) exec(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (
 		if !s.inBlock && !s.implicit {
 			// The statement was its own transaction.
 			s.shared.locks.release(&s.owner, false)
+			s.shared.tables.release(&s.tableOwner)
 			s.lastXid = 0
 		}
 		return a, err
@@ -316,12 +333,24 @@ func (s *Session) exec(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (
 		// session (savepoint.go).
 		s.deferredDDL = true
 	}
+	if st.Kind == sqlan.DDL {
+		var err error
+		if st, err = s.lockDDL(ctx, st); err != nil {
+			if autocommit {
+				s.endBlock(false)
+			} else {
+				s.fail()
+			}
+			return nil, err
+		}
+	}
 	if s.txn == nil {
 		opts := s.txOpts
 		if autocommit {
 			opts = s.defaults
 		}
 		s.txn = s.cluster.Begin(opts)
+		s.shared.locks.bind(&s.owner, s.txn)
 		s.txnTime = time.Now()
 	}
 	if len(st.Pins) > 0 {
@@ -345,7 +374,15 @@ func (s *Session) exec(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (
 		return nil, err
 	}
 	if st.Kind == sqlan.DDL {
+		before, berr := s.visibleSchema()
 		s.ddl = append(s.ddl, st)
+		if !autocommit && berr == nil {
+			// The block's own sequences follow its DDL (tables made,
+			// dropped, renamed, TRUNCATE ... RESTART IDENTITY).
+			if after, err := s.visibleSchema(); err == nil {
+				s.trackSequences(before, after, st.Tree())
+			}
+		}
 	}
 	if autocommit {
 		if err := s.commit(ctx); err != nil {
@@ -356,6 +393,131 @@ func (s *Session) exec(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (
 		a = sqlan.ShapeAnswer(a, st.Columns())
 	}
 	return a, nil
+}
+
+// execUnnest runs an INSERT ... SELECT FROM unnest(arrays) as the INSERT
+// ... VALUES of the arrays' elements (see sqlan.Unnest), analysed like
+// any other statement: SERIAL keys pinned row by row, every dialect
+// written without arrays.
+func (s *Session) execUnnest(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (*answer.Answer, error) {
+	if err := s.insertAllowed(); err != nil {
+		return nil, err
+	}
+	text, xargs, err := st.Unnest.Expand(args)
+	if err != nil {
+		s.fail()
+		return nil, err
+	}
+	if text == "" {
+		// No elements, no rows: PostgreSQL inserts nothing and checks
+		// nothing a row would need.
+		a := &answer.Answer{Tag: answer.Tag("INSERT", 0)}
+		if st.ReturnsRows {
+			cols, err := s.describe(ctx, st.Inner)
+			if err != nil {
+				s.fail()
+				return nil, err
+			}
+			a.Columns = cols
+		}
+		return a, nil
+	}
+	sts, err := s.parse(text)
+	if err == nil && len(sts) != 1 {
+		err = pgerr.New(pgerr.InternalError, "shepherd expanded unnest() into %d statements (a bug; nothing ran)", len(sts))
+	}
+	if err == nil {
+		err = sts[0].CheckArgs(xargs)
+	}
+	if err != nil {
+		s.fail()
+		return nil, err
+	}
+	return s.exec(ctx, sts[0], xargs)
+}
+
+// insertAllowed refuses an INSERT the session rewrites in a read-only
+// transaction, as PostgreSQL does before it reads anything (with no rows
+// to insert, no replica would refuse it).
+func (s *Session) insertAllowed() error {
+	if s.readOnly() {
+		s.fail()
+		return pgerr.New(pgerr.ReadOnlySQLTransaction, "cannot execute INSERT in a read-only transaction")
+	}
+	return nil
+}
+
+// execSelectFirst runs an INSERT ... SELECT whose rows shepherd must see
+// to fill their keys (see sqlan.SelectFirst): the SELECT, then the INSERT
+// ... VALUES of its rows, in one transaction (outside a block, an
+// implicit one, as for a query string of several statements).
+func (s *Session) execSelectFirst(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (*answer.Answer, error) {
+	if err := s.insertAllowed(); err != nil {
+		return nil, err
+	}
+	if s.inBlock || s.implicit {
+		return s.selectThenInsert(ctx, st, args)
+	}
+	s.implicit, s.txOpts = true, s.defaults
+	a, err := s.selectThenInsert(ctx, st, args)
+	s.implicit = false
+	if err != nil {
+		if !s.inBlock {
+			s.endBlock(false)
+		}
+		return nil, err
+	}
+	if err := s.commit(ctx); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+func (s *Session) selectThenInsert(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (*answer.Answer, error) {
+	sf := st.SelectFirst
+	rows, err := s.exec(ctx, st.Inner, sf.SelectArgs(args))
+	if err != nil {
+		return nil, err
+	}
+	out := &answer.Answer{Tag: answer.Tag("INSERT", 0)}
+	if len(rows.Rows) == 0 {
+		if st.ReturnsRows {
+			cols, err := s.describe(ctx, sf.Insert())
+			if err != nil {
+				s.fail()
+				return nil, err
+			}
+			out.Columns = cols
+		}
+		return out, nil
+	}
+	for start := 0; start < len(rows.Rows); start += sf.Batch() {
+		part := rows.Rows[start:min(start+sf.Batch(), len(rows.Rows))]
+		text, xargs, err := sf.Expand(args, rows.Columns, part)
+		var sts []*sqlan.Stmt
+		if err == nil {
+			sts, err = s.parse(text)
+		}
+		if err == nil && len(sts) != 1 {
+			err = pgerr.New(pgerr.InternalError, "shepherd wrote an INSERT ... SELECT as %d statements (a bug)", len(sts))
+		}
+		if err == nil {
+			err = sts[0].CheckArgs(xargs)
+		}
+		if err != nil {
+			s.fail()
+			return nil, err
+		}
+		a, err := s.exec(ctx, sts[0], xargs)
+		if err != nil {
+			return nil, err
+		}
+		out.Columns = a.Columns
+		out.Rows = append(out.Rows, a.Rows...)
+		out.RowsAffected += a.RowsAffected
+	}
+	out.Tag = answer.Tag("INSERT", out.RowsAffected)
+	return out, nil
 }
 
 func (s *Session) begin(st *sqlan.Stmt) (*answer.Answer, error) {
@@ -378,42 +540,92 @@ func (s *Session) begin(st *sqlan.Stmt) (*answer.Answer, error) {
 // commit commits the open transaction, if any, and ends the block. DDL
 // that committed is recorded in the schema catalog.
 func (s *Session) commit(ctx context.Context) error {
-	t, ddl := s.txn, s.ddl
+	t, ddl, blk := s.txn, s.ddl, s.seqs.block
+	var verr error
+	if hasSequenceDDL(ddl) {
+		// Only shepherd's catalog checks sequence DDL: it must still
+		// apply to what others committed since (a sequence of that name
+		// made meanwhile).
+		_, verr = s.visibleSchema()
+	}
 	s.txn, s.inBlock, s.failed, s.ddl, s.deferredDDL = nil, false, false, nil, false
+	s.shared.locks.bind(&s.owner, nil)
 	s.savepoints, s.spCount = nil, 0
-	if t == nil {
-		s.endTransaction(true)
-		return nil
+	locks := &s.shared.locks
+	if verr != nil {
+		if t != nil {
+			t.Rollback()
+		}
+		s.endTransaction(false)
+		locks.releaseTables(&s.owner)
+		return verr
 	}
-	err := t.Commit(ctx)
-	if err != nil && !errors.Is(err, coord.ErrCommitsAnyway) {
-		s.endTransaction(false) // a COMMIT that fails rolls back, SETs too
-		s.forgetSequences(ddl)
-		return err
-	}
-	s.endTransaction(true)
-	if len(ddl) == 0 {
-		return err
-	}
-	// Committed: with the log barrier, in one write of the catalog file;
-	// a start-up after a crash before this point applies the changes
-	// from the log.
 	trees := make([]*pg_query.Node, len(ddl))
 	for i, st := range ddl {
 		trees[i] = st.Tree()
 	}
+	seqs := blk.commitForm()
+	cat := s.cache.Catalog()
+	if t == nil {
+		// Nothing ran on the replicas: the catalog's write is the commit.
+		s.endTransaction(true)
+		var err error
+		if len(trees) > 0 || !seqs.Empty() {
+			err = cat.CommitBlock(0, trees, seqs)
+		}
+		locks.releaseTables(&s.owner)
+		return err
+	}
+	if hasSequenceDDL(ddl) || !seqs.Empty() {
+		// What the log will not hold, recorded before it is: a crash
+		// after the log record and before the catalog's write below
+		// would lose it (see schema.Catalog.Pending).
+		seqs.Txn = t.ID()
+		p := schema.PendingBlock{Txn: seqs.Txn, Named: seqs.Named, Serial: seqs.Serial}
+		for _, st := range ddl {
+			p.Statements = append(p.Statements, st.SQL)
+		}
+		if err := cat.Pending(p); err != nil {
+			t.Rollback()
+			s.endTransaction(false)
+			locks.releaseTables(&s.owner)
+			return pgerr.Wrap(pgerr.InternalError, err, "shepherd could not record the block's sequences; the transaction was rolled back")
+		}
+	}
+	err := t.Commit(ctx)
+	if err != nil && !errors.Is(err, coord.ErrCommitsAnyway) {
+		s.endTransaction(false) // a COMMIT that fails rolls back, SETs too
+		if seqs.Txn != 0 {
+			_ = cat.DropPending(seqs.Txn) // an error is the file's; start-up drops it
+		}
+		locks.releaseTables(&s.owner)
+		return err
+	}
+	s.endTransaction(true)
+	if len(trees) == 0 && seqs.Empty() {
+		locks.releaseTables(&s.owner)
+		return err
+	}
+	// Committed: with the log barrier, in one write of the catalog file;
+	// a start-up after a crash before this point applies the changes
+	// from the log (and the block's SERIAL counters from Pending).
 	if err != nil {
 		// Committing although the client gave up (DDL that MariaDB
 		// committed as it ran it): the outcome is not known yet. The
 		// replicas may still refuse it (the MariaDB replica is then
 		// retired), and its barrier is known only once decided: the
 		// catalog follows what happens, not what was hoped.
-		cat := s.cache.Catalog()
-		t.AfterCommit(func(barrier uint64) error { return cat.Commit(barrier, trees) })
+		// Its tables stay locked until then (Shared), by an owner of
+		// their own: this session goes on.
+		t.AfterCommit(func(barrier uint64) error { return cat.CommitBlock(barrier, trees, seqs) })
+		held := locks.handOff(&s.owner)
+		t.AfterEnd(func() { locks.releaseTables(held) })
 		return err
 	}
-	if err := s.cache.Catalog().Commit(t.Barrier(), trees); err != nil {
-		return pgerr.Wrap(pgerr.InternalError, err, "the statement committed, but shepherd could not record the schema change")
+	cerr := cat.CommitBlock(t.Barrier(), trees, seqs)
+	locks.releaseTables(&s.owner) // the catalog has the change: the next DDL is written from it
+	if cerr != nil {
+		return pgerr.Wrap(pgerr.InternalError, cerr, "the statement committed, but shepherd could not record the schema change")
 	}
 	return err
 }
@@ -453,7 +665,7 @@ func (s *Session) pinArgs(ctx context.Context, st *sqlan.Stmt, args []driver.Arg
 		TxnTime:  s.txnTime,
 		StmtTime: time.Now(),
 		Next: func(table, column string) (int64, error) {
-			v, err := s.cache.Catalog().Next(table, column, 1)
+			v, err := s.serialNext(table, column)
 			if err == nil {
 				s.seqs.called(table+"_"+column+"_seq", v)
 			}
@@ -477,31 +689,22 @@ func (s *Session) endBlock(commit bool) {
 	if s.txn != nil && !commit {
 		s.txn.Rollback()
 	}
-	if !commit {
-		s.forgetSequences(s.ddl)
-	}
 	s.txn, s.inBlock, s.failed, s.ddl, s.deferredDDL = nil, false, false, nil, false
+	s.shared.locks.bind(&s.owner, nil)
 	s.savepoints, s.spCount = nil, 0
 	s.endTransaction(commit)
-}
-
-// forgetSequences drops the sequences of the tables that ddl, rolled
-// back, created: the block's INSERTs drew from them.
-func (s *Session) forgetSequences(ddl []*sqlan.Stmt) {
-	for _, st := range ddl {
-		if c := st.Tree().GetCreateStmt(); c != nil {
-			s.cache.Catalog().Forget(c.Relation.GetRelname())
-		}
-	}
+	s.shared.locks.releaseTables(&s.owner)
 }
 
 // endTransaction ends what lasts for a transaction besides the replicas'
 // work: SET LOCAL (and, rolled back, SET), advisory transaction locks,
 // txid_current().
 func (s *Session) endTransaction(commit bool) {
-	s.endSequences(commit)
+	s.endNotify(commit)
+	s.seqs.block = seqBlock{} // COMMIT handed it to the catalog
 	s.endSettings(commit)
 	s.endCursors(commit)
 	s.shared.locks.release(&s.owner, false)
+	s.shared.tables.release(&s.tableOwner)
 	s.lastXid = 0
 }

@@ -763,6 +763,79 @@ func (f *folder) boolExpr(b *pg_query.BoolExpr) (konst, bool) {
 	return konst{kind: 'b', b: false}, true
 }
 
+// checkDropObjects fails, as PostgreSQL does, a DROP TABLE or DROP VIEW
+// naming a relation that does not exist (42P01, naming the first in the
+// statement's order; none with IF EXISTS) or one of the other kind
+// (42809), before any replica runs it.
+func checkDropObjects(snap *schema.Snapshot, d *pg_query.DropStmt) error {
+	kind, other, otherKind := "table", "VIEW", "view"
+	switch d.RemoveType {
+	case pg_query.ObjectType_OBJECT_TABLE:
+	case pg_query.ObjectType_OBJECT_VIEW:
+		kind, other, otherKind = "view", "TABLE", "table"
+	default:
+		return nil
+	}
+	for _, o := range d.Objects {
+		name := lastName(o)
+		t := snap.Table(name)
+		switch {
+		case t == nil && d.MissingOk:
+		case t == nil:
+			return pgerr.New(pgerr.UndefinedTable, "%s %q does not exist", kind, name)
+		case t.View != (kind == "view"):
+			return pgerr.New(wrongObjectType, "%q is not a %s", name, kind).
+				WithHint("Use DROP %s to remove a %s.", other, otherKind)
+		}
+	}
+	return nil
+}
+
+// checkTruncate fails, as PostgreSQL does, a TRUNCATE naming a relation
+// that does not exist (42P01) or is not a table (42809), or one that
+// another table's foreign key references unless that table is truncated
+// too (0A000, even when no row references it: PostgreSQL does not look
+// at the rows). The other engines get DELETE, which would go ahead or
+// fail otherwise, and PostgreSQL would be outvoted.
+func checkTruncate(snap *schema.Snapshot, tr *pg_query.TruncateStmt) error {
+	listed := map[string]bool{}
+	for _, r := range tr.Relations {
+		name := r.GetRangeVar().GetRelname()
+		t := snap.Table(name)
+		switch {
+		case t == nil:
+			return pgerr.New(pgerr.UndefinedTable, "relation %q does not exist", name)
+		case t.View:
+			return pgerr.New(wrongObjectType, "%q is not a table", name)
+		}
+		listed[name] = true
+	}
+	if tr.Behavior == pg_query.DropBehavior_DROP_CASCADE {
+		return nil // the writers refuse it
+	}
+	others := make([]string, 0, len(snap.Tables))
+	for n := range snap.Tables {
+		others = append(others, n)
+	}
+	slices.Sort(others) // one answer where several tables reference it
+	for _, r := range tr.Relations {
+		name := r.GetRangeVar().GetRelname()
+		for _, on := range others {
+			o := snap.Tables[on]
+			if listed[o.Name] || !slices.Contains(o.Parents(), name) {
+				continue
+			}
+			return pgerr.New(pgerr.FeatureNotSupported, "cannot truncate a table referenced in a foreign key constraint").
+				WithDetail("Table %q references %q.", o.Name, name).
+				WithHint("Truncate table %q at the same time, or use TRUNCATE ... CASCADE.", o.Name)
+		}
+	}
+	return nil
+}
+
+// wrongObjectType is SQLSTATE 42809.
+const wrongObjectType = "42809"
+
 // checkDrop refuses, as PostgreSQL does, to drop a table or view that a
 // view reads, unless the views go in the same statement; with CASCADE
 // (PostgreSQL would drop the views, MariaDB and SQLite would keep them)
@@ -799,7 +872,11 @@ func checkDrop(snap *schema.Snapshot, d *pg_query.DropStmt) error {
 		for _, v := range deps {
 			detail = append(detail, fmt.Sprintf("view %s depends on %s %s", v, kind, name))
 		}
-		return pgerr.New(dependentObjects, "cannot drop %s %s because other objects depend on it", kind, name).
+		msg := fmt.Sprintf("cannot drop %s %s because other objects depend on it", kind, name)
+		if len(d.Objects) > 1 {
+			msg = "cannot drop desired object(s) because other objects depend on them"
+		}
+		return pgerr.New(dependentObjects, "%s", msg).
 			WithDetail("%s", strings.Join(detail, "\n")).
 			WithHint("Use DROP ... CASCADE to drop the dependent objects too.")
 	}

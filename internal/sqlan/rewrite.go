@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
-	"github.com/shepherd-db/shepherd/internal/pgtree"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,6 +16,7 @@ import (
 	"github.com/shepherd-db/shepherd/internal/answer"
 	"github.com/shepherd-db/shepherd/internal/driver"
 	"github.com/shepherd-db/shepherd/internal/pgerr"
+	"github.com/shepherd-db/shepherd/internal/pgtree"
 	"github.com/shepherd-db/shepherd/internal/schema"
 )
 
@@ -91,6 +91,13 @@ type rewriter struct {
 	// onlyNextval limits fillInsert to sequence defaults (one replica:
 	// its engine fills the rest itself, but has no sequences).
 	onlyNextval bool
+	// ctes are the names the statement's WITH clauses give (see
+	// keyOrdered).
+	ctes map[string]bool
+	// rowsUnknown says fillInsert refused an INSERT ... SELECT because
+	// it would fill a column row by row in rows it cannot see (see
+	// SelectFirst).
+	rowsUnknown bool
 }
 
 // pin returns a parameter reference for a new (or shared) pinned value.
@@ -291,6 +298,7 @@ func (r *rewriter) fillInsert(ins *pg_query.InsertStmt) {
 					pg_query.MakeColumnRefNode([]*pg_query.Node{pg_query.MakeStrNode(src.alias.Aliasname), pg_query.MakeStrNode(name)}, -1), -1))
 				continue
 			}
+			r.rowsUnknown = true
 			r.err = unsupported("INSERT ... SELECT into %s without a value for column %s, which shepherd fills in row by row (%s); list the column "+
 				"(or select from a VALUES list alone, each row once, in the order of its own integer column)",
 				t.Name, c.Name, c.Fill)
@@ -486,6 +494,88 @@ func (r *rewriter) leaveOutDefaults(ins *pg_query.InsertStmt) {
 	r.changed = true
 }
 
+// writeDefaults replaces the DEFAULT keywords left in an INSERT ... VALUES
+// (a column some rows give a value and others DEFAULT, after fillInsert
+// and leaveOutDefaults) by the column's default where that is a constant:
+// NULL for a column without a default, or a default with no function,
+// column or subquery in it ('none', 7, -1.5, 'x'::text). SQLite has no
+// DEFAULT in VALUES; a constant means the same on every engine. Any
+// other default stays DEFAULT (and SQLite's dialect refuses it).
+func (r *rewriter) writeDefaults(ins *pg_query.InsertStmt) {
+	sel := ins.SelectStmt.GetSelectStmt()
+	if sel == nil || len(sel.ValuesLists) == 0 || sel.Op != pg_query.SetOperation_SETOP_NONE {
+		return
+	}
+	t := r.schema.Table(ins.Relation.Relname)
+	if t == nil || t.View {
+		return
+	}
+	column := func(i int) *schema.Column {
+		name := ""
+		switch {
+		case len(ins.Cols) == 0 && i < len(t.Columns):
+			return &t.Columns[i]
+		case i < len(ins.Cols) && len(ins.Cols[i].GetResTarget().Indirection) == 0:
+			name = ins.Cols[i].GetResTarget().Name
+		default:
+			return nil
+		}
+		for k := range t.Columns {
+			if t.Columns[k].Name == name {
+				return &t.Columns[k]
+			}
+		}
+		return nil
+	}
+	for _, row := range sel.ValuesLists {
+		items := row.GetList().Items
+		for i, it := range items {
+			if it.GetSetToDefault() == nil {
+				continue
+			}
+			c := column(i)
+			if c == nil || c.Fill != schema.FillNone || c.Identity {
+				continue
+			}
+			if d := constantDefault(c.Default); d != nil {
+				items[i] = d
+				r.changed = true
+			}
+		}
+	}
+}
+
+// constantDefault parses a column's DEFAULT text (as the schema keeps it)
+// and returns it when it is a constant: NULL for "", a literal, or casts
+// and signs of literals. Otherwise nil.
+func constantDefault(text string) *pg_query.Node {
+	if text == "" {
+		return &pg_query.Node{Node: &pg_query.Node_AConst{AConst: &pg_query.A_Const{Isnull: true}}}
+	}
+	tree, err := pg_query.Parse("SELECT " + text)
+	if err != nil || len(tree.Stmts) != 1 {
+		return nil
+	}
+	sel := tree.Stmts[0].Stmt.GetSelectStmt()
+	if sel == nil || len(sel.TargetList) != 1 || len(sel.FromClause) > 0 {
+		return nil
+	}
+	e := sel.TargetList[0].GetResTarget().GetVal()
+	constant := true
+	pgtree.Walk(e.ProtoReflect(), func(m protoreflect.Message) bool {
+		switch m.Interface().(type) {
+		case *pg_query.FuncCall, *pg_query.ColumnRef, *pg_query.SubLink, *pg_query.ParamRef,
+			*pg_query.SQLValueFunction, *pg_query.A_ArrayExpr, *pg_query.RowExpr:
+			constant = false
+		}
+		return constant
+	})
+	if !constant {
+		return nil
+	}
+	return e
+}
+
 // generatedAlways is PostgreSQL's SQLSTATE for a value given to a
 // GENERATED ALWAYS column.
 const generatedAlways = "428C9"
@@ -577,9 +667,53 @@ func (r *rewriter) totalOrder(sel *pg_query.SelectStmt) bool {
 		sel.SortClause = append(sel.SortClause, &pg_query.Node{Node: &pg_query.Node_SortBy{SortBy: &pg_query.SortBy{
 			Node: pg_query.MakeAConstIntNode(int64(i+1), -1), Location: -1,
 		}}})
+		covered[i+1] = true
 		r.changed = true
 	}
-	return total
+	return total || keyOrdered(r.schema, r.ctes, sel, targets, covered)
+}
+
+// keyOrdered reports whether the sort keys (output positions, 1-based, in
+// keyed) hold every column of the primary key of the one table sel reads:
+// rows that tie on them are one row, so the order is total although
+// some outputs (json columns) could not be sort keys (Django's
+// select_for_update().get(): LIMIT 21 FOR UPDATE of a model with a
+// JSONField).
+// A name some WITH of the statement gives may not be the table's, and is
+// not trusted.
+func keyOrdered(s *schema.Snapshot, ctes map[string]bool, sel *pg_query.SelectStmt, targets []*pg_query.Node, keyed map[int]bool) bool {
+	if sel.Op != pg_query.SetOperation_SETOP_NONE || len(sel.FromClause) != 1 {
+		return false
+	}
+	rv := sel.FromClause[0].GetRangeVar()
+	if rv == nil || ctes[rv.Relname] {
+		return false
+	}
+	t := s.Table(rv.Relname)
+	if t == nil || t.View || len(t.Key) == 0 {
+		return false
+	}
+	alias := rv.Relname
+	if rv.Alias != nil {
+		if len(rv.Alias.Colnames) > 0 {
+			return false
+		}
+		alias = rv.Alias.Aliasname
+	}
+	have := map[string]bool{}
+	for i, tg := range targets {
+		cr := tg.GetResTarget().GetVal().GetColumnRef()
+		if !keyed[i+1] || cr == nil || len(cr.Fields) > 2 || len(cr.Fields) == 2 && cr.Fields[0].GetString_().GetSval() != alias {
+			continue
+		}
+		have[cr.Fields[len(cr.Fields)-1].GetString_().GetSval()] = true
+	}
+	for _, k := range t.Key {
+		if !have[k] {
+			return false
+		}
+	}
+	return true
 }
 
 // outputs returns the output columns of a query, with * expanded from the

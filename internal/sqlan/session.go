@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/shepherd-db/shepherd/internal/answer"
 	"github.com/shepherd-db/shepherd/internal/pgerr"
@@ -38,12 +39,19 @@ type CallArg struct {
 	// Type is the PostgreSQL type the argument is read as ("int8",
 	// "int4", "text", "bool", "float8").
 	Type string
+	// Column, in a call of Op "apply", takes the value from column
+	// Column (1-based) of the row of Inner the call is made for.
+	Column int
+	// SerialOf, in a call of Op "apply", holds the arguments of
+	// pg_get_serial_sequence(table, column), whose answer is the value.
+	SerialOf []CallArg
 }
 
 // SessionOp is a session statement shepherd answers alone.
 type SessionOp struct {
 	// Op is "select" (Calls), "deallocate", "discard", "close",
-	// "unlisten", "declare" (Cursor, the query in the Stmt's Inner) or
+	// "listen", "unlisten", "notify", "lock", "vacuum", "prepare", "execute",
+	// "declare" (Cursor, the query in the Stmt's Inner) or
 	// "fetch" (Fetch).
 	Op string
 	// Name is DEALLOCATE's statement, CLOSE's cursor, UNLISTEN's channel
@@ -59,6 +67,47 @@ type SessionOp struct {
 	Fetch Fetch
 	// DDL is the CREATE, ALTER or DROP SEQUENCE of Op "sequence".
 	DDL *pg_query.Node
+	// Apply, for Op "apply" (SELECT setval(s, expr, ...) FROM ...,
+	// Calls holding the one call), is the query whose rows give the
+	// call's arguments (see CallArg.Column), run as the statement's
+	// Inner; ApplyParams gives, for each of its parameters, the
+	// client's.
+	Apply       *pg_query.Node
+	ApplyParams []int
+	// Lock is LOCK TABLE's (Op "lock").
+	Lock LockOp
+	// Prepare is SQL PREPARE's (Op "prepare"), named Name.
+	Prepare PrepareOp
+	// Args are EXECUTE's arguments (Op "execute" of statement Name).
+	Args []CallArg
+	// Payload is NOTIFY's (Op "notify" on channel Name).
+	Payload string
+	// Vacuum is VACUUM's or ANALYZE's (Op "vacuum").
+	Vacuum VacuumOp
+}
+
+// VacuumOp is a VACUUM or ANALYZE: which, and the tables it names (none:
+// every table). shepherd answers it alone: it changes no answer, and the
+// replicas' engines look after their own storage and statistics.
+type VacuumOp struct {
+	Vacuum    bool
+	Relations []string
+}
+
+// LockOp is a LOCK TABLE: the relations (schema-qualified as written,
+// "public." left out) and PostgreSQL's lock mode (1, ACCESS SHARE, to 8,
+// ACCESS EXCLUSIVE).
+type LockOp struct {
+	Relations []string
+	Mode      int
+	NoWait    bool
+}
+
+// PrepareOp is an SQL-level PREPARE: the statement's text and the
+// parameter types it declares (0 where it left one to be inferred).
+type PrepareOp struct {
+	Body      string
+	ParamOIDs []uint32
 }
 
 // CursorOptions are a DECLARE's options.
@@ -130,6 +179,7 @@ var sessionFuncs = map[string]sessionFunc{
 	"current_database":         {none, answer.OIDName, false},
 	"current_schema":           {none, answer.OIDName, false},
 	"current_setting":          {[][]string{{"text"}, {"text", "bool"}}, answer.OIDText, false},
+	"pg_notify":                {[][]string{{"text", "text"}}, oidVoid, true},
 	"pg_backend_pid":           {none, answer.OIDInt4, false},
 	"inet_server_addr":         {none, oidInet, false},
 	"inet_server_port":         {none, answer.OIDInt4, false},
@@ -345,6 +395,9 @@ func typeName(t string) string {
 // (no FROM, WHERE, ...) as a statement shepherd answers alone; nil when
 // it is not one.
 func sessionSelect(sel *pg_query.SelectStmt) (*SessionOp, error) {
+	if op, err := applySelect(sel); op != nil || err != nil {
+		return op, err
+	}
 	if len(sel.FromClause) > 0 {
 		return sessionFrom(sel)
 	}
@@ -510,8 +563,75 @@ func analyseSession(st *Stmt, n *pg_query.Node) (ok bool, err error) {
 		op, st.Verb = &SessionOp{Op: "sequence", DDL: n}, "DROP SEQUENCE"
 	case n.GetRenameStmt() != nil && n.GetRenameStmt().RenameType == pg_query.ObjectType_OBJECT_SEQUENCE:
 		return false, unsupported("ALTER SEQUENCE ... RENAME")
+	case n.GetLockStmt() != nil:
+		l := n.GetLockStmt()
+		lock := LockOp{Mode: int(l.Mode), NoWait: l.Nowait}
+		for _, r := range l.Relations {
+			rv := r.GetRangeVar()
+			if rv == nil {
+				return false, unsupported("this LOCK TABLE target")
+			}
+			name := rv.Relname
+			if rv.Schemaname != "" && rv.Schemaname != "public" {
+				name = rv.Schemaname + "." + name
+			}
+			lock.Relations = append(lock.Relations, name)
+		}
+		op, st.Verb = &SessionOp{Op: "lock", Lock: lock}, "LOCK TABLE"
+	case n.GetVacuumStmt() != nil:
+		v := n.GetVacuumStmt()
+		vac := VacuumOp{Vacuum: v.IsVacuumcmd}
+		for _, r := range v.Rels {
+			rv := r.GetVacuumRelation().GetRelation()
+			if rv == nil {
+				return false, unsupported("this VACUUM target")
+			}
+			name := rv.Relname
+			if rv.Schemaname != "" && rv.Schemaname != "public" {
+				name = rv.Schemaname + "." + name
+			}
+			vac.Relations = append(vac.Relations, name)
+		}
+		op, st.Verb = &SessionOp{Op: "vacuum", Vacuum: vac}, "VACUUM"
+		if !v.IsVacuumcmd {
+			st.Verb = "ANALYZE"
+		}
+	case n.GetPrepareStmt() != nil:
+		p := n.GetPrepareStmt()
+		body, err := prepareBody(st.SQL)
+		if err != nil {
+			return false, err
+		}
+		prep := PrepareOp{Body: body}
+		for _, t := range p.Argtypes {
+			oid, err := declaredType(t.GetTypeName())
+			if err != nil {
+				return false, err
+			}
+			prep.ParamOIDs = append(prep.ParamOIDs, oid)
+		}
+		op, st.Verb = &SessionOp{Op: "prepare", Name: p.Name, Prepare: prep}, "PREPARE"
+	case n.GetExecuteStmt() != nil:
+		e := n.GetExecuteStmt()
+		op = &SessionOp{Op: "execute", Name: e.Name}
+		for _, a := range e.Params {
+			c, ok := callArg(a)
+			if !ok {
+				return false, unsupported("EXECUTE with an argument other than a constant or parameter")
+			}
+			op.Args = append(op.Args, c)
+			if c.Param > 0 {
+				for len(st.paramTypes) < c.Param {
+					st.paramTypes = append(st.paramTypes, "")
+				}
+			}
+		}
+		st.Verb = "EXECUTE"
+	case n.GetListenStmt() != nil:
+		op, st.Verb = &SessionOp{Op: "listen", Name: n.GetListenStmt().Conditionname}, "LISTEN"
+	case n.GetNotifyStmt() != nil:
+		op, st.Verb = &SessionOp{Op: "notify", Name: n.GetNotifyStmt().Conditionname, Payload: n.GetNotifyStmt().Payload}, "NOTIFY"
 	case n.GetUnlistenStmt() != nil:
-		// Nothing listens (LISTEN is refused), so there is nothing to undo.
 		name := n.GetUnlistenStmt().Conditionname
 		op, st.Verb = &SessionOp{Op: "unlisten", Name: name, All: name == ""}, "UNLISTEN"
 	default:
@@ -642,4 +762,115 @@ func quoteIdent(name string) string {
 		return name
 	}
 	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
+}
+
+// applySelect reads SELECT setval(seq, expr [, expr]) [FROM ... WHERE
+// ...], whose arguments are not all constants and parameters (Django's
+// sqlsequencereset: setval(pg_get_serial_sequence('t', 'id'),
+// coalesce(max(id), 1), max(id) IS NOT null) FROM t), as Op "apply": the
+// replicas answer the query of the arguments (voted, like any read), and
+// shepherd, which keeps the sequences, calls setval() once per row of it.
+// nil for any other SELECT.
+func applySelect(sel *pg_query.SelectStmt) (*SessionOp, error) {
+	if len(sel.TargetList) != 1 || sel.Op != pg_query.SetOperation_SETOP_NONE || len(sel.ValuesLists) > 0 ||
+		len(sel.DistinctClause) > 0 || sel.IntoClause != nil || len(sel.WindowClause) > 0 {
+		return nil, nil
+	}
+	rt := sel.TargetList[0].GetResTarget()
+	fc := rt.GetVal().GetFuncCall()
+	if fc == nil || schema.FuncName(fc) != "setval" || fc.Over != nil || fc.AggStar || fc.AggDistinct || len(fc.AggOrder) > 0 || fc.AggFilter != nil {
+		return nil, nil
+	}
+	f := sessionFuncs["setval"]
+	c := SessionCall{Func: "setval", Column: resultColumn("setval", f.result)}
+	if rt.Name != "" {
+		c.Column.Name = rt.Name
+	}
+	inner := proto.Clone(sel).(*pg_query.SelectStmt)
+	inner.TargetList = nil
+	computed := len(sel.FromClause) > 0
+	for _, a := range fc.Args {
+		if arg, ok := callArg(a); ok {
+			c.Args = append(c.Args, arg)
+			continue
+		}
+		if g := a.GetFuncCall(); g != nil && schema.FuncName(g) == "pg_get_serial_sequence" && len(g.Args) == 2 {
+			t, okT := callArg(g.Args[0])
+			col, okC := callArg(g.Args[1])
+			if okT && okC {
+				c.Args = append(c.Args, CallArg{SerialOf: []CallArg{t, col}, Type: "text"})
+				computed = true // from the catalog, at execution
+				continue
+			}
+		}
+		computed = true
+		inner.TargetList = append(inner.TargetList, pg_query.MakeResTargetNodeWithVal(proto.Clone(a).(*pg_query.Node), -1))
+		c.Args = append(c.Args, CallArg{Column: len(inner.TargetList), Type: "unknown"})
+	}
+	if !computed {
+		return nil, nil // constants and parameters: a plain call (sessionCall)
+	}
+	if len(inner.TargetList) == 0 {
+		// SELECT setval('s', 1) FROM t: one call per row.
+		inner.TargetList = []*pg_query.Node{pg_query.MakeResTargetNodeWithVal(pg_query.MakeAConstIntNode(1, -1), -1)}
+	}
+	var types []string
+	for _, o := range f.overloads {
+		if fits(c.Args, o) {
+			types = o
+		}
+	}
+	if types == nil {
+		return nil, pgerr.New(pgerr.UndefinedFunction, "function setval with %d arguments does not exist", len(c.Args)).
+			WithHint("No function matches the given name and argument types. You might need to add explicit type casts.")
+	}
+	for i := range c.Args {
+		c.Args[i].Type = types[i]
+	}
+	root := &pg_query.Node{Node: &pg_query.Node_SelectStmt{SelectStmt: inner}}
+	order := renumber(root)
+	return &SessionOp{Op: "apply", Calls: []SessionCall{c}, Apply: root, ApplyParams: order}, nil
+}
+
+// prepareBody returns the statement of a PREPARE's text: what follows
+// its AS (the first one outside the parenthesised parameter types).
+func prepareBody(text string) (string, error) {
+	sc, err := pg_query.Scan(text)
+	if err != nil {
+		return "", syntaxError(err)
+	}
+	depth := 0
+	for _, t := range sc.Tokens {
+		switch t.Token {
+		case pg_query.Token_ASCII_40:
+			depth++
+		case pg_query.Token_ASCII_41:
+			depth--
+		case pg_query.Token_AS:
+			if depth == 0 {
+				return strings.TrimSpace(text[t.End:]), nil
+			}
+		}
+	}
+	return "", pgerr.New(pgerr.SyntaxError, "syntax error in PREPARE: no AS")
+}
+
+// declaredType is the OID of a type PREPARE declares a parameter as;
+// "unknown" leaves it to be inferred, as in PostgreSQL.
+func declaredType(tn *pg_query.TypeName) (uint32, error) {
+	if tn == nil || len(tn.ArrayBounds) > 0 || tn.Setof {
+		return 0, unsupported("this parameter type in PREPARE")
+	}
+	var names []string
+	for _, p := range tn.GetNames() {
+		names = append(names, p.GetString_().GetSval())
+	}
+	name := names[len(names)-1]
+	if len(names) == 1 && name == "unknown" {
+		return 0, nil
+	}
+	if oid, ok := typeOIDs[name]; ok && (len(names) == 1 || names[0] == "pg_catalog") {
+		return oid, nil
+	}
+	return 0, unsupported("parameters of type %s in PREPARE", strings.Join(names, "."))
 }

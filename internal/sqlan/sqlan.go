@@ -140,6 +140,16 @@ type Stmt struct {
 	Copy *CopySpec
 	// Database describes a CREATE or DROP DATABASE (Kind Database).
 	Database *DatabaseStmt
+	// Unnest, for an INSERT ... SELECT FROM unnest(arrays), is how the
+	// session expands it into an INSERT ... VALUES at execution; Inner
+	// is then that expansion with one row, for Describe.
+	Unnest *Unnest
+	// SelectFirst, for an INSERT ... SELECT whose rows shepherd must see
+	// to fill their keys, is how the session runs it: Inner (the SELECT)
+	// first, then an INSERT ... VALUES of its rows.
+	SelectFirst *SelectFirst
+	// clientOIDs are ParamOIDs of an Unnest or SelectFirst statement.
+	clientOIDs []uint32
 
 	// tree is the parsed (and rewritten) statement.
 	tree    *pg_query.Node
@@ -208,6 +218,9 @@ func (s *Stmt) Hints(d driver.Dialect) []answer.Type { return s.paramHints[d] }
 // column). It is known when some replica's dialect is written from the
 // parse tree (MariaDB or SQLite replicas).
 func (s *Stmt) ParamOIDs() []uint32 {
+	if s.Unnest != nil || s.SelectFirst != nil {
+		return append([]uint32(nil), s.clientOIDs...)
+	}
 	out := make([]uint32, s.NumParams)
 	for i := range out {
 		if i < len(s.paramTypes) {
@@ -235,6 +248,13 @@ func (s *Stmt) Forms() []Form {
 	var out []Form
 	if s.Kind == Local {
 		return nil // no replica receives it
+	}
+	if s.Unnest != nil {
+		return s.Inner.Forms() // with one row per array element
+	}
+	if s.SelectFirst != nil {
+		// The SELECT, then the INSERT of its rows (one shown).
+		return append(s.Inner.Forms(), s.SelectFirst.insert.Forms()...)
 	}
 	for _, d := range []driver.Dialect{driver.Postgres, driver.MySQL, driver.SQLite} {
 		names := s.env.Replicas[d]
@@ -382,6 +402,22 @@ func ParseIn(sql string, env *Env) (_ []*Stmt, err error) {
 		st, err := analyse(text, raw.Stmt)
 		if err != nil {
 			return nil, err
+		}
+		if u := unnestInsert(raw.Stmt); u != nil {
+			if ok, err := st.prepareUnnest(u, raw.Stmt, env, tree.Version); err != nil {
+				return nil, err
+			} else if ok {
+				out = append(out, st)
+				continue
+			}
+		}
+		if needsSelectFirst(raw.Stmt, env) {
+			if ok, err := st.prepareSelectFirst(raw.Stmt, env, tree.Version); err != nil {
+				return nil, err
+			} else if ok {
+				out = append(out, st)
+				continue
+			}
 		}
 		st.tree, st.env, st.version = raw.Stmt, env, tree.Version
 		if err := st.prepare(); err != nil {
@@ -767,6 +803,19 @@ func (s *Stmt) prepare() error {
 			// and SET CONSTRAINTS would have to reach them.
 			return unsupported("SET CONSTRAINTS on a cluster of PostgreSQL replicas only")
 		}
+		if s.Session.Op == "apply" {
+			// The query of the call's arguments, which the replicas
+			// answer.
+			text, err := pg_query.Deparse(&pg_query.ParseResult{Version: s.version, Stmts: []*pg_query.RawStmt{{Stmt: s.Session.Apply}}})
+			if err != nil {
+				return pgerr.Wrap(pgerr.InternalError, err, "setval()")
+			}
+			s.Inner, err = ParseOneIn(text, s.env)
+			if err == nil && s.Inner.Kind != Read {
+				err = unsupported("setval() of the answer of a query that writes")
+			}
+			return err
+		}
 		if s.Session.Op != "declare" {
 			return nil
 		}
@@ -974,6 +1023,18 @@ func withoutSequenceDefaults(n *pg_query.Node) *pg_query.Node {
 	return out
 }
 
+// foreignKeyTo names t's foreign key to table parent.
+func foreignKeyTo(t *schema.Table, parent string) string {
+	if t != nil {
+		for _, c := range t.Constraints {
+			if c.Kind == schema.ConstraintForeign && c.RefTable == parent {
+				return c.Name
+			}
+		}
+	}
+	return parent + "_fkey"
+}
+
 // dependentObjects is PostgreSQL's SQLSTATE for a drop that other
 // objects depend on.
 const dependentObjects = "2BP01"
@@ -999,20 +1060,54 @@ func (s *Stmt) rewrite(r *rewriter) error {
 		}
 		return nil
 	}
+	if tr := s.tree.GetTruncateStmt(); tr != nil && s.env.Schema != nil {
+		if err := checkTruncate(s.env.Schema, tr); err != nil {
+			return err
+		}
+	}
+	if d := s.tree.GetDropStmt(); d != nil && s.env.Schema != nil && (len(s.env.Replicas[driver.SQLite]) > 0 || len(s.env.Replicas[driver.MySQL]) > 0) {
+		// Checked before any replica runs it: MariaDB drops the
+		// tables it has of a list naming a missing one, and SQLite
+		// runs a list as one DROP after another (dialect), so a
+		// failure part way would leave the engines split.
+		if err := checkDropObjects(s.env.Schema, d); err != nil {
+			return err
+		}
+	}
 	if d := s.tree.GetDropStmt(); d != nil && d.RemoveType == pg_query.ObjectType_OBJECT_TABLE &&
-		d.Behavior != pg_query.DropBehavior_DROP_CASCADE && len(s.env.Replicas[driver.SQLite]) > 0 {
+		(len(s.env.Replicas[driver.SQLite]) > 0 || len(s.env.Replicas[driver.MySQL]) > 0) {
 		// SQLite drops a referenced table whose referencing rows are
-		// gone; PostgreSQL (and MariaDB) refuse while the key exists.
+		// gone; PostgreSQL refuses while the key exists, and MariaDB
+		// would drop the other tables of the list. A table the same
+		// statement drops does not count. With CASCADE PostgreSQL
+		// drops the foreign keys, which the other engines cannot.
+		dropped := map[string]bool{}
 		for _, o := range d.Objects {
-			name := ""
-			if l := o.GetList(); l != nil && len(l.Items) > 0 {
-				name = l.Items[len(l.Items)-1].GetString_().GetSval()
+			dropped[lastName(o)] = true
+		}
+		for _, o := range d.Objects {
+			name := lastName(o)
+			var kids []string
+			for _, k := range s.env.Schema.Children(name) {
+				if !dropped[k] {
+					kids = append(kids, k)
+				}
 			}
-			if kids := s.env.Schema.Children(name); len(kids) > 0 {
-				return pgerr.New(dependentObjects, "cannot drop table %s because other objects depend on it", name).
-					WithDetail("constraint on table %s depends on table %s", kids[0], name).
-					WithHint("Use DROP ... CASCADE to drop the dependent objects too.")
+			if len(kids) == 0 {
+				continue
 			}
+			slices.Sort(kids)
+			if d.Behavior == pg_query.DropBehavior_DROP_CASCADE {
+				return unsupported("DROP TABLE ... CASCADE of %s, which foreign keys of %s reference: PostgreSQL would drop the foreign keys, the other engines cannot; drop them first",
+					name, strings.Join(kids, ", "))
+			}
+			msg := fmt.Sprintf("cannot drop table %s because other objects depend on it", name)
+			if len(d.Objects) > 1 {
+				msg = "cannot drop desired object(s) because other objects depend on them"
+			}
+			return pgerr.New(dependentObjects, "%s", msg).
+				WithDetail("constraint %s on table %s depends on table %s", foreignKeyTo(s.env.Schema.Table(kids[0]), name), kids[0], name).
+				WithHint("Use DROP ... CASCADE to drop the dependent objects too.")
 		}
 	}
 	if d := s.tree.GetDropStmt(); d != nil {
@@ -1047,6 +1142,7 @@ func (s *Stmt) rewrite(r *rewriter) error {
 			return r.err
 		}
 		r.leaveOutDefaults(ins)
+		r.writeDefaults(ins)
 	}
 	if u := s.tree.GetUpdateStmt(); u != nil {
 		if r.checkUpdate(u); r.err != nil {

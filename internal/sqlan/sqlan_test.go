@@ -108,7 +108,6 @@ func TestRefused(t *testing.T) {
 	for _, sql := range []string{
 		"COPY t FROM STDIN WHERE a > 1", "PREPARE TRANSACTION 'x'",
 		"SELECT 1 INTO t2", "CREATE FUNCTION f() RETURNS int AS 'select 1' LANGUAGE sql",
-		"LISTEN x",
 	} {
 		_, err := Parse(sql)
 		if pgerr.Code(err) != pgerr.FeatureNotSupported {

@@ -127,8 +127,12 @@
 // TruncateBefore(b) removes the segments whose records all have barriers
 // below b; the caller invokes it once every replica holds those
 // transactions. It removes whole segments, oldest first (a crash midway
-// leaves no gap), and never the last one, so the log keeps at most one
-// segment's worth of transactions that every replica already has. Open
+// leaves no gap), and never the last one, nor the one holding b-1: the
+// oldest segment kept holds a record every replica applied, so durable,
+// and a log that held a record is never empty again, even when a crash
+// tore the records after it (an empty log is one that never held a
+// record). So the log keeps at most two segments' worth of transactions
+// that every replica already has. Open
 // may return such records; replay skips what a replica's own log table
 // says it has.
 package wal

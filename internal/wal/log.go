@@ -495,7 +495,11 @@ func (l *Log) rotate(first uint64) error {
 // below barrier: call it once every replica holds those transactions. It
 // removes whole segments only, oldest first, and never the last one, so
 // Open may still return records below barrier; replay must skip what a
-// replica already has.
+// replica already has. It keeps the segment holding barrier-1 too, even
+// when barrier opens the next one: that record is durable (every replica
+// applied it), while the one at barrier may not be yet, and a crash that
+// tore it would otherwise leave the log empty, as if it had never held a
+// record (see the package doc, Truncation).
 func (l *Log) TruncateBefore(barrier uint64) error {
 	l.truncating.Lock()
 	defer l.truncating.Unlock()
@@ -507,10 +511,11 @@ func (l *Log) TruncateBefore(barrier uint64) error {
 	}
 
 	// Segment i holds barriers below segment i+1's first, so it can go
-	// when that first is at most barrier.
+	// when that first is at most barrier; it must be below barrier for
+	// segment i+1 to hold a record that is durable.
 	l.segs.Lock()
 	n := 0
-	for n+1 < len(l.segs.list) && l.segs.list[n+1].first <= barrier {
+	for n+1 < len(l.segs.list) && l.segs.list[n+1].first < barrier {
 		n++
 	}
 	victims := l.segs.list[:n:n]

@@ -734,3 +734,38 @@ func TestReadFrom(t *testing.T) {
 		t.Fatalf("after truncation: %d records, %v", len(got), err)
 	}
 }
+
+// TestTruncateKeepsADurableRecord: truncating before barrier b keeps the
+// segment that holds b-1, which every replica applied and so is durable,
+// even when b opens the last segment. Otherwise a crash before the
+// record at b was synced would leave the log empty once its torn segment
+// is removed, and an empty log would look like one that never held a
+// record (start-up takes that to mean an open DDL intent never
+// committed: cluster.Intent.Logged).
+func TestTruncateKeepsADurableRecord(t *testing.T) {
+	opts := Options{SegmentBytes: 600}
+	dir := t.TempDir()
+	l, _ := open(t, dir, opts)
+	// Append until a record opens a new segment: the last one holds
+	// that record alone.
+	for b := uint64(1); len(segmentFiles(t, dir)) < 3; b++ {
+		appendAll(t, l, []Record{testRecord(b)})
+	}
+	segs := segmentFiles(t, dir)
+	last := segs[len(segs)-1]
+	// Every replica applied everything below last.first; the record at
+	// last.first may not be synced yet.
+	if err := l.TruncateBefore(last.first); err != nil {
+		t.Fatal(err)
+	}
+	closeLog(t, l)
+	// The crash: last.first's record was never durable.
+	if err := os.Truncate(last.path, 0); err != nil {
+		t.Fatal(err)
+	}
+	l, recs := open(t, dir, opts)
+	defer closeLog(t, l)
+	if len(recs) == 0 || recs[len(recs)-1].Barrier != last.first-1 {
+		t.Fatalf("after truncating before %d and losing it: %d records, want the one at %d kept", last.first, len(recs), last.first-1)
+	}
+}

@@ -270,6 +270,33 @@ func TestBrokenShellDecisions(t *testing.T) {
 		},
 		want: "restart: r0 (correct) holds",
 	}, {
+		// Item 10: start-up does not apply from the log the schema
+		// changes the catalog file lacks (shepherd stopped between the
+		// log and the catalog): the names map to what they did before.
+		name: "restart leaves the catalog stale", scenario: "schema-swap-restart", mode: coord.CBS, seed: 1,
+		broken: func(o *Options) {
+			o.planCatalog = func(func(uint64) bool, []coord.LoggedDDL) []coord.CatalogStep { return nil }
+		},
+		want: "restart: the catalog recovered from the log maps names",
+	}, {
+		// Item 10: start-up applies every logged schema change, also
+		// those the file recorded with their barrier: swaps applied
+		// twice.
+		name: "restart applies the catalog's changes again", scenario: "schema-swap-restart", mode: coord.CBS, seed: 1,
+		broken: func(o *Options) {
+			o.planCatalog = func(_ func(uint64) bool, txns []coord.LoggedDDL) []coord.CatalogStep {
+				return coord.PlanCatalog(func(uint64) bool { return false }, txns)
+			}
+		},
+		want: "restart: the catalog recovered from the log maps names",
+	}, {
+		// Item 10: a pinned swap (its client let go during COMMIT)
+		// recorded in the catalog at once, without its barrier, as the
+		// session did before Txn.AfterCommit: start-up applies it again.
+		name: "catalog records a pinned commit before its outcome", scenario: "schema-swap-pinned", mode: coord.CBS, seed: 1,
+		broken: func(o *Options) { o.catalogAtCancel = true },
+		want:   "restart: the catalog recovered from the log maps names",
+	}, {
 		// A compare that calls every survey unanimous misses the
 		// replica that committed other values than it answered.
 		name: "survey misses corruption", scenario: "corrupt-secondary", mode: coord.CBS, seed: 3,

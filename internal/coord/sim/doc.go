@@ -22,7 +22,14 @@
 // translation. In the schema-swap scenarios (and a quarter of the drawn
 // runs with a log and no DDL) some transactions are a lone schema change
 // that swaps two names (as renaming p to tmp, q to p, tmp to q does); it
-// moves no data and reaches the catalog with its commit.
+// moves no data, takes the locks ALTER TABLE takes, and reaches the
+// catalog with its commit. The catalog's file (catalog.json) is the
+// shell's own schema.Catalog, one table per name (a swap is three ALTER
+// TABLE ... RENAME): a transaction's changes are written there, with its
+// log barrier, once its client's COMMIT succeeded, or, for a client let
+// go during the COMMIT of a pinned swap (schema-swap-pinned), once its
+// record is durable (Txn.AfterCommit). A crash in between leaves the file
+// without them.
 //
 // In the savepoints scenario a third of the transactions set a savepoint
 // and roll back to it later: the fakes undo the writes between (keeping
@@ -155,8 +162,18 @@
 // or durable is committed on every replica taken in, and the correct ones
 // among them hold exactly the reference state. Start-up that trusts log
 // tables, or needs every replica, fails the restart-liar and
-// restart-down seeds (TestBrokenShellDecisions). With DDL that a replica
-// commits as it runs it, the shell records a DDL intent before the core
+// restart-down seeds (TestBrokenShellDecisions). The catalog file is
+// recovered as the shell's start-up recovers it (coord.PlanCatalog and
+// the catalog's record of what it holds, schema.LogMark: the changes of
+// the durable records it lacks, applied from the log), and must then map
+// names exactly as the log's committed schema changes, applied once each
+// in barrier order, give (issue 14, item 10). Start-up that applies none
+// of them, or applies again those the file holds, fails
+// schema-swap-restart seed 1, and so does a catalog that does not record
+// the barrier with the changes (schema.Catalog.Commit); a pinned swap
+// recorded when its client is let go, without its barrier, fails
+// schema-swap-pinned seed 1 (TestBrokenShellDecisions). With DDL that a
+// replica commits as it runs it, the shell records a DDL intent before the core
 // gets the statement, and start-up resolves the open ones with
 // coord.PlanIntents (sim.resolveIntents): completing them (logged after
 // the log's last record, then replayed to every replica) or retiring the

@@ -32,7 +32,7 @@ const (
 	// ALTER TABLE ... RENAME does): from its commit on, a statement that
 	// names k reaches the key hi named before, and the other way round.
 	// It changes no key and answers 0; on a replica it is a schema change
-	// that moves no data.
+	// that moves no data (but takes locks, see stmt.locks).
 	stmtSwap
 	// stmtSavepoint sets savepoint k of its transaction, and
 	// stmtRollbackTo rolls the transaction's writes back to it (the
@@ -106,8 +106,14 @@ type lockReq struct {
 // shared on what it only reads, exclusive on what it writes.
 func (q stmt) locks() []lockReq {
 	switch q.kind {
-	case stmtSwap, stmtSavepoint, stmtRollbackTo:
+	case stmtSavepoint, stmtRollbackTo:
 		return nil // it moves no data
+	case stmtSwap:
+		// It moves no data, but takes the lock an ALTER TABLE takes on
+		// each table it renames (here the key of each name's number):
+		// two swaps of one name are ordered alike on every replica, in
+		// the log and in the catalog.
+		return []lockReq{{k: q.k, exclusive: true}, {k: q.hi, exclusive: true}}
 	case stmtSum:
 		var ls []lockReq
 		for k := q.k; k <= q.hi; k++ {

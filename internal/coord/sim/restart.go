@@ -3,9 +3,15 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
+	"strconv"
+	"strings"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/shepherd-db/shepherd/internal/coord"
+	"github.com/shepherd-db/shepherd/internal/schema"
 	"github.com/shepherd-db/shepherd/internal/wal"
 )
 
@@ -254,6 +260,7 @@ func (s *sim) restart() {
 		delete(s.recs, e.barrier)
 	}
 	s.logQ = nil
+	clear(s.pendingCat) // their records never became durable: no commit
 	s.resolveIntents()
 	top, logged := s.logTop()
 	// Durable transactions whose COMMIT no replica was sent yet
@@ -292,6 +299,11 @@ func (s *sim) restart() {
 	}
 	if s.replayed < len(s.order) {
 		s.failf("restart: t%d decided before the crash but not replayable", s.order[s.replayed].id)
+		return
+	}
+
+	s.recoverCatalog()
+	if s.err != nil {
 		return
 	}
 
@@ -384,4 +396,195 @@ func (s *sim) restart() {
 			s.stepCore(coord.Down{R: coord.ReplicaID(r)})
 		}
 	}
+}
+
+// newCatalogFile returns the shell's schema catalog as its file holds it
+// at first (schema.Catalog, kept in memory: each of its writes is
+// durable at once, as the file's): one table per name, n<i> with the
+// column k<i>, so that the table a name denotes tells its key.
+func newCatalogFile(keys int) (*schema.Catalog, error) {
+	cat, err := schema.Open("")
+	if err != nil {
+		return nil, err
+	}
+	var sqls []string
+	for k := range keys {
+		sqls = append(sqls, fmt.Sprintf("CREATE TABLE n%d (k%d int)", k, k))
+	}
+	trees, err := parseSQL(strings.Join(sqls, "; "))
+	if err != nil {
+		return nil, err
+	}
+	return cat, cat.Commit(0, trees)
+}
+
+// parseSQL parses statements with PostgreSQL's parser, as the shell does.
+func parseSQL(sql string) ([]*pg_query.Node, error) {
+	res, err := pg_query.Parse(sql)
+	if err != nil {
+		return nil, err
+	}
+	var trees []*pg_query.Node
+	for _, st := range res.Stmts {
+		trees = append(trees, st.Stmt)
+	}
+	return trees, nil
+}
+
+// catalogTrees is a schema change of the toy SQL as the shell's catalog
+// records it: a swap of names a and b is ALTER TABLE a RENAME TO a
+// temporary name, b to a, the temporary name to b; other DDL changes no
+// name.
+func catalogTrees(q stmt) ([]*pg_query.Node, error) {
+	if q.kind != stmtSwap {
+		return nil, nil
+	}
+	return parseSQL(fmt.Sprintf("ALTER TABLE n%d RENAME TO swap_tmp; ALTER TABLE n%d RENAME TO n%d; ALTER TABLE swap_tmp RENAME TO n%d",
+		q.k, q.hi, q.k, q.hi))
+}
+
+// names reads which key each name denotes off the catalog file (-1: the
+// name denotes no table).
+func names(cat *schema.Catalog, keys int) catalog {
+	snap := cat.Snapshot()
+	out := make(catalog, keys)
+	for i := range out {
+		out[i] = -1
+		if t := snap.Table(fmt.Sprintf("n%d", i)); t != nil && len(t.Columns) == 1 {
+			if k, err := strconv.Atoi(strings.TrimPrefix(t.Columns[0].Name, "k")); err == nil {
+				out[i] = k
+			}
+		}
+	}
+	return out
+}
+
+// writeCatalog writes t's schema changes to the catalog file, with its
+// log barrier, in one write, as the session does after its commit
+// (schema.Catalog.Commit, the shell's own): only a transaction with a
+// schema change.
+func (s *sim) writeCatalog(t *txn) {
+	if s.file == nil {
+		return // a run without a log or schema changes
+	}
+	keep := survivors(t.stmts[:t.sent])
+	ddl := false
+	var trees []*pg_query.Node
+	for i, q := range t.stmts[:t.sent] {
+		if keep[i] && q.schemaChange() {
+			ddl = true
+			ts, err := catalogTrees(q)
+			if err != nil {
+				s.failf("t%d: %v: %v", t.id, q, err)
+				return
+			}
+			trees = append(trees, ts...)
+		}
+	}
+	if !ddl {
+		return
+	}
+	var barrier uint64
+	if b, ok := s.barrierOf[t.id]; ok && s.wal && !s.opt.catalogAtCancel {
+		barrier = uint64(b)
+	}
+	if err := s.file.Commit(barrier, trees); err != nil {
+		s.failf("t%d: the catalog refuses its changes: %v", t.id, err)
+	}
+}
+
+// catalogAfterCommit is the session's Txn.AfterCommit for t, whose client
+// was let go during its COMMIT: t's changes reach the catalog file once
+// its record is durable (at once if it is), never if the log refuses it.
+func (s *sim) catalogAfterCommit(t *txn) {
+	if b, ok := s.barrierOf[t.id]; !s.wal || ok && s.durable[b] || s.opt.catalogAtCancel {
+		s.writeCatalog(t)
+		return
+	}
+	s.pendingCat[t.id] = true
+}
+
+// recoverCatalog does what start-up does with the catalog file
+// (internal/server, recoverCatalog), with coord.PlanCatalog's decision
+// and the catalog's own record of what it holds (schema.LogMark): the
+// schema changes of the durable records the file lacks are applied from
+// the log, each transaction's barrier recorded with its last, and the
+// file then holds the whole log (Settle). Checked: the names it maps are
+// those the log's committed schema changes give, applied once each in
+// barrier order. The recovered catalog is the one the new run translates
+// with.
+func (s *sim) recoverCatalog() {
+	if s.file == nil {
+		return // a run without schema changes
+	}
+	var bs []int
+	for b := range s.recs {
+		if s.durable[b] {
+			bs = append(bs, b)
+		}
+	}
+	slices.Sort(bs)
+	want := make(catalog, len(s.cat))
+	for k := range want {
+		want[k] = k
+	}
+	logged := make([]coord.LoggedDDL, 0, len(bs))
+	for _, b := range bs {
+		t := coord.LoggedDDL{Barrier: uint64(b)}
+		for _, st := range s.recs[b].Statements {
+			if !st.DDL {
+				continue
+			}
+			t.DDL = append(t.DDL, st.SQL)
+			q, err := decodeStmt(st.SQL)
+			if err != nil {
+				s.failf("restart: log barrier %d: %v", b, err)
+				return
+			}
+			want.commit(q)
+		}
+		logged = append(logged, t)
+	}
+	planCatalog := coord.PlanCatalog
+	if s.opt.planCatalog != nil {
+		planCatalog = s.opt.planCatalog
+	}
+	before := names(s.file, len(s.cat))
+	mark := s.file.Mark()
+	for _, step := range planCatalog(mark.Holds, logged) {
+		q, err := decodeStmt(step.SQL)
+		if err != nil {
+			s.failf("restart: catalog recovery of log barrier %d: %v", step.Barrier, err)
+			return
+		}
+		trees, err := catalogTrees(q)
+		if err != nil {
+			s.failf("restart: catalog recovery of log barrier %d: %v", step.Barrier, err)
+			return
+		}
+		var b uint64
+		if step.Last {
+			b = step.Barrier
+		}
+		if err := s.file.Commit(b, trees); err != nil {
+			s.failf("restart: catalog recovery of log barrier %d: %v", step.Barrier, err)
+			return
+		}
+		s.logf("restart recovers %v (log barrier %d) into the catalog", q, step.Barrier)
+	}
+	if len(bs) > 0 {
+		if top := uint64(bs[len(bs)-1]); top > mark.Floor || mark.Floor == math.MaxUint64 {
+			if err := s.file.Settle(top); err != nil {
+				s.failf("restart: %v", err)
+				return
+			}
+		}
+	}
+	got := names(s.file, len(s.cat))
+	if !slices.Equal(got, want) {
+		s.failf("restart: the catalog recovered from the log maps names to keys as %v (the file held %v), "+
+			"the log's committed schema changes give %v", got, before, want)
+		return
+	}
+	s.cat = got
 }

@@ -169,6 +169,17 @@ var scenarios = map[string]func(*setup){
 		s.swapEvery = 4
 		restartAt(s, 2000, 5000)
 	},
+	// The same with a primary that commits DDL as it runs it, whose
+	// clients give up during COMMIT now and then: a swap the core pins
+	// (coord.ErrCommitsAnyway) reaches the catalog only once its record
+	// is durable (Txn.AfterCommit), and start-up recovers what a crash
+	// left out.
+	"schema-swap-pinned": func(s *setup) {
+		cluster(s, -1, []driver.Class{driver.Locking, driver.MVCC, driver.Locking}, faults{})
+		ddlOn(s, 0)
+		s.swapEvery, s.ddlEvery = 3, 16
+		restartAt(s, 1500, 4000)
+	},
 	// A secondary that now and then commits another value than the one
 	// it answered with (silent corruption): answers must stay backed by
 	// correct replicas, and surveys must see it, never blaming a correct

@@ -12,6 +12,7 @@ import (
 	"github.com/shepherd-db/shepherd/internal/coord"
 	"github.com/shepherd-db/shepherd/internal/driver"
 	"github.com/shepherd-db/shepherd/internal/pgerr"
+	"github.com/shepherd-db/shepherd/internal/schema"
 	"github.com/shepherd-db/shepherd/internal/wal"
 )
 
@@ -36,11 +37,16 @@ type Options struct {
 	// the catalog of the replay's day (issue 14, item 2) instead of
 	// sending the logged form; checkBarrier and planStart, when set,
 	// replace coord.CheckBarrier and coord.PlanStart at restart, and
-	// planIntents coord.PlanIntents.
-	retranslate  bool
-	checkBarrier func(table string, high, top uint64, logged bool) error
-	planStart    func(f int, top uint64, reports []coord.StartReport) (coord.StartPlan, bool)
-	planIntents  func(intents []coord.DDLIntent, logged func(txn uint64) bool) coord.IntentPlan
+	// planIntents coord.PlanIntents, planCatalog coord.PlanCatalog.
+	// catalogAtCancel records a pinned transaction's schema changes in
+	// the catalog when its client is let go, without its barrier, as
+	// the session did before Txn.AfterCommit (issue 14, item 10).
+	catalogAtCancel bool
+	retranslate     bool
+	checkBarrier    func(table string, high, top uint64, logged bool) error
+	planStart       func(f int, top uint64, reports []coord.StartReport) (coord.StartPlan, bool)
+	planIntents     func(intents []coord.DDLIntent, logged func(txn uint64) bool) coord.IntentPlan
+	planCatalog     func(holds func(barrier uint64) bool, txns []coord.LoggedDDL) []coord.CatalogStep
 }
 
 // core is what the simulator needs of the coordinator.
@@ -193,6 +199,18 @@ type sim struct {
 	// cat is shepherd's schema catalog: what the names of a statement
 	// denote (setup.swapEvery changes it).
 	cat catalog
+	// file is the shell's schema catalog as its file (catalog.json)
+	// holds it (see newCatalogFile): the names as the shell recorded
+	// them, and which logged transactions' changes it holds
+	// (schema.LogMark), written together, when the shell writes them:
+	// once the client's COMMIT succeeded, or, for a client let go during
+	// its COMMIT (coord.ErrCommitsAnyway), once its record is durable
+	// (cluster's Txn.AfterCommit). A crash in between leaves the file
+	// without them; start-up recovers them from the log (see
+	// recoverCatalog). pendingCat are the let-go transactions whose
+	// record is not durable yet.
+	file       *schema.Catalog
+	pendingCat map[coord.TxnID]bool
 	// swapRNG draws the name swaps, restartRNG the restarts.
 	swapRNG, restartRNG *rand.Rand
 	// halted: shepherd could not start again (too few usable replicas).
@@ -321,6 +339,15 @@ func (s *sim) start() {
 	for k := range s.cat {
 		s.cat[k] = k
 	}
+	if s.wal && (st.swapEvery > 0 || st.ddl) {
+		// Only runs with a log restart, and only schema changes write
+		// the catalog.
+		var err error
+		if s.file, err = newCatalogFile(st.keys); err != nil {
+			s.failf("the catalog: %v", err)
+		}
+	}
+	s.pendingCat = map[coord.TxnID]bool{}
 	s.recs = map[int]wal.Record{}
 	s.base, s.nextLog, s.logged = 1, 1, 1
 	s.setup = st
@@ -651,6 +678,7 @@ func (s *sim) flush() {
 		for _, e := range s.logQ {
 			delete(s.barrierOf, e.txn)
 			delete(s.recs, e.barrier)
+			delete(s.pendingCat, e.txn)
 		}
 		s.logQ = nil
 		s.logf("the log fails")
@@ -663,6 +691,10 @@ func (s *sim) flush() {
 		if !e.refused {
 			s.durable[e.barrier] = true
 			s.logged, last = e.barrier+1, e.barrier
+			if s.pendingCat[e.txn] {
+				delete(s.pendingCat, e.txn)
+				s.writeCatalog(s.txns[e.txn])
+			}
 			continue
 		}
 		if last >= 0 {
@@ -671,6 +703,7 @@ func (s *sim) flush() {
 		}
 		delete(s.barrierOf, e.txn)
 		delete(s.recs, e.barrier)
+		delete(s.pendingCat, e.txn)
 		s.logged = e.barrier + 1
 		s.stepCore(coord.LogRefused{Txn: e.txn, Fail: pgerr.New(pgerr.ProgramLimitExceeded, "sim: record too large")})
 	}
@@ -1083,6 +1116,7 @@ func (s *sim) reply(r coord.Reply) {
 			}
 			s.res.Commits++
 			t.commitsAnyway = true
+			s.catalogAfterCommit(t)
 		case code != "":
 			s.res.Refused++
 			t.refused = true
@@ -1097,6 +1131,7 @@ func (s *sim) reply(r coord.Reply) {
 			if !t.survey {
 				s.checkCommitBacked(t)
 			}
+			s.writeCatalog(t)
 		}
 		s.replay()
 	case coord.OpRollback:

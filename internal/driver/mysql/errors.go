@@ -231,6 +231,10 @@ func inPostgresWords(e *pgerr.Error, me *mysql.MySQLError) {
 		}
 	case 1216, 1217:
 		e.Raw = &pgerr.Raw{Referenced: me.Number == 1217}
+	case 1265: // Data truncated for column '%s' at row %ld (MODIFY ... NOT NULL of a text column over NULLs, among others)
+		if q := quoted(msg); len(q) == 1 {
+			e.Raw = &pgerr.Raw{Columns: q}
+		}
 	case 1048, 1364: // Column '%s' cannot be null; Field '%s' doesn't have a default value
 		if q := quoted(msg); len(q) == 1 {
 			e.Raw = &pgerr.Raw{Columns: q}

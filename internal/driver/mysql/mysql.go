@@ -128,6 +128,9 @@ func open(ctx context.Context, spec driver.Spec, opts Options) (driver.Engine, e
 	c, err := e.Connect(ctx)
 	if err != nil {
 		db.Close()
+		if pgerr.Code(err) == pgerr.FeatureNotSupported {
+			return nil, err // reached, and refused (checkCollation)
+		}
 		return nil, openError(spec.Name, pgerr.From(err))
 	}
 	if err := c.Close(); err != nil {
@@ -173,7 +176,7 @@ func (e *Engine) Connect(ctx context.Context) (driver.Conn, error) {
 		// default utf8mb4_general_ci ('a' = 'A', 'a' = 'a '); text must
 		// compare as the columns shepherd creates and as PostgreSQL's C
 		// collation: byte-wise, without padding.
-		"SET SESSION collation_connection = 'utf8mb4_nopad_bin'",
+		collationSet,
 		// Decimal division keeps 30 more digits (the most MariaDB
 		// allows): the SQL writer lets a numeric division through only
 		// where PostgreSQL's result is rounded to a stated scale.
@@ -182,16 +185,50 @@ func (e *Engine) Connect(ctx context.Context) (driver.Conn, error) {
 	for _, stmt := range setup {
 		if err := c.run(ctx, stmt); err != nil {
 			sc.Close()
+			if stmt == collationSet && !pgerr.IsConnection(err) && ctx.Err() == nil {
+				// A server without the collation (MySQL has none).
+				return nil, e.tagged(pgerr.New(pgerr.FeatureNotSupported,
+					"replica %s: the server refuses SET collation_connection = '%s' (%s); shepherd compares text byte-wise, without padding, as PostgreSQL's C collation does, and needs %s",
+					e.replica, byteWise, pgerr.From(err).Message, byteWise))
+			}
 			return nil, err
 		}
 	}
 	var maxPacket int64
-	if err := sc.QueryRowContext(ctx, "SELECT CONNECTION_ID(), @@max_allowed_packet").Scan(&c.threadID, &maxPacket); err != nil {
+	var collation string
+	if err := sc.QueryRowContext(ctx, "SELECT CONNECTION_ID(), @@max_allowed_packet, @@collation_connection").Scan(&c.threadID, &maxPacket, &collation); err != nil {
 		sc.Close()
 		return nil, e.tagged(classify(ctx, err))
 	}
+	if err := e.checkCollation(collation); err != nil {
+		sc.Close()
+		return nil, err
+	}
 	e.maxPacket.Store(maxPacket)
 	return c, nil
+}
+
+// byteWise is the collation every session's text must compare in, and
+// collationSet the setup statement that asks for it (Connect).
+const (
+	byteWise     = "utf8mb4_nopad_bin"
+	collationSet = "SET SESSION collation_connection = '" + byteWise + "'"
+)
+
+// checkCollation refuses a session whose connection collation is not
+// byteWise after the SET that asks for it (a server that ignored it, or
+// a proxy in between that resets it): constants and parameters would
+// compare as another collation does ('a' = 'A', 'a' = 'a '), where
+// PostgreSQL's C collation and SQLite's BINARY compare byte-wise, and the
+// replica would lose votes it should win, or win them against correct
+// replicas.
+func (e *Engine) checkCollation(got string) *pgerr.Error {
+	if got == byteWise {
+		return nil
+	}
+	return e.tagged(pgerr.New(pgerr.FeatureNotSupported,
+		"replica %s: the session compares text in collation %q after SET collation_connection = '%s'; shepherd compares text byte-wise, without padding, as PostgreSQL's C collation does, and needs %s",
+		e.replica, got, byteWise, byteWise))
 }
 
 func (e *Engine) tagged(err *pgerr.Error) *pgerr.Error {
@@ -397,4 +434,30 @@ func (c *Conn) watch(finished <-chan struct{}, drop func()) int {
 		drop()
 		return dropped
 	}
+}
+
+// Backend implements driver.Backend: the session's connection id.
+func (c *Conn) Backend() int64 { return c.threadID }
+
+// Blockers implements driver.LockWaits with InnoDB's lock waits (row and
+// table locks; metadata lock waits are not there).
+func (e *Engine) Blockers(ctx context.Context, backend int64) ([]int64, error) {
+	rows, err := e.db.QueryContext(ctx, `SELECT b.trx_mysql_thread_id
+		FROM information_schema.innodb_lock_waits w
+		JOIN information_schema.innodb_trx b ON b.trx_id = w.blocking_trx_id
+		JOIN information_schema.innodb_trx r ON r.trx_id = w.requesting_trx_id
+		WHERE r.trx_mysql_thread_id = ?`, backend)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []int64
+	for rows.Next() {
+		var n int64
+		if err := rows.Scan(&n); err != nil {
+			return nil, err
+		}
+		out = append(out, n)
+	}
+	return out, rows.Err()
 }

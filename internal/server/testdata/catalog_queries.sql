@@ -1082,3 +1082,6 @@ SELECT i.relname, idxs.indexdef, idx.indisunique, array_to_string(ARRAY(SELECT p
 ----
 -- generate_subscripts WITH ORDINALITY, column names
 SELECT c.conname, g.s, g.o FROM pg_catalog.pg_constraint c, generate_subscripts(c.conkey, 1) WITH ORDINALITY AS g(s, o) WHERE c.connamespace = 2200 AND c.contype IN ('p', 'u', 'f') ORDER BY 1, 2
+----
+-- TypeORM 0.3 loadTables columns (a quoted, qualified type name cast to regtype at run time)
+SELECT columns.table_name, columns.column_name, columns.udt_name, ('"' || "udt_schema" || '"."' || "udt_name" || '"')::"regtype" AS "regtype", pg_catalog.format_type("col_attr"."atttypid", "col_attr"."atttypmod") AS "format_type", ('"' || udt_name || '"')::regtype::text AS bare, ('pg_catalog.' || udt_name)::regtype AS dotted, (upper(udt_name))::regtype AS upper_unquoted FROM "information_schema"."columns" LEFT JOIN "pg_catalog"."pg_attribute" AS "col_attr" ON "col_attr"."attname" = "columns"."column_name" AND "col_attr"."attrelid" = ( SELECT "cls"."oid" FROM "pg_catalog"."pg_class" AS "cls" LEFT JOIN "pg_catalog"."pg_namespace" AS "ns" ON "ns"."oid" = "cls"."relnamespace" WHERE "cls"."relname" = "columns"."table_name" AND "ns"."nspname" = "columns"."table_schema" ) WHERE ("table_schema" = 'public' AND "table_name" = 'parent') OR ("table_schema" = 'public' AND "table_name" = 'child') ORDER BY 1, 2

@@ -171,3 +171,24 @@ INSERT INTO kv (k, v) VALUES ($1, $2);
 SELECT v FROM kv WHERE k = $1;
 
 COMMIT;
+
+-- feature: transaction: lock table
+BEGIN;
+
+LOCK TABLE kv IN ACCESS SHARE MODE;
+
+LOCK TABLE kv IN ACCESS EXCLUSIVE MODE;
+
+SELECT count(*) FROM kv;
+
+COMMIT;
+
+-- feature: prepared statements in SQL
+PREPARE kv_get (text) AS SELECT v FROM kv WHERE k = $1;
+
+EXECUTE kv_get('tx-param');
+
+DEALLOCATE kv_get;
+
+-- error: 26000
+EXECUTE kv_get('tx-param');
