@@ -261,6 +261,7 @@ func (s *sim) restart() {
 	}
 	s.logQ = nil
 	clear(s.pendingCat) // their records never became durable: no commit
+	clear(s.ddlLocks)   // the sessions are gone
 	s.resolveIntents()
 	top, logged := s.logTop()
 	// Durable transactions whose COMMIT no replica was sent yet
@@ -465,6 +466,7 @@ func names(cat *schema.Catalog, keys int) catalog {
 // schema change.
 func (s *sim) writeCatalog(t *txn) {
 	if s.file == nil {
+		s.unlockDDL(t.id)
 		return // a run without a log or schema changes
 	}
 	keep := survivors(t.stmts[:t.sent])
@@ -482,6 +484,7 @@ func (s *sim) writeCatalog(t *txn) {
 		}
 	}
 	if !ddl {
+		s.unlockDDL(t.id)
 		return
 	}
 	var barrier uint64
@@ -491,6 +494,7 @@ func (s *sim) writeCatalog(t *txn) {
 	if err := s.file.Commit(barrier, trees); err != nil {
 		s.failf("t%d: the catalog refuses its changes: %v", t.id, err)
 	}
+	s.unlockDDL(t.id) // the change is in the file: the next DDL is translated from it
 }
 
 // catalogAfterCommit is the session's Txn.AfterCommit for t, whose client
