@@ -269,7 +269,11 @@ func (c *Cluster) awaitLog() {
 		var committed coord.TxnID
 		if t := c.mu.txns[it.txn]; err == nil && it.txn != 0 && t != nil {
 			t.durable = true
-			committed = t.id
+			if t.deferAt < 0 {
+				// A deferred block keeps its intent until the replicas
+				// that commit DDL as they run it have it (Finished).
+				committed = t.id
+			}
 			if t.afterCommit != nil {
 				c.runAfterCommitLocked(t)
 			}

@@ -41,7 +41,11 @@ type Session struct {
 	txOpts   driver.TxOptions // options of the current block
 	txnTime  time.Time        // the transaction's timestamp (now())
 	ddl      []*sqlan.Stmt    // DDL of the open block, recorded in the catalog at COMMIT
-	defaults driver.TxOptions // SET SESSION CHARACTERISTICS
+	// deferredDDL: the block sent DDL that the replicas committing DDL as
+	// they run it (MariaDB) get only after the block commits
+	// (cluster.DefersBlockDDL).
+	deferredDDL bool
+	defaults    driver.TxOptions // SET SESSION CHARACTERISTICS
 
 	// savepoints of the open block, oldest first; spCount numbers the
 	// block's SAVEPOINTs (see savepoint.go).
@@ -319,9 +323,15 @@ func (s *Session) exec(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (
 	}
 	autocommit := !s.inBlock && !s.implicit
 	if st.Kind == sqlan.DDL && !autocommit && s.cache.Speaks(driver.MySQL) {
-		s.fail()
-		return nil, pgerr.New(pgerr.FeatureNotSupported,
-			"shepherd does not support DDL inside a transaction block with MariaDB/MySQL replicas (MariaDB commits it at once); run it on its own")
+		if !s.cluster.DefersBlockDDL() {
+			s.fail()
+			return nil, pgerr.New(pgerr.FeatureNotSupported,
+				"shepherd does not support DDL inside a transaction block with MariaDB/MySQL replicas in this mode (MariaDB commits it at once); run it on its own, or use mode cbs or ss")
+		}
+		// From here on the block is deferred on the MariaDB replicas
+		// (coord.Submit.Defer): savepoint commands stay with the
+		// session (savepoint.go).
+		s.deferredDDL = true
 	}
 	if st.Kind == sqlan.DDL {
 		var err error
@@ -538,7 +548,7 @@ func (s *Session) commit(ctx context.Context) error {
 		// made meanwhile).
 		_, verr = s.visibleSchema()
 	}
-	s.txn, s.inBlock, s.failed, s.ddl = nil, false, false, nil
+	s.txn, s.inBlock, s.failed, s.ddl, s.deferredDDL = nil, false, false, nil, false
 	s.shared.locks.bind(&s.owner, nil)
 	s.savepoints, s.spCount = nil, 0
 	locks := &s.shared.locks
@@ -679,7 +689,7 @@ func (s *Session) endBlock(commit bool) {
 	if s.txn != nil && !commit {
 		s.txn.Rollback()
 	}
-	s.txn, s.inBlock, s.failed, s.ddl = nil, false, false, nil
+	s.txn, s.inBlock, s.failed, s.ddl, s.deferredDDL = nil, false, false, nil, false
 	s.shared.locks.bind(&s.owner, nil)
 	s.savepoints, s.spCount = nil, 0
 	s.endTransaction(commit)
