@@ -471,11 +471,14 @@ func (w *writer) operator(op string, l, r *pg_query.Node) {
 		w.str(" " + op + " ")
 		w.typed(r, lt)
 		w.str(")")
+	case "~", "~*", "!~", "!~*":
+		w.regexMatch(op, l, r)
+		return
 	case "||":
 		if isJSON(lt) || isJSON(rt) {
 			w.refuse("|| on json values")
 		}
-		w.binary(l, op, r)
+		w.textConcat(l, r, lt, rt)
 	case "*":
 		w.int4(lt, rt, l, r, func() { w.rounded(func() { w.binary(l, op, r) }, lt, rt, l, r, op) })
 	case "+", "-":

@@ -17,7 +17,6 @@ var sameEverywhere = map[string][]int{
 	"count":  {0, 1}, "sum": {1}, "avg": {1}, "min": {1}, "max": {1},
 	"row_number": {0}, "rank": {0}, "dense_rank": {0}, "ntile": {1},
 	"lag": {1, 2}, "lead": {1, 2}, "first_value": {1}, "last_value": {1},
-	"concat_ws": nil,
 }
 
 // mathFunctions exist in MariaDB and in SQLite's math extension under
@@ -196,6 +195,9 @@ func (w *writer) special(name string, fc *pg_query.FuncCall) {
 	a := fc.Args
 	n := len(a)
 	arg := func(i int) { w.expr(a[i]) }
+	if w.stringFunc(name, fc) {
+		return
+	}
 	switch {
 	case (name == "length" || name == "char_length" || name == "character_length") && n == 1:
 		if w.typeOf(a[0]) == "bytea" {
@@ -282,54 +284,6 @@ func (w *writer) special(name string, fc *pg_query.FuncCall) {
 		w.str(" FROM ")
 		arg(0)
 		w.str(")")
-	case name == "concat" && n > 0:
-		// concat() skips NULLs, as CONCAT_WS does.
-		w.str("CONCAT_WS(''")
-		for i := range a {
-			w.str(", ")
-			arg(i)
-		}
-		w.str(")")
-	case (name == "lpad" || name == "rpad") && (n == 2 || n == 3):
-		if w.lite() {
-			w.refuse("%s()", name)
-		}
-		// PostgreSQL pads with spaces by default; MariaDB needs the pad.
-		w.str(strings.ToUpper(name) + "(")
-		arg(0)
-		w.str(", ")
-		arg(1)
-		w.str(", ")
-		if n == 3 {
-			arg(2)
-		} else {
-			w.str("' '")
-		}
-		w.str(")")
-	case (name == "left" || name == "right") && n == 2:
-		if c, ok := intConst(a[1]); !ok || c < 0 {
-			w.refuse("%s() with a length that is not a constant of 0 or more", name)
-		}
-		if w.my() {
-			w.call(strings.ToUpper(name), fc)
-			return
-		}
-		w.str("SUBSTR(")
-		arg(0)
-		if name == "left" {
-			w.str(", 1, ")
-			arg(1)
-		} else {
-			c, _ := intConst(a[1])
-			if c == 0 {
-				w.str(", 1, 0")
-			} else {
-				w.str(", -" + strconv.FormatInt(c, 10))
-			}
-		}
-		w.str(")")
-	case (name == "repeat" || name == "reverse" || name == "md5") && w.my():
-		w.call(strings.ToUpper(name), fc)
 	case name == "mod" && n == 2:
 		if !isInt(w.typeOf(a[0])) || !isInt(w.typeOf(a[1])) {
 			w.refuse("mod() of operands that are not both integers")

@@ -183,7 +183,10 @@ func (w *writer) funcType(fc *pg_query.FuncCall) string {
 	case "power", "pow", "sqrt", "exp", "ln", "log":
 		return "float8"
 	}
-	return w.temporalFuncType(fc)
+	if t := w.temporalFuncType(fc); t != "" {
+		return t
+	}
+	return stringFuncType(schema.FuncName(fc))
 }
 
 // scaleOf returns the number of decimal places of an exact numeric

@@ -122,6 +122,17 @@ func init() {
 				return err
 			}
 		}
+		for name := range StringFunctions {
+			f := stringFuncs[name]
+			if err := c.RegisterFunc(StringFunctionPrefix+name, func(args ...any) (any, error) {
+				for i, v := range args {
+					args[i] = cgoArg(v)
+				}
+				return f(args)
+			}, true); err != nil {
+				return err
+			}
+		}
 		return c.RegisterFunc(Int4Function, func(v any) (any, error) { return int4(cgoArg(v)) }, true)
 	}})
 	driver.Register(CGo, driver.Serial, cgoLibrary.opener())

@@ -52,6 +52,17 @@ func init() {
 		func(_ *msqlite.FunctionContext, args []sqldriver.Value) (sqldriver.Value, error) {
 			return numeric(args[0], args[1], args[2])
 		})
+	for name, nargs := range StringFunctions {
+		f := stringFuncs[name]
+		msqlite.MustRegisterDeterministicScalarFunction(StringFunctionPrefix+name, int32(nargs),
+			func(_ *msqlite.FunctionContext, args []sqldriver.Value) (sqldriver.Value, error) {
+				a := make([]any, len(args))
+				for i, v := range args {
+					a[i] = v
+				}
+				return f(a)
+			})
+	}
 	for name, text := range map[string]bool{SumPartsFunction: true, SumPartsInExprFunction: false} {
 		msqlite.MustRegisterDeterministicScalarFunction(name, 2,
 			func(_ *msqlite.FunctionContext, args []sqldriver.Value) (sqldriver.Value, error) {

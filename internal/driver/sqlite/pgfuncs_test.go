@@ -28,7 +28,7 @@ func pgAnswer(t *testing.T, conn *pgx.Conn, query string) any {
 	return *v
 }
 
-func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+func sqlQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
 // TestPGFunctionsAgainstPostgres checks shepherd's SQLite functions for
 // json operators, extract, timestamp - timestamp and age against
@@ -69,7 +69,7 @@ func TestPGFunctionsAgainstPostgres(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					want := pgAnswer(t, conn, fmt.Sprintf("SELECT (%s::%s %s %s)::text", quote(d), typ, op, quote(k)))
+					want := pgAnswer(t, conn, fmt.Sprintf("SELECT (%s::%s %s %s)::text", sqlQuote(d), typ, op, sqlQuote(k)))
 					if got != want {
 						t.Errorf("%s::%s %s '%s' = %#v, PostgreSQL %#v", d, typ, op, k, got, want)
 					}
@@ -77,7 +77,7 @@ func TestPGFunctionsAgainstPostgres(t *testing.T) {
 			}
 			for _, i := range []int64{0, 1, 2, -1, 7} {
 				got, _ := jsonGet(d, i, mode|JSONIndex|JSONAsText)
-				want := pgAnswer(t, conn, fmt.Sprintf("SELECT (%s::%s ->> %d)::text", quote(d), typ, i))
+				want := pgAnswer(t, conn, fmt.Sprintf("SELECT (%s::%s ->> %d)::text", sqlQuote(d), typ, i))
 				if got != want {
 					t.Errorf("%s::%s ->> %d = %#v, PostgreSQL %#v", d, typ, i, got, want)
 				}
@@ -92,7 +92,7 @@ func TestPGFunctionsAgainstPostgres(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					want := pgAnswer(t, conn, fmt.Sprintf("SELECT (%s::%s %s %s)::text", quote(d), typ, op, quote(p)))
+					want := pgAnswer(t, conn, fmt.Sprintf("SELECT (%s::%s %s %s)::text", sqlQuote(d), typ, op, sqlQuote(p)))
 					if got != want {
 						t.Errorf("%s::%s %s '%s' = %#v, PostgreSQL %#v", d, typ, op, p, got, want)
 					}
@@ -105,14 +105,14 @@ func TestPGFunctionsAgainstPostgres(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := pgAnswer(t, conn, fmt.Sprintf("SELECT (%s::jsonb @> %s::jsonb)::int::text", quote(d), quote(c)))
+			want := pgAnswer(t, conn, fmt.Sprintf("SELECT (%s::jsonb @> %s::jsonb)::int::text", sqlQuote(d), sqlQuote(c)))
 			if fmt.Sprint(got) != want {
 				t.Errorf("%s @> %s = %v, PostgreSQL %v", d, c, got, want)
 			}
 		}
 		for _, k := range []string{"a", "user", "just a string", "k", "v"} {
 			got, _ := jsonbExists(d, k)
-			want := pgAnswer(t, conn, fmt.Sprintf("SELECT (%s::jsonb ? %s)::int::text", quote(d), quote(k)))
+			want := pgAnswer(t, conn, fmt.Sprintf("SELECT (%s::jsonb ? %s)::int::text", sqlQuote(d), sqlQuote(k)))
 			if fmt.Sprint(got) != want {
 				t.Errorf("%s ? %s = %v, PostgreSQL %v", d, k, got, want)
 			}
@@ -149,7 +149,7 @@ func TestPGFunctionsAgainstPostgres(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := pgAnswer(t, conn, fmt.Sprintf("SELECT date_part('%s', TIMESTAMP %s)::text", f, quote(a)))
+			want := pgAnswer(t, conn, fmt.Sprintf("SELECT date_part('%s', TIMESTAMP %s)::text", f, sqlQuote(a)))
 			if f, ok := got.(float64); ok {
 				got = strconv.FormatFloat(f, 'f', -1, 64)
 			}
@@ -163,7 +163,7 @@ func TestPGFunctionsAgainstPostgres(t *testing.T) {
 				t.Fatalf("format %q not read", f)
 			}
 			got := answer.FormatToChar(mustStored(t, a), parts)
-			want := pgAnswer(t, conn, fmt.Sprintf("SELECT to_char(TIMESTAMP %s, %s)", quote(a), quote(f)))
+			want := pgAnswer(t, conn, fmt.Sprintf("SELECT to_char(TIMESTAMP %s, %s)", sqlQuote(a), sqlQuote(f)))
 			if got != want {
 				t.Errorf("to_char('%s', '%s') = %q, PostgreSQL %q", a, f, got, want)
 			}
@@ -173,7 +173,7 @@ func TestPGFunctionsAgainstPostgres(t *testing.T) {
 			if !ok {
 				t.Fatalf("interval %q not read", iv)
 			}
-			want := pgAnswer(t, conn, fmt.Sprintf("SELECT (%s::interval)::text", quote(iv)))
+			want := pgAnswer(t, conn, fmt.Sprintf("SELECT (%s::interval)::text", sqlQuote(iv)))
 			if v.String() != want {
 				t.Errorf("interval %q prints %q, PostgreSQL %q", iv, v.String(), want)
 			}
@@ -181,14 +181,14 @@ func TestPGFunctionsAgainstPostgres(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want = pgAnswer(t, conn, fmt.Sprintf("SELECT (TIMESTAMP %s + %s::interval)::text", quote(a), quote(iv)))
+			want = pgAnswer(t, conn, fmt.Sprintf("SELECT (TIMESTAMP %s + %s::interval)::text", sqlQuote(a), sqlQuote(iv)))
 			if got != want {
 				t.Errorf("'%s' + '%s' = %v, PostgreSQL %v", a, iv, got, want)
 			}
 		}
 		for _, b := range times {
 			got, _ := timestampDiff(a, b)
-			want := pgAnswer(t, conn, fmt.Sprintf("SELECT (TIMESTAMP %s - TIMESTAMP %s)::text", quote(a), quote(b)))
+			want := pgAnswer(t, conn, fmt.Sprintf("SELECT (TIMESTAMP %s - TIMESTAMP %s)::text", sqlQuote(a), sqlQuote(b)))
 			if got != want {
 				t.Errorf("'%s' - '%s' = %v, PostgreSQL %v", a, b, got, want)
 			}
@@ -196,12 +196,12 @@ func TestPGFunctionsAgainstPostgres(t *testing.T) {
 			if f, ok := got.(float64); ok {
 				got = strconv.FormatFloat(f, 'f', -1, 64)
 			}
-			want = pgAnswer(t, conn, fmt.Sprintf("SELECT extract(epoch FROM TIMESTAMP %s - TIMESTAMP %s)::float8::text", quote(a), quote(b)))
+			want = pgAnswer(t, conn, fmt.Sprintf("SELECT extract(epoch FROM TIMESTAMP %s - TIMESTAMP %s)::float8::text", sqlQuote(a), sqlQuote(b)))
 			if fmt.Sprint(got) != want {
 				t.Errorf("extract(epoch FROM '%s' - '%s') = %v, PostgreSQL %v", a, b, got, want)
 			}
 			got, _ = age(a, b)
-			want = pgAnswer(t, conn, fmt.Sprintf("SELECT age(TIMESTAMP %s, TIMESTAMP %s)::text", quote(a), quote(b)))
+			want = pgAnswer(t, conn, fmt.Sprintf("SELECT age(TIMESTAMP %s, TIMESTAMP %s)::text", sqlQuote(a), sqlQuote(b)))
 			if got != want {
 				t.Errorf("age('%s', '%s') = %v, PostgreSQL %v", a, b, got, want)
 			}

@@ -53,6 +53,31 @@ SELECT starts_with(name, 'A'), name LIKE '_u' FROM emp ORDER BY id;
 
 SELECT upper('naïve café'), lower('ÄPFEL'), length('naïve café');
 
+SELECT lpad('abc', -1, 'x'), lpad('abc', 5, ''), rpad(NULL, 3, 'x'), lpad('héé', 5, 'é'), left('héllo', -2), right('héllo', -2);
+
+SELECT split_part('a,b,c', ',', -1), split_part('a,,c', ',', 2), split_part('a,b', ',', 3), split_part(NULL, ',', 1), split_part(name, 'a', 2) FROM emp ORDER BY id;
+
+SELECT ascii('é'), ascii(''), chr(233), starts_with('abc', ''), starts_with(NULL, 'a'), reverse('héllo'), repeat('ab', -1);
+
+SELECT format('%s-%s-%1$s', 'a', NULL), format('100%%'), format('%s', id) FROM dept ORDER BY id;
+
+SELECT name, name ~* '^a', name !~ 'e', name !~* 'E' FROM emp ORDER BY id;
+
+SELECT regexp_replace(name, '[aeiou]+', '_', 'gi'), substring(name from '[a-z]+'), substring(name from 'x') FROM emp ORDER BY id;
+
+SELECT translate(name, 'ae', 'AE'), md5(name) FROM emp ORDER BY id;
+
+SELECT id, octet_length(code), code || '|' FROM words ORDER BY id;
+
+-- error: 22023
+SELECT split_part('a,b', ',', 0);
+
+-- error: 54000
+SELECT chr(0);
+
+-- error: 22023
+SELECT regexp_replace('a', 'a', 'b', 'z');
+
 -- feature: numeric functions
 SELECT round(2.5), round(-2.5), round(2.345, 2), round(1234.5678, -2);
 
