@@ -53,6 +53,12 @@ func (w *writer) typeOf(n *pg_query.Node) string {
 			return w.typeOf(e.Rexpr)
 		}
 		lt, rt := w.typeOf(e.Lexpr), w.typeOf(e.Rexpr)
+		if isJSONOp(op) {
+			return jsonOpType(op, lt)
+		}
+		if t := temporalOpType(op, lt, rt); t != "" {
+			return t
+		}
 		switch op {
 		case "=", "<>", "<", ">", "<=", ">=":
 			return "bool"
@@ -170,7 +176,10 @@ func (w *writer) funcType(fc *pg_query.FuncCall) string {
 	case "power", "pow", "sqrt", "exp", "ln", "log":
 		return "float8"
 	}
-	return ""
+	if t := w.temporalFuncType(fc); t != "" {
+		return t
+	}
+	return stringFuncType(schema.FuncName(fc))
 }
 
 // scaleOf returns the number of decimal places of an exact numeric

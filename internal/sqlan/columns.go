@@ -1170,7 +1170,7 @@ func (t *typer) funcType(fc *pg_query.FuncCall) pgType {
 		return typ("int8")
 	case "ntile", "length", "char_length", "character_length", "octet_length", "bit_length",
 		"strpos", "position", "ascii", "width_bucket", "num_nulls", "num_nonnulls", "scale",
-		"min_scale", "json_array_length", "jsonb_array_length", "array_length", "cardinality":
+		"min_scale", "regexp_count", "json_array_length", "jsonb_array_length", "array_length", "cardinality":
 		return typ("int4")
 	case "percent_rank", "cume_dist", "pi", "random", "cbrt", "degrees", "radians", "sin", "cos",
 		"tan", "cot", "asin", "acos", "atan", "atan2", "sind", "cosd", "tand", "date_part":
@@ -1221,7 +1221,7 @@ func (t *typer) funcType(fc *pg_query.FuncCall) pgType {
 		if isInteger(a) {
 			return arg
 		}
-	case "bool_and", "bool_or", "every", "starts_with", "isfinite":
+	case "bool_and", "bool_or", "every", "starts_with", "isfinite", "regexp_like":
 		return typ("bool")
 	case "lag", "lead", "first_value", "last_value", "nth_value":
 		if (name == "lag" || name == "lead") && len(args) == 3 {
