@@ -332,6 +332,12 @@ type Txn struct {
 	// single marks a transaction of one statement that replicas may run in
 	// their own autocommit.
 	single bool
+	// autocommit: the client's statement in autocommit (ExecSingle), not
+	// a block; deferAt (-1: none; guarded by c.mu) is the first statement
+	// deferred on the replicas that commit DDL as they run it
+	// (coord.Submit.Defer): its DDL inside a block.
+	autocommit bool
+	deferAt    int
 
 	// survey marks the cluster's own compare and repair transactions
 	// (see Survey); surveyed (guarded by c.mu) is the coordinator's
@@ -354,6 +360,7 @@ type Txn struct {
 	// session's goroutine touches it.
 	intent      bool
 	afterCommit func(barrier uint64) error
+	afterEnd    func() // AfterEnd's
 	stmts       []stmtCall
 	waiting     map[coord.Op]chan outcome
 	answers     map[coord.Op][]replica.Result
@@ -382,7 +389,7 @@ type outcome struct {
 // Begin starts a transaction. Nothing reaches the replicas until its first
 // statement.
 func (c *Cluster) Begin(opts driver.TxOptions) *Txn {
-	t := &Txn{c: c, id: coord.TxnID(c.nextTxn.Add(1)), opts: opts, waiting: map[coord.Op]chan outcome{}}
+	t := &Txn{c: c, id: coord.TxnID(c.nextTxn.Add(1)), opts: opts, waiting: map[coord.Op]chan outcome{}, deferAt: -1}
 	c.mu.Lock()
 	if len(c.mu.txns) == 0 {
 		c.mu.idle = make(chan struct{})
@@ -503,6 +510,7 @@ func (t *Txn) ExecSingle(ctx context.Context, st *sqlan.Stmt, args []driver.Arg)
 	// until the COMMIT decision, since the primary's blocking is what
 	// orders the secondaries (a read in autocommit would let a writer
 	// overtake it).
+	t.autocommit = true
 	switch t.c.opts.Mode {
 	case coord.Passthrough:
 		t.single = t.seq == 0
@@ -604,6 +612,20 @@ wait:
 // answers after a cancel.
 const serialCancelWait = 10 * time.Second
 
+// DefersBlockDDL reports whether DDL inside a transaction block is taken
+// although some replica commits DDL as it runs it (MariaDB): CBS and SS
+// defer the block on those replicas until its commit is decided
+// (coord.Submit.Defer). Other modes with such a replica refuse it.
+func (c *Cluster) DefersBlockDDL() bool {
+	return c.ddlCommits() && (c.opts.Mode == coord.CBS || c.opts.Mode == coord.SS)
+}
+
+// defers reports whether call, a statement of t, is DDL inside a block
+// to defer on the replicas that commit DDL as they run it.
+func (c *Cluster) defers(t *Txn, call stmtCall) bool {
+	return call.st != nil && call.st.Kind == sqlan.DDL && !t.autocommit && !t.survey && c.DefersBlockDDL()
+}
+
 // ddlCommits reports whether some replica commits DDL as it runs it
 // (MariaDB, MySQL).
 func (c *Cluster) ddlCommits() bool {
@@ -673,7 +695,12 @@ func (t *Txn) submit(ctx context.Context, op coord.Op, call stmtCall) (*answer.A
 	// one differs (SQLite, say, had lost the transaction under it) must
 	// not commit the transaction (the backstop of coord's commitAt).
 	writes := call.st != nil && (call.st.Kind == sqlan.Write || call.st.Kind == sqlan.Savepoint)
-	c.mu.core.Step(coord.Submit{Op: op, Writes: writes, DDL: call.st != nil && call.st.Kind == sqlan.DDL,
+	ddl := call.st != nil && call.st.Kind == sqlan.DDL
+	deferred := c.defers(t, call)
+	if deferred && t.deferAt < 0 {
+		t.deferAt = op.Seq
+	}
+	c.mu.core.Step(coord.Submit{Op: op, Writes: writes, DDL: ddl, Defer: deferred,
 		Recovers: call.st != nil && call.st.Kind == sqlan.Savepoint && call.st.SavepointOp == sqlan.SavepointRollbackTo})
 	c.applyLocked()
 	c.mu.Unlock()
@@ -712,6 +739,14 @@ func (t *Txn) submit(ctx context.Context, op coord.Op, call stmtCall) (*answer.A
 		// A statement the core still holds (queued behind another DDL,
 		// or for the next primary) is not on the primary yet.
 		c.mu.Lock()
+		if t.deferAt >= 0 && op.Seq >= t.deferAt {
+			// A deferred statement runs on the replicas that run DDL in
+			// transactions, whose answers are the reply: stop it there
+			// (the others get it only once the block is decided).
+			for _, m := range c.managers {
+				m.CancelOp(op)
+			}
+		}
 		c.mu.core.Step(coord.Cancel{Txn: t.id})
 		c.applyLocked()
 		c.mu.Unlock()
@@ -842,6 +877,10 @@ func (c *Cluster) applyLocked() {
 					c.runAfterCommitLocked(t)
 				}
 				t.afterCommit = nil
+				if fn := t.afterEnd; fn != nil {
+					t.afterEnd = nil
+					fn()
+				}
 			}
 			delete(c.mu.txns, a.Txn)
 			if len(c.mu.txns) == 0 {
@@ -890,7 +929,9 @@ func (c *Cluster) sendLocked(a coord.Send) {
 		task.CountRows = call.st.CountRows(d)
 		task.Hints = call.st.DigestHints()
 		task.DigestRows = -1
-		if p := c.primary.Load(); p >= 0 && int32(a.R) != p {
+		if p := c.primary.Load(); p >= 0 && int32(a.R) != p && (t.deferAt < 0 || a.Op.Seq < t.deferAt) {
+			// (A deferred statement's reply is a participant's answer:
+			// see coord.Submit.Defer.)
 			task.DigestRows = c.opts.DigestRows
 		}
 	}

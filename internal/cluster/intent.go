@@ -43,6 +43,11 @@ type Intent struct {
 	// Lone: the transaction's only statement so far is its first, a DDL
 	// statement (coord.DDLIntent.Lone).
 	Lone bool `json:"lone"`
+	// Deferred: DDL inside a block, deferred on the replicas that commit
+	// DDL as they run it until the commit is logged
+	// (coord.DDLIntent.Deferred). Such an intent stays until they
+	// finished the transaction.
+	Deferred bool `json:"deferred,omitempty"`
 	// Replicas are the replicas that commit DDL as they run it, by name.
 	Replicas []string `json:"replicas"`
 	// Statements are the transaction's statements so far, as its log
@@ -196,13 +201,20 @@ func (c *Cluster) intentFor(t *Txn, call stmtCall) bool {
 	if c.opts.WAL == nil || c.opts.IntentFile == "" || call.st == nil || t.survey || !c.ddlCommits() {
 		return false
 	}
+	if t.intent && t.deferAt >= 0 {
+		// A deferred block's intent is never completed (see
+		// coord.DDLIntent.Deferred): its first one says all start-up
+		// needs.
+		return false
+	}
 	return call.st.Kind == sqlan.DDL || t.intent
 }
 
 // recordIntent records durably that t is about to hand call to the core.
 // The caller holds c.intents.order until the core has it.
 func (c *Cluster) recordIntent(t *Txn, call stmtCall) error {
-	in := Intent{From: c.durable.get(), Txn: uint64(t.id), Lone: !t.intent && len(t.stmts) == 0}
+	in := Intent{From: c.durable.get(), Txn: uint64(t.id), Lone: !t.intent && len(t.stmts) == 0,
+		Deferred: t.deferAt >= 0 || c.defers(t, call)}
 	for i, m := range c.managers {
 		if m.Engine().Dialect() == driver.MySQL {
 			in.Replicas = append(in.Replicas, c.managers[i].Name())

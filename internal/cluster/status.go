@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"sync"
 	"time"
 
@@ -108,4 +109,36 @@ func (c *Cluster) Views() []View {
 	c.views.mu.Lock()
 	defer c.views.mu.Unlock()
 	return append([]View(nil), c.views.list...)
+}
+
+// Blockers returns the live transactions holding, in an engine, a lock t
+// waits for there: on the primary (CBS and SS; the coordinator ends a
+// secondary's waits itself, see coord's unblock), on every replica in
+// the other modes. Engines that cannot tell (driver.LockWaits) add
+// nothing. shepherd's deadlock check (session's lock table) joins these
+// waits to the waits for the locks it holds itself.
+func (c *Cluster) Blockers(ctx context.Context, t *Txn) ([]*Txn, error) {
+	c.mu.Lock()
+	ms := c.managers
+	if p := c.mu.core.Primary(); p >= 0 {
+		ms = c.managers[p : p+1]
+	}
+	c.mu.Unlock()
+	var ids []coord.TxnID
+	for _, m := range ms {
+		got, err := m.Blockers(ctx, t.id)
+		if err != nil {
+			return nil, err
+		}
+		ids = append(ids, got...)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []*Txn
+	for _, id := range ids {
+		if b := c.mu.txns[id]; b != nil {
+			out = append(out, b)
+		}
+	}
+	return out, nil
 }

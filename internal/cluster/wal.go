@@ -172,6 +172,22 @@ func (t *Txn) AfterCommit(fn func(barrier uint64) error) {
 	}
 }
 
+// AfterEnd has fn run once the coordinator is done with t (committed or
+// not; after AfterCommit's function when that runs), at once when it is
+// already. fn runs with the cluster's lock held and must not call into
+// the cluster. The session holds a DDL statement's table locks until
+// then when its outcome is not known at COMMIT (AfterCommit).
+func (t *Txn) AfterEnd(fn func()) {
+	c := t.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if t.finished {
+		fn()
+		return
+	}
+	t.afterEnd = fn
+}
+
 // runAfterCommitLocked runs t's AfterCommit function once. c.mu is held.
 func (c *Cluster) runAfterCommitLocked(t *Txn) {
 	fn := t.afterCommit
@@ -253,7 +269,11 @@ func (c *Cluster) awaitLog() {
 		var committed coord.TxnID
 		if t := c.mu.txns[it.txn]; err == nil && it.txn != 0 && t != nil {
 			t.durable = true
-			committed = t.id
+			if t.deferAt < 0 {
+				// A deferred block keeps its intent until the replicas
+				// that commit DDL as they run it have it (Finished).
+				committed = t.id
+			}
 			if t.afterCommit != nil {
 				c.runAfterCommitLocked(t)
 			}

@@ -56,6 +56,11 @@ type cbs struct {
 	// runs it while another one runs there: one at a time, so that the
 	// order of their answers is the order they took effect.
 	ddlQueue []Op
+	// excl is the transaction whose DDL inside its block made it
+	// exclusive (deferred.go), nil if none; exclHeld are the first
+	// statements of other transactions, waiting until it is over.
+	excl     *ctxn
+	exclHeld []Op
 
 	// view numbers the primaries so far; while changing, candidate (or -1
 	// when no live replica may be primary) takes over once it committed
@@ -246,6 +251,13 @@ type ctxn struct {
 	// (Config.DDLCommits) and ran a DDL statement of t successfully:
 	// rolling t back does not undo it there (see pinned).
 	ddlRan []bool
+	// deferAt (-1: none) is the index of t's first deferred statement,
+	// its first DDL inside its block with DDLCommits replicas
+	// (Submit.Defer, deferred.go); deferSince the tick it came; drained
+	// once every other transaction that ran something had ended, so the
+	// deferred statements may run on the participants.
+	deferAt, deferSince int
+	drained             bool
 }
 
 // ddlBlocked reports whether t must wait for the decision of an
@@ -301,11 +313,13 @@ func (s *cbs) ddlRunning() bool {
 // and its client would wait for as long as the DDL before it (a metadata
 // lock wait on MariaDB lasts up to a day).
 func (s *cbs) cancelQueued(t *ctxn) {
+	s.cancelDrain(t)
 	match := func(op Op) bool { return op.Txn == t.id && op.Kind == OpStmt }
-	n := len(s.ddlQueue) + len(s.held)
+	n := len(s.ddlQueue) + len(s.held) + len(s.exclHeld)
 	s.ddlQueue = slices.DeleteFunc(s.ddlQueue, match)
 	s.held = slices.DeleteFunc(s.held, match)
-	if len(s.ddlQueue)+len(s.held) == n || len(t.stmts) == 0 {
+	s.exclHeld = slices.DeleteFunc(s.exclHeld, match)
+	if len(s.ddlQueue)+len(s.held)+len(s.exclHeld) == n || len(t.stmts) == 0 {
 		return
 	}
 	t.fail()
@@ -405,6 +419,11 @@ type cstmt struct {
 	// by ROLLBACK TO SAVEPOINT (recover) goes on in order everywhere,
 	// and the error stays one of the answers its COMMIT needs endorsed.
 	voted bool
+	// deferReq: the statement asked to be deferred (Submit.Defer);
+	// deferred: it runs on the participants, its answer is theirs
+	// (voteDeferred), and it reaches the DDLCommits replicas only after
+	// the decision (see deferred.go).
+	deferReq, deferred bool
 }
 
 // rtx is a transaction's progress on one replica.
@@ -435,6 +454,9 @@ type rtx struct {
 	// (see cstmt.held): its answer is evidence against the primary's
 	// error only if no commit was decided since the primary answered.
 	heldB int
+	// deferredTries counts this replica's attempts of a deferred
+	// transaction that its engine aborted (see deferredGivesUp).
+	deferredTries int
 	// diverged counts this replica's attempts of the transaction, once
 	// committed, whose answer to a write differed from the primary's
 	// (see writeDiverged); kept across tries.
@@ -549,7 +571,7 @@ func (s *cbs) step(ev Event) {
 	case Begin:
 		s.begin(e.Txn, e.Survey)
 	case Submit:
-		s.submit(e.Op, e.Writes || e.DDL, e.DDL, e.Recovers)
+		s.submit(e.Op, e.Writes || e.DDL, e.DDL, e.Recovers, e.Defer)
 	case Answered:
 		s.answered(e)
 	case Down:
@@ -625,7 +647,7 @@ func (s *cbs) begin(id TxnID, survey bool) {
 	if _, dup := s.txns[id]; dup || id == 0 {
 		panic(fmt.Sprintf("coord: Begin of t%d twice", id))
 	}
-	t := &ctxn{id: id, at: make([]rtx, s.c.cfg.N), survey: survey, ddlRan: make([]bool, s.c.cfg.N)}
+	t := &ctxn{id: id, at: make([]rtx, s.c.cfg.N), survey: survey, ddlRan: make([]bool, s.c.cfg.N), deferAt: -1}
 	for r := range t.at {
 		t.at[r].hold = -1
 	}
@@ -633,7 +655,7 @@ func (s *cbs) begin(id TxnID, survey bool) {
 	s.live = append(s.live, t)
 }
 
-func (s *cbs) submit(op Op, writes, ddl, recovers bool) {
+func (s *cbs) submit(op Op, writes, ddl, recovers, deferReq bool) {
 	t := s.txns[op.Txn]
 	if t == nil || t.phase != phaseOpen || t.commitSeq > 0 {
 		panic(fmt.Sprintf("coord: %v submitted outside a live transaction", op))
@@ -643,10 +665,16 @@ func (s *cbs) submit(op Op, writes, ddl, recovers bool) {
 		if op.Seq != len(t.stmts) {
 			panic(fmt.Sprintf("coord: %v submitted out of order", op))
 		}
-		t.stmts = append(t.stmts, cstmt{writes: writes, ddl: ddl})
+		t.stmts = append(t.stmts, cstmt{writes: writes, ddl: ddl, deferReq: deferReq})
 		switch {
 		case t.doom != nil:
 			s.emit(Reply{Op: op, From: -1, Fail: t.doom})
+			t.fail()
+		case recovers && t.deferAt >= 0:
+			// The replicas that commit DDL as they run it ended the
+			// savepoint with the DDL (the session refuses it first).
+			s.emit(Reply{Op: op, From: -1, Fail: pgerr.New(pgerr.FeatureNotSupported,
+				"ROLLBACK TO SAVEPOINT after DDL inside a transaction block is not supported with MariaDB/MySQL replicas")})
 			t.fail()
 		case recovers && t.failed && !t.recoverable:
 			// Its error was not agreed on: the replicas may be in
@@ -657,9 +685,9 @@ func (s *cbs) submit(op Op, writes, ddl, recovers bool) {
 				WithHint("roll the transaction back and retry it")})
 		case recovers && t.failed:
 			s.recover(t)
-			s.sendOrHold(t, op, ddl)
+			s.dispatch(t, op)
 		default:
-			s.sendOrHold(t, op, ddl)
+			s.dispatch(t, op)
 		}
 	case OpCommit:
 		s.commitSeq++
@@ -769,7 +797,7 @@ func (s *cbs) answered(a Answered) {
 		if t.phase == phaseEnded {
 			return
 		}
-		if retryable(a.V) {
+		if retryable(a.V) && !s.deferredGivesUp(a.R, t) {
 			// The secondary aborted the attempt itself (deadlock,
 			// serialization failure, lock timeout): run it again. If a
 			// committed transaction was the victim, the undecided ones in
@@ -780,6 +808,8 @@ func (s *cbs) answered(a Answered) {
 			}
 		} else if (t.holds() || t.failed) && rt.done() == len(t.stmts) && !t.ddlRan[a.R] {
 			s.releaseVoted(a.R, t)
+		} else if t.stmts[a.Op.Seq].deferred {
+			s.voteDeferred(t, a.Op.Seq)
 		}
 	case OpCommit:
 		if !rt.commitSent || rt.finished {
@@ -832,6 +862,9 @@ func (s *cbs) primaryAnswered(t *ctxn, a Answered) {
 		return
 	}
 	st := &t.stmts[a.Op.Seq]
+	if st.answered {
+		return // a deferred statement the participants answered (voteDeferred)
+	}
 	st.answered, st.b, st.vote = true, s.barrier, a.V
 	if s.ddlOrdered {
 		s.pclock++
@@ -1017,6 +1050,13 @@ func (s *cbs) committedAt(r ReplicaID, t *ctxn, v Vote) {
 		// already have committed after it: its state can no longer be
 		// trusted, so it stops voting until recovered.
 		s.emit(Mismatch{R: r, Op: commit, Got: v})
+		if t.deferAt >= 0 && s.ddlCommits(r) {
+			// It ran the deferred DDL, which committed what came before
+			// it: catch-up could not tell what it holds.
+			s.retire(r, fmt.Sprintf("COMMIT of t%d, whose DDL inside its block it ran after the decision, failed with %s", t.id, v.Code))
+			s.replyCommit(t, r)
+			return
+		}
 		//
 		// t is still pending at r when it is taken out, so that Applied
 		// does not count it and the log keeps it for r's catch-up.
@@ -1081,6 +1121,13 @@ func (s *cbs) progress() {
 		s.promote()
 	}
 	s.sendQueuedDDL()
+	s.exclusive()
+	if t := s.excl; t != nil && t.drained {
+		s.deferredToPrimary(t)
+		if n := len(t.stmts); n > 0 {
+			s.voteDeferred(t, n-1)
+		}
+	}
 	for again := true; again; {
 		again = false
 		for _, t := range s.pendingCommits() {
@@ -1158,6 +1205,10 @@ func (s *cbs) evaluate(t *ctxn) {
 	}
 	if s.changing {
 		return // nothing undecided survives a view change (see changeView)
+	}
+	if t.deferAt >= 0 {
+		s.evaluateDeferred(t)
+		return
 	}
 	if !s.readyToCommit(s.primary, t) {
 		return
@@ -1484,6 +1535,14 @@ func (s *cbs) schedulePrimary() {
 			if !s.isLogged(t) {
 				return // later ones are not logged either
 			}
+			if t.deferAt >= 0 && s.ddlCommits(p) {
+				// Its deferred statements first, then COMMIT; nothing
+				// after it goes before (it ran exclusively).
+				if !s.sendDeferred(p, t) {
+					return
+				}
+				continue
+			}
 			s.sendCommit(p, t)
 		}
 	}
@@ -1517,6 +1576,10 @@ func (s *cbs) scheduleOne(r ReplicaID, t *ctxn) (rerun bool) {
 			return false
 		}
 		rt.hold, rt.holdFor = -1, nil
+	}
+	if t.deferAt >= 0 && s.ddlCommits(r) && t.phase == phaseCommitted {
+		s.sendDeferred(r, t)
+		return false
 	}
 	for rt.sent < len(t.stmts) && s.queryMaySend(r, t, rt.sent) {
 		s.sendStmt(r, t)
@@ -1595,7 +1658,7 @@ func (s *cbs) writeDiverged(r ReplicaID, t *ctxn) bool {
 // one that keeps that concurrency; testdata/figure4 checks it.)
 func (s *cbs) queryMaySend(r ReplicaID, t *ctxn, i int) bool {
 	q := t.stmts[i]
-	if !q.runnable() || !s.ddlInOrder(r, t, i) {
+	if !s.stmtReady(r, t, i) || !s.ddlInOrder(r, t, i) {
 		return false
 	}
 	for _, d := range s.replicas[r].pending {
@@ -1695,7 +1758,17 @@ func (s *cbs) scheduleSequential(r ReplicaID) {
 			continue
 		}
 		rt.hold, rt.holdFor = -1, nil
-		for rt.sent < len(t.stmts) && t.stmts[rt.sent].runnable() {
+		if t.deferAt >= 0 && s.ddlCommits(r) && t.phase == phaseCommitted {
+			if !s.sendDeferred(r, t) {
+				return
+			}
+			if !s.replicas[r].pipelined() {
+				return
+			}
+			s.replicas[r].running = 0
+			continue
+		}
+		for rt.sent < len(t.stmts) && s.stmtReady(r, t, rt.sent) {
 			s.sendStmt(r, t)
 		}
 		if t.phase != phaseCommitted || !s.isLogged(t) || rt.done() != len(t.stmts) {
@@ -1727,6 +1800,9 @@ func (s *cbs) nextSequential(r ReplicaID) TxnID {
 		if !d.at[r].commitSent {
 			return d.id
 		}
+	}
+	if t := s.excl; t != nil && t.drained && t.phase == phaseOpen && !t.at[r].finished && !s.ddlCommits(r) {
+		return t.id // it runs alone: nothing else is waited for
 	}
 	for _, t := range s.waiting {
 		if !t.at[r].finished && !s.ddlBlocked(t) {
@@ -1852,6 +1928,10 @@ func (s *cbs) markDown(r ReplicaID, why string) { s.takeOut(r, why, replicaDown)
 // retired.
 func (s *cbs) takeOut(r ReplicaID, why string, to replicaState) {
 	if s.replicas[r].out() {
+		return
+	}
+	if id, held := s.deferredHeld(r); held && to == replicaDown {
+		s.retire(r, fmt.Sprintf("%s, after it was sent DDL of t%d's block, run after the decision: what it committed of it is unknown", why, id))
 		return
 	}
 	if !s.replicas[r].joining() {
@@ -2013,6 +2093,13 @@ func (s *cbs) changeView() {
 	}
 	s.calm = 0
 	s.heard = s.now
+	if t := s.excl; t != nil && t.phase == phaseOpen && t.doom == nil {
+		// Its answers after the deferral came from the participants,
+		// not from the lost primary, but it ran exclusively under that
+		// primary: it rolls back like any undecided transaction.
+		s.doomTxn(t, pgerr.New(pgerr.SerializationFailure, "the primary replica failed; the transaction was rolled back").
+			WithHint("retry the transaction"))
+	}
 	if c := s.drainedCandidate(); c >= 0 {
 		// c ran every statement the lost primary answered, with the same
 		// answers, in transactions of its own that are still open: it
@@ -2020,7 +2107,7 @@ func (s *cbs) changeView() {
 		// primary left unanswered runs on c once it is promoted.
 		s.candidate = c
 		for _, t := range s.live {
-			if n := len(t.stmts); t.phase == phaseOpen && t.doom == nil && n > 0 && !t.stmts[n-1].answered {
+			if n := len(t.stmts); t.phase == phaseOpen && t.doom == nil && n > 0 && !t.stmts[n-1].answered && !s.exclWaits(t) {
 				s.held = append(s.held, Op{Txn: t.id, Kind: OpStmt, Seq: n - 1})
 			}
 		}
@@ -2158,6 +2245,10 @@ func (s *cbs) promote() {
 	for _, op := range held {
 		t := s.txns[op.Txn]
 		if t == nil || t.phase != phaseOpen || t.failed {
+			continue
+		}
+		if t.stmts[op.Seq].deferReq {
+			s.dispatch(t, op) // DDL in a block: deferred (deferred.go)
 			continue
 		}
 		s.sendPrimary(t, op)

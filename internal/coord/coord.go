@@ -139,6 +139,11 @@ type Config struct {
 	// (MariaDB, MySQL), so that rolling the transaction back does not
 	// undo it (CBS and SS; nil: none). See pinned in cbs.go.
 	DDLCommits []bool
+	// DrainTicks is how long a transaction block's first DDL statement
+	// waits, with DDLCommits replicas, for every other transaction to end
+	// before it fails with 55P03 (see deferred.go). 0 means
+	// DefaultDrainTicks.
+	DrainTicks int
 }
 
 // DefaultSurveyTicks is Config.SurveyTicks when left 0: 10 s at the
@@ -211,6 +216,12 @@ type Submit struct {
 	// failed. Elsewhere it is an ordinary
 	// statement, run in order with the others.
 	Recovers bool
+	// Defer marks a DDL statement inside a transaction block: with
+	// replicas that commit DDL as they run it (Config.DDLCommits), the
+	// transaction is deferred on them from this statement on, and runs
+	// exclusively (CBS and SS; see deferred.go). Without such replicas it
+	// changes nothing.
+	Defer bool
 }
 
 // Answered: replica R finished operation Op of attempt Try with vote V.

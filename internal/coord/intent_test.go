@@ -40,6 +40,26 @@ func TestPlanIntents(t *testing.T) {
 	if len(p.Complete) != 0 || len(p.Retire) != 1 || !strings.Contains(p.Retire[0], "refuse") {
 		t.Errorf("an intent the other replicas refuse: %+v, want r0 retired, nothing completed", p)
 	}
+	// DDL inside a block, deferred on the replicas that commit DDL as
+	// they run it until its commit was logged: unlogged, it left nothing
+	// there; logged (or perhaps logged), they may hold part of it.
+	deferred := DDLIntent{Txn: 6, Deferred: true, Replicas: []int{0}}
+	if p := PlanIntents([]DDLIntent{deferred, lone(7)}, logged()); !slices.Equal(p.Complete, []uint64{7}) || len(p.Retire) != 0 {
+		t.Errorf("an unlogged deferred intent and a lone one: %+v, want t7 completed, nothing retired", p)
+	}
+	p = PlanIntents([]DDLIntent{deferred}, logged(6))
+	if len(p.Complete) != 0 || len(p.Retire) != 1 || !strings.Contains(p.Retire[0], "part of transaction 6") {
+		t.Errorf("a logged deferred intent: %+v, want r0 retired", p)
+	}
+	deferred.Holds = []int{0}
+	if p := PlanIntents([]DDLIntent{deferred}, logged(6)); len(p.Retire) != 0 {
+		t.Errorf("a logged deferred intent whose commit r0's log table holds: %+v, want nothing retired", p)
+	}
+	deferred.Holds = nil
+	deferred.Unknown = true
+	if p := PlanIntents([]DDLIntent{deferred}, logged()); len(p.Retire) != 1 {
+		t.Errorf("a deferred intent the log no longer reaches: %+v, want r0 retired", p)
+	}
 	p = PlanIntents([]DDLIntent{lone(3), {Txn: 4, Replicas: []int{1}}}, logged())
 	if len(p.Complete) != 0 || len(p.Retire) != 2 || !strings.Contains(p.Retire[1], "other statements") {
 		t.Errorf("a lone and another open intent: %+v, want r0 and r1 retired, nothing completed", p)

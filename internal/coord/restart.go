@@ -3,6 +3,7 @@ package coord
 import (
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // Restart decisions. When shepherd starts on a write-ahead log, the shell
@@ -94,6 +95,19 @@ type DDLIntent struct {
 	// before it, and what such a replica may hold is then more than the
 	// statement.
 	Lone bool
+	// Deferred says the transaction's DDL was inside its block, deferred
+	// on those replicas (Submit.Defer): they are sent it, and what
+	// followed it, only once the commit is logged. Unlogged, such an
+	// intent left nothing there (their engine transaction ended with
+	// shepherd); logged, or perhaps logged (Unknown), they may hold part
+	// of it committed (MariaDB commits DDL and what came before it as it
+	// runs it), which replay could not tell apart.
+	Deferred bool
+	// Holds, for a deferred intent whose commit was logged, are the
+	// replicas whose log table holds that commit (start-up read it):
+	// they finished the transaction, which their COMMIT recorded there
+	// after the rest of it.
+	Holds []int
 	// Unknown says start-up cannot tell whether the commit was logged:
 	// the log no longer reaches back to where its record would be (it
 	// was truncated after the intent should have gone). Completing it
@@ -143,12 +157,26 @@ type IntentPlan struct {
 // replicas refuse (Refused): completing it would fail the replay there,
 // on every start. The other replicas hold none of the open
 // changes (a transactional engine commits nothing unlogged), so the
-// replicas still in use agree either way.
+// replicas still in use agree either way. Deferred intents (DDL inside a
+// block) are apart: unlogged, they reached no such replica and are
+// dropped; logged (or Unknown), each such replica not in Holds is
+// retired.
 func PlanIntents(intents []DDLIntent, logged func(txn uint64) bool) IntentPlan {
 	plan := IntentPlan{Retire: map[int]string{}}
 	var open []DDLIntent
 	lone := true
 	for _, in := range intents {
+		if in.Deferred {
+			if logged(in.Txn) || in.Unknown {
+				for _, r := range in.Replicas {
+					if _, ok := plan.Retire[r]; !ok && !slices.Contains(in.Holds, r) {
+						plan.Retire[r] = fmt.Sprintf("may hold part of transaction %d, committed: its DDL inside a transaction block "+
+							"was being applied there after its commit when shepherd stopped, and replay cannot tell what it holds", in.Txn)
+					}
+				}
+			}
+			continue // unlogged, it never reached those replicas
+		}
 		if !logged(in.Txn) {
 			open = append(open, in)
 			lone = lone && in.Lone && !in.Unknown && !in.Refused

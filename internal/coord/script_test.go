@@ -19,9 +19,9 @@ import (
 // -rewrite to regenerate the expected output, and review the diff.
 //
 //	init mode=serial n=3 f=1
-//	init mode=cbs n=3 f=1 classes=locking,mvcc,serial stall=3 concurrent=1 ddlcommits=0 ptimeout=9 opticks=5
+//	init mode=cbs n=3 f=1 classes=locking,mvcc,serial stall=3 concurrent=1 ddlcommits=0 ptimeout=9 opticks=5 drain=20
 //	begin t=1 [survey=1]
-//	stmt t=1 seq=0 [writes=1] [ddl=1] [recovers=1] | commit t=1 | rollback t=1 | cancel t=1
+//	stmt t=1 seq=0 [writes=1] [ddl=1] [recovers=1] [defer=1] | commit t=1 | rollback t=1 | cancel t=1
 //	answer r=0 op=t1/0 v=A      (v names an answer; err=40001 an error;
 //	                             try=1 answers a re-run)
 //	down r=1
@@ -89,6 +89,9 @@ func TestScripts(t *testing.T) {
 				if _, ok := args["opticks"]; ok {
 					cfg.OpTicks = num("opticks")
 				}
+				if _, ok := args["drain"]; ok {
+					cfg.DrainTicks = num("drain")
+				}
 				c = New(cfg)
 				return ""
 			}
@@ -96,7 +99,7 @@ func TestScripts(t *testing.T) {
 			case "begin":
 				c.Step(Begin{Txn: TxnID(num("t")), Survey: args["survey"] == "1"})
 			case "stmt":
-				c.Step(Submit{Op: Op{Txn: TxnID(num("t")), Kind: OpStmt, Seq: num("seq")}, Writes: args["writes"] == "1", DDL: args["ddl"] == "1", Recovers: args["recovers"] == "1"})
+				c.Step(Submit{Op: Op{Txn: TxnID(num("t")), Kind: OpStmt, Seq: num("seq")}, Writes: args["writes"] == "1", DDL: args["ddl"] == "1", Recovers: args["recovers"] == "1", Defer: args["defer"] == "1"})
 			case "cancel":
 				c.Step(Cancel{Txn: TxnID(num("t"))})
 			case "commit":

@@ -173,9 +173,12 @@ func (m *voting) submit(op Op, writes, ddl, recovers bool) {
 	}
 	if !m.admitted(op.Txn) {
 		if op.Kind == OpRollback && m.ordered {
-			// Never admitted: nothing ran anywhere, drop it from the queue.
+			// Never admitted: nothing ran anywhere, drop it from the
+			// queue. It is finished too: the shell keeps a transaction
+			// (Cluster.Idle, its AfterEnd, its DDL intent) until told so.
 			m.waiting = slices.DeleteFunc(m.waiting, func(w TxnID) bool { return w == op.Txn })
 			m.c.emit(Reply{Op: op, From: -1})
+			m.c.emit(Finished{Txn: op.Txn})
 			m.forget(op.Txn)
 			return
 		}

@@ -156,9 +156,10 @@ func (w *writer) createTable(cs *pg_query.CreateStmt) {
 	if cs.Relation.Relpersistence == "t" {
 		w.refuse("temporary tables (replicas' sessions are pooled)")
 	}
-	if len(cs.Options) > 0 || cs.Tablespacename != "" || cs.AccessMethod != "" {
+	if cs.Tablespacename != "" || cs.AccessMethod != "" {
 		w.refuse("storage options in CREATE TABLE")
 	}
+	w.storageOptions(cs.Options)
 	if cs.Oncommit != pg_query.OnCommitAction_ONCOMMIT_NOOP {
 		w.refuse("ON COMMIT")
 	}
@@ -268,6 +269,43 @@ func (w *writer) createTable(cs *pg_query.CreateStmt) {
 	w.str(")")
 	if w.my() {
 		w.str(" ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_nopad_bin")
+	}
+}
+
+// storageOptions checks CREATE TABLE's WITH (...) as PostgreSQL does and
+// writes nothing of it: fillfactor (pgbench -i gives it) only says how
+// full PostgreSQL packs its pages, which no answer shows, and the other
+// engines have no such setting. A value PostgreSQL refuses fails here,
+// with its error, before any replica runs the statement (one replica
+// failing where the others did not would count against it). Other
+// options are refused.
+func (w *writer) storageOptions(opts []*pg_query.Node) {
+	for _, o := range opts {
+		d := o.GetDefElem()
+		if d == nil || d.Defnamespace != "" || d.Defname != "fillfactor" {
+			w.refuse("storage options in CREATE TABLE other than fillfactor")
+		}
+		text := ""
+		switch {
+		case d.Arg == nil:
+			w.fail(pgerr.InvalidParameterValue, "invalid value for integer option %q: %s", d.Defname, "true")
+		case d.Arg.GetInteger() != nil:
+			text = strconv.Itoa(int(d.Arg.GetInteger().Ival))
+		case d.Arg.GetString_() != nil:
+			text = d.Arg.GetString_().Sval
+		case d.Arg.GetFloat() != nil:
+			text = d.Arg.GetFloat().Fval
+		case d.Arg.GetTypeName() != nil:
+			text = schema.TypeText(d.Arg.GetTypeName())
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(text))
+		if err != nil {
+			w.fail(pgerr.InvalidParameterValue, "invalid value for integer option %q: %s", d.Defname, text)
+		}
+		if n < 10 || n > 100 {
+			panic(failure{pgerr.New(pgerr.InvalidParameterValue, "value %s out of bounds for option %q", text, d.Defname).
+				WithDetail("Valid values are between \"10\" and \"100\".")})
+		}
 	}
 }
 

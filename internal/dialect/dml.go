@@ -1,12 +1,14 @@
 package dialect
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"github.com/shepherd-db/shepherd/internal/driver"
 	"github.com/shepherd-db/shepherd/internal/pgerr"
 	"github.com/shepherd-db/shepherd/internal/schema"
 )
@@ -96,12 +98,12 @@ func (w *writer) insertStmt(ins *pg_query.InsertStmt) {
 		}
 	}
 	if oc != nil {
-		w.onConflict(oc, rows, len(ins.ReturningList) > 0)
+		w.onConflict(oc, rows)
 	}
 	w.returning(ins.ReturningList, "INSERT")
 }
 
-func (w *writer) onConflict(oc *pg_query.OnConflictClause, rows int, returning bool) {
+func (w *writer) onConflict(oc *pg_query.OnConflictClause, rows int) {
 	if oc.Action == pg_query.OnConflictAction_ONCONFLICT_NOTHING {
 		if w.lite() {
 			w.str(" ON CONFLICT")
@@ -133,9 +135,9 @@ func (w *writer) onConflict(oc *pg_query.OnConflictClause, rows int, returning b
 	if rows == 0 {
 		w.refuse("INSERT ... SELECT with ON CONFLICT DO UPDATE")
 	}
-	if returning {
-		w.refuse("RETURNING with ON CONFLICT DO UPDATE")
-	}
+	// RETURNING (MariaDB 10.5 and later) gives each proposed row once:
+	// the inserted row, or the row as the update left it, as PostgreSQL
+	// does.
 	w.countRows = int64(rows)
 	w.str(" ON DUPLICATE KEY UPDATE ")
 	w.excluded = true
@@ -332,7 +334,8 @@ func starRef(cr *pg_query.ColumnRef) bool {
 }
 
 // exactRound writes, for SQLite, x (a numeric value of scale from)
-// rounded to scale to as PostgreSQL rounds the exact value: half away
+// rounded to scale to (to < 0: to tens, hundreds...; from > to) as
+// PostgreSQL rounds the exact value: half away
 // from zero. A float near a tie may round the wrong way, so the value is
 // taken to an integer at its own scale first (exact below 2^53).
 func (w *writer) exactRound(x *pg_query.Node, from, to int) {
@@ -340,8 +343,12 @@ func (w *writer) exactRound(x *pg_query.Node, from, to int) {
 	w.expr(x)
 	w.str(") * " + pow10(from) + ") AS INTEGER) + (CASE WHEN (")
 	w.expr(x)
-	w.str(") < 0 THEN -" + half(from-to) + " ELSE " + half(from-to) + " END)) / " + pow10(from-to) +
-		" AS REAL) / " + pow10(to) + ")")
+	w.str(") < 0 THEN -" + half(from-to) + " ELSE " + half(from-to) + " END)) / " + pow10(from-to))
+	if to < 0 { // round(x, -2): to hundreds
+		w.str(" * " + pow10(-to) + " AS REAL))")
+		return
+	}
+	w.str(" AS REAL) / " + pow10(to) + ")")
 }
 
 // pow10 writes 10^n as an integer constant.
@@ -461,15 +468,73 @@ func (w *writer) deleteStmt(d *pg_query.DeleteStmt) {
 }
 
 func (w *writer) truncate(t *pg_query.TruncateStmt) {
-	if len(t.Relations) != 1 {
-		w.refuse("TRUNCATE of several tables")
-	}
 	if t.Behavior == pg_query.DropBehavior_DROP_CASCADE {
 		w.refuse("TRUNCATE ... CASCADE")
 	}
 	// TRUNCATE commits implicitly in MariaDB and fails on a table that
 	// foreign keys reference; DELETE keeps PostgreSQL's transactional
-	// meaning.
-	w.str("DELETE FROM ")
-	w.tableName(t.Relations[0].GetRangeVar())
+	// meaning. Several tables (pgbench -i truncates its four) are one
+	// DELETE each, the tables that reference others first, so that no
+	// foreign key sees its referenced rows go before its own; a text of
+	// several statements, separated by driver.StatementSeparator, which
+	// the drivers run one after another in the transaction. (sqlan
+	// checked that no table outside the list references one in it.)
+	rvs := make([]*pg_query.RangeVar, len(t.Relations))
+	for i, r := range t.Relations {
+		rvs[i] = r.GetRangeVar()
+		if strings.Contains(rvs[i].Relname, ";") {
+			w.refuse("TRUNCATE of a table whose name holds a semicolon")
+		}
+	}
+	if len(rvs) > 1 {
+		rvs = w.referencingFirst(rvs)
+	}
+	for i, rv := range rvs {
+		if i > 0 {
+			w.str(driver.StatementSeparator)
+		}
+		w.str("DELETE FROM ")
+		w.tableName(rv)
+	}
+}
+
+// referencingFirst orders the tables of a TRUNCATE so that each comes
+// before the tables its foreign keys reference (a table referencing
+// itself is one DELETE, which SQLite and MariaDB check as a whole).
+// Tables that reference each other in a cycle are refused: no order of
+// DELETEs empties them without a violation in between.
+func (w *writer) referencingFirst(rvs []*pg_query.RangeVar) []*pg_query.RangeVar {
+	byName := map[string]*pg_query.RangeVar{}
+	for _, rv := range rvs {
+		byName[rv.Relname] = rv
+	}
+	var out []*pg_query.RangeVar
+	done, visiting := map[string]bool{}, map[string]bool{}
+	// visit places every table that references name before it: the
+	// order is the reverse of a walk from referenced to referencing.
+	var place func(name string)
+	place = func(name string) {
+		if done[name] {
+			return
+		}
+		if visiting[name] {
+			w.refuse("TRUNCATE of several tables whose foreign keys reference each other in a cycle")
+		}
+		visiting[name] = true
+		for _, other := range rvs {
+			if other.Relname == name {
+				continue
+			}
+			if t := w.schema.Table(other.Relname); t != nil && slices.Contains(t.Parents(), name) {
+				place(other.Relname)
+			}
+		}
+		visiting[name] = false
+		done[name] = true
+		out = append(out, byName[name])
+	}
+	for _, rv := range rvs {
+		place(rv.Relname)
+	}
+	return out
 }

@@ -449,17 +449,34 @@ func (w *writer) like(op string, l, r *pg_query.Node) {
 
 // operator writes a binary or prefix operator.
 func (w *writer) operator(op string, l, r *pg_query.Node) {
+	if l == nil && w.temporalOp(op, nil, r, "", w.typeOf(r)) {
+		return
+	}
 	if l == nil {
 		switch op {
 		case "-", "+":
 			w.str("(" + op)
+			mark := w.b.Len()
 			w.expr(r)
+			if s := w.b.String(); len(s) > mark && (s[mark] == '-' || s[mark] == '+') {
+				// - -15, not --15: SQLite and MariaDB read -- as the
+				// start of a comment.
+				w.b.Reset()
+				w.b.WriteString(s[:mark] + " " + s[mark:])
+			}
 			w.str(")")
 			return
 		}
 		w.refuse("prefix operator %s", op)
 	}
 	lt, rt := w.typeOf(l), w.typeOf(r)
+	if isJSONOp(op) {
+		w.jsonOp(op, l, r, lt, rt)
+		return
+	}
+	if w.temporalOp(op, l, r, lt, rt) {
+		return
+	}
 	switch op {
 	case "=", "<>", "<", ">", "<=", ">=":
 		w.str("(")
@@ -467,11 +484,14 @@ func (w *writer) operator(op string, l, r *pg_query.Node) {
 		w.str(" " + op + " ")
 		w.typed(r, lt)
 		w.str(")")
+	case "~", "~*", "!~", "!~*":
+		w.regexMatch(op, l, r)
+		return
 	case "||":
 		if isJSON(lt) || isJSON(rt) {
 			w.refuse("|| on json values")
 		}
-		w.binary(l, op, r)
+		w.textConcat(l, r, lt, rt)
 	case "*":
 		w.int4(lt, rt, l, r, func() { w.rounded(func() { w.binary(l, op, r) }, lt, rt, l, r, op) })
 	case "+", "-":
@@ -480,9 +500,8 @@ func (w *writer) operator(op string, l, r *pg_query.Node) {
 		w.divide(l, r, lt, rt)
 	case "%":
 		if !isInt(lt) || !isInt(rt) {
-			if w.lite() || lt == "" || rt == "" {
-				w.refuse("%% on operands that are not both integers")
-			}
+			w.numericMod(l, r, lt, rt, "%")
+			return
 		}
 		w.str("(")
 		w.expr(l)
@@ -718,32 +737,7 @@ func (w *writer) arith(op string, l, r *pg_query.Node, lt, rt string) {
 		w.expr(r)
 		w.str(") AS INTEGER)")
 	case isTime(lt) && rt == "interval":
-		n, unit := w.interval(r)
-		if op == "-" {
-			n = -n
-		}
-		if w.my() {
-			w.str("(")
-			if lt == "date" {
-				// PostgreSQL's date + interval is a timestamp.
-				w.str("CAST(")
-				w.expr(l)
-				w.str(" AS DATETIME(6))")
-			} else {
-				w.expr(l)
-			}
-			w.str(" + INTERVAL " + strconv.FormatInt(n, 10) + " " + strings.ToUpper(unit) + ")")
-			return
-		}
-		w.str("strftime('%Y-%m-%d %H:%M:%f', ")
-		w.expr(l)
-		w.str(", '" + strconv.FormatInt(n, 10) + " " + unit + "s'")
-		if unit == "month" || unit == "year" {
-			// PostgreSQL keeps to the month's last day (Jan 31 + 1
-			// month is Feb 29); SQLite overflows unless told.
-			w.str(", 'floor'")
-		}
-		w.str(")")
+		w.timePlusInterval(op, l, r, lt)
 	case lt == "interval" && isTime(rt) && op == "+":
 		w.arith(op, r, l, rt, lt)
 	default:
@@ -752,35 +746,6 @@ func (w *writer) arith(op string, l, r *pg_query.Node, lt, rt string) {
 		}
 		w.refuse("%s between %s and %s", op, lt, rt)
 	}
-}
-
-// interval reads a constant interval of one unit ('3 days', '1 hour').
-func (w *writer) interval(n *pg_query.Node) (int64, string) {
-	tc := n.GetTypeCast()
-	if tc == nil || len(tc.TypeName.Typmods) > 0 {
-		w.refuse("intervals other than a constant like interval '3 days'")
-	}
-	c := tc.Arg.GetAConst()
-	if c == nil || c.GetSval() == nil {
-		w.refuse("intervals other than a constant like interval '3 days'")
-	}
-	f := strings.Fields(strings.ToLower(c.GetSval().Sval))
-	if len(f) != 2 {
-		w.refuse("interval %q (one number and one unit only)", c.GetSval().Sval)
-	}
-	v, err := strconv.ParseInt(f[0], 10, 64)
-	if err != nil {
-		w.refuse("interval %q (whole numbers only)", c.GetSval().Sval)
-	}
-	unit := strings.TrimSuffix(f[1], "s")
-	switch unit {
-	case "year", "month", "day", "hour", "minute", "second":
-	case "week":
-		return v * 7, "day"
-	default:
-		w.refuse("interval unit %q", f[1])
-	}
-	return v, unit
 }
 
 // paramType records that $n is expected as a value of type t (the first

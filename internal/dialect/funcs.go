@@ -17,7 +17,6 @@ var sameEverywhere = map[string][]int{
 	"count":  {0, 1}, "sum": {1}, "avg": {1}, "min": {1}, "max": {1},
 	"row_number": {0}, "rank": {0}, "dense_rank": {0}, "ntile": {1},
 	"lag": {1, 2}, "lead": {1, 2}, "first_value": {1}, "last_value": {1},
-	"concat_ws": nil,
 }
 
 // mathFunctions exist in MariaDB and in SQLite's math extension under
@@ -59,6 +58,9 @@ func (w *writer) funcCall(fc *pg_query.FuncCall) {
 		w.refuse("ORDER BY inside %s()", name)
 	}
 	n := len(fc.Args)
+	if n == 1 && (name == "min" || name == "max" || name == "sum" || name == "avg") && w.typeOf(fc.Args[0]) == "interval" {
+		w.refuse("%s() of intervals (the replicas hold them as text)", name)
+	}
 	switch {
 	case name == "now" || name == "random" || name == "gen_random_uuid" || name == "clock_timestamp" ||
 		name == "statement_timestamp" || name == "transaction_timestamp" || name == "nextval" ||
@@ -202,10 +204,22 @@ func (w *writer) special(name string, fc *pg_query.FuncCall) {
 	a := fc.Args
 	n := len(a)
 	arg := func(i int) { w.expr(a[i]) }
+	if w.stringFunc(name, fc) {
+		return
+	}
 	switch {
 	case (name == "length" || name == "char_length" || name == "character_length") && n == 1:
 		if w.typeOf(a[0]) == "bytea" {
-			w.refuse("length() of bytea")
+			if name != "length" {
+				w.refuse("%s() of bytea", name)
+			}
+			// The number of bytes, as octet_length() counts them.
+			if w.my() {
+				w.call("LENGTH", fc)
+			} else {
+				w.call("OCTET_LENGTH", fc)
+			}
+			return
 		}
 		if w.my() {
 			w.call("CHAR_LENGTH", fc)
@@ -279,57 +293,10 @@ func (w *writer) special(name string, fc *pg_query.FuncCall) {
 		w.str(" FROM ")
 		arg(0)
 		w.str(")")
-	case name == "concat" && n > 0:
-		// concat() skips NULLs, as CONCAT_WS does.
-		w.str("CONCAT_WS(''")
-		for i := range a {
-			w.str(", ")
-			arg(i)
-		}
-		w.str(")")
-	case (name == "lpad" || name == "rpad") && (n == 2 || n == 3):
-		if w.lite() {
-			w.refuse("%s()", name)
-		}
-		// PostgreSQL pads with spaces by default; MariaDB needs the pad.
-		w.str(strings.ToUpper(name) + "(")
-		arg(0)
-		w.str(", ")
-		arg(1)
-		w.str(", ")
-		if n == 3 {
-			arg(2)
-		} else {
-			w.str("' '")
-		}
-		w.str(")")
-	case (name == "left" || name == "right") && n == 2:
-		if c, ok := intConst(a[1]); !ok || c < 0 {
-			w.refuse("%s() with a length that is not a constant of 0 or more", name)
-		}
-		if w.my() {
-			w.call(strings.ToUpper(name), fc)
-			return
-		}
-		w.str("SUBSTR(")
-		arg(0)
-		if name == "left" {
-			w.str(", 1, ")
-			arg(1)
-		} else {
-			c, _ := intConst(a[1])
-			if c == 0 {
-				w.str(", 1, 0")
-			} else {
-				w.str(", -" + strconv.FormatInt(c, 10))
-			}
-		}
-		w.str(")")
-	case (name == "repeat" || name == "reverse" || name == "md5") && w.my():
-		w.call(strings.ToUpper(name), fc)
 	case name == "mod" && n == 2:
-		if !isInt(w.typeOf(a[0])) || !isInt(w.typeOf(a[1])) {
-			w.refuse("mod() of operands that are not both integers")
+		if lt, rt := w.typeOf(a[0]), w.typeOf(a[1]); !isInt(lt) || !isInt(rt) {
+			w.numericMod(a[0], a[1], lt, rt, "mod()")
+			return
 		}
 		w.str("(")
 		w.expr(a[0])
@@ -350,7 +317,8 @@ func (w *writer) special(name string, fc *pg_query.FuncCall) {
 			return
 		}
 		if n == 2 {
-			w.refuse("trunc(x, n)")
+			w.exactTrunc(a[0], a[1])
+			return
 		}
 		w.call("TRUNC", fc)
 	case name == "log" && n == 1:
@@ -397,7 +365,9 @@ func (w *writer) special(name string, fc *pg_query.FuncCall) {
 	case name == "round" && (n == 1 || n == 2):
 		w.round(fc)
 	default:
-		w.refuse("function %s() with %d arguments", name, n)
+		if !w.temporalFunc(name, fc) {
+			w.refuse("function %s() with %d arguments", name, n)
+		}
 	}
 }
 
@@ -507,9 +477,16 @@ func (w *writer) round(fc *pg_query.FuncCall) {
 	}
 	t := w.typeOf(x)
 	if strings.HasPrefix(t, "float") {
-		w.refuse("round() of a float (PostgreSQL rounds half to even)")
+		if len(fc.Args) == 1 {
+			// Half to even, as PostgreSQL's rint().
+			w.str(roundEvenFunction + "(")
+			w.expr(x)
+			w.str(")")
+			return
+		}
+		w.refuse("round() of a float to a number of places")
 	}
-	if from, ok := w.scaleOf(x); ok && digits >= 0 && int64(from) > digits && from <= 15 {
+	if from, ok := w.scaleOf(x); ok && int64(from) > digits && from <= 15 {
 		w.exactRound(x, from, int(digits))
 		return
 	}
@@ -561,43 +538,6 @@ func (w *writer) stringAgg(fc *pg_query.FuncCall) {
 	}
 }
 
-// extract writes EXTRACT(field FROM x) for the integer fields.
-func (w *writer) extract(a []*pg_query.Node) {
-	field, ok := strConst(a[0])
-	if !ok {
-		w.refuse("extract() of a field that is not a constant")
-	}
-	field = strings.ToLower(field)
-	my := map[string]string{"year": "YEAR", "month": "MONTH", "day": "DAY", "hour": "HOUR", "minute": "MINUTE", "quarter": "QUARTER"}
-	lite := map[string]string{"year": "%Y", "month": "%m", "day": "%d", "hour": "%H", "minute": "%M", "dow": "%w", "doy": "%j"}
-	if w.my() {
-		switch {
-		case my[field] != "":
-			w.str("EXTRACT(" + my[field] + " FROM ")
-			w.expr(a[1])
-			w.str(")")
-		case field == "dow":
-			w.str("(DAYOFWEEK(")
-			w.expr(a[1])
-			w.str(") - 1)")
-		case field == "doy":
-			w.str("DAYOFYEAR(")
-			w.expr(a[1])
-			w.str(")")
-		default:
-			w.refuse("extract(%s ...)", field)
-		}
-		return
-	}
-	f, ok := lite[field]
-	if !ok {
-		w.refuse("extract(%s ...)", field)
-	}
-	w.str("CAST(strftime('" + f + "', ")
-	w.expr(a[1])
-	w.str(") AS INTEGER)")
-}
-
 // dateTrunc writes date_trunc('unit', ts) for whole units.
 func (w *writer) dateTrunc(a []*pg_query.Node) {
 	unit, ok := strConst(a[0])
@@ -611,6 +551,9 @@ func (w *writer) dateTrunc(a []*pg_query.Node) {
 		"hour":   "%Y-%m-%d %H:00:00",
 		"minute": "%Y-%m-%d %H:%i:00",
 		"second": "%Y-%m-%d %H:%i:%s",
+	}
+	if w.dateTruncWeekQuarter(strings.ToLower(unit), a[1]) {
+		return
 	}
 	f, ok := formats[strings.ToLower(unit)]
 	if !ok {

@@ -494,6 +494,7 @@ func (w *writer) sortBy(sb *pg_query.SortBy, targets []*pg_query.Node) {
 		w.refuse("ORDER BY ... USING")
 	}
 	key := sb.Node
+	w.textSortKey(key, targets)
 	if tc := key.GetTypeCast(); tc != nil {
 		key = tc.Arg // ORDER BY avg(x)::numeric(p,s)
 	}

@@ -44,7 +44,7 @@ func (w *writer) typeOf(n *pg_query.Node) string {
 		e := n.GetAExpr()
 		if e.Kind != pg_query.A_Expr_Kind_AEXPR_OP {
 			if e.Kind == pg_query.A_Expr_Kind_AEXPR_NULLIF {
-				return w.typeOf(e.Lexpr)
+				return w.nullifType(e.Lexpr, e.Rexpr)
 			}
 			return "bool"
 		}
@@ -53,6 +53,12 @@ func (w *writer) typeOf(n *pg_query.Node) string {
 			return w.typeOf(e.Rexpr)
 		}
 		lt, rt := w.typeOf(e.Lexpr), w.typeOf(e.Rexpr)
+		if isJSONOp(op) {
+			return jsonOpType(op, lt)
+		}
+		if t := temporalOpType(op, lt, rt); t != "" {
+			return t
+		}
 		switch op {
 		case "=", "<>", "<", ">", "<=", ">=":
 			return "bool"
@@ -97,27 +103,20 @@ func (w *writer) typeOf(n *pg_query.Node) string {
 		}
 	case n.GetCaseExpr() != nil:
 		ce := n.GetCaseExpr()
+		var results []*pg_query.Node
 		for _, a := range ce.Args {
-			if t := w.typeOf(a.GetCaseWhen().Result); t != "" {
-				return t
-			}
+			results = append(results, a.GetCaseWhen().Result)
 		}
-		return w.typeOf(ce.Defresult)
+		if ce.Defresult != nil {
+			results = append(results, ce.Defresult)
+		}
+		return w.commonType(results)
 	case n.GetCoalesceExpr() != nil:
-		return w.firstType(n.GetCoalesceExpr().Args)
+		return w.commonType(n.GetCoalesceExpr().Args)
 	case n.GetMinMaxExpr() != nil:
-		return w.firstType(n.GetMinMaxExpr().Args)
+		return w.commonType(n.GetMinMaxExpr().Args)
 	case n.GetFuncCall() != nil:
 		return w.funcType(n.GetFuncCall())
-	}
-	return ""
-}
-
-func (w *writer) firstType(args []*pg_query.Node) string {
-	for _, a := range args {
-		if t := w.typeOf(a); t != "" {
-			return t
-		}
 	}
 	return ""
 }
@@ -177,7 +176,10 @@ func (w *writer) funcType(fc *pg_query.FuncCall) string {
 	case "power", "pow", "sqrt", "exp", "ln", "log":
 		return "float8"
 	}
-	return ""
+	if t := w.temporalFuncType(fc); t != "" {
+		return t
+	}
+	return stringFuncType(schema.FuncName(fc))
 }
 
 // scaleOf returns the number of decimal places of an exact numeric
@@ -215,6 +217,12 @@ func (w *writer) scaleOf(n *pg_query.Node) (int, bool) {
 		if ok && isInt(t) {
 			return 0, true
 		}
+		if arg := n.GetTypeCast().Arg; ok && t == "numeric" && len(mods) == 0 && arg.GetAConst().GetSval() == nil {
+			// x::numeric keeps the digits of an exact x.
+			if at := w.typeOf(arg); isInt(at) || at == "numeric" {
+				return w.scaleOf(arg)
+			}
+		}
 	case n.GetSubLink() != nil && n.GetSubLink().SubLinkType == pg_query.SubLinkType_EXPR_SUBLINK:
 		sub := n.GetSubLink().Subselect.GetSelectStmt()
 		if sub == nil || sub.Op != pg_query.SetOperation_SETOP_NONE || len(sub.TargetList) != 1 {
@@ -233,6 +241,9 @@ func (w *writer) scaleOf(n *pg_query.Node) (int, bool) {
 		}
 	case n.GetAExpr() != nil:
 		e := n.GetAExpr()
+		if e.Kind == pg_query.A_Expr_Kind_AEXPR_NULLIF && isNumber(w.typeOf(e.Lexpr)) && !strings.HasPrefix(w.nullifType(e.Lexpr, e.Rexpr), "float") {
+			return w.scaleOf(e.Lexpr) // its value is the first argument's
+		}
 		if e.Kind != pg_query.A_Expr_Kind_AEXPR_OP {
 			break
 		}
@@ -347,6 +358,15 @@ func (w *writer) cast(tc *pg_query.TypeCast) {
 			return
 		}
 	}
+	if c := tc.Arg.GetAConst(); t == "float4" && c != nil && (c.GetFval() != nil || c.GetIval() != nil) {
+		// 0.1::real: the single-precision value, as '0.1'::real.
+		if c.GetFval() != nil {
+			w.numberConstant(c.GetFval().Fval, t, nil)
+		} else {
+			w.numberConstant(strconv.FormatInt(int64(c.GetIval().Ival), 10), t, nil)
+		}
+		return
+	}
 	src := w.typeOf(tc.Arg)
 	if t == "numeric" && len(mods) == 2 || isInt(t) {
 		w.rounding++
@@ -355,6 +375,9 @@ func (w *writer) cast(tc *pg_query.TypeCast) {
 	switch t {
 	case "float8":
 		if src == "float4" {
+			if w.widenedReal(tc.Arg) {
+				return
+			}
 			w.refuse("casts from real to double precision (the replicas keep reals as doubles)")
 		}
 	case "interval":
@@ -558,6 +581,11 @@ func (w *writer) numberConstant(s, t string, mods []int32) {
 		case math.IsInf(f, -1):
 			w.str("-9e999")
 			return
+		}
+		if t == "float4" {
+			// PostgreSQL keeps the single-precision value: 0.1::real is
+			// 0.100000001490116..., in arithmetic with doubles too.
+			f = float64(float32(f))
 		}
 		text := strconv.FormatFloat(f, 'g', -1, 64)
 		w.str(text)

@@ -130,7 +130,9 @@ func TestRefused(t *testing.T) {
 		{"SELECT id FROM acct FOR UPDATE SKIP LOCKED", driver.MySQL, "SKIP LOCKED"},
 		{"SELECT $1 / $2", driver.MySQL, "division"},
 		{"SELECT ARRAY[1, 2]", driver.SQLite, "arrays"},
-		{"SELECT lpad(name, 5) FROM acct", driver.SQLite, "lpad"},
+		{"SELECT initcap(name) FROM acct", driver.MySQL, "initcap"},
+		{"SELECT name ~ '(a)\\1' FROM acct", driver.SQLite, "regular expression"},
+		{"SELECT regexp_replace(name, 'a|ab', 'x', 'g') FROM acct", driver.MySQL, "regexp_replace"},
 		{"CREATE TABLE t (a int[])", driver.MySQL, "type"},
 		{"SELECT string_agg(name, ',') FROM acct", driver.MySQL, "ORDER BY"},
 	} {

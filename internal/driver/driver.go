@@ -167,6 +167,22 @@ type Conn interface {
 	Close() error
 }
 
+// LockWaits is an Engine that says whose locks one of its sessions waits
+// for. shepherd holds some locks itself (advisory locks, DDL locks),
+// which no engine sees: a cycle through one of those and an engine's
+// lock is found by joining the two (see session's lock table).
+type LockWaits interface {
+	// Blockers returns the sessions (as Backend names them) holding a
+	// lock the session backend waits for; none when it waits for none.
+	Blockers(ctx context.Context, backend int64) ([]int64, error)
+}
+
+// Backend is a Conn that names its session in the engine (PostgreSQL's
+// backend pid, MariaDB's connection id), as LockWaits reports them.
+type Backend interface {
+	Backend() int64
+}
+
 // Batcher is a Conn that can send several statements of an open
 // transaction to the engine at once and read all their answers in one
 // round trip. A replica that replays a transaction already answered by
@@ -206,6 +222,13 @@ type Query struct {
 	// Verb is the command tag verb ("SELECT", "INSERT", "CREATE TABLE").
 	Verb string
 }
+
+// StatementSeparator separates the statements of a text a writer made
+// of several (a TRUNCATE of several tables: one DELETE each). A driver
+// whose engine runs one statement per call splits the text there and
+// runs the parts in order, in the same transaction. The writers never
+// put it inside an identifier or a literal of such a text.
+const StatementSeparator = ";\n"
 
 // Arg is one parameter value, in PostgreSQL text form (bytea as raw bytes).
 type Arg struct {

@@ -27,7 +27,10 @@
 // pg_get_constraintdef, pg_table_is_visible, pg_get_userbyid,
 // obj_description, col_description, has_*_privilege, pg_encoding_to_char,
 // acldefault, ...) become SQLite functions registered here (funcs.go) or SQL over the
-// engine's tables, with the caller's column references qualified so that
+// engine's tables (pg_get_viewdef and CHECK expressions are written at
+// load time as PostgreSQL prints them, viewdef.go and checkexpr.go; what
+// depends on the search path, as under pg_dump's ”, is chosen per query),
+// with the caller's column references qualified so that
 // the SQL's own tables cannot capture them; NULLs sort as PostgreSQL sorts
 // them; a string compared with a boolean is read as one. Every string
 // constant is bound as a parameter. The result columns get the PostgreSQL
@@ -42,7 +45,8 @@
 // error, never a crash.
 //
 // The session (internal/session) routes a statement here when sqlan
-// classified it as a catalog query (Reads), and passes the schema it sees
+// classified it as a catalog query (Reads, or ReadsSequence: a sequence
+// read as a relation, SELECT last_value, is_called FROM s), and passes the schema it sees
 // (the committed one with its open block's DDL applied), its user, its
 // database name, its SET parameters (current_setting) and a way to work
 // out a view's columns (the analyser's). One engine serves every session

@@ -186,9 +186,10 @@ var sideTables = []string{
 	"ATTACH DATABASE ':memory:' AS pg_catalog",
 	"ATTACH DATABASE ':memory:' AS information_schema",
 	"CREATE TABLE pg_catalog.shepherd_indexdef (oid INTEGER PRIMARY KEY, def TEXT, cols TEXT)",
-	"CREATE TABLE pg_catalog.shepherd_condef (oid INTEGER PRIMARY KEY, def TEXT)",
+	"CREATE TABLE pg_catalog.shepherd_condef (oid INTEGER PRIMARY KEY, def TEXT, pretty TEXT)",
+	"CREATE TABLE pg_catalog.shepherd_viewdef (oid INTEGER PRIMARY KEY, plain TEXT, pretty TEXT, qualified TEXT, pretty_qualified TEXT)",
 	"CREATE TABLE pg_catalog.shepherd_serial (tab TEXT, col TEXT, seq TEXT)",
-	"CREATE TABLE pg_catalog.shepherd_seqlast (name TEXT, last INTEGER)",
+	"CREATE TABLE pg_catalog.shepherd_seqlast (name TEXT, last INTEGER, rel_last INTEGER, called INTEGER)",
 	"CREATE TABLE pg_catalog.shepherd_keywords (word TEXT, catcode TEXT, barelabel INTEGER, catdesc TEXT, baredesc TEXT)",
 }
 
@@ -242,7 +243,7 @@ var userTables = []string{
 	"information_schema.table_constraints", "information_schema.key_column_usage",
 	"information_schema.constraint_column_usage", "information_schema.referential_constraints",
 	"information_schema.sequences",
-	"shepherd_indexdef", "shepherd_condef", "shepherd_serial",
+	"shepherd_indexdef", "shepherd_condef", "shepherd_serial", "shepherd_viewdef",
 }
 
 // load replaces the user rows with those of snap. The caller holds e.mu.

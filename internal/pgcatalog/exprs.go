@@ -1,6 +1,7 @@
 package pgcatalog
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -106,11 +107,16 @@ func (r *rewriter) node(n *pg_query.Node) (*pg_query.Node, bool) {
 			r.refuse("this subscript or field selection")
 			return n, true
 		}
+		idx := ind.Indirection[0].GetAIndices().Uidx
+		if t == "name" {
+			// A name is a fixed char[64]: typname[0] is its first
+			// character (pg_dump's isarray test, typname[0] = '_').
+			return r.tmpl(`CASE WHEN $2 BETWEEN 0 AND 63 THEN substr($1, $2 + 1, 1) END`, []*pg_query.Node{r.expr(ind.Arg), r.expr(idx)}), true
+		}
 		base := int64(1)
 		if t == "int2vector" || t == "oidvector" {
 			base = 0
 		}
-		idx := ind.Indirection[0].GetAIndices().Uidx
 		return call("pgcat_array_at", call("pgcat_json", r.expr(ind.Arg), r.param(t)), r.expr(idx), intConst(base)), true
 	case n.GetSqlvalueFunction() != nil:
 		switch n.GetSqlvalueFunction().Op {
@@ -450,13 +456,10 @@ var macros = map[string]string{
 	"shobj_description":               "(SELECT shepherd_d.description FROM pg_catalog.pg_shdescription shepherd_d WHERE shepherd_d.objoid = $1)",
 	"pg_get_expr":                     "$1",
 	"pg_get_indexdef":                 "(SELECT pgcat_indexdef(shepherd_i.def, shepherd_i.cols, $2, $3) FROM shepherd_indexdef shepherd_i WHERE shepherd_i.oid = $1)",
-	"pg_get_constraintdef":            "(SELECT pgcat_condef(shepherd_k.def, $2) FROM shepherd_condef shepherd_k WHERE shepherd_k.oid = $1)",
 	"pg_get_serial_sequence":          "(SELECT shepherd_s.seq FROM shepherd_serial shepherd_s WHERE shepherd_s.tab = $1 AND shepherd_s.col = $2)",
-	"pg_get_viewdef":                  "(SELECT shepherd_v.view_definition FROM information_schema.views shepherd_v JOIN pg_catalog.pg_class shepherd_c ON shepherd_c.relname = shepherd_v.table_name WHERE shepherd_c.oid = $1)",
 	"pg_relation_is_publishable":      "false",
 	"pg_partition_ancestors":          "$1",
 	"current_schema":                  "'public'",
-	"current_schemas":                 "'[\"pg_catalog\",\"public\"]'",
 	"pg_get_triggerdef":               "NULL",
 	"pg_get_statisticsobjdef_columns": "NULL",
 	"pg_relation_size":                "0", "pg_total_relation_size": "0", "pg_table_size": "0", "pg_indexes_size": "0",
@@ -477,7 +480,7 @@ var renames = map[string]string{
 	"string_agg": "group_concat", "bool_and": "min", "every": "min", "bool_or": "max",
 	"json_build_object": "json_object", "jsonb_build_object": "json_object",
 	"format_type": "pgcat_format_type", "pg_encoding_to_char": "pgcat_encoding_to_char",
-	"array_to_string": "pgcat_array_to_string", "quote_ident": "pgcat_quote_ident", "format": "pgcat_format",
+	"array_to_string": "pgcat_array_to_string", "quote_ident": "pgcat_quote_ident", "quote_literal": "pgcat_quote_literal", "quote_nullable": "pgcat_quote_nullable", "format": "pgcat_format",
 	"lower": "lower", "upper": "upper", "length": "length", "coalesce": "coalesce", "count": "count",
 	"min": "min", "max": "max", "sum": "sum", "avg": "avg", "replace": "replace", "substring": "substr",
 	"substr": "substr", "concat": "concat", "nullif": "nullif", "abs": "abs", "round": "round",
@@ -516,6 +519,51 @@ func (r *rewriter) fn(n *pg_query.Node, fc *pg_query.FuncCall) *pg_query.Node {
 			args = append(args, r.expr(a))
 		}
 		return call("pgcat_set_config", args...)
+	case name == "pg_get_constraintdef" && len(fc.Args) >= 1 && len(fc.Args) <= 2:
+		// A foreign key's table is qualified when public is not on the
+		// session's search_path (pg_dump sets it to ''), as PostgreSQL
+		// qualifies a name it would not find.
+		qualify := bool01(!slices.Contains(r.searchPath(), "public"))
+		args := append([]*pg_query.Node{}, fc.Args...)
+		if len(args) == 1 {
+			args = append(args, nullConst())
+		}
+		return r.expr(r.tmpl("(SELECT pgcat_condef(shepherd_k.def, shepherd_k.pretty, $2, $3) FROM shepherd_condef shepherd_k WHERE shepherd_k.oid = $1)", append(args, intConst(qualify))))
+	case name == "pg_get_expr" && len(fc.Args) >= 2 && !slices.Contains(r.searchPath(), "public"):
+		// A SERIAL default's sequence is qualified as the constraints'
+		// tables are (see pg_get_constraintdef).
+		return r.expr(r.tmpl("pgcat_qualify_nextval($1)", fc.Args[:1]))
+	case name == "pg_get_viewdef" && len(fc.Args) >= 1 && len(fc.Args) <= 2:
+		// PostgreSQL's text (see viewDef), its relation qualified when
+		// public is not on the search path (pg_dump).
+		col := "plain"
+		pretty := len(fc.Args) == 2
+		if !slices.Contains(r.searchPath(), "public") {
+			col = "qualified"
+		}
+		q := "(SELECT shepherd_v." + col + " FROM shepherd_viewdef shepherd_v WHERE shepherd_v.oid = $1)"
+		if pretty {
+			q = "(SELECT CASE WHEN $2 THEN shepherd_v.pretty" + strings.TrimPrefix(col, "plain") + " ELSE shepherd_v." + col + " END FROM shepherd_viewdef shepherd_v WHERE shepherd_v.oid = $1)"
+			q = strings.Replace(q, "prettyqualified", "pretty_qualified", 1)
+		}
+		args := []*pg_query.Node{fc.Args[0]}
+		if pretty {
+			args = append(args, r.boolConst(fc.Args[1]))
+		}
+		return r.expr(r.tmpl(q, args))
+	case name == "current_schemas" && len(fc.Args) == 1:
+		// The session's search_path, as PostgreSQL resolves it: the
+		// schemas that exist, pg_catalog first when the argument
+		// (include implicit) is true and the path does not name it
+		// (pg_dump records current_schemas(false) after setting the
+		// path to '').
+		explicit := r.searchPath()
+		hasCatalog := slices.Contains(explicit, "pg_catalog")
+		implicit := explicit
+		if !hasCatalog {
+			implicit = append([]string{"pg_catalog"}, explicit...)
+		}
+		return r.expr(r.tmpl("CASE WHEN $1 THEN $2 ELSE $3 END", []*pg_query.Node{r.boolConst(fc.Args[0]), r.param(jsonOf(implicit)), r.param(jsonOf(explicit))}))
 	case name == "current_database" && len(fc.Args) == 0:
 		return r.param(r.database)
 	case name == "obj_description":
@@ -684,4 +732,28 @@ func (r *rewriter) aexpr(n *pg_query.Node, e *pg_query.A_Expr) *pg_query.Node {
 	e.Lexpr = r.expr(e.Lexpr)
 	e.Rexpr = r.expr(e.Rexpr)
 	return n
+}
+
+// searchPath is the session's search_path as PostgreSQL resolves it:
+// the schemas named that exist, in order, without the implicit
+// pg_catalog.
+func (r *rewriter) searchPath() []string {
+	path, ok := r.settings["search_path"]
+	if !ok {
+		path = `"$user", public`
+	}
+	out := []string{}
+	for _, p := range strings.Split(path, ",") {
+		p = strings.TrimSpace(p)
+		if strings.HasPrefix(p, `"`) && strings.HasSuffix(p, `"`) && len(p) >= 2 {
+			p = strings.ReplaceAll(p[1:len(p)-1], `""`, `"`)
+		} else {
+			p = strings.ToLower(p)
+		}
+		switch p {
+		case "pg_catalog", "public", "information_schema":
+			out = append(out, p)
+		}
+	}
+	return out
 }

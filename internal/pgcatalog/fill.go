@@ -24,6 +24,10 @@ const (
 	amBtree      = 403
 	collDefault  = 100
 	classPgClass = 1259
+	// classPgRewrite and classPgAttrdef are pg_depend's classid of
+	// rules and of column defaults.
+	classPgRewrite = 2618
+	classPgAttrdef = 2604
 )
 
 // hiddenTable is shepherd's own table on every replica (its log;
@@ -183,6 +187,9 @@ type constraint struct {
 	name string
 	kind byte   // 'p', 'u', 'f', 'c'
 	expr string // a check's expression
+	// pretty is a check's expression as pg_get_constraintdef(oid, true)
+	// prints it ("" when checkExpr does not know its form).
+	pretty string
 	// options are a foreign key's confupdtype, confdeltype and
 	// confmatchtype, then (any constraint's) "D" when DEFERRABLE and "I"
 	// when INITIALLY DEFERRED.
@@ -219,7 +226,8 @@ func constraintsOf(t *schema.Table, snap *schema.Snapshot) []constraint {
 				upd, del, match := sc.Actions()
 				c.options = string([]byte{upd, del, match})
 			case schema.ConstraintCheck:
-				c.cols, c.expr = nil, sc.Expr
+				c.cols = nil
+				c.expr, c.pretty = checkExpr(t, sc.Expr)
 				for _, col := range sc.Columns {
 					if t.Column(col) != nil {
 						c.cols = append(c.cols, col)
@@ -320,6 +328,9 @@ func buildRows(snap *schema.Snapshot, viewCols func(*schema.Table) []answer.Colu
 	for _, name := range names {
 		t := snap.Tables[name]
 		keys = append(keys, "class:"+name, "type:"+name, "type:_"+name)
+		if t.View {
+			keys = append(keys, "rewrite:"+name)
+		}
 		for _, c := range constraintsOf(t, snap) {
 			keys = append(keys, "con:"+name+"."+c.name)
 			if c.index != "" {
@@ -497,8 +508,37 @@ func buildRows(snap *schema.Snapshot, viewCols func(*schema.Table) []answer.Colu
 		add("information_schema.tables", info(map[string]any{"table_catalog": "", "table_schema": "public",
 			"table_name": name, "table_type": ttype, "is_insertable_into": yesNo(!t.View), "is_typed": "NO"}))
 		if t.View {
+			// Its _RETURN rule, which depends on the view and on the
+			// columns of the relations its query reads (pg_dump orders
+			// a view after them by these rows).
+			ruleOID := o.of("rewrite:" + name)
+			add("pg_rewrite", map[string]any{"oid": ruleOID, "rulename": "_RETURN", "ev_class": relOID, "ev_type": "1",
+				"ev_enabled": "O", "is_instead": int64(1), "ev_qual": "<>", "ev_action": ""})
+			dep := func(ref, sub int64, deptype string) {
+				add("pg_depend", map[string]any{"classid": int64(classPgRewrite), "objid": ruleOID, "objsubid": int64(0),
+					"refclassid": int64(classPgClass), "refobjid": ref, "refobjsubid": sub, "deptype": deptype})
+			}
+			dep(relOID, 0, "i")
+			dep(relOID, 0, "n")
+			for _, u := range t.Uses {
+				ut := snap.Tables[u]
+				if ut == nil || hidden(u) {
+					continue
+				}
+				for k, uc := range ut.Columns {
+					if slices.Contains(t.UsesColumns, uc.Name) || slices.Contains(t.UsesColumns, "*") {
+						dep(o.of("class:"+u), int64(k+1), "n")
+					}
+				}
+			}
+			plain, pretty, qualified, prettyQualified, ok := viewDef(snap, t.Query)
+			if !ok {
+				plain = " " + t.Query + ";"
+				pretty, qualified, prettyQualified = plain, plain, plain
+			}
+			side("shepherd_viewdef", relOID, plain, pretty, qualified, prettyQualified)
 			add("information_schema.views", info(map[string]any{"table_catalog": "", "table_schema": "public",
-				"table_name": name, "view_definition": t.Query, "check_option": "NONE", "is_updatable": "NO",
+				"table_name": name, "view_definition": plain, "check_option": "NONE", "is_updatable": "NO",
 				"is_insertable_into": "NO", "is_trigger_updatable": "NO", "is_trigger_deletable": "NO",
 				"is_trigger_insertable_into": "NO"}))
 		}
@@ -543,6 +583,17 @@ func buildRows(snap *schema.Snapshot, viewCols func(*schema.Table) []answer.Colu
 			if def != "" {
 				add("pg_attrdef", map[string]any{"oid": o.of("attrdef:" + name + "." + c.Name), "adrelid": relOID,
 					"adnum": int64(i + 1), "adbin": def})
+				// The default belongs to its column and, a SERIAL's,
+				// uses the sequence (pg_dump writes such a default
+				// apart, after the sequence).
+				adep := func(ref, sub int64, deptype string) {
+					add("pg_depend", map[string]any{"classid": int64(classPgAttrdef), "objid": o.of("attrdef:" + name + "." + c.Name),
+						"objsubid": int64(0), "refclassid": int64(classPgClass), "refobjid": ref, "refobjsubid": sub, "deptype": deptype})
+				}
+				if c.Fill == schema.FillSerial {
+					adep(o.of("class:"+seqName(t, c)), 0, "n")
+				}
+				adep(relOID, int64(i+1), "a")
 			}
 			if c.Fill == schema.FillSerial {
 				seq := seqName(t, c)
@@ -638,7 +689,11 @@ func buildRows(snap *schema.Snapshot, viewCols func(*schema.Table) []answer.Colu
 				}
 			}
 			add("pg_constraint", vals)
-			side("shepherd_condef", conOID, def)
+			var pretty any
+			if c.kind == 'c' && c.pretty != "" {
+				pretty = "CHECK (" + c.pretty + ")"
+			}
+			side("shepherd_condef", conOID, def, pretty)
 			add("information_schema.table_constraints", info(map[string]any{"constraint_catalog": "", "constraint_schema": "public",
 				"constraint_name": c.name, "table_catalog": "", "table_schema": "public", "table_name": name,
 				"constraint_type": ctype, "is_deferrable": yesNo(strings.Contains(c.options, "D")),

@@ -244,6 +244,34 @@ func init() {
 		}
 		return quoteIfNeeded(toText(a[0])), nil
 	})
+	// pgcat_qualify_nextval(expr) qualifies the sequence of a
+	// nextval('s'::regclass) default with public, as PostgreSQL prints
+	// a regclass not on the search path.
+	reg("pgcat_qualify_nextval", 1, func(a []sqldriver.Value) (sqldriver.Value, error) {
+		if a[0] == nil {
+			return nil, nil
+		}
+		e := toText(a[0])
+		if rest, ok := strings.CutPrefix(e, "nextval('"); ok && !strings.Contains(strings.SplitN(rest, "'", 2)[0], ".") {
+			return "nextval('public." + rest, nil
+		}
+		return e, nil
+	})
+	// pgcat_quote_literal and pgcat_quote_nullable are quote_literal()
+	// and quote_nullable(): a string constant, with E'' when it has a
+	// backslash (doubled), as PostgreSQL writes it.
+	reg("pgcat_quote_literal", 1, func(a []sqldriver.Value) (sqldriver.Value, error) {
+		if a[0] == nil {
+			return nil, nil
+		}
+		return quoteLiteral(toText(a[0])), nil
+	})
+	reg("pgcat_quote_nullable", 1, func(a []sqldriver.Value) (sqldriver.Value, error) {
+		if a[0] == nil {
+			return "NULL", nil
+		}
+		return quoteLiteral(toText(a[0])), nil
+	})
 	// pgcat_format is format() with %s, %I, %L and %%.
 	reg("pgcat_format", -1, func(a []sqldriver.Value) (sqldriver.Value, error) {
 		if len(a) == 0 || a[0] == nil {
@@ -377,15 +405,26 @@ func init() {
 		}
 		return strings.Join(parts, toText(a[1])), nil
 	})
-	// pgcat_condef(def, pretty) is pg_get_constraintdef: the pretty form
-	// of a CHECK has one pair of parentheses less.
-	reg("pgcat_condef", 2, func(a []sqldriver.Value) (sqldriver.Value, error) {
-		def := toText(a[0])
-		if p, _ := a[1].(int64); p != 0 && strings.HasPrefix(def, "CHECK ((") && strings.HasSuffix(def, "))") {
-			return "CHECK (" + strings.TrimSuffix(strings.TrimPrefix(def, "CHECK (("), "))") + ")", nil
-		}
+	// pgcat_condef(def, prettydef, pretty, qualify) is
+	// pg_get_constraintdef: the pretty form of a CHECK is prettydef, or,
+	// without one, def with one pair of parentheses less.
+	reg("pgcat_condef", 4, func(a []sqldriver.Value) (sqldriver.Value, error) {
 		if a[0] == nil {
 			return nil, nil
+		}
+		def := toText(a[0])
+		if q, _ := a[3].(int64); q != 0 {
+			// public is not on the search path: the referenced table
+			// is qualified.
+			def = strings.Replace(def, " REFERENCES ", " REFERENCES public.", 1)
+		}
+		if p, _ := a[2].(int64); p != 0 {
+			if a[1] != nil {
+				return toText(a[1]), nil
+			}
+			if strings.HasPrefix(def, "CHECK ((") && strings.HasSuffix(def, "))") {
+				return "CHECK (" + strings.TrimSuffix(strings.TrimPrefix(def, "CHECK (("), "))") + ")", nil
+			}
 		}
 		return def, nil
 	})
@@ -558,4 +597,13 @@ func (st *setter) fail(err error) error {
 		return st.err
 	}
 	return engineError(err)
+}
+
+// quoteLiteral is PostgreSQL's quote_literal of a non-NULL text.
+func quoteLiteral(s string) string {
+	q := "'" + strings.ReplaceAll(s, "'", "''") + "'"
+	if strings.Contains(s, `\`) {
+		return "E" + strings.ReplaceAll(q, `\`, `\\`)
+	}
+	return q
 }

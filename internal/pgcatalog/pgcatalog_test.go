@@ -227,3 +227,57 @@ ALTER TABLE b DROP CONSTRAINT b_a_id_fkey;`)
 		t.Errorf("relchecks, relhastriggers after ALTER TABLE: %v", got)
 	}
 }
+
+// TestPgDumpForms: the forms pg_dump 15's catalog queries use give what
+// PostgreSQL gives (TestCatalogAsPostgres compares pg_dump's own queries
+// with PostgreSQL's answers): pg_options_to_table splits "name=value"
+// at the first '=', quote_literal, a name's subscript (typname[0], its
+// isarray test), a SERIAL column's sequence read as a relation, and
+// pg_get_viewdef's ';' (pg_dump cuts the last character).
+func TestPgDumpForms(t *testing.T) {
+	e, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	snap := snapshotOf(t, testDDL+";\nCREATE VIEW va AS SELECT id FROM a")
+	for _, tc := range []struct{ sql, want string }{
+		{"SELECT option_name, option_value FROM pg_catalog.pg_options_to_table('{a=1,b=x=y,c}'::text[]) ORDER BY 1", "[[a 1] [b x=y] [c ]]"},
+		{"SELECT pg_catalog.quote_literal(relname || '''\\') FROM pg_catalog.pg_class WHERE relname = 'a'", `[[E'a''\\']]`},
+		{"SELECT typname[0], typname[0] = '_' FROM pg_catalog.pg_type WHERE typname IN ('_int4', 'int4') ORDER BY 1", "[[_ t] [i f]]"},
+		{"SELECT last_value, log_cnt, is_called FROM public.a_id_seq", "[[1 0 f]]"},
+		{"SELECT pg_catalog.pg_get_viewdef('va'::pg_catalog.regclass::pg_catalog.oid)", "[[ SELECT a.id\n   FROM a;]]"},
+	} {
+		if got := fmt.Sprint(query(t, e, snap, tc.sql)); got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.sql, got, tc.want)
+		}
+	}
+	// Under pg_dump's search_path '' what is not in pg_catalog is
+	// qualified, as PostgreSQL prints it.
+	for _, tc := range []struct{ sql, want string }{
+		{"SELECT pg_catalog.current_schemas(false), pg_catalog.current_schemas(true)", "[[{} {pg_catalog}]]"},
+		{"SELECT pg_catalog.pg_get_viewdef('va'::pg_catalog.regclass::pg_catalog.oid)", "[[ SELECT a.id\n   FROM public.a;]]"},
+		{"SELECT pg_catalog.pg_get_expr(adbin, adrelid) FROM pg_catalog.pg_attrdef", "[[nextval('public.a_id_seq'::regclass)]]"},
+		{"SELECT pg_catalog.pg_get_constraintdef(oid) FROM pg_catalog.pg_constraint WHERE contype = 'f'", "[[FOREIGN KEY (a_id) REFERENCES public.a(id)]]"},
+	} {
+		tree, err := pg_query.Parse(tc.sql)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := e.Query(context.Background(), tree.Stmts[0].Stmt, nil, snap, Session{User: "app", Settings: map[string]string{"search_path": ""}})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.sql, err)
+		}
+		var rows [][]string
+		for _, r := range a.Rows {
+			var row []string
+			for _, v := range r {
+				row = append(row, v.Text)
+			}
+			rows = append(rows, row)
+		}
+		if got := fmt.Sprint(rows); got != tc.want {
+			t.Errorf("search_path '': %s: %s, want %s", tc.sql, got, tc.want)
+		}
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
-	"github.com/shepherd-db/shepherd/internal/pgtree"
 	"strconv"
 	"strings"
 
@@ -17,6 +16,7 @@ import (
 	"github.com/shepherd-db/shepherd/internal/answer"
 	"github.com/shepherd-db/shepherd/internal/driver"
 	"github.com/shepherd-db/shepherd/internal/pgerr"
+	"github.com/shepherd-db/shepherd/internal/pgtree"
 	"github.com/shepherd-db/shepherd/internal/schema"
 )
 
@@ -72,6 +72,33 @@ func Names(n *pg_query.Node) bool {
 	return found && !seq
 }
 
+// ReadsSequence reports whether a statement is a SELECT that reads a
+// sequence of snap as a relation (pg_dump: SELECT last_value, is_called
+// FROM public.dept_id_seq): sequences, SERIAL columns' too, are
+// shepherd's alone, so the catalog answers it (see the rewriter's
+// fromItem), not the replicas, which have no such relation.
+func ReadsSequence(n *pg_query.Node, snap *schema.Snapshot) bool {
+	sel := n.GetSelectStmt()
+	if sel == nil || sel.IntoClause != nil || len(sel.LockingClause) > 0 || len(sel.FromClause) != 1 || sel.WithClause != nil {
+		return false
+	}
+	rv := sel.FromClause[0].GetRangeVar()
+	if rv == nil || rv.Schemaname != "" && rv.Schemaname != "public" || snap.Table(rv.Relname) != nil {
+		return false
+	}
+	return isSequence(snap, rv.Relname)
+}
+
+// isSequence reports whether name is a sequence of snap: a CREATE
+// SEQUENCE one, or a SERIAL or IDENTITY column's (table_column_seq).
+func isSequence(snap *schema.Snapshot, name string) bool {
+	if snap.Sequence(name) != nil {
+		return true
+	}
+	_, _, ok := snap.SerialSequence(name)
+	return ok
+}
+
 // catalogFunction reports whether a function is one of the catalog's
 // (its mere use makes a query a catalog query).
 func catalogFunction(name string) bool {
@@ -107,6 +134,9 @@ type Session struct {
 	// SeqLast, when set, gives a CREATE SEQUENCE sequence's last value
 	// handed out (false: none yet), for pg_sequences.last_value.
 	SeqLast func(name string) (int64, bool)
+	// SerialLast, when set, is SeqLast for the sequence of SERIAL or
+	// IDENTITY column table.column.
+	SerialLast func(table, column string) (int64, bool)
 	// ViewColumns, when set, gives a view's result columns (shepherd's
 	// schema does not record them; the statement analyser works them
 	// out from the view's query).
@@ -218,7 +248,7 @@ func (e *Engine) Query(ctx context.Context, tree *pg_query.Node, args []driver.A
 	if err := e.load(ctx, snap, sess.ViewColumns, sess.Database, sess.Databases); err != nil {
 		return nil, pgerr.Wrap(pgerr.InternalError, err, "loading shepherd's catalog")
 	}
-	if err := e.seqLast(ctx, snap, sess.SeqLast); err != nil {
+	if err := e.seqLast(ctx, snap, sess.SeqLast, sess.SerialLast); err != nil {
 		return nil, pgerr.Wrap(pgerr.InternalError, err, "loading shepherd's catalog")
 	}
 	var token int64
@@ -429,21 +459,44 @@ func arrayText(typ string, arr []any) string {
 
 // seqLast writes the sequences' last values for pg_sequences as they are
 // now (they change without a new schema snapshot). The caller holds e.mu.
-func (e *Engine) seqLast(ctx context.Context, snap *schema.Snapshot, last func(string) (int64, bool)) error {
+func (e *Engine) seqLast(ctx context.Context, snap *schema.Snapshot, last func(string) (int64, bool), serial func(string, string) (int64, bool)) error {
 	if _, err := e.conn.ExecContext(ctx, "DELETE FROM pg_catalog.shepherd_seqlast"); err != nil {
 		return err
 	}
-	if snap == nil || last == nil {
+	if snap == nil {
 		return nil
 	}
-	for name := range snap.Sequences {
-		v, ok := last(name)
-		if !ok {
-			continue
+	// last is pg_sequences.last_value (NULL before the first nextval);
+	// rel_last and called are what the sequence read as a relation
+	// shows (see the rewriter's sequenceRel): PostgreSQL's last_value
+	// and is_called.
+	var err error
+	put := func(name string, v int64, ok bool) {
+		if err != nil {
+			return
 		}
-		if _, err := e.conn.ExecContext(ctx, "INSERT INTO pg_catalog.shepherd_seqlast VALUES (?, ?)", name, v); err != nil {
-			return err
+		var last any
+		if ok {
+			last = v
+		}
+		_, err = e.conn.ExecContext(ctx, "INSERT INTO pg_catalog.shepherd_seqlast VALUES (?, ?, ?, ?)", name, last, v, bool01(ok))
+	}
+	if last != nil {
+		for name := range snap.Sequences {
+			v, ok := last(name)
+			put(name, v, ok)
 		}
 	}
-	return nil
+	if serial != nil {
+		for _, t := range snap.Tables {
+			for _, c := range t.Columns {
+				if c.Fill == schema.FillSerial && !hidden(t.Name) {
+					if v, ok := serial(t.Name, c.Name); ok {
+						put(seqName(t, &c), v, ok)
+					}
+				}
+			}
+		}
+	}
+	return err
 }

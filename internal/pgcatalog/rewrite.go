@@ -128,7 +128,9 @@ func typeName(tn *pg_query.TypeName) string {
 		p = p[1:]
 	}
 	name := strings.ToLower(strings.Join(p, "."))
-	if a, ok := typeAliases[name]; ok {
+	// The parser writes an unquoted char as bpchar: a "char" left is
+	// the quoted one, PostgreSQL's one-byte type (pg_dump's ' '::"char").
+	if a, ok := typeAliases[name]; ok && name != "char" {
 		name = a
 	}
 	if len(tn.ArrayBounds) > 0 {
@@ -214,8 +216,12 @@ func (r *rewriter) typeOf(n *pg_query.Node) string {
 	switch {
 	case n == nil:
 	case n.GetColumnRef() != nil:
-		if c, ok := r.lookupCol(strs(n.GetColumnRef().Fields)); ok {
+		f := strs(n.GetColumnRef().Fields)
+		if c, ok := r.lookupCol(f); ok {
 			return c.typ
+		}
+		if len(f) > 0 && f[len(f)-1] == "tableoid" {
+			return "oid" // the system column (see tableOID)
 		}
 	case n.GetAConst() != nil:
 		c := n.GetAConst()
@@ -299,7 +305,11 @@ func (r *rewriter) typeOf(n *pg_query.Node) string {
 			}
 			return r.typeOf(ind.Arg) // .x of _pg_expandarray
 		}
-		return elemOf(r.typeOf(ind.Arg))
+		if t := r.typeOf(ind.Arg); t == "name" {
+			return "char"
+		} else {
+			return elemOf(t)
+		}
 	case n.GetSqlvalueFunction() != nil:
 		switch n.GetSqlvalueFunction().Op {
 		case pg_query.SQLValueFunctionOp_SVFOP_CURRENT_DATE:
@@ -349,7 +359,7 @@ var funcTypes = map[string]string{
 	"has_table_privilege": "bool", "has_schema_privilege": "bool", "has_database_privilege": "bool",
 	"has_column_privilege": "bool", "has_sequence_privilege": "bool", "has_function_privilege": "bool",
 	"pg_has_role": "bool", "generate_subscripts": "int4", "current_schema": "name", "current_database": "name",
-	"lower": "text", "upper": "text", "length": "int4", "pg_get_serial_sequence": "text", "quote_ident": "text",
+	"lower": "text", "upper": "text", "length": "int4", "pg_get_serial_sequence": "text", "quote_ident": "text", "quote_literal": "text", "quote_nullable": "text",
 	"pg_get_viewdef": "text", "pg_relation_is_publishable": "bool", "array_length": "int4", "array_upper": "int4",
 	"array_lower": "int4", "cardinality": "int4", "substring": "text", "replace": "text", "concat": "text",
 	"min": "", "max": "", "coalesce": "", "unnest": "elem", "array_agg": "[]", "sum": "sumof",
@@ -666,6 +676,12 @@ func (r *rewriter) fromItem(n *pg_query.Node, sc *scope, quals *[]**pg_query.Nod
 		}
 		var cols []column
 		key := rv.Relname
+		if relByName[key] == nil && (rv.Schemaname == "" || rv.Schemaname == "public") {
+			if seq := r.sequenceRel(rv.Relname, alias); seq != nil {
+				sc.items = append(sc.items, scopeItem{alias: alias, cols: []column{{"last_value", "int8"}, {"log_cnt", "int8"}, {"is_called", "bool"}}})
+				return seq
+			}
+		}
 		switch rv.Schemaname {
 		case "", "pg_catalog":
 		case "information_schema":
@@ -734,6 +750,28 @@ func (r *rewriter) fromItem(n *pg_query.Node, sc *scope, quals *[]**pg_query.Nod
 	return n
 }
 
+// sequenceRel writes a sequence read as a relation (see ReadsSequence)
+// as a subquery of its one row: last_value and is_called as PostgreSQL
+// keeps them (shepherd_seqlast; a SERIAL's: the last value handed out,
+// or the start before the first); log_cnt is 0 (shepherd logs no
+// sequence WAL). nil when name is no sequence.
+func (r *rewriter) sequenceRel(name, alias string) *pg_query.Node {
+	if r.lookup == nil {
+		return nil
+	}
+	if _, ok, err := r.lookup("SELECT 1 FROM pg_catalog.pg_class WHERE relname = ? AND relkind = 'S' AND relnamespace = 2200", name); err != nil || !ok {
+		return nil
+	}
+	sub := template(`SELECT coalesce(shepherd_l.rel_last, shepherd_s.seqstart) AS last_value, 0 AS log_cnt,
+		coalesce(shepherd_l.called, 0) AS is_called
+		FROM pg_catalog.pg_sequence shepherd_s JOIN pg_catalog.pg_class shepherd_c ON shepherd_c.oid = shepherd_s.seqrelid
+		LEFT JOIN shepherd_seqlast shepherd_l ON shepherd_l.name = shepherd_c.relname
+		WHERE shepherd_c.relname = $1 AND shepherd_c.relnamespace = 2200`, []*pg_query.Node{r.param(name)})
+	return &pg_query.Node{Node: &pg_query.Node_RangeSubselect{RangeSubselect: &pg_query.RangeSubselect{
+		Subquery: sub, Alias: &pg_query.Alias{Aliasname: alias},
+	}}}
+}
+
 // rangeFunction writes a set-returning function in FROM as a subquery.
 func (r *rewriter) rangeFunction(rf *pg_query.RangeFunction, sc *scope) *pg_query.Node {
 	if len(rf.Functions) != 1 {
@@ -765,6 +803,8 @@ func (r *rewriter) rangeFunction(rf *pg_query.RangeFunction, sc *scope) *pg_quer
 		return r.unnestFrom(rf, fc, sc)
 	case "generate_subscripts":
 		return r.subscriptsFrom(rf, fc, sc)
+	case "pg_options_to_table":
+		return r.optionsFrom(rf, fc, sc)
 	case "pg_partition_ancestors":
 		tmpl = "SELECT $1 AS a, 1 AS b"
 		cols = []column{{name: "relid", typ: "regclass"}, {name: "ordinality", typ: "int8"}}
@@ -821,8 +861,10 @@ func (r *rewriter) rangeFunction(rf *pg_query.RangeFunction, sc *scope) *pg_quer
 // sideTables), which the rewritten forms of catalog functions read.
 var sideColumns = map[string][]column{
 	"shepherd_indexdef": {{"oid", "oid"}, {"def", "text"}, {"cols", "text"}},
-	"shepherd_condef":   {{"oid", "oid"}, {"def", "text"}},
+	"shepherd_condef":   {{"oid", "oid"}, {"def", "text"}, {"pretty", "text"}},
 	"shepherd_serial":   {{"tab", "text"}, {"col", "text"}, {"seq", "text"}},
+	"shepherd_viewdef":  {{"oid", "oid"}, {"plain", "text"}, {"pretty", "text"}, {"qualified", "text"}, {"pretty_qualified", "text"}},
+	"shepherd_seqlast":  {{"name", "text"}, {"last", "int8"}, {"rel_last", "int8"}, {"called", "bool"}},
 	"shepherd_keywords": {{"word", "text"}, {"catcode", "char"}, {"barelabel", "bool"}, {"catdesc", "text"}, {"baredesc", "text"}},
 }
 
@@ -867,6 +909,37 @@ func (r *rewriter) unnestFrom(rf *pg_query.RangeFunction, fc *pg_query.FuncCall,
 		it.virt[name] = pg_query.MakeAExprNode(pg_query.A_Expr_Kind_AEXPR_OP, []*pg_query.Node{pg_query.MakeStrNode("+")}, ref("key"), intConst(1), -1)
 		it.cols = append(it.cols, column{name: name, typ: "int8"})
 	}
+	sc.items = append(sc.items, it)
+	return from
+}
+
+// optionsFrom writes pg_options_to_table(a) in FROM (pg_dump reads
+// fdwoptions, srvoptions, attfdwoptions so) as the engine's json_each
+// over the array of "name=value" strings, like unnest (see unnestFrom):
+// option_name is the text before the first '=', option_value the rest
+// (NULL without one), as PostgreSQL splits them.
+func (r *rewriter) optionsFrom(rf *pg_query.RangeFunction, fc *pg_query.FuncCall, sc *scope) *pg_query.Node {
+	if len(fc.Args) != 1 || rf.Ordinality {
+		r.refuse("pg_options_to_table with %d arguments or WITH ORDINALITY in a catalog query", len(fc.Args))
+		return nil
+	}
+	alias := "pg_options_to_table"
+	var names []string
+	if rf.Alias != nil {
+		alias, names = rf.Alias.Aliasname, strs(rf.Alias.Colnames)
+	}
+	j := "shepherd_j_" + alias
+	value := func() *pg_query.Node {
+		return pg_query.MakeColumnRefNode([]*pg_query.Node{pg_query.MakeStrNode(j), pg_query.MakeStrNode("value")}, -1)
+	}
+	arr := call("pgcat_json", r.expr(proto.Clone(fc.Args[0]).(*pg_query.Node)), r.param(r.typeOf(fc.Args[0])))
+	from := template("SELECT * FROM json_each($1) AS "+j, []*pg_query.Node{arr}).GetSelectStmt().FromClause[0]
+	cols := []string{"option_name", "option_value"}
+	copy(cols, names)
+	it := scopeItem{alias: alias, virt: map[string]*pg_query.Node{
+		cols[0]: exprTemplate("CASE WHEN instr($1, '=') > 0 THEN substr($1, 1, instr($1, '=') - 1) ELSE $1 END", []*pg_query.Node{value()}),
+		cols[1]: exprTemplate("CASE WHEN instr($1, '=') > 0 THEN substr($1, instr($1, '=') + 1) END", []*pg_query.Node{value()}),
+	}, cols: []column{{name: cols[0], typ: "text"}, {name: cols[1], typ: "text"}}}
 	sc.items = append(sc.items, it)
 	return from
 }

@@ -89,6 +89,9 @@ type Manager struct {
 		workers map[attempt]*worker
 		idle    []driver.Conn
 		closed  bool
+		// slotHolder holds slot while slotHeld (see Blockers).
+		slotHolder attempt
+		slotHeld   bool
 	}
 	wg sync.WaitGroup
 	// slot, for engines of the serial class, admits one engine
@@ -173,6 +176,51 @@ func (m *Manager) workersOf(txn coord.TxnID) []*worker {
 		}
 	}
 	return ws
+}
+
+// Blockers returns the transactions holding, in this replica's engine, a
+// lock that an attempt of txn waits for (driver.LockWaits), or the
+// transaction slot of a serial engine; none when it waits for none, or
+// the engine cannot tell.
+func (m *Manager) Blockers(ctx context.Context, txn coord.TxnID) ([]coord.TxnID, error) {
+	var mine []int64
+	var out []coord.TxnID
+	owner := map[int64]coord.TxnID{}
+	m.mu.Lock()
+	for k, w := range m.mu.workers {
+		w.mu.Lock()
+		b, slotWait := w.mu.backend, w.mu.slotWait
+		w.mu.Unlock()
+		if k.txn == txn && slotWait && m.mu.slotHeld && m.mu.slotHolder.txn != txn {
+			// A serial engine's one transaction slot is held until
+			// that transaction ends.
+			out = append(out, m.mu.slotHolder.txn)
+		}
+		if b == 0 {
+			continue
+		}
+		owner[b] = k.txn
+		if k.txn == txn {
+			mine = append(mine, b)
+		}
+	}
+	m.mu.Unlock()
+	lw, ok := m.engine.(driver.LockWaits)
+	if !ok {
+		return out, nil
+	}
+	for _, b := range mine {
+		ids, err := lw.Blockers(ctx, b)
+		if err != nil {
+			return nil, err
+		}
+		for _, id := range ids {
+			if t, ok := owner[id]; ok && t != txn {
+				out = append(out, t)
+			}
+		}
+	}
+	return out, nil
 }
 
 // CancelOp stops op of a transaction if it is running or waiting here; if

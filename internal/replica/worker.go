@@ -44,6 +44,11 @@ type worker struct {
 		// batch holds the statements running together (see runBatch),
 		// which a cancel of any of them stops.
 		batch []coord.Op
+		// backend names the attempt's engine session (driver.Backend),
+		// 0 while it has none (see Manager.Blockers).
+		backend int64
+		// slotWait: waiting for the manager's transaction slot.
+		slotWait bool
 	}
 }
 
@@ -131,6 +136,7 @@ func (w *worker) run() {
 		if conn == nil && broken == nil {
 			autocommit = t.Autocommit
 			conn, broken = w.open(t)
+			w.setBackend(conn)
 		}
 		if b, ok := conn.(driver.Batcher); ok && !last && !autocommit && broken == nil {
 			if ran := w.runBatch(b, t, &conn, &broken); ran {
@@ -149,7 +155,11 @@ func (w *worker) run() {
 			res.Answer, res.Err = w.exec(conn, t)
 		}
 		w.settle(t, &res, &conn, &broken)
+		if conn == nil {
+			w.setBackend(nil)
+		}
 		if last {
+			w.setBackend(nil)
 			switch {
 			case conn == nil:
 			case res.Err != nil:
@@ -165,6 +175,9 @@ func (w *worker) run() {
 			// transaction ended: a failed COMMIT must be known before the
 			// next transaction may run on the engine.
 			if w.gated {
+				w.m.mu.Lock()
+				w.m.mu.slotHeld = false
+				w.m.mu.Unlock()
 				<-w.m.slot
 				w.gated = false
 			}
@@ -172,6 +185,25 @@ func (w *worker) run() {
 		}
 		w.m.report(res)
 	}
+}
+
+// slotWaiting records whether the attempt waits for the manager's
+// transaction slot.
+func (w *worker) slotWaiting(on bool) {
+	w.mu.Lock()
+	w.mu.slotWait = on
+	w.mu.Unlock()
+}
+
+// setBackend records which engine session the attempt runs on.
+func (w *worker) setBackend(conn driver.Conn) {
+	var id int64
+	if b, ok := conn.(driver.Backend); ok {
+		id = b.Backend()
+	}
+	w.mu.Lock()
+	w.mu.backend = id
+	w.mu.Unlock()
 }
 
 // settle completes the result of t: its vote, and the answer as the
@@ -295,12 +327,19 @@ func (w *worker) open(t Task) (driver.Conn, *pgerr.Error) {
 		// A serial engine runs one transaction at a time: wait for the
 		// slot here rather than in the engine's busy handler, which polls
 		// with sleeps.
+		w.slotWaiting(true)
 		select {
 		case w.m.slot <- struct{}{}:
 			w.gated = true
+			w.m.mu.Lock()
+			w.m.mu.slotHolder, w.m.mu.slotHeld = w.key, true
+			w.m.mu.Unlock()
+			w.slotWaiting(false)
 		case <-w.gone:
+			w.slotWaiting(false)
 			return nil, withReplica(pgerr.New(pgerr.QueryCanceled, "canceling statement due to user request"), w.m.name)
 		case <-w.ctx.Done():
+			w.slotWaiting(false)
 			return nil, closedErr(w.m.name)
 		}
 	}

@@ -1,12 +1,13 @@
 package schema
 
 import (
-	"github.com/shepherd-db/shepherd/internal/pgtree"
 	"slices"
 	"strconv"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/shepherd-db/shepherd/internal/pgtree"
 )
 
 // Constraint kinds, as pg_constraint.contype spells them.

@@ -2,7 +2,6 @@ package schema
 
 import (
 	"errors"
-	"github.com/shepherd-db/shepherd/internal/pgtree"
 	"slices"
 	"strings"
 
@@ -10,6 +9,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/shepherd-db/shepherd/internal/pgerr"
+	"github.com/shepherd-db/shepherd/internal/pgtree"
 )
 
 func unsupported(format string, args ...any) error {

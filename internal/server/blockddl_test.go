@@ -17,8 +17,10 @@ import (
 // TestBlockDDLAsPostgres runs DDL inside transaction blocks (explicit,
 // and the implicit block of a multi-statement query string), as
 // psycopg, pg8000, SQLAlchemy's create_all and Django migrations do,
-// through clusters without MariaDB (the embedded default, and PostgreSQL
-// with two SQLite replicas) and on PostgreSQL 15 alone: each step must
+// through the embedded default, PostgreSQL with two SQLite replicas, and
+// MariaDB (primary) with PostgreSQL and SQLite (cbs: the block is
+// deferred on MariaDB, and ROLLBACK TO SAVEPOINT after its DDL is
+// refused there), and on PostgreSQL 15 alone: each step must
 // answer as PostgreSQL does. The block's statements see its own tables;
 // ROLLBACK leaves them on no replica, in no catalog, and another session
 // does not see them. (Another session is not asked while the block is
@@ -31,6 +33,9 @@ func TestBlockDDLAsPostgres(t *testing.T) {
 		cfg  func(t *testing.T) *config.Config
 	}{
 		{"embedded", embedded},
+		// With MariaDB (primary), which commits DDL as it runs it: the
+		// block is deferred there until its COMMIT is decided.
+		{"cbs", func(t *testing.T) *config.Config { return realCluster(t, "cbs") }},
 		{"pg+sqlite", func(t *testing.T) *config.Config {
 			return &config.Config{
 				Listen: "127.0.0.1:0", DataDir: t.TempDir(), Mode: "cbs", F: 1,
@@ -128,17 +133,24 @@ func blockDDLAsPostgres(t *testing.T, cfg *config.Config) {
 	step(c, "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1")
 
 	// Undone by ROLLBACK TO SAVEPOINT: the table and its sequence.
-	step(c, "BEGIN")
-	step(c, "SAVEPOINT s")
-	step(c, "CREATE TABLE sp (id serial PRIMARY KEY, v text)")
-	step(c, "INSERT INTO sp (v) VALUES ('a'), ('b') RETURNING id")
-	step(c, "ROLLBACK TO SAVEPOINT s")
-	step(c, "SELECT * FROM sp")
-	step(c, "ROLLBACK TO SAVEPOINT s")
-	step(c, "CREATE TABLE sp (id serial PRIMARY KEY, v text)")
-	step(c, "INSERT INTO sp (v) VALUES ('c') RETURNING id")
-	step(c, "ROLLBACK")
+	// With MariaDB, ROLLBACK TO SAVEPOINT after DDL in the block is
+	// refused (0A000): MariaDB's DDL ends its savepoints.
+	if slices.ContainsFunc(cfg.Replicas, func(r config.Replica) bool { return r.Driver == "mysql" }) {
+		mustExec(t, c, "BEGIN")
+		mustExec(t, c, "SAVEPOINT s")
+		mustExec(t, c, "CREATE TABLE sp (id serial PRIMARY KEY, v text)")
+		mustExec(t, c, "SAVEPOINT s2")
+		mustExec(t, c, "INSERT INTO sp (v) VALUES ('a'), ('b')")
+		mustExec(t, c, "RELEASE SAVEPOINT s2")
+		if _, err := c.Exec(ctx, "ROLLBACK TO SAVEPOINT s"); sqlstate(err) != "0A000" {
+			t.Errorf("ROLLBACK TO SAVEPOINT after DDL in a block with MariaDB: %v, want 0A000", err)
+		}
+		mustExec(t, c, "ROLLBACK")
+	} else {
+		blockSavepoints(step, c)
+	}
 
+	// Several statements in one string: an implicit block.
 	// Several statements in one string: an implicit block.
 	multi("CREATE TABLE m1 (id int PRIMARY KEY); CREATE TABLE m2 (id int PRIMARY KEY, m1 int REFERENCES m1); " +
 		"INSERT INTO m1 VALUES (1); INSERT INTO m2 VALUES (1, 1); SELECT * FROM m2")
@@ -167,6 +179,21 @@ func blockDDLAsPostgres(t *testing.T, cfg *config.Config) {
 	if tb := srv.cache.Catalog().Snapshot().Table("gone"); tb != nil {
 		t.Errorf("the catalog holds table gone, which was rolled back")
 	}
+}
+
+// blockSavepoints: DDL undone by ROLLBACK TO SAVEPOINT, the table and its
+// sequence (see blockDDLAsPostgres).
+func blockSavepoints(step func(*pgx.Conn, string, ...any), c *pgx.Conn) {
+	step(c, "BEGIN")
+	step(c, "SAVEPOINT s")
+	step(c, "CREATE TABLE sp (id serial PRIMARY KEY, v text)")
+	step(c, "INSERT INTO sp (v) VALUES ('a'), ('b') RETURNING id")
+	step(c, "ROLLBACK TO SAVEPOINT s")
+	step(c, "SELECT * FROM sp")
+	step(c, "ROLLBACK TO SAVEPOINT s")
+	step(c, "CREATE TABLE sp (id serial PRIMARY KEY, v text)")
+	step(c, "INSERT INTO sp (v) VALUES ('c') RETURNING id")
+	step(c, "ROLLBACK")
 }
 
 // blockOutcome is what a client sees of one statement: its rows or its error.

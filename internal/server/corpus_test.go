@@ -598,6 +598,15 @@ type corpusRun struct {
 	hangs     int
 }
 
+// shepherdRefusal reports whether a 0A000 is shepherd's refusal ("shepherd
+// cannot write ...", "shepherd does not support ...") rather than
+// PostgreSQL's own feature_not_supported (TRUNCATE of a table a foreign
+// key references), which is compared like any other answer.
+func shepherdRefusal(err error) bool {
+	var pe *pgconn.PgError
+	return !errors.As(err, &pe) || strings.HasPrefix(pe.Message, "shepherd ")
+}
+
 // one runs a statement on both sides and classifies the outcome.
 func (r *corpusRun) one(st *corpusStmt) (res corpusResult) {
 	res.st = st
@@ -606,7 +615,7 @@ func (r *corpusRun) one(st *corpusStmt) (res corpusResult) {
 	}
 	sh := runStmt(r.ctx, r.shepherd, st)
 	defer r.mirror(&res)
-	if sh.code == "0A000" {
+	if sh.code == "0A000" && shepherdRefusal(sh.err) {
 		res.outcome = outRefused
 		res.detail = sh.err.Error()
 		return res

@@ -186,3 +186,106 @@ func TestDDLIntentRefusedRetiresAtRestart(t *testing.T) {
 	rest.Replicas = cfg.Replicas[1:]
 	assertIdentical(t, &rest, "SELECT a, b FROM t ORDER BY a")
 }
+
+// TestDeferredIntentAtRestart: DDL inside a block is deferred on MariaDB
+// until its commit is logged (DESIGN.md, "DDL inside a transaction block
+// with such replicas"), and its intent says so. A crash before the
+// commit was logged left nothing on MariaDB (its engine transaction went
+// with shepherd): start-up drops the intent and keeps MariaDB in use.
+// A crash after it was logged, while MariaDB was being sent the block,
+// may have left part of it committed there: start-up retires MariaDB.
+func TestDeferredIntentAtRestart(t *testing.T) {
+	cfg := realCluster(t, "cbs")
+	ctx := context.Background()
+	path := filepath.Join(cfg.DataDir, "ddl-intents.json")
+
+	// The crash comes right after the block's DDL intent was recorded.
+	addr, srv, stop := startServer(t, cfg)
+	app := connect(t, addr, "app")
+	mustExec(t, app, "CREATE TABLE t (a int PRIMARY KEY)")
+	mustExec(t, app, "INSERT INTO t VALUES (1)")
+	var crashed []byte
+	srv.Cluster().SetIntentHook(func(uint64) error {
+		var err error
+		if crashed, err = os.ReadFile(path); err != nil {
+			return err
+		}
+		return errors.New("shepherd crashes here")
+	})
+	mustExec(t, app, "BEGIN")
+	mustExec(t, app, "INSERT INTO t VALUES (2)")
+	if _, err := app.Exec(ctx, "CREATE TABLE u (a int PRIMARY KEY)"); err == nil {
+		t.Fatal("the DDL went on past the crash")
+	}
+	srv.Cluster().SetIntentHook(nil)
+	app.Close(ctx)
+	if err := srv.Cluster().Idle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	if err := os.WriteFile(path, crashed, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	intents, err := cluster.LoadIntents(path)
+	if err != nil || len(intents) != 1 || !intents[0].Deferred {
+		t.Fatalf("the intent file holds %+v (%v), want one deferred intent", intents, err)
+	}
+
+	addr, srv, stop = startServer(t, cfg)
+	if s := replicaState(srv, "maria"); s == "retired" || s == "failed" {
+		t.Errorf("maria after a crash before the block was logged: %s, want it in use", s)
+	}
+	if in, err := cluster.LoadIntents(path); err != nil || len(in) != 0 {
+		t.Errorf("intents after start-up: %+v (%v), want none", in, err)
+	}
+	app = connect(t, addr, "app")
+	mustExec(t, app, "INSERT INTO t VALUES (3)")
+	if err := srv.Cluster().Idle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	assertIdentical(t, cfg, "SELECT a FROM t ORDER BY a")
+	assertCount(t, app, "SELECT count(*) FROM t", 2)
+
+	// A block that commits: its intent, as it stood, is kept until
+	// MariaDB has the whole block. Left by a crash, it retires MariaDB,
+	// unless MariaDB's log table holds the block's commit.
+	var held []byte
+	srv.Cluster().SetIntentHook(func(uint64) error {
+		var err error
+		held, err = os.ReadFile(path)
+		return err
+	})
+	mustExec(t, app, "BEGIN")
+	mustExec(t, app, "INSERT INTO t VALUES (4)")
+	mustExec(t, app, "CREATE TABLE v (a int PRIMARY KEY)")
+	mustExec(t, app, "INSERT INTO v VALUES (1)")
+	mustExec(t, app, "COMMIT")
+	srv.Cluster().SetIntentHook(nil)
+	if err := srv.Cluster().Idle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if in, err := cluster.LoadIntents(path); err != nil || len(in) != 0 {
+		t.Errorf("intents once the block is on every replica: %+v (%v), want none", in, err)
+	}
+	stop()
+	if err := os.WriteFile(path, held, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, srv, stop = startServer(t, cfg)
+	if s := replicaState(srv, "maria"); s == "retired" || s == "failed" {
+		t.Errorf("maria after a crash with a logged block's intent open, its commit in maria's log table: %s, want it in use", s)
+	}
+	stop()
+	// The crash came before MariaDB's COMMIT of the block: its log
+	// table lacks it.
+	top := replicaQuery(t, cfg, "maria", driver.Query{SQL: "SELECT max(barrier) FROM shepherd_log", ReturnsRows: true, Verb: "SELECT"})
+	replicaExec(t, cfg, "maria", driver.Query{SQL: "DELETE FROM shepherd_log WHERE barrier = " + top.Rows[0][0].Text, Verb: "DELETE"})
+	if err := os.WriteFile(path, held, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, srv, stop = startServer(t, cfg)
+	defer stop()
+	if s := replicaState(srv, "maria"); s != "retired" {
+		t.Errorf("maria after a crash with a logged block's intent open, its commit not in maria's log table: %s, want retired", s)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -357,16 +358,19 @@ func resolveIntents(ctx context.Context, w *wal.Log, records []wal.Record, inten
 	for i, in := range intents {
 		byTxn[in.Txn] = in
 		logged, known := in.Logged(records)
-		ds[i] = coord.DDLIntent{Txn: in.Txn, Lone: in.Lone, Unknown: !logged && !known}
+		ds[i] = coord.DDLIntent{Txn: in.Txn, Lone: in.Lone, Deferred: in.Deferred, Unknown: !logged && !known}
 		for _, n := range in.Replicas {
 			if r, ok := index[n]; ok {
 				ds[i].Replicas = append(ds[i].Replicas, r)
+				if in.Deferred && logged && holdsCommit(ctx, engines[r], records, in) {
+					ds[i].Holds = append(ds[i].Holds, r)
+				}
 			}
 		}
 	}
 	var open []cluster.Intent
 	for _, in := range intents {
-		if logged, _ := in.Logged(records); !logged {
+		if logged, _ := in.Logged(records); !logged && !in.Deferred {
 			open = append(open, in)
 		}
 	}
@@ -412,6 +416,25 @@ func resolveIntents(ctx context.Context, w *wal.Log, records []wal.Record, inten
 		return nil, nil, fmt.Errorf("DDL intents: %w", err)
 	}
 	return records, retired, nil
+}
+
+// holdsCommit reports whether replica e's log table holds the commit of
+// in's transaction, logged in records: it finished the transaction (see
+// coord.DDLIntent.Holds). A replica it cannot read does not.
+func holdsCommit(ctx context.Context, e driver.Engine, records []wal.Record, in cluster.Intent) bool {
+	i := slices.IndexFunc(records, func(r wal.Record) bool { return r.Txn == in.Txn && r.Barrier >= in.From })
+	if i < 0 {
+		return false
+	}
+	cctx, cancel := context.WithTimeout(ctx, connectTimeout)
+	c, err := e.Connect(cctx)
+	cancel()
+	if err != nil {
+		return false
+	}
+	defer c.Close()
+	have, _, err := replica.LogRead(ctx, c, records[i].Barrier)
+	return err == nil && have[records[i].Barrier]
 }
 
 // tryIntents tries the open intents (cluster.TryIntents), in order, on

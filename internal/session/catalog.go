@@ -114,7 +114,7 @@ func (s *Session) catalogColumns(ctx context.Context, st *sqlan.Stmt) ([]uint32,
 // catalogSession is what the catalog needs of the session: its user, and
 // the columns of views, which the analyser works out from their queries.
 func (s *Session) catalogSession(snap *schema.Snapshot) pgcatalog.Session {
-	return pgcatalog.Session{User: s.user, Database: s.database, Databases: s.DatabaseNames(), Settings: s.params, SetConfig: s.catalogSetConfig, SeqLast: s.seqLast, ViewColumns: func(v *schema.Table) []answer.Column {
+	return pgcatalog.Session{User: s.user, Database: s.database, Databases: s.DatabaseNames(), Settings: s.params, SetConfig: s.catalogSetConfig, SeqLast: s.seqLast, SerialLast: s.serialLast, ViewColumns: func(v *schema.Table) []answer.Column {
 		if v.Query == "" {
 			return nil
 		}
@@ -152,6 +152,18 @@ func (s *Session) catalogSetConfig(name string, value *string, local bool) (stri
 		v, _ = s.param(st.SetName)
 	}
 	return v, nil
+}
+
+// serialLast is the last value the sequence of SERIAL column
+// table.column handed out as the session sees it, false when none.
+func (s *Session) serialLast(table, column string) (int64, bool) {
+	e, key := s.serialSource(table, column)
+	next := e.next
+	if !e.own {
+		t, c := splitKey(key)
+		next = s.cache.Catalog().SerialNext(t, c)
+	}
+	return next - 1, next > 1
 }
 
 // seqLast is a CREATE SEQUENCE sequence's last value handed out, false

@@ -14,6 +14,7 @@ import (
 	"github.com/shepherd-db/shepherd/internal/driver"
 	"github.com/shepherd-db/shepherd/internal/pgerr"
 	"github.com/shepherd-db/shepherd/internal/pgwire"
+	"github.com/shepherd-db/shepherd/internal/schema"
 	"github.com/shepherd-db/shepherd/internal/sqlan"
 )
 
@@ -48,6 +49,8 @@ func (s *Session) runLocal(ctx context.Context, st *sqlan.Stmt, args []driver.Ar
 	switch op.Op {
 	case "select":
 		return s.callAll(ctx, op.Calls, args)
+	case "apply":
+		return s.applyCall(ctx, st, args)
 	case "sequence":
 		if err := s.sequenceDDL(st); err != nil {
 			return nil, err
@@ -62,6 +65,21 @@ func (s *Session) runLocal(ctx context.Context, st *sqlan.Stmt, args []driver.Ar
 		}
 	case "lock":
 		return s.lockTables(ctx, st)
+	case "vacuum":
+		// VACUUM and ANALYZE (pgbench -i runs them) change no answer:
+		// PostgreSQL's checks, then nothing.
+		if op.Vacuum.Vacuum && (s.inBlock || s.implicit) {
+			return nil, pgerr.New(pgerr.ActiveSQLTransaction, "VACUUM cannot run inside a transaction block")
+		}
+		snap, err := s.visibleSchema()
+		if err != nil {
+			return nil, err
+		}
+		for _, name := range op.Vacuum.Relations {
+			if strings.Contains(name, ".") || snap.Table(name) == nil {
+				return nil, pgerr.New(pgerr.UndefinedTable, "relation %q does not exist", name)
+			}
+		}
 	case "prepare":
 		if err := s.prepareSQL(ctx, op); err != nil {
 			return nil, err
@@ -119,6 +137,98 @@ func (s *Session) runLocal(ctx context.Context, st *sqlan.Stmt, args []driver.Ar
 		}
 	}
 	return tag, nil
+}
+
+// applyCall answers SELECT setval(seq, expr, ...) FROM ... (Op "apply"): the
+// replicas answer the query of the arguments, a read like any other
+// (voted), and the call is made once per row of its answer, in its
+// order, as PostgreSQL makes it.
+func (s *Session) applyCall(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (*answer.Answer, error) {
+	op := st.Session
+	inArgs := make([]driver.Arg, len(op.ApplyParams))
+	for i, n := range op.ApplyParams {
+		inArgs[i] = driver.Arg{Null: true}
+		if n <= len(args) {
+			inArgs[i] = args[n-1]
+		}
+	}
+	rows, err := s.exec(ctx, st.Inner, inArgs)
+	if err != nil {
+		return nil, err
+	}
+	tmpl := op.Calls[0]
+	a := &answer.Answer{Columns: []answer.Column{tmpl.Column}}
+	for _, row := range rows.Rows {
+		c := tmpl
+		c.Args = append([]sqlan.CallArg(nil), tmpl.Args...)
+		for i, arg := range c.Args {
+			switch {
+			case arg.Column > 0:
+				v := row[arg.Column-1]
+				c.Args[i] = sqlan.CallArg{Value: v.Text, Null: v.Null, Type: arg.Type}
+			case arg.SerialOf != nil:
+				seq, err := s.serialSequence(ctx, arg.SerialOf, args)
+				if err != nil {
+					return nil, err
+				}
+				c.Args[i] = sqlan.CallArg{Value: seq.Text, Null: seq.Null, Type: arg.Type}
+			}
+		}
+		v, err := s.evalCall(ctx, &c, args)
+		if err != nil {
+			return nil, err
+		}
+		a.Rows = append(a.Rows, []answer.Value{v})
+	}
+	a.RowsAffected = int64(len(a.Rows))
+	a.Tag = answer.Tag("SELECT", a.RowsAffected)
+	return a, nil
+}
+
+// serialSequence answers pg_get_serial_sequence(table, column) from
+// shepherd's catalog.
+func (s *Session) serialSequence(ctx context.Context, callArgs []sqlan.CallArg, args []driver.Arg) (answer.Value, error) {
+	sts, err := s.parse("SELECT pg_catalog.pg_get_serial_sequence($1::text, $2::text)")
+	if err != nil {
+		return answer.Value{}, err
+	}
+	in := make([]driver.Arg, len(callArgs))
+	for i, a := range callArgs {
+		in[i] = driver.Arg{Text: a.Value, Null: a.Null}
+		if a.Param > 0 && a.Param <= len(args) {
+			in[i] = args[a.Param-1]
+		}
+	}
+	if !in[0].Null {
+		// The table's name is read as SQL names are (quotes, case, the
+		// schema), the column's as it is.
+		name, err := schema.SequenceName(in[0].Text)
+		if err != nil {
+			return answer.Value{}, err
+		}
+		in[0] = driver.Arg{Text: name}
+		// PostgreSQL's errors for a table or column that is not there
+		// (the catalog's function would answer NULL).
+		snap, err := s.visibleSchema()
+		if err != nil {
+			return answer.Value{}, err
+		}
+		t := snap.Table(name)
+		switch {
+		case t == nil:
+			return answer.Value{}, pgerr.New(pgerr.UndefinedTable, "relation \"%s\" does not exist", name)
+		case !in[1].Null && t.Column(in[1].Text) == nil:
+			return answer.Value{}, pgerr.New(pgerr.UndefinedColumn, "column \"%s\" of relation \"%s\" does not exist", in[1].Text, name)
+		}
+	}
+	r, err := s.catalogQuery(ctx, sts[0], in)
+	if err != nil {
+		return answer.Value{}, err
+	}
+	if len(r.Rows) != 1 || len(r.Rows[0]) != 1 {
+		return answer.Value{}, pgerr.New(pgerr.InternalError, "pg_get_serial_sequence gave no answer (a bug)")
+	}
+	return r.Rows[0][0], nil
 }
 
 // callAll answers a SELECT of session function calls.
@@ -335,7 +445,7 @@ func (s *Session) evalCall(ctx context.Context, c *sqlan.SessionCall, args []dri
 	case "advisory_unlock":
 		return boolean(s.shared.locks.unlock(&s.owner, k, exclusive))
 	case "advisory_lock", "advisory_xact_lock":
-		if _, err := s.shared.locks.lock(ctx, &s.owner, k, exclusive, s.xactLock(name), true); err != nil {
+		if err := s.waitLock(ctx, k, exclusive, s.xactLock(name)); err != nil {
 			return null, err
 		}
 		return void()

@@ -83,3 +83,88 @@ func TestLockTable(t *testing.T) {
 		t.Errorf("locks left: %v", tab.locks)
 	}
 }
+
+// TestDDLLockDeadlock: two blocks altering t1 and t2 in opposite order
+// close a cycle of DDL locks: the second to wait gets 40P01, as on
+// PostgreSQL, and the first gets its lock once the other lets go. A cycle
+// through an advisory lock and a DDL lock is found too. DDL locks stay
+// through release (pg_advisory_unlock_all, the end of the transaction's
+// advisory locks) until releaseTables.
+func TestDDLLockDeadlock(t *testing.T) {
+	ctx := context.Background()
+	var tab lockTable
+	a, b := &lockOwner{}, &lockOwner{}
+	t1, t2, adv := lockKey{rel: "t1"}, lockKey{rel: "t2"}, lockKey{a: 1}
+	waiting := func(o *lockOwner) bool {
+		tab.mu.Lock()
+		defer tab.mu.Unlock()
+		return o.waiting != nil
+	}
+	for _, second := range []lockKey{t2, adv} {
+		if _, err := tab.lock(ctx, a, t1, true, true, true); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tab.lock(ctx, b, second, true, second.rel != "", true); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { _, err := tab.lock(ctx, a, second, true, true, true); done <- err }()
+		for !waiting(a) {
+			runtime.Gosched()
+		}
+		if _, err := tab.lock(ctx, b, t1, true, true, true); pgerr.Code(err) != pgerr.DeadlockDetected {
+			t.Fatalf("closing the cycle: %v, want 40P01", err)
+		}
+		// b's block fails and rolls back.
+		tab.release(b, true)
+		tab.releaseTables(b)
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		tab.release(a, true)
+		if got, _ := tab.lock(ctx, b, t1, true, true, false); got {
+			t.Fatal("release let go of a DDL lock")
+		}
+		tab.releaseTables(a)
+		if got, _ := tab.lock(ctx, b, t1, true, true, false); !got {
+			t.Fatal("releaseTables kept a DDL lock")
+		}
+		tab.releaseTables(b)
+		if len(tab.locks) != 0 {
+			t.Fatalf("locks left: %v", tab.locks)
+		}
+	}
+}
+
+// TestDDLLockHandOff: a transaction whose outcome COMMIT did not learn
+// keeps its DDL locks under an owner of their own after its session went
+// on (a DDL lock the session takes afterwards is its own), until that
+// owner lets go.
+func TestDDLLockHandOff(t *testing.T) {
+	ctx := context.Background()
+	var tab lockTable
+	s, other := &lockOwner{}, &lockOwner{}
+	t1, t2 := lockKey{rel: "t1"}, lockKey{rel: "t2"}
+	if got, _ := tab.lock(ctx, s, t1, true, true, false); !got {
+		t.Fatal("t1")
+	}
+	held := tab.handOff(s)
+	if got, _ := tab.lock(ctx, s, t1, true, true, false); got {
+		t.Fatal("the session took t1 while the handed-off owner holds it")
+	}
+	if got, _ := tab.lock(ctx, s, t2, true, true, false); !got {
+		t.Fatal("t2")
+	}
+	tab.releaseTables(held)
+	if got, _ := tab.lock(ctx, other, t1, true, true, false); !got {
+		t.Fatal("t1 still held after the handed-off owner let go")
+	}
+	if got, _ := tab.lock(ctx, other, t2, true, true, false); got {
+		t.Fatal("the handed-off owner's release let go of the session's later lock")
+	}
+	tab.releaseTables(s)
+	tab.releaseTables(other)
+	if len(tab.locks) != 0 {
+		t.Fatalf("locks left: %v", tab.locks)
+	}
+}

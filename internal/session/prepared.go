@@ -26,6 +26,18 @@ func (p *statement) SQL() string { return p.sql }
 func (s *Session) Prepare(ctx context.Context, sql string, paramOIDs []uint32) (pgwire.Statement, error) {
 	sts, err := s.parse(sql)
 	if err != nil {
+		// DDL whose analysis waits for another transaction's DDL
+		// (parseWaiting), as a cancellable call.
+		ctx = s.cancellable(ctx)
+		sts, err = s.retryDDL(ctx, sql, err)
+		s.endCall()
+		if !s.inBlock && s.txn == nil {
+			// Execute takes them again (lockDDL); a statement
+			// prepared and never run must not keep them.
+			s.shared.locks.releaseTables(&s.owner)
+		}
+	}
+	if err != nil {
 		s.fail()
 		return nil, err
 	}
@@ -128,6 +140,11 @@ func (s *Session) Describe(ctx context.Context, ps pgwire.Statement) ([]uint32, 
 func (s *Session) describe(ctx context.Context, st *sqlan.Stmt) ([]answer.Column, error) {
 	if s.failed {
 		return nil, pgerr.New(pgerr.InFailedSQLTransaction, "current transaction is aborted, commands ignored until end of transaction block")
+	}
+	if st.Unnest != nil {
+		st = st.Inner // the expansion's columns (a row per element)
+	} else if st.SelectFirst != nil {
+		st = st.SelectFirst.Insert() // the INSERT of the SELECT's rows
 	}
 	if cols, ok := st.KnownColumns(); ok {
 		// The text and the schema tell everything the probe would.

@@ -58,8 +58,12 @@ func (s *Session) savepoint(ctx context.Context, st *sqlan.Stmt) (*answer.Answer
 			return nil, pgerr.New(invalidSavepoint, "savepoint \"%s\" does not exist", st.SavepointName)
 		}
 	}
+	if s.deferredDDL {
+		return s.deferredSavepoint(st, i)
+	}
 	if s.txn == nil {
 		s.txn = s.cluster.Begin(s.txOpts)
+		s.shared.locks.bind(&s.owner, s.txn)
 		s.txnTime = time.Now()
 	}
 	var sp savepoint
@@ -83,6 +87,30 @@ func (s *Session) savepoint(ctx context.Context, st *sqlan.Stmt) (*answer.Answer
 		s.ddl = s.ddl[:sp.ddl]
 		s.failed = false
 		s.seqs.block = s.seqs.block.rollbackTo(sp.seqs)
+	}
+	return &answer.Answer{Tag: st.Verb}, nil
+}
+
+// deferredSavepoint takes a savepoint command in a block that ran DDL
+// deferred on the replicas that commit DDL as they run it (MariaDB; see
+// Session.deferredDDL). MariaDB's DDL ended every savepoint there, and
+// later DDL would end those made after it, so the replicas are sent no
+// savepoint command any more: SAVEPOINT and RELEASE are the session's
+// alone (nothing can be rolled back to them), and ROLLBACK TO SAVEPOINT
+// is refused; the block can still be rolled back as a whole. i is the
+// savepoint named by RELEASE (found already).
+func (s *Session) deferredSavepoint(st *sqlan.Stmt, i int) (*answer.Answer, error) {
+	switch st.SavepointOp {
+	case sqlan.SavepointDefine:
+		s.spCount++
+		s.savepoints = append(s.savepoints, savepoint{name: st.SavepointName, replica: "shepherd_sp" + strconv.Itoa(s.spCount), ddl: len(s.ddl)})
+	case sqlan.SavepointRelease:
+		s.savepoints = s.savepoints[:i]
+	default:
+		s.fail()
+		return nil, pgerr.New(pgerr.FeatureNotSupported,
+			"ROLLBACK TO SAVEPOINT after DDL inside a transaction block is not supported with MariaDB/MySQL replicas: MariaDB commits DDL as it runs it, so shepherd runs the block's DDL there only after COMMIT, without its savepoints").
+			WithHint("roll the whole transaction back, or run the DDL in a transaction of its own")
 	}
 	return &answer.Answer{Tag: st.Verb}, nil
 }

@@ -41,7 +41,11 @@ type Session struct {
 	txOpts   driver.TxOptions // options of the current block
 	txnTime  time.Time        // the transaction's timestamp (now())
 	ddl      []*sqlan.Stmt    // DDL of the open block, recorded in the catalog at COMMIT
-	defaults driver.TxOptions // SET SESSION CHARACTERISTICS
+	// deferredDDL: the block sent DDL that the replicas committing DDL as
+	// they run it (MariaDB) get only after the block commits
+	// (cluster.DefersBlockDDL).
+	deferredDDL bool
+	defaults    driver.TxOptions // SET SESSION CHARACTERISTICS
 
 	// savepoints of the open block, oldest first; spCount numbers the
 	// block's SAVEPOINTs (see savepoint.go).
@@ -93,6 +97,7 @@ func New(c *cluster.Cluster, cache *sqlan.Cache, shared *Shared, info pgwire.Sta
 	}
 	s := &Session{cluster: c, cache: cache, params: map[string]string{}, startup: map[string]string{},
 		user: info.User, database: info.Database, shared: shared, inbox: inbox{ready: make(chan struct{}, 1)}}
+	s.owner.cl = c
 	for k, v := range info.Params {
 		if k != "user" && k != "database" {
 			k = strings.ToLower(k)
@@ -174,7 +179,7 @@ func (s *Session) Close(ctx context.Context) {
 func (s *Session) Query(ctx context.Context, sql string, emit func(*answer.Answer) error) error {
 	ctx = s.cancellable(ctx)
 	defer s.endCall()
-	sts, err := s.parse(sql)
+	sts, err := s.parseWaiting(ctx, sql)
 	var texts []string
 	if err != nil || ddlBefore(sts) {
 		// Later statements may depend on the DDL of earlier ones (pgx
@@ -200,7 +205,7 @@ func (s *Session) Query(ctx context.Context, sql string, emit func(*answer.Answe
 		var a *answer.Answer
 		if texts != nil {
 			var one []*sqlan.Stmt
-			if one, err = s.parse(texts[i]); err == nil && len(one) != 1 {
+			if one, err = s.parseWaiting(ctx, texts[i]); err == nil && len(one) != 1 {
 				err = pgerr.New(pgerr.InternalError, "shepherd split a query string wrongly (a bug; nothing more ran)")
 			}
 			if err != nil {
@@ -284,6 +289,12 @@ func (s *Session) exec(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (
 	if s.failed {
 		return nil, pgerr.New(pgerr.InFailedSQLTransaction, "current transaction is aborted, commands ignored until end of transaction block")
 	}
+	if st.Unnest != nil {
+		return s.execUnnest(ctx, st, args)
+	}
+	if st.SelectFirst != nil {
+		return s.execSelectFirst(ctx, st, args)
+	}
 	switch st.Kind {
 	case sqlan.Set:
 		return s.set(st)
@@ -312,9 +323,26 @@ func (s *Session) exec(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (
 	}
 	autocommit := !s.inBlock && !s.implicit
 	if st.Kind == sqlan.DDL && !autocommit && s.cache.Speaks(driver.MySQL) {
-		s.fail()
-		return nil, pgerr.New(pgerr.FeatureNotSupported,
-			"shepherd does not support DDL inside a transaction block with MariaDB/MySQL replicas (MariaDB commits it at once); run it on its own")
+		if !s.cluster.DefersBlockDDL() {
+			s.fail()
+			return nil, pgerr.New(pgerr.FeatureNotSupported,
+				"shepherd does not support DDL inside a transaction block with MariaDB/MySQL replicas in this mode (MariaDB commits it at once); run it on its own, or use mode cbs or ss")
+		}
+		// From here on the block is deferred on the MariaDB replicas
+		// (coord.Submit.Defer): savepoint commands stay with the
+		// session (savepoint.go).
+		s.deferredDDL = true
+	}
+	if st.Kind == sqlan.DDL {
+		var err error
+		if st, err = s.lockDDL(ctx, st); err != nil {
+			if autocommit {
+				s.endBlock(false)
+			} else {
+				s.fail()
+			}
+			return nil, err
+		}
 	}
 	if s.txn == nil {
 		opts := s.txOpts
@@ -322,6 +350,7 @@ func (s *Session) exec(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (
 			opts = s.defaults
 		}
 		s.txn = s.cluster.Begin(opts)
+		s.shared.locks.bind(&s.owner, s.txn)
 		s.txnTime = time.Now()
 	}
 	if len(st.Pins) > 0 {
@@ -366,6 +395,131 @@ func (s *Session) exec(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (
 	return a, nil
 }
 
+// execUnnest runs an INSERT ... SELECT FROM unnest(arrays) as the INSERT
+// ... VALUES of the arrays' elements (see sqlan.Unnest), analysed like
+// any other statement: SERIAL keys pinned row by row, every dialect
+// written without arrays.
+func (s *Session) execUnnest(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (*answer.Answer, error) {
+	if err := s.insertAllowed(); err != nil {
+		return nil, err
+	}
+	text, xargs, err := st.Unnest.Expand(args)
+	if err != nil {
+		s.fail()
+		return nil, err
+	}
+	if text == "" {
+		// No elements, no rows: PostgreSQL inserts nothing and checks
+		// nothing a row would need.
+		a := &answer.Answer{Tag: answer.Tag("INSERT", 0)}
+		if st.ReturnsRows {
+			cols, err := s.describe(ctx, st.Inner)
+			if err != nil {
+				s.fail()
+				return nil, err
+			}
+			a.Columns = cols
+		}
+		return a, nil
+	}
+	sts, err := s.parse(text)
+	if err == nil && len(sts) != 1 {
+		err = pgerr.New(pgerr.InternalError, "shepherd expanded unnest() into %d statements (a bug; nothing ran)", len(sts))
+	}
+	if err == nil {
+		err = sts[0].CheckArgs(xargs)
+	}
+	if err != nil {
+		s.fail()
+		return nil, err
+	}
+	return s.exec(ctx, sts[0], xargs)
+}
+
+// insertAllowed refuses an INSERT the session rewrites in a read-only
+// transaction, as PostgreSQL does before it reads anything (with no rows
+// to insert, no replica would refuse it).
+func (s *Session) insertAllowed() error {
+	if s.readOnly() {
+		s.fail()
+		return pgerr.New(pgerr.ReadOnlySQLTransaction, "cannot execute INSERT in a read-only transaction")
+	}
+	return nil
+}
+
+// execSelectFirst runs an INSERT ... SELECT whose rows shepherd must see
+// to fill their keys (see sqlan.SelectFirst): the SELECT, then the INSERT
+// ... VALUES of its rows, in one transaction (outside a block, an
+// implicit one, as for a query string of several statements).
+func (s *Session) execSelectFirst(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (*answer.Answer, error) {
+	if err := s.insertAllowed(); err != nil {
+		return nil, err
+	}
+	if s.inBlock || s.implicit {
+		return s.selectThenInsert(ctx, st, args)
+	}
+	s.implicit, s.txOpts = true, s.defaults
+	a, err := s.selectThenInsert(ctx, st, args)
+	s.implicit = false
+	if err != nil {
+		if !s.inBlock {
+			s.endBlock(false)
+		}
+		return nil, err
+	}
+	if err := s.commit(ctx); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+func (s *Session) selectThenInsert(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (*answer.Answer, error) {
+	sf := st.SelectFirst
+	rows, err := s.exec(ctx, st.Inner, sf.SelectArgs(args))
+	if err != nil {
+		return nil, err
+	}
+	out := &answer.Answer{Tag: answer.Tag("INSERT", 0)}
+	if len(rows.Rows) == 0 {
+		if st.ReturnsRows {
+			cols, err := s.describe(ctx, sf.Insert())
+			if err != nil {
+				s.fail()
+				return nil, err
+			}
+			out.Columns = cols
+		}
+		return out, nil
+	}
+	for start := 0; start < len(rows.Rows); start += sf.Batch() {
+		part := rows.Rows[start:min(start+sf.Batch(), len(rows.Rows))]
+		text, xargs, err := sf.Expand(args, rows.Columns, part)
+		var sts []*sqlan.Stmt
+		if err == nil {
+			sts, err = s.parse(text)
+		}
+		if err == nil && len(sts) != 1 {
+			err = pgerr.New(pgerr.InternalError, "shepherd wrote an INSERT ... SELECT as %d statements (a bug)", len(sts))
+		}
+		if err == nil {
+			err = sts[0].CheckArgs(xargs)
+		}
+		if err != nil {
+			s.fail()
+			return nil, err
+		}
+		a, err := s.exec(ctx, sts[0], xargs)
+		if err != nil {
+			return nil, err
+		}
+		out.Columns = a.Columns
+		out.Rows = append(out.Rows, a.Rows...)
+		out.RowsAffected += a.RowsAffected
+	}
+	out.Tag = answer.Tag("INSERT", out.RowsAffected)
+	return out, nil
+}
+
 func (s *Session) begin(st *sqlan.Stmt) (*answer.Answer, error) {
 	// The tag is the statement's verb: BEGIN or START TRANSACTION.
 	if s.inBlock {
@@ -394,13 +548,16 @@ func (s *Session) commit(ctx context.Context) error {
 		// made meanwhile).
 		_, verr = s.visibleSchema()
 	}
-	s.txn, s.inBlock, s.failed, s.ddl = nil, false, false, nil
+	s.txn, s.inBlock, s.failed, s.ddl, s.deferredDDL = nil, false, false, nil, false
+	s.shared.locks.bind(&s.owner, nil)
 	s.savepoints, s.spCount = nil, 0
+	locks := &s.shared.locks
 	if verr != nil {
 		if t != nil {
 			t.Rollback()
 		}
 		s.endTransaction(false)
+		locks.releaseTables(&s.owner)
 		return verr
 	}
 	trees := make([]*pg_query.Node, len(ddl))
@@ -412,10 +569,12 @@ func (s *Session) commit(ctx context.Context) error {
 	if t == nil {
 		// Nothing ran on the replicas: the catalog's write is the commit.
 		s.endTransaction(true)
-		if len(trees) == 0 && seqs.Empty() {
-			return nil
+		var err error
+		if len(trees) > 0 || !seqs.Empty() {
+			err = cat.CommitBlock(0, trees, seqs)
 		}
-		return cat.CommitBlock(0, trees, seqs)
+		locks.releaseTables(&s.owner)
+		return err
 	}
 	if hasSequenceDDL(ddl) || !seqs.Empty() {
 		// What the log will not hold, recorded before it is: a crash
@@ -429,6 +588,7 @@ func (s *Session) commit(ctx context.Context) error {
 		if err := cat.Pending(p); err != nil {
 			t.Rollback()
 			s.endTransaction(false)
+			locks.releaseTables(&s.owner)
 			return pgerr.Wrap(pgerr.InternalError, err, "shepherd could not record the block's sequences; the transaction was rolled back")
 		}
 	}
@@ -438,10 +598,12 @@ func (s *Session) commit(ctx context.Context) error {
 		if seqs.Txn != 0 {
 			_ = cat.DropPending(seqs.Txn) // an error is the file's; start-up drops it
 		}
+		locks.releaseTables(&s.owner)
 		return err
 	}
 	s.endTransaction(true)
 	if len(trees) == 0 && seqs.Empty() {
+		locks.releaseTables(&s.owner)
 		return err
 	}
 	// Committed: with the log barrier, in one write of the catalog file;
@@ -453,11 +615,17 @@ func (s *Session) commit(ctx context.Context) error {
 		// replicas may still refuse it (the MariaDB replica is then
 		// retired), and its barrier is known only once decided: the
 		// catalog follows what happens, not what was hoped.
+		// Its tables stay locked until then (Shared), by an owner of
+		// their own: this session goes on.
 		t.AfterCommit(func(barrier uint64) error { return cat.CommitBlock(barrier, trees, seqs) })
+		held := locks.handOff(&s.owner)
+		t.AfterEnd(func() { locks.releaseTables(held) })
 		return err
 	}
-	if err := cat.CommitBlock(t.Barrier(), trees, seqs); err != nil {
-		return pgerr.Wrap(pgerr.InternalError, err, "the statement committed, but shepherd could not record the schema change")
+	cerr := cat.CommitBlock(t.Barrier(), trees, seqs)
+	locks.releaseTables(&s.owner) // the catalog has the change: the next DDL is written from it
+	if cerr != nil {
+		return pgerr.Wrap(pgerr.InternalError, cerr, "the statement committed, but shepherd could not record the schema change")
 	}
 	return err
 }
@@ -521,9 +689,11 @@ func (s *Session) endBlock(commit bool) {
 	if s.txn != nil && !commit {
 		s.txn.Rollback()
 	}
-	s.txn, s.inBlock, s.failed, s.ddl = nil, false, false, nil
+	s.txn, s.inBlock, s.failed, s.ddl, s.deferredDDL = nil, false, false, nil, false
+	s.shared.locks.bind(&s.owner, nil)
 	s.savepoints, s.spCount = nil, 0
 	s.endTransaction(commit)
+	s.shared.locks.releaseTables(&s.owner)
 }
 
 // endTransaction ends what lasts for a transaction besides the replicas'

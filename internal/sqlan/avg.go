@@ -2,7 +2,6 @@ package sqlan
 
 import (
 	"math/big"
-	"strconv"
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
@@ -47,6 +46,9 @@ func (s *Stmt) exactAverages(r *rewriter, sel *pg_query.SelectStmt) {
 		rt := n.GetResTarget()
 		fc, places, rounded, mods := averageOf(rt.Val)
 		if fc == nil {
+			if s.exactQuotient(r, sel, i, rt) {
+				found = append(found, i)
+			}
 			continue
 		}
 		exact, whole, scale := exactArgument(r.schema, sel, fc.Args[0])
@@ -228,76 +230,17 @@ func quotientParts(avg *pg_query.FuncCall) *pg_query.Node {
 }
 
 // pgQuotient writes "sum/count", as the replicas answer a rewritten
-// avg(), as PostgreSQL writes avg(): the quotient rounded (half away from
-// zero) to the scale select_div_scale chooses. ok is false for text of
-// another form.
+// avg() (or "x/y" for a division), as PostgreSQL writes avg(): the
+// quotient rounded (half away from zero) to the scale select_div_scale
+// chooses (pgDivide). ok is false for text of another form.
 func pgQuotient(parts string) (string, bool) {
-	sum, count, ok := strings.Cut(parts, "/")
-	if !ok {
+	// "x/y", or "x/y/1" with the zero check of a division (see
+	// divisionParts).
+	fields := strings.Split(parts, "/")
+	if len(fields) < 2 || len(fields) > 3 {
 		return "", false
 	}
-	n, err := strconv.ParseInt(count, 10, 64)
-	if err != nil || n <= 0 {
-		return "", false
-	}
-	neg := strings.HasPrefix(sum, "-")
-	sum = strings.TrimPrefix(sum, "-")
-	whole, frac, _ := strings.Cut(sum, ".")
-	digits := strings.TrimLeft(whole+frac, "0")
-	if whole == "" && frac == "" || strings.Trim(whole+frac, "0123456789") != "" {
-		return "", false
-	}
-	scale := len(frac)
-	u := new(big.Int)
-	if digits != "" {
-		u.SetString(digits, 10)
-	}
-	rscale := divScale(digits, scale, n)
-	num := new(big.Int).Mul(u, pow10(rscale))
-	den := new(big.Int).Mul(big.NewInt(n), pow10(scale))
-	q, rem := new(big.Int).QuoRem(num, den, new(big.Int))
-	if rem.Mul(rem, big.NewInt(2)).Cmp(den) >= 0 {
-		q.Add(q, big.NewInt(1))
-	}
-	text := q.String()
-	if rscale > 0 {
-		if len(text) <= rscale {
-			text = strings.Repeat("0", rscale-len(text)+1) + text
-		}
-		text = text[:len(text)-rscale] + "." + text[len(text)-rscale:]
-	}
-	if neg && q.Sign() != 0 {
-		text = "-" + text
-	}
-	return text, true
-}
-
-// divScale is PostgreSQL's select_div_scale for sum / count, where sum's
-// digits (no leading zeros; "" for zero) carry scale decimals: at least
-// 16 significant digits by an estimate of the quotient's weight in base
-// 10000 from the operands' first base-10000 digits, and no fewer
-// decimals than sum has.
-func divScale(digits string, scale int, count int64) int {
-	const minSigDigits, maxScale = 16, 1000
-	w1, f1 := 0, int64(0)
-	if digits != "" {
-		e := len(digits) - scale - 1 // power of ten of the first digit
-		w1 = floorDiv(e, 4)
-		// The base-10000 digit of weight w1: the decimal digits of
-		// powers 4*w1+3 .. 4*w1, the first of which is at e.
-		lead := digits[:min(len(digits), e-4*w1+1)]
-		f1, _ = strconv.ParseInt(lead+strings.Repeat("0", e-4*w1+1-len(lead)), 10, 64)
-	}
-	c := strconv.FormatInt(count, 10)
-	w2 := (len(c) - 1) / 4
-	f2, _ := strconv.ParseInt(c[:(len(c)-1)%4+1], 10, 64)
-	qweight := w1 - w2
-	if f1 <= f2 {
-		qweight--
-	}
-	r := minSigDigits - qweight*4
-	r = max(r, scale, 0)
-	return min(r, maxScale)
+	return pgDivide(fields[0], fields[1])
 }
 
 func floorDiv(a, b int) int {

@@ -31,7 +31,7 @@ func TestQuotientAsPostgres(t *testing.T) {
 			t.Errorf("%s: %q, want %q", parts, got, want)
 		}
 	}
-	for _, bad := range []string{"", "1", "1/0", "a/1", "1/-1", "1.2.3/1"} {
+	for _, bad := range []string{"", "1", "1/0", "a/1", "1.2.3/1", "1/2/3/4"} {
 		if got, ok := pgQuotient(bad); ok {
 			t.Errorf("%q: %q", bad, got)
 		}

@@ -907,7 +907,15 @@ func (t *typer) typeOf(n *pg_query.Node) pgType {
 	case n.GetColumnRef() != nil:
 		return t.column(n.GetColumnRef())
 	case n.GetTypeCast() != nil:
-		return castType(n.GetTypeCast().TypeName)
+		p := castType(n.GetTypeCast().TypeName)
+		if p.name == "numeric" && p.mods == nil && n.GetTypeCast().Arg.GetAConst().GetSval() == nil {
+			// x::numeric keeps the digits of an exact x (10::numeric
+			// has scale 0).
+			if a := t.typeOf(n.GetTypeCast().Arg); category(a.name) == 'N' && !isFloat(a.name) {
+				return keepValues("numeric", a)
+			}
+		}
+		return p
 	case n.GetCollateClause() != nil:
 		return t.typeOf(n.GetCollateClause().Arg)
 	case n.GetAExpr() != nil:
@@ -1000,14 +1008,7 @@ func (t *typer) exprType(e *pg_query.A_Expr) pgType {
 	switch e.Kind {
 	case pg_query.A_Expr_Kind_AEXPR_OP:
 	case pg_query.A_Expr_Kind_AEXPR_NULLIF:
-		// NULLIF(a, b) is a with b's type when a is an untyped literal.
-		l := t.typeOf(e.Lexpr)
-		if l.lit() {
-			if r := t.typeOf(e.Rexpr); r.name != "" {
-				return pgType{name: r.name}
-			}
-		}
-		return l
+		return nullifType(t.typeOf(e.Lexpr), t.typeOf(e.Rexpr))
 	default:
 		// IN, LIKE, BETWEEN, IS DISTINCT FROM, = ANY (...), SIMILAR TO.
 		return typ("bool")
@@ -1094,7 +1095,7 @@ func arithType(op string, l, r pgType) pgType {
 		case hi == "float4" && ln != rn:
 			// float4 meets a non-float4: the float4-float8 operators win.
 			return typ("float8")
-		case hi == "numeric" && (op == "+" || op == "-" || op == "*"):
+		case hi == "numeric" && (op == "+" || op == "-" || op == "*" || op == "%"):
 			ls, lok := numericScale(l)
 			rs, rok := numericScale(r)
 			if op == "*" {
@@ -1169,7 +1170,7 @@ func (t *typer) funcType(fc *pg_query.FuncCall) pgType {
 		return typ("int8")
 	case "ntile", "length", "char_length", "character_length", "octet_length", "bit_length",
 		"strpos", "position", "ascii", "width_bucket", "num_nulls", "num_nonnulls", "scale",
-		"min_scale", "json_array_length", "jsonb_array_length", "array_length", "cardinality":
+		"min_scale", "regexp_count", "json_array_length", "jsonb_array_length", "array_length", "cardinality":
 		return typ("int4")
 	case "percent_rank", "cume_dist", "pi", "random", "cbrt", "degrees", "radians", "sin", "cos",
 		"tan", "cot", "asin", "acos", "atan", "atan2", "sind", "cosd", "tand", "date_part":
@@ -1220,7 +1221,7 @@ func (t *typer) funcType(fc *pg_query.FuncCall) pgType {
 		if isInteger(a) {
 			return arg
 		}
-	case "bool_and", "bool_or", "every", "starts_with", "isfinite":
+	case "bool_and", "bool_or", "every", "starts_with", "isfinite", "regexp_like":
 		return typ("bool")
 	case "lag", "lead", "first_value", "last_value", "nth_value":
 		if (name == "lag" || name == "lead") && len(args) == 3 {
@@ -1287,6 +1288,10 @@ func (t *typer) funcType(fc *pg_query.FuncCall) pgType {
 			ct := commonType(args)
 			if ct.lit() || ct.name == "float4" || ct.name == "float8" {
 				return pgType{}
+			}
+			if ct.name == "numeric" {
+				// mod(x, y) keeps the larger scale, as x % y.
+				return arithType("%", args[0], args[1])
 			}
 			if category(ct.name) == 'N' {
 				return pgType{name: ct.name}

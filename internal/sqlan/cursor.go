@@ -1,13 +1,13 @@
 package sqlan
 
 import (
-	"github.com/shepherd-db/shepherd/internal/pgtree"
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/shepherd-db/shepherd/internal/pgerr"
+	"github.com/shepherd-db/shepherd/internal/pgtree"
 )
 
 // invalidCursorDefinition is SQLSTATE 42P11.

@@ -517,6 +517,12 @@ func joinNames(names []string) string {
 // created, a read gets its ordered aggregates completed.
 func (s *Stmt) determinism(r *rewriter) error {
 	top := s.tree.GetSelectStmt()
+	r.ctes = map[string]bool{} // names that may not be the tables (see keyOrdered)
+	walkNodes(s.tree, func(n *pg_query.Node) {
+		if c := n.GetCommonTableExpr(); c != nil {
+			r.ctes[c.Ctename] = true
+		}
+	})
 	switch {
 	case s.tree.GetViewStmt() != nil:
 		q := s.tree.GetViewStmt().Query

@@ -164,7 +164,7 @@ func (r *rewriter) checkPrefixOps(root *pg_query.Node) error {
 			}
 			return nil
 		}
-		if name, known := pgTypeNames[typ]; known && !numericTypes[typ] {
+		if name, known := pgTypeNames[typ]; known && !numericTypes[typ] && typ != "interval" {
 			return pgerr.New(undefinedFunction, "operator does not exist: %s %s", op, name).
 				WithHint("No operator matches the given name and argument type. You might need to add an explicit type cast.")
 		}
@@ -786,6 +786,48 @@ func checkDropObjects(snap *schema.Snapshot, d *pg_query.DropStmt) error {
 		case t.View != (kind == "view"):
 			return pgerr.New(wrongObjectType, "%q is not a %s", name, kind).
 				WithHint("Use DROP %s to remove a %s.", other, otherKind)
+		}
+	}
+	return nil
+}
+
+// checkTruncate fails, as PostgreSQL does, a TRUNCATE naming a relation
+// that does not exist (42P01) or is not a table (42809), or one that
+// another table's foreign key references unless that table is truncated
+// too (0A000, even when no row references it: PostgreSQL does not look
+// at the rows). The other engines get DELETE, which would go ahead or
+// fail otherwise, and PostgreSQL would be outvoted.
+func checkTruncate(snap *schema.Snapshot, tr *pg_query.TruncateStmt) error {
+	listed := map[string]bool{}
+	for _, r := range tr.Relations {
+		name := r.GetRangeVar().GetRelname()
+		t := snap.Table(name)
+		switch {
+		case t == nil:
+			return pgerr.New(pgerr.UndefinedTable, "relation %q does not exist", name)
+		case t.View:
+			return pgerr.New(wrongObjectType, "%q is not a table", name)
+		}
+		listed[name] = true
+	}
+	if tr.Behavior == pg_query.DropBehavior_DROP_CASCADE {
+		return nil // the writers refuse it
+	}
+	others := make([]string, 0, len(snap.Tables))
+	for n := range snap.Tables {
+		others = append(others, n)
+	}
+	slices.Sort(others) // one answer where several tables reference it
+	for _, r := range tr.Relations {
+		name := r.GetRangeVar().GetRelname()
+		for _, on := range others {
+			o := snap.Tables[on]
+			if listed[o.Name] || !slices.Contains(o.Parents(), name) {
+				continue
+			}
+			return pgerr.New(pgerr.FeatureNotSupported, "cannot truncate a table referenced in a foreign key constraint").
+				WithDetail("Table %q references %q.", o.Name, name).
+				WithHint("Truncate table %q at the same time, or use TRUNCATE ... CASCADE.", o.Name)
 		}
 	}
 	return nil

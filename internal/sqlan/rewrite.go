@@ -91,6 +91,16 @@ type rewriter struct {
 	// onlyNextval limits fillInsert to sequence defaults (one replica:
 	// its engine fills the rest itself, but has no sequences).
 	onlyNextval bool
+	// userSorts is, for a SELECT whose ORDER BY totalOrder extended,
+	// how many sort keys the client wrote (see exactQuotient).
+	userSorts map[*pg_query.SelectStmt]int
+	// ctes are the names the statement's WITH clauses give (see
+	// keyOrdered).
+	ctes map[string]bool
+	// rowsUnknown says fillInsert refused an INSERT ... SELECT because
+	// it would fill a column row by row in rows it cannot see (see
+	// SelectFirst).
+	rowsUnknown bool
 }
 
 // pin returns a parameter reference for a new (or shared) pinned value.
@@ -291,6 +301,7 @@ func (r *rewriter) fillInsert(ins *pg_query.InsertStmt) {
 					pg_query.MakeColumnRefNode([]*pg_query.Node{pg_query.MakeStrNode(src.alias.Aliasname), pg_query.MakeStrNode(name)}, -1), -1))
 				continue
 			}
+			r.rowsUnknown = true
 			r.err = unsupported("INSERT ... SELECT into %s without a value for column %s, which shepherd fills in row by row (%s); list the column "+
 				"(or select from a VALUES list alone, each row once, in the order of its own integer column)",
 				t.Name, c.Name, c.Fill)
@@ -633,6 +644,10 @@ func (r *rewriter) totalOrder(sel *pg_query.SelectStmt) bool {
 		}
 		r.changed = true
 	}
+	if r.userSorts == nil {
+		r.userSorts = map[*pg_query.SelectStmt]int{}
+	}
+	r.userSorts[sel] = len(sel.SortClause)
 	covered := map[int]bool{}
 	for _, s := range sel.SortClause {
 		sb := s.GetSortBy()
@@ -659,9 +674,53 @@ func (r *rewriter) totalOrder(sel *pg_query.SelectStmt) bool {
 		sel.SortClause = append(sel.SortClause, &pg_query.Node{Node: &pg_query.Node_SortBy{SortBy: &pg_query.SortBy{
 			Node: pg_query.MakeAConstIntNode(int64(i+1), -1), Location: -1,
 		}}})
+		covered[i+1] = true
 		r.changed = true
 	}
-	return total
+	return total || keyOrdered(r.schema, r.ctes, sel, targets, covered)
+}
+
+// keyOrdered reports whether the sort keys (output positions, 1-based, in
+// keyed) hold every column of the primary key of the one table sel reads:
+// rows that tie on them are one row, so the order is total although
+// some outputs (json columns) could not be sort keys (Django's
+// select_for_update().get(): LIMIT 21 FOR UPDATE of a model with a
+// JSONField).
+// A name some WITH of the statement gives may not be the table's, and is
+// not trusted.
+func keyOrdered(s *schema.Snapshot, ctes map[string]bool, sel *pg_query.SelectStmt, targets []*pg_query.Node, keyed map[int]bool) bool {
+	if sel.Op != pg_query.SetOperation_SETOP_NONE || len(sel.FromClause) != 1 {
+		return false
+	}
+	rv := sel.FromClause[0].GetRangeVar()
+	if rv == nil || ctes[rv.Relname] {
+		return false
+	}
+	t := s.Table(rv.Relname)
+	if t == nil || t.View || len(t.Key) == 0 {
+		return false
+	}
+	alias := rv.Relname
+	if rv.Alias != nil {
+		if len(rv.Alias.Colnames) > 0 {
+			return false
+		}
+		alias = rv.Alias.Aliasname
+	}
+	have := map[string]bool{}
+	for i, tg := range targets {
+		cr := tg.GetResTarget().GetVal().GetColumnRef()
+		if !keyed[i+1] || cr == nil || len(cr.Fields) > 2 || len(cr.Fields) == 2 && cr.Fields[0].GetString_().GetSval() != alias {
+			continue
+		}
+		have[cr.Fields[len(cr.Fields)-1].GetString_().GetSval()] = true
+	}
+	for _, k := range t.Key {
+		if !have[k] {
+			return false
+		}
+	}
+	return true
 }
 
 // outputs returns the output columns of a query, with * expanded from the
@@ -866,8 +925,25 @@ func hasStar(targets []*pg_query.Node) bool {
 }
 
 // orderable reports whether a column may be a sort key: PostgreSQL cannot
-// sort json.
+// sort json, and the other engines do not sort jsonb or intervals as it
+// does.
 func orderable(s *schema.Snapshot, sel *pg_query.SelectStmt, n *pg_query.Node) bool {
+	// Values the replicas hold as text that PostgreSQL orders otherwise
+	// (or not at all): json, jsonb, and intervals (shepherd writes them
+	// as PostgreSQL prints them).
+	t := &typer{schema: s}
+	if sel.WithClause != nil {
+		t.pushWith(sel.WithClause)
+	}
+	var items []scopeItem
+	for _, f := range sel.FromClause {
+		items = append(items, t.fromItem(f, items)...)
+	}
+	t.scopes = append(t.scopes, items)
+	switch t.typeOf(n).name {
+	case "json", "jsonb", "interval":
+		return false
+	}
 	cr := n.GetColumnRef()
 	if cr == nil {
 		return true

@@ -5,8 +5,10 @@ import (
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/shepherd-db/shepherd/internal/answer"
+	"github.com/shepherd-db/shepherd/internal/pgcatalog"
 	"github.com/shepherd-db/shepherd/internal/pgerr"
 	"github.com/shepherd-db/shepherd/internal/schema"
 )
@@ -38,12 +40,18 @@ type CallArg struct {
 	// Type is the PostgreSQL type the argument is read as ("int8",
 	// "int4", "text", "bool", "float8").
 	Type string
+	// Column, in a call of Op "apply", takes the value from column
+	// Column (1-based) of the row of Inner the call is made for.
+	Column int
+	// SerialOf, in a call of Op "apply", holds the arguments of
+	// pg_get_serial_sequence(table, column), whose answer is the value.
+	SerialOf []CallArg
 }
 
 // SessionOp is a session statement shepherd answers alone.
 type SessionOp struct {
 	// Op is "select" (Calls), "deallocate", "discard", "close",
-	// "listen", "unlisten", "notify", "lock", "prepare", "execute",
+	// "listen", "unlisten", "notify", "lock", "vacuum", "prepare", "execute",
 	// "declare" (Cursor, the query in the Stmt's Inner) or
 	// "fetch" (Fetch).
 	Op string
@@ -60,6 +68,13 @@ type SessionOp struct {
 	Fetch Fetch
 	// DDL is the CREATE, ALTER or DROP SEQUENCE of Op "sequence".
 	DDL *pg_query.Node
+	// Apply, for Op "apply" (SELECT setval(s, expr, ...) FROM ...,
+	// Calls holding the one call), is the query whose rows give the
+	// call's arguments (see CallArg.Column), run as the statement's
+	// Inner; ApplyParams gives, for each of its parameters, the
+	// client's.
+	Apply       *pg_query.Node
+	ApplyParams []int
 	// Lock is LOCK TABLE's (Op "lock").
 	Lock LockOp
 	// Prepare is SQL PREPARE's (Op "prepare"), named Name.
@@ -68,6 +83,16 @@ type SessionOp struct {
 	Args []CallArg
 	// Payload is NOTIFY's (Op "notify" on channel Name).
 	Payload string
+	// Vacuum is VACUUM's or ANALYZE's (Op "vacuum").
+	Vacuum VacuumOp
+}
+
+// VacuumOp is a VACUUM or ANALYZE: which, and the tables it names (none:
+// every table). shepherd answers it alone: it changes no answer, and the
+// replicas' engines look after their own storage and statistics.
+type VacuumOp struct {
+	Vacuum    bool
+	Relations []string
 }
 
 // LockOp is a LOCK TABLE: the relations (schema-qualified as written,
@@ -371,6 +396,9 @@ func typeName(t string) string {
 // (no FROM, WHERE, ...) as a statement shepherd answers alone; nil when
 // it is not one.
 func sessionSelect(sel *pg_query.SelectStmt) (*SessionOp, error) {
+	if op, err := applySelect(sel); op != nil || err != nil {
+		return op, err
+	}
 	if len(sel.FromClause) > 0 {
 		return sessionFrom(sel)
 	}
@@ -551,6 +579,24 @@ func analyseSession(st *Stmt, n *pg_query.Node) (ok bool, err error) {
 			lock.Relations = append(lock.Relations, name)
 		}
 		op, st.Verb = &SessionOp{Op: "lock", Lock: lock}, "LOCK TABLE"
+	case n.GetVacuumStmt() != nil:
+		v := n.GetVacuumStmt()
+		vac := VacuumOp{Vacuum: v.IsVacuumcmd}
+		for _, r := range v.Rels {
+			rv := r.GetVacuumRelation().GetRelation()
+			if rv == nil {
+				return false, unsupported("this VACUUM target")
+			}
+			name := rv.Relname
+			if rv.Schemaname != "" && rv.Schemaname != "public" {
+				name = rv.Schemaname + "." + name
+			}
+			vac.Relations = append(vac.Relations, name)
+		}
+		op, st.Verb = &SessionOp{Op: "vacuum", Vacuum: vac}, "VACUUM"
+		if !v.IsVacuumcmd {
+			st.Verb = "ANALYZE"
+		}
 	case n.GetPrepareStmt() != nil:
 		p := n.GetPrepareStmt()
 		body, err := prepareBody(st.SQL)
@@ -558,8 +604,9 @@ func analyseSession(st *Stmt, n *pg_query.Node) (ok bool, err error) {
 			return false, err
 		}
 		prep := PrepareOp{Body: body}
+		catalog := pgcatalog.Reads(p.Query)
 		for _, t := range p.Argtypes {
-			oid, err := declaredType(t.GetTypeName())
+			oid, err := declaredType(t.GetTypeName(), catalog)
 			if err != nil {
 				return false, err
 			}
@@ -719,6 +766,74 @@ func quoteIdent(name string) string {
 	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
 }
 
+// applySelect reads SELECT setval(seq, expr [, expr]) [FROM ... WHERE
+// ...], whose arguments are not all constants and parameters (Django's
+// sqlsequencereset: setval(pg_get_serial_sequence('t', 'id'),
+// coalesce(max(id), 1), max(id) IS NOT null) FROM t), as Op "apply": the
+// replicas answer the query of the arguments (voted, like any read), and
+// shepherd, which keeps the sequences, calls setval() once per row of it.
+// nil for any other SELECT.
+func applySelect(sel *pg_query.SelectStmt) (*SessionOp, error) {
+	if len(sel.TargetList) != 1 || sel.Op != pg_query.SetOperation_SETOP_NONE || len(sel.ValuesLists) > 0 ||
+		len(sel.DistinctClause) > 0 || sel.IntoClause != nil || len(sel.WindowClause) > 0 {
+		return nil, nil
+	}
+	rt := sel.TargetList[0].GetResTarget()
+	fc := rt.GetVal().GetFuncCall()
+	if fc == nil || schema.FuncName(fc) != "setval" || fc.Over != nil || fc.AggStar || fc.AggDistinct || len(fc.AggOrder) > 0 || fc.AggFilter != nil {
+		return nil, nil
+	}
+	f := sessionFuncs["setval"]
+	c := SessionCall{Func: "setval", Column: resultColumn("setval", f.result)}
+	if rt.Name != "" {
+		c.Column.Name = rt.Name
+	}
+	inner := proto.Clone(sel).(*pg_query.SelectStmt)
+	inner.TargetList = nil
+	computed := len(sel.FromClause) > 0
+	for _, a := range fc.Args {
+		if arg, ok := callArg(a); ok {
+			c.Args = append(c.Args, arg)
+			continue
+		}
+		if g := a.GetFuncCall(); g != nil && schema.FuncName(g) == "pg_get_serial_sequence" && len(g.Args) == 2 {
+			t, okT := callArg(g.Args[0])
+			col, okC := callArg(g.Args[1])
+			if okT && okC {
+				c.Args = append(c.Args, CallArg{SerialOf: []CallArg{t, col}, Type: "text"})
+				computed = true // from the catalog, at execution
+				continue
+			}
+		}
+		computed = true
+		inner.TargetList = append(inner.TargetList, pg_query.MakeResTargetNodeWithVal(proto.Clone(a).(*pg_query.Node), -1))
+		c.Args = append(c.Args, CallArg{Column: len(inner.TargetList), Type: "unknown"})
+	}
+	if !computed {
+		return nil, nil // constants and parameters: a plain call (sessionCall)
+	}
+	if len(inner.TargetList) == 0 {
+		// SELECT setval('s', 1) FROM t: one call per row.
+		inner.TargetList = []*pg_query.Node{pg_query.MakeResTargetNodeWithVal(pg_query.MakeAConstIntNode(1, -1), -1)}
+	}
+	var types []string
+	for _, o := range f.overloads {
+		if fits(c.Args, o) {
+			types = o
+		}
+	}
+	if types == nil {
+		return nil, pgerr.New(pgerr.UndefinedFunction, "function setval with %d arguments does not exist", len(c.Args)).
+			WithHint("No function matches the given name and argument types. You might need to add explicit type casts.")
+	}
+	for i := range c.Args {
+		c.Args[i].Type = types[i]
+	}
+	root := &pg_query.Node{Node: &pg_query.Node_SelectStmt{SelectStmt: inner}}
+	order := renumber(root)
+	return &SessionOp{Op: "apply", Calls: []SessionCall{c}, Apply: root, ApplyParams: order}, nil
+}
+
 // prepareBody returns the statement of a PREPARE's text: what follows
 // its AS (the first one outside the parenthesised parameter types).
 func prepareBody(text string) (string, error) {
@@ -742,9 +857,15 @@ func prepareBody(text string) (string, error) {
 	return "", pgerr.New(pgerr.SyntaxError, "syntax error in PREPARE: no AS")
 }
 
+// catalogParamOIDs are the types a PREPARE of a catalog query (which
+// shepherd answers, see pgcatalog.Reads) may declare besides typeOIDs':
+// pg_dump's PREPARE getColumnACLs(pg_catalog.oid), dumpFunc(oid), ...
+var catalogParamOIDs = map[string]uint32{"oid": 26, "regclass": 2205, "regproc": 24, "regtype": 2206, "name": 19}
+
 // declaredType is the OID of a type PREPARE declares a parameter as;
-// "unknown" leaves it to be inferred, as in PostgreSQL.
-func declaredType(tn *pg_query.TypeName) (uint32, error) {
+// "unknown" leaves it to be inferred, as in PostgreSQL. catalog: the
+// statement is a catalog query (catalogParamOIDs).
+func declaredType(tn *pg_query.TypeName, catalog bool) (uint32, error) {
 	if tn == nil || len(tn.ArrayBounds) > 0 || tn.Setof {
 		return 0, unsupported("this parameter type in PREPARE")
 	}
@@ -757,6 +878,9 @@ func declaredType(tn *pg_query.TypeName) (uint32, error) {
 		return 0, nil
 	}
 	if oid, ok := typeOIDs[name]; ok && (len(names) == 1 || names[0] == "pg_catalog") {
+		return oid, nil
+	}
+	if oid, ok := catalogParamOIDs[name]; ok && catalog && (len(names) == 1 || names[0] == "pg_catalog") {
 		return oid, nil
 	}
 	return 0, unsupported("parameters of type %s in PREPARE", strings.Join(names, "."))

@@ -140,6 +140,16 @@ type Stmt struct {
 	Copy *CopySpec
 	// Database describes a CREATE or DROP DATABASE (Kind Database).
 	Database *DatabaseStmt
+	// Unnest, for an INSERT ... SELECT FROM unnest(arrays), is how the
+	// session expands it into an INSERT ... VALUES at execution; Inner
+	// is then that expansion with one row, for Describe.
+	Unnest *Unnest
+	// SelectFirst, for an INSERT ... SELECT whose rows shepherd must see
+	// to fill their keys, is how the session runs it: Inner (the SELECT)
+	// first, then an INSERT ... VALUES of its rows.
+	SelectFirst *SelectFirst
+	// clientOIDs are ParamOIDs of an Unnest or SelectFirst statement.
+	clientOIDs []uint32
 
 	// tree is the parsed (and rewritten) statement.
 	tree    *pg_query.Node
@@ -208,6 +218,9 @@ func (s *Stmt) Hints(d driver.Dialect) []answer.Type { return s.paramHints[d] }
 // column). It is known when some replica's dialect is written from the
 // parse tree (MariaDB or SQLite replicas).
 func (s *Stmt) ParamOIDs() []uint32 {
+	if s.Unnest != nil || s.SelectFirst != nil {
+		return append([]uint32(nil), s.clientOIDs...)
+	}
 	out := make([]uint32, s.NumParams)
 	for i := range out {
 		if i < len(s.paramTypes) {
@@ -235,6 +248,13 @@ func (s *Stmt) Forms() []Form {
 	var out []Form
 	if s.Kind == Local {
 		return nil // no replica receives it
+	}
+	if s.Unnest != nil {
+		return s.Inner.Forms() // with one row per array element
+	}
+	if s.SelectFirst != nil {
+		// The SELECT, then the INSERT of its rows (one shown).
+		return append(s.Inner.Forms(), s.SelectFirst.insert.Forms()...)
 	}
 	for _, d := range []driver.Dialect{driver.Postgres, driver.MySQL, driver.SQLite} {
 		names := s.env.Replicas[d]
@@ -368,7 +388,7 @@ func ParseIn(sql string, env *Env) (_ []*Stmt, err error) {
 		if err := catalogInside(raw.Stmt); err != nil {
 			return nil, err
 		}
-		if pgcatalog.Reads(raw.Stmt) {
+		if pgcatalog.Reads(raw.Stmt) || env != nil && pgcatalog.ReadsSequence(raw.Stmt, env.Schema) {
 			// Answered from shepherd's own catalog, not by the replicas:
 			// nothing to translate.
 			st := &Stmt{SQL: text, Kind: Catalog, Verb: "SELECT", ReturnsRows: true, tree: raw.Stmt, env: env, version: tree.Version}
@@ -382,6 +402,22 @@ func ParseIn(sql string, env *Env) (_ []*Stmt, err error) {
 		st, err := analyse(text, raw.Stmt)
 		if err != nil {
 			return nil, err
+		}
+		if u := unnestInsert(raw.Stmt); u != nil {
+			if ok, err := st.prepareUnnest(u, raw.Stmt, env, tree.Version); err != nil {
+				return nil, err
+			} else if ok {
+				out = append(out, st)
+				continue
+			}
+		}
+		if needsSelectFirst(raw.Stmt, env) {
+			if ok, err := st.prepareSelectFirst(raw.Stmt, env, tree.Version); err != nil {
+				return nil, err
+			} else if ok {
+				out = append(out, st)
+				continue
+			}
 		}
 		st.tree, st.env, st.version = raw.Stmt, env, tree.Version
 		if err := st.prepare(); err != nil {
@@ -767,6 +803,19 @@ func (s *Stmt) prepare() error {
 			// and SET CONSTRAINTS would have to reach them.
 			return unsupported("SET CONSTRAINTS on a cluster of PostgreSQL replicas only")
 		}
+		if s.Session.Op == "apply" {
+			// The query of the call's arguments, which the replicas
+			// answer.
+			text, err := pg_query.Deparse(&pg_query.ParseResult{Version: s.version, Stmts: []*pg_query.RawStmt{{Stmt: s.Session.Apply}}})
+			if err != nil {
+				return pgerr.Wrap(pgerr.InternalError, err, "setval()")
+			}
+			s.Inner, err = ParseOneIn(text, s.env)
+			if err == nil && s.Inner.Kind != Read {
+				err = unsupported("setval() of the answer of a query that writes")
+			}
+			return err
+		}
 		if s.Session.Op != "declare" {
 			return nil
 		}
@@ -1010,6 +1059,11 @@ func (s *Stmt) rewrite(r *rewriter) error {
 			}
 		}
 		return nil
+	}
+	if tr := s.tree.GetTruncateStmt(); tr != nil && s.env.Schema != nil {
+		if err := checkTruncate(s.env.Schema, tr); err != nil {
+			return err
+		}
 	}
 	if d := s.tree.GetDropStmt(); d != nil && s.env.Schema != nil && (len(s.env.Replicas[driver.SQLite]) > 0 || len(s.env.Replicas[driver.MySQL]) > 0) {
 		// Checked before any replica runs it: MariaDB drops the

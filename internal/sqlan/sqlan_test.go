@@ -337,6 +337,7 @@ var columnsQueries = []string{
 	// Common types.
 	`SELECT coalesce(i2, i4), coalesce(n, f4), coalesce(vc, c), coalesce(c, vc), coalesce(vc, 'x'), coalesce(c, 'x'), coalesce(d, ts), coalesce(ts, tz), coalesce(vc, vc), coalesce(n, n), coalesce(n, 1), coalesce(t, vc), coalesce(vc, t) FROM ty`,
 	`SELECT CASE WHEN b THEN 1 ELSE 2.5 END, CASE WHEN b THEN vc ELSE 'x' END, greatest(i2, 1), least(vc, c), nullif('a', 'b'), nullif(i2, 1), nullif(n, 1), nullif('1', i8) FROM ty`,
+	`SELECT nullif(1, 2.5), nullif(i4, n), nullif(i2, i8), nullif(i8, i2), nullif(f4, f8), nullif(n, f8), nullif(i4, f4), nullif(n, i4), nullif(1, 2.5) / 2 FROM ty`,
 	// Windows.
 	`SELECT row_number() OVER (), rank() OVER (ORDER BY i4), dense_rank() OVER (ORDER BY i4), percent_rank() OVER (ORDER BY i4), cume_dist() OVER (ORDER BY i4), ntile(2) OVER (ORDER BY i4) FROM ty`,
 	`SELECT lag(n) OVER (ORDER BY id), lead(n, 1, 0) OVER (ORDER BY id), first_value(t) OVER (ORDER BY id), sum(i4) OVER (ORDER BY id), avg(f4) OVER () FROM ty`,

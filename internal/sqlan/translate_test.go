@@ -233,6 +233,11 @@ func expandParams(line string) string {
 
 func (sc *translateScript) translate(t *testing.T, input string) string {
 	sql, args := statement(input)
+	return sc.translateSQL(sql, args)
+}
+
+// translateSQL is translate for a statement and its arguments.
+func (sc *translateScript) translateSQL(sql string, args []driver.Arg) string {
 	st, err := ParseOneIn(sql, sc.env())
 	if err != nil {
 		return "error: " + errorLine(err) + "\n"
@@ -260,6 +265,25 @@ func (sc *translateScript) translate(t *testing.T, input string) string {
 			names = append(names, oidNames[oid])
 		}
 		fmt.Fprintf(&out, "param types: %s\n", strings.Join(names, " "))
+	}
+	if st.Unnest != nil {
+		// What the session runs instead, for these arguments.
+		text, xargs, err := st.Unnest.Expand(args)
+		switch {
+		case err != nil:
+			return out.String() + "error: " + errorLine(err) + "\n"
+		case text == "":
+			return out.String() + "expanded: no rows (INSERT 0 0)\n"
+		}
+		return out.String() + "expanded: " + text + "\n" + sc.translateSQL(text, xargs)
+	}
+	if sf := st.SelectFirst; sf != nil {
+		// The SELECT, then the INSERT ... VALUES of its rows (shown
+		// with one).
+		out.WriteString("select first: " + st.Inner.SQL + "\n")
+		out.WriteString(sc.translateSQL(st.Inner.SQL, sf.SelectArgs(args)))
+		out.WriteString("then, a row a VALUES row: " + sf.Insert().SQL + "\n")
+		return out.String()
 	}
 	forms := map[driver.Dialect]Form{}
 	for _, f := range st.Forms() {
@@ -291,6 +315,9 @@ var oidNames = func() map[uint32]string {
 	m := map[uint32]string{0: "unknown"}
 	for name, oid := range typeOIDs {
 		m[oid] = name
+	}
+	for name, oid := range arrayOIDs {
+		m[oid] = "_" + name
 	}
 	return m
 }()

@@ -122,7 +122,12 @@
 // there, and some clients cancel their COMMIT (coord.Cancel). Check 2
 // then says the core never leaves that replica different from the others
 // while it stays in use: it drives such a transaction to commit, or
-// retires the replica (coord.Retire).
+// retires the replica (coord.Retire). In half of those runs (and the
+// ddl-block scenarios, which crash shepherd often) half the DDL
+// statements stand among others in a block (coord.Submit.Defer): the
+// core must keep them from that replica until the commit is decided and
+// logged (the fake commits DDL with what its transaction ran before, so
+// sending it earlier and rolling back leaves it different).
 //
 // In runs with a write-ahead log, the log may refuse records (as one too
 // large is refused) and may fail for good (as after a failed fsync); the

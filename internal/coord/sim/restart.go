@@ -65,7 +65,13 @@ func (s *sim) resolveIntents() {
 	intents := make([]coord.DDLIntent, len(s.intents))
 	for i, id := range s.intents {
 		t := s.txns[id]
-		intents[i] = coord.DDLIntent{Txn: uint64(id), Lone: t.sent == 1 && len(t.stmts) == 1, Replicas: ddlReplicas}
+		intents[i] = coord.DDLIntent{Txn: uint64(id), Lone: t.sent == 1 && len(t.stmts) == 1, Deferred: t.blockDDL, Replicas: ddlReplicas}
+		for _, r := range ddlReplicas {
+			if t.blockDDL && s.fakes[r].done[id] {
+				// Its log table holds the commit (see s.highest).
+				intents[i].Holds = append(intents[i].Holds, r)
+			}
+		}
 	}
 	s.intents = nil
 	planIntents := coord.PlanIntents
@@ -255,6 +261,7 @@ func (s *sim) restart() {
 	}
 	s.logQ = nil
 	clear(s.pendingCat) // their records never became durable: no commit
+	clear(s.ddlLocks)   // the sessions are gone
 	s.resolveIntents()
 	top, logged := s.logTop()
 	// Durable transactions whose COMMIT no replica was sent yet
@@ -459,6 +466,7 @@ func names(cat *schema.Catalog, keys int) catalog {
 // schema change.
 func (s *sim) writeCatalog(t *txn) {
 	if s.file == nil {
+		s.unlockDDL(t.id)
 		return // a run without a log or schema changes
 	}
 	keep := survivors(t.stmts[:t.sent])
@@ -476,6 +484,7 @@ func (s *sim) writeCatalog(t *txn) {
 		}
 	}
 	if !ddl {
+		s.unlockDDL(t.id)
 		return
 	}
 	var barrier uint64
@@ -485,6 +494,7 @@ func (s *sim) writeCatalog(t *txn) {
 	if err := s.file.Commit(barrier, trees); err != nil {
 		s.failf("t%d: the catalog refuses its changes: %v", t.id, err)
 	}
+	s.unlockDDL(t.id) // the change is in the file: the next DDL is translated from it
 }
 
 // catalogAfterCommit is the session's Txn.AfterCommit for t, whose client

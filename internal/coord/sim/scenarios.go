@@ -57,6 +57,26 @@ var scenarios = map[string]func(*setup){
 		s.ddlEvery = 2
 		s.tickEvery = 0.3
 	},
+	// DDL inside transaction blocks, with a MariaDB-like primary that
+	// commits DDL (and what its transaction ran before) as it runs it:
+	// deferred there until the commit is decided, run exclusively;
+	// clients roll blocks back, and shepherd crashes again and again.
+	"ddl-block": func(s *setup) {
+		cluster(s, -1, []driver.Class{driver.Locking, driver.MVCC, driver.Serial}, faults{})
+		ddlOn(s, 0)
+		s.blockDDL, s.blockSet = true, true
+		s.ddlEvery = 3
+		restartAt(s, 700, 1500, 2200, 3100, 3900, 4600, 5500)
+	},
+	// The same with the primary crashing, and a lying secondary.
+	"ddl-block-crash": func(s *setup) {
+		cluster(s, 0, []driver.Class{driver.Locking, driver.Serial, driver.MVCC, driver.Serial, driver.Locking}, faults{crashAt: 1500})
+		s.f = 2
+		ddlOn(s, 0)
+		s.ddlCommits[4] = true
+		s.blockDDL, s.blockSet = true, true
+		s.ddlEvery = 3
+	},
 	// A MariaDB-like secondary, next to a primary that lies now and then.
 	"ddl-secondary": func(s *setup) {
 		cluster(s, 0, []driver.Class{driver.Locking, driver.Locking, driver.MVCC}, faults{lie: 0.05})

@@ -37,6 +37,11 @@ type setup struct {
 	ddlCommits  []bool
 	// ddlEvery: one transaction in ddlEvery is DDL (0: 8).
 	ddlEvery int
+	// blockDDL (with ddl): half the DDL statements stand among other
+	// statements of a transaction block (coord.Submit.Defer), deferred
+	// on the replicas in ddlCommits until the commit is decided. Drawn
+	// from a stream of its own (half the runs with ddl) unless blockSet.
+	blockDDL, blockSet bool
 	// walOn: the run has a write-ahead log whatever the seed (CBS and SS;
 	// otherwise half the seeds have one).
 	walOn bool

@@ -181,6 +181,8 @@ type sim struct {
 	// ddlRNG draws the DDL transactions and the cancels (setup.ddl);
 	// spRNG the savepoints (setup.savepoints).
 	ddlRNG, spRNG *rand.Rand
+	// blockRNG draws which DDL statements stand in blocks (setup.blockDDL).
+	blockRNG *rand.Rand
 	// base is the log barrier of the current core's barrier 0: 1 at
 	// first (a new log), then what coord.PlanStart decided at each
 	// restart. Barriers in the sim's own books (barrierOf, durable,
@@ -209,6 +211,13 @@ type sim struct {
 	// record is not durable yet.
 	file       *schema.Catalog
 	pendingCat map[coord.TxnID]bool
+	// ddlLocks are the session's DDL locks (session/ddllock.go): a
+	// swap takes one on each name it renames, before it is translated,
+	// and holds it until its change is in the catalog file (or it ended
+	// without one). Without them a swap could be translated, and reach
+	// the file, before an earlier swap of the same name did: the file
+	// would then apply them in another order than the log.
+	ddlLocks map[int]coord.TxnID
 	// swapRNG draws the name swaps, restartRNG the restarts.
 	swapRNG, restartRNG *rand.Rand
 	// halted: shepherd could not start again (too few usable replicas).
@@ -232,6 +241,9 @@ type client struct {
 	cur     *txn
 	waiting bool // an op is out and its Reply has not come
 	op      coord.Op
+	// lockWait is the tick the client began waiting for a DDL lock
+	// (ddlLocks) another transaction holds, 0 when it does not wait.
+	lockWait int
 }
 
 // txn is one client transaction as the client sees it.
@@ -255,6 +267,9 @@ type txn struct {
 	// survey: a compare or repair step of the shell's (coord.Begin); it
 	// may write, as a repair does, and commits only when unanimous.
 	survey bool
+	// blockDDL: t's DDL statement stands among others, in a block
+	// (coord.Submit.Defer).
+	blockDDL bool
 	// mayCancel: the client may give up waiting for its COMMIT
 	// (coord.Cancel); cancelled once it did. commitsAnyway: its COMMIT
 	// failed with coord.ErrCommitsAnyway, so it commits nevertheless.
@@ -306,6 +321,10 @@ func (s *sim) start() {
 	if !st.ddl {
 		st.ddlCommits = nil
 	}
+	s.blockRNG = rand.New(rand.NewPCG(uint64(s.opt.Seed), 0xb10c))
+	if !st.blockSet {
+		st.blockDDL = st.ddl && s.blockRNG.IntN(2) == 0
+	}
 	if !s.wal {
 		st.restarts = nil
 	} else if !st.restartSet {
@@ -339,6 +358,7 @@ func (s *sim) start() {
 		}
 	}
 	s.pendingCat = map[coord.TxnID]bool{}
+	s.ddlLocks = map[int]coord.TxnID{}
 	s.recs = map[int]wal.Record{}
 	s.base, s.nextLog, s.logged = 1, 1, 1
 	s.setup = st
@@ -390,7 +410,8 @@ func (s *sim) newCore() {
 	// Surveys give up on a replica well within the progress check's
 	// patience (stuckTicks): it holds locks clients may wait for.
 	s.co = coord.New(coord.Config{Mode: s.opt.Mode, N: st.n, F: st.f, Classes: st.classes, Concurrent: concurrent,
-		StallTicks: st.stallTicks, OpTicks: st.opTicks, Log: s.wal, SurveyTicks: 20 * stall, DDLCommits: st.ddlCommits})
+		StallTicks: st.stallTicks, OpTicks: st.opTicks, Log: s.wal, SurveyTicks: 20 * stall, DDLCommits: st.ddlCommits,
+		DrainTicks: 20 * stall})
 	s.core = s.co
 	if s.opt.wrap != nil {
 		s.core = s.opt.wrap(s, s.core)
@@ -601,7 +622,7 @@ func (s *sim) rejoins() {
 func (s *sim) collect() []move {
 	ms := s.moves[:0]
 	for _, c := range s.clients {
-		if !c.waiting && (c.cur != nil || s.started < s.setup.txns) {
+		if !c.waiting && (c.cur != nil || s.started < s.setup.txns) && !s.lockBlocked(c) {
 			ms = append(ms, move{c: c})
 		}
 		if t := c.cur; c.waiting && t != nil && t.mayCancel && !t.cancelled && c.op.Kind == coord.OpCommit {
@@ -669,6 +690,7 @@ func (s *sim) flush() {
 			delete(s.barrierOf, e.txn)
 			delete(s.recs, e.barrier)
 			delete(s.pendingCat, e.txn)
+			s.unlockDDL(e.txn)
 		}
 		s.logQ = nil
 		s.logf("the log fails")
@@ -694,6 +716,7 @@ func (s *sim) flush() {
 		delete(s.barrierOf, e.txn)
 		delete(s.recs, e.barrier)
 		delete(s.pendingCat, e.txn)
+		s.unlockDDL(e.txn)
 		s.logged = e.barrier + 1
 		s.stepCore(coord.LogRefused{Txn: e.txn, Fail: pgerr.New(pgerr.ProgramLimitExceeded, "sim: record too large")})
 	}
@@ -707,8 +730,18 @@ func (s *sim) clientNext(c *client) {
 	t := c.cur
 	if t == nil {
 		t = s.begin(c)
+		if s.lockBlocked(c) {
+			return // its swap waits for a DDL lock (collect offers it again)
+		}
 	}
+	gaveUp := c.lockWait > 0 // waited out its DDL lock (lockBlocked)
+	c.lockWait = 0
 	switch {
+	case gaveUp:
+		// lock_timeout, or the deadlock check's 40P01: the session
+		// fails the statement, and the client rolls back.
+		t.mustRollback = true
+		s.submit(c, coord.Op{Txn: t.id, Kind: coord.OpRollback})
 	case t.mustRollback, t.sent > 0 && t.sent < len(t.stmts) && s.rng.IntN(50) == 0 && !t.ddl():
 		s.submit(c, coord.Op{Txn: t.id, Kind: coord.OpRollback})
 	case t.sent < len(t.stmts):
@@ -717,6 +750,46 @@ func (s *sim) clientNext(c *client) {
 		s.submit(c, coord.Op{Txn: t.id, Kind: coord.OpRollback})
 	default:
 		s.submit(c, coord.Op{Txn: t.id, Kind: coord.OpCommit})
+	}
+}
+
+// lockBlocked reports whether client c's next statement is a swap that
+// must wait for a DDL lock another transaction holds (ddlLocks), as the
+// session waits; a wait longer than lockWaitTicks ends (lock_timeout, or
+// the deadlock check's 40P01 where the holder waits for c in an engine),
+// and the client's next move then rolls back.
+func (s *sim) lockBlocked(c *client) bool {
+	t := c.cur
+	if t == nil || t.mustRollback || t.sent >= len(t.src) || t.src[t.sent].kind != stmtSwap {
+		c.lockWait = 0
+		return false
+	}
+	q := t.src[t.sent]
+	held := false
+	for _, n := range []int{q.k, q.hi} {
+		if h, ok := s.ddlLocks[n]; ok && h != t.id {
+			held = true
+		}
+	}
+	switch {
+	case !held:
+		c.lockWait = 0
+		return false
+	case c.lockWait == 0:
+		c.lockWait = max(s.tick, 1)
+	}
+	return s.tick-c.lockWait <= lockWaitTicks
+}
+
+// lockWaitTicks bounds a wait for a DDL lock (see lockBlocked).
+const lockWaitTicks = 20
+
+// unlockDDL releases transaction id's DDL locks (ddlLocks).
+func (s *sim) unlockDDL(id coord.TxnID) {
+	for n, h := range s.ddlLocks {
+		if h == id {
+			delete(s.ddlLocks, n)
+		}
 	}
 }
 
@@ -762,7 +835,16 @@ func (s *sim) begin(c *client) *txn {
 			every = 8
 		}
 		if s.ddlRNG.IntN(every) == 0 {
-			t.src = []stmt{{kind: stmtDDL, k: keys, d: 1000 + s.ddlRNG.IntN(1000)}}
+			ddl := stmt{kind: stmtDDL, k: keys, d: 1000 + s.ddlRNG.IntN(1000)}
+			sp := slices.ContainsFunc(t.src, func(q stmt) bool { return q.kind == stmtSavepoint })
+			if s.setup.blockDDL && !sp && s.blockRNG.IntN(2) == 0 {
+				// In a block, among its statements: deferred on the
+				// replicas that commit DDL as they run it.
+				t.src = slices.Insert(t.src, s.blockRNG.IntN(len(t.src)+1), ddl)
+				t.blockDDL = true
+			} else {
+				t.src = []stmt{ddl}
+			}
 		}
 		t.mayCancel = s.ddlRNG.IntN(4) == 0
 	}
@@ -779,6 +861,9 @@ func (s *sim) submit(c *client, op coord.Op) {
 	case coord.OpStmt:
 		// Shepherd translates the statement now, against the catalog
 		// as it stands; the replicas are sent the translation.
+		if q := t.src[op.Seq]; q.kind == stmtSwap {
+			s.ddlLocks[q.k], s.ddlLocks[q.hi] = t.id, t.id
+		}
 		t.stmts[op.Seq] = s.cat.translate(t.src[op.Seq])
 		t.sent++
 	default:
@@ -789,7 +874,8 @@ func (s *sim) submit(c *client, op coord.Op) {
 		s.noteIntent(t, op.Seq)
 	}
 	writes := op.Kind == coord.OpStmt && op.Seq < len(t.stmts) && t.stmts[op.Seq].writes()
-	s.stepCore(coord.Submit{Op: op, Writes: writes, DDL: op.Kind == coord.OpStmt && t.stmts[op.Seq].schemaChange(),
+	ddl := op.Kind == coord.OpStmt && t.stmts[op.Seq].schemaChange()
+	s.stepCore(coord.Submit{Op: op, Writes: writes, DDL: ddl, Defer: ddl && t.blockDDL,
 		Recovers: op.Kind == coord.OpStmt && t.stmts[op.Seq].kind == stmtRollbackTo})
 }
 
@@ -912,8 +998,10 @@ func (s *sim) finished(id coord.TxnID) {
 	t.finished = true
 	s.finishedTxns++
 	s.progressTick = s.tick
-	if b, ok := s.barrierOf[id]; !ok || !s.durable[b] {
-		s.dropIntent(id) // it ended without a commit
+	if b, ok := s.barrierOf[id]; !ok || !s.durable[b] || t.blockDDL {
+		// It ended without a commit, or (DDL in a block) the replicas
+		// that commit DDL as they run it have all of it.
+		s.dropIntent(id)
 	}
 	for _, f := range s.fakes {
 		for seq := range t.sent {
@@ -1098,6 +1186,7 @@ func (s *sim) reply(r coord.Reply) {
 		case code != "":
 			s.res.Refused++
 			t.refused = true
+			s.unlockDDL(t.id)
 			t.unknown = code == pgerr.TransactionResolutionUnknown
 		default:
 			s.res.Commits++
@@ -1115,6 +1204,7 @@ func (s *sim) reply(r coord.Reply) {
 	case coord.OpRollback:
 		c.cur = nil
 		s.res.RolledBack++
+		s.unlockDDL(t.id)
 	}
 }
 

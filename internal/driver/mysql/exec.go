@@ -25,6 +25,18 @@ func (c *Conn) Exec(ctx context.Context, q driver.Query) (*answer.Answer, error)
 		})
 	} else {
 		err = c.guard(ctx, true, func(ctx context.Context) error {
+			if len(args) == 0 && strings.Contains(q.SQL, driver.StatementSeparator) {
+				// Several statements (a TRUNCATE of several tables):
+				// the connection runs one per call, in the transaction.
+				// The tag carries no count.
+				for _, part := range strings.Split(q.SQL, driver.StatementSeparator) {
+					if _, xerr := c.conn.ExecContext(ctx, part); xerr != nil {
+						return xerr
+					}
+				}
+				a = &answer.Answer{Tag: answer.Tag(verb, 0)}
+				return nil
+			}
 			res, xerr := c.conn.ExecContext(ctx, q.SQL, args...)
 			if xerr != nil {
 				return xerr

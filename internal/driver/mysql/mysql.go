@@ -435,3 +435,29 @@ func (c *Conn) watch(finished <-chan struct{}, drop func()) int {
 		return dropped
 	}
 }
+
+// Backend implements driver.Backend: the session's connection id.
+func (c *Conn) Backend() int64 { return c.threadID }
+
+// Blockers implements driver.LockWaits with InnoDB's lock waits (row and
+// table locks; metadata lock waits are not there).
+func (e *Engine) Blockers(ctx context.Context, backend int64) ([]int64, error) {
+	rows, err := e.db.QueryContext(ctx, `SELECT b.trx_mysql_thread_id
+		FROM information_schema.innodb_lock_waits w
+		JOIN information_schema.innodb_trx b ON b.trx_id = w.blocking_trx_id
+		JOIN information_schema.innodb_trx r ON r.trx_id = w.requesting_trx_id
+		WHERE r.trx_mysql_thread_id = ?`, backend)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []int64
+	for rows.Next() {
+		var n int64
+		if err := rows.Scan(&n); err != nil {
+			return nil, err
+		}
+		out = append(out, n)
+	}
+	return out, rows.Err()
+}

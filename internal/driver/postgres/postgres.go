@@ -21,6 +21,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -535,4 +536,31 @@ func fromPgError(p *pgconn.PgError) *pgerr.Error {
 		e.Severity = pgerr.SeverityFatal
 	}
 	return e
+}
+
+// Backend implements driver.Backend: the session's backend pid.
+func (c *Conn) Backend() int64 { return int64(c.pc.PID()) }
+
+// Blockers implements driver.LockWaits with pg_blocking_pids, on a
+// session of its own.
+func (e *Engine) Blockers(ctx context.Context, backend int64) ([]int64, error) {
+	pc, err := pgconn.ConnectConfig(ctx, e.config)
+	if err != nil {
+		return nil, e.connectError(ctx, err)
+	}
+	defer pc.Close(context.Background())
+	rr := pc.ExecParams(ctx, "SELECT unnest(pg_blocking_pids($1::int))", [][]byte{[]byte(strconv.FormatInt(backend, 10))}, nil, nil, nil)
+	var out []int64
+	for rr.NextRow() {
+		n, err := strconv.ParseInt(string(rr.Values()[0]), 10, 64)
+		if err != nil {
+			rr.Close()
+			return nil, err
+		}
+		out = append(out, n)
+	}
+	if _, err := rr.Close(); err != nil {
+		return nil, err
+	}
+	return out, nil
 }

@@ -91,6 +91,9 @@ func init() {
 		if err := c.RegisterFunc(HexIntFunction, func(v any) (any, error) { return hexInt(cgoArg(v)) }, true); err != nil {
 			return err
 		}
+		if err := c.RegisterFunc(RoundEvenFunction, func(v any) (any, error) { return roundEven(cgoArg(v)) }, true); err != nil {
+			return err
+		}
 		if err := c.RegisterFunc(NumericFunction, func(v, p, s any) (any, error) { return numeric(cgoArg(v), p, s) }, true); err != nil {
 			return err
 		}
@@ -105,6 +108,33 @@ func init() {
 		}
 		if err := c.RegisterFunc(SumPartsInExprFunction, func(hi, lo any) (any, error) { return sumParts(cgoArg(hi), cgoArg(lo), false) }, true); err != nil {
 			return err
+		}
+		for _, f := range pgFunctions {
+			var fn any
+			switch f.n {
+			case 1:
+				fn = func(a any) (any, error) { return f.fn1(cgoArg(a)) }
+			case 2:
+				fn = func(a, b any) (any, error) { return f.fn2(cgoArg(a), cgoArg(b)) }
+			case 3:
+				fn = func(a, b, x any) (any, error) { return f.fn3(cgoArg(a), cgoArg(b), cgoArg(x)) }
+			default:
+				fn = func(a, b, x, y any) (any, error) { return f.fn4(cgoArg(a), cgoArg(b), cgoArg(x), cgoArg(y)) }
+			}
+			if err := c.RegisterFunc(f.name, fn, true); err != nil {
+				return err
+			}
+		}
+		for name := range StringFunctions {
+			f := stringFuncs[name]
+			if err := c.RegisterFunc(StringFunctionPrefix+name, func(args ...any) (any, error) {
+				for i, v := range args {
+					args[i] = cgoArg(v)
+				}
+				return f(args)
+			}, true); err != nil {
+				return err
+			}
 		}
 		return c.RegisterFunc(Int4Function, func(v any) (any, error) { return int4(cgoArg(v)) }, true)
 	}})

@@ -35,6 +35,11 @@ func (e *Engine) classify(ctx context.Context, err error) *pgerr.Error {
 	case errors.As(err, &out):
 	case ctx.Err() != nil && (!isSQLite || code&0xff == codeInterrupt):
 		out = pgerr.Wrap(pgerr.QueryCanceled, err, "canceling statement due to user request")
+	case isSQLite && isPGFunctionError(msg):
+		// A shepherd function failed as PostgreSQL's does (strfuncs.go).
+		c, m, _ := pgFunctionErrorOf(msg)
+		out = pgerr.Wrap(c, err, "")
+		out.Message = m
 	case isSQLite:
 		out = pgerr.Wrap(sqlstateOf(code, msg), err, "")
 		if m, ok := undefinedColumnMessage(msg); ok {

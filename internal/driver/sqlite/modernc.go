@@ -48,10 +48,25 @@ func init() {
 		func(_ *msqlite.FunctionContext, args []sqldriver.Value) (sqldriver.Value, error) {
 			return hexInt(args[0])
 		})
+	msqlite.MustRegisterDeterministicScalarFunction(RoundEvenFunction, 1,
+		func(_ *msqlite.FunctionContext, args []sqldriver.Value) (sqldriver.Value, error) {
+			return roundEven(args[0])
+		})
 	msqlite.MustRegisterDeterministicScalarFunction(NumericFunction, 3,
 		func(_ *msqlite.FunctionContext, args []sqldriver.Value) (sqldriver.Value, error) {
 			return numeric(args[0], args[1], args[2])
 		})
+	for name, nargs := range StringFunctions {
+		f := stringFuncs[name]
+		msqlite.MustRegisterDeterministicScalarFunction(StringFunctionPrefix+name, int32(nargs),
+			func(_ *msqlite.FunctionContext, args []sqldriver.Value) (sqldriver.Value, error) {
+				a := make([]any, len(args))
+				for i, v := range args {
+					a[i] = v
+				}
+				return f(a)
+			})
+	}
 	for name, text := range map[string]bool{SumPartsFunction: true, SumPartsInExprFunction: false} {
 		msqlite.MustRegisterDeterministicScalarFunction(name, 2,
 			func(_ *msqlite.FunctionContext, args []sqldriver.Value) (sqldriver.Value, error) {
@@ -63,6 +78,20 @@ func init() {
 			MakeAggregate: func(msqlite.FunctionContext) (msqlite.AggregateFunction, error) {
 				return &moderncSum{intSum{text: text}}, nil
 			}})
+	}
+	for _, f := range pgFunctions {
+		msqlite.MustRegisterDeterministicScalarFunction(f.name, int32(f.n),
+			func(_ *msqlite.FunctionContext, args []sqldriver.Value) (sqldriver.Value, error) {
+				switch f.n {
+				case 1:
+					return f.fn1(args[0])
+				case 2:
+					return f.fn2(args[0], args[1])
+				case 3:
+					return f.fn3(args[0], args[1], args[2])
+				}
+				return f.fn4(args[0], args[1], args[2], args[3])
+			})
 	}
 	driver.Register(Pure, driver.Serial, moderncLibrary.opener())
 }

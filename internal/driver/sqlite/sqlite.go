@@ -396,10 +396,11 @@ func (c *Conn) Exec(ctx context.Context, q driver.Query) (*answer.Answer, error)
 		return a, nil
 	}
 	var res sql.Result
-	if (strings.HasPrefix(verb, "ALTER") || strings.HasPrefix(verb, "DROP")) && len(args) == 0 {
+	if (strings.HasPrefix(verb, "ALTER") || strings.HasPrefix(verb, "DROP") || strings.HasPrefix(verb, "TRUNCATE")) && len(args) == 0 {
 		// The SQL writer may write an ALTER TABLE as several statements
 		// (a table rebuilt, see package dialect), and a DROP of several
-		// tables or views as one DROP each. A prepared statement
+		// tables or views as one DROP each, a TRUNCATE of several as
+		// one DELETE each. A prepared statement
 		// of go-sqlite3 runs only the first; the connection's Exec runs
 		// them all, in both builds. DDL is rare: not worth a cache entry.
 		res, err = c.conn.ExecContext(ctx, q.SQL)

@@ -44,12 +44,13 @@ pg_ts_dict|true
 pg_ts_parser|true
 pg_ts_template|true
 pg_aggregate|true
+pg_init_privs|true
 "
 # Relations kept without built-in rows (shepherd fills the user's).
 empty="pg_index pg_constraint pg_attrdef pg_sequence pg_depend
 pg_inherits pg_trigger pg_policy pg_statistic_ext pg_publication
 pg_publication_namespace pg_publication_rel pg_enum pg_rewrite
-pg_foreign_table pg_partitioned_table pg_event_trigger pg_init_privs pg_seclabel
+pg_foreign_table pg_partitioned_table pg_event_trigger pg_seclabel pg_seclabels
 pg_foreign_data_wrapper pg_foreign_server pg_user_mapping pg_default_acl pg_largeobject_metadata
 pg_transform pg_amop pg_amproc pg_statistic_ext_data pg_subscription pg_tables pg_indexes
 pg_statio_all_tables pg_statio_user_tables pg_sequences

@@ -1085,3 +1085,90 @@ SELECT c.conname, g.s, g.o FROM pg_catalog.pg_constraint c, generate_subscripts(
 ----
 -- TypeORM 0.3 loadTables columns (a quoted, qualified type name cast to regtype at run time)
 SELECT columns.table_name, columns.column_name, columns.udt_name, ('"' || "udt_schema" || '"."' || "udt_name" || '"')::"regtype" AS "regtype", pg_catalog.format_type("col_attr"."atttypid", "col_attr"."atttypmod") AS "format_type", ('"' || udt_name || '"')::regtype::text AS bare, ('pg_catalog.' || udt_name)::regtype AS dotted, (upper(udt_name))::regtype AS upper_unquoted FROM "information_schema"."columns" LEFT JOIN "pg_catalog"."pg_attribute" AS "col_attr" ON "col_attr"."attname" = "columns"."column_name" AND "col_attr"."attrelid" = ( SELECT "cls"."oid" FROM "pg_catalog"."pg_class" AS "cls" LEFT JOIN "pg_catalog"."pg_namespace" AS "ns" ON "ns"."oid" = "cls"."relnamespace" WHERE "cls"."relname" = "columns"."table_name" AND "ns"."nspname" = "columns"."table_schema" ) WHERE ("table_schema" = 'public' AND "table_name" = 'parent') OR ("table_schema" = 'public' AND "table_name" = 'child') ORDER BY 1, 2
+----
+-- pg_dump 15: foreign-data wrappers (pg_options_to_table in FROM)
+SELECT tableoid, oid, fdwname, fdwowner, fdwhandler::pg_catalog.regproc, fdwvalidator::pg_catalog.regproc, fdwacl, acldefault('F', fdwowner) AS acldefault, array_to_string(ARRAY(SELECT quote_ident(option_name) || ' ' || quote_literal(option_value) FROM pg_options_to_table(fdwoptions) ORDER BY option_name), E',
+	    ') AS fdwoptions FROM pg_foreign_data_wrapper
+----
+-- pg_dump 15: foreign servers
+SELECT tableoid, oid, srvname, srvowner, srvfdw, srvtype, srvversion, srvacl, acldefault('S', srvowner) AS acldefault, array_to_string(ARRAY(SELECT quote_ident(option_name) || ' ' || quote_literal(option_value) FROM pg_options_to_table(srvoptions) ORDER BY option_name), E',
+	    ') AS srvoptions FROM pg_foreign_server
+----
+-- pg_dump 15: event triggers (quote_literal over unnest)
+SELECT e.tableoid, e.oid, evtname, evtenabled, evtevent, evtowner, array_to_string(array(select quote_literal(x)  from unnest(evttags) as t(x)), ', ') as evttags, e.evtfoid::regproc as evtfname FROM pg_event_trigger e ORDER BY e.oid
+----
+-- pg_dump 15: security labels
+SELECT label, provider, classoid, objoid, objsubid FROM pg_catalog.pg_seclabels ORDER BY classoid, objoid, objsubid
+----
+-- pg_dump 15: the search path it records
+SELECT pg_catalog.current_schemas(false)
+----
+-- pg_dump 15: types (isarray from typname[0]), those of the user's schema
+SELECT * FROM (SELECT tableoid, oid, typname, typnamespace, typacl, acldefault('T', typowner) AS acldefault, typowner, typelem, typrelid, CASE WHEN typrelid = 0 THEN ' '::"char" ELSE (SELECT relkind FROM pg_class WHERE oid = typrelid) END AS typrelkind, typtype, typisdefined, typname[0] = '_' AND typelem != 0 AND (SELECT typarray FROM pg_type te WHERE oid = pg_type.typelem) = oid AS isarray FROM pg_type) q WHERE typnamespace = 2200 ORDER BY typname
+----
+-- pg_dump 15: functions to dump (none: pg_init_privs' built-in rows match proacl), information_schema's aside
+SELECT * FROM (SELECT p.tableoid, p.oid, p.proname, p.prolang, p.pronargs, p.proargtypes, p.prorettype, p.proacl, acldefault('f', p.proowner) AS acldefault, p.pronamespace, p.proowner FROM pg_proc p LEFT JOIN pg_init_privs pip ON (p.oid = pip.objoid AND pip.classoid = 'pg_proc'::regclass AND pip.objsubid = 0) WHERE p.prokind <> 'a'
+	  AND NOT EXISTS (SELECT 1 FROM pg_depend WHERE classid = 'pg_proc'::regclass AND objid = p.oid AND deptype = 'i')
+	  AND (
+	  pronamespace != (SELECT oid FROM pg_namespace WHERE nspname = 'pg_catalog')
+	  OR EXISTS (SELECT 1 FROM pg_cast
+	  WHERE pg_cast.oid > 16383 
+	  AND p.oid = pg_cast.castfunc)
+	  OR EXISTS (SELECT 1 FROM pg_transform
+	  WHERE pg_transform.oid > 16383 AND 
+	  (p.oid = pg_transform.trffromsql
+	  OR p.oid = pg_transform.trftosql))
+	  OR p.proacl IS DISTINCT FROM pip.initprivs)) q WHERE q.pronamespace <> (SELECT oid FROM pg_namespace WHERE nspname = 'information_schema')
+----
+-- pg_dump 15: a table's columns (attfdwoptions from pg_options_to_table)
+SELECT
+	a.attrelid,
+	a.attnum,
+	a.attname,
+	a.atttypmod,
+	a.attstattarget,
+	a.attstorage,
+	t.typstorage,
+	a.attnotnull,
+	a.atthasdef,
+	a.attisdropped,
+	a.attlen,
+	a.attalign,
+	a.attislocal,
+	pg_catalog.format_type(t.oid, a.atttypmod) AS atttypname,
+	array_to_string(a.attoptions, ', ') AS attoptions,
+	CASE WHEN a.attcollation <> t.typcollation THEN a.attcollation ELSE 0 END AS attcollation,
+	pg_catalog.array_to_string(ARRAY(SELECT pg_catalog.quote_ident(option_name) || ' ' || pg_catalog.quote_literal(option_value) FROM pg_catalog.pg_options_to_table(attfdwoptions) ORDER BY option_name), E',
+	    ') AS attfdwoptions,
+	a.attcompression AS attcompression,
+	a.attidentity,
+	CASE WHEN a.atthasmissing AND NOT a.attisdropped THEN a.attmissingval ELSE null END AS attmissingval,
+	a.attgenerated
+	FROM unnest('{{parent}}'::pg_catalog.oid[]) AS src(tbloid)
+	JOIN pg_catalog.pg_attribute a ON (src.tbloid = a.attrelid) LEFT JOIN pg_catalog.pg_type t ON (a.atttypid = t.oid)
+	WHERE a.attnum > 0::pg_catalog.int2
+	ORDER BY a.attrelid, a.attnum
+----
+-- pg_dump 15: getColumnACLs
+SELECT at.attname, at.attacl, '{}' AS acldefault, pip.privtype, pip.initprivs FROM pg_catalog.pg_attribute at LEFT JOIN pg_catalog.pg_init_privs pip ON (at.attrelid = pip.objoid AND pip.classoid = 'pg_catalog.pg_class'::pg_catalog.regclass AND at.attnum = pip.objsubid) WHERE at.attrelid = '{child}' AND NOT at.attisdropped AND (at.attacl IS NOT NULL OR pip.initprivs IS NOT NULL) ORDER BY at.attnum
+----
+-- pg_dump 15: a SERIAL column's sequence read as a relation
+SELECT last_value, is_called FROM public.parent_id_seq
+----
+-- pg_dump 15: CHECK constraints as PostgreSQL prints them back (implicit casts, parentheses)
+SELECT conname, pg_catalog.pg_get_constraintdef(oid) AS consrc FROM pg_catalog.pg_constraint WHERE conrelid = 'public.ck'::pg_catalog.regclass AND contype = 'c' ORDER BY conname
+----
+-- information_schema.check_constraints of ck
+SELECT constraint_name, check_clause FROM information_schema.check_constraints WHERE constraint_name LIKE 'ck%' ORDER BY 1
+----
+-- pg_dump 15: the dependencies of defaults and views' rules (pg_dump orders objects by them)
+SELECT d.classid::pg_catalog.regclass::text AS classid, d.objsubid, d.refobjid::pg_catalog.regclass::text AS refobjid, d.refobjsubid, d.deptype FROM pg_catalog.pg_depend d WHERE d.classid IN ('pg_catalog.pg_attrdef'::pg_catalog.regclass, 'pg_catalog.pg_rewrite'::pg_catalog.regclass) AND d.refobjid >= 16384 ORDER BY 3, 1, 4, 5
+----
+-- pg_dump 15: views' rules
+SELECT rulename, ev_class::pg_catalog.regclass::text AS ev_class, ev_type, ev_enabled, is_instead FROM pg_catalog.pg_rewrite WHERE ev_class >= 16384 ORDER BY 2
+----
+-- pg_dump 15: a view's definition (pg_get_viewdef as PostgreSQL prints it)
+SELECT pg_catalog.pg_get_viewdef('public.v_parent'::pg_catalog.regclass::pg_catalog.oid) AS viewdef, pg_catalog.pg_get_viewdef('public.v_parent'::pg_catalog.regclass, true) AS pretty
+----
+-- information_schema.views
+SELECT table_name, view_definition, check_option FROM information_schema.views WHERE table_schema = 'public' ORDER BY 1

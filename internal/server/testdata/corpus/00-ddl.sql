@@ -175,3 +175,14 @@ CREATE TABLE kv (k integer);
 
 -- error: 42P01
 CREATE TABLE bad_fk (id integer PRIMARY KEY, x integer REFERENCES no_such_table (id));
+
+-- feature: storage options
+CREATE TABLE packed (id integer PRIMARY KEY, note text) WITH (fillfactor=70);
+
+INSERT INTO packed VALUES (1, 'a');
+
+-- error: 22023
+CREATE TABLE packed_low (id integer) WITH (fillfactor=5);
+
+-- error: 22023
+CREATE TABLE packed_word (id integer) WITH (fillfactor='full');

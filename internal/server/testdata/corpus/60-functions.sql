@@ -53,6 +53,31 @@ SELECT starts_with(name, 'A'), name LIKE '_u' FROM emp ORDER BY id;
 
 SELECT upper('naïve café'), lower('ÄPFEL'), length('naïve café');
 
+SELECT lpad('abc', -1, 'x'), lpad('abc', 5, ''), rpad(NULL, 3, 'x'), lpad('héé', 5, 'é'), left('héllo', -2), right('héllo', -2);
+
+SELECT split_part('a,b,c', ',', -1), split_part('a,,c', ',', 2), split_part('a,b', ',', 3), split_part(NULL, ',', 1), split_part(name, 'a', 2) FROM emp ORDER BY id;
+
+SELECT ascii('é'), ascii(''), chr(233), starts_with('abc', ''), starts_with(NULL, 'a'), reverse('héllo'), repeat('ab', -1);
+
+SELECT format('%s-%s-%1$s', 'a', NULL), format('100%%'), format('%s', id) FROM dept ORDER BY id;
+
+SELECT name, name ~* '^a', name !~ 'e', name !~* 'E' FROM emp ORDER BY id;
+
+SELECT regexp_replace(name, '[aeiou]+', '_', 'gi'), substring(name from '[a-z]+'), substring(name from 'x') FROM emp ORDER BY id;
+
+SELECT translate(name, 'ae', 'AE'), md5(name) FROM emp ORDER BY id;
+
+SELECT id, octet_length(code), code || '|' FROM words ORDER BY id;
+
+-- error: 22023
+SELECT split_part('a,b', ',', 0);
+
+-- error: 54000
+SELECT chr(0);
+
+-- error: 22023
+SELECT regexp_replace('a', 'a', 'b', 'z');
+
 -- feature: numeric functions
 SELECT round(2.5), round(-2.5), round(2.345, 2), round(1234.5678, -2);
 
@@ -78,6 +103,19 @@ SELECT big * 2 FROM nums WHERE id IN (1, 2, 4, 5) ORDER BY id;
 
 SELECT id, abs(a), a * a FROM nums WHERE a IS NOT NULL AND id <> 7 ORDER BY id;
 
+SELECT id, round(f), trunc(x, 1), trunc(x, -1), round(x, -1), mod(x, 0.7), x % 2, round(r) FROM nums ORDER BY id;
+
+SELECT round(0.5::float8), round(1.5::float8), round(-1.5::float8), round(-2.5::float8), round(-1250, -2);
+
+SELECT mod(-7.5, 2), -7.5 % 2, mod(7.5, -2), 7.25 % 0.5, mod(10, 2.5), trunc(1234.5678, -2), trunc(4.5, 3);
+
+SELECT salary % 7, mod(salary, 1000.5), trunc(salary, -3), round(salary, -2) FROM emp ORDER BY id;
+
+-- error: 22012
+SELECT mod(7.5, 0);
+
+SELECT '0.1'::real + 1, 0.1::real * 3, 1.1::real::float8, (-2.5)::real::double precision;
+
 -- feature: integer division
 SELECT 7 / 2, -7 / 2, 7 / -2, 1 / 3;
 
@@ -92,6 +130,20 @@ SELECT 1 / 3.0, 2.0 / 3;
 SELECT salary / 3 FROM emp WHERE id = 1;
 
 SELECT count(*) / 5, count(*) * 100 / 7 FROM emp;
+
+SELECT id, salary / 7, salary / id, -salary / 3 FROM emp ORDER BY id;
+
+SELECT id, x / 0.5, a / 2.5, x / 3 FROM nums ORDER BY id;
+
+SELECT dept_id, sum(salary) / 3, sum(salary) / count(*) FROM emp GROUP BY dept_id ORDER BY dept_id;
+
+SELECT NULLIF(1, 2.5), COALESCE(1, 2.0), CASE WHEN false THEN 1 ELSE 2.5 END, GREATEST(1, 2.5), NULLIF(2, 2.0);
+
+SELECT NULLIF(1, 2.5) / 2, NULLIF(2, 2.0) / 2, 7 / NULLIF(2.5, 0), 7 / NULLIF(0.0, 0);
+
+SELECT id, NULLIF(x, 0) / 3, a / NULLIF(x, 0) FROM nums ORDER BY id;
+
+SELECT - CAST(-15 AS INTEGER), - -15, 7 / NULLIF(0, 0), 7 % NULLIF(0, 0);
 
 -- feature: casts
 SELECT '42'::int, CAST('42' AS bigint), '3.14'::numeric(5,2), CAST(3.14159 AS numeric(4,2));
@@ -162,6 +214,38 @@ SELECT INTERVAL '1 day' * 3, INTERVAL '2 hours' + INTERVAL '30 minutes';
 
 SELECT placed, placed::date, placed + INTERVAL '1 day' FROM orders ORDER BY id;
 
+SELECT INTERVAL '1 year 2 months' + INTERVAL '3 days', INTERVAL '1 day' - INTERVAL '26 hours', INTERVAL '90 minutes' * 2, -INTERVAL '1 week';
+
+SELECT id, placed - TIMESTAMP '2023-01-01 00:00:00' FROM orders ORDER BY id;
+
+SELECT id, at - TIMESTAMPTZ '2024-01-01 00:00:00+00', extract(epoch FROM at), date_part('dow', at) FROM event ORDER BY id;
+
+SELECT id FROM event WHERE at AT TIME ZONE 'UTC' >= TIMESTAMP '2024-02-01' ORDER BY id;
+
+SELECT id FROM event WHERE at - TIMESTAMPTZ '2024-01-01 00:00:00+00' > INTERVAL '30 days' ORDER BY id;
+
+SELECT id, TIMESTAMPTZ '2024-03-01 00:00:00+00' - at <= INTERVAL '1 month 1 hour', INTERVAL '1 day' = at - at FROM event ORDER BY id;
+
+SELECT id, at - TIMESTAMPTZ '2024-01-01 00:00:00+00' AS since FROM event ORDER BY since;
+
+SELECT extract(isodow FROM DATE '2024-03-03'), extract(week FROM DATE '2024-01-01'), extract(quarter FROM DATE '2024-05-01'), extract(second FROM TIMESTAMP '2024-01-01 00:00:09.25');
+
+SELECT age(TIMESTAMP '2024-01-31', TIMESTAMP '2024-03-01'), age(TIMESTAMP '2024-03-31 10:00:00', TIMESTAMP '2024-02-29 12:30:00');
+
+SELECT id, date_trunc('day', at), extract(doy FROM at) FROM event ORDER BY id;
+
+SELECT now() AT TIME ZONE 'UTC' > TIMESTAMP '2020-01-01', extract(epoch FROM now() - TIMESTAMPTZ '2020-01-01 00:00:00+00') > 0, now() - INTERVAL '1 day' < now();
+
+SELECT id, date_trunc('week', at), date_trunc('quarter', at), date_trunc('week', DATE '2024-03-03'), date_trunc('quarter', TIMESTAMP '2024-12-31 23:00:00') FROM event ORDER BY id;
+
+SELECT id, extract(epoch FROM at - TIMESTAMPTZ '2024-01-01 00:00:00.25+00'), date_part('epoch', TIMESTAMP '2024-03-01' - TIMESTAMP '2024-02-01 12:00:00') FROM event ORDER BY id;
+
+SELECT id, at + INTERVAL '1 month 2 days 03:04:05.5', at - INTERVAL '1 year', DATE '2024-01-31' + INTERVAL '1 month 1 day' FROM event ORDER BY id;
+
+SELECT id, at - TIMESTAMPTZ '2024-02-29 23:59:59.5+00', TIMESTAMPTZ '2024-01-01 12:00:00+00' - at FROM event ORDER BY id;
+
+SELECT id, to_char(at, 'DD Mon YYYY, HH12:MI:SS AM'), to_char(at, 'YYYY-MM-DD"T"HH24:MI:SS.US'), to_char(at::date, 'YY/MM/DD DDD') FROM event ORDER BY id;
+
 SELECT count(*) FROM orders WHERE placed BETWEEN '2023-02-01' AND '2023-03-10 17:45:30';
 
 -- feature: json, bytea, uuid values
@@ -178,3 +262,26 @@ SELECT id, ref, upper(ref::text) FROM event ORDER BY id;
 SELECT id FROM event WHERE ref = 'b1ffcd00-0d1c-4ef8-bb6d-6bb9bd380a22';
 
 SELECT '{"a": [1, 2]}'::json, '\x0102'::bytea, decode('414243', 'hex');
+
+SELECT id, payload->'user', payload->>'size', payload->'parts'->1, payload#>>'{user}' FROM event ORDER BY id;
+
+SELECT id, kind FROM event WHERE payload->>'user' = 'ada' ORDER BY id;
+
+SELECT '{"t": true, "n": null, "x": 1.50, "s": "a\"b\u00e9", "e": 1E+2}'::json->>'t', '{"n": null}'::json->>'n', '{"n": null}'::json->'n',
+    '{"x": 1.50}'::json->>'x', '{"s": "a\"b\u00e9"}'::json->>'s', '{"e": 1E+2}'::json->>'e', '[10, "b", [1]]'::json->>1, '{"0": 1}'::json->0;
+
+SELECT id, payload->'parts'->>0, (payload->>'size')::int + 1 FROM event WHERE payload->>'size' IS NOT NULL ORDER BY id;
+
+SELECT count(*) FROM event WHERE payload::jsonb @> '{}';
+
+SELECT id, jsonb_build_object('kind', kind, 'id', id, 'ok', id > 2, 'none', NULL, 'text', 'a"b\c' || E'\n\t') FROM event ORDER BY id;
+
+SELECT jsonb_build_object('b', 1, 'a', 2, 'b', 3), jsonb_build_object(), jsonb_build_object('x', 'y') -> 'x';
+
+SELECT count(*) FROM event WHERE payload::jsonb @> '{"user": "ken"}';
+
+SELECT id, payload::jsonb @> '{"ok": true}', payload::jsonb @> '{"size": 1024.0}' FROM event ORDER BY id;
+
+SELECT '{"b": {"c": [1, 2]}, "a": null}'::jsonb->'b', '{"b": {"c": [1, 2]}}'::jsonb #>> '{b,c}', '{"b": {"c": "x"}}'::jsonb #>> '{b,c}';
+
+SELECT '{"a": 1}'::jsonb ? 'a', '["x", "y"]'::jsonb ? 'y', '{"b": {"c": [1, 2]}}'::jsonb #>> '{b,c,1}';

@@ -101,3 +101,15 @@ INSERT INTO ticket (id, title) OVERRIDING SYSTEM VALUE VALUES (50, 'overridden')
 SELECT id, title, opened IS NOT NULL FROM ticket ORDER BY id;
 
 SELECT count(DISTINCT opened) FROM ticket;
+
+-- feature: keys of rows from a query or an array; sequence reset
+INSERT INTO ticket (title) SELECT name FROM customer WHERE city = 'Oslo' ORDER BY id RETURNING id, title;
+
+INSERT INTO ticket (title) SELECT * FROM unnest('{x,y,z}'::text[]) RETURNING id, title;
+
+-- params: '{p,q}'
+INSERT INTO ticket (title) SELECT * FROM unnest($1::text[]) RETURNING id, title;
+
+SELECT setval(pg_get_serial_sequence('ticket', 'id'), max(id)) FROM ticket;
+
+INSERT INTO ticket (title) VALUES ('after reset') RETURNING id;

@@ -98,3 +98,44 @@ DROP TABLE IF EXISTS scratch3, no_such_table, scratch4;
 
 -- error: 42P01
 SELECT * FROM scratch4;
+
+-- feature: truncate several tables
+CREATE TABLE tr_parent (id integer PRIMARY KEY);
+
+CREATE TABLE tr_child (id integer PRIMARY KEY, parent_id integer REFERENCES tr_parent (id));
+
+CREATE TABLE tr_other (id integer PRIMARY KEY, note text);
+
+INSERT INTO tr_parent VALUES (1), (2);
+
+INSERT INTO tr_child VALUES (10, 1), (20, 2);
+
+INSERT INTO tr_other VALUES (100, 'x');
+
+-- error: 0A000
+TRUNCATE tr_parent;
+
+-- error: 0A000
+TRUNCATE tr_parent, tr_other;
+
+-- error: 42P01
+TRUNCATE tr_other, no_such_table;
+
+TRUNCATE tr_parent, tr_other, tr_child;
+
+SELECT (SELECT count(*) FROM tr_parent), (SELECT count(*) FROM tr_child), (SELECT count(*) FROM tr_other);
+
+INSERT INTO tr_parent VALUES (3);
+
+TRUNCATE TABLE tr_child, tr_parent RESTART IDENTITY;
+
+SELECT count(*) FROM tr_parent;
+
+-- feature: vacuum and analyze
+VACUUM;
+
+VACUUM ANALYZE tr_parent;
+
+ANALYZE tr_child;
+
+ANALYZE;
