@@ -83,6 +83,9 @@ func Replay(ctx context.Context, c driver.Conn, d driver.Dialect, records []wal.
 			}
 			qs, ddl = append(qs, q), append(ddl, st.DDL)
 		}
+		if d == driver.MySQL && writesBeforeDDL(ddl) {
+			return n, fmt.Errorf("barrier %d: %w", rec.Barrier, ErrWritesBeforeDDL)
+		}
 		if err := c.Begin(ctx, driver.TxOptions{}); err != nil {
 			return n, err
 		}
@@ -110,6 +113,28 @@ func Replay(ctx context.Context, c driver.Conn, d driver.Dialect, records []wal.
 		n++
 	}
 	return n, nil
+}
+
+// ErrWritesBeforeDDL is wrapped by the error of a replay to a replica
+// that commits DDL as it runs it (MariaDB) of a logged transaction block
+// with writes before a DDL statement: the DDL commits those writes, so a
+// replay cut short after it (a lost connection, a crash, a later
+// statement failing) would leave them without the log-table row, and the
+// next replay would apply them again. Such a replica stays out of the
+// cluster until an operator rebuilds it from another.
+var ErrWritesBeforeDDL = errors.New("the transaction writes before its DDL, which MariaDB commits with the DDL, so a replay cut short could apply the writes twice; rebuild the replica from another")
+
+// writesBeforeDDL reports whether a write that is not DDL comes before a
+// DDL statement (ddl[i] tells statement i's kind).
+func writesBeforeDDL(ddl []bool) bool {
+	write := false
+	for _, isDDL := range ddl {
+		if isDDL && write {
+			return true
+		}
+		write = write || !isDDL
+	}
+	return false
 }
 
 // replayQuery returns the logged statement as dialect d ran it, and false
