@@ -134,6 +134,11 @@ func (c *Cluster) Blockers(ctx context.Context, t *Txn) ([]*Txn, error) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if x := c.mu.core.HeldBy(t.id); x != 0 {
+		// Its first statement waits in the coordinator for an
+		// exclusive block (DDL deferred on MariaDB).
+		ids = append(ids, x)
+	}
 	var out []*Txn
 	for _, id := range ids {
 		if b := c.mu.txns[id]; b != nil {

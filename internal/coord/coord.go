@@ -422,6 +422,8 @@ type rules interface {
 	decided() int
 	applied(ReplicaID) int
 	currentPrimary() ReplicaID
+	// heldBy answers HeldBy.
+	heldBy(TxnID) TxnID
 }
 
 // New returns a coordinator for cfg. It panics on an impossible config
@@ -496,6 +498,13 @@ func (c *Coordinator) Applied(r ReplicaID) int { return c.rules.applied(r) }
 // Primary returns the replica whose answers go to clients first (CBS and
 // SS), or -1 in the other modes.
 func (c *Coordinator) Primary() ReplicaID { return c.rules.currentPrimary() }
+
+// HeldBy returns the transaction whose exclusive run (DDL inside a
+// transaction block deferred on the replicas that commit DDL as they run
+// it) holds transaction id's first statement back, or 0 when none does:
+// a wait the shell's deadlock check must see, since the exclusive
+// transaction may wait for a lock id holds in shepherd.
+func (c *Coordinator) HeldBy(id TxnID) TxnID { return c.rules.heldBy(id) }
 
 // Joining reports whether replica r is back but still catching up from
 // the log (CBS and SS): it is sent no new work until Caught.

@@ -407,3 +407,17 @@ func (s *cbs) deferredToPrimary(t *ctxn) {
 func (s *cbs) exclWaits(u *ctxn) bool {
 	return slices.ContainsFunc(s.exclHeld, func(op Op) bool { return op.Txn == u.id })
 }
+
+// heldBy returns the exclusive transaction when id's first statement is
+// held for it (exclHeld), else 0.
+func (s *cbs) heldBy(id TxnID) TxnID {
+	if s.excl == nil {
+		return 0
+	}
+	for _, op := range s.exclHeld {
+		if op.Txn == id {
+			return s.excl.id
+		}
+	}
+	return 0
+}

@@ -548,3 +548,7 @@ func (t *txnState) ballotOps() []Op {
 	})
 	return ops
 }
+
+// heldBy: serial and passthrough hold no transaction for another's
+// exclusive run.
+func (m *voting) heldBy(TxnID) TxnID { return 0 }

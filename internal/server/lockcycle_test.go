@@ -135,3 +135,51 @@ func TestAdvisoryWaitNotADeadlock(t *testing.T) {
 		})
 	}
 }
+
+// TestExclusiveBlockLockCycle: a DDL block deferred on MariaDB runs alone,
+// so another transaction's first statement waits for it in the
+// coordinator; when the block then waits for a lock that other
+// transaction holds in shepherd (an advisory lock), neither could go on.
+// The deadlock check sees the coordinator's wait (coord.HeldBy) and
+// fails the block's wait with 40P01, as PostgreSQL fails one member of a
+// cycle; the other transaction then goes on. Before, both hung (found by
+// the review of the DDL-in-blocks change).
+func TestExclusiveBlockLockCycle(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real engines")
+	}
+	addr, _ := start(t, realCluster(t, "cbs"))
+	ctx := context.Background()
+	a, c := connect(t, addr, "app"), connect(t, addr, "app")
+	mustExec(t, a, "CREATE TABLE xr (id int PRIMARY KEY)")
+	mustExec(t, c, "BEGIN")
+	mustExec(t, c, "SELECT pg_advisory_xact_lock(7)")
+	mustExec(t, a, "BEGIN")
+	mustExec(t, a, "CREATE TABLE xnew (id int PRIMARY KEY)")
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Exec(ctx, "INSERT INTO xr VALUES (1)") // waits for a's block
+		done <- err
+	}()
+	actx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	start := time.Now()
+	_, err := a.Exec(actx, "SELECT pg_advisory_xact_lock(7)")
+	if sqlstate(err) != "40P01" {
+		t.Fatalf("the block asking for c's advisory lock after %v: %v, want 40P01", time.Since(start).Round(time.Millisecond), err)
+	}
+	mustExec(t, a, "ROLLBACK")
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("c's INSERT: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("c's INSERT did not go on once the block rolled back")
+	}
+	mustExec(t, c, "COMMIT")
+	var n int
+	if err := a.QueryRow(ctx, "SELECT count(*) FROM xr").Scan(&n); err != nil || n != 1 {
+		t.Errorf("count = %d %v, want 1", n, err)
+	}
+}

@@ -66,6 +66,12 @@ func (s *Session) parseWaiting(ctx context.Context, sql string) ([]*sqlan.Stmt, 
 
 // retryDDL is parseWaiting once the analysis of sql failed with err.
 func (s *Session) retryDDL(ctx context.Context, sql string, err error) ([]*sqlan.Stmt, error) {
+	// The analysis may have failed on the text itself (nesting deeper
+	// than the parser's stack, bad encoding): parse only what sqlan's
+	// own checks let through.
+	if _, serr := sqlan.Split(sql); serr != nil {
+		return nil, err
+	}
 	raw, perr := pg_query.Parse(sql)
 	if perr != nil || len(raw.Stmts) != 1 || !ddlNode(raw.Stmts[0].Stmt) {
 		return nil, err
