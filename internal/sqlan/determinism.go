@@ -6,6 +6,7 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"github.com/shepherd-db/shepherd/internal/driver"
 	"github.com/shepherd-db/shepherd/internal/schema"
 )
 
@@ -531,6 +532,11 @@ func (s *Stmt) determinism(r *rewriter) error {
 		}
 		return r.fixFunctions(q, true, false)
 	case s.Kind == Write:
+		if len(s.env.Replicas[driver.MySQL]) > 0 {
+			if what := printedOtherwiseOnMariaDB(s.tree); what != "" {
+				return unsupported("%s in a statement that writes, with MariaDB replicas: MariaDB prints or compares such values otherwise than PostgreSQL (jsonb numbers, key order, timestamps' fraction), and a write's effect is not voted", what)
+			}
+		}
 		if err := r.fixOrders(s.tree, top, true); err != nil {
 			return err
 		}
@@ -644,4 +650,42 @@ func (r *rewriter) viewFloats(root *pg_query.Node, seen map[string]bool) error {
 		}
 	}
 	return nil
+}
+
+// printedOtherwiseOnMariaDB names the first construct of n whose value
+// MariaDB's translation (package dialect: JSON_EXTRACT, DATE_FORMAT,
+// TIMESTAMPDIFF) prints or compares otherwise than PostgreSQL in some
+// cases: json operators, AT TIME ZONE, date_trunc, to_char, age, and
+// interval values. A read's answer is voted, so a difference shows; a
+// write's only effect is what it stores or which rows it picks, which no
+// vote sees, so a write holding one is refused where MariaDB is a
+// replica. "" when there is none.
+func printedOtherwiseOnMariaDB(n *pg_query.Node) string {
+	what := ""
+	walkNodes(n, func(m *pg_query.Node) {
+		if what != "" {
+			return
+		}
+		switch {
+		case m.GetAExpr() != nil:
+			for _, o := range m.GetAExpr().Name {
+				switch op := o.GetString_().GetSval(); op {
+				case "->", "->>", "#>", "#>>", "@>", "<@", "?", "?|", "?&":
+					what = "the json operator " + op
+				}
+			}
+		case m.GetFuncCall() != nil:
+			switch name := schema.FuncName(m.GetFuncCall()); name {
+			case "timezone":
+				what = "AT TIME ZONE"
+			case "date_trunc", "to_char", "age", "jsonb_build_object", "json_build_object", "jsonb_extract_path_text", "json_extract_path_text":
+				what = name + "()"
+			}
+		case m.GetTypeCast() != nil:
+			if tn := m.GetTypeCast().TypeName; tn != nil && schema.TypeText(tn) == "interval" {
+				what = "an interval"
+			}
+		}
+	})
+	return what
 }
