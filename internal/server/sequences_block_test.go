@@ -331,3 +331,46 @@ func TestSequenceBlockCrash(t *testing.T) {
 		}
 	}
 }
+
+// TestSequenceRestartedInBlockHeld: while a block has restarted a
+// committed sequence (ALTER SEQUENCE ... RESTART, TRUNCATE ... RESTART
+// IDENTITY), another session's nextval() of it fails with 55P03 instead
+// of drawing from the committed state, which handed out a value the
+// block gave too (the review saw 3 twice: the block's after RESTART
+// WITH 3, and the other session's). PostgreSQL makes it wait; after the
+// block's COMMIT both go on from the block's state, as on PostgreSQL.
+func TestSequenceRestartedInBlockHeld(t *testing.T) {
+	addr, _ := start(t, embedded(t))
+	ctx := context.Background()
+	a, b := connect(t, addr, "app"), connect(t, addr, "app")
+	mustExec(t, a, "CREATE SEQUENCE hs")
+	mustExec(t, a, "CREATE TABLE ht (id serial PRIMARY KEY, v int)")
+	mustExec(t, a, "INSERT INTO ht (v) VALUES (1), (2), (3)")
+	next := func(c *pgx.Conn, q string) (int64, error) {
+		var v int64
+		err := c.QueryRow(ctx, q).Scan(&v)
+		return v, err
+	}
+	if v, err := next(a, "SELECT nextval('hs')"); err != nil || v != 1 {
+		t.Fatalf("nextval: %d %v", v, err)
+	}
+	mustExec(t, a, "BEGIN")
+	mustExec(t, a, "ALTER SEQUENCE hs RESTART WITH 3")
+	mustExec(t, a, "TRUNCATE ht RESTART IDENTITY")
+	if v, err := next(a, "SELECT nextval('hs')"); err != nil || v != 3 {
+		t.Fatalf("the block's nextval: %d %v, want 3", v, err)
+	}
+	if _, err := next(b, "SELECT nextval('hs')"); sqlstate(err) != "55P03" {
+		t.Errorf("another session's nextval while the block restarted it: %v, want 55P03", err)
+	}
+	if _, err := next(b, "INSERT INTO ht (v) VALUES (9) RETURNING id"); sqlstate(err) != "55P03" {
+		t.Errorf("another session's INSERT into the truncated SERIAL table: %v, want 55P03", err)
+	}
+	mustExec(t, a, "COMMIT")
+	if v, err := next(b, "SELECT nextval('hs')"); err != nil || v != 4 {
+		t.Errorf("nextval after the block's COMMIT: %d %v, want 4", v, err)
+	}
+	if v, err := next(b, "INSERT INTO ht (v) VALUES (9) RETURNING id"); err != nil || v != 1 {
+		t.Errorf("INSERT after the block's COMMIT: id %d %v, want 1", v, err)
+	}
+}

@@ -31,6 +31,7 @@ type Shared struct {
 	locks  lockTable
 	tables tableLocks // LOCK TABLE's (tablelocks.go)
 	notify notifyHub  // LISTEN's (notify.go)
+	seqs   seqHolds   // sequences open blocks restarted (seqholds.go)
 	// CursorMemory is how many bytes of rows one session's cursors may
 	// keep together; 0 means the default, CursorMemory. Set before the
 	// first session starts.

@@ -129,6 +129,9 @@ func (s *Session) serialNext(table, column string) (int64, error) {
 	e, key := s.serialSource(table, column)
 	if !e.own {
 		t, c := splitKey(key)
+		if err := s.shared.seqs.check(s, "serial "+key, t+"_"+c+"_seq"); err != nil {
+			return 0, err
+		}
 		return s.cache.Catalog().Next(t, c, 1)
 	}
 	v := e.next
@@ -250,6 +253,9 @@ func (s *Session) evalSequence(c *sqlan.SessionCall, vals []string) (answer.Valu
 func (s *Session) namedNext(name string, q *schema.Sequence) (int64, error) {
 	e, ok := s.seqs.block.named[name]
 	if !ok {
+		if err := s.shared.seqs.check(s, name, name); err != nil {
+			return 0, err
+		}
 		return s.cache.Catalog().SeqNextAs(name, q)
 	}
 	v, next, err := q.Next(e.st)
@@ -265,6 +271,9 @@ func (s *Session) namedNext(name string, q *schema.Sequence) (int64, error) {
 func (s *Session) namedSet(name string, q *schema.Sequence, v int64, called bool) error {
 	e, ok := s.seqs.block.named[name]
 	if !ok {
+		if err := s.shared.seqs.check(s, name, name); err != nil {
+			return err
+		}
 		return s.cache.Catalog().SeqSet(name, v, called)
 	}
 	st, err := q.Set(v, called)
@@ -284,6 +293,9 @@ func (s *Session) serialSet(snap *schema.Snapshot, table, column string, v int64
 	e, key := s.serialSource(table, column)
 	if !e.own {
 		t, c := splitKey(key)
+		if err := s.shared.seqs.check(s, "serial "+key, t+"_"+c+"_seq"); err != nil {
+			return err
+		}
 		return s.cache.Catalog().SetSerial(t, c, v, called)
 	}
 	e.next = v
@@ -381,6 +393,9 @@ func (s *Session) restartCounter(table, column string, v int64) {
 		t, c := splitKey(key)
 		ne.from, ne.base = key, s.cache.Catalog().SerialNext(t, c)
 	}
+	if ne.from != "" {
+		s.shared.seqs.hold(s, "serial "+ne.from)
+	}
 	s.setSerial(table+"."+column, ne)
 }
 
@@ -473,6 +488,11 @@ func (s *Session) trackSequences(before, after *schema.Snapshot, n *pg_query.Nod
 }
 
 func (s *Session) setNamed(name string, e namedEntry) {
+	if s.cache.Catalog().Snapshot().Sequence(name) != nil {
+		// A committed sequence the block restarts: others' calls on
+		// it wait for the block's end (seqHolds).
+		s.shared.seqs.hold(s, name)
+	}
 	if s.seqs.block.named == nil {
 		s.seqs.block.named = map[string]namedEntry{}
 	}

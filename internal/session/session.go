@@ -702,6 +702,7 @@ func (s *Session) endBlock(commit bool) {
 func (s *Session) endTransaction(commit bool) {
 	s.endNotify(commit)
 	s.seqs.block = seqBlock{} // COMMIT handed it to the catalog
+	s.shared.seqs.release(s)
 	s.endSettings(commit)
 	s.endCursors(commit)
 	s.shared.locks.release(&s.owner, false)

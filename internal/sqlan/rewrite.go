@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"slices"
 	"strconv"
 	"strings"
@@ -1107,6 +1108,10 @@ func (s *Stmt) PinArgs(src PinSource) ([]driver.Arg, error) {
 				return nil, pgerr.New(pgerr.InternalError, "no sequence for %s.%s", p.Table, p.Column)
 			}
 			v, err := src.Next(p.Table, p.Column)
+			var pe *pgerr.Error
+			if errors.As(err, &pe) {
+				return nil, err // the sequence's own error (2200H, 55P03)
+			}
 			if err != nil {
 				return nil, pgerr.Wrap(pgerr.InternalError, err, "sequence of "+p.Table+"."+p.Column)
 			}
