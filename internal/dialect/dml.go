@@ -489,6 +489,16 @@ func (w *writer) truncate(t *pg_query.TruncateStmt) {
 	if len(rvs) > 1 {
 		rvs = w.referencingFirst(rvs)
 	}
+	if w.my() {
+		for _, rv := range rvs {
+			if t := w.schema.Table(rv.Relname); t != nil && slices.Contains(t.Parents(), t.Name) {
+				// MariaDB checks a DELETE's foreign keys row by row: rows
+				// referencing each other fail it (23503), where
+				// PostgreSQL's TRUNCATE empties the table.
+				w.refuse("TRUNCATE of a table whose foreign key references the table itself")
+			}
+		}
+	}
 	for i, rv := range rvs {
 		if i > 0 {
 			w.str(driver.StatementSeparator)
@@ -500,7 +510,8 @@ func (w *writer) truncate(t *pg_query.TruncateStmt) {
 
 // referencingFirst orders the tables of a TRUNCATE so that each comes
 // before the tables its foreign keys reference (a table referencing
-// itself is one DELETE, which SQLite and MariaDB check as a whole).
+// itself is one DELETE, which SQLite checks as a whole; MariaDB, which
+// checks row by row, is refused it in truncate).
 // Tables that reference each other in a cycle are refused: no order of
 // DELETEs empties them without a violation in between.
 func (w *writer) referencingFirst(rvs []*pg_query.RangeVar) []*pg_query.RangeVar {

@@ -415,6 +415,20 @@ func (w *writer) cast(tc *pg_query.TypeCast) {
 	case "bytea":
 		w.refuse("casts to bytea other than of a constant")
 	}
+	if src == "bool" && isTextual(t) && !w.pg() {
+		// MariaDB and SQLite keep booleans as 1 and 0, whose text is
+		// "1": PostgreSQL's is "true" (a write storing it would leave
+		// the PostgreSQL replica alone with other text).
+		if len(mods) == 1 && t != "text" && mods[0] < 5 {
+			w.refuse("casts of booleans to text shorter than 5 characters")
+		}
+		w.str("(CASE WHEN ")
+		w.expr(tc.Arg)
+		w.str(" THEN 'true' WHEN NOT ")
+		w.expr(tc.Arg)
+		w.str(" THEN 'false' END)")
+		return
+	}
 	if w.my() {
 		w.str("CAST(")
 		w.expr(tc.Arg)

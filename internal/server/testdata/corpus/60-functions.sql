@@ -156,6 +156,8 @@ SELECT '2024-02-29'::date, '2024-02-29 13:45:00'::timestamp, CAST('2024-02-29' A
 
 SELECT 'true'::boolean, 't'::boolean, 'no'::boolean, 1::boolean, true::int;
 
+SELECT true::text, false::text, NULL::boolean::text, (1 < 2)::text || 'x', CAST(active AS varchar) FROM emp ORDER BY id;
+
 SELECT '0.1'::real, '0.1'::double precision, 0.1::real::double precision;
 
 SELECT CAST(salary AS integer), salary::text, CAST(salary AS varchar) FROM emp ORDER BY id;
