@@ -533,7 +533,7 @@ func (s *Stmt) determinism(r *rewriter) error {
 		return r.fixFunctions(q, true, false)
 	case s.Kind == Write:
 		if len(s.env.Replicas[driver.MySQL]) > 0 {
-			if what := printedOtherwiseOnMariaDB(s.tree); what != "" {
+			if what := r.printedOtherwiseIn(s.tree, map[string]bool{}); what != "" {
 				return unsupported("%s in a statement that writes, with MariaDB replicas: MariaDB prints or compares such values otherwise than PostgreSQL (jsonb numbers, key order, timestamps' fraction), and a write's effect is not voted", what)
 			}
 		}
@@ -688,4 +688,36 @@ func printedOtherwiseOnMariaDB(n *pg_query.Node) string {
 		}
 	})
 	return what
+}
+
+// printedOtherwiseIn is printedOtherwiseOnMariaDB of n and of the views
+// it reads, whose definitions MariaDB holds in its own translation (a
+// write reading such a view stores MariaDB's text of them too).
+func (r *rewriter) printedOtherwiseIn(n *pg_query.Node, seen map[string]bool) string {
+	if what := printedOtherwiseOnMariaDB(n); what != "" {
+		return what
+	}
+	var views []string
+	walkNodes(n, func(m *pg_query.Node) {
+		if rv := m.GetRangeVar(); rv != nil {
+			if t := r.schema.Table(rv.Relname); t != nil && t.View && !seen[t.Name] {
+				seen[t.Name] = true
+				views = append(views, t.Name)
+			}
+		}
+	})
+	for _, name := range views {
+		q := r.schema.Table(name).Query
+		if q == "" {
+			continue
+		}
+		tree, err := pg_query.Parse(q)
+		if err != nil || len(tree.Stmts) != 1 {
+			continue
+		}
+		if what := r.printedOtherwiseIn(tree.Stmts[0].Stmt, seen); what != "" {
+			return what + " (in view " + name + ")"
+		}
+	}
+	return ""
 }
