@@ -653,13 +653,16 @@ func (r *rewriter) viewFloats(root *pg_query.Node, seen map[string]bool) error {
 }
 
 // printedOtherwiseOnMariaDB names the first construct of n whose value
-// MariaDB's translation (package dialect: JSON_EXTRACT, DATE_FORMAT,
-// TIMESTAMPDIFF) prints or compares otherwise than PostgreSQL in some
-// cases: json operators, AT TIME ZONE, date_trunc, to_char, age, and
-// interval values. A read's answer is voted, so a difference shows; a
-// write's only effect is what it stores or which rows it picks, which no
-// vote sees, so a write holding one is refused where MariaDB is a
-// replica. "" when there is none.
+// MariaDB's translation (package dialect: JSON_EXTRACT, TIMESTAMPDIFF)
+// prints or compares otherwise than PostgreSQL in some cases: json
+// operators (a jsonb number 1e2, an object's key order), AT TIME ZONE,
+// age, json_build_object, and the text of a date_trunc() or interval
+// result (MariaDB prints six zero decimals). A read's answer is voted,
+// so a difference shows; a write's only effect is what it stores or
+// which rows it picks, which no vote sees, so a write holding one is
+// refused where MariaDB is a replica. The values themselves (a
+// timestamp plus an interval stored in a timestamp column) are the same
+// on every engine. "" when there is none.
 func printedOtherwiseOnMariaDB(n *pg_query.Node) string {
 	what := ""
 	walkNodes(n, func(m *pg_query.Node) {
@@ -678,13 +681,22 @@ func printedOtherwiseOnMariaDB(n *pg_query.Node) string {
 			switch name := schema.FuncName(m.GetFuncCall()); name {
 			case "timezone":
 				what = "AT TIME ZONE"
-			case "date_trunc", "to_char", "age", "jsonb_build_object", "json_build_object", "jsonb_extract_path_text", "json_extract_path_text":
+			case "age", "jsonb_build_object", "json_build_object", "jsonb_extract_path_text", "json_extract_path_text":
 				what = name + "()"
 			}
 		case m.GetTypeCast() != nil:
-			if tn := m.GetTypeCast().TypeName; tn != nil && schema.TypeText(tn) == "interval" {
-				what = "an interval"
+			tc := m.GetTypeCast()
+			if tc.TypeName == nil || !schema.IsText(schema.TypeText(tc.TypeName)) && schema.TypeText(tc.TypeName) != "varchar" {
+				return
 			}
+			walkNodes(tc.Arg, func(a *pg_query.Node) {
+				if fc := a.GetFuncCall(); fc != nil && schema.FuncName(fc) == "date_trunc" {
+					what = "the text of a date_trunc() result"
+				}
+				if c := a.GetTypeCast(); c != nil && c.TypeName != nil && schema.TypeText(c.TypeName) == "interval" {
+					what = "the text of a value computed with an interval"
+				}
+			})
 		}
 	})
 	return what
