@@ -80,6 +80,20 @@ const (
 // PostgreSQL would write otherwise.
 var errNotText = pgFunctionError("0A000", "shepherd cannot use a non-text value as a string function's text argument on SQLite replicas")
 
+// twoTextArgs reads a function's first two arguments as text; null
+// says one is NULL (the function's answer is then NULL).
+func twoTextArgs(a []any) (x, y string, null bool, err error) {
+	x, n1, err := textArg(a[0])
+	if err != nil {
+		return "", "", false, err
+	}
+	y, n2, err := textArg(a[1])
+	if err != nil {
+		return "", "", false, err
+	}
+	return x, y, n1 || n2, nil
+}
+
 // textArg reads a text argument; null reports SQL NULL.
 func textArg(v any) (s string, null bool, err error) {
 	switch x := v.(type) {
@@ -388,16 +402,9 @@ func indexRune(rs []rune, r rune) int {
 }
 
 func startsWith(a []any) (any, error) {
-	s, n1, err := textArg(a[0])
-	if err != nil {
+	s, p, null, err := twoTextArgs(a)
+	if err != nil || null {
 		return nil, err
-	}
-	p, n2, err := textArg(a[1])
-	if err != nil {
-		return nil, err
-	}
-	if n1 || n2 {
-		return nil, nil
 	}
 	if strings.HasPrefix(s, p) {
 		return int64(1), nil
@@ -580,16 +587,9 @@ func compiled(pattern string) (*regexp.Regexp, error) {
 
 // regexpMatch is s ~ pattern: 1 if the pattern matches anywhere in s.
 func regexpMatch(a []any) (any, error) {
-	s, n1, err := textArg(a[0])
-	if err != nil {
+	s, p, null, err := twoTextArgs(a)
+	if err != nil || null {
 		return nil, err
-	}
-	p, n2, err := textArg(a[1])
-	if err != nil {
-		return nil, err
-	}
-	if n1 || n2 {
-		return nil, nil
 	}
 	re, err := compiled(p)
 	if err != nil {
@@ -604,16 +604,9 @@ func regexpMatch(a []any) (any, error) {
 // regexpSubstr is substring(s FROM pattern) for a pattern without
 // capturing groups: the leftmost-longest match, NULL for none.
 func regexpSubstr(a []any) (any, error) {
-	s, n1, err := textArg(a[0])
-	if err != nil {
+	s, p, null, err := twoTextArgs(a)
+	if err != nil || null {
 		return nil, err
-	}
-	p, n2, err := textArg(a[1])
-	if err != nil {
-		return nil, err
-	}
-	if n1 || n2 {
-		return nil, nil
 	}
 	re, err := compiled(p)
 	if err != nil {
