@@ -104,14 +104,21 @@ func datePart(field, value any) (any, error) {
 	return nil, errors.New("unit \"" + f + "\" not supported")
 }
 
-// timestampDiff implements TimestampDiffFunction.
-func timestampDiff(a, b any) (any, error) {
+// twoStored reads two stored timestamps; ok is false when one is NULL
+// or does not read (err says why).
+func twoStored(a, b any) (x, y time.Time, ok bool, err error) {
 	x, ok1, err := parseStored(a)
 	if err != nil {
-		return nil, err
+		return x, y, false, err
 	}
 	y, ok2, err := parseStored(b)
-	if !ok1 || !ok2 {
+	return x, y, ok1 && ok2, err
+}
+
+// timestampDiff implements TimestampDiffFunction.
+func timestampDiff(a, b any) (any, error) {
+	x, y, ok, err := twoStored(a, b)
+	if !ok {
 		return nil, err
 	}
 	return answer.TimestampDiff(x, y).String(), nil
@@ -120,12 +127,8 @@ func timestampDiff(a, b any) (any, error) {
 // epochDiff implements EpochDiffFunction: extract(epoch FROM a - b) of
 // two timestamps, the seconds between them.
 func epochDiff(a, b any) (any, error) {
-	x, ok1, err := parseStored(a)
-	if err != nil {
-		return nil, err
-	}
-	y, ok2, err := parseStored(b)
-	if !ok1 || !ok2 {
+	x, y, ok, err := twoStored(a, b)
+	if !ok {
 		return nil, err
 	}
 	us := x.Sub(y).Microseconds()
@@ -137,12 +140,8 @@ func epochDiff(a, b any) (any, error) {
 
 // microsDiff implements MicrosDiffFunction: the microseconds from b to a.
 func microsDiff(a, b any) (any, error) {
-	x, ok1, err := parseStored(a)
-	if err != nil {
-		return nil, err
-	}
-	y, ok2, err := parseStored(b)
-	if !ok1 || !ok2 {
+	x, y, ok, err := twoStored(a, b)
+	if !ok {
 		return nil, err
 	}
 	return x.Sub(y).Microseconds(), nil
@@ -150,12 +149,8 @@ func microsDiff(a, b any) (any, error) {
 
 // age implements AgeFunction.
 func age(a, b any) (any, error) {
-	x, ok1, err := parseStored(a)
-	if err != nil {
-		return nil, err
-	}
-	y, ok2, err := parseStored(b)
-	if !ok1 || !ok2 {
+	x, y, ok, err := twoStored(a, b)
+	if !ok {
 		return nil, err
 	}
 	return answer.Age(x, y).String(), nil
