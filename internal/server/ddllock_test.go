@@ -45,27 +45,14 @@ func TestConcurrentAltersOfOneTable(t *testing.T) {
 	// live there, after a's).
 	waiting := func() {
 		t.Helper()
-		deadline := time.Now().Add(30 * time.Second)
-		for time.Now().Before(deadline) {
-			if srv.shared.Waiting() > 0 || srv.cluster.Active() >= 2 {
-				return
-			}
-			time.Sleep(10 * time.Millisecond) // polling, not synchronisation
-		}
-		t.Fatal("the second ALTER TABLE never waited")
+		waitFor(t, "the second ALTER TABLE to wait", func() bool { return srv.shared.Waiting() > 0 || srv.cluster.Active() >= 2 })
 	}
 
 	// settled returns once only a's block is live in the cluster (the
 	// statements before it may still be finishing on a secondary).
 	settled := func() {
 		t.Helper()
-		deadline := time.Now().Add(30 * time.Second)
-		for srv.cluster.Active() > 1 {
-			if time.Now().After(deadline) {
-				t.Fatal("the cluster never settled")
-			}
-			time.Sleep(10 * time.Millisecond) // polling, not synchronisation
-		}
+		waitFor(t, "the cluster to settle", func() bool { return srv.cluster.Active() <= 1 })
 	}
 
 	for _, tc := range []struct {
@@ -146,25 +133,13 @@ func TestAltersInOppositeOrder(t *testing.T) {
 	errs := make(chan error, 2)
 	// Only a's block is live (the CREATE TABLEs may still be finishing
 	// on a secondary).
-	deadline := time.Now().Add(30 * time.Second)
-	for srv.cluster.Active() > 1 {
-		if time.Now().After(deadline) {
-			t.Fatal("the cluster never settled")
-		}
-		time.Sleep(10 * time.Millisecond) // polling, not synchronisation
-	}
+	waitFor(t, "the cluster to settle", func() bool { return srv.cluster.Active() <= 1 })
 	go func() {
 		errs <- run(b, "BEGIN", "ALTER TABLE t2 ADD COLUMN b2 int", "ALTER TABLE t1 ADD COLUMN b1 int", "COMMIT")
 	}()
 	// b holds t2's DDL lock once its transaction is live in the cluster
 	// (it then waits for the SQLite primary, which a's block holds).
-	deadline = time.Now().Add(30 * time.Second)
-	for srv.cluster.Active() < 2 {
-		if time.Now().After(deadline) {
-			t.Fatal("b's ALTER TABLE t2 never reached the cluster")
-		}
-		time.Sleep(10 * time.Millisecond) // polling, not synchronisation
-	}
+	waitFor(t, "b's ALTER TABLE t2 to reach the cluster", func() bool { return srv.cluster.Active() >= 2 })
 	go func() { errs <- run(a, "ALTER TABLE t2 ADD COLUMN a2 int", "COMMIT") }()
 	var deadlocks, ok int
 	for range 2 {
