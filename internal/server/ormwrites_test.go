@@ -4,11 +4,8 @@ import (
 	"context"
 	"errors"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
-
-	"github.com/shepherd-db/shepherd/internal/admin"
 )
 
 // ormStep is one statement an ORM sends, with its parameters (untyped
@@ -119,47 +116,5 @@ func TestORMWritesAsPostgreSQL(t *testing.T) {
 		{sql: "SELECT * FROM ev ORDER BY id"},
 		{sql: "SELECT * FROM words ORDER BY id"},
 	}
-	ctx := context.Background()
-	pg := postgresAlone(t)
-	for _, s := range setup {
-		if o := runText(ctx, pg, s); o.code != "" {
-			t.Fatalf("PostgreSQL: %s: %v", s, o)
-		}
-	}
-	want := make([]textOutcome, len(steps))
-	for i, s := range steps {
-		want[i] = runStep(ctx, pg, s)
-	}
-	for _, name := range []string{"mariadb+postgres+sqlite", "embedded"} {
-		t.Run(name, func(t *testing.T) {
-			cfg := embedded(t)
-			if name != "embedded" {
-				cfg = realCluster(t, "cbs")
-			}
-			addr, _ := start(t, cfg)
-			sh := shepherdConn(t, addr)
-			for _, s := range setup {
-				if o := runText(ctx, sh, s); o.code != "" {
-					t.Fatalf("%s: %v", s, o)
-				}
-			}
-			for i, s := range steps {
-				qctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-				got := runStep(qctx, sh, s)
-				cancel()
-				if !got.same(want[i]) || got.code != "" && got.text != want[i].text {
-					t.Errorf("%.100s %v\n shepherd:   %v\n PostgreSQL: %v", s.sql, s.args, got, want[i])
-				}
-			}
-			// Every replica holds the same rows.
-			cols, rows, err := admin.Compare(ctx, admin.Login{Addr: addr, User: "app"}, false, "")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got, _ := findings(t, cols, rows); len(got) > 0 {
-				t.Errorf("replicas differ: %v", got)
-			}
-			assertReplicas(t, addr, 3)
-		})
-	}
+	runORMSteps(t, setup, steps)
 }
