@@ -35,9 +35,10 @@ func (o spOutcome) String() string {
 	return fmt.Sprintf("%s [%c]", s, o.status)
 }
 
-func runSP(ctx context.Context, conn *pgconn.PgConn, sql string) spOutcome {
-	rs, err := conn.Exec(ctx, sql).ReadAll()
-	var out spOutcome
+// resultLines writes each successful result of a query string as its
+// command tag followed by its rows, "(v1,v2)" each.
+func resultLines(rs []*pgconn.Result) []string {
+	var out []string
 	for _, r := range rs {
 		if r.Err != nil {
 			continue
@@ -50,8 +51,14 @@ func runSP(ctx context.Context, conn *pgconn.PgConn, sql string) spOutcome {
 			}
 			s += " (" + strings.Join(vals, ",") + ")"
 		}
-		out.results = append(out.results, s)
+		out = append(out, s)
 	}
+	return out
+}
+
+func runSP(ctx context.Context, conn *pgconn.PgConn, sql string) spOutcome {
+	rs, err := conn.Exec(ctx, sql).ReadAll()
+	out := spOutcome{results: resultLines(rs)}
 	var pe *pgconn.PgError
 	switch {
 	case errors.As(err, &pe):

@@ -19,21 +19,7 @@ import (
 // DETAIL and HINT, and the transaction status.
 func stmtOutcome(ctx context.Context, conn *pgconn.PgConn, sql string) string {
 	rs, err := conn.Exec(ctx, sql).ReadAll()
-	var parts []string
-	for _, r := range rs {
-		if r.Err != nil {
-			continue
-		}
-		s := r.CommandTag.String()
-		for _, row := range r.Rows {
-			vals := make([]string, len(row))
-			for i, b := range row {
-				vals[i] = string(b)
-			}
-			s += " (" + strings.Join(vals, ",") + ")"
-		}
-		parts = append(parts, s)
-	}
+	parts := resultLines(rs)
 	var pe *pgconn.PgError
 	switch {
 	case errors.As(err, &pe):
