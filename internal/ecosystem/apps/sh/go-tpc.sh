@@ -15,7 +15,7 @@ tpc() {
 # go-tpc prints errors and still exits 0 in places: its output is read.
 bad='failed|[Ee]rror|panic|pq: '
 step prepare
-out=$(tpc prepare -T 2 --no-check) || fail "$(printf '%s\n' "$out" | grep -m1 -E "$bad" || printf '%s\n' "$out" | tail -1)"
+out=$(tpc prepare -T 1 --no-check) || fail "$(printf '%s\n' "$out" | grep -m1 -E "$bad" || printf '%s\n' "$out" | tail -1)"
 printf '%s\n' "$out" | grep -Eq "$bad" && fail "$(printf '%s\n' "$out" | grep -m1 -E "$bad")"
 n=$(q -At -c 'SELECT count(*) FROM stock')
 [ "$n" = 100000 ] || fail "stock has $n rows"
