@@ -2,9 +2,11 @@
 # with one warehouse as go-tpc writes it for PostgreSQL: prepare (its DDL
 # and multi-row INSERTs of 500,000 rows; its own check is left to the last
 # step), a short run of the five transactions (FOR UPDATE, numeric money,
-# errors counted), then its consistency check (TPC-C 3.3.2.1 to 3.3.2.12,
-# derived tables and correlated scalar subqueries of sums). Condition
-# 3.3.2.10 scans history once per customer: minutes on any engine.
+# errors counted), then its consistency check (TPC-C 3.3.2.1 to 3.3.2.12
+# but 3.3.2.11, which holds only before any Delivery, as the spec says and
+# go-tpc leaves it out unless --check-all; derived tables and correlated
+# scalar subqueries of sums). Condition 3.3.2.10 scans history once per
+# customer: minutes on any engine.
 # GO_TPC is the binary (scripts/ecosystem-install.sh gotpc);
 # GO_TPC_RUN_TIME the run's length (default 30s).
 . "$(dirname "$0")/lib.sh"
@@ -34,7 +36,7 @@ for tx in NEW_ORDER PAYMENT; do
 	printf '%s\n' "$out" | grep -Eq "^\[Summary\] $tx +- .*Count: [1-9]" || fail "no $tx finished"
 done
 step check
-out=$(tpc check -T 1 --check-all) || fail "$(printf '%s\n' "$out" | grep -m1 -E "$bad" || printf '%s\n' "$out" | tail -1)"
+out=$(tpc check -T 1) || fail "$(printf '%s\n' "$out" | grep -m1 -E "$bad" || printf '%s\n' "$out" | tail -1)"
 printf '%s\n' "$out" | grep -Eq "$bad" && fail "$(printf '%s\n' "$out" | grep -m1 -E "$bad")"
 has "$out" 'begin to check warehouse 1 at condition 3\.3\.2\.10' 'condition 3.3.2.10 checked'
 finish
