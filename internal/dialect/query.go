@@ -303,6 +303,7 @@ func (w *writer) tableName(rv *pg_query.RangeVar) {
 	if !rv.Inh {
 		w.refuse("ONLY")
 	}
+	w.countTable(rv)
 	w.ident(rv.Relname)
 }
 

@@ -69,6 +69,7 @@ func Write(n *pg_query.Node, d driver.Dialect, s *schema.Snapshot) (form Form, e
 		}
 	}()
 	w.stmt(n)
+	w.checkJoinLimit()
 	form = Form{SQL: w.b.String(), CountRows: w.countRows}
 	if d != driver.SQLite {
 		form.Params = w.params
@@ -135,6 +136,8 @@ type writer struct {
 	// derivedTables are the columns of the derived tables the writer
 	// introduces, by alias (see fullJoin).
 	derivedTables map[string]*schema.Table
+	// tables counts the table references written (see checkJoinLimit).
+	tables int
 }
 
 // scope is one query level's FROM items: alias (or table name) → table.

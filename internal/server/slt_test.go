@@ -13,6 +13,7 @@ package server
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io/fs"
 	"os"
@@ -31,6 +32,65 @@ import (
 
 // sltDir holds the part of the sample TestSQLLogicSample runs.
 const sltDir = "testdata/slt"
+
+var updateSLTSample = flag.Bool("update-slt-sample", false,
+	"rewrite testdata/slt from the sqllogictest files under SHEPHERD_SLT_DIR (sltSample)")
+
+// sltSample says which files of the sample testdata/slt holds, and which
+// part of each (slt.Sample: the setup, then every Every-th record). Any
+// part is as good a test as the whole, since answers are compared with
+// PostgreSQL's; these are chosen to touch every kind of file and to run
+// in well under a minute.
+var sltSample = []struct {
+	File  string
+	Every int
+}{
+	{"select1.test", 40},
+	{"select3.test", 100},
+	{"random/aggregates/slt_good_0.test", 200},
+	{"random/expr/slt_good_0.test", 200},
+	{"random/groupby/slt_good_0.test", 200},
+	{"random/select/slt_good_0.test", 200},
+	{"index/delete/10/slt_good_0.test", 200},
+	{"index/view/10/slt_good_1.test", 200},
+	{"index/in/10/slt_good_3.test", 400},
+	{"index/orderby_nosort/10/slt_good_0.test", 400},
+	{"index/random/10/slt_good_0.test", 400},
+}
+
+// writeSLTSample rewrites testdata/slt from dir.
+func writeSLTSample(t *testing.T, dir string) {
+	old, _ := filepath.Glob(filepath.Join(sltDir, "*.test"))
+	for _, f := range old {
+		if err := os.Remove(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.MkdirAll(sltDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range sltSample {
+		fh, err := os.Open(filepath.Join(dir, s.File))
+		if err != nil {
+			t.Fatal(err)
+		}
+		records, err := slt.Parse(s.File, fh)
+		fh.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		fmt.Fprintf(&b, "# Part of the sqllogictest file %s (public domain): its setup, then every\n"+
+			"# %d-th record. Written by go test ./internal/server -run TestSQLLogicSample -update-slt-sample.\n\n", s.File, s.Every)
+		if err := slt.Write(&b, slt.Sample(records, s.Every)); err != nil {
+			t.Fatal(err)
+		}
+		name := strings.ReplaceAll(s.File, "/", "-")
+		if err := os.WriteFile(filepath.Join(sltDir, name), []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
 
 // runSLTFile runs the records of one file on a fresh cluster and a fresh
 // PostgreSQL database.
@@ -135,6 +195,13 @@ func checkSLT(t *testing.T, s *slt.Summary) {
 func TestSQLLogicSample(t *testing.T) {
 	if testing.Short() {
 		t.Skip("sqllogictest sample: real engines (not in -short)")
+	}
+	if *updateSLTSample {
+		dir := os.Getenv("SHEPHERD_SLT_DIR")
+		if dir == "" {
+			t.Fatal("-update-slt-sample needs SHEPHERD_SLT_DIR")
+		}
+		writeSLTSample(t, dir)
 	}
 	s := runSLT(t, sltDir, sltFiles(t, sltDir, nil))
 	checkSLT(t, s)
