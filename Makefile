@@ -2,7 +2,7 @@
 GO ?= go
 PKG := ./...
 
-.PHONY: test build run vet fuzz engines eco-clients clean bench-modes test-ecosystem
+.PHONY: test build run vet fuzz engines eco-clients clean bench-modes test-ecosystem test-slt
 
 # The one test command (README, .ci/run): installs missing engines and the
 # clients of the ecosystem suite's representative part, vets, runs every
@@ -59,6 +59,19 @@ test-ecosystem: engines
 		echo $$? >$(ECO_DIR)/test.rc; } 2>&1 | tee $(ECO_DIR)/test.log
 	@echo; cat $(ECO_DIR)/results.txt 2>/dev/null || echo "no results: see $(ECO_DIR)/test.log"
 	@exit $$(cat $(ECO_DIR)/test.rc)
+
+# The sqllogictest sample (issue 16; README, Tests): every .test file
+# under SLT_DIR through shepherd (cbs over MariaDB, PostgreSQL and SQLite,
+# a fresh cluster per file) and on PostgreSQL 15 alone, answers compared;
+# prints the figures (also in SLT_OUT) and fails on any different answer,
+# lost vote, replica taken out or refusal other than 0A000. SLT_FILES=regexp
+# narrows the files (paths relative to SLT_DIR).
+SLT_DIR ?= $(CURDIR)/../shared/sqllogictest
+SLT_OUT ?= $(CURDIR)/slt-results.txt
+test-slt: engines
+	SHEPHERD_SLT_DIR=$(SLT_DIR) SHEPHERD_SLT_FILES='$(SLT_FILES)' SHEPHERD_SLT_OUT=$(SLT_OUT) \
+		$(GO) test -count=1 -timeout 120m -run '^TestSQLLogic$$' ./internal/server; \
+		rc=$$?; cat $(SLT_OUT) 2>/dev/null; exit $$rc
 
 # The side-by-side benchmark of BENCHMARKS.md (not part of test): every
 # mode at several client counts over throw-away MariaDB and PostgreSQL
