@@ -65,6 +65,7 @@ func (w *writer) expr(n *pg_query.Node) {
 		w.funcCall(n.GetFuncCall())
 	case n.GetCaseExpr() != nil:
 		ce := n.GetCaseExpr()
+		common := w.typeOf(n)
 		w.str("CASE")
 		if ce.Arg != nil {
 			w.str(" ")
@@ -75,16 +76,17 @@ func (w *writer) expr(n *pg_query.Node) {
 			w.str(" WHEN ")
 			w.expr(cw.Expr)
 			w.str(" THEN ")
-			w.expr(cw.Result)
+			w.asFloat(cw.Result, common)
 		}
 		if ce.Defresult != nil {
 			w.str(" ELSE ")
-			w.expr(ce.Defresult)
+			w.asFloat(ce.Defresult, common)
 		}
 		w.str(" END")
 	case n.GetCoalesceExpr() != nil:
+		common := w.commonType(n.GetCoalesceExpr().Args)
 		w.str("COALESCE(")
-		list(w, n.GetCoalesceExpr().Args, func(a *pg_query.Node) { w.expr(a) })
+		list(w, n.GetCoalesceExpr().Args, func(a *pg_query.Node) { w.asFloat(a, common) })
 		w.str(")")
 	case n.GetMinMaxExpr() != nil:
 		w.minMax(n.GetMinMaxExpr())
@@ -352,7 +354,7 @@ func (w *writer) aExpr(e *pg_query.A_Expr) {
 		w.str(")")
 	case pg_query.A_Expr_Kind_AEXPR_NULLIF:
 		w.str("NULLIF(")
-		w.expr(e.Lexpr)
+		w.asFloat(e.Lexpr, w.nullifType(e.Lexpr, e.Rexpr))
 		w.str(", ")
 		w.expr(e.Rexpr)
 		w.str(")")
@@ -816,3 +818,24 @@ func isNumber(t string) bool  { return isInt(t) || t == "numeric" || t == "float
 func isTime(t string) bool    { return t == "date" || t == "timestamp" || t == "timestamptz" }
 func isJSON(t string) bool    { return t == "json" || t == "jsonb" }
 func isTextual(t string) bool { return schema.IsText(t) }
+
+// asFloat writes n, an argument of CASE, COALESCE or NULLIF whose result
+// PostgreSQL types as common, as a float when common is one and n is an
+// integer or numeric value: the engines give such a conditional the
+// type of the argument it returns, so that SQLite divided an integer 5
+// of COALESCE(5, real) by 2 as integers, and -NULLIF(0, real) was 0
+// where PostgreSQL's float is -0.
+func (w *writer) asFloat(n *pg_query.Node, common string) {
+	t := w.typeOf(n)
+	if w.pg() || !strings.HasPrefix(common, "float") || !isInt(t) && t != "numeric" {
+		w.expr(n)
+		return
+	}
+	w.str("CAST(")
+	w.expr(n)
+	if w.my() {
+		w.str(" AS DOUBLE)")
+	} else {
+		w.str(" AS REAL)")
+	}
+}
