@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/shepherd-db/shepherd/internal/answer"
 	"github.com/shepherd-db/shepherd/internal/pgerr"
@@ -508,7 +509,7 @@ func (w *writer) operator(op string, l, r *pg_query.Node) {
 		w.str("(")
 		w.expr(l)
 		w.str(" % ")
-		w.divisor(r)
+		w.divisor(l, r)
 		w.str(")")
 	default:
 		w.refuse("operator %s", op)
@@ -599,7 +600,7 @@ func (w *writer) divide(l, r *pg_query.Node, lt, rt string) {
 		w.str("(")
 		w.expr(l)
 		w.str(" " + op + " ")
-		w.divisor(r)
+		w.divisor(l, r)
 		w.str(")")
 	case isNumber(lt) && isNumber(rt) && (!isInt(lt) || !isInt(rt)):
 		if w.rounding == 0 && !strings.HasPrefix(lt, "float") && !strings.HasPrefix(rt, "float") {
@@ -617,46 +618,61 @@ func (w *writer) divide(l, r *pg_query.Node, lt, rt string) {
 			w.expr(l)
 		}
 		w.str(" / ")
-		w.divisor(r)
+		w.divisor(l, r)
 		w.str(")")
 	default:
 		w.refuse("division whose operand types shepherd cannot tell (add a cast, e.g. x::numeric / y)")
 	}
 }
 
-// divisor writes the right operand of /, % and mod(). PostgreSQL fails a
-// division by zero (22012); MariaDB and SQLite return NULL, so a divisor
+// divisor writes the right operand r of /, % and mod() of l. PostgreSQL
+// fails a division by zero (22012) unless l is NULL (its division is
+// strict: NULL / 0 is NULL); MariaDB and SQLite return NULL, so a divisor
 // that may be zero is checked: SQLite calls shepherd's function, which
 // fails on zero; MariaDB, which has no way to raise an error from an
 // expression at will, evaluates an unsigned overflow only when the
 // divisor is zero, an error its driver reports as 22012 (see
-// mysql.DivisionByZeroMark).
-func (w *writer) divisor(r *pg_query.Node) {
-	if c := r.GetAConst(); c != nil && !c.Isnull {
-		if v, ok := intConst(r); ok && v != 0 {
-			w.expr(r)
-			return
-		}
-		if c.GetFval() != nil && strings.Trim(c.GetFval().Fval, "0.-+") != "" {
-			w.expr(r)
-			return
-		}
-	}
-	if w.lite() {
-		w.str("shepherd_divisor(")
+// mysql.DivisionByZeroMark). A dividend that may be NULL is written once
+// more, in the check, when that keeps the text linear in the statement
+// (see repeatable); else NULL / 0 fails as x / 0 does.
+func (w *writer) divisor(l, r *pg_query.Node) {
+	if nonZeroConst(r) {
 		w.expr(r)
-		w.str(")")
 		return
 	}
-	w.repeated(r, 3, func() {
-		w.str("(CASE WHEN ")
+	nullable := !w.notNull(l, nil) && repeatable(l)
+	dividend := func() {
+		w.repeated(l, 2, func() { w.expr(l) })
+	}
+	if w.lite() {
+		if !nullable {
+			w.str("shepherd_divisor(")
+			w.expr(r)
+			w.str(")")
+			return
+		}
+		w.str(divisorIfFunction + "(")
 		w.expr(r)
-		w.str(" = 0 THEN 18446744073709551615 + (")
-		w.expr(r)
-		w.str(" + 22012) ELSE ")
-		w.expr(r)
-		w.str(" END)")
-	})
+		w.str(", ")
+		dividend()
+		w.str(" IS NOT NULL)")
+		return
+	}
+	// r appears three times.
+	divisor := func() { w.repeated(r, 3, func() { w.expr(r) }) }
+	w.str("(CASE WHEN ")
+	divisor()
+	w.str(" = 0")
+	if nullable {
+		w.str(" AND ")
+		dividend()
+		w.str(" IS NOT NULL")
+	}
+	w.str(" THEN 18446744073709551615 + (")
+	divisor()
+	w.str(" + 22012) ELSE ")
+	divisor()
+	w.str(" END)")
 }
 
 // maxCopies bounds how many times a piece of the statement may appear in
@@ -838,4 +854,40 @@ func (w *writer) asFloat(n *pg_query.Node, common string) {
 	} else {
 		w.str(" AS REAL)")
 	}
+}
+
+// repeatable reports whether n may be written twice without the text
+// growing faster than the statement: it holds none of the constructs
+// that are themselves written more than once (divisions, %, mod(),
+// GREATEST and LEAST) and no subquery.
+func repeatable(n *pg_query.Node) bool {
+	ok := true
+	walk(n.ProtoReflect(), func(m protoreflect.Message) bool {
+		switch x := m.Interface().(type) {
+		case *pg_query.A_Expr:
+			if op := schema.OpName(x.Name); op == "/" || op == "%" {
+				ok = false
+			}
+		case *pg_query.FuncCall:
+			if schema.FuncName(x) == "mod" {
+				ok = false
+			}
+		case *pg_query.MinMaxExpr, *pg_query.SubLink:
+			ok = false
+		}
+		return ok
+	})
+	return ok
+}
+
+// nonZeroConst reports whether n is a number constant other than zero.
+func nonZeroConst(n *pg_query.Node) bool {
+	c := n.GetAConst()
+	if c == nil || c.Isnull {
+		return false
+	}
+	if v, ok := intConst(n); ok && v != 0 {
+		return true
+	}
+	return c.GetFval() != nil && strings.Trim(c.GetFval().Fval, "0.-+") != ""
 }

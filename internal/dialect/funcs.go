@@ -301,7 +301,7 @@ func (w *writer) special(name string, fc *pg_query.FuncCall) {
 		w.str("(")
 		w.expr(a[0])
 		w.str(" % ")
-		w.divisor(a[1])
+		w.divisor(a[0], a[1])
 		w.str(")")
 	case name == "trunc" && (n == 1 || n == 2):
 		if w.my() {

@@ -85,6 +85,11 @@ func init() {
 		if err := c.RegisterFunc(DivisorFunction, func(v any) (any, error) { return divisor(cgoArg(v)) }, true); err != nil {
 			return err
 		}
+		if err := c.RegisterFunc(DivisorIfFunction, func(v, check any) (any, error) {
+			return divisorIf(cgoArg(v), cgoArg(check))
+		}, true); err != nil {
+			return err
+		}
 		if err := c.RegisterFunc(MD5Function, func(v any) (any, error) { return md5Hex(cgoArg(v)) }, true); err != nil {
 			return err
 		}

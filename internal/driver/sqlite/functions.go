@@ -46,6 +46,23 @@ func divisor(v any) (any, error) {
 	return v, nil
 }
 
+// DivisorIfFunction is DivisorFunction with a second argument: the
+// divisor is checked only when that is true. The SQL writer passes
+// "dividend IS NOT NULL", as PostgreSQL's division is strict: NULL / 0 is
+// NULL, not an error.
+const DivisorIfFunction = "shepherd_divisor_if"
+
+// divisorIf implements DivisorIfFunction.
+func divisorIf(v, check any) (any, error) {
+	if c, ok := check.(int64); ok && c == 0 {
+		return v, nil
+	}
+	if check == nil {
+		return v, nil
+	}
+	return divisor(v)
+}
+
 // Int4Function is the SQL function the SQL writer wraps integer
 // arithmetic in for SQLite where PostgreSQL computes in 32 bits: there
 // 2147483647 + 1 fails with 22003, where SQLite computes in 64.
