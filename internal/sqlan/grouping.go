@@ -21,8 +21,9 @@ const groupingError = "42803"
 // COALESCE(-86, col1) never even reads the column).
 //
 // The check is PostgreSQL's only where it can be sure, and passes a level
-// otherwise: every FROM item must be a table shepherd knows (no view,
-// subquery, function, USING or NATURAL join), GROUP BY must list columns,
+// otherwise: every FROM item must be a table shepherd knows or a
+// subquery whose columns it can name (no view, function, LATERAL, USING
+// or NATURAL join), GROUP BY must list columns,
 // output names or positions (a column inside a grouping expression is
 // never called ungrouped, as it may be part of a grouped expression),
 // subqueries and window clauses are not looked into, and a column that
@@ -63,10 +64,12 @@ func walkMessages(m protoreflect.Message, visit func(protoreflect.Message) bool)
 	return cont
 }
 
-// groupItem is a FROM item of a level the grouping check can read.
+// groupItem is a FROM item of a level the grouping check can read: a
+// table, or a subquery whose output columns it can name.
 type groupItem struct {
 	alias string
-	table *schema.Table
+	cols  map[string]bool
+	key   []string // the table's primary key
 }
 
 // groupCol is a column of a FROM item.
@@ -104,6 +107,15 @@ func (r *rewriter) groupingLevel(s *pg_query.SelectStmt) error {
 			from(j.Rarg)
 			return
 		}
+		if rs := n.GetRangeSubselect(); rs != nil {
+			cols := subqueryColumns(rs.GetSubquery().GetSelectStmt())
+			if rs.Lateral || rs.Alias == nil || len(rs.Alias.Colnames) > 0 || cols == nil {
+				known = false
+				return
+			}
+			items = append(items, groupItem{alias: rs.Alias.Aliasname, cols: cols})
+			return
+		}
 		rv := n.GetRangeVar()
 		if rv == nil || rv.Schemaname != "" && rv.Schemaname != "public" || rv.Alias != nil && len(rv.Alias.Colnames) > 0 {
 			known = false
@@ -118,7 +130,11 @@ func (r *rewriter) groupingLevel(s *pg_query.SelectStmt) error {
 		if rv.Alias != nil {
 			alias = rv.Alias.Aliasname
 		}
-		items = append(items, groupItem{alias: alias, table: t})
+		cols := map[string]bool{}
+		for _, c := range t.Columns {
+			cols[c.Name] = true
+		}
+		items = append(items, groupItem{alias: alias, cols: cols, key: t.Key})
 	}
 	for _, n := range s.FromClause {
 		from(n)
@@ -152,7 +168,7 @@ func (r *rewriter) groupingLevel(s *pg_query.SelectStmt) error {
 			if qual != "" && it.alias != qual {
 				continue
 			}
-			if it.table.Column(name) != nil {
+			if it.cols[name] {
 				found = groupCol{it.alias, name}
 				n++
 			}
@@ -280,11 +296,11 @@ func (r *rewriter) groupingLevel(s *pg_query.SelectStmt) error {
 	// A table whose primary key is grouped has all its columns grouped.
 	keyed := map[string]bool{}
 	for _, it := range items {
-		if len(it.table.Key) == 0 {
+		if len(it.key) == 0 {
 			continue
 		}
 		all := true
-		for _, k := range it.table.Key {
+		for _, k := range it.key {
 			all = all && groupedCols[groupCol{it.alias, k}]
 		}
 		keyed[it.alias] = all
@@ -343,4 +359,33 @@ func position(n *pg_query.Node) (int, bool) {
 		return int(c.GetIval().Ival), true
 	}
 	return 0, false
+}
+
+// subqueryColumns are the names of a subquery's output columns, nil when
+// shepherd cannot tell them all (a star, a set operation). An unnamed
+// expression's name ("?column?", a function's) is left out: naming it
+// outside is rare, and an unresolved name is passed.
+func subqueryColumns(s *pg_query.SelectStmt) map[string]bool {
+	if s == nil || s.Op != pg_query.SetOperation_SETOP_NONE || len(s.ValuesLists) > 0 {
+		return nil
+	}
+	names := map[string]bool{}
+	for _, t := range s.TargetList {
+		rt := t.GetResTarget()
+		if rt == nil {
+			return nil
+		}
+		if rt.Name != "" {
+			names[rt.Name] = true
+			continue
+		}
+		if cr := rt.Val.GetColumnRef(); cr != nil {
+			last := cr.Fields[len(cr.Fields)-1]
+			if last.GetAStar() != nil {
+				return nil
+			}
+			names[last.GetString_().GetSval()] = true
+		}
+	}
+	return names
 }
