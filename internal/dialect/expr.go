@@ -908,20 +908,10 @@ func nonZeroConst(n *pg_query.Node) bool {
 var strictOps = map[string]bool{"+": true, "-": true, "*": true, "/": true, "%": true,
 	"=": true, "<>": true, "!=": true, "<": true, ">": true, "<=": true, ">=": true}
 
-// nullLiteral reports whether n is a constant PostgreSQL's planner folds
-// to NULL: NULL, cast, or under a strict operator (-NULL, NULL + 1).
+// nullLiteral reports whether n is NULL, possibly cast.
 func nullLiteral(n *pg_query.Node) bool {
-	if n == nil {
-		return false
-	}
 	if tc := n.GetTypeCast(); tc != nil {
-		return nullLiteral(tc.Arg)
-	}
-	if e := n.GetAExpr(); e != nil && e.Kind == pg_query.A_Expr_Kind_AEXPR_OP && strictOps[schema.OpName(e.Name)] {
-		if e.Lexpr == nil {
-			return nullLiteral(e.Rexpr)
-		}
-		return nullLiteral(e.Lexpr) && noParams(e.Rexpr) || nullLiteral(e.Rexpr) && noParams(e.Lexpr)
+		n = tc.Arg
 	}
 	return isNullConst(n)
 }
