@@ -330,10 +330,6 @@ func (w *writer) aExpr(e *pg_query.A_Expr) {
 	op := schema.OpName(e.Name)
 	switch e.Kind {
 	case pg_query.A_Expr_Kind_AEXPR_OP:
-		if e.Lexpr != nil && strictOps[op] && (nullLiteral(e.Lexpr) && noParams(e.Rexpr) || nullLiteral(e.Rexpr) && noParams(e.Lexpr)) {
-			w.str("NULL") // see strictOps
-			return
-		}
 		w.operator(op, e.Lexpr, e.Rexpr)
 	case pg_query.A_Expr_Kind_AEXPR_DISTINCT, pg_query.A_Expr_Kind_AEXPR_NOT_DISTINCT:
 		not := e.Kind == pg_query.A_Expr_Kind_AEXPR_NOT_DISTINCT
@@ -364,10 +360,6 @@ func (w *writer) aExpr(e *pg_query.A_Expr) {
 		w.expr(e.Rexpr)
 		w.str(")")
 	case pg_query.A_Expr_Kind_AEXPR_IN:
-		if nullLiteral(e.Lexpr) && noParams(e.Rexpr) {
-			w.str("NULL") // every comparison is NULL: see strictOps
-			return
-		}
 		w.in(op, e.Lexpr, e.Rexpr.GetList().Items)
 	case pg_query.A_Expr_Kind_AEXPR_OP_ANY, pg_query.A_Expr_Kind_AEXPR_OP_ALL:
 		w.arrayAnyAll(op, e.Kind == pg_query.A_Expr_Kind_AEXPR_OP_ALL, e.Lexpr, e.Rexpr)
@@ -898,33 +890,4 @@ func nonZeroConst(n *pg_query.Node) bool {
 		return true
 	}
 	return c.GetFval() != nil && strings.Trim(c.GetFval().Fval, "0.-+") != ""
-}
-
-// strictOps are operators PostgreSQL's planner replaces by NULL when an
-// operand is a NULL constant (they are strict: eval_const_expressions),
-// without ever evaluating the other operand: x / 0 = NULL is NULL, not a
-// division by zero. The engines evaluate both, so such an operation is
-// written as NULL.
-var strictOps = map[string]bool{"+": true, "-": true, "*": true, "/": true, "%": true,
-	"=": true, "<>": true, "!=": true, "<": true, ">": true, "<=": true, ">=": true}
-
-// nullLiteral reports whether n is NULL, possibly cast.
-func nullLiteral(n *pg_query.Node) bool {
-	if tc := n.GetTypeCast(); tc != nil {
-		n = tc.Arg
-	}
-	return isNullConst(n)
-}
-
-// noParams reports whether n holds no parameter (one not written would
-// leave the engine's placeholders short of it).
-func noParams(n *pg_query.Node) bool {
-	ok := true
-	walk(n.ProtoReflect(), func(m protoreflect.Message) bool {
-		if _, isParam := m.Interface().(*pg_query.ParamRef); isParam {
-			ok = false
-		}
-		return ok
-	})
-	return ok
 }
