@@ -85,8 +85,11 @@ func isAggregate(fc *pg_query.FuncCall) bool {
 		return true
 	}
 	name := schema.FuncName(fc)
-	return cursorAggregates[name] || floatAggs[name] || orderedAggs[name]
+	return cursorAggregates[name] || floatAggs[name] || orderedAggs[name] || otherAggs[name]
 }
+
+// otherAggs are PostgreSQL 15's built-in aggregates the other lists lack.
+var otherAggs = map[string]bool{"regr_count": true, "range_agg": true, "range_intersect_agg": true}
 
 // groupingLevel checks one query level (see checkGrouping).
 func (r *rewriter) groupingLevel(s *pg_query.SelectStmt) error {
