@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"log/slog"
@@ -13,6 +14,8 @@ import (
 	"time"
 
 	"github.com/xdg-go/scram"
+
+	"github.com/shepherd-db/shepherd/internal/pgerr"
 )
 
 // Defaults for the Server's limits.
@@ -64,6 +67,21 @@ type Server struct {
 	// DefaultServerVersion.
 	ServerVersion string
 
+	// TLS, when set, is offered to clients: an SSLRequest is answered
+	// 'S' and the connection goes on inside TLS. nil answers 'N'.
+	TLS *tls.Config
+
+	// RequireTLS refuses a StartupMessage that did not come inside TLS
+	// with 28000, as a PostgreSQL with hostssl lines only does.
+	// CancelRequests are served either way (their key is their proof).
+	RequireTLS bool
+
+	// MaxConnections caps the connections past their StartupMessage
+	// served at once; one more is told 53300 "sorry, too many clients
+	// already", as PostgreSQL tells it past max_connections. 0 means no
+	// cap.
+	MaxConnections int
+
 	mu struct {
 		sync.Mutex
 		// sessions finds a session by its BackendKeyData process id, for
@@ -74,7 +92,36 @@ type Server struct {
 		// mockSecret salts the fake credentials of unknown users, so that
 		// the same unknown name always sees the same salt.
 		mockSecret []byte
+		// conns counts the connections holding a slot of MaxConnections.
+		conns int
 	}
+}
+
+// errTooManyClients is PostgreSQL's answer past max_connections.
+func errTooManyClients() error {
+	return pgerr.New(pgerr.TooManyConnections, "sorry, too many clients already").Fatal()
+}
+
+// takeSlot takes one of MaxConnections for a connection, or fails with
+// 53300; the returned func gives it back.
+func (s *Server) takeSlot() (release func(), err error) {
+	if s.MaxConnections <= 0 {
+		return func() {}, nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.mu.conns >= s.MaxConnections {
+		return nil, errTooManyClients()
+	}
+	s.mu.conns++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			s.mu.Lock()
+			s.mu.conns--
+			s.mu.Unlock()
+		})
+	}, nil
 }
 
 // cancelTarget is what a CancelRequest must name to cancel a session.
@@ -151,6 +198,9 @@ func (s *Server) ServeConn(ctx context.Context, nc net.Conn) {
 	c := newConn(s, nc)
 	defer c.recoverPanic()
 	err := c.run(ctx)
+	if c.tls {
+		_ = c.nc.Close() // TLS's close_notify; nc itself is closed by the defer
+	}
 	if err != nil && !isQuietEnd(err) {
 		c.log.Info("pgwire: connection ended with an error", "err", err)
 	}

@@ -60,6 +60,10 @@ func open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Server, e
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return nil, &config.Error{Field: "data_dir", Msg: err.Error()}
 	}
+	tlsConfig, err := cfg.TLS.Config()
+	if err != nil {
+		return nil, err
+	}
 	s := &Server{cfg: cfg, log: log, shared: session.NewShared()}
 	s.shared.CursorMemory = cfg.CursorMemory()
 	var reps []cluster.Replica
@@ -181,7 +185,8 @@ func open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Server, e
 	for _, u := range cfg.Users {
 		users[u.Name] = u.Password
 	}
-	s.front = &pgwire.Server{Handler: handler{s}, Users: users, Logger: log, ServerVersion: session.ServerVersion}
+	s.front = &pgwire.Server{Handler: handler{s}, Users: users, Logger: log, ServerVersion: session.ServerVersion,
+		TLS: tlsConfig, RequireTLS: cfg.TLS.RequireTLS(), MaxConnections: cfg.Connections()}
 	return s, nil
 }
 
