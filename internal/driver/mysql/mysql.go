@@ -6,6 +6,8 @@
 // which makes the engine strict two-phase locking and fit to be primary),
 // UTC time zone, and an sql_mode with ANSI quoting, || as concatenation,
 // no backslash escapes and strict errors instead of silent truncation.
+// Recursive CTEs run as deep as their queries ask (MariaDB's default
+// stops them after 1,000 iterations with a warning only).
 //
 // Answers are read as the raw text the server sent, typed by the column's
 // database type name, so no value makes a round trip through a Go float.
@@ -194,6 +196,10 @@ func (e *Engine) Connect(ctx context.Context) (driver.Conn, error) {
 			return nil, err
 		}
 	}
+	if err := c.unboundRecursion(ctx); err != nil {
+		sc.Close()
+		return nil, err
+	}
 	var maxPacket int64
 	var collation string
 	if err := sc.QueryRowContext(ctx, "SELECT CONNECTION_ID(), @@max_allowed_packet, @@collation_connection").Scan(&c.threadID, &maxPacket, &collation); err != nil {
@@ -206,6 +212,35 @@ func (e *Engine) Connect(ctx context.Context) (driver.Conn, error) {
 	}
 	e.maxPacket.Store(maxPacket)
 	return c, nil
+}
+
+// recursionLimits are the session variables that bound a recursive CTE's
+// iterations: MariaDB's, then MySQL's; each server knows one of them.
+// Both default to 1,000, and MariaDB then stops the query with only a
+// warning, answering the rows so far: a deeper query would answer other
+// rows than PostgreSQL, which has no such bound.
+var recursionLimits = []string{"max_recursive_iterations", "cte_max_recursion_depth"}
+
+// maxRecursion is the largest value both variables take.
+const maxRecursion = "4294967295"
+
+// unboundRecursion lifts the session's bound on recursive CTE iterations
+// as far as the server allows (recursionLimits).
+func (c *Conn) unboundRecursion(ctx context.Context) error {
+	var last error
+	for _, v := range recursionLimits {
+		err := c.run(ctx, "SET SESSION "+v+" = "+maxRecursion)
+		if err == nil {
+			return nil
+		}
+		if pgerr.IsConnection(err) || ctx.Err() != nil {
+			return err
+		}
+		last = err
+	}
+	return c.engine.tagged(pgerr.New(pgerr.FeatureNotSupported,
+		"replica %s: the server knows neither %s (%s); shepherd needs one to run recursive queries as deep as PostgreSQL does",
+		c.engine.replica, strings.Join(recursionLimits, " nor "), pgerr.From(last).Message))
 }
 
 // byteWise is the collation every session's text must compare in, and
