@@ -1,52 +1,18 @@
 package config
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
-)
 
-// selfSigned writes a self-signed certificate and its key as PEM files.
-func selfSigned(t *testing.T) (cert, key string) {
-	t.Helper()
-	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "localhost"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &k.PublicKey, k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kder, err := x509.MarshalPKCS8PrivateKey(k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	cert, key = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
-	if err := os.WriteFile(cert, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(key, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kder}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return cert, key
-}
+	"github.com/shepherd-db/shepherd/internal/testenv"
+)
 
 // TestTLSConfig: [tls] is read into a TLS configuration; every mistake is
 // refused naming its field.
 func TestTLSConfig(t *testing.T) {
-	cert, key := selfSigned(t)
+	certs := testenv.NewCerts(t, t.TempDir())
+	cert, key := certs.Cert, certs.Key
 	tbl := func(lines ...string) string { return good + "\n[tls]\n" + strings.Join(lines, "\n") + "\n" }
 	q := func(k, v string) string { return k + " = " + `"` + v + `"` }
 	c, err := Parse(tbl(q("cert", cert), q("key", key), q("client_ca", cert), "require = true"), drivers)

@@ -2,123 +2,50 @@ package pgwire
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
-	"math/big"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgproto3"
+
+	"github.com/shepherd-db/shepherd/internal/testenv"
 )
 
 // testPKI is a certificate authority with a server certificate for
 // localhost and 127.0.0.1 and a client certificate for alice, as PEM files
-// in a temporary directory.
+// in a temporary directory (testenv.NewCerts).
 type testPKI struct {
-	dir                   string
-	ca                    string // the CA's certificate
-	cert, key             string // the server's
-	clientCert, clientKey string // alice's
+	dir string
+	*testenv.Certs
 }
 
 func newTestPKI(t *testing.T) *testPKI {
 	t.Helper()
 	dir := t.TempDir()
-	p := &testPKI{dir: dir,
-		ca: filepath.Join(dir, "ca.pem"), cert: filepath.Join(dir, "server.pem"), key: filepath.Join(dir, "server-key.pem"),
-		clientCert: filepath.Join(dir, "client.pem"), clientKey: filepath.Join(dir, "client-key.pem")}
-	caKey := newKey(t)
-	caTmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "shepherd test CA"},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(24 * time.Hour),
-		IsCA:                  true,
-		BasicConstraintsValid: true,
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	caCert, err := x509.ParseCertificate(caDER)
-	if err != nil {
-		t.Fatal(err)
-	}
-	writePEM(t, p.ca, "CERTIFICATE", caDER)
-	issue := func(serial int64, cn string, usage x509.ExtKeyUsage, certPath, keyPath string, hosts bool) {
-		key := newKey(t)
-		tmpl := &x509.Certificate{
-			SerialNumber: big.NewInt(serial),
-			Subject:      pkix.Name{CommonName: cn},
-			NotBefore:    time.Now().Add(-time.Hour),
-			NotAfter:     time.Now().Add(24 * time.Hour),
-			KeyUsage:     x509.KeyUsageDigitalSignature,
-			ExtKeyUsage:  []x509.ExtKeyUsage{usage},
-		}
-		if hosts {
-			tmpl.DNSNames = []string{"localhost"}
-			tmpl.IPAddresses = []net.IP{net.ParseIP("127.0.0.1")}
-		}
-		der, err := x509.CreateCertificate(rand.Reader, tmpl, caCert, &key.PublicKey, caKey)
-		if err != nil {
-			t.Fatal(err)
-		}
-		writePEM(t, certPath, "CERTIFICATE", der)
-		kder, err := x509.MarshalPKCS8PrivateKey(key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		writePEM(t, keyPath, "PRIVATE KEY", kder)
-	}
-	issue(2, "localhost", x509.ExtKeyUsageServerAuth, p.cert, p.key, true)
-	issue(3, "alice", x509.ExtKeyUsageClientAuth, p.clientCert, p.clientKey, false)
-	return p
-}
-
-func newKey(t *testing.T) *ecdsa.PrivateKey {
-	t.Helper()
-	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k
-}
-
-func writePEM(t *testing.T, path, typ string, der []byte) {
-	t.Helper()
-	// libpq refuses a private key readable by others.
-	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	return &testPKI{dir: dir, Certs: testenv.NewCerts(t, dir)}
 }
 
 // serverTLS is the server's TLS configuration; with clientCA, client
 // certificates signed by the test CA are required.
 func (p *testPKI) serverTLS(t *testing.T, clientCA bool) *tls.Config {
 	t.Helper()
-	pair, err := tls.LoadX509KeyPair(p.cert, p.key)
+	pair, err := tls.LoadX509KeyPair(p.Cert, p.Key)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg := &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}
 	if clientCA {
-		pemBytes, err := os.ReadFile(p.ca)
+		pemBytes, err := os.ReadFile(p.CA)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -159,8 +86,8 @@ func TestTLSWithPgx(t *testing.T) {
 	_, port, _ := net.SplitHostPort(ts.addr)
 	for _, settings := range []string{
 		"sslmode=require",
-		"sslmode=verify-full sslrootcert=" + pki.ca,
-		"sslmode=verify-full host=localhost sslrootcert=" + pki.ca,
+		"sslmode=verify-full sslrootcert=" + pki.CA,
+		"sslmode=verify-full host=localhost sslrootcert=" + pki.CA,
 	} {
 		conn, err := pgxTry(t, ts.addr, settings)
 		if err != nil {
@@ -172,7 +99,7 @@ func TestTLSWithPgx(t *testing.T) {
 		checkPgxRows(context.Background(), t, conn)
 	}
 	other := newTestPKI(t)
-	if _, err := pgxTry(t, ts.addr, "sslmode=verify-full sslrootcert="+other.ca); err == nil {
+	if _, err := pgxTry(t, ts.addr, "sslmode=verify-full sslrootcert="+other.CA); err == nil {
 		t.Error("verify-full against another CA connected")
 	}
 	conn, err := pgxTry(t, net.JoinHostPort("127.0.0.1", port), "sslmode=disable")
@@ -199,7 +126,7 @@ func TestTLSWithPsql(t *testing.T) {
 	_, port, _ := net.SplitHostPort(ts.addr)
 	for _, settings := range []string{
 		"host=127.0.0.1 sslmode=require",
-		"host=localhost sslmode=verify-full sslrootcert=" + pki.ca,
+		"host=localhost sslmode=verify-full sslrootcert=" + pki.CA,
 	} {
 		ctx, cancel := context.WithTimeout(context.Background(), testDeadline)
 		cmd := exec.CommandContext(ctx, psql, "-X", "-At", "-c", `\conninfo`, "-c", "select",
@@ -302,7 +229,7 @@ func TestTLSEncryptionRequestsOnce(t *testing.T) {
 func TestTLSClientCertificates(t *testing.T) {
 	pki := newTestPKI(t)
 	ts := startServer(t, func(s *Server) { s.TLS = pki.serverTLS(t, true); s.RequireTLS = true })
-	conn, err := pgxTry(t, ts.addr, fmt.Sprintf("sslmode=verify-full sslrootcert=%s sslcert=%s sslkey=%s", pki.ca, pki.clientCert, pki.clientKey))
+	conn, err := pgxTry(t, ts.addr, fmt.Sprintf("sslmode=verify-full sslrootcert=%s sslcert=%s sslkey=%s", pki.CA, pki.ClientCert, pki.ClientKey))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -310,11 +237,11 @@ func TestTLSClientCertificates(t *testing.T) {
 		t.Error("not TLS")
 	}
 	checkPgxRows(context.Background(), t, conn)
-	if _, err := pgxTry(t, ts.addr, "sslmode=verify-full sslrootcert="+pki.ca); err == nil {
+	if _, err := pgxTry(t, ts.addr, "sslmode=verify-full sslrootcert="+pki.CA); err == nil {
 		t.Error("a client without a certificate got in")
 	}
 	other := newTestPKI(t)
-	if _, err := pgxTry(t, ts.addr, fmt.Sprintf("sslmode=require sslcert=%s sslkey=%s", other.clientCert, other.clientKey)); err == nil {
+	if _, err := pgxTry(t, ts.addr, fmt.Sprintf("sslmode=require sslcert=%s sslkey=%s", other.ClientCert, other.ClientKey)); err == nil {
 		t.Error("a client with a certificate of another CA got in")
 	}
 	if n := len(ts.h.allSessions()); n != 1 {

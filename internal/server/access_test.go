@@ -2,25 +2,16 @@ package server
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
 	"fmt"
-	"math/big"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/shepherd-db/shepherd/internal/config"
+	"github.com/shepherd-db/shepherd/internal/testenv"
 )
 
 // TestAdminConsoleForAdminsOnly: with users configured, only a user marked
@@ -65,7 +56,8 @@ func TestAdminConsoleForAdminsOnly(t *testing.T) {
 // max_connections caps the clients (53300) while the service goes on.
 func TestTLSFromConfig(t *testing.T) {
 	cfg := embedded(t)
-	cfg.TLS.Cert, cfg.TLS.Key = writeSelfSigned(t)
+	certs := testenv.NewCerts(t, t.TempDir())
+	cfg.TLS.Cert, cfg.TLS.Key = certs.Cert, certs.Key
 	cfg.TLS.Require = true
 	cfg.MaxConnections = 2
 	addr, _ := start(t, cfg)
@@ -91,32 +83,4 @@ func TestTLSFromConfig(t *testing.T) {
 	for _, c := range conns {
 		assertCount(t, c, "SELECT 1", 1)
 	}
-}
-
-// writeSelfSigned writes a self-signed certificate for 127.0.0.1 and its
-// key as PEM files in a temporary directory.
-func writeSelfSigned(t *testing.T) (cert, key string) {
-	t.Helper()
-	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "localhost"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &k.PublicKey, k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kder, err := x509.MarshalPKCS8PrivateKey(k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	cert, key = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
-	for path, block := range map[string]*pem.Block{cert: {Type: "CERTIFICATE", Bytes: der}, key: {Type: "PRIVATE KEY", Bytes: kder}} {
-		if err := os.WriteFile(path, pem.EncodeToMemory(block), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return cert, key
 }
