@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 
@@ -82,5 +83,47 @@ func TestTLSFromConfig(t *testing.T) {
 	}
 	for _, c := range conns {
 		assertCount(t, c, "SELECT 1", 1)
+	}
+}
+
+// TestReplicaTLSPostgres: a PostgreSQL replica that accepts TLS
+// connections only is reached through the DSN's TLS settings (URL with
+// sslmode=verify-full and sslrootcert, and the keyword form), and
+// statements run on it; a DSN in the clear, or verifying against another
+// CA, cannot open it, and start-up names the replica.
+func TestReplicaTLSPostgres(t *testing.T) {
+	pg := testenv.OwnPostgresTLS(t)
+	host, port, _ := strings.Cut(strings.TrimPrefix(strings.Split(pg.DSN(), "/shepherd")[0], "postgres://postgres@"), ":")
+	keyword := fmt.Sprintf("host=%s port=%s user=postgres dbname=shepherd sslmode=verify-full sslrootcert=%s", host, port, pg.Certs().CA)
+	cfgFor := func(dsn string) *config.Config {
+		return &config.Config{Listen: "127.0.0.1:0", DataDir: t.TempDir(), Mode: "passthrough",
+			Replicas: []config.Replica{{Name: "pg", Driver: "postgres", DSN: dsn}}}
+	}
+	for i, dsn := range []string{pg.DSN(), keyword} {
+		addr, _ := start(t, cfgFor(dsn))
+		c := connect(t, addr, "app")
+		table := fmt.Sprintf("t%d", i)
+		mustExec(t, c, "CREATE TABLE "+table+" (id int PRIMARY KEY, v text)")
+		mustExec(t, c, "INSERT INTO "+table+" VALUES (1, 'one'), (2, 'two')")
+		assertCount(t, c, "SELECT count(*) FROM "+table, 2)
+	}
+	other := testenv.NewCerts(t, t.TempDir())
+	for _, dsn := range []string{
+		strings.Replace(pg.DSN(), "sslmode=verify-full", "sslmode=disable", 1),
+		strings.Replace(pg.DSN(), pg.Certs().CA, other.CA, 1),
+	} {
+		cfg := cfgFor(dsn)
+		if err := cfg.Check([]string{"postgres"}); err != nil {
+			t.Fatal(err)
+		}
+		srv, err := Open(context.Background(), cfg, slog.New(slog.DiscardHandler))
+		if err == nil {
+			srv.closeAll()
+			t.Fatalf("%s: opened", dsn)
+		}
+		t.Logf("%s: %v", dsn, err)
+		if !strings.Contains(err.Error(), "replicas[0] (pg)") {
+			t.Errorf("%s: %v does not name the replica", dsn, err)
+		}
 	}
 }
