@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -123,6 +124,51 @@ func TestReplicaTLSPostgres(t *testing.T) {
 		}
 		t.Logf("%s: %v", dsn, err)
 		if !strings.Contains(err.Error(), "replicas[0] (pg)") {
+			t.Errorf("%s: %v does not name the replica", dsn, err)
+		}
+	}
+}
+
+// TestReplicaTLSMariaDB: a MariaDB replica that takes TCP connections over
+// TLS only (require_secure_transport) is reached with tls-ca (the server's
+// certificate checked against that CA and its name; the path escaped as
+// every go-sql-driver parameter value) and with
+// go-sql-driver's tls=skip-verify; without TLS, or against another CA,
+// start-up fails naming the replica.
+func TestReplicaTLSMariaDB(t *testing.T) {
+	maria := testenv.OwnMariaDBTLS(t)
+	with := func(param string) string {
+		if strings.Contains(maria.DSN(), "?") {
+			return maria.DSN() + "&" + param
+		}
+		return maria.DSN() + "?" + param
+	}
+	cfgFor := func(dsn string) *config.Config {
+		return &config.Config{Listen: "127.0.0.1:0", DataDir: t.TempDir(), Mode: "passthrough",
+			Replicas: []config.Replica{{Name: "maria", Driver: "mysql", DSN: dsn}}}
+	}
+	for i, dsn := range []string{with("tls-ca=" + url.QueryEscape(maria.Certs().CA)), with("tls=skip-verify")} {
+		addr, _ := start(t, cfgFor(dsn))
+		c := connect(t, addr, "app")
+		table := fmt.Sprintf("t%d", i)
+		mustExec(t, c, "CREATE TABLE "+table+" (id int PRIMARY KEY, v text)")
+		mustExec(t, c, "INSERT INTO "+table+" VALUES (1, 'one'), (2, 'two')")
+		assertCount(t, c, "SELECT count(*) FROM "+table, 2)
+	}
+	other := testenv.NewCerts(t, t.TempDir())
+	for _, dsn := range []string{maria.DSN(), with("tls-ca=" + url.QueryEscape(other.CA)),
+		with("tls=skip-verify&tls-ca=" + url.QueryEscape(maria.Certs().CA))} {
+		cfg := cfgFor(dsn)
+		if err := cfg.Check([]string{"mysql"}); err != nil {
+			t.Fatal(err)
+		}
+		srv, err := Open(context.Background(), cfg, slog.New(slog.DiscardHandler))
+		if err == nil {
+			srv.closeAll()
+			t.Fatalf("%s: opened", dsn)
+		}
+		t.Logf("%s: %v", dsn, err)
+		if !strings.Contains(err.Error(), "replicas[0] (maria)") {
 			t.Errorf("%s: %v does not name the replica", dsn, err)
 		}
 	}

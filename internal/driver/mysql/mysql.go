@@ -14,6 +14,11 @@
 // Affected-row counts use the CLIENT_FOUND_ROWS flag, so UPDATE counts the
 // rows it matched, as PostgreSQL does, not only those it changed.
 //
+// TLS: the DSN's tls parameter as go-sql-driver reads it (true: the
+// system's authorities; skip-verify; preferred), or TLSCAParam (tls-ca,
+// shepherd's own) naming a PEM file of the authorities to verify the
+// server's certificate and name against.
+//
 // Cancellation: go-sql-driver reacts to a done ctx by dropping the
 // connection, which would leave the statement running on the server with
 // its locks. So statements run under a ctx the library cannot see end;
@@ -35,9 +40,12 @@ package mysql
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"database/sql"
 	"fmt"
 	"net"
+	"os"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -107,6 +115,9 @@ func open(ctx context.Context, spec driver.Spec, opts Options) (driver.Engine, e
 		e.isolation, e.pinned = level, true
 	}
 	cfg, err := mysql.ParseDSN(spec.DSN)
+	if err == nil {
+		err = trustCAFile(cfg)
+	}
 	if err != nil {
 		return nil, openError(spec.Name, pgerr.Wrap(pgerr.ConnectionException, err, "bad mysql DSN"))
 	}
@@ -212,6 +223,39 @@ func (e *Engine) Connect(ctx context.Context) (driver.Conn, error) {
 	}
 	e.maxPacket.Store(maxPacket)
 	return c, nil
+}
+
+// TLSCAParam is the DSN parameter, shepherd's own, naming a PEM file of
+// the certificate authorities the server's certificate must be signed by:
+// the connection then uses TLS and checks the server's name against its
+// certificate, as libpq's sslmode=verify-full with sslrootcert does.
+// go-sql-driver itself trusts the system's authorities (tls=true) or
+// none (tls=skip-verify).
+const TLSCAParam = "tls-ca"
+
+// trustCAFile applies TLSCAParam to cfg and takes it out of the
+// parameters go-sql-driver would send the server as session variables.
+func trustCAFile(cfg *mysql.Config) error {
+	path, ok := cfg.Params[TLSCAParam]
+	if !ok {
+		return nil
+	}
+	delete(cfg.Params, TLSCAParam)
+	if cfg.TLSConfig != "" && cfg.TLSConfig != "true" {
+		return fmt.Errorf("%s verifies the server's certificate: it takes tls=true or no tls parameter, not tls=%s", TLSCAParam, cfg.TLSConfig)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("%s: %w", TLSCAParam, err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(data) {
+		return fmt.Errorf("%s: no PEM certificate in %s", TLSCAParam, path)
+	}
+	// NewConnector sets ServerName to the address's host.
+	cfg.TLS = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	cfg.TLSConfig = ""
+	return nil
 }
 
 // recursionLimits are the session variables that bound a recursive CTE's
