@@ -95,6 +95,19 @@ func (c *Config) Connections() int {
 	return c.MaxConnections
 }
 
+// DefaultReservedConnections is ReservedConnections when unset (but
+// fewer than max_connections): PostgreSQL's superuser_reserved_connections.
+const DefaultReservedConnections = 3
+
+// Reserved returns reserved_connections with its default applied: the
+// slots of max_connections only admin users may take.
+func (c *Config) Reserved() int {
+	if c.ReservedConnections == nil {
+		return min(DefaultReservedConnections, c.Connections()-1)
+	}
+	return *c.ReservedConnections
+}
+
 // Admins returns the names of the users who may open the admin console,
 // and whether every user may (no [[users]] configured: any name is let in
 // by trust, from loopback only).
@@ -120,6 +133,9 @@ func (c *Config) checkAccess() error {
 	if c.MaxConnections < 0 || c.MaxConnections > MaxConnectionsLimit {
 		return fieldErr("max_connections", "must be between 1 and %d (0 or unset: %d), not %d",
 			MaxConnectionsLimit, DefaultMaxConnections, c.MaxConnections)
+	}
+	if r := c.ReservedConnections; r != nil && (*r < 0 || *r >= c.Connections()) {
+		return fieldErr("reserved_connections", "must be at least 0 and less than max_connections (%d), not %d", c.Connections(), *r)
 	}
 	if IsLoopback(c.Listen) {
 		return nil

@@ -62,6 +62,29 @@ func TestMaxConnections(t *testing.T) {
 			t.Errorf("max_connections = %s: %v", v, err)
 		}
 	}
+	// reserved_connections: 3 (PostgreSQL's superuser_reserved_connections)
+	// unless set, but fewer than max_connections; set, it must be.
+	for _, c := range []struct {
+		set  string
+		want int
+		ok   bool
+	}{
+		{"", 3, true}, {"max_connections = 2", 1, true}, {"max_connections = 1", 0, true},
+		{"reserved_connections = 0", 0, true}, {"reserved_connections = 10", 10, true},
+		{"reserved_connections = -1", 0, false}, {"reserved_connections = 100", 0, false},
+		{"max_connections = 5\nreserved_connections = 5", 0, false},
+	} {
+		cfg, err := Parse(strings.Replace(good, "f = 1", "f = 1\n"+c.set, 1), drivers)
+		if !c.ok {
+			if err == nil || !strings.Contains(err.Error(), "reserved_connections") {
+				t.Errorf("%q: %v, want an error naming reserved_connections", c.set, err)
+			}
+			continue
+		}
+		if err != nil || cfg.Reserved() != c.want {
+			t.Errorf("%q: %v, %v; want %d", c.set, err, cfg, c.want)
+		}
+	}
 }
 
 // TestTrustBeyondLoopback: a user without a password (trust) is refused

@@ -63,6 +63,8 @@ type Config struct {
 	// MaxConnections caps the client connections served at once
 	// (access.go); 0 or unset means DefaultMaxConnections.
 	MaxConnections int `toml:"max_connections"`
+	// ReservedConnections of them are kept for admin users (access.go).
+	ReservedConnections *int `toml:"reserved_connections"`
 	// TLS is TLS to clients (access.go).
 	TLS TLS `toml:"tls"`
 	// Repair is the background compare-and-repair of the replicas.

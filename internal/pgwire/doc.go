@@ -18,7 +18,9 @@
 //   - with Server.RequireTLS, a StartupMessage outside TLS is refused
 //     with FATAL 28000;
 //   - past Server.MaxConnections connections, a StartupMessage is refused
-//     with FATAL 53300 "sorry, too many clients already";
+//     with FATAL 53300 "sorry, too many clients already"; in the last
+//     ReservedConnections, a user Server.Reserved does not accept is
+//     refused (53300) once authenticated;
 //   - CancelRequest is served (see below) and the connection closed;
 //   - StartupMessage must speak protocol 3.x: any other major version is
 //     refused with FATAL 0A000; a minor version above 0, or _pq_ protocol

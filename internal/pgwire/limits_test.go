@@ -50,3 +50,42 @@ func TestMaxConnections(t *testing.T) {
 		}
 	}
 }
+
+// TestReservedConnections: the last ReservedConnections slots are kept for
+// the users Reserved accepts (PostgreSQL's superuser_reserved_connections):
+// another user is refused there once authenticated (53300), an accepted
+// one gets in, and past MaxConnections nobody does. SetConnectionLimits
+// changes the limits of a serving server.
+func TestReservedConnections(t *testing.T) {
+	ts := startServer(t, func(s *Server) {
+		s.MaxConnections, s.ReservedConnections = 3, 1
+		s.Reserved = func(user string) bool { return user == "ops" }
+	})
+	login := func(user string) *testClient {
+		c := ts.dial(t)
+		c.sendStartup(map[string]string{"user": user, "database": "db"})
+		return c
+	}
+	login("alice").untilReady()
+	login("alice").untilReady()
+	checkScript(t, login("alice").untilClosed(), "AuthenticationOk",
+		"ErrorResponse FATAL 53300 remaining connection slots are reserved for admin users")
+	// The refused connection gives its slot back on its way out, which
+	// the server does on its own time: the admin tries until it is in.
+	deadline := time.Now().Add(testDeadline)
+	for {
+		c := login("ops")
+		if first := render(c.recv()); first == "AuthenticationOk" {
+			c.untilReady()
+			break
+		} else if time.Now().After(deadline) {
+			t.Fatalf("admin in the reserve: %q", first)
+		}
+	}
+	checkScript(t, login("ops").untilClosed(), "ErrorResponse FATAL 53300 sorry, too many clients already")
+
+	ts.srv.SetConnectionLimits(5, 1)
+	login("alice").untilReady()
+	checkScript(t, login("alice").untilClosed(), "AuthenticationOk",
+		"ErrorResponse FATAL 53300 remaining connection slots are reserved for admin users")
+}

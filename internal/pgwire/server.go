@@ -82,6 +82,13 @@ type Server struct {
 	// cap.
 	MaxConnections int
 
+	// ReservedConnections of MaxConnections are kept for the users
+	// Reserved accepts (nil: none): once no more are free, any other
+	// user is told 53300 after authenticating, as PostgreSQL tells a
+	// non-superuser past superuser_reserved_connections.
+	ReservedConnections int
+	Reserved            func(user string) bool
+
 	mu struct {
 		sync.Mutex
 		// sessions finds a session by its BackendKeyData process id, for
@@ -94,7 +101,39 @@ type Server struct {
 		mockSecret []byte
 		// conns counts the connections holding a slot of MaxConnections.
 		conns int
+		// limits, once SetConnectionLimits is called, replace
+		// MaxConnections and ReservedConnections.
+		limits *[2]int
 	}
+}
+
+// SetConnectionLimits changes MaxConnections and ReservedConnections of a
+// serving Server (a configuration reload). Connections already in stay.
+func (s *Server) SetConnectionLimits(maxConns, reserved int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.mu.limits = &[2]int{maxConns, reserved}
+}
+
+// limitsLocked returns the connection cap and its reserve.
+func (s *Server) limitsLocked() (maxConns, reserved int) {
+	if l := s.mu.limits; l != nil {
+		return l[0], l[1]
+	}
+	return s.MaxConnections, s.ReservedConnections
+}
+
+// checkReserve refuses user, authenticated on a connection holding a slot,
+// when the slots left are the reserve and Reserved does not accept it.
+func (s *Server) checkReserve(user string) error {
+	s.mu.Lock()
+	maxConns, reserved := s.limitsLocked()
+	inReserve := maxConns > 0 && reserved > 0 && s.mu.conns > maxConns-reserved
+	s.mu.Unlock()
+	if inReserve && (s.Reserved == nil || !s.Reserved(user)) {
+		return pgerr.New(pgerr.TooManyConnections, "remaining connection slots are reserved for admin users").Fatal()
+	}
+	return nil
 }
 
 // errTooManyClients is PostgreSQL's answer past max_connections.
@@ -105,12 +144,9 @@ func errTooManyClients() error {
 // takeSlot takes one of MaxConnections for a connection, or fails with
 // 53300; the returned func gives it back.
 func (s *Server) takeSlot() (release func(), err error) {
-	if s.MaxConnections <= 0 {
-		return func() {}, nil
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.mu.conns >= s.MaxConnections {
+	if maxConns, _ := s.limitsLocked(); maxConns > 0 && s.mu.conns >= maxConns {
 		return nil, errTooManyClients()
 	}
 	s.mu.conns++

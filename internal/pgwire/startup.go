@@ -47,7 +47,8 @@ var errTLSHandshake = errors.New("pgwire: TLS handshake failed")
 // a TLS configuration (else 'N'), a GSSENCRequest with 'N', serves a
 // CancelRequest (returning errCancelRequest) and negotiates the protocol
 // down to 3.0. A StartupMessage outside TLS is refused when RequireTLS, and
-// one past MaxConnections gets 53300. Every error it returns other than the
+// one past MaxConnections gets 53300, as does one of a user Reserved does
+// not accept in the reserved slots. Every error it returns other than the
 // client leaving is FATAL.
 func (c *conn) startup(ctx context.Context) (StartupInfo, error) {
 	if err := c.nc.SetDeadline(time.Now().Add(c.srv.authTimeout())); err != nil {
@@ -76,6 +77,9 @@ func (c *conn) startup(ctx context.Context) (StartupInfo, error) {
 		return info, err
 	}
 	if err := c.authenticate(ctx, info.User); err != nil {
+		return info, err
+	}
+	if err := c.srv.checkReserve(info.User); err != nil {
 		return info, err
 	}
 	if err := c.nc.SetDeadline(time.Time{}); err != nil {

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -51,6 +52,49 @@ func TestAdminConsoleForAdminsOnly(t *testing.T) {
 	if err := a.QueryRow(ctx, "SHOW MODE", pgx.QueryExecModeSimpleProtocol).Scan(&mode); err != nil || mode != "cbs" {
 		t.Fatalf("admin's SHOW MODE: %q, %v", mode, err)
 	}
+}
+
+// TestReservedForAdmins: the last reserved_connections slots of
+// max_connections are kept for admin users, as PostgreSQL keeps
+// superuser_reserved_connections: another user is told 53300 there, an
+// admin gets in and reaches the admin console.
+func TestReservedForAdmins(t *testing.T) {
+	cfg := embedded(t)
+	cfg.Users = []config.User{{Name: "app", Password: "apppw"}, {Name: "ops", Password: "opspw", Admin: true}}
+	cfg.MaxConnections, cfg.ReservedConnections = 2, new(1)
+	addr, _ := start(t, cfg)
+	ctx := context.Background()
+	url := func(user, pw, db string) string {
+		return fmt.Sprintf("postgres://%s:%s@%s/%s?sslmode=disable", user, pw, addr, db)
+	}
+	c, err := pgx.Connect(ctx, url("app", "apppw", "app"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	_, err = pgx.Connect(ctx, url("app", "apppw", "app"))
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "53300" || pe.Message != "remaining connection slots are reserved for admin users" {
+		t.Fatalf("app in the reserve: %v", err)
+	}
+	// The refused connection gives its slot back on its way out, on the
+	// server's own time: the admin tries until it is in.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		a, err := pgx.Connect(ctx, url("ops", "opspw", "shepherd"))
+		if err == nil {
+			defer a.Close(ctx)
+			var mode string
+			if err := a.QueryRow(ctx, "SHOW MODE", pgx.QueryExecModeSimpleProtocol).Scan(&mode); err != nil {
+				t.Fatal(err)
+			}
+			break
+		}
+		if sqlstate(err) != "53300" || time.Now().After(deadline) {
+			t.Fatalf("admin in the reserve: %v", err)
+		}
+	}
+	assertCount(t, c, "SELECT 1", 1)
 }
 
 // TestTLSFromConfig: [tls] reaches the front: with require, pgx gets in

@@ -186,7 +186,8 @@ func open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Server, e
 		users[u.Name] = u.Password
 	}
 	s.front = &pgwire.Server{Handler: handler{s}, Users: users, Logger: log, ServerVersion: session.ServerVersion,
-		TLS: tlsConfig, RequireTLS: cfg.TLS.RequireTLS(), MaxConnections: cfg.Connections()}
+		TLS: tlsConfig, RequireTLS: cfg.TLS.RequireTLS(), MaxConnections: cfg.Connections(),
+		ReservedConnections: cfg.Reserved(), Reserved: s.isAdmin}
 	return s, nil
 }
 
