@@ -89,14 +89,15 @@ func (c *conn) startup(ctx context.Context) (StartupInfo, error) {
 }
 
 // plaintextRefused is the error of a StartupMessage outside TLS when TLS is
-// required: 28000, as PostgreSQL's "no pg_hba.conf entry for host ...,
-// no encryption" when only hostssl lines match.
+// required: PostgreSQL's, word for word, when its pg_hba.conf has hostssl
+// lines only (clients and their users know it), with a hint saying what
+// shepherd wants instead.
 func (c *conn) plaintextRefused(info StartupInfo) error {
 	host := info.RemoteAddr
 	if h, _, err := net.SplitHostPort(host); err == nil {
 		host = h
 	}
-	return pgerr.New(pgerr.InvalidAuthorization, "connection refused for host %q, user %q, database %q, no encryption",
+	return pgerr.New(pgerr.InvalidAuthorization, "no pg_hba.conf entry for host %q, user %q, database %q, no encryption",
 		host, info.User, info.Database).
 		WithHint("this server accepts TLS connections only: connect with sslmode=require or stronger").Fatal()
 }

@@ -145,7 +145,7 @@ func TestTLSWithPsql(t *testing.T) {
 	// matching pg_hba.conf line.
 	out, err := exec.Command(psql, "-X", "-At", "-c", "select",
 		fmt.Sprintf("host=127.0.0.1 port=%s user=alice dbname=db sslmode=disable", port)).CombinedOutput()
-	if err == nil || !strings.Contains(string(out), `FATAL:  connection refused for host "127.0.0.1", user "alice", database "db", no encryption`) {
+	if err == nil || !strings.Contains(string(out), `FATAL:  no pg_hba.conf entry for host "127.0.0.1", user "alice", database "db", no encryption`) {
 		t.Errorf("psql sslmode=disable: %v\n%s", err, out)
 	}
 }
@@ -159,7 +159,7 @@ func TestTLSRequired(t *testing.T) {
 	c := ts.dial(t)
 	c.sendStartup(map[string]string{"user": "alice", "database": "db"})
 	checkScript(t, c.untilClosed(),
-		`ErrorResponse FATAL 28000 connection refused for host "127.0.0.1", user "alice", database "db", no encryption / this server accepts TLS connections only: connect with sslmode=require or stronger`)
+		`ErrorResponse FATAL 28000 no pg_hba.conf entry for host "127.0.0.1", user "alice", database "db", no encryption / this server accepts TLS connections only: connect with sslmode=require or stronger`)
 	_, err := pgxTry(t, ts.addr, "sslmode=disable")
 	var pe *pgconn.PgError
 	if !errors.As(err, &pe) || pe.Code != "28000" {

@@ -19,8 +19,8 @@ import (
 
 // TestAdminConsoleForAdminsOnly: with users configured, only a user marked
 // admin opens the admin console; any other gets PostgreSQL's answer to a
-// user without CONNECT on a database (FATAL 42501), and keeps its access
-// to the data.
+// user without CONNECT on a database (FATAL 42501, checked against
+// PostgreSQL 15), and keeps its access to the data.
 func TestAdminConsoleForAdminsOnly(t *testing.T) {
 	cfg := embedded(t)
 	cfg.Users = []config.User{{Name: "app", Password: "apppw"}, {Name: "ops", Password: "opspw", Admin: true}}
@@ -38,6 +38,25 @@ func TestAdminConsoleForAdminsOnly(t *testing.T) {
 	if !errors.As(err, &pe) || pe.Code != "42501" || pe.Severity != "FATAL" ||
 		pe.Message != `permission denied for database "shepherd"` || pe.Detail != "User does not have CONNECT privilege." {
 		t.Fatalf("non-admin on the admin console: %v, want FATAL 42501", err)
+	}
+	// PostgreSQL 15 says the same to a user without CONNECT on a database
+	// (its database here is named shepherd too).
+	pg := testenv.OwnPostgres(t)
+	root, err := pgx.Connect(ctx, pg.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close(ctx)
+	mustExec(t, root, "CREATE ROLE app LOGIN")
+	mustExec(t, root, "REVOKE CONNECT ON DATABASE shepherd FROM PUBLIC")
+	_, err = pgx.Connect(ctx, strings.Replace(pg.DSN(), "postgres@", "app@", 1))
+	var want *pgconn.PgError
+	if !errors.As(err, &want) {
+		t.Fatalf("PostgreSQL: %v", err)
+	}
+	if pe.Severity != want.Severity || pe.Code != want.Code || pe.Message != want.Message || pe.Detail != want.Detail {
+		t.Errorf("shepherd: %s %s %s (%s)\nPostgreSQL: %s %s %s (%s)", pe.Severity, pe.Code, pe.Message, pe.Detail,
+			want.Severity, want.Code, want.Message, want.Detail)
 	}
 	c, err := dial("app", "apppw", "app")
 	if err != nil {
@@ -215,5 +234,30 @@ func TestReplicaTLSMariaDB(t *testing.T) {
 		if !strings.Contains(err.Error(), "replicas[0] (maria)") {
 			t.Errorf("%s: %v does not name the replica", dsn, err)
 		}
+	}
+}
+
+// TestPlaintextRefusedAsPostgres: with [tls] require, a client in the
+// clear is told what a PostgreSQL 15 whose pg_hba.conf has hostssl lines
+// only tells it: FATAL 28000, the same message.
+func TestPlaintextRefusedAsPostgres(t *testing.T) {
+	pg := testenv.OwnPostgresTLS(t)
+	pgAddr := strings.TrimPrefix(strings.Split(pg.DSN(), "/shepherd")[0], "postgres://postgres@")
+	cfg := embedded(t)
+	certs := testenv.NewCerts(t, t.TempDir())
+	cfg.TLS.Cert, cfg.TLS.Key, cfg.TLS.Require = certs.Cert, certs.Key, true
+	addr, _ := start(t, cfg)
+	ctx := context.Background()
+	refusal := func(addr string) *pgconn.PgError {
+		_, err := pgx.Connect(ctx, fmt.Sprintf("postgres://app@%s/app?sslmode=disable", addr))
+		var pe *pgconn.PgError
+		if !errors.As(err, &pe) {
+			t.Fatalf("%s in the clear: %v", addr, err)
+		}
+		return pe
+	}
+	want, got := refusal(pgAddr), refusal(addr)
+	if got.Severity != want.Severity || got.Code != want.Code || got.Message != want.Message {
+		t.Errorf("shepherd: %s %s %s\nPostgreSQL: %s %s %s", got.Severity, got.Code, got.Message, want.Severity, want.Code, want.Message)
 	}
 }
