@@ -20,6 +20,7 @@ eco-clients:
 	SHEPHERD_ECO_DIR=$(ECO_DIR) ./scripts/ecosystem-install.sh python java || echo "eco-clients: not installed; TestEcosystem will say so and skip"
 
 vet:
+	./scripts/check-gomod.sh
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(GO) vet $(PKG)
 
