@@ -2,6 +2,7 @@ package pgwire
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -260,6 +261,9 @@ type framingReader struct {
 	header    [5]byte
 	headerLen int   // bytes of the current header seen so far
 	bodyLeft  int64 // bytes of the current body not seen yet
+	// bodyNUL says whether the current (or last) body held a NUL byte,
+	// which tells PostgreSQL's two answers to a malformed Query apart.
+	bodyNUL bool
 }
 
 func (r *framingReader) Read(p []byte) (int, error) {
@@ -279,6 +283,7 @@ func (r *framingReader) follow(b []byte) {
 	for len(b) > 0 {
 		if r.bodyLeft > 0 {
 			k := min(r.bodyLeft, int64(len(b)))
+			r.bodyNUL = r.bodyNUL || bytes.IndexByte(b[:k], 0) >= 0
 			r.bodyLeft -= k
 			b = b[k:]
 			continue
@@ -288,11 +293,32 @@ func (r *framingReader) follow(b []byte) {
 		b = b[1:]
 		if r.headerLen == len(r.header) {
 			r.headerLen = 0
+			r.bodyNUL = false
 			// A length below 4 is rejected by the Backend before the
 			// framing matters again.
 			r.bodyLeft = max(int64(int32(binary.BigEndian.Uint32(r.header[1:])))-4, 0)
 		}
 	}
+}
+
+// malformedQuery reports whether the message just received whole was a
+// Query whose body pgproto3 would not decode, and PostgreSQL's error for
+// it: the framing is intact, so PostgreSQL answers ERROR (not FATAL) and
+// the session goes on. A body without a NUL has no string at all
+// (pq_getmsgstring); one with a NUL before its end has bytes after the
+// string (pq_getmsgend).
+//
+// err is Backend.Receive's error: past the framing, an oversized
+// message is the only other error a Query read whole can have.
+func (r *framingReader) malformedQuery(err error) (string, bool) {
+	var tooLong *pgproto3.ExceededMaxBodyLenErr
+	if err == nil || errors.As(err, &tooLong) || r.err != nil || r.midMessage() || r.header[0] != 'Q' || int32(binary.BigEndian.Uint32(r.header[1:])) < 4 {
+		return "", false
+	}
+	if !r.bodyNUL {
+		return "invalid string in message", true
+	}
+	return "invalid message format", true
 }
 
 // midMessage reports whether the bytes so far end inside a message.

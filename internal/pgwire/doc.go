@@ -102,7 +102,10 @@
 // message, detail and hint. A FATAL error ends the connection after being
 // sent. Malformed input (unknown message type, bad length, a body over
 // Server.MaxMessageBytes, a message cut short) is FATAL 08P01: the framing
-// can no longer be trusted. A connection's failure never touches another.
+// can no longer be trusted. A Query read whole whose string holds a NUL
+// or lacks its terminator is ERROR 08P01 ("invalid message format",
+// "invalid string in message") and the session goes on, as in
+// PostgreSQL. A connection's failure never touches another.
 //
 // # Cancellation
 //

@@ -24,6 +24,19 @@ func (c *conn) loop(ctx context.Context) error {
 			c.setIdle(false) // waits for a notification being sent
 			c.idleNext = false
 		}
+		if msg, ok := c.rd.malformedQuery(err); ok {
+			// A NUL inside the query string, or none at its end: an
+			// error the session survives, as in PostgreSQL (which
+			// ignores it, like any message, while skipping to Sync).
+			if c.skipToSync {
+				continue
+			}
+			c.sendError(pgerr.New(pgerr.ProtocolViolation, "%s", msg))
+			if err := c.readyForQuery(); err != nil {
+				return c.fail(err)
+			}
+			continue
+		}
 		if err != nil {
 			return c.fail(c.receiveError(err))
 		}
