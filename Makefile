@@ -34,6 +34,7 @@ run:
 fuzz:
 	$(GO) test -run '^$$' -fuzz=FuzzFront -fuzztime=60s ./internal/pgwire
 	$(GO) test -run '^$$' -fuzz=FuzzParse -fuzztime=60s ./internal/sqlan
+	$(GO) test -run '^$$' -fuzz=FuzzNesting -fuzztime=60s ./internal/sqlan
 	$(GO) test -run '^$$' -fuzz=FuzzDecode -fuzztime=60s ./internal/wal
 
 # Bank-transfer throughput of serial, ss and cbs over MariaDB, PostgreSQL
