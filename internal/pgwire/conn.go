@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"runtime/debug"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/jackc/pgx/v5/pgtype"
@@ -86,9 +87,28 @@ func newConn(s *Server, nc net.Conn) *conn {
 func (c *conn) useTransport(nc net.Conn) {
 	c.nc = nc
 	c.rd = &framingReader{r: nc}
-	c.bw = bufio.NewWriterSize(nc, writeBufferBytes)
+	var w io.Writer = nc
+	if d := c.srv.writeTimeout(); d > 0 {
+		w = timedWriter{nc, d}
+	}
+	c.bw = bufio.NewWriterSize(w, writeBufferBytes)
 	c.be = pgproto3.NewBackend(c.rd, c.bw)
 	c.be.SetMaxBodyLen(c.srv.maxMessageBytes())
+}
+
+// timedWriter gives each write to the client at most d: the buffered
+// writer hands it at most writeBufferBytes at a time (or one larger
+// message), so a client that reads at all never sees the bound.
+type timedWriter struct {
+	nc net.Conn
+	d  time.Duration
+}
+
+func (w timedWriter) Write(p []byte) (int, error) {
+	if err := w.nc.SetWriteDeadline(time.Now().Add(w.d)); err != nil {
+		return 0, err
+	}
+	return w.nc.Write(p)
 }
 
 // run takes the connection through startup, authentication and the message

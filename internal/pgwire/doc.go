@@ -107,6 +107,11 @@
 // "invalid string in message") and the session goes on, as in
 // PostgreSQL. A connection's failure never touches another.
 //
+// A write to the client that makes no progress for Server.WriteTimeout
+// (five minutes unless set; PostgreSQL has no such bound) ends the
+// connection: a client that never reads its answers holds its session,
+// its transaction's locks and one answer in memory only that long.
+//
 // # Cancellation
 //
 // BackendKeyData gives every session a random process id and secret. A

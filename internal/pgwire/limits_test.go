@@ -89,3 +89,22 @@ func TestReservedConnections(t *testing.T) {
 	checkScript(t, login("alice").untilClosed(), "AuthenticationOk",
 		"ErrorResponse FATAL 53300 remaining connection slots are reserved for admin users")
 }
+
+// TestClientThatNeverReads (issue 18): a client that asks for a large
+// answer and reads none of it holds its session (its transaction, its
+// locks, its answer in memory) only for WriteTimeout; then the
+// connection ends and the session is closed, while another connection
+// goes on. Before, the write waited for ever.
+func TestClientThatNeverReads(t *testing.T) {
+	ts := startServer(t, func(s *Server) { s.WriteTimeout = 300 * time.Millisecond })
+	deaf := ts.connect(t)
+	good := ts.connect(t)
+	// Some 30 MB of DataRows, far beyond the socket buffers.
+	for range 20 {
+		deaf.send(&pgproto3.Query{String: "count 100000"})
+	}
+	sessions := ts.h.allSessions()
+	waitClosed(t, sessions[0])
+	checkScript(t, good.exchange(&pgproto3.Query{String: "count 2"}),
+		"RowDescription n:20/0", "DataRow 1", "DataRow 2", "CommandComplete SELECT 2", "ReadyForQuery I")
+}

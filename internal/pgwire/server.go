@@ -58,6 +58,14 @@ type Server struct {
 	// of authentication. 0 means DefaultAuthTimeout.
 	AuthTimeout time.Duration
 
+	// WriteTimeout bounds one write to a client: a client that reads
+	// nothing for this long while shepherd has output for it (a client
+	// that never reads its answer) loses its connection, and with it
+	// its transaction and its locks, instead of holding them and its
+	// answer in memory for ever. 0 means DefaultWriteTimeout; a
+	// negative value, none (PostgreSQL's behaviour).
+	WriteTimeout time.Duration
+
 	// MaxStatements and MaxPortals cap the prepared statements and portals
 	// one connection may hold at a time. 0 means the defaults.
 	MaxStatements int
@@ -104,7 +112,38 @@ type Server struct {
 		// limits, once SetConnectionLimits is called, replace
 		// MaxConnections and ReservedConnections.
 		limits *[2]int
+		// writeTimeout, once SetWriteTimeout is called, replaces
+		// WriteTimeout for connections accepted afterwards.
+		writeTimeout *time.Duration
 	}
+}
+
+// DefaultWriteTimeout is WriteTimeout when unset.
+const DefaultWriteTimeout = 5 * time.Minute
+
+// SetWriteTimeout changes WriteTimeout of a serving Server for the
+// connections it accepts afterwards.
+func (s *Server) SetWriteTimeout(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.mu.writeTimeout = &d
+}
+
+// writeTimeout returns the bound of one write to a client, 0 for none.
+func (s *Server) writeTimeout() time.Duration {
+	s.mu.Lock()
+	d := s.WriteTimeout
+	if s.mu.writeTimeout != nil {
+		d = *s.mu.writeTimeout
+	}
+	s.mu.Unlock()
+	switch {
+	case d == 0:
+		return DefaultWriteTimeout
+	case d < 0:
+		return 0
+	}
+	return d
 }
 
 // SetConnectionLimits changes MaxConnections and ReservedConnections of a
