@@ -390,9 +390,10 @@ func TestHostileMessages(t *testing.T) {
 }
 
 // TestHostileConnections: 2,000 clients connect at once and each runs a
-// statement while holding its connection; with max_connections at 2,000
-// the next gets 53300 "sorry, too many clients already", and sessions
-// already in keep working.
+// read and a transaction while holding its connection; with
+// max_connections at 2,000 the next gets 53300 "sorry, too many clients
+// already", and sessions already in keep working. It fails today: 2,000
+// transactions at once exceed the engines' connections (see below).
 func TestHostileConnections(t *testing.T) {
 	hostileOnly(t)
 	if testing.Short() {
@@ -400,7 +401,7 @@ func TestHostileConnections(t *testing.T) {
 	}
 	const n = 2000
 	cfg := realCluster(t, "cbs")
-	cfg.MaxConnections = n + 1 // the pinger's
+	cfg.MaxConnections = n + 2 // and the set-up session and the pinger
 	zero := 0
 	cfg.ReservedConnections = &zero
 	addr, _ := start(t, cfg)
@@ -409,10 +410,15 @@ func TestHostileConnections(t *testing.T) {
 	if o := runText(ctx, sh, "CREATE TABLE hc (k int PRIMARY KEY, v int)"); o.code != "" {
 		t.Fatal(o)
 	}
-	if o := runText(ctx, sh, "INSERT INTO hc SELECT g, 0 FROM generate_series(1, 100) g"); o.code != "" {
+	var rows []string
+	for k := 1; k <= 100; k++ {
+		rows = append(rows, fmt.Sprintf("(%d, 0)", k))
+	}
+	if o := runText(ctx, sh, "INSERT INTO hc VALUES "+strings.Join(rows, ", ")); o.code != "" {
 		t.Fatal(o)
 	}
 	mem := watchMemory()
+	p := startPinger(t, addr)
 	conns := make([]*pgconn.PgConn, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
@@ -448,9 +454,8 @@ func TestHostileConnections(t *testing.T) {
 	}
 	// One more: 53300.
 	if _, err := pgconn.Connect(ctx, fmt.Sprintf("postgres://app@%s/app?sslmode=disable", addr)); sqlstate(err) != "53300" {
-		t.Errorf("connection %d: %v, want 53300", n+1, err)
+		t.Errorf("connection %d: %v, want 53300", n+3, err)
 	}
-	p := startPinger(t, addr)
 	// Every one of them runs a read and a transaction, all at once.
 	began = time.Now()
 	var failed atomic.Int64
@@ -479,6 +484,11 @@ func TestHostileConnections(t *testing.T) {
 		t.Errorf("sum after the updates: %v, want %d", o, int64(n)-failed.Load())
 	}
 	if failed.Load() > 0 {
+		// Open (issue 18, item 1): each transaction takes an engine
+		// connection of its own on every replica, and 2,000 at once
+		// exceed the engines' max_connections (MariaDB's here: 300);
+		// the primary is taken out. Per-replica pools with a cap and a
+		// queue (an admission cap at Begin) would keep them waiting.
 		t.Errorf("%d of %d sessions failed, first: %v", failed.Load(), n, firstErr.Load())
 	}
 	if heap > hostileHeapBound {
