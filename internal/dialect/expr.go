@@ -477,6 +477,13 @@ func (w *writer) operator(op string, l, r *pg_query.Node) {
 	if w.temporalOp(op, l, r, lt, rt) {
 		return
 	}
+	if (lt == "jsonb" || rt == "jsonb") && !w.pg() {
+		switch op {
+		case "=", "<>", "<", ">", "<=", ">=":
+			w.jsonbCompare(op, l, r, lt, rt)
+			return
+		}
+	}
 	switch op {
 	case "=", "<>", "<", ">", "<=", ">=":
 		w.str("(")

@@ -20,6 +20,7 @@ import (
 //	                                   PostgreSQL's text[] literal, '{a,0}')
 //	JSONContainsFunction(a, b)         a @> b on jsonb
 //	JSONExistsFunction(doc, key)       doc ? key on jsonb
+//	JSONEqualFunction(a, b)            a = b on jsonb
 //
 // A document is stored as the text the client wrote. json keeps that text
 // (-> on json answers the member's text as written, and the last of
@@ -31,6 +32,7 @@ const (
 	JSONPathFunction     = "shepherd_json_path"
 	JSONContainsFunction = "shepherd_jsonb_contains"
 	JSONExistsFunction   = "shepherd_jsonb_exists"
+	JSONEqualFunction    = "shepherd_jsonb_eq"
 )
 
 // Mode bits of JSONGetFunction and JSONPathFunction.
@@ -678,6 +680,65 @@ func scalarEqual(a, b *jnode) bool {
 		return ok1 && ok2 && x.Cmp(y) == 0
 	}
 	return true
+}
+
+// jsonbEqual implements JSONEqualFunction: PostgreSQL's jsonb equality
+// (compareJsonbContainers): objects by their members, the last of
+// duplicate keys counting, whatever their order; arrays element by
+// element; numbers by value (1 = 1.0); strings by their decoded value.
+func jsonbEqual(a, b any) (any, error) {
+	at, ok1 := argText(a)
+	bt, ok2 := argText(b)
+	if !ok1 || !ok2 {
+		return nil, nil
+	}
+	x, err := parseJSON(at)
+	if err != nil {
+		return nil, err
+	}
+	y, err := parseJSON(bt)
+	if err != nil {
+		return nil, err
+	}
+	return boolInt(jsonEqual(x, y)), nil
+}
+
+func jsonEqual(x, y *jnode) bool {
+	if x.kind != y.kind {
+		return false
+	}
+	switch x.kind {
+	case '[':
+		if len(x.elems) != len(y.elems) {
+			return false
+		}
+		for i := range x.elems {
+			if !jsonEqual(x.elems[i], y.elems[i]) {
+				return false
+			}
+		}
+		return true
+	case '{':
+		distinct := func(n *jnode) map[string]bool {
+			m := map[string]bool{}
+			for _, k := range n.keys {
+				m[k] = true
+			}
+			return m
+		}
+		xk, yk := distinct(x), distinct(y)
+		if len(xk) != len(yk) {
+			return false
+		}
+		for k := range yk {
+			v := x.member(k)
+			if v == nil || !jsonEqual(v, y.member(k)) {
+				return false
+			}
+		}
+		return true
+	}
+	return scalarEqual(x, y)
 }
 
 // jsonbExists implements JSONExistsFunction: a member name of an object,

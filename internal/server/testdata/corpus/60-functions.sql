@@ -287,3 +287,9 @@ SELECT id, payload::jsonb @> '{"ok": true}', payload::jsonb @> '{"size": 1024.0}
 SELECT '{"b": {"c": [1, 2]}, "a": null}'::jsonb->'b', '{"b": {"c": [1, 2]}}'::jsonb #>> '{b,c}', '{"b": {"c": "x"}}'::jsonb #>> '{b,c}';
 
 SELECT '{"a": 1}'::jsonb ? 'a', '["x", "y"]'::jsonb ? 'y', '{"b": {"c": [1, 2]}}'::jsonb #>> '{b,c,1}';
+
+SELECT id, payload::jsonb -> 'user' = '"ada"'::jsonb, payload::jsonb -> 'size' = '1024.0', payload::jsonb = '{"user": "ada", "ok": true}'::jsonb, payload::jsonb -> 'parts' <> '[1, 2, 3]', payload::jsonb -> 'ok' = 'true' FROM event ORDER BY id;
+
+SELECT id FROM event WHERE payload::jsonb -> 'user' = '"ken"' ORDER BY id;
+
+SELECT '{"a": 1, "b": [1.0, "x"]}'::jsonb = '{"b": [1, "x"], "a": 1.00}'::jsonb, '[1, 2]'::jsonb = '[2, 1]'::jsonb, '"\u0062"'::jsonb = '"b"', '{"a": 1, "a": 2}'::jsonb = '{"a": 2}';
