@@ -51,6 +51,57 @@ func (s *Stmt) exactAverages(r *rewriter, sel *pg_query.SelectStmt) {
 			}
 			continue
 		}
+		if name := schema.FuncName(fc); name != "avg" {
+			// The variance family: of int2 and int4 values only, whose
+			// squares every engine sums exactly; not DISTINCT (the
+			// distinct squares are not the squares of the distinct
+			// values); not cast to numeric(p,s).
+			if t := argumentType(r.schema, sel, fc.Args[0]); t != "int2" && t != "int4" || fc.AggDistinct || mods != nil {
+				continue
+			}
+			if rt.Name == "" {
+				rt.Name, _ = (&typer{}).figureName(rt.Val)
+			}
+			// A sort key naming the column would sort by the parts'
+			// text: one the client wrote leaves the aggregate to the
+			// SQL writer, which refuses it; one totalOrder added only
+			// orders rows the client's keys tie, which the parts
+			// themselves do alike on every engine (as exactQuotient).
+			user, extended := r.userSorts[sel]
+			var keys []*pg_query.Node
+			named := false
+			for k, sn := range sel.SortClause {
+				sb := sn.GetSortBy()
+				if p, ok := ordinalOf(sb.Node); ok && p == i+1 || isColumn(sb.Node, rt.Name) || sameExpr(sb.Node, rt.Val) {
+					if !extended || k < user {
+						named = true
+						break
+					}
+					for _, part := range varianceKeys(fc) {
+						keys = append(keys, sortBy(part))
+					}
+					continue
+				}
+				keys = append(keys, sn)
+			}
+			if named {
+				continue
+			}
+			sel.SortClause = keys
+			if rounded {
+				if s.rounds == nil {
+					s.rounds = map[int]int{}
+				}
+				s.rounds[i] = places
+			}
+			if s.variances == nil {
+				s.variances = map[int]string{}
+			}
+			s.variances[i] = name
+			rt.Val = varianceParts(fc)
+			found = append(found, i)
+			continue
+		}
 		exact, whole, scale := exactArgument(r.schema, sel, fc.Args[0])
 		if !exact {
 			continue
@@ -123,10 +174,117 @@ func averageOf(n *pg_query.Node) (avg *pg_query.FuncCall, places int, rounded bo
 		return nil, 0, false, nil
 	}
 	fc := n.GetFuncCall()
-	if fc == nil || schema.FuncName(fc) != "avg" || len(fc.Args) != 1 || fc.AggStar || len(fc.AggOrder) > 0 {
+	if fc == nil || !averages[schema.FuncName(fc)] || len(fc.Args) != 1 || fc.AggStar || len(fc.AggOrder) > 0 {
 		return nil, 0, false, nil
 	}
 	return fc, 0, false, nil
+}
+
+// averages are the aggregates averageOf finds: avg() and the variance
+// family, whose numeric results PostgreSQL computes from the count, the
+// sum and the sum of squares (numeric_stddev_internal).
+var averages = map[string]bool{"avg": true, "stddev": true, "stddev_samp": true, "stddev_pop": true,
+	"variance": true, "var_samp": true, "var_pop": true}
+
+// varianceParts is count(x)::text || ';' || sum(x)::text || ';' ||
+// sum(x::int8 * x::int8)::text for a variance or standard deviation of
+// int2 or int4 values x, with the aggregate's FILTER and window: the
+// parts pgVariance computes PostgreSQL's answer from. The squares are
+// taken in 64 bits, which they fit.
+func varianceParts(agg *pg_query.FuncCall) *pg_query.Node {
+	concat := func(l, r *pg_query.Node) *pg_query.Node {
+		return pg_query.MakeAExprNode(pg_query.A_Expr_Kind_AEXPR_OP, []*pg_query.Node{pg_query.MakeStrNode("||")}, l, r, -1)
+	}
+	semi := func() *pg_query.Node { return pg_query.MakeAConstStrNode(";", -1) }
+	keys := varianceKeys(agg)
+	text := func(n *pg_query.Node) *pg_query.Node {
+		return &pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: &pg_query.TypeCast{
+			Arg:      n,
+			TypeName: &pg_query.TypeName{Names: []*pg_query.Node{pg_query.MakeStrNode("text")}, Typemod: -1, Location: -1},
+			Location: -1,
+		}}}
+	}
+	return concat(concat(concat(concat(text(keys[0]), semi()), text(keys[1])), semi()), text(keys[2]))
+}
+
+// varianceKeys are count(x), sum(x) and sum(x::int8 * x::int8) for the
+// variance aggregate agg of x, with its FILTER and window.
+func varianceKeys(agg *pg_query.FuncCall) []*pg_query.Node {
+	x := agg.Args[0]
+	int8Of := func() *pg_query.Node {
+		return &pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: &pg_query.TypeCast{
+			Arg:      proto.Clone(x).(*pg_query.Node),
+			TypeName: &pg_query.TypeName{Names: []*pg_query.Node{pg_query.MakeStrNode("int8")}, Typemod: -1, Location: -1},
+			Location: -1,
+		}}}
+	}
+	square := pg_query.MakeAExprNode(pg_query.A_Expr_Kind_AEXPR_OP, []*pg_query.Node{pg_query.MakeStrNode("*")}, int8Of(), int8Of(), -1)
+	part := func(name string, arg *pg_query.Node) *pg_query.Node {
+		fc := proto.Clone(agg).(*pg_query.FuncCall)
+		fc.Funcname = []*pg_query.Node{pg_query.MakeStrNode(name)}
+		fc.Args = []*pg_query.Node{arg}
+		return &pg_query.Node{Node: &pg_query.Node_FuncCall{FuncCall: fc}}
+	}
+	return []*pg_query.Node{part("count", proto.Clone(x).(*pg_query.Node)), part("sum", proto.Clone(x).(*pg_query.Node)), part("sum", square)}
+}
+
+// pgVariance writes "count;sum;sum of squares" of integers, as the
+// replicas answer a rewritten variance or standard deviation (name), as
+// PostgreSQL's numeric_stddev_internal computes it: NULL (null) for no
+// values, or one for a sample; 0 when N*sumX2 - sumX^2 is not positive;
+// else that over N*(N-1) (a sample) or N*N, divided as numeric division
+// does (pgDivide: select_div_scale, rounded), and for a deviation the
+// square root of that quotient rounded to the same scale (sqrt_var).
+func pgVariance(parts, name string) (text string, null, ok bool) {
+	fields := strings.Split(parts, ";")
+	if len(fields) != 3 {
+		return "", false, false
+	}
+	var n, sum, sumSq big.Int
+	for i, v := range []*big.Int{&n, &sum, &sumSq} {
+		if _, ok := v.SetString(fields[i], 10); !ok {
+			return "", false, false
+		}
+	}
+	sample := name != "stddev_pop" && name != "var_pop"
+	if n.Sign() == 0 || sample && n.Cmp(big.NewInt(1)) == 0 {
+		return "", true, true
+	}
+	num := new(big.Int).Mul(&n, &sumSq)
+	num.Sub(num, new(big.Int).Mul(&sum, &sum))
+	if num.Sign() <= 0 {
+		return "0", false, true
+	}
+	den := new(big.Int).Set(&n)
+	if sample {
+		den.Sub(den, big.NewInt(1))
+	}
+	den.Mul(den, &n)
+	q, ok := pgDivide(num.String(), den.String())
+	if !ok || strings.HasPrefix(name, "var") || name == "variance" {
+		return q, false, ok
+	}
+	// sqrt of q (scale r) to r decimals: isqrt(D * 10^(r+2)) is the root
+	// with r+1 decimals, truncated; its last digit rounds half up, which
+	// is the root rounded (an irrational root has no tie, a rational
+	// one is exact).
+	_, frac, _ := strings.Cut(q, ".")
+	r := len(frac)
+	d, _ := new(big.Int).SetString(strings.Replace(q, ".", "", 1), 10)
+	root := new(big.Int).Sqrt(d.Mul(d, pow10(r+2)))
+	last := new(big.Int)
+	root.QuoRem(root, big.NewInt(10), last)
+	if last.Int64() >= 5 {
+		root.Add(root, big.NewInt(1))
+	}
+	text = root.String()
+	if r > 0 {
+		if len(text) <= r {
+			text = strings.Repeat("0", r-len(text)+1) + text
+		}
+		text = text[:len(text)-r] + "." + text[len(text)-r:]
+	}
+	return text, false, true
 }
 
 // pgRound rounds the numeric text v to places decimals as PostgreSQL's
@@ -183,16 +341,7 @@ func ordinalOf(n *pg_query.Node) (int, bool) {
 // digits its values have before the point at most (-1: unknown), and
 // after it.
 func exactArgument(snap *schema.Snapshot, sel *pg_query.SelectStmt, x *pg_query.Node) (exact bool, whole, scale int) {
-	t := &typer{schema: snap}
-	if sel.WithClause != nil {
-		t.pushWith(sel.WithClause)
-	}
-	var items []scopeItem
-	for _, f := range sel.FromClause {
-		items = append(items, t.fromItem(f, items)...)
-	}
-	t.scopes = append(t.scopes, items)
-	p := t.typeOf(x)
+	p := typeIn(snap, sel, x)
 	switch p.name {
 	case "int2":
 		return true, 5, 0
@@ -208,6 +357,26 @@ func exactArgument(snap *schema.Snapshot, sel *pg_query.SelectStmt, x *pg_query.
 		return ok, -1, int(s)
 	}
 	return false, -1, 0
+}
+
+// typeIn types x in the FROM scope of sel.
+func typeIn(snap *schema.Snapshot, sel *pg_query.SelectStmt, x *pg_query.Node) pgType {
+	t := &typer{schema: snap}
+	if sel.WithClause != nil {
+		t.pushWith(sel.WithClause)
+	}
+	var items []scopeItem
+	for _, f := range sel.FromClause {
+		items = append(items, t.fromItem(f, items)...)
+	}
+	t.scopes = append(t.scopes, items)
+	return t.typeOf(x)
+}
+
+// argumentType is the name of x's type in the FROM scope of sel, "" when
+// unknown.
+func argumentType(snap *schema.Snapshot, sel *pg_query.SelectStmt, x *pg_query.Node) string {
+	return typeIn(snap, sel, x).name
 }
 
 // quotientParts is sum(x)::text || '/' || count(x)::text for avg(x),

@@ -38,6 +38,41 @@ func TestQuotientAsPostgres(t *testing.T) {
 	}
 }
 
+// TestVarianceAsPostgres: the text PostgreSQL 15 gives for stddev,
+// stddev_pop, var_samp and var_pop of the int4 values behind each
+// count;sum;sum of squares (taken from real PostgreSQL: the values in the
+// comments, through unnest).
+func TestVarianceAsPostgres(t *testing.T) {
+	for _, c := range []struct{ parts, stddev, stddevPop, varSamp, varPop string }{
+		{"3;7;21", "1.5275252316519467", "1.2472191289246471", "2.3333333333333333", "1.5555555555555556"}, // 1, 2, 4
+		{"2;10;50", "0", "0", "0", "0"}, // 5, 5
+		{"2;1000001;1000000000001", "707106.07407977", "499999.50000000", "499999000000.50000000", "249999500000.25000000"}, // 1, 1000000
+		{"3;15;179", "7.2111025509279786", "5.8878405775518979", "52.0000000000000000", "34.6666666666666667"},              // -3, 7, 11
+		{"2;1;1", "0.70710678118654752440", "0.50000000000000000000", "0.50000000000000000000", "0.25000000000000000000"},   // 0, 1
+		{"4;0;2147418114", "26754.55172489", "23170.12146062", "715806038.00000000", "536854528.50000000"},                  // 32767, -32768, 0, 1
+	} {
+		for name, want := range map[string]string{"stddev": c.stddev, "stddev_samp": c.stddev, "stddev_pop": c.stddevPop,
+			"variance": c.varSamp, "var_samp": c.varSamp, "var_pop": c.varPop} {
+			got, null, ok := pgVariance(c.parts, name)
+			if !ok || null || got != want {
+				t.Errorf("%s of %s: %q (null %v, ok %v), want %q", name, c.parts, got, null, ok, want)
+			}
+		}
+	}
+	// One value: NULL for a sample, 0 for a population.
+	if _, null, ok := pgVariance("1;5;25", "stddev"); !ok || !null {
+		t.Errorf("stddev of one value: null %v ok %v, want NULL", null, ok)
+	}
+	if got, null, ok := pgVariance("1;5;25", "var_pop"); !ok || null || got != "0" {
+		t.Errorf("var_pop of one value: %q null %v ok %v, want 0", got, null, ok)
+	}
+	for _, bad := range []string{"", "1;2", "a;1;1", "1;2;3;4", "1.5;1;1"} {
+		if got, _, ok := pgVariance(bad, "stddev"); ok {
+			t.Errorf("%q: %q", bad, got)
+		}
+	}
+}
+
 // TestAveragesAskedAsParts: avg() result columns of exact values, bare
 // or in round(), reach every replica as sum/count; over floats they stay
 // avg(); elsewhere avg() of exact values is refused for MariaDB and

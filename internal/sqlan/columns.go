@@ -34,6 +34,9 @@ type ColumnGuess struct {
 	// quotient marks an avg() the replicas answer as "sum/count";
 	// ShapeAnswer writes PostgreSQL's quotient (see exactAverages).
 	quotient bool
+	// variance names the aggregate of a quotient that is a variance
+	// or a standard deviation (see pgVariance), "" for avg().
+	variance string
 	// round is n for a quotient that is round(avg(x), n) (rounded set).
 	round   int
 	rounded bool
@@ -144,6 +147,7 @@ func (s *Stmt) withQuotients(guesses []ColumnGuess) []ColumnGuess {
 	for _, i := range s.quotients {
 		g := typ("numeric").guess()
 		g.Name, g.quotient = guesses[i].Name, true
+		g.variance = s.variances[i]
 		g.round, g.rounded = s.rounds[i]
 		if m := s.typmods[i]; len(m) == 2 {
 			g.Mod = m[0]<<16 | m[1] + 4
@@ -1448,7 +1452,16 @@ func ShapeAnswer(a *answer.Answer, guesses []ColumnGuess) *answer.Answer {
 				continue
 			}
 			if guesses[i].quotient {
-				if q, ok := pgQuotient(nr[i].Text); ok {
+				q, ok := pgQuotient(nr[i].Text)
+				if guesses[i].variance != "" {
+					var null bool
+					q, null, ok = pgVariance(nr[i].Text, guesses[i].variance)
+					if ok && null {
+						nr[i] = answer.Value{Type: answer.Numeric, Null: true}
+						continue
+					}
+				}
+				if ok {
 					if guesses[i].rounded {
 						q, ok = pgRound(q, guesses[i].round)
 					}

@@ -125,6 +125,10 @@ type Stmt struct {
 	rounds map[int]int
 	// typmods gives, for the quotients of avg(x)::numeric(p,s), [p s].
 	typmods map[int][]int32
+	// variances gives, for the quotients that are a variance or a
+	// standard deviation, the aggregate's name; the replicas answer
+	// "count;sum;sum of squares" (see exactAverages, pgVariance).
+	variances map[int]string
 
 	// limitParams are the parameters that give a LIMIT or OFFSET (see
 	// CheckArgs).

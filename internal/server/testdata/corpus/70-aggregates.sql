@@ -19,6 +19,12 @@ SELECT sum(qty * unit_price) FROM order_line;
 
 SELECT round(stddev_samp(salary), 4), round(var_pop(salary), 2) FROM emp;
 
+SELECT stddev(grade), stddev_samp(grade), stddev_pop(grade), variance(grade), var_samp(grade), var_pop(grade) FROM emp;
+
+SELECT dept_id, round(stddev(grade), 3), var_pop(grade) FILTER (WHERE active) FROM emp GROUP BY dept_id ORDER BY dept_id;
+
+SELECT stddev(a), var_samp(b), stddev_pop(a) FROM nums;
+
 SELECT sum(a), sum(big) FROM nums WHERE id <> 6;
 
 -- feature: count distinct
