@@ -29,6 +29,8 @@ SELECT left(name, 2), right(name, 2), left(name, -1) FROM emp ORDER BY id;
 
 SELECT reverse('shepherd'), repeat('ab', 3), initcap('hello wORLD');
 
+SELECT id, initcap(name), initcap(lower(name) || ' mc-donald_x 2nd éa'), initcap(NULL) FROM emp ORDER BY id;
+
 SELECT split_part('a,b,c', ',', 2), split_part('a,b,c', ',', 5);
 
 SELECT md5('shepherd');
