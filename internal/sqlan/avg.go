@@ -2,6 +2,7 @@ package sqlan
 
 import (
 	"math/big"
+	"strconv"
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
@@ -22,7 +23,9 @@ import (
 // would (ShapeAnswer, pgQuotient).
 //
 // Result columns avg(x) and round(avg(x), n) (rounded by shepherd after
-// the quotient, as PostgreSQL rounds avg's value) are rewritten; the SQL
+// the quotient, as PostgreSQL rounds avg's value), and avg(x) op c for a
+// constant c (computed by shepherd on the quotient with numeric's rules,
+// see avgArith), are rewritten; the SQL
 // writer refuses avg() of exact values anywhere else (in an expression,
 // HAVING, a window, a subquery) but as an ORDER BY item, where the
 // engines' own averages order the rows.
@@ -45,13 +48,17 @@ func (s *Stmt) exactAverages(r *rewriter, sel *pg_query.SelectStmt) {
 	for i, n := range sel.TargetList {
 		rt := n.GetResTarget()
 		fc, places, rounded, mods := averageOf(rt.Val)
+		var arith *avgArith
+		if fc == nil {
+			fc, places, rounded, arith = scaledAverage(rt.Val)
+		}
 		if fc == nil {
 			if s.exactQuotient(r, sel, i, rt) {
 				found = append(found, i)
 			}
 			continue
 		}
-		if name := schema.FuncName(fc); name != "avg" {
+		if name := schema.FuncName(fc); name != "avg" && arith == nil {
 			// The variance family: of int2 and int4 values only, whose
 			// squares every engine sums exactly; not DISTINCT (the
 			// distinct squares are not the squares of the distinct
@@ -134,11 +141,46 @@ func (s *Stmt) exactAverages(r *rewriter, sel *pg_query.SelectStmt) {
 			}
 			s.typmods[i] = mods
 		}
+		if arith != nil {
+			// A sort key naming avg(x) op c sorts by avg(x), which
+			// the engines compute (see the SQL writer's sortKey),
+			// where op c keeps the order and nothing rounds: else
+			// the column is left to the writer, which refuses it.
+			// One totalOrder added only orders rows the client's keys
+			// tie: sum(x), count(x) do that alike on every engine.
+			user, extended := r.userSorts[sel]
+			named := false
+			var keys []*pg_query.Node
+			for k, sn := range sel.SortClause {
+				sb := sn.GetSortBy()
+				if p, ok := ordinalOf(sb.Node); ok && p == i+1 || isColumn(sb.Node, rt.Name) || sameExpr(sb.Node, rt.Val) {
+					if extended && k >= user {
+						for _, part := range []string{"sum", "count"} {
+							c := proto.Clone(fc).(*pg_query.FuncCall)
+							c.Funcname = []*pg_query.Node{pg_query.MakeStrNode(part)}
+							keys = append(keys, sortBy(&pg_query.Node{Node: &pg_query.Node_FuncCall{FuncCall: c}}))
+						}
+						continue
+					}
+					named = true
+				}
+				keys = append(keys, sn)
+			}
+			if named && (rounded || !arith.increasing()) {
+				continue
+			}
+			sel.SortClause = keys
+			avg = &pg_query.Node{Node: &pg_query.Node_FuncCall{FuncCall: fc}}
+			if s.ariths == nil {
+				s.ariths = map[int]*avgArith{}
+			}
+			s.ariths[i] = arith
+		}
 		for _, sn := range sel.SortClause {
 			// ORDER BY avg names the column even unaliased (PostgreSQL
 			// reads a bare ORDER BY name as a result column's first).
 			sb := sn.GetSortBy()
-			if p, ok := ordinalOf(sb.Node); ok && p == i+1 || isColumn(sb.Node, rt.Name) {
+			if p, ok := ordinalOf(sb.Node); ok && p == i+1 || isColumn(sb.Node, rt.Name) || arith != nil && sameExpr(sb.Node, rt.Val) {
 				sb.Node = proto.Clone(avg).(*pg_query.Node)
 			}
 		}
@@ -178,6 +220,153 @@ func averageOf(n *pg_query.Node) (avg *pg_query.FuncCall, places int, rounded bo
 		return nil, 0, false, nil
 	}
 	return fc, 0, false, nil
+}
+
+// avgArith is the arithmetic a result column does on an avg(): avg op c,
+// or c op avg when first; c is the text of a constant integer or decimal.
+type avgArith struct {
+	op    string
+	c     string
+	first bool
+}
+
+// increasing reports whether a larger average gives a larger result.
+func (a *avgArith) increasing() bool {
+	positive := !strings.HasPrefix(a.c, "-") && strings.Trim(a.c, "0.") != ""
+	switch a.op {
+	case "+":
+		return true
+	case "-":
+		return !a.first
+	case "*":
+		return positive
+	case "/":
+		return !a.first && positive
+	}
+	return false
+}
+
+// apply computes PostgreSQL's numeric result of the arithmetic on the
+// average q (PostgreSQL's text of it): + - * exactly, with the scale
+// PostgreSQL gives (the larger of the two; their sum for *), / as
+// numeric division does (pgDivide).
+func (a *avgArith) apply(q string) (string, bool) {
+	x, y := q, a.c
+	if a.first {
+		x, y = y, x
+	}
+	if a.op == "/" {
+		return pgDivide(x, y)
+	}
+	dx, ok1 := parseDecimal(x)
+	dy, ok2 := parseDecimal(y)
+	if !ok1 || !ok2 {
+		return "", false
+	}
+	signed := func(d decimal) *big.Int {
+		v := new(big.Int).Set(d.digits)
+		if d.neg {
+			v.Neg(v)
+		}
+		return v
+	}
+	vx, vy := signed(dx), signed(dy)
+	var v *big.Int
+	scale := max(dx.scale, dy.scale)
+	switch a.op {
+	case "*":
+		v, scale = new(big.Int).Mul(vx, vy), dx.scale+dy.scale
+	case "+", "-":
+		vx.Mul(vx, pow10(scale-dx.scale))
+		vy.Mul(vy, pow10(scale-dy.scale))
+		if a.op == "+" {
+			v = vx.Add(vx, vy)
+		} else {
+			v = vx.Sub(vx, vy)
+		}
+	default:
+		return "", false
+	}
+	neg := v.Sign() < 0
+	text := new(big.Int).Abs(v).String()
+	if scale > 0 {
+		if len(text) <= scale {
+			text = strings.Repeat("0", scale-len(text)+1) + text
+		}
+		text = text[:len(text)-scale] + "." + text[len(text)-scale:]
+	}
+	if neg {
+		text = "-" + text
+	}
+	return text, true
+}
+
+// scaledAverage returns the avg() call of a result column that is
+// avg(x) op c or c op avg(x) (op + - * /, c an integer or decimal
+// constant, not c / avg(x), which fails where the average is 0, nor a
+// division by 0), bare or in round(..., n) for a constant n; nil for any
+// other expression.
+func scaledAverage(n *pg_query.Node) (avg *pg_query.FuncCall, places int, rounded bool, arith *avgArith) {
+	if fc := n.GetFuncCall(); fc != nil && schema.FuncName(fc) == "round" && fc.Over == nil && !fc.AggStar &&
+		(len(fc.Args) == 1 || len(fc.Args) == 2 && fc.Args[1].GetAConst().GetIval() != nil) {
+		if len(fc.Args) == 2 {
+			places = int(fc.Args[1].GetAConst().GetIval().Ival)
+		}
+		avg, _, _, arith = scaledAverage(fc.Args[0])
+		return avg, places, avg != nil, arith
+	}
+	e := n.GetAExpr()
+	if e == nil || e.Kind != pg_query.A_Expr_Kind_AEXPR_OP || e.Lexpr == nil {
+		return nil, 0, false, nil
+	}
+	op := schema.OpName(e.Name)
+	if op != "+" && op != "-" && op != "*" && op != "/" {
+		return nil, 0, false, nil
+	}
+	isAvg := func(x *pg_query.Node) *pg_query.FuncCall {
+		if fc, _, rounded, mods := averageOf(x); fc != nil && !rounded && mods == nil && schema.FuncName(fc) == "avg" {
+			return fc
+		}
+		return nil
+	}
+	c, first := e.Rexpr, false
+	avg = isAvg(e.Lexpr)
+	if avg == nil {
+		c, first, avg = e.Lexpr, true, isAvg(e.Rexpr)
+	}
+	text, ok := numericConstant(c)
+	if avg == nil || !ok || op == "/" && (first || strings.Trim(text, "-0.") == "") {
+		return nil, 0, false, nil
+	}
+	return avg, 0, false, &avgArith{op: op, c: text, first: first}
+}
+
+// numericConstant returns the text of an integer or decimal constant
+// (signed, without an exponent), as PostgreSQL's numeric reads it.
+func numericConstant(n *pg_query.Node) (string, bool) {
+	neg := false
+	if e := n.GetAExpr(); e != nil && e.Lexpr == nil && schema.OpName(e.Name) == "-" {
+		neg, n = true, e.Rexpr
+	}
+	c := n.GetAConst()
+	var text string
+	switch {
+	case c == nil:
+		return "", false
+	case c.GetIval() != nil:
+		text = strconv.FormatInt(int64(c.GetIval().Ival), 10)
+	case c.GetFval() != nil:
+		text = c.GetFval().Fval
+	default:
+		return "", false
+	}
+	if d, ok := parseDecimal(text); !ok || d.neg && neg {
+		return "", false
+	}
+	if neg {
+		text = "-" + text
+	}
+	return text, true
 }
 
 // averages are the aggregates averageOf finds: avg() and the variance

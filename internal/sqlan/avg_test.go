@@ -73,6 +73,31 @@ func TestVarianceAsPostgres(t *testing.T) {
 	}
 }
 
+// TestAvgArithAsPostgres: avg(x) op c and c op avg(x) on PostgreSQL
+// 15's text of the average, as PostgreSQL answers them (taken from real
+// PostgreSQL: the averages of int 1, 2 and of numeric(12,2) 27.02, 0).
+func TestAvgArithAsPostgres(t *testing.T) {
+	for _, c := range []struct {
+		q     string
+		arith avgArith
+		want  string
+	}{
+		{"1.5000000000000000", avgArith{op: "*", c: "2"}, "3.0000000000000000"},
+		{"1.5000000000000000", avgArith{op: "-", c: "100", first: true}, "98.5000000000000000"},
+		{"13.5100000000000000", avgArith{op: "+", c: "1.5"}, "15.0100000000000000"},
+		{"13.5100000000000000", avgArith{op: "*", c: "-2", first: true}, "-27.0200000000000000"},
+		{"0.00000000000000000000", avgArith{op: "*", c: "-2", first: true}, "0.00000000000000000000"},
+		{"0.00000000000000000000", avgArith{op: "-", c: "0.005"}, "-0.00500000000000000000"},
+		{"13.5100000000000000", avgArith{op: "-", c: "0.005"}, "13.5050000000000000"},
+		{"1.5000000000000000", avgArith{op: "/", c: "7"}, "0.21428571428571428571"},
+	} {
+		got, ok := c.arith.apply(c.q)
+		if !ok || got != c.want {
+			t.Errorf("%s %+v: %q, want %q", c.q, c.arith, got, c.want)
+		}
+	}
+}
+
 // TestAveragesAskedAsParts: avg() result columns of exact values, bare
 // or in round(), reach every replica as sum/count; over floats they stay
 // avg(); elsewhere avg() of exact values is refused for MariaDB and
@@ -81,9 +106,9 @@ func TestAveragesAskedAsParts(t *testing.T) {
 	env := envWith(t, "CREATE TABLE t (id serial PRIMARY KEY, a int, n numeric(12,2), f float8, g text)")
 	for _, q := range []string{
 		"SELECT DISTINCT avg(n) FROM t GROUP BY g",
-		"SELECT avg(a) OVER (PARTITION BY g) + 1 FROM t",
+		"SELECT avg(a) OVER (PARTITION BY g) + a FROM t",
 		"SELECT avg(n) FROM t UNION SELECT avg(a) FROM t",
-		"SELECT round(avg(n) * 2, 2) FROM t",
+		"SELECT round(avg(n) * a, 2) FROM t GROUP BY a",
 		"SELECT avg(n)::numeric(11,3) FROM t", // 9999999999.99 does not fit
 	} {
 		if _, err := ParseOneIn(q, env); err == nil || !contains(err.Error(), "avg()") {
@@ -97,6 +122,8 @@ func TestAveragesAskedAsParts(t *testing.T) {
 		"SELECT avg(f) * 2, round(avg(f)::numeric, 2) FROM t":        nil,
 		"SELECT g FROM t GROUP BY g ORDER BY round(avg(n), 1)":       nil,
 		"SELECT avg(a) OVER (PARTITION BY g) FROM t":                 {0},
+		"SELECT avg(a) OVER (PARTITION BY g) + 1 FROM t":             {0},
+		"SELECT round(avg(n) * 2, 2), 100 - avg(a) FROM t":           {0, 1},
 		"SELECT avg(n)::numeric(13,3), avg(a)::numeric(12,2) FROM t": {0, 1},
 	} {
 		st, err := ParseOneIn(q, env)

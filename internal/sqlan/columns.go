@@ -34,6 +34,8 @@ type ColumnGuess struct {
 	// quotient marks an avg() the replicas answer as "sum/count";
 	// ShapeAnswer writes PostgreSQL's quotient (see exactAverages).
 	quotient bool
+	// arith is the arithmetic with a constant done on an avg() quotient.
+	arith *avgArith
 	// variance names the aggregate of a quotient that is a variance
 	// or a standard deviation (see pgVariance), "" for avg().
 	variance string
@@ -148,6 +150,7 @@ func (s *Stmt) withQuotients(guesses []ColumnGuess) []ColumnGuess {
 		g := typ("numeric").guess()
 		g.Name, g.quotient = guesses[i].Name, true
 		g.variance = s.variances[i]
+		g.arith = s.ariths[i]
 		g.round, g.rounded = s.rounds[i]
 		if m := s.typmods[i]; len(m) == 2 {
 			g.Mod = m[0]<<16 | m[1] + 4
@@ -1460,6 +1463,9 @@ func ShapeAnswer(a *answer.Answer, guesses []ColumnGuess) *answer.Answer {
 						nr[i] = answer.Value{Type: answer.Numeric, Null: true}
 						continue
 					}
+				}
+				if ok && guesses[i].arith != nil {
+					q, ok = guesses[i].arith.apply(q)
 				}
 				if ok {
 					if guesses[i].rounded {

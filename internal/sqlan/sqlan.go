@@ -129,6 +129,9 @@ type Stmt struct {
 	// standard deviation, the aggregate's name; the replicas answer
 	// "count;sum;sum of squares" (see exactAverages, pgVariance).
 	variances map[int]string
+	// ariths gives, for the quotients of an avg() in arithmetic with a
+	// constant (avg(x) * 2), that arithmetic (see scaledAverage).
+	ariths map[int]*avgArith
 
 	// limitParams are the parameters that give a LIMIT or OFFSET (see
 	// CheckArgs).

@@ -7,6 +7,10 @@ SELECT avg(salary) FROM emp;
 
 SELECT round(avg(salary), 2), round(avg(grade), 3) FROM emp;
 
+SELECT dept_id, avg(salary) * 12, round(avg(grade) / 2, 3), 100 - avg(grade), avg(salary) + 0.5, -2 * avg(grade) FROM emp GROUP BY dept_id ORDER BY dept_id;
+
+SELECT dept_id, avg(salary) * 2 AS d FROM emp GROUP BY dept_id ORDER BY d DESC, dept_id;
+
 SELECT min(name), max(name), min(hired), max(hired) FROM emp;
 
 SELECT sum(x), avg(x), sum(f), min(f), max(r) FROM nums;
