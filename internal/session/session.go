@@ -179,6 +179,9 @@ func (s *Session) Close(ctx context.Context) {
 func (s *Session) Query(ctx context.Context, sql string, emit func(*answer.Answer) error) error {
 	ctx = s.cancellable(ctx)
 	defer s.endCall()
+	if f, ok := parseInsertOrCatch(sql); ok {
+		return s.runInsertOrCatch(ctx, f, emit)
+	}
 	sts, err := s.parseWaiting(ctx, sql)
 	var texts []string
 	if err != nil || ddlBefore(sts) {
