@@ -366,11 +366,12 @@ func (w *writer) special(name string, fc *pg_query.FuncCall) {
 		w.round(fc)
 	case n == 1 && (name == "stddev" || name == "stddev_samp" || name == "stddev_pop" ||
 		name == "variance" || name == "var_samp" || name == "var_pop"):
-		// sqlan asks for a result column of int2 or int4 values as
+		// sqlan asks for a result column of int2, int4 or narrow
+		// numeric values as
 		// count, sum and sum of squares and computes PostgreSQL's
 		// numeric itself; no engine writes its digits, and of floats
 		// the summation order shows in the last ones.
-		w.refuse("%s() other than of smallint or integer values as a result column (or round() of one), without DISTINCT", name)
+		w.refuse("%s() other than of smallint, integer or numeric(p,s) (p <= 9) values as a result column (or round() of one), without DISTINCT", name)
 	default:
 		if !w.temporalFunc(name, fc) {
 			w.refuse("function %s() with %d arguments", name, n)

@@ -63,7 +63,8 @@ func (s *Stmt) exactAverages(r *rewriter, sel *pg_query.SelectStmt) {
 			// squares every engine sums exactly; not DISTINCT (the
 			// distinct squares are not the squares of the distinct
 			// values); not cast to numeric(p,s).
-			if t := argumentType(r.schema, sel, fc.Args[0]); t != "int2" && t != "int4" || fc.AggDistinct || mods != nil {
+			scale, ok := squaresExact(typeIn(r.schema, sel, fc.Args[0]))
+			if !ok || fc.AggDistinct || mods != nil {
 				continue
 			}
 			if rt.Name == "" {
@@ -84,7 +85,7 @@ func (s *Stmt) exactAverages(r *rewriter, sel *pg_query.SelectStmt) {
 						named = true
 						break
 					}
-					for _, part := range varianceKeys(fc) {
+					for _, part := range varianceKeys(fc, scale) {
 						keys = append(keys, sortBy(part))
 					}
 					continue
@@ -104,8 +105,8 @@ func (s *Stmt) exactAverages(r *rewriter, sel *pg_query.SelectStmt) {
 			if s.variances == nil {
 				s.variances = map[int]string{}
 			}
-			s.variances[i] = name
-			rt.Val = varianceParts(fc)
+			s.variances[i] = name + ":" + strconv.Itoa(scale)
+			rt.Val = varianceParts(fc, scale)
 			found = append(found, i)
 			continue
 		}
@@ -376,16 +377,16 @@ var averages = map[string]bool{"avg": true, "stddev": true, "stddev_samp": true,
 	"variance": true, "var_samp": true, "var_pop": true}
 
 // varianceParts is count(x)::text || ';' || sum(x)::text || ';' ||
-// sum(x::int8 * x::int8)::text for a variance or standard deviation of
-// int2 or int4 values x, with the aggregate's FILTER and window: the
-// parts pgVariance computes PostgreSQL's answer from. The squares are
-// taken in 64 bits, which they fit.
-func varianceParts(agg *pg_query.FuncCall) *pg_query.Node {
+// sum(u * u)::text (see varianceKeys) for a variance or standard
+// deviation of values x that squaresExact takes, with the aggregate's
+// FILTER and window: the parts pgVariance computes PostgreSQL's answer
+// from. The squares are taken in 64 bits, which they fit.
+func varianceParts(agg *pg_query.FuncCall, scale int) *pg_query.Node {
 	concat := func(l, r *pg_query.Node) *pg_query.Node {
 		return pg_query.MakeAExprNode(pg_query.A_Expr_Kind_AEXPR_OP, []*pg_query.Node{pg_query.MakeStrNode("||")}, l, r, -1)
 	}
 	semi := func() *pg_query.Node { return pg_query.MakeAConstStrNode(";", -1) }
-	keys := varianceKeys(agg)
+	keys := varianceKeys(agg, scale)
 	text := func(n *pg_query.Node) *pg_query.Node {
 		return &pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: &pg_query.TypeCast{
 			Arg:      n,
@@ -396,13 +397,35 @@ func varianceParts(agg *pg_query.FuncCall) *pg_query.Node {
 	return concat(concat(concat(concat(text(keys[0]), semi()), text(keys[1])), semi()), text(keys[2]))
 }
 
-// varianceKeys are count(x), sum(x) and sum(x::int8 * x::int8) for the
-// variance aggregate agg of x, with its FILTER and window.
-func varianceKeys(agg *pg_query.FuncCall) []*pg_query.Node {
+// squaresExact reports whether the variance family of values of type p
+// is computed by shepherd (see varianceParts), and the scale of those
+// values: int2 and int4, and numeric(p,s) with p <= 9, whose values
+// times 10^s are integers whose squares every engine adds exactly in 64
+// bits (SQLite keeps a numeric(p,s) of p <= 15 as a double, which holds
+// them exactly).
+func squaresExact(p pgType) (scale int, ok bool) {
+	switch {
+	case p.name == "int2" || p.name == "int4":
+		return 0, true
+	case p.name == "numeric" && len(p.mods) == 2 && p.mods[0] <= 9 && p.mods[1] >= 0:
+		return int(p.mods[1]), true
+	}
+	return 0, false
+}
+
+// varianceKeys are count(x), sum(x) and sum(u * u) for the variance
+// aggregate agg of x, with its FILTER and window, where u is x as an
+// integer of its scale's units, (x * 10^scale)::int8.
+func varianceKeys(agg *pg_query.FuncCall, scale int) []*pg_query.Node {
 	x := agg.Args[0]
 	int8Of := func() *pg_query.Node {
+		arg := proto.Clone(x).(*pg_query.Node)
+		if scale > 0 {
+			arg = pg_query.MakeAExprNode(pg_query.A_Expr_Kind_AEXPR_OP, []*pg_query.Node{pg_query.MakeStrNode("*")},
+				arg, pg_query.MakeAConstIntNode(int64(pow10(scale).Int64()), -1), -1)
+		}
 		return &pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: &pg_query.TypeCast{
-			Arg:      proto.Clone(x).(*pg_query.Node),
+			Arg:      arg,
 			TypeName: &pg_query.TypeName{Names: []*pg_query.Node{pg_query.MakeStrNode("int8")}, Typemod: -1, Location: -1},
 			Location: -1,
 		}}}
@@ -425,13 +448,34 @@ func varianceKeys(agg *pg_query.FuncCall) []*pg_query.Node {
 // does (pgDivide: select_div_scale, rounded), and for a deviation the
 // square root of that quotient rounded to the same scale (sqrt_var).
 func pgVariance(parts, name string) (text string, null, ok bool) {
+	// name is "stddev" or, for values of scale s, "stddev:s": the sum
+	// is then in units of 10^-s and the sum of squares of 10^-2s, and
+	// so is the numerator PostgreSQL divides (dscale 2s).
+	name, scaleText, _ := strings.Cut(name, ":")
+	scale := 0
+	if scaleText != "" {
+		var err error
+		if scale, err = strconv.Atoi(scaleText); err != nil || scale < 0 || scale > 1000 {
+			return "", false, false
+		}
+	}
 	fields := strings.Split(parts, ";")
 	if len(fields) != 3 {
 		return "", false, false
 	}
 	var n, sum, sumSq big.Int
 	for i, v := range []*big.Int{&n, &sum, &sumSq} {
-		if _, ok := v.SetString(fields[i], 10); !ok {
+		f := fields[i]
+		if i == 1 {
+			// The sum's text has the values' scale (every engine
+			// writes it so); its digits are the units.
+			whole, frac, _ := strings.Cut(f, ".")
+			if len(frac) != scale {
+				return "", false, false
+			}
+			f = whole + frac
+		}
+		if _, ok := v.SetString(f, 10); !ok {
 			return "", false, false
 		}
 	}
@@ -449,7 +493,14 @@ func pgVariance(parts, name string) (text string, null, ok bool) {
 		den.Sub(den, big.NewInt(1))
 	}
 	den.Mul(den, &n)
-	q, ok := pgDivide(num.String(), den.String())
+	numText := num.String() // positive
+	if r := 2 * scale; r > 0 {
+		if len(numText) <= r {
+			numText = strings.Repeat("0", r-len(numText)+1) + numText
+		}
+		numText = numText[:len(numText)-r] + "." + numText[len(numText)-r:]
+	}
+	q, ok := pgDivide(numText, den.String())
 	if !ok || strings.HasPrefix(name, "var") || name == "variance" {
 		return q, false, ok
 	}
@@ -560,12 +611,6 @@ func typeIn(snap *schema.Snapshot, sel *pg_query.SelectStmt, x *pg_query.Node) p
 	}
 	t.scopes = append(t.scopes, items)
 	return t.typeOf(x)
-}
-
-// argumentType is the name of x's type in the FROM scope of sel, "" when
-// unknown.
-func argumentType(snap *schema.Snapshot, sel *pg_query.SelectStmt, x *pg_query.Node) string {
-	return typeIn(snap, sel, x).name
 }
 
 // quotientParts is sum(x)::text || '/' || count(x)::text for avg(x),

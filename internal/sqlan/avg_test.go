@@ -59,6 +59,17 @@ func TestVarianceAsPostgres(t *testing.T) {
 			}
 		}
 	}
+	// numeric(9,2) 1.25, -3.33, 9999999.99, 0.01: the sum has the
+	// values' scale, the squares are in units of 10^-4.
+	for name, want := range map[string]string{"stddev:2": "5000000.3400", "stddev_pop:2": "4330127.3134",
+		"var_samp:2": "25000003400003.8567", "var_pop:2": "18750002550002.8925"} {
+		if got, null, ok := pgVariance("4;9999997.92;999999998000126516", name); !ok || null || got != want {
+			t.Errorf("%s: %q (null %v, ok %v), want %q", name, got, null, ok, want)
+		}
+	}
+	if got, _, ok := pgVariance("4;9999997.9;999999998000126516", "stddev:2"); ok {
+		t.Errorf("a sum of another scale: %q", got)
+	}
 	// One value: NULL for a sample, 0 for a population.
 	if _, null, ok := pgVariance("1;5;25", "stddev"); !ok || !null {
 		t.Errorf("stddev of one value: null %v ok %v, want NULL", null, ok)

@@ -29,6 +29,10 @@ SELECT dept_id, round(stddev(grade), 3), var_pop(grade) FILTER (WHERE active) FR
 
 SELECT stddev(a), var_samp(b), stddev_pop(a) FROM nums;
 
+SELECT stddev(price), var_pop(price), round(stddev_pop(unit_price), 2) FROM product, order_line WHERE order_line.sku = product.sku;
+
+SELECT order_id, variance(unit_price), stddev(qty) FROM order_line GROUP BY order_id ORDER BY order_id;
+
 SELECT sum(a), sum(big) FROM nums WHERE id <> 6;
 
 -- feature: count distinct
