@@ -329,6 +329,9 @@ func (w *writer) aExpr(e *pg_query.A_Expr) {
 	case pg_query.A_Expr_Kind_AEXPR_OP:
 		w.operator(op, e.Lexpr, e.Rexpr)
 	case pg_query.A_Expr_Kind_AEXPR_DISTINCT, pg_query.A_Expr_Kind_AEXPR_NOT_DISTINCT:
+		if !w.pg() && (w.typeOf(e.Lexpr) == "jsonb" || w.typeOf(e.Rexpr) == "jsonb") {
+			w.refuse("IS [NOT] DISTINCT FROM on jsonb")
+		}
 		not := e.Kind == pg_query.A_Expr_Kind_AEXPR_NOT_DISTINCT
 		w.str("(")
 		if w.my() {
@@ -363,6 +366,9 @@ func (w *writer) aExpr(e *pg_query.A_Expr) {
 	case pg_query.A_Expr_Kind_AEXPR_LIKE, pg_query.A_Expr_Kind_AEXPR_ILIKE:
 		w.like(op, e.Lexpr, e.Rexpr)
 	case pg_query.A_Expr_Kind_AEXPR_BETWEEN, pg_query.A_Expr_Kind_AEXPR_NOT_BETWEEN:
+		if !w.pg() && w.typeOf(e.Lexpr) == "jsonb" {
+			w.refuse("BETWEEN on jsonb")
+		}
 		bounds := e.Rexpr.GetList().Items
 		w.str("(")
 		w.expr(e.Lexpr)
@@ -382,6 +388,27 @@ func (w *writer) aExpr(e *pg_query.A_Expr) {
 // in writes x IN (a, b) and row-value (x, y) IN ((1, 2), (3, 4)), which
 // SQLite takes only as IN (VALUES ...).
 func (w *writer) in(op string, l *pg_query.Node, items []*pg_query.Node) {
+	if !w.pg() && w.typeOf(l) == "jsonb" {
+		// Compared as jsonb compares (jsonbCompare), not as the text
+		// the engines hold: x = a OR x = b.
+		if op == "<>" {
+			w.str("(NOT ")
+		}
+		w.repeated(l, len(items), func() {
+			w.str("(")
+			for i, n := range items {
+				if i > 0 {
+					w.str(" OR ")
+				}
+				w.jsonbCompare("=", l, n, "jsonb", w.typeOf(n))
+			}
+			w.str(")")
+		})
+		if op == "<>" {
+			w.str(")")
+		}
+		return
+	}
 	w.str("(")
 	w.expr(l)
 	if op == "<>" {
