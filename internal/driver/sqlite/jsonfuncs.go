@@ -21,6 +21,8 @@ import (
 //	JSONContainsFunction(a, b)         a @> b on jsonb
 //	JSONExistsFunction(doc, key)       doc ? key on jsonb
 //	JSONEqualFunction(a, b)            a = b on jsonb
+//	JSONCompareFunction(a, b)          -1, 0 or 1 as jsonb orders a and b
+//	                                   (b a scalar)
 //
 // A document is stored as the text the client wrote. json keeps that text
 // (-> on json answers the member's text as written, and the last of
@@ -33,6 +35,7 @@ const (
 	JSONContainsFunction = "shepherd_jsonb_contains"
 	JSONExistsFunction   = "shepherd_jsonb_exists"
 	JSONEqualFunction    = "shepherd_jsonb_eq"
+	JSONCompareFunction  = "shepherd_jsonb_cmp"
 )
 
 // Mode bits of JSONGetFunction and JSONPathFunction.
@@ -739,6 +742,70 @@ func jsonEqual(x, y *jnode) bool {
 		return true
 	}
 	return scalarEqual(x, y)
+}
+
+// jsonbCompare implements JSONCompareFunction for a scalar b, as
+// PostgreSQL's compareJsonbContainers orders a and b: object > array >
+// boolean > number > string > null, a scalar sorting before an array of
+// one element or more and after an empty one; then numbers by value,
+// strings bytewise (the C collation), false before true.
+func jsonbCompare(a, b any) (any, error) {
+	at, ok1 := argText(a)
+	bt, ok2 := argText(b)
+	if !ok1 || !ok2 {
+		return nil, nil
+	}
+	x, err := parseJSON(at)
+	if err != nil {
+		return nil, err
+	}
+	y, err := parseJSON(bt)
+	if err != nil {
+		return nil, err
+	}
+	if !isScalar(y) {
+		return nil, errors.New("shepherd: jsonb ordering against an array or object")
+	}
+	rank := func(n *jnode) int {
+		switch n.kind {
+		case 'z':
+			return 0
+		case '"':
+			return 1
+		case 'n':
+			return 2
+		case 't', 'f':
+			return 3
+		case '[':
+			if len(n.elems) == 0 {
+				return -1
+			}
+			return 4
+		}
+		return 5
+	}
+	rx, ry := rank(x), rank(y)
+	switch {
+	case rx < ry:
+		return int64(-1), nil
+	case rx > ry:
+		return int64(1), nil
+	}
+	c := 0
+	switch x.kind {
+	case '"':
+		c = strings.Compare(x.str, y.str)
+	case 'n':
+		p, ok1 := new(big.Rat).SetString(x.raw)
+		q, ok2 := new(big.Rat).SetString(y.raw)
+		if !ok1 || !ok2 {
+			return nil, errJSONSyntax
+		}
+		c = p.Cmp(q)
+	case 't', 'f':
+		c = int(boolInt(x.kind == 't') - boolInt(y.kind == 't'))
+	}
+	return int64(c), nil
 }
 
 // jsonbExists implements JSONExistsFunction: a member name of an object,

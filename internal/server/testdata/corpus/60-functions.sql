@@ -296,4 +296,6 @@ SELECT id FROM event WHERE payload::jsonb -> 'user' = '"ken"' ORDER BY id;
 
 SELECT id, payload::jsonb -> 'user' IN ('"ada"'::jsonb, '"ken"'::jsonb), payload::jsonb -> 'size' NOT IN ('1024.00', '"x"') FROM event ORDER BY id;
 
+SELECT id, payload::jsonb -> 'size' > '1000'::jsonb, payload::jsonb -> 'user' < '"b"', payload::jsonb -> 'parts' >= 'true' FROM event ORDER BY id;
+
 SELECT '{"a": 1, "b": [1.0, "x"]}'::jsonb = '{"b": [1, "x"], "a": 1.00}'::jsonb, '[1, 2]'::jsonb = '[2, 1]'::jsonb, '"\u0062"'::jsonb = '"b"', '{"a": 1, "a": 2}'::jsonb = '{"a": 2}';
