@@ -130,7 +130,7 @@ func TestRefused(t *testing.T) {
 		{"SELECT id FROM acct FOR UPDATE SKIP LOCKED", driver.MySQL, "SKIP LOCKED"},
 		{"SELECT $1 / $2", driver.MySQL, "division"},
 		{"SELECT ARRAY[1, 2]", driver.SQLite, "arrays"},
-		{"SELECT initcap(name) FROM acct", driver.MySQL, "initcap"},
+		{"SELECT format('%I', name) FROM acct", driver.MySQL, "format"},
 		{"SELECT name ~ '(a)\\1' FROM acct", driver.SQLite, "regular expression"},
 		{"SELECT regexp_replace(name, 'a|ab', 'x', 'g') FROM acct", driver.MySQL, "regexp_replace"},
 		{"CREATE TABLE t (a int[])", driver.MySQL, "type"},
