@@ -371,7 +371,7 @@ func (w *writer) special(name string, fc *pg_query.FuncCall) {
 		// count, sum and sum of squares and computes PostgreSQL's
 		// numeric itself; no engine writes its digits, and of floats
 		// the summation order shows in the last ones.
-		w.refuse("%s() other than of smallint, integer or numeric(p,s) (p <= 9) values as a result column (or round() of one), without DISTINCT", name)
+		w.refuse("%s() other than of smallint, integer or numeric(p,s) (p <= 9) values as a result column (or round() of one) no ORDER BY names, without DISTINCT", name)
 	default:
 		if !w.temporalFunc(name, fc) {
 			w.refuse("function %s() with %d arguments", name, n)
