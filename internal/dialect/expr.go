@@ -105,7 +105,11 @@ func (w *writer) expr(n *pg_query.Node) {
 	case n.GetCollateClause() != nil:
 		w.refuse("COLLATE")
 	case n.GetAArrayExpr() != nil:
-		w.refuse("arrays")
+		t := w.constructorType(n.GetAArrayExpr())
+		if t == "" {
+			w.refuse("ARRAY[...] of values whose type shepherd cannot tell (cast it, e.g. ARRAY[...]::text[])")
+		}
+		w.literal(w.arrayConstructor(n.GetAArrayExpr(), t))
 	case n.GetAIndirection() != nil:
 		w.refuse("subscripts and field selection")
 	default:
@@ -470,6 +474,9 @@ func (w *writer) operator(op string, l, r *pg_query.Node) {
 		w.refuse("prefix operator %s", op)
 	}
 	lt, rt := w.typeOf(l), w.typeOf(r)
+	if w.arrayOp(op, l, r, lt, rt) {
+		return
+	}
 	if isJSONOp(op) {
 		w.jsonOp(op, l, r, lt, rt)
 		return
@@ -768,6 +775,10 @@ func (w *writer) paramType(n int, t string) {
 // text), and a parameter gets t's family as its hint (see Arg: untyped
 // text for a bytea is decoded as PostgreSQL would).
 func (w *writer) typed(n *pg_query.Node, t string) {
+	if schema.IsArray(t) {
+		w.arrayValue(n, t)
+		return
+	}
 	if p := n.GetParamRef(); p != nil && t != "" {
 		w.paramType(int(p.Number), t)
 		switch f := Family(t); f {

@@ -204,7 +204,7 @@ func (w *writer) special(name string, fc *pg_query.FuncCall) {
 	a := fc.Args
 	n := len(a)
 	arg := func(i int) { w.expr(a[i]) }
-	if w.stringFunc(name, fc) {
+	if w.stringFunc(name, fc) || w.arrayFunc(name, fc) {
 		return
 	}
 	switch {

@@ -1,0 +1,484 @@
+package dialect
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/shepherd-db/shepherd/internal/answer"
+	"github.com/shepherd-db/shepherd/internal/pgerr"
+	"github.com/shepherd-db/shepherd/internal/schema"
+)
+
+// Arrays (text[], integer[], bigint[], smallint[], boolean[],
+// varchar[]: schema.arrayElements) are kept by MariaDB and SQLite as
+// PostgreSQL's output text of the array ({go,"a b",NULL}, {1,2,3}), and
+// only shepherd writes that text: every array constant and parameter is
+// read as PostgreSQL's array input reads it and written again as
+// array_out writes it (CanonicalArray), so that all replicas store the
+// same bytes, print them as PostgreSQL prints the array, and compare
+// two arrays for equality as PostgreSQL does (the text is one-to-one
+// with the value for these element types). Arrays of one dimension only,
+// with the default lower bound 1: anything else is refused. What the
+// text does not give, order (ORDER BY an array, < between arrays), is
+// refused; membership (= ANY), containment and the array functions the
+// engines can compute from the text are written for each engine.
+
+// Function names registered in both SQLite builds (driver/sqlite's
+// arrayfuncs.go keeps the same names).
+const (
+	arrayAnyFunction      = "shepherd_array_any"
+	arrayLengthFunction   = "shepherd_array_length"
+	arrayContainsFunction = "shepherd_array_contains"
+	arrayOverlapFunction  = "shepherd_array_overlap"
+	arrayToStringFunction = "shepherd_array_to_string"
+	stringToArrayFunction = "shepherd_string_to_array"
+)
+
+// arrayElemPattern matches one element of an array's canonical text in a
+// MariaDB (PCRE) regular expression: a quoted element, whose only
+// escapes are \" and \\, or an unquoted one, which holds no comma,
+// quote, brace, backslash or white space.
+const arrayElemPattern = `"([^"\\]|\\.)*"|[^,"]*`
+
+// CanonicalArray reads s as PostgreSQL reads a value of array type t
+// ("_int4") and returns PostgreSQL's output text of it. Input PostgreSQL
+// refuses gets its error (22P02, 22003); arrays of more than one
+// dimension and explicit bounds ([0:1]={...}) are refused (0A000).
+func CanonicalArray(s, t string) (string, error) {
+	elem := schema.ArrayElement(t)
+	items, err := parseArrayText(s)
+	if err != nil {
+		return "", err
+	}
+	out := make([]*string, len(items))
+	for i, it := range items {
+		if it == nil {
+			continue
+		}
+		v, err := arrayElementInput(*it, elem)
+		if err != nil {
+			return "", err
+		}
+		out[i] = &v
+	}
+	return answer.FormatArray(out), nil
+}
+
+// parseArrayText reads a one-dimensional array literal (answer.ParseArray)
+// with PostgreSQL's errors; nil items are NULL elements.
+func parseArrayText(s string) ([]*string, error) {
+	items, err := answer.ParseArray(s)
+	var ae *answer.ArrayError
+	switch {
+	case err == nil:
+		return items, nil
+	case errors.As(err, &ae) && ae.Dims:
+		return nil, pgerr.New(pgerr.FeatureNotSupported, "shepherd supports arrays of one dimension without explicit bounds only: %q", s)
+	case ae != nil:
+		return nil, pgerr.New(pgerr.InvalidTextRepresentation, "malformed array literal: \"%s\"", s).WithDetail("%s", ae.Detail)
+	}
+	return nil, err
+}
+
+// arrayElementInput reads one element as the element type's input
+// function does and returns its output text.
+func arrayElementInput(v, elem string) (string, error) {
+	switch elem {
+	case "int2", "int4", "int8":
+		bits := map[string]int{"int2": 16, "int4": 32, "int8": 64}[elem]
+		name := map[string]string{"int2": "smallint", "int4": "integer", "int8": "bigint"}[elem]
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, bits)
+		switch {
+		case errors.Is(err, strconv.ErrRange):
+			return "", pgerr.New(pgerr.NumericValueOutOfRange, "value \"%s\" is out of range for type %s", v, name)
+		case err != nil || strings.Contains(v, "_"):
+			return "", pgerr.New(pgerr.InvalidTextRepresentation, "invalid input syntax for type %s: \"%s\"", name, v)
+		}
+		return strconv.FormatInt(n, 10), nil
+	case "bool":
+		// boolin: true, yes, on, 1, false, no, off, 0 or a unique
+		// prefix of one, in any case, with white space around.
+		lower := strings.ToLower(strings.TrimSpace(v))
+		for _, w := range []struct {
+			word string
+			min  int
+			v    string
+		}{{"true", 1, "t"}, {"yes", 1, "t"}, {"on", 2, "t"}, {"1", 1, "t"}, {"false", 1, "f"}, {"no", 1, "f"}, {"off", 2, "f"}, {"0", 1, "f"}} {
+			if len(lower) >= w.min && strings.HasPrefix(w.word, lower) {
+				return w.v, nil
+			}
+		}
+		return "", pgerr.New(pgerr.InvalidTextRepresentation, "invalid input syntax for type boolean: \"%s\"", v)
+	case "text", "varchar":
+		if strings.IndexByte(v, 0) >= 0 {
+			return "", pgerr.New("22021", "invalid byte sequence for encoding \"UTF8\": 0x00")
+		}
+		return v, nil
+	}
+	return "", pgerr.New(pgerr.FeatureNotSupported, "shepherd does not support arrays of %s", elem)
+}
+
+// arrayDDLType writes the column type of an array column: the canonical
+// text. Refused in a key: MariaDB cannot index unbounded text, and a
+// key of arrays is rare.
+func (w *writer) arrayDDLType(c schema.Column, keyed bool) {
+	if keyed {
+		w.refuse("array columns in a key")
+	}
+	if w.my() {
+		w.str("LONGTEXT")
+		return
+	}
+	w.str("TEXT")
+}
+
+// arrayValue writes n where a value of array type t is expected: a
+// string constant, ARRAY[...] of constants or a cast of either as the
+// constant canonical text, a parameter (whose value the session writes
+// canonically, sqlan's Stmt.CheckArgs), NULL, or a value of type t.
+// Computed arrays are refused: their text would not be canonical.
+func (w *writer) arrayValue(n *pg_query.Node, t string) {
+	if tc := n.GetTypeCast(); tc != nil {
+		ct, _, _, ok := schema.TypeOf(tc.TypeName)
+		if !ok || ct != t && !(schema.IsArray(ct) && schema.IsText(schema.ArrayElement(ct)) && schema.IsText(schema.ArrayElement(t))) {
+			w.refuse("a cast to %s where %s is expected", schema.TypeText(tc.TypeName), arrayTypeName(t))
+		}
+		w.arrayValue(tc.Arg, t)
+		return
+	}
+	switch {
+	case n.GetParamRef() != nil:
+		p := int(n.GetParamRef().Number)
+		w.paramType(p, t)
+		w.param(p, 0)
+	case n.GetAConst() != nil && n.GetAConst().Isnull:
+		w.str("NULL")
+	case n.GetAConst() != nil && n.GetAConst().GetSval() != nil:
+		v, err := CanonicalArray(n.GetAConst().GetSval().Sval, t)
+		if err != nil {
+			var pe *pgerr.Error
+			if errors.As(err, &pe) && pe.Code == pgerr.FeatureNotSupported {
+				w.refuse("%s", pe.Message)
+			}
+			panic(failure{pe})
+		}
+		w.literal(v)
+	case n.GetAArrayExpr() != nil:
+		w.literal(w.arrayConstructor(n.GetAArrayExpr(), t))
+	default:
+		if w.typeOf(n) != t {
+			w.refuse("a computed value of type %s (only constants, parameters and columns of the type)", arrayTypeName(t))
+		}
+		w.expr(n)
+	}
+}
+
+// arrayConstructor returns the canonical text of ARRAY[...] of constants.
+func (w *writer) arrayConstructor(a *pg_query.A_ArrayExpr, t string) string {
+	elem := schema.ArrayElement(t)
+	items := make([]*string, len(a.Elements))
+	for i, e := range a.Elements {
+		for e.GetTypeCast() != nil {
+			ct, _, _, ok := schema.TypeOf(e.GetTypeCast().TypeName)
+			if !ok || ct != elem && !(schema.IsText(ct) && schema.IsText(elem)) {
+				w.refuse("ARRAY[...] with an element cast to %s", schema.TypeText(e.GetTypeCast().TypeName))
+			}
+			e = e.GetTypeCast().Arg
+		}
+		c := e.GetAConst()
+		var text string
+		switch {
+		case c == nil:
+			if e.GetAArrayExpr() != nil {
+				w.refuse("multidimensional arrays")
+			}
+			w.refuse("ARRAY[...] of computed values (only constants)")
+		case c.Isnull:
+			continue
+		case c.GetSval() != nil:
+			text = c.GetSval().Sval
+		case c.GetIval() != nil && isInt(elem):
+			text = strconv.FormatInt(int64(c.GetIval().Ival), 10)
+		case c.GetFval() != nil && isInt(elem):
+			text = c.GetFval().Fval // an integer beyond int4: checked below
+		case c.GetBoolval() != nil && elem == "bool":
+			text = strconv.FormatBool(c.GetBoolval().Boolval)
+		default:
+			w.refuse("ARRAY[...] of constants of another type than %s", elem)
+		}
+		v, err := arrayElementInput(text, elem)
+		if err != nil {
+			var pe *pgerr.Error
+			errors.As(err, &pe)
+			panic(failure{pe})
+		}
+		items[i] = &v
+	}
+	return answer.FormatArray(items)
+}
+
+// arrayTypeName is PostgreSQL's name of array type t, for messages.
+func arrayTypeName(t string) string {
+	if n, ok := pgTypeWords[schema.ArrayElement(t)]; ok {
+		return n + "[]"
+	}
+	return schema.ArrayElement(t) + "[]"
+}
+
+var pgTypeWords = map[string]string{"int2": "smallint", "int4": "integer", "int8": "bigint", "bool": "boolean", "text": "text", "varchar": "character varying"}
+
+// constructorType is the type PostgreSQL gives ARRAY[...] of constants
+// written without a cast: text[] for strings, integer[] or bigint[]
+// for integers, boolean[] for booleans; "" when it cannot tell here.
+func (w *writer) constructorType(a *pg_query.A_ArrayExpr) string {
+	t := ""
+	for _, e := range a.Elements {
+		et := ""
+		switch c := e.GetAConst(); {
+		case e.GetTypeCast() != nil:
+			et = w.typeOf(e)
+		case c == nil:
+			return ""
+		case c.Isnull:
+			continue
+		case c.GetSval() != nil:
+			et = "text"
+		case c.GetIval() != nil:
+			et = "int4"
+		case c.GetFval() != nil && !strings.ContainsAny(c.GetFval().Fval, ".eE"):
+			et = "int8"
+		case c.GetBoolval() != nil:
+			et = "bool"
+		default:
+			return ""
+		}
+		switch {
+		case t == "" || t == et:
+			t = et
+		case isInt(t) && isInt(et):
+			if et == "int8" {
+				t = et
+			}
+		default:
+			return ""
+		}
+	}
+	if t == "" {
+		t = "text"
+	}
+	if _, ok := pgTypeWords[t]; !ok {
+		return ""
+	}
+	return "_" + t
+}
+
+// arrayAny writes x = ANY (arr) and x <> ALL (arr) for an array arr of
+// type t that is not an ARRAY[...] list: PostgreSQL's answer, NULL when
+// x or arr is NULL, or when no element equals x and some is NULL.
+func (w *writer) arrayAny(op string, all bool, l, r *pg_query.Node, t string) {
+	if !all && op != "=" || all && op != "<>" {
+		w.refuse("%s %s (array) (only = ANY and <> ALL)", op, map[bool]string{false: "ANY", true: "ALL"}[all])
+	}
+	elem := schema.ArrayElement(t)
+	if all {
+		w.str("(NOT ")
+	}
+	elemText := func() {
+		switch {
+		case elem == "bool":
+			w.str("CASE WHEN ")
+			w.typed(l, elem)
+			w.str(" THEN 't' ELSE 'f' END")
+		case w.my():
+			w.str("CAST(")
+			w.typed(l, elem)
+			w.str(" AS CHAR)")
+		default:
+			w.str("CAST(")
+			w.typed(l, elem)
+			w.str(" AS TEXT)")
+		}
+	}
+	if w.lite() {
+		w.str(arrayAnyFunction + "(")
+		w.arrayValue(r, t)
+		w.str(", ")
+		elemText()
+		w.str(")")
+	} else {
+		// The element's quoted text, escaped for the pattern, between
+		// whole elements of the array's text.
+		e := "(" + arrayElemPattern + ")"
+		w.repeated(r, 3, func() {
+			w.repeated(l, 6, func() {
+				w.str("(CASE WHEN (")
+				w.arrayValue(r, t)
+				w.str(") IS NULL OR (")
+				w.typed(l, elem)
+				w.str(") IS NULL THEN NULL WHEN (")
+				w.arrayValue(r, t)
+				w.str(`) REGEXP CONCAT('^\{(` + e + `,)*', REGEXP_REPLACE(`)
+				if elem == "bool" || isInt(elem) {
+					elemText()
+				} else {
+					w.str("CASE WHEN ")
+					w.typed(l, elem)
+					w.str(` = '' OR `)
+					w.typed(l, elem)
+					w.str(` REGEXP '[{}",\\[:space:]]' OR UPPER(`)
+					w.typed(l, elem)
+					w.str(`) = 'NULL' THEN CONCAT('"', REPLACE(REPLACE(`)
+					w.typed(l, elem)
+					w.str(`, '\', '\\'), '"', '\"'), '"') ELSE `)
+					elemText()
+					w.str(" END")
+				}
+				w.str(`, '([^[:alnum:]])', '\\\1'), '(,` + e + `)*\}$') THEN TRUE WHEN (`)
+				w.arrayValue(r, t)
+				w.str(`) REGEXP '^\{(` + e + `,)*NULL(,` + e + `)*\}$' THEN NULL ELSE FALSE END)`)
+			})
+		})
+	}
+	if all {
+		w.str(")")
+	}
+}
+
+// anyArrayType is the array type of the right operand of x op ANY (r)
+// when it is not ARRAY[...]: a column's or cast's type, or for a
+// parameter or string constant the array of x's type.
+func (w *writer) anyArrayType(l, r *pg_query.Node) string {
+	if t := w.typeOf(r); schema.IsArray(t) {
+		return t
+	}
+	if r.GetParamRef() != nil || r.GetAConst() != nil && r.GetAConst().GetSval() != nil {
+		lt := w.typeOf(l)
+		if lt == "" {
+			lt = "text"
+		}
+		if _, ok := pgTypeWords[lt]; ok {
+			return "_" + lt
+		}
+	}
+	return ""
+}
+
+// arrayOp writes a binary operator with an array operand; false when
+// neither operand is an array. = and <> compare the canonical texts,
+// which are equal exactly when the arrays are; the orderings are refused
+// (the text does not sort as the array does).
+func (w *writer) arrayOp(op string, l, r *pg_query.Node, lt, rt string) bool {
+	if !schema.IsArray(lt) && !schema.IsArray(rt) {
+		return false
+	}
+	t := lt
+	if !schema.IsArray(t) {
+		t = rt
+	}
+	switch op {
+	case "=", "<>":
+		w.str("(")
+		w.arrayValue(l, t)
+		w.str(" " + op + " ")
+		w.arrayValue(r, t)
+		w.str(")")
+	case "@>", "<@", "&&":
+		if !w.lite() {
+			w.refuse("operator %s on arrays (MariaDB)", op)
+		}
+		fn := arrayContainsFunction
+		if op == "&&" {
+			fn = arrayOverlapFunction
+		}
+		if op == "<@" {
+			l, r = r, l
+		}
+		w.str(fn + "(")
+		w.arrayValue(l, t)
+		w.str(", ")
+		w.arrayValue(r, t)
+		w.str(")")
+	default:
+		w.refuse("operator %s on arrays (the replicas hold them as text)", op)
+	}
+	return true
+}
+
+// arrayFunc writes the array functions the engines can compute from the
+// canonical text; false for other functions.
+func (w *writer) arrayFunc(name string, fc *pg_query.FuncCall) bool {
+	a := fc.Args
+	switch {
+	case (name == "array_length" && len(a) == 2 || name == "cardinality" && len(a) == 1) && schema.IsArray(w.typeOf(a[0])):
+		t := w.typeOf(a[0])
+		if w.lite() {
+			w.str(arrayLengthFunction + "(")
+			w.arrayValue(a[0], t)
+			if name == "array_length" {
+				w.str(", ")
+				w.typed(a[1], "int4")
+			} else {
+				w.str(", 0")
+			}
+			w.str(")")
+			return true
+		}
+		// MariaDB: the commas outside quoted elements, plus one; an
+		// empty array has no length (array_length) or 0 elements.
+		w.repeated(a[0], 2, func() {})
+		w.str("(CASE WHEN ")
+		if name == "array_length" {
+			w.typed(a[1], "int4")
+			w.str(" <> 1 OR ")
+		}
+		w.arrayValue(a[0], t)
+		w.str(" = '{}' THEN ")
+		if name == "array_length" {
+			w.str("NULL")
+		} else {
+			w.str("0")
+		}
+		w.str(" ELSE CHAR_LENGTH(REGEXP_REPLACE(REGEXP_REPLACE(")
+		w.arrayValue(a[0], t)
+		w.str(`, '"([^"\\]|\\.)*"', ''), '[^,]', '')) + 1 END)`)
+		return true
+	case (name == "array_to_string" && len(a) == 2) && schema.IsArray(w.typeOf(a[0])):
+		if !w.lite() {
+			w.refuse("array_to_string() (MariaDB)")
+		}
+		w.str(arrayToStringFunction + "(")
+		w.arrayValue(a[0], w.typeOf(a[0]))
+		w.str(", ")
+		w.typed(a[1], "text")
+		w.str(")")
+		return true
+	case name == "string_to_array" && len(a) == 2:
+		if !w.lite() {
+			w.refuse("string_to_array() (MariaDB)")
+		}
+		w.str(stringToArrayFunction + "(")
+		w.typed(a[0], "text")
+		w.str(", ")
+		w.typed(a[1], "text")
+		w.str(")")
+		return true
+	}
+	return false
+}
+
+// arrayFuncType is the type of the array functions arrayFunc writes, ""
+// for others.
+func (w *writer) arrayFuncType(name string, fc *pg_query.FuncCall) string {
+	switch {
+	case name == "array_length" || name == "cardinality":
+		return "int4"
+	case name == "array_to_string":
+		return "text"
+	case name == "string_to_array":
+		return "_text"
+	}
+	return ""
+}
