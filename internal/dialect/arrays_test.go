@@ -1,0 +1,61 @@
+package dialect
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/shepherd-db/shepherd/internal/driver"
+	"github.com/shepherd-db/shepherd/internal/schema"
+)
+
+func arraySchema(t *testing.T) *schema.Snapshot {
+	t.Helper()
+	var s *schema.Snapshot
+	next, err := s.Apply(parse(t, "CREATE TABLE post (id int PRIMARY KEY, tags text[] NOT NULL DEFAULT '{}', scores integer[], flags boolean[])"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return next
+}
+
+// TestWriteArrays: array constants reach MariaDB and SQLite as
+// PostgreSQL's output text of the array, whatever form the statement
+// wrote them in; what the text cannot answer as PostgreSQL does (order,
+// computed arrays) is refused, naming the construct.
+func TestWriteArrays(t *testing.T) {
+	s := arraySchema(t)
+	cases := []struct {
+		sql string
+		// want is a part of both dialects' text; refused, a part of the
+		// refusal.
+		want, refused string
+	}{
+		{sql: `INSERT INTO post VALUES (1, '{ a , "b" ,"c d",NULL,"NULL"}', '{ 01, +2 }', '{yes,OFF}')`,
+			want: `'{a,b,"c d",NULL,"NULL"}', '{1,2}', '{t,f}'`},
+		{sql: `INSERT INTO post (id, tags) VALUES (1, ARRAY['x', 'y z', NULL, ''])`, want: `'{x,"y z",NULL,""}'`},
+		{sql: `UPDATE post SET scores = ARRAY[1, 2]::int[] WHERE tags = '{"a"}'`, want: `'{1,2}'`},
+		{sql: `SELECT id FROM post WHERE tags = ARRAY['a']`, want: `'{a}'`},
+		{sql: `SELECT id FROM post ORDER BY tags`, refused: "ORDER BY a value of type _text"},
+		{sql: `SELECT id FROM post WHERE scores < '{2}'`, refused: "operator < on arrays"},
+		{sql: `INSERT INTO post (id, tags) VALUES (1, ARRAY[lower('A')])`, refused: "ARRAY[...] of computed values"},
+		{sql: `INSERT INTO post (id, scores) VALUES (1, '{{1,2},{3,4}}')`, refused: "one dimension"},
+		{sql: `SELECT id FROM post WHERE 1 > ANY(scores)`, refused: "> ANY (array)"},
+	}
+	for _, c := range cases {
+		for _, d := range []driver.Dialect{driver.MySQL, driver.SQLite} {
+			f, err := Write(parse(t, c.sql), d, s)
+			switch {
+			case c.refused != "" && (err == nil || !strings.Contains(err.Error(), c.refused)):
+				t.Errorf("%v: %s: want a refusal naming %q, got %v (%s)", d, c.sql, c.refused, err, f.SQL)
+			case c.refused == "" && err != nil:
+				t.Errorf("%v: %s: %v", d, c.sql, err)
+			case c.refused == "" && !strings.Contains(f.SQL, c.want):
+				t.Errorf("%v: %s:\n got %s\nwant a part %s", d, c.sql, f.SQL, c.want)
+			}
+		}
+	}
+	// A malformed constant fails as PostgreSQL fails it.
+	if _, err := Write(parse(t, `INSERT INTO post (id, tags) VALUES (1, '{a,b')`), driver.SQLite, s); err == nil || !strings.Contains(err.Error(), "22P02") && !strings.Contains(err.Error(), "malformed array literal") {
+		t.Errorf("malformed literal: %v", err)
+	}
+}
