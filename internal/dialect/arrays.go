@@ -35,6 +35,7 @@ const (
 	arrayOverlapFunction  = "shepherd_array_overlap"
 	arrayToStringFunction = "shepherd_array_to_string"
 	stringToArrayFunction = "shepherd_string_to_array"
+	arrayQuoteFunction    = "shepherd_array_quote"
 )
 
 // arrayElemPattern matches one element of an array's canonical text in a
@@ -324,17 +325,7 @@ func (w *writer) arrayAny(op string, all bool, l, r *pg_query.Node, t string) {
 				if elem == "bool" || isInt(elem) {
 					elemText()
 				} else {
-					w.str("CASE WHEN ")
-					w.typed(l, elem)
-					w.str(` = '' OR `)
-					w.typed(l, elem)
-					w.str(` REGEXP '[{}",\\[:space:]]' OR UPPER(`)
-					w.typed(l, elem)
-					w.str(`) = 'NULL' THEN CONCAT('"', REPLACE(REPLACE(`)
-					w.typed(l, elem)
-					w.str(`, '\', '\\'), '"', '\"'), '"') ELSE `)
-					elemText()
-					w.str(" END")
+					w.myQuoted(func() { w.typed(l, elem) })
 				}
 				w.str(`, '([^[:alnum:]])', '\\\1'), '(,` + e + `)*\}$') THEN TRUE WHEN (`)
 				w.arrayValue(r, t)
@@ -455,6 +446,9 @@ func (w *writer) arrayFunc(name string, fc *pg_query.FuncCall) bool {
 		w.typed(a[1], "text")
 		w.str(")")
 		return true
+	case name == "array_agg" && len(a) == 1:
+		w.arrayAgg(fc)
+		return true
 	case name == "string_to_array" && len(a) == 2:
 		if !w.lite() {
 			w.refuse("string_to_array() (MariaDB)")
@@ -479,6 +473,115 @@ func (w *writer) arrayFuncType(name string, fc *pg_query.FuncCall) string {
 		return "text"
 	case name == "string_to_array":
 		return "_text"
+	case name == "array_agg" && len(fc.Args) == 1:
+		if elem := w.aggElement(fc.Args[0]); elem != "" {
+			return "_" + elem
+		}
 	}
 	return ""
+}
+
+// aggElement is the element type of array_agg(x): x's type (text for an
+// untyped string), "" when shepherd stores no arrays of it.
+func (w *writer) aggElement(x *pg_query.Node) string {
+	elem := w.typeOf(x)
+	if elem == "" && x.GetAConst() != nil && x.GetAConst().GetSval() != nil {
+		elem = "text"
+	}
+	if !schema.StoresArraysOf(elem) {
+		return ""
+	}
+	return elem
+}
+
+// arrayAgg writes array_agg(x ORDER BY ...) as the concatenation of the
+// elements' text as array_out writes it: {, the elements (NULL for
+// NULL) separated by commas in the aggregate's order, }; NULL for no
+// rows, as PostgreSQL's. sqlan appends x to the ORDER BY, so that
+// inputs that tie give the same text; without ORDER BY the order is
+// each engine's plan's, refused.
+func (w *writer) arrayAgg(fc *pg_query.FuncCall) {
+	x := fc.Args[0]
+	elem := w.aggElement(x)
+	switch {
+	case elem == "" && w.typeOf(x) == "":
+		w.refuse("array_agg() of values whose type shepherd cannot tell (cast them)")
+	case elem == "":
+		w.refuse("array_agg() of values of type %s", w.typeOf(x))
+	case len(fc.AggOrder) == 0:
+		w.refuse("array_agg() without ORDER BY (its result order is not fixed)")
+	case fc.AggDistinct:
+		w.refuse("array_agg(DISTINCT ...)")
+	case fc.Over != nil:
+		w.refuse("array_agg() over a window")
+	}
+	item := func() {
+		w.str("COALESCE(")
+		switch {
+		case elem == "bool":
+			w.str("CASE WHEN ")
+			w.expr(x)
+			w.str(" THEN 't' WHEN NOT ")
+			w.expr(x)
+			w.str(" THEN 'f' END")
+		case isInt(elem) && w.my():
+			w.str("CAST(")
+			w.expr(x)
+			w.str(" AS CHAR)")
+		case isInt(elem):
+			w.str("CAST(")
+			w.expr(x)
+			w.str(" AS TEXT)")
+		case w.lite():
+			w.str(arrayQuoteFunction + "(")
+			w.expr(x)
+			w.str(")")
+		default:
+			w.myQuoted(func() { w.expr(x) })
+		}
+		w.str(", 'NULL')")
+	}
+	w.repeated(x, 5, func() {
+		if w.my() {
+			w.str("CONCAT('{', GROUP_CONCAT(")
+			if fc.AggFilter != nil {
+				w.caseFilter(fc.AggFilter, item)
+			} else {
+				item()
+			}
+			w.str(" ORDER BY ")
+			list(w, fc.AggOrder, func(n *pg_query.Node) { w.sortBy(n.GetSortBy(), nil) })
+			w.str(" SEPARATOR ','), '}')")
+			return
+		}
+		w.str("('{' || GROUP_CONCAT(")
+		item()
+		w.str(", ',' ORDER BY ")
+		list(w, fc.AggOrder, func(n *pg_query.Node) { w.sortBy(n.GetSortBy(), nil) })
+		w.str(")")
+		if fc.AggFilter != nil {
+			w.str(" FILTER (WHERE ")
+			w.expr(fc.AggFilter)
+			w.str(")")
+		}
+		w.str(" || '}')")
+	})
+}
+
+// myQuoted writes, for MariaDB, the text x writes as an element of
+// array_out's text (answer.QuoteArrayElement): quoted, with " and \
+// escaped, when empty, NULL in any case, or holding a brace, comma,
+// quote, backslash or white space. x is written five times.
+func (w *writer) myQuoted(x func()) {
+	w.str("CASE WHEN ")
+	x()
+	w.str(` = '' OR `)
+	x()
+	w.str(` REGEXP '[{}",\\[:space:]]' OR UPPER(`)
+	x()
+	w.str(`) = 'NULL' THEN CONCAT('"', REPLACE(REPLACE(`)
+	x()
+	w.str(`, '\', '\\'), '"', '\"'), '"') ELSE `)
+	x()
+	w.str(" END")
 }

@@ -54,7 +54,7 @@ func (w *writer) funcCall(fc *pg_query.FuncCall) {
 	if fc.FuncVariadic {
 		w.refuse("VARIADIC arguments")
 	}
-	if len(fc.AggOrder) > 0 && name != "string_agg" {
+	if len(fc.AggOrder) > 0 && name != "string_agg" && name != "array_agg" {
 		w.refuse("ORDER BY inside %s()", name)
 	}
 	n := len(fc.Args)

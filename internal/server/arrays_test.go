@@ -86,7 +86,7 @@ func TestArraysAsPostgreSQL(t *testing.T) {
 		rows = append(rows, row{tags, "{" + strings.Join(scores, ",") + "}"})
 	}
 	ctx := context.Background()
-	run := func(dsn string) []string {
+	run := func(dsn string, embedded bool) []string {
 		c, err := pgconn.Connect(ctx, dsn)
 		if err != nil {
 			t.Fatal(err)
@@ -153,6 +153,15 @@ func TestArraysAsPostgreSQL(t *testing.T) {
 		simple(`SELECT id FROM a WHERE tags = '{"go"}' OR tags = ARRAY['plain'] ORDER BY id`)
 		simple("SELECT count(*) FROM a WHERE id = ANY('{1,2,3}')")
 		out = append(out, "id any param: "+paramOutcome(ctx, c, "SELECT id FROM a WHERE id = ANY($1) ORDER BY id", "{ 1 , 4,NULL}"))
+		simple("SELECT id % 3, array_agg(id::text || CASE WHEN id % 2 = 0 THEN ' x' ELSE '' END ORDER BY id) FROM a GROUP BY 1 ORDER BY 1")
+		simple("SELECT array_agg(id ORDER BY id DESC) FILTER (WHERE id % 2 = 0), array_agg(id < 5 ORDER BY id) FROM a")
+		simple("SELECT array_agg(x::text ORDER BY id) FROM (SELECT id, CASE id % 4 WHEN 0 THEN NULL WHEN 1 THEN 'a b' WHEN 2 THEN '' ELSE 'Null' END AS x FROM a) s")
+		if embedded {
+			// SQLite only: MariaDB refuses them (0A000).
+			simple(`SELECT id, tags @> '{go}', tags <@ '{go,plain,"a b"}', tags && ARRAY['NULL', 'c,d'], scores @> '{}' FROM a ORDER BY id`)
+			simple("SELECT id, array_to_string(tags, '/'), array_to_string(scores, ', ') FROM a ORDER BY id")
+			simple("SELECT string_to_array('a,b,,c', ','), string_to_array('x y', NULL), string_to_array('', ','), string_to_array('a\"b', '')")
+		}
 		simple("SELECT '{ 1 , 02 }'::integer[], '{\"a\", b }'::text[], ARRAY['x y', NULL], ARRAY[1, 2]")
 		simple("UPDATE a SET tags = '{ u , \"v\" }', scores = ARRAY[7] WHERE id = 0")
 		for _, bad := range []string{"{a,b", "a,b", `{"a}`, "{a}x", "{a,,b}", "{a\"b}"} {
@@ -187,21 +196,28 @@ func TestArraysAsPostgreSQL(t *testing.T) {
 		simple("SELECT id, tags, scores, big, flags FROM a WHERE id >= 100 ORDER BY id")
 		return out
 	}
-	want := run(testenv.Postgres(t))
-	cfg := realCluster(t, "cbs")
-	addr, srv := start(t, cfg)
-	got := run(fmt.Sprintf("postgres://app@%s/app?sslmode=disable", addr))
-	for i := range want {
-		if i >= len(got) {
-			t.Fatalf("shepherd stopped after %d outcomes", len(got))
-		}
-		if got[i] != want[i] {
-			t.Errorf("shepherd:      %s\nPostgreSQL 15: %s", got[i], want[i])
-		}
+	for _, setup := range []string{"cbs", "embedded"} {
+		t.Run(setup, func(t *testing.T) {
+			cfg := embedded(t)
+			if setup == "cbs" {
+				cfg = realCluster(t, "cbs")
+			}
+			want := run(testenv.Postgres(t), setup == "embedded")
+			addr, srv := start(t, cfg)
+			got := run(fmt.Sprintf("postgres://app@%s/app?sslmode=disable", addr), setup == "embedded")
+			for i := range want {
+				if i >= len(got) {
+					t.Fatalf("shepherd stopped after %d outcomes", len(got))
+				}
+				if got[i] != want[i] {
+					t.Errorf("shepherd:      %s\nPostgreSQL 15: %s", got[i], want[i])
+				}
+			}
+			assertReplicas(t, addr, 3)
+			if err := srv.Cluster().Idle(ctx); err != nil {
+				t.Fatal(err)
+			}
+			assertIdentical(t, cfg, "SELECT id, tags, scores, big, flags, names FROM a ORDER BY id")
+		})
 	}
-	assertReplicas(t, addr, 3)
-	if err := srv.Cluster().Idle(ctx); err != nil {
-		t.Fatal(err)
-	}
-	assertIdentical(t, cfg, "SELECT id, tags, scores, big, flags, names FROM a ORDER BY id")
 }

@@ -1,6 +1,8 @@
 package sqlan
 
 import (
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+
 	"github.com/shepherd-db/shepherd/internal/answer"
 	"github.com/shepherd-db/shepherd/internal/dialect"
 	"github.com/shepherd-db/shepherd/internal/driver"
@@ -41,4 +43,42 @@ func (s *Stmt) canonicalArrayArgs(args []driver.Arg) error {
 		args[i].Text = v
 	}
 	return nil
+}
+
+// arrayExprType types ARRAY[...]: the array of its elements' common
+// type (text for untyped strings), for the element types shepherd
+// stores arrays of.
+func (t *typer) arrayExprType(a *pg_query.A_ArrayExpr) pgType {
+	elem := t.commonOf(a.Elements).name
+	if elem == litType || elem == "" && len(a.Elements) > 0 {
+		elem = "text"
+	}
+	if !schema.StoresArraysOf(elem) {
+		return pgType{}
+	}
+	return typ("_" + elem)
+}
+
+// arrayFuncType types the array functions shepherd writes (see
+// dialect/arrays.go); ok is false for other functions.
+func arrayFuncType(name string, args []pgType) (p pgType, ok bool) {
+	switch name {
+	case "array_agg":
+		if len(args) != 1 {
+			return pgType{}, true
+		}
+		elem := args[0].name
+		if elem == litType {
+			elem = "text"
+		}
+		if !schema.StoresArraysOf(elem) {
+			return pgType{}, true
+		}
+		return typ("_" + elem), true
+	case "string_to_array":
+		return typ("_text"), true
+	case "array_to_string":
+		return typ("text"), true
+	}
+	return pgType{}, false
 }

@@ -953,6 +953,8 @@ func (t *typer) typeOf(n *pg_query.Node) pgType {
 		return typ("int4")
 	case n.GetFuncCall() != nil:
 		return t.funcType(n.GetFuncCall())
+	case n.GetAArrayExpr() != nil:
+		return t.arrayExprType(n.GetAArrayExpr())
 	}
 	return pgType{}
 }
@@ -1161,6 +1163,9 @@ func (t *typer) funcType(fc *pg_query.FuncCall) pgType {
 	arg := pgType{}
 	if len(args) > 0 {
 		arg = pgType{name: args[0].name}
+	}
+	if p, ok := arrayFuncType(name, args); ok {
+		return p
 	}
 	a := arg.name
 	num := category(a) == 'N'

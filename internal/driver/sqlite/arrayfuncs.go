@@ -18,6 +18,7 @@ import (
 //	ArrayOverlapFunction(a, b)      a && b
 //	ArrayToStringFunction(a, sep)   array_to_string(a, sep)
 //	StringToArrayFunction(s, sep)   string_to_array(s, sep)
+//	ArrayQuoteFunction(x)           x as an element of array_out's text
 const (
 	ArrayAnyFunction      = "shepherd_array_any"
 	ArrayLengthFunction   = "shepherd_array_length"
@@ -25,6 +26,7 @@ const (
 	ArrayOverlapFunction  = "shepherd_array_overlap"
 	ArrayToStringFunction = "shepherd_array_to_string"
 	StringToArrayFunction = "shepherd_string_to_array"
+	ArrayQuoteFunction    = "shepherd_array_quote"
 )
 
 // Registered with the functions of datefuncs.go: this file's init runs
@@ -45,6 +47,7 @@ func init() {
 		{name: ArrayOverlapFunction, n: 2, fn2: arrayOverlap},
 		{name: ArrayToStringFunction, n: 2, fn2: arrayToString},
 		{name: StringToArrayFunction, n: 2, fn2: stringToArray},
+		{name: ArrayQuoteFunction, n: 1, fn1: arrayQuote},
 	}...)
 }
 
@@ -190,4 +193,13 @@ func stringToArray(v, sep any) (any, error) {
 		items[i] = &parts[i]
 	}
 	return answer.FormatArray(items), nil
+}
+
+// arrayQuote is x as array_out writes an element (array_agg's items).
+func arrayQuote(x any) (any, error) {
+	s, ok := argText(x)
+	if !ok {
+		return nil, nil
+	}
+	return answer.QuoteArrayElement(s), nil
 }

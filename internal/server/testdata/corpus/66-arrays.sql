@@ -103,3 +103,16 @@ SELECT id, tags, scores FROM arr_post WHERE id IN (1, 5) ORDER BY id;
 DELETE FROM arr_post WHERE 'x' = ANY(tags);
 
 SELECT id FROM arr_post ORDER BY id;
+
+-- feature: arrays: array_agg
+SELECT array_agg(slug ORDER BY id) FROM arr_post;
+
+SELECT array_agg(id ORDER BY id DESC), array_agg(id ORDER BY id) FILTER (WHERE id > 2) FROM arr_post;
+
+SELECT id % 2, array_agg(CASE WHEN id > 2 THEN slug || ' x' END ORDER BY id) FROM arr_post GROUP BY id % 2 ORDER BY 1;
+
+SELECT array_agg(id > 3 ORDER BY id) FROM arr_post;
+
+SELECT array_agg(id ORDER BY id) FROM arr_post WHERE id < 0;
+
+SELECT array_agg(slug) FROM arr_post;
