@@ -156,6 +156,23 @@ func TestArraysAsPostgreSQL(t *testing.T) {
 		simple("SELECT id % 3, array_agg(id::text || CASE WHEN id % 2 = 0 THEN ' x' ELSE '' END ORDER BY id) FROM a GROUP BY 1 ORDER BY 1")
 		simple("SELECT array_agg(id ORDER BY id DESC) FILTER (WHERE id % 2 = 0), array_agg(id < 5 ORDER BY id) FROM a")
 		simple("SELECT array_agg(x::text ORDER BY id) FROM (SELECT id, CASE id % 4 WHEN 0 THEN NULL WHEN 1 THEN 'a b' WHEN 2 THEN '' ELSE 'Null' END AS x FROM a) s")
+		// Over MariaDB's default GROUP_CONCAT limit (1 MB), which cuts
+		// the text with a mere warning.
+		simple("CREATE TABLE big (id int PRIMARY KEY, s text)")
+		var vals []string
+		for i := range 1100 {
+			vals = append(vals, fmt.Sprintf("(%d, '%s')", i, strings.Repeat(string(rune('a'+i%26)), 1000)))
+		}
+		if _, err := c.Exec(ctx, "INSERT INTO big VALUES "+strings.Join(vals, ", ")).ReadAll(); err != nil {
+			t.Fatal(err)
+		}
+		simple("SELECT length(string_agg(s, ',' ORDER BY id)), array_agg(s ORDER BY id) = array_agg(s ORDER BY id) FROM big")
+		rs, err := c.Exec(ctx, "SELECT array_agg(s ORDER BY id) FROM big").ReadAll()
+		if err != nil {
+			out = append(out, "big array_agg: "+renderErr(err))
+		} else {
+			out = append(out, fmt.Sprintf("big array_agg: %d bytes", len(rs[0].Rows[0][0])))
+		}
 		if embedded {
 			// SQLite only: MariaDB refuses them (0A000).
 			simple(`SELECT id, tags @> '{go}', tags <@ '{go,plain,"a b"}', tags && ARRAY['NULL', 'c,d'], scores @> '{}' FROM a ORDER BY id`)
