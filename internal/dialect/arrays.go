@@ -2,6 +2,7 @@ package dialect
 
 import (
 	"errors"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -377,8 +378,9 @@ func (w *writer) arrayOp(op string, l, r *pg_query.Node, lt, rt string) bool {
 		w.arrayValue(r, t)
 		w.str(")")
 	case "@>", "<@", "&&":
-		if !w.lite() {
-			w.refuse("operator %s on arrays (MariaDB)", op)
+		if w.my() {
+			w.myArrayOp(op, l, r, t)
+			return true
 		}
 		fn := arrayContainsFunction
 		if op == "&&" {
@@ -437,8 +439,9 @@ func (w *writer) arrayFunc(name string, fc *pg_query.FuncCall) bool {
 		w.str(`, '"([^"\\]|\\.)*"', ''), '[^,]', '')) + 1 END)`)
 		return true
 	case (name == "array_to_string" && len(a) == 2) && schema.IsArray(w.typeOf(a[0])):
-		if !w.lite() {
-			w.refuse("array_to_string() (MariaDB)")
+		if w.my() {
+			w.myArrayToString(a[0], a[1], w.typeOf(a[0]))
+			return true
 		}
 		w.str(arrayToStringFunction + "(")
 		w.arrayValue(a[0], w.typeOf(a[0]))
@@ -450,8 +453,17 @@ func (w *writer) arrayFunc(name string, fc *pg_query.FuncCall) bool {
 		w.arrayAgg(fc)
 		return true
 	case name == "string_to_array" && len(a) == 2:
-		if !w.lite() {
-			w.refuse("string_to_array() (MariaDB)")
+		if w.my() {
+			v, null, ok := constStringToArray(a[0], a[1])
+			switch {
+			case !ok:
+				w.refuse("string_to_array() of other than constants (MariaDB)")
+			case null:
+				w.str("NULL")
+			default:
+				w.literal(v)
+			}
+			return true
 		}
 		w.str(stringToArrayFunction + "(")
 		w.typed(a[0], "text")
@@ -584,4 +596,179 @@ func (w *writer) myQuoted(x func()) {
 	w.str(`, '\', '\\'), '"', '\"'), '"') ELSE `)
 	x()
 	w.str(" END")
+}
+
+// constArray returns the elements of n when it is an array constant
+// (a string, ARRAY[...] of constants, casts of them) of type t.
+func (w *writer) constArray(n *pg_query.Node, t string) ([]*string, bool) {
+	for n.GetTypeCast() != nil {
+		n = n.GetTypeCast().Arg
+	}
+	var text string
+	switch {
+	case n.GetAConst() != nil && n.GetAConst().GetSval() != nil:
+		v, err := CanonicalArray(n.GetAConst().GetSval().Sval, t)
+		if err != nil {
+			return nil, false // written (and failed) by arrayValue
+		}
+		text = v
+	case n.GetAArrayExpr() != nil:
+		text = w.arrayConstructor(n.GetAArrayExpr(), t)
+	default:
+		return nil, false
+	}
+	items, err := answer.ParseArray(text)
+	return items, err == nil
+}
+
+// elementPattern is a MariaDB regular expression that matches an array's
+// canonical text holding the element v.
+func elementPattern(v string) string {
+	e := "(" + arrayElemPattern + ")"
+	return `^\{(` + e + `,)*` + regexp.QuoteMeta(answer.QuoteArrayElement(v)) + `(,` + e + `)*\}$`
+}
+
+// myArrayOp writes @>, <@ and && for MariaDB when one operand is a
+// constant: regular expressions over the other's canonical text. A NULL
+// element equals nothing, as in PostgreSQL.
+func (w *writer) myArrayOp(op string, l, r *pg_query.Node, t string) {
+	container, items := l, r // container @> items
+	if op == "<@" {
+		container, items = r, l
+	}
+	if vals, ok := w.constArray(items, t); ok {
+		// Each constant element must (@>) or one may (&&) be in the
+		// column's text.
+		w.str("(CASE WHEN ")
+		w.arrayValue(container, t)
+		w.str(" IS NULL THEN NULL ELSE (")
+		joiner, none := " AND ", "TRUE"
+		if op == "&&" {
+			joiner, none = " OR ", "FALSE"
+		}
+		var present []string
+		for _, v := range vals {
+			switch {
+			case v != nil:
+				present = append(present, *v)
+			case op != "&&":
+				// A NULL element is contained in nothing.
+				present, none = nil, "FALSE"
+			}
+			if none == "FALSE" && op != "&&" {
+				break
+			}
+		}
+		w.repeated(container, len(present)+1, func() {
+			for i, v := range present {
+				if i > 0 {
+					w.str(joiner)
+				}
+				w.str("(")
+				w.arrayValue(container, t)
+				w.str(" REGEXP ")
+				w.literal(elementPattern(v))
+				w.str(")")
+			}
+		})
+		if len(present) == 0 {
+			w.str(none)
+		}
+		w.str(") END)")
+		return
+	}
+	if op == "&&" {
+		container, items = items, container
+		if _, ok := w.constArray(items, t); ok {
+			w.myArrayOp(op, container, items, t)
+			return
+		}
+	} else if vals, ok := w.constArray(container, t); ok {
+		// Every element of the column's text is one of the constant's.
+		var alts []string
+		for _, v := range vals {
+			if v != nil {
+				alts = append(alts, regexp.QuoteMeta(answer.QuoteArrayElement(*v)))
+			}
+		}
+		pattern := `^\{\}$`
+		if len(alts) > 0 {
+			a := "(" + strings.Join(alts, "|") + ")"
+			pattern = `^\{(\}|` + a + `(,` + a + `)*\})$`
+		}
+		w.str("(")
+		w.arrayValue(items, t)
+		w.str(" REGEXP ")
+		w.literal(pattern)
+		w.str(")")
+		return
+	}
+	w.refuse("operator %s on arrays neither of which is a constant (MariaDB)", op)
+}
+
+// myArrayToString writes array_to_string(arr, sep) for MariaDB from the
+// canonical text: the NULL elements dropped, each other element's text
+// (unquoted, unescaped) after a NUL (which no PostgreSQL text holds),
+// the first NUL dropped and the others replaced by sep. Every element of
+// the canonical text matches one alternative of each pattern from its
+// first character, so the matches stay aligned on elements.
+func (w *writer) myArrayToString(arr, sep *pg_query.Node, t string) {
+	w.repeated(arr, 2, func() {
+		w.repeated(sep, 2, func() {
+			w.str("(CASE WHEN ")
+			w.arrayValue(arr, t)
+			w.str(" IS NULL OR ")
+			w.typed(sep, "text")
+			w.str(" IS NULL THEN NULL ELSE REPLACE(SUBSTRING(REGEXP_REPLACE(REGEXP_REPLACE(REGEXP_REPLACE(CONCAT(SUBSTRING(")
+			w.arrayValue(arr, t)
+			w.str(`, 2, CHAR_LENGTH(`)
+			w.arrayValue(arr, t)
+			w.str(`) - 2), ','), '("([^"\\]|\\.)*",)|NULL,|([^,"]*,)', '\1\3'), '"(([^"\\]|\\.)*)",|([^,"]*),', CONCAT(CHAR(0 USING utf8mb4), '\1\3')), '\\(.)', '\1'), 2), CHAR(0 USING utf8mb4), `)
+			w.typed(sep, "text")
+			w.str(") END)")
+		})
+	})
+}
+
+// constStringToArray computes string_to_array(s, sep) of constants (as
+// the SQLite function does); ok is false when they are not constants.
+func constStringToArray(s, sep *pg_query.Node) (v string, null, ok bool) {
+	text := func(n *pg_query.Node) (string, bool, bool) {
+		c := n.GetAConst()
+		switch {
+		case c == nil:
+			return "", false, false
+		case c.Isnull:
+			return "", true, true
+		case c.GetSval() != nil:
+			return c.GetSval().Sval, false, true
+		}
+		return "", false, false
+	}
+	str, sNull, ok1 := text(s)
+	d, dNull, ok2 := text(sep)
+	switch {
+	case !ok1 || !ok2:
+		return "", false, false
+	case sNull:
+		return "", true, true
+	case str == "":
+		return "{}", false, true
+	}
+	var parts []string
+	switch {
+	case dNull:
+		for _, r := range str {
+			parts = append(parts, string(r))
+		}
+	case d == "":
+		parts = []string{str}
+	default:
+		parts = strings.Split(str, d)
+	}
+	items := make([]*string, len(parts))
+	for i := range parts {
+		items[i] = &parts[i]
+	}
+	return answer.FormatArray(items), false, true
 }

@@ -173,11 +173,13 @@ func TestArraysAsPostgreSQL(t *testing.T) {
 		} else {
 			out = append(out, fmt.Sprintf("big array_agg: %d bytes", len(rs[0].Rows[0][0])))
 		}
+		simple(`SELECT id, tags @> '{go}', tags <@ '{go,plain,"a b"}', tags && ARRAY['NULL', 'c,d'], '{go,"a b"}' && tags, scores @> '{}', '{1,2}' @> scores, tags @> '{go,NULL}' FROM a ORDER BY id`)
+		simple("SELECT id, array_to_string(tags, '/'), array_to_string(scores, ', '), array_to_string(flags, '') FROM a ORDER BY id")
+		simple("SELECT string_to_array('a,b,,c', ','), string_to_array('x y', NULL), string_to_array('', ','), string_to_array('a\"b', ''), string_to_array(NULL, ',')")
 		if embedded {
 			// SQLite only: MariaDB refuses them (0A000).
-			simple(`SELECT id, tags @> '{go}', tags <@ '{go,plain,"a b"}', tags && ARRAY['NULL', 'c,d'], scores @> '{}' FROM a ORDER BY id`)
-			simple("SELECT id, array_to_string(tags, '/'), array_to_string(scores, ', ') FROM a ORDER BY id")
-			simple("SELECT string_to_array('a,b,,c', ','), string_to_array('x y', NULL), string_to_array('', ','), string_to_array('a\"b', '')")
+			simple("SELECT id, tags @> tags, tags && tags, scores <@ scores FROM a ORDER BY id")
+			simple("SELECT id, string_to_array(id::text || ',x y,' || id::text, ',') FROM a ORDER BY id")
 		}
 		simple("SELECT '{ 1 , 02 }'::integer[], '{\"a\", b }'::text[], ARRAY['x y', NULL], ARRAY[1, 2]")
 		simple("UPDATE a SET tags = '{ u , \"v\" }', scores = ARRAY[7] WHERE id = 0")
