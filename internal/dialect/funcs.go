@@ -61,6 +61,9 @@ func (w *writer) funcCall(fc *pg_query.FuncCall) {
 	if n == 1 && (name == "min" || name == "max" || name == "sum" || name == "avg") && w.typeOf(fc.Args[0]) == "interval" {
 		w.refuse("%s() of intervals (the replicas hold them as text)", name)
 	}
+	if n == 1 && (name == "min" || name == "max") && schema.IsArray(w.typeOf(fc.Args[0])) {
+		w.refuse("%s() of arrays (the replicas hold them as text, which does not sort as the array)", name)
+	}
 	switch {
 	case name == "now" || name == "random" || name == "gen_random_uuid" || name == "clock_timestamp" ||
 		name == "statement_timestamp" || name == "transaction_timestamp" || name == "nextval" ||

@@ -116,3 +116,16 @@ SELECT array_agg(id > 3 ORDER BY id) FROM arr_post;
 SELECT array_agg(id ORDER BY id) FROM arr_post WHERE id < 0;
 
 SELECT array_agg(slug) FROM arr_post;
+
+-- feature: arrays: ALTER TABLE
+ALTER TABLE arr_post ADD COLUMN extra integer[] DEFAULT '{ 5 , 6 }';
+
+SELECT id, extra FROM arr_post ORDER BY id;
+
+ALTER TABLE arr_post ALTER COLUMN extra SET DEFAULT '{7}';
+
+INSERT INTO arr_post (id, slug) VALUES (9, 'later');
+
+SELECT id, extra, tags FROM arr_post WHERE id = 9;
+
+SELECT max(scores) FROM arr_post;
