@@ -772,3 +772,109 @@ func constStringToArray(s, sep *pg_query.Node) (v string, null, ok bool) {
 	}
 	return answer.FormatArray(items), false, true
 }
+
+// unnestFrom reads FROM unnest(a) [WITH ORDINALITY] [AS t[(c[, n])]]
+// of one constant array a: its elements, element type, and the FROM
+// item's alias and column names as PostgreSQL names them (the function's
+// name, or the alias, for the table and a column not named; ordinality
+// for the number). ok is false for any other function in FROM.
+func (w *writer) unnestFrom(rf *pg_query.RangeFunction) (vals []*string, elem, alias string, cols []string, ok bool) {
+	if len(rf.Functions) != 1 || len(rf.Coldeflist) > 0 || rf.IsRowsfrom {
+		return nil, "", "", nil, false
+	}
+	parts := rf.Functions[0].GetList().GetItems()
+	if len(parts) == 0 {
+		return nil, "", "", nil, false
+	}
+	fc := parts[0].GetFuncCall()
+	if fc == nil || schema.FuncName(fc) != "unnest" || len(fc.Args) != 1 {
+		return nil, "", "", nil, false
+	}
+	t := w.typeOf(fc.Args[0])
+	if !schema.IsArray(t) {
+		w.refuse("unnest() in FROM of other than an array constant of a known type (cast it, e.g. '{1,2}'::int[])")
+	}
+	vals, ok = w.constArray(fc.Args[0], t)
+	if !ok {
+		w.refuse("unnest() in FROM of other than an array constant (a column or parameter)")
+	}
+	if len(vals) == 0 {
+		w.refuse("unnest() of an empty array in FROM")
+	}
+	alias = "unnest"
+	if rf.Alias != nil {
+		alias = rf.Alias.Aliasname
+	}
+	cols = []string{alias}
+	if rf.Ordinality {
+		cols = append(cols, "ordinality")
+	}
+	if rf.Alias != nil {
+		for i, n := range rf.Alias.Colnames {
+			if i >= len(cols) {
+				w.refuse("more column aliases than unnest() has columns")
+			}
+			cols[i] = n.GetString_().GetSval()
+		}
+	}
+	return vals, schema.ArrayElement(t), alias, cols, true
+}
+
+// unnestTable writes FROM unnest(constant array) as a derived table of
+// the elements, one SELECT per element joined by UNION ALL (with its
+// position for WITH ORDINALITY); false for other functions in FROM.
+func (w *writer) unnestTable(rf *pg_query.RangeFunction) bool {
+	vals, elem, alias, cols, ok := w.unnestFrom(rf)
+	if !ok {
+		return false
+	}
+	w.str("(")
+	for i, v := range vals {
+		if i > 0 {
+			w.str(" UNION ALL ")
+		}
+		w.str("SELECT ")
+		switch {
+		case v == nil:
+			w.str("NULL")
+		case isInt(elem):
+			w.str(*v)
+		case elem == "bool" && *v == "t":
+			w.str("TRUE")
+		case elem == "bool":
+			w.str("FALSE")
+		default:
+			w.literal(*v)
+		}
+		w.str(" AS ")
+		w.ident(cols[0])
+		if len(cols) > 1 {
+			w.str(", " + strconv.Itoa(i+1) + " AS ")
+			w.ident(cols[1])
+		}
+	}
+	w.str(") AS ")
+	w.ident(alias)
+	return true
+}
+
+// unnestScope is the FROM item of unnest(constant array) with its
+// columns' types, for the references to them.
+func (w *writer) unnestScope(rf *pg_query.RangeFunction) (scopeItem, bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			if _, ok := r.(refusal); !ok {
+				panic(r)
+			}
+		}
+	}()
+	_, elem, alias, cols, ok := w.unnestFrom(rf)
+	if !ok {
+		return scopeItem{}, false
+	}
+	t := &schema.Table{Name: alias, Columns: []schema.Column{{Name: cols[0], Type: elem}}}
+	if len(cols) > 1 {
+		t.Columns = append(t.Columns, schema.Column{Name: cols[1], Type: "int8", NotNull: true})
+	}
+	return scopeItem{alias: alias, table: t}, true
+}

@@ -36,6 +36,8 @@ func TestWriteArrays(t *testing.T) {
 		{sql: `UPDATE post SET scores = ARRAY[1, 2]::int[] WHERE tags = '{"a"}'`, want: `'{1,2}'`},
 		{sql: `SELECT id FROM post WHERE tags = ARRAY['a']`, want: `'{a}'`},
 		{sql: `SELECT id FROM post ORDER BY tags`, refused: "ORDER BY a value of type _text"},
+		{sql: `SELECT x FROM unnest(ARRAY[1, 2]) AS u(x) WHERE x > 1`, want: "SELECT 1 AS "},
+		{sql: `SELECT * FROM post, unnest(post.scores) AS u`, refused: "unnest() in FROM of other than an array constant"},
 		{sql: `SELECT id FROM post WHERE scores < '{2}'`, refused: "operator < on arrays"},
 		{sql: `INSERT INTO post (id, tags) VALUES (1, ARRAY[lower('A')])`, refused: "ARRAY[...] of computed values"},
 		{sql: `INSERT INTO post (id, scores) VALUES (1, '{{1,2},{3,4}}')`, refused: "one dimension"},

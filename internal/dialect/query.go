@@ -254,6 +254,9 @@ func (w *writer) fromItem(n *pg_query.Node) {
 	case n.GetJoinExpr() != nil:
 		w.join(n.GetJoinExpr())
 	case n.GetRangeFunction() != nil:
+		if w.unnestTable(n.GetRangeFunction()) {
+			return
+		}
 		w.refuse("functions in FROM (generate_series, unnest, ...)")
 	default:
 		w.refuse("%s in FROM", nodeName(n))
@@ -679,6 +682,10 @@ func (w *writer) pushScope(from []*pg_query.Node) {
 		case n.GetRangeSubselect() != nil:
 			if a := n.GetRangeSubselect().Alias; a != nil {
 				sc.items = append(sc.items, scopeItem{alias: a.Aliasname, table: w.derivedTables[a.Aliasname]})
+			}
+		case n.GetRangeFunction() != nil:
+			if it, ok := w.unnestScope(n.GetRangeFunction()); ok {
+				sc.items = append(sc.items, it)
 			}
 		case n.GetJoinExpr() != nil:
 			j := n.GetJoinExpr()

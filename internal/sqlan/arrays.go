@@ -82,3 +82,25 @@ func arrayFuncType(name string, args []pgType) (p pgType, ok bool) {
 	}
 	return pgType{}, false
 }
+
+// unnestItem types FROM unnest(a) [WITH ORDINALITY] [AS t(c, n)]: one
+// column of a's element type named as the alias (or unnest), and bigint
+// ordinality.
+func (t *typer) unnestItem(rf *pg_query.RangeFunction, fc *pg_query.FuncCall, item scopeItem) scopeItem {
+	if len(fc.Args) != 1 {
+		return item
+	}
+	elem := schema.ArrayElement(t.typeOf(fc.Args[0]).name)
+	if elem == "" {
+		return item
+	}
+	if item.alias == "" {
+		item.alias = "unnest"
+	}
+	r := &rel{cols: []relCol{{name: item.alias, t: typ(elem)}}}
+	if rf.Ordinality {
+		r.cols = append(r.cols, relCol{name: "ordinality", t: typ("int8")})
+	}
+	item.rel = renamed(r, rf.Alias.GetColnames())
+	return item
+}

@@ -779,7 +779,7 @@ func (t *typer) rangeFunction(rf *pg_query.RangeFunction) scopeItem {
 	if rf.Alias != nil {
 		item.alias = rf.Alias.Aliasname
 	}
-	if len(rf.Functions) != 1 || rf.Ordinality || len(rf.Coldeflist) > 0 {
+	if len(rf.Functions) != 1 || len(rf.Coldeflist) > 0 {
 		return item
 	}
 	parts := rf.Functions[0].GetList().GetItems()
@@ -787,6 +787,9 @@ func (t *typer) rangeFunction(rf *pg_query.RangeFunction) scopeItem {
 		return item
 	}
 	fc := parts[0].GetFuncCall()
+	if fc != nil && schema.FuncName(fc) == "unnest" {
+		return t.unnestItem(rf, fc, item)
+	}
 	if fc == nil || schema.FuncName(fc) != "generate_series" || len(fc.Args) < 2 {
 		return item
 	}
@@ -795,7 +798,7 @@ func (t *typer) rangeFunction(rf *pg_query.RangeFunction) scopeItem {
 		args = append(args, t.typeOf(a))
 	}
 	ct := commonType(args)
-	if category(ct.name) != 'N' {
+	if category(ct.name) != 'N' || rf.Ordinality {
 		return item
 	}
 	ct.mods = nil

@@ -129,3 +129,21 @@ INSERT INTO arr_post (id, slug) VALUES (9, 'later');
 SELECT id, extra, tags FROM arr_post WHERE id = 9;
 
 SELECT max(scores) FROM arr_post;
+
+-- feature: arrays: unnest of a constant array in FROM
+SELECT * FROM unnest(ARRAY[3, 1, 2]) AS u(x) ORDER BY x;
+
+SELECT u, u || '!' FROM unnest('{b,"a c",NULL}'::text[]) AS u ORDER BY u;
+
+SELECT x, n FROM unnest(ARRAY['p', 'q']) WITH ORDINALITY AS t(x, n) ORDER BY n;
+
+SELECT count(*), sum(unnest) FROM unnest('{1,2,3}'::int[]);
+
+SELECT p.id, u.x FROM arr_post p JOIN unnest(ARRAY[1, 2]) AS u(x) ON p.id = u.x ORDER BY 1;
+
+SELECT x FROM unnest(ARRAY[true, NULL, false]) AS v(x) WHERE x IS NOT NULL ORDER BY x;
+
+-- feature: arrays: table rebuilt on SQLite
+ALTER TABLE arr_post DROP COLUMN big;
+
+SELECT id, tags, scores, extra FROM arr_post ORDER BY id;
