@@ -127,6 +127,7 @@ func arrayElementInput(v, elem string) (string, error) {
 // text. Refused in a key: MariaDB cannot index unbounded text, and a
 // key of arrays is rare.
 func (w *writer) arrayDDLType(c schema.Column, keyed bool) {
+	w.arraysHere()
 	if keyed {
 		w.refuse("array columns in a key")
 	}
@@ -143,6 +144,7 @@ func (w *writer) arrayDDLType(c schema.Column, keyed bool) {
 // canonically, sqlan's Stmt.CheckArgs), NULL, or a value of type t.
 // Computed arrays are refused: their text would not be canonical.
 func (w *writer) arrayValue(n *pg_query.Node, t string) {
+	w.arraysHere()
 	if tc := n.GetTypeCast(); tc != nil {
 		ct, _, _, ok := schema.TypeOf(tc.TypeName)
 		if !ok || ct != t && !(schema.IsArray(ct) && schema.IsText(schema.ArrayElement(ct)) && schema.IsText(schema.ArrayElement(t))) {
@@ -281,10 +283,16 @@ func (w *writer) constructorType(a *pg_query.A_ArrayExpr) string {
 // type t that is not an ARRAY[...] list: PostgreSQL's answer, NULL when
 // x or arr is NULL, or when no element equals x and some is NULL.
 func (w *writer) arrayAny(op string, all bool, l, r *pg_query.Node, t string) {
+	w.arraysHere()
 	if !all && op != "=" || all && op != "<>" {
 		w.refuse("%s %s (array) (only = ANY and <> ALL)", op, map[bool]string{false: "ANY", true: "ALL"}[all])
 	}
 	elem := schema.ArrayElement(t)
+	if lt := w.typeOf(l); lt != "" && lt != elem && !(isInt(lt) && isInt(elem)) && !(isTextual(lt) && isTextual(elem)) {
+		// PostgreSQL has no such operator (42883); the engines would
+		// compare the texts.
+		w.refuse("%s ANY (array) of a %s value and a %s", op, lt, arrayTypeName(t))
+	}
 	if all {
 		w.str("(NOT ")
 	}
@@ -370,6 +378,7 @@ func (w *writer) arrayOp(op string, l, r *pg_query.Node, lt, rt string) bool {
 	if !schema.IsArray(t) {
 		t = rt
 	}
+	w.arraysHere()
 	switch op {
 	case "=", "<>":
 		w.str("(")
@@ -513,6 +522,7 @@ func (w *writer) aggElement(x *pg_query.Node) string {
 // inputs that tie give the same text; without ORDER BY the order is
 // each engine's plan's, refused.
 func (w *writer) arrayAgg(fc *pg_query.FuncCall) {
+	w.arraysHere()
 	x := fc.Args[0]
 	elem := w.aggElement(x)
 	switch {
@@ -632,6 +642,7 @@ func elementPattern(v string) string {
 // constant: regular expressions over the other's canonical text. A NULL
 // element equals nothing, as in PostgreSQL.
 func (w *writer) myArrayOp(op string, l, r *pg_query.Node, t string) {
+	w.arraysHere()
 	container, items := l, r // container @> items
 	if op == "<@" {
 		container, items = r, l
@@ -828,6 +839,7 @@ func (w *writer) unnestTable(rf *pg_query.RangeFunction) bool {
 	if !ok {
 		return false
 	}
+	w.arraysHere()
 	w.str("(")
 	for i, v := range vals {
 		if i > 0 {
@@ -877,4 +889,12 @@ func (w *writer) unnestScope(rf *pg_query.RangeFunction) (scopeItem, bool) {
 		t.Columns = append(t.Columns, schema.Column{Name: cols[1], Type: "int8", NotNull: true})
 	}
 	return scopeItem{alias: alias, table: t}, true
+}
+
+// arraysHere refuses arrays for a dialect this file does not write them
+// for (only MariaDB and SQLite keep them as text).
+func (w *writer) arraysHere() {
+	if !w.my() && !w.lite() {
+		w.refuse("arrays")
+	}
 }

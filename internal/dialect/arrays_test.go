@@ -42,6 +42,7 @@ func TestWriteArrays(t *testing.T) {
 		{sql: `INSERT INTO post (id, tags) VALUES (1, ARRAY[lower('A')])`, refused: "ARRAY[...] of computed values"},
 		{sql: `INSERT INTO post (id, scores) VALUES (1, '{{1,2},{3,4}}')`, refused: "one dimension"},
 		{sql: `SELECT id FROM post WHERE 1 > ANY(scores)`, refused: "> ANY (array)"},
+		{sql: `SELECT id FROM post WHERE id = ANY(tags)`, refused: "= ANY (array) of a int4 value and a text[]"},
 	}
 	for _, c := range cases {
 		for _, d := range []driver.Dialect{driver.MySQL, driver.SQLite} {
