@@ -173,12 +173,101 @@ func (w *writer) arrayValue(n *pg_query.Node, t string) {
 	case n.GetAArrayExpr() != nil:
 		w.literal(w.arrayConstructor(n.GetAArrayExpr(), t))
 	default:
-		if w.typeOf(n) != t {
-			w.refuse("a computed value of type %s (only constants, parameters and columns of the type)", arrayTypeName(t))
+		if !w.canonicalArrayExpr(n, t) {
+			w.refuse("a computed value of type %s (only constants, parameters, columns of the type and CASE or COALESCE of them)", arrayTypeName(t))
 		}
 		w.expr(n)
 	}
 }
+
+// canonicalArrayExpr reports whether n, written as it is, gives the
+// canonical text of an array of type t on MariaDB and SQLite: a column
+// of the type (or EXCLUDED's), NULL, a constant already in canonical
+// form, ARRAY[...] of constants, array_agg() or string_to_array() of the
+// type, and CASE or COALESCE of such values. A constant in another form
+// ('{ a }') written inside a CASE would be stored as it is, where
+// PostgreSQL stores {a}.
+func (w *writer) canonicalArrayExpr(n *pg_query.Node, t string) bool {
+	switch {
+	case n == nil:
+		return true
+	case n.GetColumnRef() != nil:
+		if f := n.GetColumnRef().Fields; len(f) == 2 && f[0].GetString_().GetSval() == "excluded" {
+			return true // the row proposed for insertion: written canonically
+		}
+		return w.typeOf(n) == t
+	case n.GetAConst() != nil:
+		c := n.GetAConst()
+		if c.Isnull {
+			return true
+		}
+		if c.GetSval() == nil {
+			return false
+		}
+		v, err := CanonicalArray(c.GetSval().Sval, t)
+		return err == nil && v == c.GetSval().Sval
+	case n.GetTypeCast() != nil:
+		ct, _, _, ok := schema.TypeOf(n.GetTypeCast().TypeName)
+		return ok && (ct == t || schema.IsArray(ct) && schema.IsText(schema.ArrayElement(ct)) && schema.IsText(schema.ArrayElement(t))) &&
+			w.canonicalArrayExpr(n.GetTypeCast().Arg, t)
+	case n.GetAArrayExpr() != nil:
+		ct := w.constructorType(n.GetAArrayExpr())
+		return ct == t || ct != "" && isInt(schema.ArrayElement(ct)) && isInt(schema.ArrayElement(t))
+	case n.GetFuncCall() != nil:
+		name := schema.FuncName(n.GetFuncCall())
+		return (name == "array_agg" || name == "string_to_array") && w.typeOf(n) == t
+	case n.GetCaseExpr() != nil:
+		ce := n.GetCaseExpr()
+		for _, a := range ce.Args {
+			if !w.canonicalArrayExpr(a.GetCaseWhen().Result, t) {
+				return false
+			}
+		}
+		return ce.Defresult == nil || w.canonicalArrayExpr(ce.Defresult, t)
+	case n.GetCoalesceExpr() != nil:
+		for _, a := range n.GetCoalesceExpr().Args {
+			if !w.canonicalArrayExpr(a, t) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// checkArraySelect refuses INSERT ... SELECT into array columns unless
+// each such column's value is canonical (canonicalArrayExpr), so that
+// every replica stores PostgreSQL's text of it.
+func (w *writer) checkArraySelect(sel *pg_query.SelectStmt, types []*schema.Column) {
+	var arrays []int
+	for i, c := range types {
+		if c != nil && schema.IsArray(c.Type) {
+			arrays = append(arrays, i)
+		}
+	}
+	if len(arrays) == 0 {
+		return
+	}
+	if sel.Op != pg_query.SetOperation_SETOP_NONE || len(sel.ValuesLists) > 0 {
+		w.refuse("INSERT ... SELECT into array columns of other than one plain SELECT")
+	}
+	w.pushScope(sel.FromClause)
+	defer w.popScope()
+	for _, i := range arrays {
+		t := types[i].Type
+		if i >= len(sel.TargetList) {
+			return // PostgreSQL's error
+		}
+		v := sel.TargetList[i].GetResTarget().GetVal()
+		if cr := v.GetColumnRef(); cr != nil && cr.Fields[len(cr.Fields)-1].GetAStar() != nil {
+			w.refuse("INSERT ... SELECT * into array columns (list the columns)")
+		}
+		if !w.canonicalArrayExpr(v, t) {
+			w.refuse("INSERT ... SELECT of a value for array column %q that is not a column of its type or a constant in PostgreSQL's output form", types[i].Name)
+		}
+	}
+}
+
 
 // arrayConstructor returns the canonical text of ARRAY[...] of constants.
 func (w *writer) arrayConstructor(a *pg_query.A_ArrayExpr, t string) string {

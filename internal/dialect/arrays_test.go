@@ -36,6 +36,13 @@ func TestWriteArrays(t *testing.T) {
 		{sql: `UPDATE post SET scores = ARRAY[1, 2]::int[] WHERE tags = '{"a"}'`, want: `'{1,2}'`},
 		{sql: `SELECT id FROM post WHERE tags = ARRAY['a']`, want: `'{a}'`},
 		{sql: `SELECT id FROM post ORDER BY tags`, refused: "ORDER BY a value of type _text"},
+		// What a write stores must be PostgreSQL's text of the array.
+		{sql: `UPDATE post SET tags = CASE WHEN id = 1 THEN '{ a }' ELSE tags END`, refused: "a computed value of type text[]"},
+		{sql: `UPDATE post SET tags = COALESCE(tags, '{"b"}')`, refused: "a computed value of type text[]"},
+		{sql: `UPDATE post SET tags = CASE WHEN id = 1 THEN '{a,"b c"}' ELSE tags END`, want: `'{a,"b c"}'`},
+		{sql: `INSERT INTO post (id, tags) SELECT 1, '{ a }'`, refused: "INSERT ... SELECT of a value for array column"},
+		{sql: `INSERT INTO post (id, tags) SELECT id + 10, tags FROM post`, want: "tags"},
+		{sql: `INSERT INTO post (id, tags) VALUES (1, '{a}') ON CONFLICT (id) DO UPDATE SET tags = EXCLUDED.tags`, want: "tags"},
 		{sql: `SELECT x FROM unnest(ARRAY[1, 2]) AS u(x) WHERE x > 1`, want: "SELECT 1 AS "},
 		{sql: `SELECT * FROM post, unnest(post.scores) AS u`, refused: "unnest() in FROM of other than an array constant"},
 		{sql: `SELECT id FROM post WHERE scores < '{2}'`, refused: "operator < on arrays"},

@@ -90,6 +90,7 @@ func (w *writer) insertStmt(ins *pg_query.InsertStmt) {
 		if oc != nil && w.lite() {
 			w.refuse("INSERT ... SELECT with ON CONFLICT")
 		}
+		w.checkArraySelect(sel, types)
 		w.str(" ")
 		if w.numericTargets(types) {
 			w.roundedSelect(sel, types, len(ins.Cols))
