@@ -268,7 +268,6 @@ func (w *writer) checkArraySelect(sel *pg_query.SelectStmt, types []*schema.Colu
 	}
 }
 
-
 // arrayConstructor returns the canonical text of ARRAY[...] of constants.
 func (w *writer) arrayConstructor(a *pg_query.A_ArrayExpr, t string) string {
 	elem := schema.ArrayElement(t)
