@@ -46,6 +46,8 @@ func TestWriteArrays(t *testing.T) {
 		{sql: `SELECT x FROM unnest(ARRAY[1, 2]) AS u(x) WHERE x > 1`, want: "SELECT 1 AS "},
 		{sql: `SELECT * FROM post, unnest(post.scores) AS u`, refused: "unnest() in FROM of other than an array constant"},
 		{sql: `SELECT id FROM post WHERE scores < '{2}'`, refused: "operator < on arrays"},
+		{sql: `SELECT id FROM post WHERE scores BETWEEN '{1}' AND '{2}'`, refused: "BETWEEN on arrays"},
+		{sql: `SELECT greatest(scores, '{2}') FROM post`, refused: "GREATEST and LEAST of arrays"},
 		{sql: `INSERT INTO post (id, tags) VALUES (1, ARRAY[lower('A')])`, refused: "ARRAY[...] of computed values"},
 		{sql: `INSERT INTO post (id, scores) VALUES (1, '{{1,2},{3,4}}')`, refused: "one dimension"},
 		{sql: `SELECT id FROM post WHERE 1 > ANY(scores)`, refused: "> ANY (array)"},

@@ -210,6 +210,9 @@ func (w *writer) boolExpr(b *pg_query.BoolExpr) {
 // are folded pairwise with explicit NULL handling.
 func (w *writer) minMax(m *pg_query.MinMaxExpr) {
 	greatest := m.Op == pg_query.MinMaxOp_IS_GREATEST
+	if schema.IsArray(w.commonType(m.Args)) {
+		w.refuse("GREATEST and LEAST of arrays (the replicas hold them as text)")
+	}
 	fn := "LEAST"
 	if greatest {
 		fn = "GREATEST"
@@ -368,6 +371,9 @@ func (w *writer) aExpr(e *pg_query.A_Expr) {
 		w.like(op, e.Lexpr, e.Rexpr)
 	case pg_query.A_Expr_Kind_AEXPR_BETWEEN, pg_query.A_Expr_Kind_AEXPR_NOT_BETWEEN:
 		bounds := e.Rexpr.GetList().Items
+		if schema.IsArray(w.typeOf(e.Lexpr)) {
+			w.refuse("BETWEEN on arrays (the replicas hold them as text)")
+		}
 		w.str("(")
 		w.expr(e.Lexpr)
 		if e.Kind == pg_query.A_Expr_Kind_AEXPR_NOT_BETWEEN {
