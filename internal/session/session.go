@@ -321,6 +321,10 @@ func (s *Session) exec(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (
 		}
 		return a, err
 	}
+	if err := s.writeAllowed(st); err != nil {
+		s.fail()
+		return nil, err
+	}
 	autocommit := !s.inBlock && !s.implicit
 	if st.Kind == sqlan.DDL && !autocommit && s.cache.Speaks(driver.MySQL) {
 		if !s.cluster.DefersBlockDDL() {
@@ -434,6 +438,24 @@ func (s *Session) execUnnest(ctx context.Context, st *sqlan.Stmt, args []driver.
 		return nil, err
 	}
 	return s.exec(ctx, sts[0], xargs)
+}
+
+// writeAllowed refuses a write or DDL statement in a read-only
+// transaction with 25006, as PostgreSQL does, before any replica runs
+// it: SQLite replicas do not enforce read-only, so with SQLite alone (the
+// embedded default) the write went through. SELECT ... FOR UPDATE and
+// the other statements of Kind Write that PostgreSQL runs in a read-only
+// transaction are left to the replicas.
+func (s *Session) writeAllowed(st *sqlan.Stmt) error {
+	if !s.readOnly() {
+		return nil
+	}
+	switch {
+	case st.Kind == sqlan.Write && (st.Verb == "INSERT" || st.Verb == "UPDATE" || st.Verb == "DELETE"),
+		st.Kind == sqlan.DDL:
+		return pgerr.New(pgerr.ReadOnlySQLTransaction, "cannot execute %s in a read-only transaction", st.Verb)
+	}
+	return nil
 }
 
 // insertAllowed refuses an INSERT the session rewrites in a read-only
