@@ -82,7 +82,7 @@ func (w *writer) insertStmt(ins *pg_query.InsertStmt) {
 				if i < len(types) {
 					c = types[i]
 				}
-				w.assigned(n, c)
+				w.stored(n, c)
 			}
 			w.str(")")
 		})
@@ -187,7 +187,7 @@ func (w *writer) assignments(targets []*pg_query.Node, qualifier string) {
 		w.ident(rt.Name)
 		w.str(" = ")
 		c, _ := w.column([]string{rt.Name})
-		w.assigned(rt.Val, c)
+		w.stored(rt.Val, c)
 		assigned[rt.Name] = true
 	})
 }
@@ -249,6 +249,34 @@ func (w *writer) assigned(n *pg_query.Node, c *schema.Column) {
 	}
 	w.typed(n, c.Type)
 }
+
+// stored writes a value an INSERT's VALUES or an UPDATE's SET stores
+// into column c (nil: unknown), as assigned does, and on SQLite checks it
+// as PostgreSQL's assignment to the column does.
+func (w *writer) stored(n *pg_query.Node, c *schema.Column) {
+	if c != nil && w.lite() && n.GetSetToDefault() == nil {
+		// SQLite stores any 64-bit integer in an INTEGER column and any
+		// text in a VARCHAR(n) one; PostgreSQL fails a value out of
+		// int4's range (22003) or longer than n (22001).
+		switch {
+		case c.Type == "int4":
+			w.str("shepherd_int4(")
+			w.typed(n, c.Type)
+			w.str(")")
+			return
+		case c.Type == "varchar" && len(c.Mods) == 1:
+			w.str(varcharFunction + "(")
+			w.typed(n, c.Type)
+			w.str(", " + strconv.Itoa(int(c.Mods[0])) + ")")
+			return
+		}
+	}
+	w.assigned(n, c)
+}
+
+// varcharFunction is the SQLite function that stores a value as
+// varchar(n) does (sqlite.VarcharFunction).
+const varcharFunction = "shepherd_varchar"
 
 // numericFunction is the SQLite function that stores a value as
 // numeric(p,s) does (sqlite.NumericFunction): rounded half away from

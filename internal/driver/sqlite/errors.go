@@ -111,6 +111,7 @@ var genericErrors = []struct {
 	{errNumericOverflow.Error(), pgerr.NumericValueOutOfRange},  // NumericFunction
 	{errNumericSyntax.Error(), pgerr.InvalidTextRepresentation}, // NumericFunction
 	{errInt4Range.Error(), pgerr.NumericValueOutOfRange},        // Int4Function
+	{errVarcharLength, pgerr.StringDataRightTruncation},         // VarcharFunction
 	{errSumRange.Error(), pgerr.FeatureNotSupported},            // SumInExprFunction
 	// SQLite's limits on nesting (SQLITE_MAX_EXPR_DEPTH, which counts
 	// the expressions around nested subqueries too, and the parser's
@@ -256,6 +257,13 @@ func inPostgresWords(e *pgerr.Error, msg string) {
 		if rest, ok := strings.CutPrefix(msg, "table "); ok {
 			if t, c, ok := strings.Cut(rest, " has no column named "); ok {
 				e.Message = fmt.Sprintf("column %q of relation %q does not exist", c, strings.Trim(t, `"`))
+			}
+		}
+	case pgerr.StringDataRightTruncation:
+		// VarcharFunction's error is PostgreSQL's words already.
+		if i := strings.Index(msg, errVarcharLength); i >= 0 {
+			if j := strings.IndexByte(msg[i:], ')'); j >= 0 {
+				e.Message = msg[i : i+j+1]
 			}
 		}
 	case pgerr.SerializationFailure:

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // DivisorFunction is the SQL function the SQL writer wraps a divisor in
@@ -61,6 +62,32 @@ func int4(v any) (any, error) {
 		return nil, errInt4Range
 	}
 	return v, nil
+}
+
+// VarcharFunction is the SQL function the SQL writer wraps a value
+// stored into a varchar(n) column in for SQLite, which ignores the
+// length: shepherd_varchar(v, n) is v when it has at most n characters,
+// v cut to n when only spaces are beyond them, and fails as PostgreSQL's
+// assignment does otherwise (22001, "value too long for type character
+// varying(n)"). NULL and values other than text pass as they are.
+const VarcharFunction = "shepherd_varchar"
+
+// errVarcharLength starts VarcharFunction's error; classify maps it to
+// 22001.
+const errVarcharLength = "value too long for type character varying("
+
+// varchar implements VarcharFunction.
+func varchar(v, n any) (any, error) {
+	s, ok := v.(string)
+	max, isInt := n.(int64)
+	if !ok || !isInt || max < 0 || int64(utf8.RuneCountInString(s)) <= max {
+		return v, nil
+	}
+	r := []rune(s)
+	if strings.TrimRight(string(r[max:]), " ") != "" {
+		return nil, fmt.Errorf("%s%d)", errVarcharLength, max)
+	}
+	return string(r[:max]), nil
 }
 
 // MD5Function is md5() for SQLite, which has none: the lowercase hex MD5
