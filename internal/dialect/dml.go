@@ -403,6 +403,11 @@ func (w *writer) updateStmt(u *pg_query.UpdateStmt) {
 	if len(u.ReturningList) > 0 && w.my() {
 		w.refuse("UPDATE ... RETURNING")
 	}
+	if len(u.ReturningList) > 0 && len(u.FromClause) > 0 && w.lite() {
+		// SQLite's RETURNING sees neither the FROM tables nor the
+		// target's alias (it failed with 42703 where PostgreSQL answers).
+		w.refuse("UPDATE ... FROM ... RETURNING")
+	}
 	w.pushTable(u.Relation, u.FromClause)
 	defer w.popScope()
 	w.str("UPDATE ")

@@ -82,3 +82,30 @@ func TestAssignmentChecksEmbedded(t *testing.T) {
 	}
 	assertReplicas(t, addr, 3)
 }
+
+// TestScalarSubqueryRowsEmbedded: a scalar subquery of several rows
+// fails with 21000 as on PostgreSQL on the embedded default, whose SQLite
+// replicas answered its first row; one of a row or none, grouped,
+// aggregated or correlated, answers as before.
+func TestScalarSubqueryRowsEmbedded(t *testing.T) {
+	addr, _ := start(t, embedded(t))
+	ctx := context.Background()
+	c := connect(t, addr, "app")
+	mustExec(t, c, "CREATE TABLE sq (id int PRIMARY KEY, g int)")
+	mustExec(t, c, "INSERT INTO sq VALUES (1, 1), (2, 1), (3, 2)")
+	for _, q := range []string{"SELECT (SELECT id FROM sq)", "SELECT (SELECT g FROM sq GROUP BY g)", "SELECT id FROM sq WHERE id = (SELECT id FROM sq WHERE g = 1)"} {
+		_, err := c.Exec(ctx, q)
+		if sqlstate(err) != "21000" || err.Error() != "ERROR: more than one row returned by a subquery used as an expression (SQLSTATE 21000)" {
+			t.Errorf("%s: %v; want 21000", q, err)
+		}
+	}
+	var a, b, m, n int64
+	var none *int64
+	if err := c.QueryRow(ctx, "SELECT (SELECT id FROM sq WHERE g = 2), (SELECT max(id) FROM sq), (SELECT count(*) FROM sq GROUP BY g HAVING g = 1), (SELECT s2.id FROM sq s2 WHERE s2.id = sq.id + 1), (SELECT id FROM sq WHERE g = 9) FROM sq WHERE id = 1").Scan(&a, &m, &n, &b, &none); err != nil {
+		t.Fatal(err)
+	}
+	if a != 3 || m != 3 || n != 2 || b != 2 || none != nil {
+		t.Errorf("got %d, %d, %d, %d, %v; want 3, 3, 2, 2, NULL", a, m, n, b, none)
+	}
+	assertReplicas(t, addr, 3)
+}

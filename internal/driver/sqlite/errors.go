@@ -112,6 +112,7 @@ var genericErrors = []struct {
 	{errNumericSyntax.Error(), pgerr.InvalidTextRepresentation}, // NumericFunction
 	{errInt4Range.Error(), pgerr.NumericValueOutOfRange},        // Int4Function
 	{errVarcharLength, pgerr.StringDataRightTruncation},         // VarcharFunction
+	{errMoreThanOneRow.Error(), cardinalityViolation},           // SingleFunction
 	{errSumRange.Error(), pgerr.FeatureNotSupported},            // SumInExprFunction
 	// SQLite's limits on nesting (SQLITE_MAX_EXPR_DEPTH, which counts
 	// the expressions around nested subqueries too, and the parser's
@@ -119,6 +120,10 @@ var genericErrors = []struct {
 	{"Expression tree is too large", statementTooComplex},
 	{"parser stack overflow", statementTooComplex},
 }
+
+// cardinalityViolation is SQLSTATE 21000, which package pgerr does not
+// name.
+const cardinalityViolation = "21000"
 
 // statementTooComplex is SQLSTATE 54001, which package pgerr does not
 // name.
@@ -259,6 +264,8 @@ func inPostgresWords(e *pgerr.Error, msg string) {
 				e.Message = fmt.Sprintf("column %q of relation %q does not exist", c, strings.Trim(t, `"`))
 			}
 		}
+	case cardinalityViolation:
+		e.Message = errMoreThanOneRow.Error()
 	case pgerr.StringDataRightTruncation:
 		// VarcharFunction's error is PostgreSQL's words already.
 		if i := strings.Index(msg, errVarcharLength); i >= 0 {

@@ -90,6 +90,24 @@ func varchar(v, n any) (any, error) {
 	return string(r[:max]), nil
 }
 
+// SingleFunction is the SQL function the SQL writer wraps the value of a
+// scalar subquery in for SQLite, which answers the first row of a
+// subquery that gives several: shepherd_single(v, n), with n the
+// subquery's row count (count(*) OVER ()), is v, and fails as PostgreSQL
+// does (21000) when n is more than 1.
+const SingleFunction = "shepherd_single"
+
+// errMoreThanOneRow is SingleFunction's error; classify maps it to 21000.
+var errMoreThanOneRow = errors.New("more than one row returned by a subquery used as an expression")
+
+// single implements SingleFunction.
+func single(v, n any) (any, error) {
+	if c, ok := n.(int64); ok && c > 1 {
+		return nil, errMoreThanOneRow
+	}
+	return v, nil
+}
+
 // MD5Function is md5() for SQLite, which has none: the lowercase hex MD5
 // of a text's UTF-8 bytes (or a blob's bytes), as PostgreSQL's md5() and
 // MariaDB's MD5() return it, so that compare-and-repair can hash rows
