@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -258,13 +259,19 @@ func (w *writer) stored(n *pg_query.Node, c *schema.Column) {
 		// SQLite stores any 64-bit integer in an INTEGER column and any
 		// text in a VARCHAR(n) one; PostgreSQL fails a value out of
 		// int4's range (22003) or longer than n (22001).
+		// A constant PostgreSQL's parser read as an int4, or a text no
+		// longer than n, needs no check.
+		k := n.GetAConst()
+		short := func(max int32) bool {
+			return k != nil && (k.Isnull || k.GetSval() != nil && utf8.RuneCountInString(k.GetSval().Sval) <= int(max))
+		}
 		switch {
-		case c.Type == "int4":
+		case c.Type == "int4" && !(k != nil && (k.Isnull || k.GetIval() != nil)):
 			w.str("shepherd_int4(")
 			w.typed(n, c.Type)
 			w.str(")")
 			return
-		case c.Type == "varchar" && len(c.Mods) == 1:
+		case c.Type == "varchar" && len(c.Mods) == 1 && !short(c.Mods[0]):
 			w.str(varcharFunction + "(")
 			w.typed(n, c.Type)
 			w.str(", " + strconv.Itoa(int(c.Mods[0])) + ")")
