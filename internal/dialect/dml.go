@@ -253,12 +253,14 @@ func (w *writer) assigned(n *pg_query.Node, c *schema.Column) {
 
 // stored writes a value an INSERT's VALUES or an UPDATE's SET stores
 // into column c (nil: unknown), as assigned does, and on SQLite checks it
-// as PostgreSQL's assignment to the column does.
+// as PostgreSQL's assignment to the column does. (An INSERT ... SELECT's
+// values are not checked.)
 func (w *writer) stored(n *pg_query.Node, c *schema.Column) {
 	if c != nil && w.lite() && n.GetSetToDefault() == nil {
-		// SQLite stores any 64-bit integer in an INTEGER column and any
-		// text in a VARCHAR(n) one; PostgreSQL fails a value out of
-		// int4's range (22003) or longer than n (22001).
+		// SQLite stores any 64-bit integer in an INTEGER or SMALLINT
+		// column and any text in a VARCHAR(n) one; PostgreSQL fails a
+		// value out of int4's or int2's range (22003) or longer than n
+		// (22001).
 		// A constant PostgreSQL's parser read as an int4, or a text no
 		// longer than n, needs no check.
 		k := n.GetAConst()
@@ -271,6 +273,11 @@ func (w *writer) stored(n *pg_query.Node, c *schema.Column) {
 			w.typed(n, c.Type)
 			w.str(")")
 			return
+		case c.Type == "int2" && !(k != nil && (k.Isnull || k.GetIval() != nil && k.GetIval().Ival >= -1<<15 && k.GetIval().Ival < 1<<15)):
+			w.str(int2Function + "(")
+			w.typed(n, c.Type)
+			w.str(")")
+			return
 		case c.Type == "varchar" && len(c.Mods) == 1 && !short(c.Mods[0]):
 			w.str(varcharFunction + "(")
 			w.typed(n, c.Type)
@@ -280,6 +287,10 @@ func (w *writer) stored(n *pg_query.Node, c *schema.Column) {
 	}
 	w.assigned(n, c)
 }
+
+// int2Function is the SQLite function that stores a value as smallint
+// does (sqlite.Int2Function).
+const int2Function = "shepherd_int2"
 
 // varcharFunction is the SQLite function that stores a value as
 // varchar(n) does (sqlite.VarcharFunction).

@@ -47,8 +47,8 @@ func TestReadOnlyTransactionEmbedded(t *testing.T) {
 	assertReplicas(t, addr, 3)
 }
 
-// TestAssignmentChecksEmbedded: a value stored into an integer column out
-// of int4's range, or into a varchar(n) column longer than n, fails as on
+// TestAssignmentChecksEmbedded: a value stored into an integer or
+// smallint column out of its range, or into a varchar(n) column longer than n, fails as on
 // PostgreSQL (22003, 22001) on the embedded default, whose SQLite
 // replicas stored it; a varchar value longer only by trailing spaces is
 // cut to n, as PostgreSQL cuts it.
@@ -56,22 +56,25 @@ func TestAssignmentChecksEmbedded(t *testing.T) {
 	addr, _ := start(t, embedded(t))
 	ctx := context.Background()
 	c := connect(t, addr, "app")
-	mustExec(t, c, "CREATE TABLE ac (id int PRIMARY KEY, a int, k varchar(5))")
-	mustExec(t, c, "INSERT INTO ac VALUES (1, 1, 'x')")
+	mustExec(t, c, "CREATE TABLE ac (id int PRIMARY KEY, a int, k varchar(5), s smallint)")
+	mustExec(t, c, "INSERT INTO ac VALUES (1, 100000, 'x', 1)")
 	for _, s := range []struct{ sql, code, msg string }{
 		{"INSERT INTO ac (id, a) VALUES (2, 3000000000)", "22003", "integer out of range"},
 		{"INSERT INTO ac (id, a) VALUES (2, -2147483649)", "22003", "integer out of range"},
 		{"UPDATE ac SET a = 2147483648 WHERE id = 1", "22003", "integer out of range"},
 		{"INSERT INTO ac (id, k) VALUES (2, 'too long')", "22001", "value too long for type character varying(5)"},
 		{"UPDATE ac SET k = 'abcdef' WHERE id = 1", "22001", "value too long for type character varying(5)"},
+		{"INSERT INTO ac (id, s) VALUES (2, 40000)", "22003", "smallint out of range"},
+		{"UPDATE ac SET s = -32769 WHERE id = 1", "22003", "smallint out of range"},
+		{"UPDATE ac SET s = a WHERE id = 1", "22003", "smallint out of range"},
 	} {
 		_, err := c.Exec(ctx, s.sql)
 		if sqlstate(err) != s.code || err.Error() != "ERROR: "+s.msg+" (SQLSTATE "+s.code+")" {
 			t.Errorf("%s: %v; want %s %q", s.sql, err, s.code, s.msg)
 		}
 	}
-	mustExec(t, c, "INSERT INTO ac (id, a, k) VALUES (3, 2147483647, 'abc    ')")
-	mustExec(t, c, "UPDATE ac SET a = -2147483648, k = 'äöüßé' WHERE id = 1")
+	mustExec(t, c, "INSERT INTO ac (id, a, k, s) VALUES (3, 2147483647, 'abc    ', 32767)")
+	mustExec(t, c, "UPDATE ac SET a = -2147483648, k = 'äöüßé', s = -32768 WHERE id = 1")
 	var k1, k3 string
 	var a1 int64
 	if err := c.QueryRow(ctx, "SELECT (SELECT k FROM ac WHERE id = 1), (SELECT a FROM ac WHERE id = 1), (SELECT k FROM ac WHERE id = 3)").Scan(&k1, &a1, &k3); err != nil {

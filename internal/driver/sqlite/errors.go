@@ -111,6 +111,7 @@ var genericErrors = []struct {
 	{errNumericOverflow.Error(), pgerr.NumericValueOutOfRange},  // NumericFunction
 	{errNumericSyntax.Error(), pgerr.InvalidTextRepresentation}, // NumericFunction
 	{errInt4Range.Error(), pgerr.NumericValueOutOfRange},        // Int4Function
+	{errInt2Range.Error(), pgerr.NumericValueOutOfRange},        // Int2Function
 	{errVarcharLength, pgerr.StringDataRightTruncation},         // VarcharFunction
 	{errMoreThanOneRow.Error(), cardinalityViolation},           // SingleFunction
 	{errSumRange.Error(), pgerr.FeatureNotSupported},            // SumInExprFunction
@@ -291,6 +292,8 @@ func inPostgresWords(e *pgerr.Error, msg string) {
 			}
 		case strings.HasPrefix(msg, errInt4Range.Error()):
 			e.Message = errInt4Range.Error()
+		case strings.HasPrefix(msg, errInt2Range.Error()):
+			e.Message = errInt2Range.Error()
 		}
 	}
 }

@@ -108,6 +108,23 @@ func single(v, n any) (any, error) {
 	return v, nil
 }
 
+// Int2Function is the SQL function the SQL writer wraps a value stored
+// into a smallint column in for SQLite, which stores any 64-bit integer
+// there: PostgreSQL fails one out of range with 22003.
+const Int2Function = "shepherd_int2"
+
+// errInt2Range is the error Int2Function fails with; classify maps it to
+// 22003.
+var errInt2Range = errors.New("smallint out of range")
+
+// int2 implements Int2Function.
+func int2(v any) (any, error) {
+	if x, ok := v.(int64); ok && (x < -1<<15 || x > 1<<15-1) {
+		return nil, errInt2Range
+	}
+	return v, nil
+}
+
 // MD5Function is md5() for SQLite, which has none: the lowercase hex MD5
 // of a text's UTF-8 bytes (or a blob's bytes), as PostgreSQL's md5() and
 // MariaDB's MD5() return it, so that compare-and-repair can hash rows
