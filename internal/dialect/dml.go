@@ -256,36 +256,62 @@ func (w *writer) assigned(n *pg_query.Node, c *schema.Column) {
 // as PostgreSQL's assignment to the column does. (An INSERT ... SELECT's
 // values are not checked.)
 func (w *writer) stored(n *pg_query.Node, c *schema.Column) {
-	if c != nil && w.lite() && n.GetSetToDefault() == nil {
-		// SQLite stores any 64-bit integer in an INTEGER or SMALLINT
-		// column and any text in a VARCHAR(n) one; PostgreSQL fails a
-		// value out of int4's or int2's range (22003) or longer than n
-		// (22001).
-		// A constant PostgreSQL's parser read as an int4, or a text no
-		// longer than n, needs no check.
-		k := n.GetAConst()
-		short := func(max int32) bool {
-			return k != nil && (k.Isnull || k.GetSval() != nil && utf8.RuneCountInString(k.GetSval().Sval) <= int(max))
-		}
-		switch {
-		case c.Type == "int4" && !(k != nil && (k.Isnull || k.GetIval() != nil)):
-			w.str("shepherd_int4(")
-			w.typed(n, c.Type)
-			w.str(")")
-			return
-		case c.Type == "int2" && !(k != nil && (k.Isnull || k.GetIval() != nil && k.GetIval().Ival >= -1<<15 && k.GetIval().Ival < 1<<15)):
-			w.str(int2Function + "(")
-			w.typed(n, c.Type)
-			w.str(")")
-			return
-		case c.Type == "varchar" && len(c.Mods) == 1 && !short(c.Mods[0]):
-			w.str(varcharFunction + "(")
-			w.typed(n, c.Type)
-			w.str(", " + strconv.Itoa(int(c.Mods[0])) + ")")
-			return
+	if c == nil || !w.lite() || n.GetSetToDefault() != nil {
+		w.assigned(n, c)
+		return
+	}
+	// SQLite stores any 64-bit integer in an INTEGER or SMALLINT
+	// column, a fraction there as a REAL, and any text in a VARCHAR(n)
+	// one; PostgreSQL rounds a numeric (half away from zero) or a float
+	// (half to even) stored into an integer column, and fails a value
+	// out of int4's or int2's range (22003) or longer than n (22001).
+	// A constant PostgreSQL's parser read as an int4, or a text no
+	// longer than n, needs no check.
+	k := n.GetAConst()
+	ival := func(lo, hi int32) bool {
+		return k != nil && (k.Isnull || k.GetIval() != nil && k.GetIval().Ival >= lo && k.GetIval().Ival <= hi)
+	}
+	check := ""
+	switch {
+	case c.Type == "int4" && !ival(-1<<31, 1<<31-1):
+		check = "shepherd_int4"
+	case c.Type == "int2" && !ival(-1<<15, 1<<15-1):
+		check = int2Function
+	case c.Type == "varchar" && len(c.Mods) == 1 &&
+		!(k != nil && (k.Isnull || k.GetSval() != nil && utf8.RuneCountInString(k.GetSval().Sval) <= int(c.Mods[0]))):
+		w.str(varcharFunction + "(")
+		w.typed(n, c.Type)
+		w.str(", " + strconv.Itoa(int(c.Mods[0])) + ")")
+		return
+	}
+	round := ""
+	// (A constant without a point or an exponent is an integer already:
+	// ROUND would take a large one through a double.)
+	if isInt(c.Type) && (k == nil || k.GetFval() != nil && strings.ContainsAny(k.GetFval().Fval, ".eE")) {
+		switch t := w.typeOf(n); {
+		case t == "numeric":
+			round = "ROUND"
+		case strings.HasPrefix(t, "float"):
+			round = roundEvenFunction
 		}
 	}
-	w.assigned(n, c)
+	if check == "" && round == "" {
+		w.assigned(n, c)
+		return
+	}
+	if check != "" {
+		w.str(check + "(")
+	}
+	if round != "" {
+		w.str("CAST(" + round + "(")
+	}
+	w.typed(n, c.Type)
+	if round != "" {
+		w.str(") AS INTEGER)")
+	}
+	if check != "" {
+		w.str(")")
+	}
 }
 
 // int2Function is the SQLite function that stores a value as smallint

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -56,8 +57,8 @@ func TestAssignmentChecksEmbedded(t *testing.T) {
 	addr, _ := start(t, embedded(t))
 	ctx := context.Background()
 	c := connect(t, addr, "app")
-	mustExec(t, c, "CREATE TABLE ac (id int PRIMARY KEY, a int, k varchar(5), s smallint)")
-	mustExec(t, c, "INSERT INTO ac VALUES (1, 100000, 'x', 1)")
+	mustExec(t, c, "CREATE TABLE ac (id int PRIMARY KEY, a int, k varchar(5), s smallint, b bigint, n numeric(14,2), f float8)")
+	mustExec(t, c, "INSERT INTO ac VALUES (1, 100000, 'x', 1, 0, 3000000000.5, 1e20)")
 	for _, s := range []struct{ sql, code, msg string }{
 		{"INSERT INTO ac (id, a) VALUES (2, 3000000000)", "22003", "integer out of range"},
 		{"INSERT INTO ac (id, a) VALUES (2, -2147483649)", "22003", "integer out of range"},
@@ -67,6 +68,8 @@ func TestAssignmentChecksEmbedded(t *testing.T) {
 		{"INSERT INTO ac (id, s) VALUES (2, 40000)", "22003", "smallint out of range"},
 		{"UPDATE ac SET s = -32769 WHERE id = 1", "22003", "smallint out of range"},
 		{"UPDATE ac SET s = a WHERE id = 1", "22003", "smallint out of range"},
+		{"UPDATE ac SET a = n WHERE id = 1", "22003", "integer out of range"},
+		{"UPDATE ac SET a = f WHERE id = 1", "22003", "integer out of range"},
 	} {
 		_, err := c.Exec(ctx, s.sql)
 		if sqlstate(err) != s.code || err.Error() != "ERROR: "+s.msg+" (SQLSTATE "+s.code+")" {
@@ -75,6 +78,25 @@ func TestAssignmentChecksEmbedded(t *testing.T) {
 	}
 	mustExec(t, c, "INSERT INTO ac (id, a, k, s) VALUES (3, 2147483647, 'abc    ', 32767)")
 	mustExec(t, c, "UPDATE ac SET a = -2147483648, k = 'äöüßé', s = -32768 WHERE id = 1")
+	// Rounded as PostgreSQL rounds: a numeric half away from zero, a
+	// float half to even.
+	mustExec(t, c, "INSERT INTO ac (id, a, s, b, n, f) VALUES (4, 2.5, -2.5, 3.5, 0, 0), (5, 0, 0, 0, 2.5, 2.5)")
+	mustExec(t, c, "UPDATE ac SET a = n, s = f, b = n * 3 WHERE id = 5")
+	rows, err := c.Query(ctx, "SELECT a, s, b FROM ac WHERE id IN (4, 5) ORDER BY id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got [][3]int64
+	for rows.Next() {
+		var r [3]int64
+		if err := rows.Scan(&r[0], &r[1], &r[2]); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, r)
+	}
+	if want := [][3]int64{{3, -3, 4}, {3, 2, 8}}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("rounded into integer columns: %v; want %v", got, want)
+	}
 	var k1, k3 string
 	var a1 int64
 	if err := c.QueryRow(ctx, "SELECT (SELECT k FROM ac WHERE id = 1), (SELECT a FROM ac WHERE id = 1), (SELECT k FROM ac WHERE id = 3)").Scan(&k1, &a1, &k3); err != nil {
