@@ -92,7 +92,7 @@ func (w *writer) insertStmt(ins *pg_query.InsertStmt) {
 			w.refuse("INSERT ... SELECT with ON CONFLICT")
 		}
 		w.str(" ")
-		if w.numericTargets(types) {
+		if w.numericTargets(types) || w.checkedTargets(types) && (len(ins.Cols) > 0 || !selectsStar(sel)) && len(sel.SortClause) == 0 {
 			w.roundedSelect(sel, types, len(ins.Cols))
 		} else {
 			w.selectStmt(sel, false)
@@ -352,6 +352,54 @@ func (w *writer) numericTargets(types []*schema.Column) bool {
 	return false
 }
 
+// checkedTargets reports whether an INSERT stores into a column whose
+// values SQLite must check as PostgreSQL does (see stored): int2, int4,
+// varchar(n). An INSERT ... SELECT * without a column list is not
+// checked (the columns of * are not known here), nor one whose SELECT
+// is ordered: the order of its rows is the order of their SERIAL keys
+// and RETURNING rows (SQLAlchemy's sentinel column), which shepherd
+// does not take through another query level for a check.
+func (w *writer) checkedTargets(types []*schema.Column) bool {
+	if !w.lite() {
+		return false
+	}
+	for _, c := range types {
+		if c != nil && storeCheck(c) != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// storeCheck is the SQLite function that checks a value stored into c
+// as PostgreSQL's assignment does, or "".
+func storeCheck(c *schema.Column) string {
+	switch {
+	case c.Type == "int4":
+		return "shepherd_int4"
+	case c.Type == "int2":
+		return int2Function
+	case c.Type == "varchar" && len(c.Mods) == 1:
+		return varcharFunction
+	}
+	return ""
+}
+
+// selectsStar reports whether the first SELECT of sel has a * in its
+// result list.
+func selectsStar(sel *pg_query.SelectStmt) bool {
+	first := sel
+	for first.Op != pg_query.SetOperation_SETOP_NONE && first.Larg != nil {
+		first = first.Larg
+	}
+	for _, t := range first.TargetList {
+		if rt := t.GetResTarget(); rt == nil || rt.Val.GetColumnRef() != nil && starRef(rt.Val.GetColumnRef()) {
+			return true
+		}
+	}
+	return false
+}
+
 // roundedSelect writes, for SQLite, the SELECT of an INSERT whose columns
 // include numeric(p,s) ones: the SELECT becomes a common table expression
 // whose columns are read back, each stored value through assigned. n is
@@ -388,11 +436,23 @@ func (w *writer) roundedSelect(sel *pg_query.SelectStmt, types []*schema.Column,
 		if i > 0 {
 			w.str(", ")
 		}
-		if c := types[i]; c != nil && c.Type == "numeric" && len(c.Mods) > 0 {
+		c, check := types[i], ""
+		if c != nil {
+			check = storeCheck(c)
+		}
+		switch {
+		case c != nil && c.Type == "numeric" && len(c.Mods) > 0:
 			w.str(numericFunction + "(")
 			w.ident(col(i))
 			w.str(", " + numericMods(c.Mods) + ")")
-		} else {
+		case check != "":
+			w.str(check + "(")
+			w.ident(col(i))
+			if check == varcharFunction {
+				w.str(", " + strconv.Itoa(int(c.Mods[0])))
+			}
+			w.str(")")
+		default:
 			w.ident(col(i))
 		}
 	}

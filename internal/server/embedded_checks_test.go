@@ -70,6 +70,9 @@ func TestAssignmentChecksEmbedded(t *testing.T) {
 		{"UPDATE ac SET s = a WHERE id = 1", "22003", "smallint out of range"},
 		{"UPDATE ac SET a = n WHERE id = 1", "22003", "integer out of range"},
 		{"UPDATE ac SET a = f WHERE id = 1", "22003", "integer out of range"},
+		{"INSERT INTO ac (id, a) SELECT 2, b + 3000000000 FROM ac WHERE id = 1", "22003", "integer out of range"},
+		{"INSERT INTO ac (id, s) SELECT id + 1, a FROM ac WHERE id = 1", "22003", "smallint out of range"},
+		{"INSERT INTO ac (id, k) SELECT 2, k || 'yyyyy' FROM ac WHERE id = 1", "22001", "value too long for type character varying(5)"},
 	} {
 		_, err := c.Exec(ctx, s.sql)
 		if sqlstate(err) != s.code || err.Error() != "ERROR: "+s.msg+" (SQLSTATE "+s.code+")" {
