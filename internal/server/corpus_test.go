@@ -874,6 +874,17 @@ func runCorpus(t *testing.T, setup corpusSetup, stmts []*corpusStmt) []string {
 	}
 	defer alone.Close(ctx)
 
+	// shepherd builds its catalog engine (PostgreSQL's built-in catalog
+	// rows in an in-memory SQLite) at the first catalog query; under
+	// -race, with the other setup doing the same, that alone can take
+	// longer than corpusStatementTimeout, which is there to find hangs.
+	warmCtx, cancelWarm := context.WithTimeout(ctx, 5*time.Minute)
+	_, err = sh.Exec(warmCtx, "SELECT count(*) FROM pg_catalog.pg_namespace").ReadAll()
+	cancelWarm()
+	if err != nil {
+		t.Fatalf("first catalog query: %v", err)
+	}
+
 	began := time.Now()
 	run := &corpusRun{t: t, ctx: ctx, shepherd: sh, alone: alone, reconnect: connectShepherd}
 	results := make([]corpusResult, 0, len(stmts))
