@@ -1,0 +1,91 @@
+package duckdb_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/shepherd-db/shepherd/internal/driver"
+	"github.com/shepherd-db/shepherd/internal/driver/drivertest"
+	_ "github.com/shepherd-db/shepherd/internal/driver/duckdb"
+	"github.com/shepherd-db/shepherd/internal/pgerr"
+)
+
+func open(t *testing.T, spec driver.Spec) driver.Engine {
+	t.Helper()
+	openFunc, ok := driver.Lookup("duckdb")
+	if !ok {
+		t.Fatal(`driver "duckdb" is not registered`)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	e, err := openFunc(ctx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func TestConformance(t *testing.T) {
+	drivertest.Run(t, func(t *testing.T) driver.Engine {
+		return open(t, driver.Spec{Name: "duck", DSN: "db/replica.duckdb", DataDir: t.TempDir()})
+	})
+}
+
+func exec(t *testing.T, c driver.Conn, verb, sql string) error {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err := c.Exec(ctx, driver.Query{SQL: sql, Verb: verb, ReturnsRows: verb == "SELECT"})
+	return err
+}
+
+// TestWriteConflictIsSerializationFailure: DuckDB aborts the later of two
+// transactions that write the same row instead of making it wait; the
+// driver reports that as 40001, which the coordinator retries, and the
+// transaction it aborted fails every later statement and its COMMIT the
+// same way.
+func TestWriteConflictIsSerializationFailure(t *testing.T) {
+	e := open(t, driver.Spec{Name: "duck", DSN: "c.duckdb", DataDir: t.TempDir()})
+	defer e.Close()
+	ctx := context.Background()
+	c1, err := e.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c1.Close()
+	c2, err := e.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	if err := exec(t, c1, "CREATE TABLE", "CREATE TABLE acc (id int PRIMARY KEY, bal int)"); err != nil {
+		t.Fatal(err)
+	}
+	if err := exec(t, c1, "INSERT", "INSERT INTO acc VALUES (1, 10)"); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []driver.Conn{c1, c2} {
+		if err := c.Begin(ctx, driver.TxOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := exec(t, c1, "UPDATE", "UPDATE acc SET bal = bal + 1 WHERE id = 1"); err != nil {
+		t.Fatal(err)
+	}
+	err = exec(t, c2, "UPDATE", "UPDATE acc SET bal = bal + 2 WHERE id = 1")
+	if err == nil {
+		err = c2.Commit(ctx)
+	} else {
+		if code := pgerr.Code(err); code != pgerr.SerializationFailure {
+			t.Errorf("conflicting UPDATE: %v (SQLSTATE %s), want 40001", err, code)
+		}
+		err = c2.Commit(ctx)
+	}
+	if code := pgerr.Code(err); code != pgerr.SerializationFailure {
+		t.Errorf("COMMIT of the conflicting transaction: %v (SQLSTATE %s), want 40001", err, code)
+	}
+	if err := c1.Commit(ctx); err != nil {
+		t.Fatalf("COMMIT of the first writer: %v", err)
+	}
+}
