@@ -366,9 +366,9 @@ type Txn struct {
 	answers     map[coord.Op][]replica.Result
 }
 
-// numDialects bounds driver.Dialect values (1 to 3), for arrays indexed
+// numDialects bounds driver.Dialect values (1 to 4), for arrays indexed
 // by dialect.
-const numDialects = 4
+const numDialects = 5
 
 type stmtCall struct {
 	st   *sqlan.Stmt

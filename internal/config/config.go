@@ -433,19 +433,46 @@ func (f Fault) check(p, driverName string) error {
 	return nil
 }
 
-// Embedded returns the configuration used when no file is given: three
-// embedded SQLite replicas from two independent builds of the engine,
-// f = 1, the default mode (cbs), trust for any user on loopback.
+// Embedded returns the configuration used when no file is given:
+// EmbeddedReplicas, f = 1, the default mode (cbs), trust for any user
+// on loopback.
 func Embedded() *Config {
+	return EmbeddedWith(EmbeddedReplicas())
+}
+
+// EmbeddedWith is Embedded with other replicas (EmbeddedSQLite,
+// EmbeddedDiverse).
+func EmbeddedWith(replicas []Replica) *Config {
 	return &Config{
-		Listen:  DefaultListen,
-		DataDir: DefaultDataDir,
-		Mode:    DefaultMode,
-		F:       1,
-		Replicas: []Replica{
-			{Name: "lite1", Driver: "sqlite", DSN: "lite1.db"},
-			{Name: "lite2", Driver: "sqlite-cgo", DSN: "lite2.db"},
-			{Name: "lite3", Driver: "sqlite", DSN: "lite3.db"},
-		},
+		Listen:   DefaultListen,
+		DataDir:  DefaultDataDir,
+		Mode:     DefaultMode,
+		F:        1,
+		Replicas: replicas,
+	}
+}
+
+// EmbeddedReplicas returns the replicas of the embedded default.
+func EmbeddedReplicas() []Replica { return EmbeddedSQLite() }
+
+// EmbeddedSQLite returns three embedded SQLite replicas from two builds
+// of the engine (modernc's Go translation and the C source through cgo).
+// A logic bug of SQLite itself hits all three.
+func EmbeddedSQLite() []Replica {
+	return []Replica{
+		{Name: "lite1", Driver: "sqlite", DSN: "lite1.db"},
+		{Name: "lite2", Driver: "sqlite-cgo", DSN: "lite2.db"},
+		{Name: "lite3", Driver: "sqlite", DSN: "lite3.db"},
+	}
+}
+
+// EmbeddedDiverse returns two embedded SQLite replicas (the two builds)
+// and a DuckDB one, an engine written independently of SQLite: a logic
+// bug of one engine is out-voted by the other.
+func EmbeddedDiverse() []Replica {
+	return []Replica{
+		{Name: "lite1", Driver: "sqlite", DSN: "lite1.db"},
+		{Name: "lite2", Driver: "sqlite-cgo", DSN: "lite2.db"},
+		{Name: "duck", Driver: "duckdb", DSN: "duck.duckdb"},
 	}
 }

@@ -245,14 +245,24 @@ func (c *Conn) exec(ctx context.Context, q driver.Query) (*answer.Answer, error)
 		a.Tag = answer.Tag(verb, a.RowsAffected)
 		return a, nil
 	}
-	res, err := c.conn.ExecContext(ctx, q.SQL, args...)
-	if err != nil {
-		return nil, c.engine.classify(ctx, err)
+	// A text of several statements (see driver.StatementSeparator) runs
+	// them in order, its count the sum of theirs; it has no arguments.
+	parts := []string{q.SQL}
+	if len(args) == 0 {
+		parts = strings.Split(q.SQL, driver.StatementSeparator)
 	}
 	var n int64
-	if driver.CountsRows(verb) {
-		if n, err = res.RowsAffected(); err != nil {
+	for _, part := range parts {
+		res, err := c.conn.ExecContext(ctx, part, args...)
+		if err != nil {
 			return nil, c.engine.classify(ctx, err)
+		}
+		if driver.CountsRows(verb) {
+			m, err := res.RowsAffected()
+			if err != nil {
+				return nil, c.engine.classify(ctx, err)
+			}
+			n += m
 		}
 	}
 	return &answer.Answer{Tag: answer.Tag(verb, n), RowsAffected: n}, nil

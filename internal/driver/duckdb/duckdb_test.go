@@ -2,9 +2,14 @@ package duckdb_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/shepherd-db/shepherd/internal/answer"
+	"github.com/shepherd-db/shepherd/internal/dialect"
 	"github.com/shepherd-db/shepherd/internal/driver"
 	"github.com/shepherd-db/shepherd/internal/driver/drivertest"
 	_ "github.com/shepherd-db/shepherd/internal/driver/duckdb"
@@ -87,5 +92,56 @@ func TestWriteConflictIsSerializationFailure(t *testing.T) {
 	}
 	if err := c1.Commit(ctx); err != nil {
 		t.Fatalf("COMMIT of the first writer: %v", err)
+	}
+}
+
+// TestRewrittenMeaning runs on DuckDB the text package dialect writes for
+// it, and checks it answers as PostgreSQL does where DuckDB's own reading
+// differs: an integer division by zero fails (DuckDB: NULL), LIKE's
+// backslash escapes (DuckDB: no escape), lower() leaves non-ASCII
+// letters (PostgreSQL's C locale), integers divide by truncating.
+func TestRewrittenMeaning(t *testing.T) {
+	e := open(t, driver.Spec{Name: "duck", DSN: "m.duckdb", DataDir: t.TempDir()})
+	defer e.Close()
+	c, err := e.Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	write := func(sql string) string {
+		tree, err := pg_query.Parse(sql)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := dialect.DuckDB(tree.Stmts[0].Stmt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text, err := pg_query.Deparse(&pg_query.ParseResult{Version: tree.Version, Stmts: []*pg_query.RawStmt{{Stmt: out}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return text
+	}
+	query := func(sql string) (*answer.Answer, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		return c.Exec(ctx, driver.Query{SQL: write(sql), ReturnsRows: true, Verb: "SELECT"})
+	}
+	for _, sql := range []string{"SELECT 1 / 0", "SELECT 7 % (3 - 3)", "SELECT mod(7, 0)"} {
+		if _, err := query(sql); pgerr.Code(err) != pgerr.DivisionByZero {
+			t.Errorf("%s: %v, want 22012", sql, err)
+		}
+	}
+	a, err := query(`SELECT 'a_c' LIKE 'a\_c', 'abc' LIKE 'a\_c', lower('ÀB'), upper('éa'), 7 / 2, -7 / 2`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, v := range a.Rows[0] {
+		got = append(got, v.Text)
+	}
+	if want := []string{"t", "f", "Àb", "éA", "3", "-3"}; !slices.Equal(got, want) {
+		t.Errorf("got %q, want %q", got, want)
 	}
 }

@@ -53,6 +53,8 @@ func columnOf(name string) column {
 		return column{typ: answer.TimestampTZ}
 	case "UUID":
 		return column{typ: answer.UUID}
+	case "INTERVAL":
+		return column{typ: answer.Interval}
 	}
 	return column{typ: answer.Unknown}
 }
@@ -111,6 +113,9 @@ func (c column) value(v any) answer.Value {
 		return answer.V(answer.UUID, uuidText(v[:]))
 	case time.Time:
 		return c.time(v)
+	case duckdb.Interval:
+		// DuckDB's months, days and microseconds are PostgreSQL's.
+		return answer.V(answer.Interval, answer.IntervalValue{Months: v.Months, Days: v.Days, Micros: v.Micros}.String())
 	}
 	// A type shepherd does not write (interval, list, struct): its
 	// text, which the vote compares with the others' as text.

@@ -1,0 +1,97 @@
+package sqlan
+
+import (
+	"errors"
+	"slices"
+	"strings"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/shepherd-db/shepherd/internal/dialect"
+	"github.com/shepherd-db/shepherd/internal/driver"
+	"github.com/shepherd-db/shepherd/internal/pgerr"
+)
+
+// duckDB writes the statement for the DuckDB replicas names: PostgreSQL's
+// text, rewritten where DuckDB reads it otherwise (dialect.DuckDB). What
+// depends on the types of expressions (a numeric division, an average's
+// digits) DuckDB computes as SQLite does, in binary floating point, so a
+// statement the SQL writer refuses for SQLite is refused for DuckDB too;
+// with SQLite replicas in the cluster that writer has already run.
+func (s *Stmt) duckDB(env *Env, names []string) (string, error) {
+	name := func(err error) error {
+		var pe *pgerr.Error
+		if errors.As(err, &pe) && (pe.Code == pgerr.FeatureNotSupported || pe.Code == stackDepthExceeded) {
+			pe.Message = strings.Replace(pe.Message, "for SQLite replicas", "for DuckDB replicas", 1) +
+				" (" + strings.Join(names, ", ") + ")"
+		}
+		return err
+	}
+	if len(env.Replicas[driver.SQLite]) == 0 {
+		if _, err := dialect.Write(s.tree, driver.SQLite, env.Schema); err != nil {
+			return "", name(err)
+		}
+	}
+	tree, err := dialect.DuckDB(withoutSequenceDefaults(s.tree))
+	if err != nil {
+		return "", name(err)
+	}
+	if parts := selfReferencingRows(tree, env); parts != nil {
+		if s.NumParams+len(s.Pins) > 0 {
+			return "", name(unsupported("a multi-row INSERT with parameters into a table whose foreign key references itself, for DuckDB replicas (it checks the key row by row)"))
+		}
+		texts := make([]string, len(parts))
+		for i, p := range parts {
+			t, err := s.deparse(p)
+			if err != nil {
+				return "", err
+			}
+			if strings.Contains(t, driver.StatementSeparator) {
+				return "", name(unsupported("a multi-row INSERT of text holding a statement separator into a table whose foreign key references itself, for DuckDB replicas"))
+			}
+			texts[i] = t
+		}
+		return strings.Join(texts, driver.StatementSeparator), nil
+	}
+	return s.deparse(tree)
+}
+
+func (s *Stmt) deparse(tree *pg_query.Node) (string, error) {
+	text, err := pg_query.Deparse(&pg_query.ParseResult{Version: s.version, Stmts: []*pg_query.RawStmt{{Stmt: tree}}})
+	if err != nil {
+		return "", pgerr.Wrap(pgerr.InternalError, err, "writing the statement for DuckDB")
+	}
+	return text, nil
+}
+
+// selfReferencingRows splits an INSERT of several VALUES rows into a
+// table with a foreign key to itself into one INSERT per row, in order,
+// or returns nil. DuckDB checks a foreign key against the rows already
+// in the table, before the statement's own rows are: a row referencing
+// an earlier row of the same INSERT (an employee and her manager) fails
+// there, where PostgreSQL checks the key once the statement is done.
+// The driver runs the parts in order (driver.StatementSeparator) and
+// sums their counts. A row referencing a later one still fails on
+// DuckDB alone.
+func selfReferencingRows(tree *pg_query.Node, env *Env) []*pg_query.Node {
+	ins := tree.GetInsertStmt()
+	if ins == nil || env.Schema == nil || ins.OnConflictClause != nil || len(ins.ReturningList) > 0 || ins.WithClause != nil {
+		return nil
+	}
+	sel := ins.SelectStmt.GetSelectStmt()
+	if sel == nil || len(sel.ValuesLists) < 2 {
+		return nil
+	}
+	t := env.Schema.Table(ins.Relation.Relname)
+	if t == nil || !slices.Contains(t.Parents(), t.Name) {
+		return nil
+	}
+	var out []*pg_query.Node
+	for _, row := range sel.ValuesLists {
+		one := proto.Clone(tree).(*pg_query.Node)
+		one.GetInsertStmt().SelectStmt.GetSelectStmt().ValuesLists = []*pg_query.Node{row}
+		out = append(out, one)
+	}
+	return out
+}
