@@ -13,6 +13,7 @@ import (
 
 	"github.com/shepherd-db/shepherd/internal/answer"
 	"github.com/shepherd-db/shepherd/internal/pgerr"
+	"github.com/shepherd-db/shepherd/internal/schema"
 )
 
 // DuckDB rewrites a statement, parsed from PostgreSQL's text, into a tree
@@ -74,6 +75,11 @@ func (d *duck) stmt(n *pg_query.Node) {
 		n.GetDeleteStmt() != nil, n.GetViewStmt() != nil, n.GetRenameStmt() != nil:
 	case n.GetCreateStmt() != nil:
 		cs := n.GetCreateStmt()
+		for _, e := range cs.TableElts {
+			if cd := e.GetColumnDef(); cd != nil {
+				cd.Constraints = slices.DeleteFunc(cd.Constraints, filledDefault)
+			}
+		}
 		if cs.Relation.GetRelpersistence() == "t" {
 			d.refuse("temporary tables")
 		}
@@ -117,15 +123,14 @@ func (d *duck) stmt(n *pg_query.Node) {
 		default:
 			d.refuse("DROP %s", strings.TrimPrefix(ds.RemoveType.String(), "OBJECT_"))
 		}
-		if len(ds.Objects) > 1 {
-			d.refuse("DROP of several objects")
-		}
+		// Several objects: one DROP each (see sqlan).
 	case n.GetAlterTableStmt() != nil:
 		for _, c := range n.GetAlterTableStmt().Cmds {
 			cmd := c.GetAlterTableCmd()
 			switch cmd.GetSubtype() {
 			case pg_query.AlterTableType_AT_AddColumn, pg_query.AlterTableType_AT_DropColumn,
-				pg_query.AlterTableType_AT_ColumnDefault:
+				pg_query.AlterTableType_AT_ColumnDefault, pg_query.AlterTableType_AT_SetNotNull,
+				pg_query.AlterTableType_AT_DropNotNull:
 			default:
 				d.refuse("ALTER TABLE %s", strings.TrimPrefix(cmd.GetSubtype().String(), "AT_"))
 			}
@@ -138,12 +143,30 @@ func (d *duck) stmt(n *pg_query.Node) {
 		}
 	case n.GetTruncateStmt() != nil:
 		ts := n.GetTruncateStmt()
-		if ts.RestartSeqs || ts.Behavior == pg_query.DropBehavior_DROP_CASCADE || len(ts.Relations) > 1 {
-			d.refuse("TRUNCATE options")
+		if ts.Behavior == pg_query.DropBehavior_DROP_CASCADE {
+			d.refuse("TRUNCATE ... CASCADE")
 		}
+		// DuckDB replicas have no sequences (shepherd keeps them), and
+		// several tables are one TRUNCATE each (see sqlan).
+		ts.RestartSeqs = false
 	default:
 		d.refuse("%s statements", nodeName(n))
 	}
+}
+
+// filledDefault reports whether c is a DEFAULT that is no constant:
+// shepherd fills such a column itself (now(), gen_random_uuid(), ...:
+// schema.Fill), and the replicas only store the value.
+func filledDefault(c *pg_query.Node) bool {
+	con := c.GetConstraint()
+	if con.GetContype() != pg_query.ConstrType_CONSTR_DEFAULT {
+		return false
+	}
+	e := con.RawExpr
+	for e.GetTypeCast() != nil {
+		e = e.GetTypeCast().Arg
+	}
+	return !schema.IsConstant(e)
 }
 
 // duckFuncs are the functions whose meaning is PostgreSQL's on DuckDB
@@ -157,6 +180,9 @@ var duckFuncs = map[string]bool{
 	"percent_rank": true, "cume_dist": true, "lag": true, "lead": true,
 	"first_value": true, "last_value": true,
 	"md5": true, "ascii": true, "string_agg": true, "mod": true,
+	"round": true, "ceil": true, "ceiling": true, "floor": true, "chr": true, "pi": true,
+	"concat_ws": true, "starts_with": true, "bool_and": true, "bool_or": true,
+	"extract": true, "position": true,
 	// Rewritten (see DuckDB).
 	"lower": true, "upper": true, "btrim": true,
 	// Written by the rewrites themselves.
@@ -165,9 +191,8 @@ var duckFuncs = map[string]bool{
 
 // duckTypes are the PostgreSQL types DuckDB stores and compares alike.
 var duckTypes = map[string]bool{
-	// Not float4: DuckDB's FLOAT arithmetic is not PostgreSQL's real's.
-	"int2": true, "int4": true, "int8": true, "float8": true,
-	"bool": true, "text": true, "varchar": true, "date": true, "timestamp": true, "timestamptz": true,
+	"int2": true, "int4": true, "int8": true, "float4": true, "float8": true, "uuid": true, "interval": true,
+	"bool": true, "text": true, "varchar": true, "bpchar": true, "date": true, "timestamp": true, "timestamptz": true,
 	"bytea": true, "numeric": true,
 	"serial": true, "bigserial": true, "smallserial": true, "serial4": true, "serial8": true, "serial2": true,
 }
@@ -251,7 +276,8 @@ func (d *duck) node(n *pg_query.Node) {
 		*pg_query.Node_List, *pg_query.Node_ColumnDef, *pg_query.Node_Constraint, *pg_query.Node_IndexElem,
 		*pg_query.Node_WithClause, *pg_query.Node_CommonTableExpr, *pg_query.Node_TypeName, *pg_query.Node_Alias,
 		*pg_query.Node_OnConflictClause, *pg_query.Node_InferClause, *pg_query.Node_MultiAssignRef,
-		*pg_query.Node_LockingClause, *pg_query.Node_DefElem:
+		*pg_query.Node_LockingClause, *pg_query.Node_DefElem, *pg_query.Node_WindowDef,
+		*pg_query.Node_GroupingSet, *pg_query.Node_GroupingFunc:
 	case *pg_query.Node_TypeCast:
 		d.cast(x.TypeCast)
 	case *pg_query.Node_SubLink:
@@ -350,6 +376,30 @@ func (d *duck) funcCall(n *pg_query.Node, f *pg_query.FuncCall) {
 		if len(f.AggOrder) == 0 {
 			d.refuse("string_agg() without ORDER BY")
 		}
+	case "round":
+		// round(x, n) is numeric's in PostgreSQL (half away from zero,
+		// as DuckDB's DECIMAL rounds); round(x) of a float8 rounds half
+		// to even there and away from zero in DuckDB.
+		if len(f.Args) != 2 {
+			d.refuse("round() of %d argument(s)", len(f.Args))
+		}
+	case "extract":
+		// DuckDB's date_part; fields whose values agree (not second,
+		// epoch, ..., which PostgreSQL gives with a fraction).
+		field := f.Args[0].GetAConst().GetSval().GetSval()
+		switch field {
+		case "year", "month", "day", "hour", "minute", "quarter", "dow", "doy", "isodow", "week":
+		default:
+			d.refuse("extract(%s from ...)", field)
+		}
+		f.Funcname = []*pg_query.Node{pg_query.MakeStrNode("date_part")}
+		f.Funcformat = pg_query.CoercionForm_COERCE_EXPLICIT_CALL
+		return
+	case "position":
+		// position(a IN b) is pg_catalog.position(b, a).
+		f.Funcname = []*pg_query.Node{pg_query.MakeStrNode("strpos")}
+		f.Funcformat = pg_query.CoercionForm_COERCE_EXPLICIT_CALL
+		return
 	case "mod":
 		// As %, which is guarded against a zero divisor.
 		if len(f.Args) != 2 {
@@ -385,6 +435,11 @@ func (d *duck) funcCall(n *pg_query.Node, f *pg_query.FuncCall) {
 // a string constant is cast only when PostgreSQL's input rules and
 // DuckDB's agree on it.
 func (d *duck) cast(tc *pg_query.TypeCast) {
+	if n := tc.TypeName.GetNames(); len(n) > 0 && n[len(n)-1].GetString_().GetSval() == "float4" {
+		// Values of real columns agree; DuckDB's answer to a cast to
+		// real of a constant lost the corpus's vote.
+		d.refuse("casts to real")
+	}
 	d.typeName(tc.TypeName)
 	c := tc.Arg.GetAConst()
 	if c == nil || c.GetSval() == nil {
@@ -414,11 +469,26 @@ func (d *duck) cast(tc *pg_query.TypeCast) {
 		}
 	case "bytea":
 		d.refuse("casting a string constant to bytea")
+	case "uuid":
+		if !canonicalUUID.MatchString(s) {
+			d.refuse("casting '%s' to uuid", s)
+		}
+	case "interval":
+		if !simpleInterval.MatchString(s) {
+			d.refuse("casting '%s' to interval", s)
+		}
 	}
 }
 
 // isoDateTime is the date and timestamp text both engines read alike.
 var isoDateTime = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}( \d{2}:\d{2}:\d{2}(\.\d{1,6})?([+-]\d{2}(:\d{2})?)?)?$`)
+
+// canonicalUUID and simpleInterval are the uuid and interval text both
+// engines read alike.
+var (
+	canonicalUUID  = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+	simpleInterval = regexp.MustCompile(`^-?\d{1,6} (year|month|week|day|hour|minute|second)s?$`)
+)
 
 // typeName checks a type DuckDB must store or cast to, and writes the
 // serial types as the integers they are (shepherd fills the keys).

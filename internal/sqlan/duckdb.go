@@ -37,10 +37,17 @@ func (s *Stmt) duckDB(env *Env, names []string) (string, error) {
 	if err != nil {
 		return "", name(err)
 	}
-	if parts := selfReferencingRows(tree, env); parts != nil {
+	parts := selfReferencingRows(tree, env)
+	if parts == nil {
+		parts = oneObjectEach(tree)
+	}
+	if parts != nil {
 		if s.NumParams+len(s.Pins) > 0 {
 			return "", name(unsupported("a multi-row INSERT with parameters into a table whose foreign key references itself, for DuckDB replicas (it checks the key row by row)"))
 		}
+		// The parts run in one transaction; for a DROP, shepherd has
+		// checked before that every object exists or IF EXISTS
+		// (checkDropObjects), so none fails part way.
 		texts := make([]string, len(parts))
 		for i, p := range parts {
 			t, err := s.deparse(p)
@@ -55,6 +62,27 @@ func (s *Stmt) duckDB(env *Env, names []string) (string, error) {
 		return strings.Join(texts, driver.StatementSeparator), nil
 	}
 	return s.deparse(tree)
+}
+
+// oneObjectEach splits a DROP or TRUNCATE of several tables, which
+// DuckDB takes one at a time, into one statement each, or returns nil.
+func oneObjectEach(tree *pg_query.Node) []*pg_query.Node {
+	var out []*pg_query.Node
+	if ds := tree.GetDropStmt(); ds != nil && len(ds.Objects) > 1 {
+		for _, o := range ds.Objects {
+			one := proto.Clone(tree).(*pg_query.Node)
+			one.GetDropStmt().Objects = []*pg_query.Node{o}
+			out = append(out, one)
+		}
+	}
+	if ts := tree.GetTruncateStmt(); ts != nil && len(ts.Relations) > 1 {
+		for _, r := range ts.Relations {
+			one := proto.Clone(tree).(*pg_query.Node)
+			one.GetTruncateStmt().Relations = []*pg_query.Node{r}
+			out = append(out, one)
+		}
+	}
+	return out
 }
 
 func (s *Stmt) deparse(tree *pg_query.Node) (string, error) {
