@@ -59,6 +59,7 @@ func DuckDB(n *pg_query.Node) (out *pg_query.Node, err error) {
 	d := &duck{}
 	d.stmt(out)
 	d.walk(out.ProtoReflect())
+	d.noRows(out.ProtoReflect())
 	return out, nil
 }
 
@@ -182,7 +183,8 @@ var duckFuncs = map[string]bool{
 	"md5": true, "ascii": true, "string_agg": true, "mod": true,
 	"round": true, "ceil": true, "ceiling": true, "floor": true, "chr": true, "pi": true,
 	"concat_ws": true, "starts_with": true, "bool_and": true, "bool_or": true,
-	"extract": true, "position": true,
+	"extract": true, "position": true, "trunc": true,
+	"lpad": true, "rpad": true, "left": true, "right": true, "split_part": true, "reverse": true,
 	// Rewritten (see DuckDB).
 	"lower": true, "upper": true, "btrim": true,
 	// Written by the rewrites themselves.
@@ -277,7 +279,7 @@ func (d *duck) node(n *pg_query.Node) {
 		*pg_query.Node_WithClause, *pg_query.Node_CommonTableExpr, *pg_query.Node_TypeName, *pg_query.Node_Alias,
 		*pg_query.Node_OnConflictClause, *pg_query.Node_InferClause, *pg_query.Node_MultiAssignRef,
 		*pg_query.Node_LockingClause, *pg_query.Node_DefElem, *pg_query.Node_WindowDef,
-		*pg_query.Node_GroupingSet, *pg_query.Node_GroupingFunc:
+		*pg_query.Node_GroupingSet, *pg_query.Node_GroupingFunc, *pg_query.Node_RowExpr:
 	case *pg_query.Node_TypeCast:
 		d.cast(x.TypeCast)
 	case *pg_query.Node_SubLink:
@@ -297,6 +299,70 @@ func (d *duck) node(n *pg_query.Node) {
 	default:
 		d.refuse("%s", nodeName(n))
 	}
+}
+
+// rowComparison writes (a, b, ...) op (x, y, ...) as PostgreSQL defines
+// it, one column pair after another: a = x AND b = y for =, and
+// a < x OR (a = x AND (b < y ...)) for the orderings, the last pair
+// compared with op itself (<= and >= include equality there only). DuckDB
+// compares rows as structs, and answers false where a NULL makes
+// PostgreSQL's answer NULL.
+func rowComparison(d *duck, op string, l, r []*pg_query.Node) *pg_query.Node {
+	if len(l) != len(r) || len(l) == 0 {
+		d.refuse("row comparison of rows of different lengths")
+	}
+	cmp := func(op string, a, b *pg_query.Node) *pg_query.Node {
+		return pg_query.MakeAExprNode(pg_query.A_Expr_Kind_AEXPR_OP, []*pg_query.Node{pg_query.MakeStrNode(op)},
+			proto.Clone(a).(*pg_query.Node), proto.Clone(b).(*pg_query.Node), -1)
+	}
+	switch op {
+	case "=", "<>":
+		var parts []*pg_query.Node
+		for i := range l {
+			parts = append(parts, cmp(op, l[i], r[i]))
+		}
+		if len(parts) == 1 {
+			return parts[0]
+		}
+		kind := pg_query.BoolExprType_AND_EXPR
+		if op == "<>" {
+			kind = pg_query.BoolExprType_OR_EXPR
+		}
+		return pg_query.MakeBoolExprNode(kind, parts, -1)
+	case "<", "<=", ">", ">=":
+		strict := op[:1]
+		last := len(l) - 1
+		out := cmp(op, l[last], r[last])
+		for i := last - 1; i >= 0; i-- {
+			out = pg_query.MakeBoolExprNode(pg_query.BoolExprType_OR_EXPR, []*pg_query.Node{
+				cmp(strict, l[i], r[i]),
+				pg_query.MakeBoolExprNode(pg_query.BoolExprType_AND_EXPR, []*pg_query.Node{cmp("=", l[i], r[i]), out}, -1),
+			}, -1)
+		}
+		return out
+	}
+	d.refuse("row comparison with %s", op)
+	return nil
+}
+
+// noRows refuses a row constructor left after the rewrites (in an IN
+// list, against a subquery): DuckDB compares it as a struct.
+func (d *duck) noRows(m protoreflect.Message) {
+	if n, ok := m.Interface().(*pg_query.Node); ok && n.GetRowExpr() != nil {
+		d.refuse("row values other than compared with =, <>, <, <=, > or >= to a row")
+	}
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		switch {
+		case fd.IsList() && fd.Message() != nil:
+			l := v.List()
+			for i := 0; i < l.Len(); i++ {
+				d.noRows(l.Get(i).Message())
+			}
+		case fd.Message() != nil && !fd.IsMap():
+			d.noRows(v.Message())
+		}
+		return true
+	})
 }
 
 func opName(names []*pg_query.Node) string {
@@ -324,6 +390,10 @@ func (d *duck) aExpr(n *pg_query.Node, e *pg_query.A_Expr) {
 		}
 		if !duckOps[op] {
 			d.refuse("operator %s", op)
+		}
+		if l, r := e.Lexpr.GetRowExpr(), e.Rexpr.GetRowExpr(); l != nil && r != nil {
+			n.Node = rowComparison(d, op, l.Args, r.Args).Node
+			return
 		}
 		if (op == "/" || op == "%") && e.Lexpr != nil {
 			// DuckDB answers NULL where PostgreSQL fails.
@@ -400,6 +470,20 @@ func (d *duck) funcCall(n *pg_query.Node, f *pg_query.FuncCall) {
 		f.Funcname = []*pg_query.Node{pg_query.MakeStrNode("strpos")}
 		f.Funcformat = pg_query.CoercionForm_COERCE_EXPLICIT_CALL
 		return
+	case "lpad", "rpad":
+		// DuckDB has no two-argument form (padding with spaces).
+		if len(f.Args) != 3 {
+			d.refuse("%s() of %d arguments", name, len(f.Args))
+		}
+		// An empty fill pads nothing in PostgreSQL and fails in DuckDB.
+		if fill := f.Args[2].GetAConst().GetSval(); fill == nil || fill.Sval == "" {
+			d.refuse("%s() with a fill other than a non-empty string constant", name)
+		}
+	case "split_part":
+		// Field 0 fails in PostgreSQL and is '' in DuckDB.
+		if len(f.Args) != 3 || f.Args[2].GetAConst().GetIval() == nil || f.Args[2].GetAConst().GetIval().GetIval() == 0 {
+			d.refuse("split_part() of a field other than a nonzero integer constant")
+		}
 	case "mod":
 		// As %, which is guarded against a zero divisor.
 		if len(f.Args) != 2 {
@@ -460,7 +544,7 @@ func (d *duck) cast(tc *pg_query.TypeCast) {
 			d.refuse("casting '%s' to boolean", s)
 		}
 	case "float4", "float8", "numeric":
-		if _, err := strconv.ParseFloat(s, 64); err != nil || strings.ContainsAny(s, "aAeEiInN_ xX") {
+		if _, err := strconv.ParseFloat(s, 64); err != nil || strings.ContainsAny(s, "aAiInN_ xX") {
 			d.refuse("casting '%s' to %s", s, name)
 		}
 	case "date", "timestamp", "timestamptz":
@@ -487,7 +571,7 @@ var isoDateTime = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}( \d{2}:\d{2}:\d{2}(\.\d
 // engines read alike.
 var (
 	canonicalUUID  = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
-	simpleInterval = regexp.MustCompile(`^-?\d{1,6} (year|month|week|day|hour|minute|second)s?$`)
+	simpleInterval = regexp.MustCompile(`^(-?\d{1,6} (year|month|week|day|hour|minute|second)s?)( -?\d{1,6} (year|month|week|day|hour|minute|second)s?)*$`)
 )
 
 // typeName checks a type DuckDB must store or cast to, and writes the

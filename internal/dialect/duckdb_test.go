@@ -31,6 +31,9 @@ func TestDuckDB(t *testing.T) {
 		{"CREATE INDEX i ON t (a)", "CREATE INDEX i ON t (a)"},
 		{"SELECT a FROM t WHERE id = 1 FOR UPDATE", "SELECT a FROM t WHERE id = 1"},
 		{"SELECT '2024-01-02'::date", "SELECT '2024-01-02'::date"},
+		// Rows compare column by column, with PostgreSQL's NULLs.
+		{"SELECT 1 FROM t WHERE (a, b) = (1, 2)", "SELECT 1 FROM t WHERE a = 1 AND b = 2"},
+		{"SELECT 1 FROM t WHERE (a, b, c) <= (1, 2, 3)", "SELECT 1 FROM t WHERE a < 1 OR (a = 1 AND (b < 2 OR (b = 2 AND c <= 3)))"},
 	}
 	for _, c := range cases {
 		tree, err := pg_query.Parse(c.in)
@@ -63,6 +66,8 @@ func TestDuckDB(t *testing.T) {
 		"SELECT '1.5'::int":                                     "casting '1.5' to int4",
 		"SELECT ' t'::boolean":                                  "casting ' t' to boolean",
 		"SELECT string_agg(s, ',') FROM t":                      "string_agg() without ORDER BY",
+		"SELECT 1 FROM t WHERE (a, b) IN ((1, 2))":              "row values",
+		"SELECT split_part(s, ',', 0) FROM t":                   "split_part",
 		"DROP TABLE a CASCADE":                                  "CASCADE",
 		"ALTER TABLE t ADD COLUMN c int NOT NULL DEFAULT 1":     "ADD COLUMN with a NOTNULL constraint",
 		"CREATE TABLE c (p int REFERENCES t ON DELETE CASCADE)": "ON DELETE",
