@@ -2,7 +2,6 @@ package sqlan
 
 import (
 	"errors"
-	"slices"
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
@@ -37,16 +36,9 @@ func (s *Stmt) duckDB(env *Env, names []string) (string, error) {
 	if err != nil {
 		return "", name(err)
 	}
-	parts := selfReferencingRows(tree, env)
-	if parts == nil {
-		parts = oneObjectEach(tree)
-	}
-	if parts != nil {
-		if s.NumParams+len(s.Pins) > 0 {
-			return "", name(unsupported("a multi-row INSERT with parameters into a table whose foreign key references itself, for DuckDB replicas (it checks the key row by row)"))
-		}
-		// The parts run in one transaction; for a DROP, shepherd has
-		// checked before that every object exists or IF EXISTS
+	if parts := oneObjectEach(tree); parts != nil {
+		// The parts run in one transaction; shepherd has checked
+		// before that every object of a DROP exists or IF EXISTS
 		// (checkDropObjects), so none fails part way.
 		texts := make([]string, len(parts))
 		for i, p := range parts {
@@ -55,7 +47,7 @@ func (s *Stmt) duckDB(env *Env, names []string) (string, error) {
 				return "", err
 			}
 			if strings.Contains(t, driver.StatementSeparator) {
-				return "", name(unsupported("a multi-row INSERT of text holding a statement separator into a table whose foreign key references itself, for DuckDB replicas"))
+				return "", name(unsupported("a DROP or TRUNCATE of a name holding a statement separator, for DuckDB replicas"))
 			}
 			texts[i] = t
 		}
@@ -91,35 +83,4 @@ func (s *Stmt) deparse(tree *pg_query.Node) (string, error) {
 		return "", pgerr.Wrap(pgerr.InternalError, err, "writing the statement for DuckDB")
 	}
 	return text, nil
-}
-
-// selfReferencingRows splits an INSERT of several VALUES rows into a
-// table with a foreign key to itself into one INSERT per row, in order,
-// or returns nil. DuckDB checks a foreign key against the rows already
-// in the table, before the statement's own rows are: a row referencing
-// an earlier row of the same INSERT (an employee and her manager) fails
-// there, where PostgreSQL checks the key once the statement is done.
-// The driver runs the parts in order (driver.StatementSeparator) and
-// sums their counts. A row referencing a later one still fails on
-// DuckDB alone.
-func selfReferencingRows(tree *pg_query.Node, env *Env) []*pg_query.Node {
-	ins := tree.GetInsertStmt()
-	if ins == nil || env.Schema == nil || ins.OnConflictClause != nil || len(ins.ReturningList) > 0 || ins.WithClause != nil {
-		return nil
-	}
-	sel := ins.SelectStmt.GetSelectStmt()
-	if sel == nil || len(sel.ValuesLists) < 2 {
-		return nil
-	}
-	t := env.Schema.Table(ins.Relation.Relname)
-	if t == nil || !slices.Contains(t.Parents(), t.Name) {
-		return nil
-	}
-	var out []*pg_query.Node
-	for _, row := range sel.ValuesLists {
-		one := proto.Clone(tree).(*pg_query.Node)
-		one.GetInsertStmt().SelectStmt.GetSelectStmt().ValuesLists = []*pg_query.Node{row}
-		out = append(out, one)
-	}
-	return out
 }
