@@ -245,10 +245,12 @@ func (c *Conn) exec(ctx context.Context, q driver.Query) (*answer.Answer, error)
 		a.Tag = answer.Tag(verb, a.RowsAffected)
 		return a, nil
 	}
-	// A text of several statements (see driver.StatementSeparator) runs
-	// them in order, its count the sum of theirs; it has no arguments.
+	// A DROP or TRUNCATE of several tables is a text of one statement
+	// each (see driver.StatementSeparator, and package sqlan), run in
+	// order. Only those: another statement's literal may hold the
+	// separator.
 	parts := []string{q.SQL}
-	if len(args) == 0 {
+	if len(args) == 0 && (strings.HasPrefix(verb, "DROP") || strings.HasPrefix(verb, "TRUNCATE")) {
 		parts = strings.Split(q.SQL, driver.StatementSeparator)
 	}
 	var n int64

@@ -145,3 +145,36 @@ func TestRewrittenMeaning(t *testing.T) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }
+
+// TestStatementSeparator: a DROP of several tables, written as one DROP
+// each, drops them all; a literal holding the separator stays one value.
+func TestStatementSeparator(t *testing.T) {
+	e := open(t, driver.Spec{Name: "duck", DSN: "s.duckdb", DataDir: t.TempDir()})
+	defer e.Close()
+	c, err := e.Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for _, q := range []struct{ verb, sql string }{
+		{"CREATE TABLE", "CREATE TABLE a (s text)"},
+		{"CREATE TABLE", "CREATE TABLE b (s text)"},
+		{"INSERT", "INSERT INTO a VALUES ('x" + driver.StatementSeparator + "y')"},
+	} {
+		if err := exec(t, c, q.verb, q.sql); err != nil {
+			t.Fatalf("%s: %v", q.sql, err)
+		}
+	}
+	a, err := c.Exec(context.Background(), driver.Query{SQL: "SELECT s FROM a", ReturnsRows: true, Verb: "SELECT"})
+	if err != nil || len(a.Rows) != 1 || a.Rows[0][0].Text != "x"+driver.StatementSeparator+"y" {
+		t.Fatalf("literal with the separator: %v %v", a, err)
+	}
+	if err := exec(t, c, "DROP TABLE", "DROP TABLE a"+driver.StatementSeparator+"DROP TABLE b"); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"a", "b"} {
+		if err := exec(t, c, "SELECT", "SELECT * FROM "+name); pgerr.Code(err) != pgerr.UndefinedTable {
+			t.Errorf("table %s after the DROP: %v, want 42P01", name, err)
+		}
+	}
+}
