@@ -61,7 +61,10 @@ type Config struct {
 	// answer). 0 or unset means DefaultCursorMemoryMB.
 	CursorMemoryMB int `toml:"cursor_memory_mb"`
 	// Repair is the background compare-and-repair of the replicas.
-	Repair   Repair    `toml:"repair"`
+	Repair Repair `toml:"repair"`
+	// Metrics and Log are the [metrics] and [log] tables (ops.go).
+	Metrics  Metrics   `toml:"metrics"`
+	Log      Log       `toml:"log"`
 	Users    []User    `toml:"users"`
 	Replicas []Replica `toml:"replicas"`
 }
@@ -151,6 +154,12 @@ type Fault struct {
 	// "read-uncommitted" to make it block too little (the HRDB paper's
 	// Figure 5). "" keeps the driver's SERIALIZABLE.
 	Isolation string `toml:"isolation"`
+}
+
+// Active reports whether f injects any fault (as fault.Config.Active):
+// only then is the replica's engine wrapped to inject them.
+func (f Fault) Active() bool {
+	return f.WrongAnswerRate > 0 || f.WrongCountRate > 0 || (f.StallRate > 0 && f.StallMS > 0) || f.MisorderRate > 0
 }
 
 // Schedules are the values replicas[].schedule accepts.
@@ -335,6 +344,9 @@ func (c *Config) Check(knownDrivers []string) error {
 		return err
 	}
 	if _, err := c.OpTimeoutDuration(); err != nil {
+		return err
+	}
+	if err := c.checkOps(); err != nil {
 		return err
 	}
 	if !slices.Contains(RepairModes, c.Repair.Mode) {

@@ -112,6 +112,7 @@ func (c *conn) checkWrite() error {
 func (c *conn) simpleQuery(ctx context.Context, sql string) error {
 	c.dropPortal("")
 	c.closeStatement("")
+	c.current = sql
 	err := c.sess.Query(ctx, sql, c.sendAnswer)
 	if c.readErr != nil {
 		return c.readErr

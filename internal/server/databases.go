@@ -122,6 +122,10 @@ func Open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Server, e
 	if err != nil {
 		return nil, err
 	}
+	if err := s.listenMetrics(); err != nil {
+		s.closeAll()
+		return nil, err
+	}
 	dbs := &databases{top: s, file: filepath.Join(cfg.DataDir, "databases.json"), open: map[string]*database{}, left: make(chan struct{})}
 	if err := dbs.load(ctx); err != nil {
 		dbs.closeAll()
