@@ -60,8 +60,13 @@ func DSNPassword(dsn string) string {
 		}
 		return pw
 	}
-	if at := strings.LastIndex(dsn, "@"); at > 0 && !strings.Contains(dsn, "=") {
-		if _, pw, ok := strings.Cut(dsn[:at], ":"); ok {
+	// go-sql-driver/mysql: [user[:password]@][net[(addr)]]/dbname[?params]
+	prefix := dsn
+	if slash := strings.LastIndex(dsn, "/"); slash >= 0 {
+		prefix = dsn[:slash]
+	}
+	if at := strings.LastIndex(prefix, "@"); at > 0 {
+		if _, pw, ok := strings.Cut(prefix[:at], ":"); ok {
 			return pw
 		}
 	}
