@@ -67,6 +67,9 @@ type conn struct {
 	// what Server.OnError is told an error is about.
 	info    StartupInfo
 	current string
+	// idleTxDeadline is set while a read deadline bounds the wait for the
+	// next message in a transaction (IdleInTransactionTimeouter).
+	idleTxDeadline bool
 }
 
 func newConn(s *Server, nc net.Conn) *conn {
