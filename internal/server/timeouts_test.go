@@ -125,3 +125,47 @@ func TestIdleInTransactionTimeout(t *testing.T) {
 		})
 	}
 }
+
+// TestLockTimeout: lock_timeout ends a statement waiting for a lock
+// another transaction holds with 55P03 "canceling statement due to lock
+// timeout", and the session goes on; a statement that waits less runs;
+// as PostgreSQL 15.
+func TestLockTimeout(t *testing.T) {
+	ctx := context.Background()
+	for name, dsn := range timeoutTargets(t) {
+		t.Run(name, func(t *testing.T) {
+			holder, err := pgx.Connect(ctx, dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer holder.Close(ctx)
+			waiter, err := pgx.Connect(ctx, dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer waiter.Close(ctx)
+			mustExec(t, holder, "CREATE TABLE lt (id int PRIMARY KEY, v int)")
+			mustExec(t, holder, "INSERT INTO lt VALUES (1, 0)")
+			mustExec(t, waiter, "SET lock_timeout = '300ms'")
+			mustExec(t, waiter, "SELECT count(*) FROM lt") // no lock held: runs
+			mustExec(t, holder, "BEGIN")
+			mustExec(t, holder, "UPDATE lt SET v = 1 WHERE id = 1")
+			for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeExec} {
+				start := time.Now()
+				wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+				_, err := waiter.Exec(wctx, "UPDATE lt SET v = 2 WHERE id = 1", mode)
+				cancel()
+				code, msg := pgCodeMsg(err)
+				if code != "55P03" || msg != "canceling statement due to lock timeout" {
+					t.Errorf("mode %v: got %s %q, want 55P03 canceling statement due to lock timeout", mode, code, msg)
+				}
+				if el := time.Since(start); el < 300*time.Millisecond {
+					t.Errorf("mode %v: ended after %v, before the timeout", mode, el)
+				}
+			}
+			mustExec(t, holder, "COMMIT")
+			mustExec(t, waiter, "UPDATE lt SET v = 3 WHERE id = 1")
+			assertCount(t, waiter, "SELECT v FROM lt WHERE id = 1", 3)
+		})
+	}
+}

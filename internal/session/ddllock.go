@@ -184,38 +184,6 @@ func (s *Session) waitContext(ctx context.Context) (context.Context, context.Can
 	return context.WithCancel(ctx)
 }
 
-// errStatementTimeout is the cause of a call's end by statement_timeout.
-var errStatementTimeout = pgerr.New(pgerr.QueryCanceled, "canceling statement due to statement timeout")
-
-// statementTimeout bounds one client call (a Query message, with all its
-// statements, or an Execute) by statement_timeout, as PostgreSQL does:
-// when it fires, the running statement is cancelled on the replicas as by
-// a cancel request, and timedOut gives the client PostgreSQL's error.
-func (s *Session) statementTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
-	if d := s.timeoutSetting("statement_timeout"); d > 0 {
-		return context.WithTimeoutCause(ctx, d, errStatementTimeout)
-	}
-	return ctx, func() {}
-}
-
-// timedOut turns the cancel error (57014) of a call statement_timeout
-// ended into PostgreSQL's "canceling statement due to statement timeout".
-func timedOut(ctx context.Context, err error) error {
-	if err == nil || context.Cause(ctx) != errStatementTimeout {
-		return err
-	}
-	if pe := pgerr.From(err); pe.Code == pgerr.QueryCanceled && pe.Message != errStatementTimeout.Message {
-		return pgerr.New(pgerr.QueryCanceled, "%s", errStatementTimeout.Message)
-	}
-	return err
-}
-
-// IdleInTransactionTimeout implements pgwire.IdleInTransactionTimeouter:
-// idle_in_transaction_session_timeout.
-func (s *Session) IdleInTransactionTimeout() time.Duration {
-	return s.timeoutSetting("idle_in_transaction_session_timeout")
-}
-
 // timeoutSetting is a setting in milliseconds as a duration, 0 when off.
 func (s *Session) timeoutSetting(name string) time.Duration {
 	v, _ := s.param(name)

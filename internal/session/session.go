@@ -366,7 +366,10 @@ func (s *Session) exec(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (
 	if autocommit {
 		exec = s.txn.ExecSingle
 	}
-	a, err := exec(ctx, st, args)
+	lctx, stopLockTimeout := s.lockTimeout(ctx, s.txn)
+	a, err := exec(lctx, st, args)
+	err = lockTimedOut(lctx, err)
+	stopLockTimeout()
 	if err != nil {
 		if autocommit {
 			s.endBlock(false)
