@@ -14,13 +14,17 @@ import (
 )
 
 // timeoutTargets returns the DSNs of shepherd (three SQLite replicas,
-// cbs) and of PostgreSQL 15, the oracle: each timeout test runs the same
+// cbs; MariaDB, PostgreSQL and SQLite, cbs) and of PostgreSQL 15, the
+// oracle: each timeout test runs the same
 // steps on both.
 func timeoutTargets(t *testing.T) map[string]string {
 	addr, _ := start(t, embedded(t))
+	// MariaDB primary: the waits are the engine's own row locks.
+	maddr, _ := start(t, realCluster(t, "cbs"))
 	return map[string]string{
-		"shepherd":      fmt.Sprintf("postgres://app@%s/app?sslmode=disable", addr),
-		"PostgreSQL 15": testenv.Postgres(t),
+		"shepherd":                  fmt.Sprintf("postgres://app@%s/app?sslmode=disable", addr),
+		"shepherd, MariaDB primary": fmt.Sprintf("postgres://app@%s/app?sslmode=disable", maddr),
+		"PostgreSQL 15":             testenv.Postgres(t),
 	}
 }
 
