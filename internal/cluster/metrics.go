@@ -34,9 +34,9 @@ func (d *decisionClock) note(decided int, now func() time.Time) {
 		d.at = append(d.at, t)
 	}
 	if len(d.at) > maxDecisionTimes {
-		// Halved rather than cut by one: a copy per decision would
+		// Cut to half rather than by one: a copy per decision would
 		// cost the commit path.
-		d.drop(len(d.at) / 2)
+		d.drop(len(d.at) - maxDecisionTimes/2)
 	}
 }
 
