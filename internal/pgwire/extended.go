@@ -108,6 +108,7 @@ func (c *conn) bind(ctx context.Context, m *pgproto3.Bind) error {
 	if err != nil {
 		return err
 	}
+	c.current = p.sql
 	if err := c.describeStatement(ctx, p); err != nil {
 		return err
 	}
