@@ -58,6 +58,9 @@ func scrape(t *testing.T, addr string) map[string]float64 {
 // an error a client gets is counted by SQLSTATE, and a replica taken out
 // changes state.
 func TestMetricsScrape(t *testing.T) {
+	if _, srv := start(t, embedded(t)); srv.MetricsAddr() != "" {
+		t.Fatalf("metrics served at %s without [metrics] listen", srv.MetricsAddr())
+	}
 	cfg := embedded(t)
 	cfg.Metrics.Listen = "127.0.0.1:0"
 	addr, srv := start(t, cfg)
@@ -296,6 +299,21 @@ func TestLogRefused(t *testing.T) {
 	refuse()
 	if !strings.Contains(buf.String(), "statement refused") || !strings.Contains(buf.String(), "INSERT INTO rf SELECT sum(f)") {
 		t.Errorf("with [log] refused, the refusal was not logged:\n%s", buf.String())
+	}
+
+	// Other errors are logged at debug: a reload to level debug shows them.
+	if _, err := c.Exec(context.Background(), "SELECT * FROM before_debug"); err == nil {
+		t.Fatal("a missing table was found")
+	}
+	next.Log.Level = "debug"
+	if err := srv.Reload(&next); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Exec(context.Background(), "SELECT * FROM after_debug"); err == nil {
+		t.Fatal("a missing table was found")
+	}
+	if out := buf.String(); strings.Contains(out, "before_debug") || !strings.Contains(out, "after_debug") {
+		t.Errorf("log level debug after the reload only: want after_debug logged, before_debug not:\n%s", out)
 	}
 }
 
