@@ -79,6 +79,7 @@ func TestRestartNeeded(t *testing.T) {
 	live.Log.Level, live.Log.Refused = "debug", true
 	live.CursorMemoryMB = 1
 	live.Replicas[1].Fault = Fault{WrongAnswerRate: 0.5, Seed: 3}
+	live.Replicas[2].Fault = Fault{MisorderRate: 1} // the server refuses this one (not wrapped)
 	if k := RestartNeeded(old, live); k != "" {
 		t.Errorf("live changes: RestartNeeded = %q, want none", k)
 	}
@@ -91,8 +92,7 @@ func TestRestartNeeded(t *testing.T) {
 		{"data_dir", func(c *Config) { c.DataDir = "elsewhere" }},
 		{"primary_timeout", func(c *Config) { c.PrimaryTimeout = "9s" }},
 		{"replicas[2].name", func(c *Config) { c.Replicas[2].Name = "z" }},
-		{"replicas[0].fault", func(c *Config) { c.Replicas[0].Fault.MisorderRate = 1 }},
-		{"replicas[1].fault", func(c *Config) { c.Replicas[1].Fault = Fault{} }},
+		{"replicas[1].fault.isolation", func(c *Config) { c.Replicas[1].Fault.Isolation = "read-committed" }},
 		{"digest_rows", func(c *Config) { n := 3; c.DigestRows = &n }},
 		{"log.format", func(c *Config) { c.Log.Format = "json" }},
 	} {

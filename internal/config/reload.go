@@ -8,9 +8,10 @@ import (
 )
 
 // Live lists the keys a reload (SIGHUP) changes while shepherd runs; a
-// change to any other key needs a restart. replicas[].fault is live for
-// a replica that had a fault table at start (its engine is wrapped then),
-// except fault.isolation, which is the engine's own.
+// change to any other key needs a restart. replicas[].fault is live
+// except fault.isolation, which is the engine's own; the server also
+// refuses faults for a replica that injected none at start (its engine
+// is wrapped to inject them only then).
 var Live = []string{"users", "repair", "log.level", "log.refused", "cursor_memory_mb", "replicas[].fault"}
 
 // RestartNeeded returns the first key, by its path in the file
@@ -20,9 +21,7 @@ var Live = []string{"users", "repair", "log.level", "log.refused", "cursor_memor
 // reload that cannot apply a change refuses it rather than ignore it.
 func RestartNeeded(old, new *Config) string {
 	a, b := restartPart(old), restartPart(new)
-	d := diff(reflect.ValueOf(a).Elem(), reflect.ValueOf(b).Elem(), "")
-	// The marker restartPart leaves: faults turned on or off entirely.
-	return strings.TrimSuffix(d, ".fault.seed") + map[bool]string{true: ".fault"}[strings.HasSuffix(d, ".fault.seed")]
+	return diff(reflect.ValueOf(a).Elem(), reflect.ValueOf(b).Elem(), "")
 }
 
 // restartPart returns a copy of c with the live keys cleared.
@@ -34,14 +33,7 @@ func restartPart(c *Config) *Config {
 	x.CursorMemoryMB = 0
 	x.Replicas = slices.Clone(c.Replicas)
 	for i := range x.Replicas {
-		iso := x.Replicas[i].Fault.Isolation
-		active := x.Replicas[i].Fault.Active()
-		// Whether it injects anything decides whether its engine is
-		// wrapped: turning faults on or off entirely needs a restart.
-		x.Replicas[i].Fault = Fault{Isolation: iso}
-		if active {
-			x.Replicas[i].Fault.Seed = 1 // a marker: "wrapped"
-		}
+		x.Replicas[i].Fault = Fault{Isolation: x.Replicas[i].Fault.Isolation}
 	}
 	return &x
 }

@@ -214,6 +214,14 @@ func (s *Server) Reload(cfg *config.Config) error {
 		s.metrics.Reload("refused")
 		return &config.Error{Field: key, Msg: "changed, but takes effect only at a restart: the configuration in force is kept (change it back, or restart)"}
 	}
+	for i, r := range cfg.Replicas {
+		if r.Fault.Active() && !s.cfg.Replicas[i].Fault.Active() {
+			// Its engine was not wrapped at start (openReplica).
+			s.metrics.Reload("refused")
+			return &config.Error{Field: fmt.Sprintf("replicas[%d].fault", i),
+				Msg: "faults for a replica that injected none at start take effect only at a restart: the configuration in force is kept"}
+		}
+	}
 	if err := Check(cfg); err != nil {
 		s.metrics.Reload("error")
 		return err

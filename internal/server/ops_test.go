@@ -336,3 +336,50 @@ func (b *lockedBuffer) String() string {
 }
 
 var _ io.Writer = (*lockedBuffer)(nil)
+
+// TestReloadFaults: a reload changes a replica's injected faults live
+// (here, off: its answers stop losing votes); faults for a replica that
+// injected none at start are refused, naming it.
+func TestReloadFaults(t *testing.T) {
+	cfg := embedded(t)
+	cfg.Mode = "serial"
+	cfg.Replicas[2].Fault = config.Fault{WrongAnswerRate: 1, Seed: 1}
+	addr, srv := start(t, cfg)
+	c := connect(t, addr, "app")
+	mustExec(t, c, "CREATE TABLE rfl (id int PRIMARY KEY)")
+	mustExec(t, c, "INSERT INTO rfl VALUES (1)")
+	lost := func() int64 {
+		t.Helper()
+		for _, r := range srv.Cluster().Replicas() {
+			if r.Name == "lite3" {
+				return r.Mismatches
+			}
+		}
+		t.Fatal("no replica lite3")
+		return 0
+	}
+	assertCount(t, c, "SELECT count(*) FROM rfl", 1)
+	before := lost()
+	if before == 0 {
+		t.Fatal("the faulty replica lost no vote")
+	}
+	next := *cfg
+	next.Replicas = append([]config.Replica(nil), cfg.Replicas...)
+	next.Replicas[2].Fault = config.Fault{}
+	if err := srv.Reload(&next); err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		assertCount(t, c, "SELECT count(*) FROM rfl", 1)
+	}
+	if after := lost(); after != before {
+		t.Errorf("faults off by reload: lite3 lost %d more votes", after-before)
+	}
+	on := next
+	on.Replicas = append([]config.Replica(nil), next.Replicas...)
+	on.Replicas[0].Fault = config.Fault{MisorderRate: 1}
+	var ce *config.Error
+	if err := srv.Reload(&on); !errors.As(err, &ce) || ce.Field != "replicas[0].fault" {
+		t.Errorf("faults for a replica without any at start: reload said %v, want a refusal naming replicas[0].fault", err)
+	}
+}
