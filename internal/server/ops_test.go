@@ -17,6 +17,7 @@ import (
 
 	"github.com/shepherd-db/shepherd/internal/config"
 	"github.com/shepherd-db/shepherd/internal/driver"
+	"github.com/shepherd-db/shepherd/internal/repair"
 )
 
 // scrape reads the metrics endpoint over HTTP and returns each sample's
@@ -381,5 +382,36 @@ func TestReloadFaults(t *testing.T) {
 	var ce *config.Error
 	if err := srv.Reload(&on); !errors.As(err, &ce) || ce.Field != "replicas[0].fault" {
 		t.Errorf("faults for a replica without any at start: reload said %v, want a refusal naming replicas[0].fault", err)
+	}
+}
+
+// TestMetricsRepairFindings: a row changed behind shepherd's back on one
+// replica and repaired is counted for that replica.
+func TestMetricsRepairFindings(t *testing.T) {
+	cfg := embedded(t)
+	cfg.Metrics.Listen = "127.0.0.1:0"
+	cfg.Repair.Mode = "off"
+	addr, srv := start(t, cfg)
+	c := connect(t, addr, "app")
+	mustExec(t, c, "CREATE TABLE rp (id int PRIMARY KEY, v text)")
+	mustExec(t, c, "INSERT INTO rp VALUES (1, 'a'), (2, 'b')")
+	if err := srv.Cluster().Idle(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	onReplica(t, cfg, "lite2", "UPDATE rp SET v = 'z' WHERE id = 2")
+	rep, err := srv.Repair().Run(context.Background(), repair.Options{Repair: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Findings) != 1 {
+		t.Fatalf("findings: %+v, want one", rep.Findings)
+	}
+	got := scrape(t, srv.MetricsAddr())
+	if got[`shepherd_repair_findings_total{outcome="repaired",replica="lite2"}`] != 1 ||
+		got[`shepherd_repair_findings_total{outcome="repaired",replica="lite1"}`] != 0 ||
+		got[`shepherd_repair_passes_total`] != 1 {
+		t.Errorf("repair metrics: lite2 repaired %v, lite1 repaired %v, passes %v; want 1, 0, 1",
+			got[`shepherd_repair_findings_total{outcome="repaired",replica="lite2"}`],
+			got[`shepherd_repair_findings_total{outcome="repaired",replica="lite1"}`], got[`shepherd_repair_passes_total`])
 	}
 }
