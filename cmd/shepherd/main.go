@@ -186,7 +186,9 @@ func reload(srv *server.Server, path, listen, dataDir string, log *slog.Logger) 
 		}
 		err = cfg.Check(driver.Names())
 	}
-	if err == nil {
+	if err != nil {
+		srv.ReloadFailed()
+	} else {
 		err = srv.Reload(cfg)
 	}
 	if err != nil {

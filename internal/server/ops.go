@@ -260,6 +260,10 @@ func (s *Server) Reload(cfg *config.Config) error {
 	return nil
 }
 
+// ReloadFailed counts a reload whose file did not load or check
+// (shepherd_config_reloads_total{result="error"}).
+func (s *Server) ReloadFailed() { s.metrics.Reload("error") }
+
 // setFaults gives a fault-injecting engine its replica's fault table
 // from cfg (by replica name).
 func (s *Server) setFaults(e any, cfg *config.Config) {
