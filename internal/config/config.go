@@ -60,6 +60,13 @@ type Config struct {
 	// together (shepherd runs a cursor's query at DECLARE and keeps its
 	// answer). 0 or unset means DefaultCursorMemoryMB.
 	CursorMemoryMB int `toml:"cursor_memory_mb"`
+	// MaxConnections caps the client connections served at once
+	// (access.go); 0 or unset means DefaultMaxConnections.
+	MaxConnections int `toml:"max_connections"`
+	// ReservedConnections of them are kept for admin users (access.go).
+	ReservedConnections *int `toml:"reserved_connections"`
+	// TLS is TLS to clients (access.go).
+	TLS TLS `toml:"tls"`
 	// Repair is the background compare-and-repair of the replicas.
 	Repair Repair `toml:"repair"`
 	// Metrics and Log are the [metrics] and [log] tables (ops.go).
@@ -116,6 +123,8 @@ func (c *Config) RepairRate() int {
 type User struct {
 	Name     string `toml:"name"`
 	Password string `toml:"password"`
+	// Admin lets the user open the admin console (database shepherd).
+	Admin bool `toml:"admin"`
 }
 
 // Replica is one database behind shepherd.
@@ -374,6 +383,9 @@ func (c *Config) Check(knownDrivers []string) error {
 			return fieldErr(f, "user %q listed twice", u.Name)
 		}
 		users[u.Name] = true
+	}
+	if err := c.checkAccess(); err != nil {
+		return err
 	}
 	if len(c.Replicas) == 0 {
 		return fieldErr("replicas", "at least one [[replicas]] entry is needed")

@@ -231,6 +231,7 @@ func (s *Server) Reload(cfg *config.Config) error {
 		users[u.Name] = u.Password
 	}
 	s.front.SetUsers(users)
+	s.front.SetConnectionLimits(cfg.Connections(), cfg.Reserved())
 	s.shared.SetCursorMemory(cfg.CursorMemory())
 	for _, e := range s.engines {
 		s.setFaults(e, cfg)

@@ -75,6 +75,10 @@ func open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Server, e
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return nil, &config.Error{Field: "data_dir", Msg: err.Error()}
 	}
+	tlsConfig, err := cfg.TLS.Config()
+	if err != nil {
+		return nil, err
+	}
 	s := &Server{cfg: cfg, log: log, shared: session.NewShared()}
 	s.live.Store(cfg)
 	s.metrics = metrics.New(s.snapshot)
@@ -198,7 +202,9 @@ func open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Server, e
 	for _, u := range cfg.Users {
 		users[u.Name] = u.Password
 	}
-	s.front = &pgwire.Server{Handler: handler{s}, Users: users, Logger: log, ServerVersion: session.ServerVersion, OnError: s.onError}
+	s.front = &pgwire.Server{Handler: handler{s}, Users: users, Logger: log, ServerVersion: session.ServerVersion,
+		TLS: tlsConfig, RequireTLS: cfg.TLS.RequireTLS(), MaxConnections: cfg.Connections(),
+		ReservedConnections: cfg.Reserved(), Reserved: s.isAdmin, OnError: s.onError}
 	return s, nil
 }
 
