@@ -176,9 +176,11 @@ func (s *Session) Close(ctx context.Context) {
 }
 
 // Query implements pgwire.Session.
-func (s *Session) Query(ctx context.Context, sql string, emit func(*answer.Answer) error) error {
+func (s *Session) Query(ctx context.Context, sql string, emit func(*answer.Answer) error) (err error) {
 	ctx = s.cancellable(ctx)
 	defer s.endCall()
+	ctx, stop := s.statementTimeout(ctx)
+	defer func() { err = timedOut(ctx, err); stop() }()
 	sts, err := s.parseWaiting(ctx, sql)
 	var texts []string
 	if err != nil || ddlBefore(sts) {
@@ -368,7 +370,10 @@ func (s *Session) exec(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (
 	if autocommit {
 		exec = s.txn.ExecSingle
 	}
-	a, err := exec(ctx, st, args)
+	lctx, stopLockTimeout := s.lockTimeout(ctx, s.txn)
+	a, err := exec(lctx, st, args)
+	err = lockTimedOut(lctx, err)
+	stopLockTimeout()
 	if err != nil {
 		if autocommit {
 			s.endBlock(false)
