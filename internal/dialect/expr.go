@@ -282,6 +282,18 @@ func (w *writer) subLink(s *pg_query.SubLink) {
 		w.selectStmt(sub, false)
 		w.str(")")
 	case pg_query.SubLinkType_EXPR_SUBLINK:
+		if w.lite() && sub.Op == pg_query.SetOperation_SETOP_NONE && len(sub.TargetList) == 1 &&
+			len(sub.FromClause) > 0 && sub.LimitCount == nil && sub.LimitOffset == nil && len(sub.DistinctClause) == 0 {
+			// SQLite answers the first of several rows, PostgreSQL fails
+			// (21000): the value goes through singleFunction with the
+			// subquery's row count, counted by a window over its rows
+			// (after its grouping; a LIMIT or DISTINCT would come after
+			// the window, so such subqueries are left as they are).
+			if w.single == nil {
+				w.single = map[*pg_query.Node]bool{}
+			}
+			w.single[sub.TargetList[0].GetResTarget().GetVal()] = true
+		}
 		w.str("(")
 		w.selectStmt(sub, false)
 		w.str(")")

@@ -212,6 +212,10 @@ func (w *writer) target(n *pg_query.Node) {
 		w.str("CASE WHEN 1 = 0 THEN 9223372036854775807 ELSE ")
 		w.expr(rt.Val)
 		w.str(" END")
+	} else if w.single[rt.Val] {
+		w.str(singleFunction + "(")
+		w.expr(rt.Val)
+		w.str(", count(*) OVER ())")
 	} else {
 		w.expr(rt.Val)
 	}
@@ -220,6 +224,10 @@ func (w *writer) target(n *pg_query.Node) {
 		w.ident(rt.Name)
 	}
 }
+
+// singleFunction is the SQLite function that fails a scalar subquery of
+// several rows as PostgreSQL does (sqlite.SingleFunction).
+const singleFunction = "shepherd_single"
 
 // fromItem writes one FROM-list item.
 func (w *writer) fromItem(n *pg_query.Node) {
