@@ -54,12 +54,15 @@ func (w *writer) funcCall(fc *pg_query.FuncCall) {
 	if fc.FuncVariadic {
 		w.refuse("VARIADIC arguments")
 	}
-	if len(fc.AggOrder) > 0 && name != "string_agg" {
+	if len(fc.AggOrder) > 0 && name != "string_agg" && name != "array_agg" {
 		w.refuse("ORDER BY inside %s()", name)
 	}
 	n := len(fc.Args)
 	if n == 1 && (name == "min" || name == "max" || name == "sum" || name == "avg") && w.typeOf(fc.Args[0]) == "interval" {
 		w.refuse("%s() of intervals (the replicas hold them as text)", name)
+	}
+	if n == 1 && (name == "min" || name == "max") && schema.IsArray(w.typeOf(fc.Args[0])) {
+		w.refuse("%s() of arrays (the replicas hold them as text, which does not sort as the array)", name)
 	}
 	switch {
 	case name == "now" || name == "random" || name == "gen_random_uuid" || name == "clock_timestamp" ||
@@ -204,7 +207,7 @@ func (w *writer) special(name string, fc *pg_query.FuncCall) {
 	a := fc.Args
 	n := len(a)
 	arg := func(i int) { w.expr(a[i]) }
-	if w.stringFunc(name, fc) {
+	if w.stringFunc(name, fc) || w.arrayFunc(name, fc) {
 		return
 	}
 	switch {

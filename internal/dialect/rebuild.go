@@ -420,7 +420,11 @@ func (w *writer) tableDefinition(name string, cols []schema.Column, cons []schem
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString(q(c.Name) + " pg_catalog." + c.Type)
+		if schema.IsArray(c.Type) {
+			b.WriteString(q(c.Name) + " pg_catalog." + schema.ArrayElement(c.Type) + "[]")
+		} else {
+			b.WriteString(q(c.Name) + " pg_catalog." + c.Type)
+		}
 		if len(c.Mods) > 0 {
 			m := make([]string, len(c.Mods))
 			for j, v := range c.Mods {

@@ -61,32 +61,57 @@ type conn struct {
 	// idleNext is set by a ReadyForQuery with status 'I': the wait for
 	// the next message is idle.
 	idleNext bool
+
+	// info is the startup's (user, database), and current the text of
+	// the statement the client's latest query, Parse or Execute carried:
+	// what Server.OnError is told an error is about.
+	info    StartupInfo
+	current string
+	// idleTxDeadline is set while a read deadline bounds the wait for the
+	// next message in a transaction (IdleInTransactionTimeouter).
+	idleTxDeadline bool
+	// tls is set once the connection speaks through TLS (nc is then the
+	// *tls.Conn).
+	tls bool
+	// releaseSlot gives back the connection's slot of MaxConnections;
+	// nil until it holds one.
+	releaseSlot func()
 }
 
 func newConn(s *Server, nc net.Conn) *conn {
-	rd := &framingReader{r: nc}
-	bw := bufio.NewWriterSize(nc, writeBufferBytes)
-	be := pgproto3.NewBackend(rd, bw)
-	be.SetMaxBodyLen(s.maxMessageBytes())
-	return &conn{
+	c := &conn{
 		srv:        s,
-		nc:         nc,
 		log:        s.logger().With("remote", nc.RemoteAddr().String()),
-		rd:         rd,
-		bw:         bw,
-		be:         be,
 		statements: make(map[string]*prepared),
 		portals:    make(map[string]*portal),
 	}
+	c.useTransport(nc)
+	return c
+}
+
+// useTransport makes nc the connection's transport: the raw socket, or
+// the TLS connection over it once negotiated (nothing is buffered then).
+func (c *conn) useTransport(nc net.Conn) {
+	c.nc = nc
+	c.rd = &framingReader{r: nc}
+	c.bw = bufio.NewWriterSize(nc, writeBufferBytes)
+	c.be = pgproto3.NewBackend(c.rd, c.bw)
+	c.be.SetMaxBodyLen(c.srv.maxMessageBytes())
 }
 
 // run takes the connection through startup, authentication and the message
 // loop. The Session, once opened, is closed exactly once on the way out.
 func (c *conn) run(ctx context.Context) error {
+	defer func() {
+		if c.releaseSlot != nil {
+			c.releaseSlot()
+		}
+	}()
 	info, err := c.startup(ctx)
 	if err != nil {
 		return c.fail(err)
 	}
+	c.info = info
 	sess, err := c.srv.Handler.NewSession(ctx, info)
 	if err != nil {
 		return c.fail(pgerr.From(err).Fatal())
@@ -151,7 +176,7 @@ func (c *conn) closeSession(ctx context.Context) {
 // fail sends err as an ErrorResponse if the client can still hear it, and
 // returns it for the caller to end the connection with.
 func (c *conn) fail(err error) error {
-	if isQuietEnd(err) {
+	if isQuietEnd(err) || errors.Is(err, errTLSHandshake) {
 		return err
 	}
 	c.sendError(err)
@@ -196,6 +221,9 @@ func (c *conn) sendError(err error) {
 	sev := pe.Severity
 	if sev == "" {
 		sev = pgerr.SeverityError
+	}
+	if c.srv.OnError != nil {
+		c.srv.OnError(ErrorEvent{User: c.info.User, Database: c.info.Database, Remote: c.nc.RemoteAddr(), SQL: c.current, Err: pe})
 	}
 	c.send(&pgproto3.ErrorResponse{
 		Severity:            sev,

@@ -45,7 +45,8 @@ type Column struct {
 	Name string `json:"name"`
 	// Type is PostgreSQL's internal name of the declared type: int2, int4,
 	// int8, numeric, float4, float8, bool, text, varchar, bpchar, bytea,
-	// date, time, timestamp, timestamptz, uuid, json, jsonb.
+	// date, time, timestamp, timestamptz, uuid, json, jsonb; or an array
+	// type, "_" and its element type's name ("_text", arrays.go).
 	Type string `json:"type"`
 	// Mods are the type modifiers: varchar/char length, numeric
 	// precision and scale.

@@ -786,7 +786,7 @@ func (t *typer) rangeFunction(rf *pg_query.RangeFunction) scopeItem {
 	if rf.Alias != nil {
 		item.alias = rf.Alias.Aliasname
 	}
-	if len(rf.Functions) != 1 || rf.Ordinality || len(rf.Coldeflist) > 0 {
+	if len(rf.Functions) != 1 || len(rf.Coldeflist) > 0 {
 		return item
 	}
 	parts := rf.Functions[0].GetList().GetItems()
@@ -794,6 +794,9 @@ func (t *typer) rangeFunction(rf *pg_query.RangeFunction) scopeItem {
 		return item
 	}
 	fc := parts[0].GetFuncCall()
+	if fc != nil && schema.FuncName(fc) == "unnest" {
+		return t.unnestItem(rf, fc, item)
+	}
 	if fc == nil || schema.FuncName(fc) != "generate_series" || len(fc.Args) < 2 {
 		return item
 	}
@@ -802,7 +805,7 @@ func (t *typer) rangeFunction(rf *pg_query.RangeFunction) scopeItem {
 		args = append(args, t.typeOf(a))
 	}
 	ct := commonType(args)
-	if category(ct.name) != 'N' {
+	if category(ct.name) != 'N' || rf.Ordinality {
 		return item
 	}
 	ct.mods = nil
@@ -960,6 +963,8 @@ func (t *typer) typeOf(n *pg_query.Node) pgType {
 		return typ("int4")
 	case n.GetFuncCall() != nil:
 		return t.funcType(n.GetFuncCall())
+	case n.GetAArrayExpr() != nil:
+		return t.arrayExprType(n.GetAArrayExpr())
 	}
 	return pgType{}
 }
@@ -1168,6 +1173,9 @@ func (t *typer) funcType(fc *pg_query.FuncCall) pgType {
 	arg := pgType{}
 	if len(args) > 0 {
 		arg = pgType{name: args[0].name}
+	}
+	if p, ok := arrayFuncType(name, args); ok {
+		return p
 	}
 	a := arg.name
 	num := category(a) == 'N'
