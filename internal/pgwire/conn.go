@@ -63,6 +63,15 @@ type conn struct {
 	// idleNext is set by a ReadyForQuery with status 'I': the wait for
 	// the next message is idle.
 	idleNext bool
+
+	// info is the startup's (user, database), and current the text of
+	// the statement the client's latest query, Parse or Execute carried:
+	// what Server.OnError is told an error is about.
+	info    StartupInfo
+	current string
+	// idleTxDeadline is set while a read deadline bounds the wait for the
+	// next message in a transaction (IdleInTransactionTimeouter).
+	idleTxDeadline bool
 	// tls is set once the connection speaks through TLS (nc is then the
 	// *tls.Conn).
 	tls bool
@@ -123,6 +132,7 @@ func (c *conn) run(ctx context.Context) error {
 	if err != nil {
 		return c.fail(err)
 	}
+	c.info = info
 	sess, err := c.srv.Handler.NewSession(ctx, info)
 	if err != nil {
 		return c.fail(pgerr.From(err).Fatal())
@@ -232,6 +242,9 @@ func (c *conn) sendError(err error) {
 	sev := pe.Severity
 	if sev == "" {
 		sev = pgerr.SeverityError
+	}
+	if c.srv.OnError != nil {
+		c.srv.OnError(ErrorEvent{User: c.info.User, Database: c.info.Database, Remote: c.nc.RemoteAddr(), SQL: c.current, Err: pe})
 	}
 	c.send(&pgproto3.ErrorResponse{
 		Severity:            sev,

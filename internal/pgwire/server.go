@@ -50,6 +50,11 @@ type Server struct {
 	// Logger receives connection-level events; nil means slog.Default().
 	Logger *slog.Logger
 
+	// OnError, when set, is told of every error sent to a client (to log
+	// and count them). It is called on the connection's goroutine and
+	// must not block.
+	OnError func(ErrorEvent)
+
 	// MaxMessageBytes caps the body of one client message; a longer one
 	// ends the connection with 08P01. 0 means DefaultMaxMessageBytes.
 	MaxMessageBytes int
@@ -104,6 +109,9 @@ type Server struct {
 		sessions map[uint32]cancelTarget
 		// creds caches SCRAM credentials per configured user.
 		creds map[string]scram.StoredCredentials
+		// users, once SetUsers was called, replaces Users.
+		users    map[string]string
+		usersSet bool
 		// mockSecret salts the fake credentials of unknown users, so that
 		// the same unknown name always sees the same salt.
 		mockSecret []byte
@@ -144,6 +152,43 @@ func (s *Server) writeTimeout() time.Duration {
 		return 0
 	}
 	return d
+}
+
+// SetUsers replaces Users while the server runs (a configuration
+// reload): connections authenticate against users from now on; sessions
+// already open are left as they are, as PostgreSQL leaves them when a
+// password changes.
+func (s *Server) SetUsers(users map[string]string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.mu.users, s.mu.usersSet = users, true
+	s.mu.creds = nil // derived from the old passwords
+}
+
+// users returns the users authentication follows.
+func (s *Server) users() map[string]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.usersLocked()
+}
+
+func (s *Server) usersLocked() map[string]string {
+	if s.mu.usersSet {
+		return s.mu.users
+	}
+	return s.Users
+}
+
+// ErrorEvent is an error sent to a client (Server.OnError).
+type ErrorEvent struct {
+	// User and Database are the startup's ("" before it ends).
+	User, Database string
+	Remote         net.Addr
+	// SQL is the text of the statement the error is about, as far as the
+	// front knows it: the latest simple query, Parse or Execute ("" for
+	// an error before any, or of the protocol).
+	SQL string
+	Err *pgerr.Error
 }
 
 // SetConnectionLimits changes MaxConnections and ReservedConnections of a

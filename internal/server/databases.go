@@ -122,6 +122,10 @@ func Open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Server, e
 	if err != nil {
 		return nil, err
 	}
+	if err := s.listenMetrics(); err != nil {
+		s.closeAll()
+		return nil, err
+	}
 	dbs := &databases{top: s, file: filepath.Join(cfg.DataDir, "databases.json"), open: map[string]*database{}, left: make(chan struct{})}
 	if err := dbs.load(ctx); err != nil {
 		dbs.closeAll()
@@ -218,7 +222,11 @@ func (s *Server) newSession(info pgwire.StartupInfo) (pgwire.Session, error) {
 // admin in the configuration, or anyone when no user is configured (then
 // only loopback clients get in at all).
 func (s *Server) isAdmin(user string) bool {
-	names, everyone := s.cfg.Admins()
+	cfg := s.cfg
+	if live := s.live.Load(); live != nil {
+		cfg = live // admin flags change with a reload, as passwords do
+	}
+	names, everyone := cfg.Admins()
 	return everyone || names[user]
 }
 

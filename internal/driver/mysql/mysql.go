@@ -194,6 +194,10 @@ func (e *Engine) Connect(ctx context.Context) (driver.Conn, error) {
 		// allows): the SQL writer lets a numeric division through only
 		// where PostgreSQL's result is rounded to a stated scale.
 		"SET SESSION div_precision_increment = 30",
+		// GROUP_CONCAT (string_agg, array_agg) cuts its text at 1 MB
+		// by default, with only a warning; 1 GB is the most MariaDB takes
+		// (the packet limit bounds an answer before that).
+		"SET SESSION group_concat_max_len = 1073741824",
 	}
 	for _, stmt := range setup {
 		if err := c.run(ctx, stmt); err != nil {
