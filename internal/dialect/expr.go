@@ -108,7 +108,11 @@ func (w *writer) expr(n *pg_query.Node) {
 	case n.GetCollateClause() != nil:
 		w.refuse("COLLATE")
 	case n.GetAArrayExpr() != nil:
-		w.refuse("arrays")
+		t := w.constructorType(n.GetAArrayExpr())
+		if t == "" {
+			w.refuse("ARRAY[...] of values whose type shepherd cannot tell (cast it, e.g. ARRAY[...]::text[])")
+		}
+		w.literal(w.arrayConstructor(n.GetAArrayExpr(), t))
 	case n.GetAIndirection() != nil:
 		w.refuse("subscripts and field selection")
 	default:
@@ -209,6 +213,9 @@ func (w *writer) boolExpr(b *pg_query.BoolExpr) {
 // are folded pairwise with explicit NULL handling.
 func (w *writer) minMax(m *pg_query.MinMaxExpr) {
 	greatest := m.Op == pg_query.MinMaxOp_IS_GREATEST
+	if schema.IsArray(w.commonType(m.Args)) {
+		w.refuse("GREATEST and LEAST of arrays (the replicas hold them as text)")
+	}
 	fn := "LEAST"
 	if greatest {
 		fn = "GREATEST"
@@ -278,6 +285,18 @@ func (w *writer) subLink(s *pg_query.SubLink) {
 		w.selectStmt(sub, false)
 		w.str(")")
 	case pg_query.SubLinkType_EXPR_SUBLINK:
+		if w.lite() && sub.Op == pg_query.SetOperation_SETOP_NONE && len(sub.TargetList) == 1 &&
+			len(sub.FromClause) > 0 && sub.LimitCount == nil && sub.LimitOffset == nil && len(sub.DistinctClause) == 0 {
+			// SQLite answers the first of several rows, PostgreSQL fails
+			// (21000): the value goes through singleFunction with the
+			// subquery's row count, counted by a window over its rows
+			// (after its grouping; a LIMIT or DISTINCT would come after
+			// the window, so such subqueries are left as they are).
+			if w.single == nil {
+				w.single = map[*pg_query.Node]bool{}
+			}
+			w.single[sub.TargetList[0].GetResTarget().GetVal()] = true
+		}
 		w.str("(")
 		w.selectStmt(sub, false)
 		w.str(")")
@@ -332,6 +351,9 @@ func (w *writer) aExpr(e *pg_query.A_Expr) {
 	case pg_query.A_Expr_Kind_AEXPR_OP:
 		w.operator(op, e.Lexpr, e.Rexpr)
 	case pg_query.A_Expr_Kind_AEXPR_DISTINCT, pg_query.A_Expr_Kind_AEXPR_NOT_DISTINCT:
+		if !w.pg() && (w.typeOf(e.Lexpr) == "jsonb" || w.typeOf(e.Rexpr) == "jsonb") {
+			w.refuse("IS [NOT] DISTINCT FROM on jsonb")
+		}
 		not := e.Kind == pg_query.A_Expr_Kind_AEXPR_NOT_DISTINCT
 		w.str("(")
 		if w.my() {
@@ -366,7 +388,13 @@ func (w *writer) aExpr(e *pg_query.A_Expr) {
 	case pg_query.A_Expr_Kind_AEXPR_LIKE, pg_query.A_Expr_Kind_AEXPR_ILIKE:
 		w.like(op, e.Lexpr, e.Rexpr)
 	case pg_query.A_Expr_Kind_AEXPR_BETWEEN, pg_query.A_Expr_Kind_AEXPR_NOT_BETWEEN:
+		if !w.pg() && w.typeOf(e.Lexpr) == "jsonb" {
+			w.refuse("BETWEEN on jsonb")
+		}
 		bounds := e.Rexpr.GetList().Items
+		if schema.IsArray(w.typeOf(e.Lexpr)) {
+			w.refuse("BETWEEN on arrays (the replicas hold them as text)")
+		}
 		w.str("(")
 		w.expr(e.Lexpr)
 		if e.Kind == pg_query.A_Expr_Kind_AEXPR_NOT_BETWEEN {
@@ -385,6 +413,27 @@ func (w *writer) aExpr(e *pg_query.A_Expr) {
 // in writes x IN (a, b) and row-value (x, y) IN ((1, 2), (3, 4)), which
 // SQLite takes only as IN (VALUES ...).
 func (w *writer) in(op string, l *pg_query.Node, items []*pg_query.Node) {
+	if !w.pg() && w.typeOf(l) == "jsonb" {
+		// Compared as jsonb compares (jsonbCompare), not as the text
+		// the engines hold: x = a OR x = b.
+		if op == "<>" {
+			w.str("(NOT ")
+		}
+		w.repeated(l, len(items), func() {
+			w.str("(")
+			for i, n := range items {
+				if i > 0 {
+					w.str(" OR ")
+				}
+				w.jsonbCompare("=", l, n, "jsonb", w.typeOf(n))
+			}
+			w.str(")")
+		})
+		if op == "<>" {
+			w.str(")")
+		}
+		return
+	}
 	w.str("(")
 	w.expr(l)
 	if op == "<>" {
@@ -473,12 +522,22 @@ func (w *writer) operator(op string, l, r *pg_query.Node) {
 		w.refuse("prefix operator %s", op)
 	}
 	lt, rt := w.typeOf(l), w.typeOf(r)
+	if w.arrayOp(op, l, r, lt, rt) {
+		return
+	}
 	if isJSONOp(op) {
 		w.jsonOp(op, l, r, lt, rt)
 		return
 	}
 	if w.temporalOp(op, l, r, lt, rt) {
 		return
+	}
+	if (lt == "jsonb" || rt == "jsonb") && !w.pg() {
+		switch op {
+		case "=", "<>", "<", ">", "<=", ">=":
+			w.jsonbCompare(op, l, r, lt, rt)
+			return
+		}
 	}
 	switch op {
 	case "=", "<>", "<", ">", "<=", ">=":
@@ -786,6 +845,10 @@ func (w *writer) paramType(n int, t string) {
 // text), and a parameter gets t's family as its hint (see Arg: untyped
 // text for a bytea is decoded as PostgreSQL would).
 func (w *writer) typed(n *pg_query.Node, t string) {
+	if schema.IsArray(t) {
+		w.arrayValue(n, t)
+		return
+	}
 	if p := n.GetParamRef(); p != nil && t != "" {
 		w.paramType(int(p.Number), t)
 		switch f := Family(t); f {

@@ -133,6 +133,9 @@ type writer struct {
 	// widen are the result columns of recursive queries' first members
 	// that MariaDB must be made to type as BIGINT (see widenAnchor).
 	widen map[*pg_query.Node]bool
+	// single are the result expressions of scalar subqueries SQLite must
+	// check return at most one row (see subLink).
+	single map[*pg_query.Node]bool
 	// derivedTables are the columns of the derived tables the writer
 	// introduces, by alias (see fullJoin).
 	derivedTables map[string]*schema.Table

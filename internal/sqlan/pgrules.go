@@ -1061,6 +1061,9 @@ func (s *Stmt) CheckArgs(args []driver.Arg) error {
 	if err := CheckArgs(args); err != nil {
 		return err
 	}
+	if err := s.canonicalArrayArgs(args); err != nil {
+		return err
+	}
 	if err := checkLimits(s.limitParams, args); err != nil {
 		return err
 	}
