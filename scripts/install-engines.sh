@@ -22,5 +22,11 @@ export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 # policy-rc.d keeps the packages from starting system services: tests run
 # their own servers on free ports.
-printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d
+# It is removed again however the install ends, unless it was there before
+# (the host's own), so the test command leaves the host's services as it
+# found them.
+if [ ! -e /usr/sbin/policy-rc.d ]; then
+	trap 'rm -f /usr/sbin/policy-rc.d' EXIT
+	printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d
+fi
 apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null

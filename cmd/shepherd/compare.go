@@ -24,7 +24,7 @@ func compareCmd(name string, args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	cfgPath := fs.String("config", "", "configuration file of the running shepherd; none: the embedded default")
 	table := fs.String("table", "", "compare only this table")
-	user := fs.String("user", "", "user to log in as (default: the config's first user, else shepherd)")
+	user := fs.String("user", "", "user to log in as (default: the config's first admin user, else shepherd)")
 	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
 		if fs.NArg() > 0 {
 			fmt.Fprintf(stderr, "%s: unexpected argument %q\n", name, fs.Arg(0))
@@ -42,7 +42,15 @@ func compareCmd(name string, args []string, stdout, stderr io.Writer) int {
 	}
 	login := admin.Login{Addr: cfg.Listen, User: "shepherd"}
 	if len(cfg.Users) > 0 {
-		login.User, login.Password = cfg.Users[0].Name, cfg.Users[0].Password
+		// The admin console lets in the users marked admin only.
+		u := cfg.Users[0]
+		for _, a := range cfg.Users {
+			if a.Admin {
+				u = a
+				break
+			}
+		}
+		login.User, login.Password = u.Name, u.Password
 	}
 	if *user != "" {
 		login.User, login.Password = *user, ""

@@ -97,7 +97,6 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	var cfg *config.Config
 	if *cfgPath == "" {
 		cfg = config.Embedded()
@@ -119,6 +118,8 @@ func serve(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
+	logging := server.NewLogging(stderr, cfg)
+	log := logging.Logger
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	srv, err := server.Open(ctx, cfg, log)
@@ -126,6 +127,20 @@ func serve(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
+	srv.SetLogging(logging)
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+				reload(srv, *cfgPath, *listen, *dataDir, log)
+			}
+		}
+	}()
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		fmt.Fprintln(stderr, &config.Error{Field: "listen", Msg: err.Error()})
@@ -141,9 +156,48 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "shepherd %s listening on %s, mode %s, f=%d, replicas %s (%s)\n",
 		version, ln.Addr(), cfg.Mode, cfg.F, strings.Join(names, ", "), what)
+	if addr := srv.MetricsAddr(); addr != "" {
+		log.Info("metrics endpoint listening", "addr", "http://"+addr+"/metrics")
+	}
 	if err := srv.Serve(ctx, ln); err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintln(stderr, "shepherd:", err)
 		return 1
 	}
 	return 0
+}
+
+// reload reads the configuration file again (SIGHUP) and applies what may
+// change while shepherd runs (server.Reload); the command line's
+// overrides stay. A file that does not load, or changes a key that needs
+// a restart, is logged with the key at fault, and the configuration in
+// force is kept.
+func reload(srv *server.Server, path, listen, dataDir string, log *slog.Logger) {
+	if path == "" {
+		log.Warn("SIGHUP: no configuration file to reload (serving the embedded default)")
+		return
+	}
+	cfg, err := config.Load(path, driver.Names())
+	if err == nil {
+		if listen != "" {
+			cfg.Listen = listen
+		}
+		if dataDir != "" {
+			cfg.DataDir = dataDir
+		}
+		err = cfg.Check(driver.Names())
+	}
+	if err != nil {
+		srv.ReloadFailed()
+	} else {
+		err = srv.Reload(cfg)
+	}
+	if err != nil {
+		key := ""
+		var ce *config.Error
+		if errors.As(err, &ce) {
+			key = ce.Field
+		}
+		log.Error("configuration reload refused: the configuration in force is kept", "file", path, "key", key, "err", err)
+		return
+	}
 }

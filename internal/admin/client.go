@@ -16,9 +16,11 @@ type Login struct {
 	Password string
 }
 
-// URL returns the connection string of the admin console.
+// URL returns the connection string of the admin console. It asks for TLS
+// and goes on in the clear when the server offers none (sslmode=prefer):
+// a server with [tls] require refuses the clear.
 func (l Login) URL() string {
-	u := url.URL{Scheme: "postgres", Host: l.Addr, Path: "/" + Database, RawQuery: "sslmode=disable"}
+	u := url.URL{Scheme: "postgres", Host: l.Addr, Path: "/" + Database, RawQuery: "sslmode=prefer"}
 	if host, port, err := net.SplitHostPort(l.Addr); err == nil && (host == "" || host == "0.0.0.0" || host == "::") {
 		u.Host = net.JoinHostPort("127.0.0.1", port)
 	}

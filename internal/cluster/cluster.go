@@ -21,6 +21,7 @@ import (
 	"github.com/shepherd-db/shepherd/internal/coord"
 	"github.com/shepherd-db/shepherd/internal/driver"
 	"github.com/shepherd-db/shepherd/internal/errform"
+	"github.com/shepherd-db/shepherd/internal/metrics"
 	"github.com/shepherd-db/shepherd/internal/pgerr"
 	"github.com/shepherd-db/shepherd/internal/replica"
 	"github.com/shepherd-db/shepherd/internal/sqlan"
@@ -85,6 +86,8 @@ type Options struct {
 	// MaxTxnBytes bounds, with WAL, the writes a transaction holds until
 	// its end (see Txn.hold); 0 means wal.MaxRecordBytes.
 	MaxTxnBytes int
+	// Metrics observes statement and commit latencies; nil: none.
+	Metrics *metrics.Metrics
 }
 
 // DefaultTick is Options.Tick when left 0.
@@ -112,6 +115,13 @@ type Cluster struct {
 	durable  durable
 	probing  probing
 	intents  intents
+
+	// viewChanges counts NewPrimary actions (the views' history may be
+	// bounded; this is not).
+	viewChanges atomic.Int64
+	// decisions times the decided transactions, for the replicas' lag
+	// in seconds (metrics.go); c.mu.
+	decisions decisionClock
 	// cancelHandled, set by tests only, is called once the cancel of an
 	// operation was passed on to the replicas (see Txn.submit).
 	cancelHandled func(coord.Op)
@@ -142,6 +152,7 @@ type replicaStatus struct {
 	mismatches atomic.Int64
 	reruns     atomic.Int64
 	digested   atomic.Int64
+	commits    atomic.Int64
 	down       atomic.Bool
 	suspect    atomic.Bool
 	// failure, when set, says why the replica cannot come back by itself
@@ -366,9 +377,9 @@ type Txn struct {
 	answers     map[coord.Op][]replica.Result
 }
 
-// numDialects bounds driver.Dialect values (1 to 3), for arrays indexed
+// numDialects bounds driver.Dialect values (1 to 4), for arrays indexed
 // by dialect.
-const numDialects = 4
+const numDialects = 5
 
 type stmtCall struct {
 	st   *sqlan.Stmt
@@ -420,7 +431,9 @@ func (t *Txn) Exec(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (*ans
 	}
 	op := coord.Op{Txn: t.id, Kind: coord.OpStmt, Seq: t.seq}
 	t.seq++
+	start := time.Now()
 	a, err := t.submit(ctx, op, call)
+	t.c.opts.Metrics.Statement(time.Since(start), err)
 	if err != nil {
 		// The answer chosen may be an engine's error in its own words;
 		// the client gets PostgreSQL's (the vote compared SQLSTATEs).
@@ -527,12 +540,15 @@ func (t *Txn) Commit(ctx context.Context) error {
 		return pgerr.New(pgerr.InternalError, "transaction already ended")
 	}
 	t.done = true
+	start := time.Now()
 	if t.c.opts.Mode == coord.Serial {
 		if err := t.serialCommit(); err != nil {
+			t.c.opts.Metrics.Commit(time.Since(start), err)
 			return err
 		}
 	}
 	_, err := t.submit(ctx, coord.Op{Txn: t.id, Kind: coord.OpCommit}, stmtCall{})
+	t.c.opts.Metrics.Commit(time.Since(start), err)
 	return err
 }
 
@@ -786,6 +802,7 @@ func (c *Cluster) onResult(r replica.Result) {
 		t.results(r)
 		if r.Op.Kind == coord.OpCommit && r.Err == nil {
 			t.commits++
+			c.status[r.R].commits.Add(1)
 		}
 	}
 	c.mu.core.Step(coord.Answered{R: r.R, Op: r.Op, Try: r.Try, V: r.Vote})
@@ -859,6 +876,7 @@ func (c *Cluster) applyLocked() {
 				"replica", c.managers[a.R].Name(), "why", a.Why)
 		case coord.NewPrimary:
 			c.primary.Store(int32(a.R))
+			c.viewChanges.Add(1)
 			c.views.add(View{Number: a.View, Primary: c.managers[a.R].Name(), Since: time.Now(), Why: c.views.lastDown})
 			c.log.Warn("new primary", "replica", c.managers[a.R].Name(), "view", a.View)
 		case coord.Surveyed:
@@ -889,6 +907,7 @@ func (c *Cluster) applyLocked() {
 			}
 		}
 	}
+	c.decisions.note(c.mu.core.Decided(), time.Now)
 }
 
 func (c *Cluster) sendLocked(a coord.Send) {

@@ -97,14 +97,24 @@ type views struct {
 	lastDown string
 }
 
+// MaxViews bounds the history of views kept for SHOW VIEW: a primary
+// that keeps failing (a flapping engine over weeks) must not grow
+// shepherd's memory without end. The oldest views are forgotten first;
+// their numbers tell how many were.
+const MaxViews = 1000
+
 func (v *views) add(x View) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
+	if len(v.list) >= MaxViews {
+		// Copy rather than reslice, so the dropped views' memory goes.
+		v.list = append(make([]View, 0, MaxViews), v.list[len(v.list)-MaxViews+1:]...)
+	}
 	v.list = append(v.list, x)
 }
 
-// Views returns the views so far, oldest first (empty in modes without a
-// primary).
+// Views returns the views so far, oldest first, at most MaxViews of them
+// (empty in modes without a primary).
 func (c *Cluster) Views() []View {
 	c.views.mu.Lock()
 	defer c.views.mu.Unlock()

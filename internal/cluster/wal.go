@@ -15,10 +15,14 @@ import (
 )
 
 // logQueue hands the records the coordinator asked to log to the one
-// goroutine that waits for them to be durable, in barrier order. It is
-// unbounded, so that queueing under c.mu never waits; it is bounded in
-// effect by the core, which decides nothing more once told the log
-// failed.
+// goroutine that waits for them to be durable, in barrier order. It has
+// no cap of its own, so that queueing under c.mu never waits; its bound
+// is the clients' back-pressure: an item is a transaction deciding to
+// commit, whose session waits for the COMMIT's answer (after the record
+// is durable) before it sends anything more, so the queue holds at most
+// one item per session (max_connections, plus the admin console's
+// surveys), each at most the log's MaxRecordBytes. Once the log failed,
+// the core decides nothing more.
 type logQueue struct {
 	mu    sync.Mutex
 	items []logItem

@@ -60,8 +60,23 @@ type Config struct {
 	// together (shepherd runs a cursor's query at DECLARE and keeps its
 	// answer). 0 or unset means DefaultCursorMemoryMB.
 	CursorMemoryMB int `toml:"cursor_memory_mb"`
+	// MaxConnections caps the client connections served at once
+	// (access.go); 0 or unset means DefaultMaxConnections.
+	MaxConnections int `toml:"max_connections"`
+	// ReservedConnections of them are kept for admin users (access.go).
+	ReservedConnections *int `toml:"reserved_connections"`
+	// ClientWriteTimeout bounds one write to a client that makes no
+	// progress (a client that never reads its answers would otherwise
+	// hold its transaction, locks and answer forever): a duration of at
+	// least 1s, or "off"; unset means 5m (pgwire.DefaultWriteTimeout).
+	ClientWriteTimeout string `toml:"client_write_timeout"`
+	// TLS is TLS to clients (access.go).
+	TLS TLS `toml:"tls"`
 	// Repair is the background compare-and-repair of the replicas.
-	Repair   Repair    `toml:"repair"`
+	Repair Repair `toml:"repair"`
+	// Metrics and Log are the [metrics] and [log] tables (ops.go).
+	Metrics  Metrics   `toml:"metrics"`
+	Log      Log       `toml:"log"`
 	Users    []User    `toml:"users"`
 	Replicas []Replica `toml:"replicas"`
 }
@@ -113,6 +128,8 @@ func (c *Config) RepairRate() int {
 type User struct {
 	Name     string `toml:"name"`
 	Password string `toml:"password"`
+	// Admin lets the user open the admin console (database shepherd).
+	Admin bool `toml:"admin"`
 }
 
 // Replica is one database behind shepherd.
@@ -151,6 +168,12 @@ type Fault struct {
 	// "read-uncommitted" to make it block too little (the HRDB paper's
 	// Figure 5). "" keeps the driver's SERIALIZABLE.
 	Isolation string `toml:"isolation"`
+}
+
+// Active reports whether f injects any fault (as fault.Config.Active):
+// only then is the replica's engine wrapped to inject them.
+func (f Fault) Active() bool {
+	return f.WrongAnswerRate > 0 || f.WrongCountRate > 0 || (f.StallRate > 0 && f.StallMS > 0) || f.MisorderRate > 0
 }
 
 // Schedules are the values replicas[].schedule accepts.
@@ -298,6 +321,23 @@ func (c *Config) OpTimeoutDuration() (time.Duration, error) {
 	return d, nil
 }
 
+// ClientWriteTimeoutDuration returns ClientWriteTimeout as
+// pgwire.Server.WriteTimeout takes it: 0 for the default, negative for
+// none.
+func (c *Config) ClientWriteTimeoutDuration() (time.Duration, error) {
+	switch c.ClientWriteTimeout {
+	case "":
+		return 0, nil
+	case "off":
+		return -1, nil
+	}
+	d, err := time.ParseDuration(c.ClientWriteTimeout)
+	if err != nil || d < time.Second {
+		return 0, fieldErr("client_write_timeout", "%q is not a duration of at least 1s (or \"off\")", c.ClientWriteTimeout)
+	}
+	return d, nil
+}
+
 // CursorMemory returns CursorMemoryMB in bytes, with its default applied.
 func (c *Config) CursorMemory() int64 {
 	if c.CursorMemoryMB <= 0 {
@@ -334,7 +374,13 @@ func (c *Config) Check(knownDrivers []string) error {
 	if _, _, err := c.Probes(); err != nil {
 		return err
 	}
+	if _, err := c.ClientWriteTimeoutDuration(); err != nil {
+		return err
+	}
 	if _, err := c.OpTimeoutDuration(); err != nil {
+		return err
+	}
+	if err := c.checkOps(); err != nil {
 		return err
 	}
 	if !slices.Contains(RepairModes, c.Repair.Mode) {
@@ -362,6 +408,9 @@ func (c *Config) Check(knownDrivers []string) error {
 			return fieldErr(f, "user %q listed twice", u.Name)
 		}
 		users[u.Name] = true
+	}
+	if err := c.checkAccess(); err != nil {
+		return err
 	}
 	if len(c.Replicas) == 0 {
 		return fieldErr("replicas", "at least one [[replicas]] entry is needed")
@@ -433,19 +482,46 @@ func (f Fault) check(p, driverName string) error {
 	return nil
 }
 
-// Embedded returns the configuration used when no file is given: three
-// embedded SQLite replicas from two independent builds of the engine,
-// f = 1, the default mode (cbs), trust for any user on loopback.
+// Embedded returns the configuration used when no file is given:
+// EmbeddedReplicas, f = 1, the default mode (cbs), trust for any user
+// on loopback.
 func Embedded() *Config {
+	return EmbeddedWith(EmbeddedReplicas())
+}
+
+// EmbeddedWith is Embedded with other replicas (EmbeddedSQLite,
+// EmbeddedDiverse).
+func EmbeddedWith(replicas []Replica) *Config {
 	return &Config{
-		Listen:  DefaultListen,
-		DataDir: DefaultDataDir,
-		Mode:    DefaultMode,
-		F:       1,
-		Replicas: []Replica{
-			{Name: "lite1", Driver: "sqlite", DSN: "lite1.db"},
-			{Name: "lite2", Driver: "sqlite-cgo", DSN: "lite2.db"},
-			{Name: "lite3", Driver: "sqlite", DSN: "lite3.db"},
-		},
+		Listen:   DefaultListen,
+		DataDir:  DefaultDataDir,
+		Mode:     DefaultMode,
+		F:        1,
+		Replicas: replicas,
+	}
+}
+
+// EmbeddedReplicas returns the replicas of the embedded default.
+func EmbeddedReplicas() []Replica { return EmbeddedSQLite() }
+
+// EmbeddedSQLite returns three embedded SQLite replicas from two builds
+// of the engine (modernc's Go translation and the C source through cgo).
+// A logic bug of SQLite itself hits all three.
+func EmbeddedSQLite() []Replica {
+	return []Replica{
+		{Name: "lite1", Driver: "sqlite", DSN: "lite1.db"},
+		{Name: "lite2", Driver: "sqlite-cgo", DSN: "lite2.db"},
+		{Name: "lite3", Driver: "sqlite", DSN: "lite3.db"},
+	}
+}
+
+// EmbeddedDiverse returns two embedded SQLite replicas (the two builds)
+// and a DuckDB one, an engine written independently of SQLite: a logic
+// bug of one engine is out-voted by the other.
+func EmbeddedDiverse() []Replica {
+	return []Replica{
+		{Name: "lite1", Driver: "sqlite", DSN: "lite1.db"},
+		{Name: "lite2", Driver: "sqlite-cgo", DSN: "lite2.db"},
+		{Name: "duck", Driver: "duckdb", DSN: "duck.duckdb"},
 	}
 }

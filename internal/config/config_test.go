@@ -3,6 +3,7 @@ package config
 import (
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -100,6 +101,7 @@ func TestBad(t *testing.T) {
 		"probe_interval":                      strings.Replace(good, "f = 1", "f = 1\nprobe_interval = \"often\"", 1),
 		"probe_timeout":                       strings.Replace(good, "f = 1", "f = 1\nprobe_timeout = \"1ms\"", 1),
 		"op_timeout":                          strings.Replace(good, "f = 1", "f = 1\nop_timeout = \"10ms\"", 1),
+		"client_write_timeout":                strings.Replace(good, "f = 1", "f = 1\nclient_write_timeout = \"soon\"", 1),
 		"repair.every":                        good + "\n[repair]\nevery = \"soon\"\n",
 		"repair.rate":                         good + "\n[repair]\nrate = -1\n",
 		"cursor_memory_mb":                    strings.Replace(good, "f = 1", "f = 1\ncursor_memory_mb = -5", 1),
@@ -191,5 +193,23 @@ func TestCursorMemory(t *testing.T) {
 	}
 	if got := c.CursorMemory(); got != 3<<20 {
 		t.Errorf("3 MiB: %d", got)
+	}
+}
+
+// TestEmbeddedReplicaLists: the embedded default is the three SQLite
+// replicas; the diverse list swaps the third for DuckDB and checks.
+func TestEmbeddedReplicaLists(t *testing.T) {
+	if got := Embedded().Replicas; !slices.Equal(got, EmbeddedSQLite()) {
+		t.Errorf("embedded default replicas %v, want EmbeddedSQLite %v", got, EmbeddedSQLite())
+	}
+	diverse := EmbeddedWith(EmbeddedDiverse())
+	if err := diverse.Check(append(drivers, "duckdb")); err != nil {
+		t.Errorf("diverse embedded: %v", err)
+	}
+	if err := diverse.Check(drivers); err == nil {
+		t.Error("diverse embedded checked without a duckdb driver registered")
+	}
+	if d := diverse.Replicas[2].Driver; d != "duckdb" {
+		t.Errorf("third diverse replica's driver %q, want duckdb", d)
 	}
 }

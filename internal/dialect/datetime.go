@@ -188,7 +188,7 @@ func (w *writer) textSortKey(key *pg_query.Node, targets []*pg_query.Node) {
 			}
 		}
 	}
-	if t := w.typeOf(key); t == "interval" || t == "jsonb" {
+	if t := w.typeOf(key); t == "interval" || t == "jsonb" || schema.IsArray(t) {
 		w.refuse("ORDER BY a value of type %s (the replicas hold it as text)", t)
 	}
 }

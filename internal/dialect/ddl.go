@@ -87,6 +87,10 @@ func (w *writer) ddlType(c schema.Column, keyed bool) {
 			}
 			w.str("JSON")
 		default:
+			if schema.IsArray(c.Type) {
+				w.arrayDDLType(c, keyed)
+				return
+			}
 			w.refuse("columns of type %s", c.Type)
 		}
 		return
@@ -148,6 +152,10 @@ func (w *writer) ddlType(c schema.Column, keyed bool) {
 	case "json", "jsonb":
 		w.str("JSONTEXT")
 	default:
+		if schema.IsArray(c.Type) {
+			w.arrayDDLType(c, keyed)
+			return
+		}
 		w.refuse("columns of type %s", c.Type)
 	}
 }

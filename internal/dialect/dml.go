@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -82,7 +83,7 @@ func (w *writer) insertStmt(ins *pg_query.InsertStmt) {
 				if i < len(types) {
 					c = types[i]
 				}
-				w.assigned(n, c)
+				w.stored(n, c)
 			}
 			w.str(")")
 		})
@@ -90,8 +91,9 @@ func (w *writer) insertStmt(ins *pg_query.InsertStmt) {
 		if oc != nil && w.lite() {
 			w.refuse("INSERT ... SELECT with ON CONFLICT")
 		}
+		w.checkArraySelect(sel, types)
 		w.str(" ")
-		if w.numericTargets(types) {
+		if w.numericTargets(types) || w.checkedTargets(types) && (len(ins.Cols) > 0 || !selectsStar(sel)) && len(sel.SortClause) == 0 {
 			w.roundedSelect(sel, types, len(ins.Cols))
 		} else {
 			w.selectStmt(sel, false)
@@ -187,7 +189,7 @@ func (w *writer) assignments(targets []*pg_query.Node, qualifier string) {
 		w.ident(rt.Name)
 		w.str(" = ")
 		c, _ := w.column([]string{rt.Name})
-		w.assigned(rt.Val, c)
+		w.stored(rt.Val, c)
 		assigned[rt.Name] = true
 	})
 }
@@ -250,6 +252,77 @@ func (w *writer) assigned(n *pg_query.Node, c *schema.Column) {
 	w.typed(n, c.Type)
 }
 
+// stored writes a value an INSERT's VALUES or an UPDATE's SET stores
+// into column c (nil: unknown), as assigned does, and on SQLite checks it
+// as PostgreSQL's assignment to the column does. (An INSERT ... SELECT's
+// values are not checked.)
+func (w *writer) stored(n *pg_query.Node, c *schema.Column) {
+	if c == nil || !w.lite() || n.GetSetToDefault() != nil {
+		w.assigned(n, c)
+		return
+	}
+	// SQLite stores any 64-bit integer in an INTEGER or SMALLINT
+	// column, a fraction there as a REAL, and any text in a VARCHAR(n)
+	// one; PostgreSQL rounds a numeric (half away from zero) or a float
+	// (half to even) stored into an integer column, and fails a value
+	// out of int4's or int2's range (22003) or longer than n (22001).
+	// A constant PostgreSQL's parser read as an int4, or a text no
+	// longer than n, needs no check.
+	k := n.GetAConst()
+	ival := func(lo, hi int32) bool {
+		return k != nil && (k.Isnull || k.GetIval() != nil && k.GetIval().Ival >= lo && k.GetIval().Ival <= hi)
+	}
+	check := ""
+	switch {
+	case c.Type == "int4" && !ival(-1<<31, 1<<31-1):
+		check = "shepherd_int4"
+	case c.Type == "int2" && !ival(-1<<15, 1<<15-1):
+		check = int2Function
+	case c.Type == "varchar" && len(c.Mods) == 1 &&
+		!(k != nil && (k.Isnull || k.GetSval() != nil && utf8.RuneCountInString(k.GetSval().Sval) <= int(c.Mods[0]))):
+		w.str(varcharFunction + "(")
+		w.typed(n, c.Type)
+		w.str(", " + strconv.Itoa(int(c.Mods[0])) + ")")
+		return
+	}
+	round := ""
+	// (A constant without a point or an exponent is an integer already:
+	// ROUND would take a large one through a double.)
+	if isInt(c.Type) && (k == nil || k.GetFval() != nil && strings.ContainsAny(k.GetFval().Fval, ".eE")) {
+		switch t := w.typeOf(n); {
+		case t == "numeric":
+			round = "ROUND"
+		case strings.HasPrefix(t, "float"):
+			round = roundEvenFunction
+		}
+	}
+	if check == "" && round == "" {
+		w.assigned(n, c)
+		return
+	}
+	if check != "" {
+		w.str(check + "(")
+	}
+	if round != "" {
+		w.str("CAST(" + round + "(")
+	}
+	w.typed(n, c.Type)
+	if round != "" {
+		w.str(") AS INTEGER)")
+	}
+	if check != "" {
+		w.str(")")
+	}
+}
+
+// int2Function is the SQLite function that stores a value as smallint
+// does (sqlite.Int2Function).
+const int2Function = "shepherd_int2"
+
+// varcharFunction is the SQLite function that stores a value as
+// varchar(n) does (sqlite.VarcharFunction).
+const varcharFunction = "shepherd_varchar"
+
 // numericFunction is the SQLite function that stores a value as
 // numeric(p,s) does (sqlite.NumericFunction): rounded half away from
 // zero, exactly, and failing with 22003 when too large.
@@ -274,6 +347,54 @@ func (w *writer) numericTargets(types []*schema.Column) bool {
 	}
 	for _, c := range types {
 		if c != nil && c.Type == "numeric" && len(c.Mods) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// checkedTargets reports whether an INSERT stores into a column whose
+// values SQLite must check as PostgreSQL does (see stored): int2, int4,
+// varchar(n). An INSERT ... SELECT * without a column list is not
+// checked (the columns of * are not known here), nor one whose SELECT
+// is ordered: the order of its rows is the order of their SERIAL keys
+// and RETURNING rows (SQLAlchemy's sentinel column), which shepherd
+// does not take through another query level for a check.
+func (w *writer) checkedTargets(types []*schema.Column) bool {
+	if !w.lite() {
+		return false
+	}
+	for _, c := range types {
+		if c != nil && storeCheck(c) != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// storeCheck is the SQLite function that checks a value stored into c
+// as PostgreSQL's assignment does, or "".
+func storeCheck(c *schema.Column) string {
+	switch {
+	case c.Type == "int4":
+		return "shepherd_int4"
+	case c.Type == "int2":
+		return int2Function
+	case c.Type == "varchar" && len(c.Mods) == 1:
+		return varcharFunction
+	}
+	return ""
+}
+
+// selectsStar reports whether the first SELECT of sel has a * in its
+// result list.
+func selectsStar(sel *pg_query.SelectStmt) bool {
+	first := sel
+	for first.Op != pg_query.SetOperation_SETOP_NONE && first.Larg != nil {
+		first = first.Larg
+	}
+	for _, t := range first.TargetList {
+		if rt := t.GetResTarget(); rt == nil || rt.Val.GetColumnRef() != nil && starRef(rt.Val.GetColumnRef()) {
 			return true
 		}
 	}
@@ -316,11 +437,23 @@ func (w *writer) roundedSelect(sel *pg_query.SelectStmt, types []*schema.Column,
 		if i > 0 {
 			w.str(", ")
 		}
-		if c := types[i]; c != nil && c.Type == "numeric" && len(c.Mods) > 0 {
+		c, check := types[i], ""
+		if c != nil {
+			check = storeCheck(c)
+		}
+		switch {
+		case c != nil && c.Type == "numeric" && len(c.Mods) > 0:
 			w.str(numericFunction + "(")
 			w.ident(col(i))
 			w.str(", " + numericMods(c.Mods) + ")")
-		} else {
+		case check != "":
+			w.str(check + "(")
+			w.ident(col(i))
+			if check == varcharFunction {
+				w.str(", " + strconv.Itoa(int(c.Mods[0])))
+			}
+			w.str(")")
+		default:
 			w.ident(col(i))
 		}
 	}
@@ -374,6 +507,11 @@ func (w *writer) updateStmt(u *pg_query.UpdateStmt) {
 	}
 	if len(u.ReturningList) > 0 && w.my() {
 		w.refuse("UPDATE ... RETURNING")
+	}
+	if len(u.ReturningList) > 0 && len(u.FromClause) > 0 && w.lite() {
+		// SQLite's RETURNING sees neither the FROM tables nor the
+		// target's alias (it failed with 42703 where PostgreSQL answers).
+		w.refuse("UPDATE ... FROM ... RETURNING")
 	}
 	w.pushTable(u.Relation, u.FromClause)
 	defer w.popScope()

@@ -1,6 +1,8 @@
 // Package dialect writes a statement that a client sent in PostgreSQL's
 // dialect, already parsed by PostgreSQL's own parser (pg_query), in the
-// dialect of another engine: MySQL/MariaDB or SQLite.
+// dialect of another engine: MySQL/MariaDB or SQLite. DuckDB, whose parser
+// is PostgreSQL's, gets PostgreSQL's own tree back, rewritten where DuckDB
+// reads it otherwise and checked against an allow-list (duckdb.go).
 //
 // The writer walks the parse tree and prints every node it knows in the
 // target's syntax. It knows a node only when it can print it with the

@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/shepherd-db/shepherd/internal/answer"
 	"github.com/shepherd-db/shepherd/internal/pgerr"
@@ -65,6 +66,7 @@ func (w *writer) expr(n *pg_query.Node) {
 		w.funcCall(n.GetFuncCall())
 	case n.GetCaseExpr() != nil:
 		ce := n.GetCaseExpr()
+		common := w.typeOf(n)
 		w.str("CASE")
 		if ce.Arg != nil {
 			w.str(" ")
@@ -75,16 +77,17 @@ func (w *writer) expr(n *pg_query.Node) {
 			w.str(" WHEN ")
 			w.expr(cw.Expr)
 			w.str(" THEN ")
-			w.expr(cw.Result)
+			w.asFloat(cw.Result, common)
 		}
 		if ce.Defresult != nil {
 			w.str(" ELSE ")
-			w.expr(ce.Defresult)
+			w.asFloat(ce.Defresult, common)
 		}
 		w.str(" END")
 	case n.GetCoalesceExpr() != nil:
+		common := w.commonType(n.GetCoalesceExpr().Args)
 		w.str("COALESCE(")
-		list(w, n.GetCoalesceExpr().Args, func(a *pg_query.Node) { w.expr(a) })
+		list(w, n.GetCoalesceExpr().Args, func(a *pg_query.Node) { w.asFloat(a, common) })
 		w.str(")")
 	case n.GetMinMaxExpr() != nil:
 		w.minMax(n.GetMinMaxExpr())
@@ -105,7 +108,11 @@ func (w *writer) expr(n *pg_query.Node) {
 	case n.GetCollateClause() != nil:
 		w.refuse("COLLATE")
 	case n.GetAArrayExpr() != nil:
-		w.refuse("arrays")
+		t := w.constructorType(n.GetAArrayExpr())
+		if t == "" {
+			w.refuse("ARRAY[...] of values whose type shepherd cannot tell (cast it, e.g. ARRAY[...]::text[])")
+		}
+		w.literal(w.arrayConstructor(n.GetAArrayExpr(), t))
 	case n.GetAIndirection() != nil:
 		w.refuse("subscripts and field selection")
 	default:
@@ -206,6 +213,9 @@ func (w *writer) boolExpr(b *pg_query.BoolExpr) {
 // are folded pairwise with explicit NULL handling.
 func (w *writer) minMax(m *pg_query.MinMaxExpr) {
 	greatest := m.Op == pg_query.MinMaxOp_IS_GREATEST
+	if schema.IsArray(w.commonType(m.Args)) {
+		w.refuse("GREATEST and LEAST of arrays (the replicas hold them as text)")
+	}
 	fn := "LEAST"
 	if greatest {
 		fn = "GREATEST"
@@ -275,6 +285,18 @@ func (w *writer) subLink(s *pg_query.SubLink) {
 		w.selectStmt(sub, false)
 		w.str(")")
 	case pg_query.SubLinkType_EXPR_SUBLINK:
+		if w.lite() && sub.Op == pg_query.SetOperation_SETOP_NONE && len(sub.TargetList) == 1 &&
+			len(sub.FromClause) > 0 && sub.LimitCount == nil && sub.LimitOffset == nil && len(sub.DistinctClause) == 0 {
+			// SQLite answers the first of several rows, PostgreSQL fails
+			// (21000): the value goes through singleFunction with the
+			// subquery's row count, counted by a window over its rows
+			// (after its grouping; a LIMIT or DISTINCT would come after
+			// the window, so such subqueries are left as they are).
+			if w.single == nil {
+				w.single = map[*pg_query.Node]bool{}
+			}
+			w.single[sub.TargetList[0].GetResTarget().GetVal()] = true
+		}
 		w.str("(")
 		w.selectStmt(sub, false)
 		w.str(")")
@@ -329,6 +351,9 @@ func (w *writer) aExpr(e *pg_query.A_Expr) {
 	case pg_query.A_Expr_Kind_AEXPR_OP:
 		w.operator(op, e.Lexpr, e.Rexpr)
 	case pg_query.A_Expr_Kind_AEXPR_DISTINCT, pg_query.A_Expr_Kind_AEXPR_NOT_DISTINCT:
+		if !w.pg() && (w.typeOf(e.Lexpr) == "jsonb" || w.typeOf(e.Rexpr) == "jsonb") {
+			w.refuse("IS [NOT] DISTINCT FROM on jsonb")
+		}
 		not := e.Kind == pg_query.A_Expr_Kind_AEXPR_NOT_DISTINCT
 		w.str("(")
 		if w.my() {
@@ -352,7 +377,7 @@ func (w *writer) aExpr(e *pg_query.A_Expr) {
 		w.str(")")
 	case pg_query.A_Expr_Kind_AEXPR_NULLIF:
 		w.str("NULLIF(")
-		w.expr(e.Lexpr)
+		w.asFloat(e.Lexpr, w.nullifType(e.Lexpr, e.Rexpr))
 		w.str(", ")
 		w.expr(e.Rexpr)
 		w.str(")")
@@ -363,7 +388,13 @@ func (w *writer) aExpr(e *pg_query.A_Expr) {
 	case pg_query.A_Expr_Kind_AEXPR_LIKE, pg_query.A_Expr_Kind_AEXPR_ILIKE:
 		w.like(op, e.Lexpr, e.Rexpr)
 	case pg_query.A_Expr_Kind_AEXPR_BETWEEN, pg_query.A_Expr_Kind_AEXPR_NOT_BETWEEN:
+		if !w.pg() && w.typeOf(e.Lexpr) == "jsonb" {
+			w.refuse("BETWEEN on jsonb")
+		}
 		bounds := e.Rexpr.GetList().Items
+		if schema.IsArray(w.typeOf(e.Lexpr)) {
+			w.refuse("BETWEEN on arrays (the replicas hold them as text)")
+		}
 		w.str("(")
 		w.expr(e.Lexpr)
 		if e.Kind == pg_query.A_Expr_Kind_AEXPR_NOT_BETWEEN {
@@ -382,6 +413,27 @@ func (w *writer) aExpr(e *pg_query.A_Expr) {
 // in writes x IN (a, b) and row-value (x, y) IN ((1, 2), (3, 4)), which
 // SQLite takes only as IN (VALUES ...).
 func (w *writer) in(op string, l *pg_query.Node, items []*pg_query.Node) {
+	if !w.pg() && w.typeOf(l) == "jsonb" {
+		// Compared as jsonb compares (jsonbCompare), not as the text
+		// the engines hold: x = a OR x = b.
+		if op == "<>" {
+			w.str("(NOT ")
+		}
+		w.repeated(l, len(items), func() {
+			w.str("(")
+			for i, n := range items {
+				if i > 0 {
+					w.str(" OR ")
+				}
+				w.jsonbCompare("=", l, n, "jsonb", w.typeOf(n))
+			}
+			w.str(")")
+		})
+		if op == "<>" {
+			w.str(")")
+		}
+		return
+	}
 	w.str("(")
 	w.expr(l)
 	if op == "<>" {
@@ -470,12 +522,22 @@ func (w *writer) operator(op string, l, r *pg_query.Node) {
 		w.refuse("prefix operator %s", op)
 	}
 	lt, rt := w.typeOf(l), w.typeOf(r)
+	if w.arrayOp(op, l, r, lt, rt) {
+		return
+	}
 	if isJSONOp(op) {
 		w.jsonOp(op, l, r, lt, rt)
 		return
 	}
 	if w.temporalOp(op, l, r, lt, rt) {
 		return
+	}
+	if (lt == "jsonb" || rt == "jsonb") && !w.pg() {
+		switch op {
+		case "=", "<>", "<", ">", "<=", ">=":
+			w.jsonbCompare(op, l, r, lt, rt)
+			return
+		}
 	}
 	switch op {
 	case "=", "<>", "<", ">", "<=", ">=":
@@ -506,7 +568,7 @@ func (w *writer) operator(op string, l, r *pg_query.Node) {
 		w.str("(")
 		w.expr(l)
 		w.str(" % ")
-		w.divisor(r)
+		w.divisor(l, r)
 		w.str(")")
 	default:
 		w.refuse("operator %s", op)
@@ -597,7 +659,7 @@ func (w *writer) divide(l, r *pg_query.Node, lt, rt string) {
 		w.str("(")
 		w.expr(l)
 		w.str(" " + op + " ")
-		w.divisor(r)
+		w.divisor(l, r)
 		w.str(")")
 	case isNumber(lt) && isNumber(rt) && (!isInt(lt) || !isInt(rt)):
 		if w.rounding == 0 && !strings.HasPrefix(lt, "float") && !strings.HasPrefix(rt, "float") {
@@ -615,46 +677,61 @@ func (w *writer) divide(l, r *pg_query.Node, lt, rt string) {
 			w.expr(l)
 		}
 		w.str(" / ")
-		w.divisor(r)
+		w.divisor(l, r)
 		w.str(")")
 	default:
 		w.refuse("division whose operand types shepherd cannot tell (add a cast, e.g. x::numeric / y)")
 	}
 }
 
-// divisor writes the right operand of /, % and mod(). PostgreSQL fails a
-// division by zero (22012); MariaDB and SQLite return NULL, so a divisor
+// divisor writes the right operand r of /, % and mod() of l. PostgreSQL
+// fails a division by zero (22012) unless l is NULL (its division is
+// strict: NULL / 0 is NULL); MariaDB and SQLite return NULL, so a divisor
 // that may be zero is checked: SQLite calls shepherd's function, which
 // fails on zero; MariaDB, which has no way to raise an error from an
 // expression at will, evaluates an unsigned overflow only when the
 // divisor is zero, an error its driver reports as 22012 (see
-// mysql.DivisionByZeroMark).
-func (w *writer) divisor(r *pg_query.Node) {
-	if c := r.GetAConst(); c != nil && !c.Isnull {
-		if v, ok := intConst(r); ok && v != 0 {
-			w.expr(r)
-			return
-		}
-		if c.GetFval() != nil && strings.Trim(c.GetFval().Fval, "0.-+") != "" {
-			w.expr(r)
-			return
-		}
-	}
-	if w.lite() {
-		w.str("shepherd_divisor(")
+// mysql.DivisionByZeroMark). A dividend that may be NULL is written once
+// more, in the check, when that keeps the text linear in the statement
+// (see repeatable); else NULL / 0 fails as x / 0 does.
+func (w *writer) divisor(l, r *pg_query.Node) {
+	if nonZeroConst(r) {
 		w.expr(r)
-		w.str(")")
 		return
 	}
-	w.repeated(r, 3, func() {
-		w.str("(CASE WHEN ")
+	nullable := !w.notNull(l, nil) && repeatable(l)
+	dividend := func() {
+		w.repeated(l, 2, func() { w.expr(l) })
+	}
+	if w.lite() {
+		if !nullable {
+			w.str("shepherd_divisor(")
+			w.expr(r)
+			w.str(")")
+			return
+		}
+		w.str(divisorIfFunction + "(")
 		w.expr(r)
-		w.str(" = 0 THEN 18446744073709551615 + (")
-		w.expr(r)
-		w.str(" + 22012) ELSE ")
-		w.expr(r)
-		w.str(" END)")
-	})
+		w.str(", ")
+		dividend()
+		w.str(" IS NOT NULL)")
+		return
+	}
+	// r appears three times.
+	divisor := func() { w.repeated(r, 3, func() { w.expr(r) }) }
+	w.str("(CASE WHEN ")
+	divisor()
+	w.str(" = 0")
+	if nullable {
+		w.str(" AND ")
+		dividend()
+		w.str(" IS NOT NULL")
+	}
+	w.str(" THEN 18446744073709551615 + (")
+	divisor()
+	w.str(" + 22012) ELSE ")
+	divisor()
+	w.str(" END)")
 }
 
 // maxCopies bounds how many times a piece of the statement may appear in
@@ -768,6 +845,10 @@ func (w *writer) paramType(n int, t string) {
 // text), and a parameter gets t's family as its hint (see Arg: untyped
 // text for a bytea is decoded as PostgreSQL would).
 func (w *writer) typed(n *pg_query.Node, t string) {
+	if schema.IsArray(t) {
+		w.arrayValue(n, t)
+		return
+	}
 	if p := n.GetParamRef(); p != nil && t != "" {
 		w.paramType(int(p.Number), t)
 		switch f := Family(t); f {
@@ -816,3 +897,60 @@ func isNumber(t string) bool  { return isInt(t) || t == "numeric" || t == "float
 func isTime(t string) bool    { return t == "date" || t == "timestamp" || t == "timestamptz" }
 func isJSON(t string) bool    { return t == "json" || t == "jsonb" }
 func isTextual(t string) bool { return schema.IsText(t) }
+
+// asFloat writes n, an argument of CASE, COALESCE or NULLIF whose result
+// PostgreSQL types as common, as a float when common is one and n is an
+// integer or numeric value: the engines give such a conditional the
+// type of the argument it returns, so that SQLite divided an integer 5
+// of COALESCE(5, real) by 2 as integers, and -NULLIF(0, real) was 0
+// where PostgreSQL's float is -0.
+func (w *writer) asFloat(n *pg_query.Node, common string) {
+	t := w.typeOf(n)
+	if w.pg() || !strings.HasPrefix(common, "float") || !isInt(t) && t != "numeric" {
+		w.expr(n)
+		return
+	}
+	w.str("CAST(")
+	w.expr(n)
+	if w.my() {
+		w.str(" AS DOUBLE)")
+	} else {
+		w.str(" AS REAL)")
+	}
+}
+
+// repeatable reports whether n may be written twice without the text
+// growing faster than the statement: it holds none of the constructs
+// that are themselves written more than once (divisions, %, mod(),
+// GREATEST and LEAST) and no subquery.
+func repeatable(n *pg_query.Node) bool {
+	ok := true
+	walk(n.ProtoReflect(), func(m protoreflect.Message) bool {
+		switch x := m.Interface().(type) {
+		case *pg_query.A_Expr:
+			if op := schema.OpName(x.Name); op == "/" || op == "%" {
+				ok = false
+			}
+		case *pg_query.FuncCall:
+			if schema.FuncName(x) == "mod" {
+				ok = false
+			}
+		case *pg_query.MinMaxExpr, *pg_query.SubLink:
+			ok = false
+		}
+		return ok
+	})
+	return ok
+}
+
+// nonZeroConst reports whether n is a number constant other than zero.
+func nonZeroConst(n *pg_query.Node) bool {
+	c := n.GetAConst()
+	if c == nil || c.Isnull {
+		return false
+	}
+	if v, ok := intConst(n); ok && v != 0 {
+		return true
+	}
+	return c.GetFval() != nil && strings.Trim(c.GetFval().Fval, "0.-+") != ""
+}

@@ -54,12 +54,15 @@ func (w *writer) funcCall(fc *pg_query.FuncCall) {
 	if fc.FuncVariadic {
 		w.refuse("VARIADIC arguments")
 	}
-	if len(fc.AggOrder) > 0 && name != "string_agg" {
+	if len(fc.AggOrder) > 0 && name != "string_agg" && name != "array_agg" {
 		w.refuse("ORDER BY inside %s()", name)
 	}
 	n := len(fc.Args)
 	if n == 1 && (name == "min" || name == "max" || name == "sum" || name == "avg") && w.typeOf(fc.Args[0]) == "interval" {
 		w.refuse("%s() of intervals (the replicas hold them as text)", name)
+	}
+	if n == 1 && (name == "min" || name == "max") && schema.IsArray(w.typeOf(fc.Args[0])) {
+		w.refuse("%s() of arrays (the replicas hold them as text, which does not sort as the array)", name)
 	}
 	switch {
 	case name == "now" || name == "random" || name == "gen_random_uuid" || name == "clock_timestamp" ||
@@ -77,7 +80,7 @@ func (w *writer) funcCall(fc *pg_query.FuncCall) {
 		// An ORDER BY item that is avg() itself sorts by the engine's
 		// average: the order is PostgreSQL's but for averages closer
 		// than the engine's digits tell apart.
-		w.refuse("avg() of integer or numeric values inside an expression, a condition, a window or a subquery (exact only as a result column, round(avg(x), n) or an ORDER BY item)")
+		w.refuse("avg() of integer or numeric values inside an expression, a condition, a window or a subquery (exact only as a result column, round(avg(x), n), avg(x) op a constant or an ORDER BY item)")
 	case name == "sum" && n == 1 && w.lite() && fc.Over == nil && w.typeOf(fc.Args[0]) == "int8":
 		// PostgreSQL sums bigints exactly (numeric); SQLite's SUM fails
 		// once a partial sum leaves the 64-bit range. shepherd_sum adds
@@ -204,7 +207,7 @@ func (w *writer) special(name string, fc *pg_query.FuncCall) {
 	a := fc.Args
 	n := len(a)
 	arg := func(i int) { w.expr(a[i]) }
-	if w.stringFunc(name, fc) {
+	if w.stringFunc(name, fc) || w.arrayFunc(name, fc) {
 		return
 	}
 	switch {
@@ -301,7 +304,7 @@ func (w *writer) special(name string, fc *pg_query.FuncCall) {
 		w.str("(")
 		w.expr(a[0])
 		w.str(" % ")
-		w.divisor(a[1])
+		w.divisor(a[0], a[1])
 		w.str(")")
 	case name == "trunc" && (n == 1 || n == 2):
 		if w.my() {
@@ -364,6 +367,14 @@ func (w *writer) special(name string, fc *pg_query.FuncCall) {
 		w.caseMap(name == "upper", a[0])
 	case name == "round" && (n == 1 || n == 2):
 		w.round(fc)
+	case n == 1 && (name == "stddev" || name == "stddev_samp" || name == "stddev_pop" ||
+		name == "variance" || name == "var_samp" || name == "var_pop"):
+		// sqlan asks for a result column of int2, int4 or narrow
+		// numeric values as
+		// count, sum and sum of squares and computes PostgreSQL's
+		// numeric itself; no engine writes its digits, and of floats
+		// the summation order shows in the last ones.
+		w.refuse("%s() other than of smallint, integer or numeric(p,s) (p <= 9) values as a result column (or round() of one) no ORDER BY names, without DISTINCT", name)
 	default:
 		if !w.temporalFunc(name, fc) {
 			w.refuse("function %s() with %d arguments", name, n)

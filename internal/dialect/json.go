@@ -19,6 +19,8 @@ const (
 	jsonPathFunction     = "shepherd_json_path"
 	jsonContainsFunction = "shepherd_jsonb_contains"
 	jsonExistsFunction   = "shepherd_jsonb_exists"
+	jsonEqualFunction    = "shepherd_jsonb_eq"
+	jsonCompareFunction  = "shepherd_jsonb_cmp"
 
 	jsonAsText = 1
 	jsonB      = 2
@@ -155,6 +157,256 @@ func (w *writer) jsonOp(op string, l, r *pg_query.Node, lt, rt string) {
 		}
 		w.refuse("operator ? (MariaDB's JSON_CONTAINS looks inside nested arrays)")
 	}
+}
+
+// jsonbCompare writes a comparison with a jsonb operand for SQLite and
+// MariaDB, which keep a document as the text the client wrote: compared
+// as text, '1.0' would differ from '1' and '{"a": 1}' from '{"a":1}'.
+// PostgreSQL compares jsonb values by structure (jsonb_eq): members
+// whatever their order, numbers by value, strings by their decoded
+// text. SQLite calls shepherd's function. MariaDB compares a constant
+// scalar by its JSON type and value, as @> does (myContains); anything
+// else through JSON_EQUALS, which orders members and compares numbers
+// by value too (it reads escapes in strings and duplicate keys of a
+// stored document otherwise: a PostgreSQL replica then outvotes it),
+// compared with 1: MariaDB 10.11 takes a bare JSON_EQUALS of NULL as
+// true in a WHERE.
+// The ordering operators are written by jsonbOrder.
+func (w *writer) jsonbCompare(op string, l, r *pg_query.Node, lt, rt string) {
+	if op != "=" && op != "<>" {
+		w.jsonbOrder(op, l, r, lt, rt)
+		return
+	}
+	if lt != "jsonb" {
+		l, r, lt, rt = r, l, rt, lt
+	}
+	c := r
+	if tc := r.GetTypeCast(); tc != nil && tc.Arg.GetAConst() != nil {
+		c = tc.Arg
+	}
+	text, constant := strConst(c)
+	if !constant && rt != "jsonb" {
+		w.refuse("operator %s on jsonb and %s", op, orUnknown(rt))
+	}
+	var v any
+	if constant {
+		d := json.NewDecoder(strings.NewReader(text))
+		d.UseNumber()
+		if err := d.Decode(&v); err != nil || d.More() {
+			w.fail("22P02", "invalid input syntax for type json")
+		}
+	}
+	if op == "<>" {
+		w.str("(NOT ")
+		defer w.str(")")
+	}
+	if w.lite() {
+		w.str(jsonEqualFunction + "(")
+		w.expr(l)
+		w.str(", ")
+		w.jsonOperand(r)
+		w.str(")")
+		return
+	}
+	if !constant {
+		w.str("(JSON_EQUALS(")
+		w.myJSONOperand(l)
+		w.str(", ")
+		w.expr(r)
+		w.str(") = 1)")
+		return
+	}
+	extract := func() { w.expr(l) }
+	is := func(types string, value func()) func() {
+		return func() {
+			w.str("WHEN JSON_TYPE(")
+			extract()
+			w.str(") IN (" + types + ") THEN ")
+			value()
+		}
+	}
+	unquoted := func(want string) func() {
+		return func() {
+			myText(w, func() {
+				w.str("JSON_UNQUOTE(")
+				extract()
+				w.str(")")
+			})
+			w.str(" = ")
+			w.literal(want)
+		}
+	}
+	var when func()
+	switch x := v.(type) {
+	case string:
+		when = is("'STRING'", unquoted(x))
+	case bool:
+		when = is("'BOOLEAN'", unquoted(strconv.FormatBool(x)))
+	case nil:
+		when = is("'NULL'", func() { w.str("TRUE") })
+	case json.Number:
+		if !plainNumber.MatchString(string(x)) || len(strings.Trim(string(x), "-.0")) > 30 {
+			w.refuse("jsonb = with number %s (MariaDB)", x)
+		}
+		when = is("'INTEGER', 'DOUBLE', 'DECIMAL'", func() {
+			w.str("CAST(JSON_UNQUOTE(")
+			extract()
+			w.str(") AS DECIMAL(65,30)) = " + string(x))
+		})
+	default:
+		w.str("(JSON_EQUALS(")
+		w.myJSONOperand(l)
+		w.str(", ")
+		w.myJSONOperand(r)
+		w.str(") = 1)")
+		return
+	}
+	w.repeated(l, 3, func() {
+		w.str("(CASE WHEN ")
+		extract()
+		w.str(" IS NULL THEN NULL ")
+		when()
+		w.str(" ELSE FALSE END)")
+	})
+}
+
+// jsonbOrder writes <, >, <= or >= between a jsonb value and a constant
+// scalar (Django's attrs__n__gt=1), as PostgreSQL's jsonb ordering
+// (compareJsonbContainers) has it: by kind first, object > array >
+// boolean > number > string > null, where a scalar is a one-element
+// array that sorts before any other array of one element or more and
+// after an empty one; then numbers by value, strings bytewise (the C
+// collation), false before true. SQLite calls shepherd's function;
+// MariaDB writes the rank of the value's JSON_TYPE and compares the
+// value itself when the ranks agree. Other operands are refused.
+func (w *writer) jsonbOrder(op string, l, r *pg_query.Node, lt, rt string) {
+	flip := map[string]string{"<": ">", ">": "<", "<=": ">=", ">=": "<="}
+	constOf := func(n *pg_query.Node) (string, bool) {
+		if tc := n.GetTypeCast(); tc != nil && tc.Arg.GetAConst() != nil {
+			n = tc.Arg
+		}
+		return strConst(n)
+	}
+	text, ok := constOf(r)
+	if !ok {
+		if text, ok = constOf(l); ok {
+			op, l, r, lt, rt = flip[op], r, l, rt, lt
+		}
+	}
+	if !ok || lt != "jsonb" {
+		w.refuse("operator %s on jsonb other than with a constant", op)
+	}
+	var v any
+	d := json.NewDecoder(strings.NewReader(text))
+	d.UseNumber()
+	if err := d.Decode(&v); err != nil || d.More() {
+		w.fail("22P02", "invalid input syntax for type json")
+	}
+	if w.lite() {
+		w.str("(" + jsonCompareFunction + "(")
+		w.expr(l)
+		w.str(", ")
+		w.literal(text)
+		w.str(") " + op + " 0)")
+		return
+	}
+	rank := 0
+	var value func()
+	unquoted := func() {
+		myText(w, func() {
+			w.str("JSON_UNQUOTE(")
+			w.expr(l)
+			w.str(")")
+		})
+	}
+	sign := func(a, b func()) func() {
+		return func() {
+			w.str("(CASE WHEN ")
+			a()
+			w.str(" < ")
+			b()
+			w.str(" THEN -1 WHEN ")
+			a()
+			w.str(" > ")
+			b()
+			w.str(" THEN 1 ELSE 0 END)")
+		}
+	}
+	switch x := v.(type) {
+	case nil:
+		value = func() { w.str("0") }
+	case string:
+		rank, value = 1, sign(unquoted, func() { w.literal(x) })
+	case json.Number:
+		if !plainNumber.MatchString(string(x)) || len(strings.Trim(string(x), "-.0")) > 30 {
+			w.refuse("jsonb %s with number %s (MariaDB)", op, x)
+		}
+		rank, value = 2, sign(func() {
+			w.str("CAST(JSON_UNQUOTE(")
+			w.expr(l)
+			w.str(") AS DECIMAL(65,30))")
+		}, func() { w.str(string(x)) })
+	case bool:
+		b := "0"
+		if x {
+			b = "1"
+		}
+		rank, value = 3, sign(func() {
+			w.str("(")
+			unquoted()
+			w.str(" = 'true')")
+		}, func() { w.str(b) })
+	default:
+		w.refuse("operator %s on jsonb with an object or array (MariaDB)", op)
+	}
+	rankOf := func() {
+		w.str("(CASE JSON_TYPE(")
+		w.expr(l)
+		w.str(") WHEN 'NULL' THEN 0 WHEN 'STRING' THEN 1 WHEN 'INTEGER' THEN 2 WHEN 'DOUBLE' THEN 2 WHEN 'DECIMAL' THEN 2" +
+			" WHEN 'BOOLEAN' THEN 3 WHEN 'ARRAY' THEN (CASE WHEN JSON_LENGTH(")
+		w.expr(l)
+		w.str(") = 0 THEN -1 ELSE 4 END) ELSE 5 END)")
+	}
+	w.repeated(l, 8, func() {
+		w.str("((CASE WHEN ")
+		w.expr(l)
+		w.str(" IS NULL THEN NULL WHEN ")
+		rankOf()
+		w.str(" <> " + strconv.Itoa(rank) + " THEN SIGN(")
+		rankOf()
+		w.str(" - " + strconv.Itoa(rank) + ") ELSE ")
+		value()
+		w.str(" END) " + op + " 0)")
+	})
+}
+
+// myJSONOperand writes an operand of MariaDB's JSON_EQUALS: a constant
+// document written again with its duplicate keys gone (the last kept, as
+// jsonb keeps it) and its strings without escapes JSON_EQUALS would
+// compare as written; anything else as it is.
+func (w *writer) myJSONOperand(n *pg_query.Node) {
+	c := n
+	if tc := n.GetTypeCast(); tc != nil && tc.Arg.GetAConst() != nil {
+		c = tc.Arg
+	}
+	text, ok := strConst(c)
+	if !ok {
+		w.expr(n)
+		return
+	}
+	var v any
+	d := json.NewDecoder(strings.NewReader(text))
+	d.UseNumber()
+	if err := d.Decode(&v); err != nil || d.More() {
+		w.fail("22P02", "invalid input syntax for type json")
+	}
+	var b strings.Builder
+	e := json.NewEncoder(&b)
+	e.SetEscapeHTML(false)
+	if err := e.Encode(v); err != nil || strings.ContainsAny(text, "\u2028\u2029") {
+		w.refuse("jsonb = with this constant (MariaDB)")
+	}
+	w.literal(strings.TrimSuffix(b.String(), "\n"))
 }
 
 // jsonOperand writes the right operand of @>: a json constant (cast or

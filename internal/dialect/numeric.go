@@ -129,7 +129,7 @@ func (w *writer) numericMod(x, y *pg_query.Node, xt, yt, what string) {
 		w.str("(")
 		w.expr(x)
 		w.str(" % ")
-		w.divisor(y)
+		w.divisor(x, y)
 		w.str(")")
 		return
 	}
@@ -146,13 +146,24 @@ func (w *writer) numericMod(x, y *pg_query.Node, xt, yt, what string) {
 	}
 	w.str("(CAST((")
 	scaled(x)
-	w.str(" % " + divisorFunction + "(")
-	scaled(y)
+	if nonZeroConst(y) || w.notNull(x, nil) || !repeatable(x) {
+		w.str(" % " + divisorFunction + "(")
+		scaled(y)
+	} else { // NULL % 0 is NULL (see divisor)
+		w.str(" % " + divisorIfFunction + "(")
+		scaled(y)
+		w.str(", ")
+		w.repeated(x, 2, func() { w.expr(x) })
+		w.str(" IS NOT NULL")
+	}
 	w.str(")) AS REAL) / " + pow10(scale) + ")")
 }
 
 // divisorFunction is sqlite.DivisorFunction.
 const divisorFunction = "shepherd_divisor"
+
+// divisorIfFunction is sqlite.DivisorIfFunction.
+const divisorIfFunction = "shepherd_divisor_if"
 
 // widenedReal writes x::double precision for x a constant cast to real
 // ('0.1'::real, 0.1::real), and reports whether it did: PostgreSQL rounds

@@ -212,6 +212,10 @@ func (w *writer) target(n *pg_query.Node) {
 		w.str("CASE WHEN 1 = 0 THEN 9223372036854775807 ELSE ")
 		w.expr(rt.Val)
 		w.str(" END")
+	} else if w.single[rt.Val] {
+		w.str(singleFunction + "(")
+		w.expr(rt.Val)
+		w.str(", count(*) OVER ())")
 	} else {
 		w.expr(rt.Val)
 	}
@@ -220,6 +224,10 @@ func (w *writer) target(n *pg_query.Node) {
 		w.ident(rt.Name)
 	}
 }
+
+// singleFunction is the SQLite function that fails a scalar subquery of
+// several rows as PostgreSQL does (sqlite.SingleFunction).
+const singleFunction = "shepherd_single"
 
 // fromItem writes one FROM-list item.
 func (w *writer) fromItem(n *pg_query.Node) {
@@ -254,6 +262,9 @@ func (w *writer) fromItem(n *pg_query.Node) {
 	case n.GetJoinExpr() != nil:
 		w.join(n.GetJoinExpr())
 	case n.GetRangeFunction() != nil:
+		if w.unnestTable(n.GetRangeFunction()) {
+			return
+		}
 		w.refuse("functions in FROM (generate_series, unnest, ...)")
 	default:
 		w.refuse("%s in FROM", nodeName(n))
@@ -303,6 +314,7 @@ func (w *writer) tableName(rv *pg_query.RangeVar) {
 	if !rv.Inh {
 		w.refuse("ONLY")
 	}
+	w.countTable(rv)
 	w.ident(rv.Relname)
 }
 
@@ -684,6 +696,10 @@ func (w *writer) pushScope(from []*pg_query.Node) {
 					t = w.subqueryTable(rs)
 				}
 				sc.items = append(sc.items, scopeItem{alias: a.Aliasname, table: t})
+			}
+		case n.GetRangeFunction() != nil:
+			if it, ok := w.unnestScope(n.GetRangeFunction()); ok {
+				sc.items = append(sc.items, it)
 			}
 		case n.GetJoinExpr() != nil:
 			j := n.GetJoinExpr()

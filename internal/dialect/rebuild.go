@@ -208,13 +208,14 @@ func (w *writer) rebuild(table *schema.Table, cmd *pg_query.AlterTableCmd) {
 	var indexes []string
 	for ix, t := range w.schema.Indexes {
 		if t == table.Name {
-			if w.schema.UniqueIndexes[ix] {
-				w.refuse("ALTER TABLE %s of a table with a UNIQUE index (CREATE UNIQUE INDEX %s)", alterWhat(cmd), ix)
-			}
 			indexes = append(indexes, ix)
 		}
 	}
 	slices.Sort(indexes)
+	remade := make([]*pg_query.IndexStmt, len(indexes))
+	for i, ix := range indexes {
+		remade[i] = w.remadeIndex(ix, table.Name, alterWhat(cmd))
+	}
 
 	def := w.tableDefinition(table.Name, cols, cons)
 	names := make([]string, len(cols))
@@ -248,16 +249,63 @@ func (w *writer) rebuild(table *schema.Table, cmd *pg_query.AlterTableCmd) {
 	w.str("DROP TABLE ")
 	w.ident(rebuildTable)
 	w.str("; PRAGMA defer_foreign_keys = OFF")
-	for _, ix := range indexes {
-		w.str("; CREATE INDEX ")
-		w.ident(ix)
-		w.str(" ON ")
-		w.ident(table.Name)
-		w.str(" (")
-		list(w, w.schema.IndexColumns[ix], func(n string) { w.ident(n) })
-		w.str(")")
+	// The table's indexes go with the old table and come back as
+	// PostgreSQL kept them (an ALTER TABLE leaves every index made by
+	// CREATE INDEX; those of a dropped constraint are the table's own).
+	for _, ix := range remade {
+		w.str("; ")
+		w.createIndex(ix)
 	}
 	w.str("; RELEASE " + rebuildTable)
+}
+
+// remadeIndex returns the CREATE INDEX that makes index ix of table again
+// after a rebuild: its recorded definition (see schema.Snapshot.IndexDefs)
+// under its present name, table and column names. An index made by an
+// older shepherd has no definition: a plain one is made again by its
+// columns, a unique one (whose WHERE shepherd did not keep) is refused.
+func (w *writer) remadeIndex(ix, table, what string) *pg_query.IndexStmt {
+	cols := w.schema.IndexColumns[ix]
+	def, ok := w.schema.IndexDefs[ix]
+	if !ok {
+		if w.schema.UniqueIndexes[ix] {
+			w.refuse("ALTER TABLE %s of a table with a UNIQUE index made by an older shepherd (CREATE UNIQUE INDEX %s)", what, ix)
+		}
+		stmt := &pg_query.IndexStmt{Idxname: ix, Relation: &pg_query.RangeVar{Relname: table, Inh: true, Relpersistence: "p"}}
+		for _, c := range cols {
+			stmt.IndexParams = append(stmt.IndexParams, &pg_query.Node{Node: &pg_query.Node_IndexElem{IndexElem: &pg_query.IndexElem{Name: c}}})
+		}
+		return stmt
+	}
+	tree, err := pg_query.Parse(def)
+	if err != nil || len(tree.Stmts) != 1 || tree.Stmts[0].Stmt.GetIndexStmt() == nil {
+		w.refuse("rebuilding table %s on SQLite (the definition of index %s does not read back)", table, ix)
+	}
+	stmt := tree.Stmts[0].Stmt.GetIndexStmt()
+	stmt.Idxname = ix
+	stmt.Relation.Relname, stmt.Relation.Schemaname = table, ""
+	// Columns renamed since: the catalog's names (kept through renames)
+	// replace the statement's, in order. A predicate names columns too;
+	// one whose columns moved is refused rather than rewritten.
+	var elems []*pg_query.IndexElem
+	for _, p := range stmt.IndexParams {
+		if e := p.GetIndexElem(); e != nil {
+			elems = append(elems, e) // an expression's is "", in cols too
+		}
+	}
+	renamed := len(elems) != len(cols)
+	for i := 0; !renamed && i < len(elems); i++ {
+		renamed = elems[i].Name != cols[i]
+	}
+	if renamed {
+		if stmt.WhereClause != nil || len(elems) != len(cols) {
+			w.refuse("ALTER TABLE %s of a table with partial index %s on a renamed column", what, ix)
+		}
+		for i, e := range elems {
+			e.Name = cols[i]
+		}
+	}
+	return stmt
 }
 
 // checkReferenced fails as PostgreSQL does when foreign key c (of table,
@@ -372,7 +420,11 @@ func (w *writer) tableDefinition(name string, cols []schema.Column, cons []schem
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString(q(c.Name) + " pg_catalog." + c.Type)
+		if schema.IsArray(c.Type) {
+			b.WriteString(q(c.Name) + " pg_catalog." + schema.ArrayElement(c.Type) + "[]")
+		} else {
+			b.WriteString(q(c.Name) + " pg_catalog." + c.Type)
+		}
 		if len(c.Mods) > 0 {
 			m := make([]string, len(c.Mods))
 			for j, v := range c.Mods {

@@ -54,6 +54,10 @@ func (w *writer) arrayAnyAll(op string, all bool, l, r *pg_query.Node) {
 		construct = op + " ALL (array)"
 	}
 	arr := r.GetAArrayExpr()
+	if t := w.anyArrayType(l, r); arr == nil && t != "" {
+		w.arrayAny(op, all, l, r, t)
+		return
+	}
 	if arr == nil {
 		w.refuse("%s other than of an ARRAY[...] list", construct)
 	}

@@ -289,6 +289,21 @@ func (w *writer) simpleString(name string, a []*pg_query.Node) {
 		w.str("REPEAT(")
 		list(w, a, func(n *pg_query.Node) { w.expr(n) })
 		w.str(")")
+	case "initcap":
+		// PostgreSQL's under the C collation (as the sqlite driver's):
+		// ASCII letters only, each lowered after an ASCII letter or
+		// digit and raised elsewhere. MariaDB's LOWER would lower
+		// other letters too: 26 REPLACEs (case-sensitive) lower the
+		// ASCII ones, then one REGEXP_REPLACE a letter raises it at
+		// the start of the text or after any other character.
+		w.str(strings.Repeat("REGEXP_REPLACE(", 26) + strings.Repeat("REPLACE(", 26))
+		w.expr(a[0])
+		for c := 'A'; c <= 'Z'; c++ {
+			w.str(", '" + string(c) + "', '" + string(c+'a'-'A') + "')")
+		}
+		for c := 'a'; c <= 'z'; c++ {
+			w.str(", '(?-i)(^|[^A-Za-z0-9])" + string(c) + "', '\\1" + string(c-'a'+'A') + "')")
+		}
 	case "reverse":
 		w.str(strings.ToUpper(name) + "(")
 		list(w, a, func(n *pg_query.Node) { w.expr(n) })

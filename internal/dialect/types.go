@@ -116,7 +116,12 @@ func (w *writer) typeOf(n *pg_query.Node) string {
 	case n.GetMinMaxExpr() != nil:
 		return w.commonType(n.GetMinMaxExpr().Args)
 	case n.GetFuncCall() != nil:
+		if t := w.arrayFuncType(schema.FuncName(n.GetFuncCall()), n.GetFuncCall()); t != "" {
+			return t
+		}
 		return w.funcType(n.GetFuncCall())
+	case n.GetAArrayExpr() != nil:
+		return w.constructorType(n.GetAArrayExpr())
 	}
 	return ""
 }
@@ -313,6 +318,10 @@ func (w *writer) cast(tc *pg_query.TypeCast) {
 	t, mods, serial, ok := schema.TypeOf(tc.TypeName)
 	if !ok || serial {
 		w.refuse("casts to %s", schema.TypeText(tc.TypeName))
+	}
+	if schema.IsArray(t) {
+		w.arrayValue(tc.Arg, t)
+		return
 	}
 	if fc := tc.Arg.GetFuncCall(); fc != nil && t == "text" && w.lite() && fc.Over == nil &&
 		schema.FuncName(fc) == "sum" && len(fc.Args) == 1 && w.typeOf(fc.Args[0]) == "int8" {

@@ -69,6 +69,7 @@ func Write(n *pg_query.Node, d driver.Dialect, s *schema.Snapshot) (form Form, e
 		}
 	}()
 	w.stmt(n)
+	w.checkJoinLimit()
 	form = Form{SQL: w.b.String(), CountRows: w.countRows}
 	if d != driver.SQLite {
 		form.Params = w.params
@@ -132,6 +133,9 @@ type writer struct {
 	// widen are the result columns of recursive queries' first members
 	// that MariaDB must be made to type as BIGINT (see widenAnchor).
 	widen map[*pg_query.Node]bool
+	// single are the result expressions of scalar subqueries SQLite must
+	// check return at most one row (see subLink).
+	single map[*pg_query.Node]bool
 	// derivedTables are the columns of the derived tables the writer
 	// introduces, by alias (see fullJoin).
 	derivedTables map[string]*schema.Table
@@ -142,6 +146,8 @@ type writer struct {
 	// and subqueries in FROM that have no declared scale but whose
 	// values have a known one (sum(x) of a numeric(12,2) x has 2).
 	colScales map[*schema.Column]int
+	// tables counts the table references written (see checkJoinLimit).
+	tables int
 }
 
 // scope is one query level's FROM items: alias (or table name) → table.

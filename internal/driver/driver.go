@@ -1,5 +1,6 @@
 // Package driver defines how shepherd talks to one replica database, and
-// the registry of the drivers it knows (postgres, mysql, sqlite, sqlite-cgo).
+// the registry of the drivers it knows (postgres, mysql, sqlite, sqlite-cgo,
+// duckdb).
 //
 // A driver hides everything engine-specific below one small interface:
 // connecting, transaction control, running a statement already written in
@@ -65,6 +66,9 @@ const (
 	Postgres Dialect = iota + 1
 	MySQL
 	SQLite
+	// DuckDB reads PostgreSQL's text, checked and partly rewritten by
+	// package dialect where DuckDB means something else by it.
+	DuckDB
 )
 
 // String returns the dialect's name.
@@ -76,6 +80,8 @@ func (d Dialect) String() string {
 		return "mysql"
 	case SQLite:
 		return "sqlite"
+	case DuckDB:
+		return "duckdb"
 	}
 	return fmt.Sprintf("dialect(%d)", uint8(d))
 }

@@ -143,6 +143,9 @@ func seqName(t *schema.Table, c *schema.Column) string { return t.Name + "_" + c
 // sqlTypeName is format_type's name of a type without its modifiers, or
 // with them when mods is given.
 func sqlTypeName(typ string, mods []int32) string {
+	if schema.IsArray(typ) {
+		return sqlTypeName(schema.ArrayElement(typ), mods) + "[]"
+	}
 	name := typ
 	switch typ {
 	case "int2":
@@ -854,6 +857,9 @@ func columnInfo(table string, i int, t *schema.Table, c *schema.Column, def, dat
 		} else {
 			v["character_octet_length"] = int64(1073741824)
 		}
+	}
+	if schema.IsArray(c.Type) {
+		v["data_type"] = "ARRAY"
 	}
 	switch c.Type {
 	case "int2", "int4", "int8":

@@ -68,6 +68,10 @@ const (
 	InternalError             = "XX000"
 )
 
+// IdleInTransactionTimeout ends, FATAL, a session idle in a transaction
+// for longer than idle_in_transaction_session_timeout.
+const IdleInTransactionTimeout = "25P03"
+
 // PostgreSQL's errors for date and time input.
 const (
 	InvalidDatetimeFormat       = "22007"

@@ -27,14 +27,15 @@ const (
 
 // chooseAuth decides how user, connecting from remote, must authenticate.
 func (s *Server) chooseAuth(user string, remote net.Addr) (authMethod, error) {
-	if len(s.Users) == 0 {
+	users := s.users()
+	if len(users) == 0 {
 		if isLocalAddr(remote) {
 			return authTrust, nil
 		}
 		return 0, pgerr.New(pgerr.InvalidAuthorization,
 			"no authentication is configured for user %q: only local connections are accepted", user).Fatal()
 	}
-	if pw, ok := s.Users[user]; ok && pw == "" {
+	if pw, ok := users[user]; ok && pw == "" {
 		return authTrust, nil
 	}
 	return authSCRAM, nil
@@ -64,7 +65,7 @@ func (s *Server) credentials(user string) (scram.StoredCredentials, error) {
 	if c, ok := s.mu.creds[user]; ok {
 		return c, nil
 	}
-	pw, known := s.Users[user]
+	pw, known := s.usersLocked()[user]
 	if !known {
 		return s.mockCredentialsLocked(user)
 	}

@@ -98,3 +98,24 @@ func TestBindUnknownStatementConnectionSurvives(t *testing.T) {
 		&pgproto3.Execute{}, &pgproto3.Sync{}),
 		"ParseComplete", "BindComplete", "DataRow 1", "CommandComplete SELECT 1", "ReadyForQuery I")
 }
+
+// TestMalformedQuerySessionGoesOn (issue 18): a Query whose string holds
+// a NUL, or has none at its end, is an ERROR in PostgreSQL 15 ("invalid
+// message format", "invalid string in message"), not the end of the
+// session: the framing is intact. It ended the connection (FATAL).
+// server's TestHostileMessages compares these with a real PostgreSQL.
+func TestMalformedQuerySessionGoesOn(t *testing.T) {
+	ts := startServer(t, nil)
+	c := ts.connect(t)
+	for _, tc := range []struct{ body, want string }{
+		{"insert\x00insert\x00", "ErrorResponse ERROR 08P01 invalid message format"},
+		{"insert", "ErrorResponse ERROR 08P01 invalid string in message"},
+		{"", "ErrorResponse ERROR 08P01 invalid string in message"},
+		{"\x00\x00", "ErrorResponse ERROR 08P01 invalid message format"},
+	} {
+		msg := append([]byte{'Q'}, uint32Bytes(uint32(4+len(tc.body)))...)
+		c.writeRaw(append(msg, tc.body...))
+		checkScript(t, c.untilReady(), tc.want, "ReadyForQuery I")
+		checkScript(t, c.exchange(&pgproto3.Query{String: "insert"}), "CommandComplete INSERT 0 1", "ReadyForQuery I")
+	}
+}

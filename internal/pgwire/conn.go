@@ -2,6 +2,7 @@ package pgwire
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"runtime/debug"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/jackc/pgx/v5/pgtype"
@@ -61,32 +63,76 @@ type conn struct {
 	// idleNext is set by a ReadyForQuery with status 'I': the wait for
 	// the next message is idle.
 	idleNext bool
+
+	// info is the startup's (user, database), and current the text of
+	// the statement the client's latest query, Parse or Execute carried:
+	// what Server.OnError is told an error is about.
+	info    StartupInfo
+	current string
+	// idleTxDeadline is set while a read deadline bounds the wait for the
+	// next message in a transaction (IdleInTransactionTimeouter).
+	idleTxDeadline bool
+	// tls is set once the connection speaks through TLS (nc is then the
+	// *tls.Conn).
+	tls bool
+	// releaseSlot gives back the connection's slot of MaxConnections;
+	// nil until it holds one.
+	releaseSlot func()
 }
 
 func newConn(s *Server, nc net.Conn) *conn {
-	rd := &framingReader{r: nc}
-	bw := bufio.NewWriterSize(nc, writeBufferBytes)
-	be := pgproto3.NewBackend(rd, bw)
-	be.SetMaxBodyLen(s.maxMessageBytes())
-	return &conn{
+	c := &conn{
 		srv:        s,
-		nc:         nc,
 		log:        s.logger().With("remote", nc.RemoteAddr().String()),
-		rd:         rd,
-		bw:         bw,
-		be:         be,
 		statements: make(map[string]*prepared),
 		portals:    make(map[string]*portal),
 	}
+	c.useTransport(nc)
+	return c
+}
+
+// useTransport makes nc the connection's transport: the raw socket, or
+// the TLS connection over it once negotiated (nothing is buffered then).
+func (c *conn) useTransport(nc net.Conn) {
+	c.nc = nc
+	c.rd = &framingReader{r: nc}
+	var w io.Writer = nc
+	if d := c.srv.writeTimeout(); d > 0 {
+		w = timedWriter{nc, d}
+	}
+	c.bw = bufio.NewWriterSize(w, writeBufferBytes)
+	c.be = pgproto3.NewBackend(c.rd, c.bw)
+	c.be.SetMaxBodyLen(c.srv.maxMessageBytes())
+}
+
+// timedWriter gives each write to the client at most d: the buffered
+// writer hands it at most writeBufferBytes at a time (or one larger
+// message), so a client that reads at all never sees the bound.
+type timedWriter struct {
+	nc net.Conn
+	d  time.Duration
+}
+
+func (w timedWriter) Write(p []byte) (int, error) {
+	if err := w.nc.SetWriteDeadline(time.Now().Add(w.d)); err != nil {
+		return 0, err
+	}
+	return w.nc.Write(p)
 }
 
 // run takes the connection through startup, authentication and the message
 // loop. The Session, once opened, is closed exactly once on the way out.
 func (c *conn) run(ctx context.Context) error {
+	defer func() {
+		if c.releaseSlot != nil {
+			c.releaseSlot()
+		}
+	}()
 	info, err := c.startup(ctx)
 	if err != nil {
 		return c.fail(err)
 	}
+	c.info = info
 	sess, err := c.srv.Handler.NewSession(ctx, info)
 	if err != nil {
 		return c.fail(pgerr.From(err).Fatal())
@@ -151,7 +197,7 @@ func (c *conn) closeSession(ctx context.Context) {
 // fail sends err as an ErrorResponse if the client can still hear it, and
 // returns it for the caller to end the connection with.
 func (c *conn) fail(err error) error {
-	if isQuietEnd(err) {
+	if isQuietEnd(err) || errors.Is(err, errTLSHandshake) {
 		return err
 	}
 	c.sendError(err)
@@ -196,6 +242,9 @@ func (c *conn) sendError(err error) {
 	sev := pe.Severity
 	if sev == "" {
 		sev = pgerr.SeverityError
+	}
+	if c.srv.OnError != nil {
+		c.srv.OnError(ErrorEvent{User: c.info.User, Database: c.info.Database, Remote: c.nc.RemoteAddr(), SQL: c.current, Err: pe})
 	}
 	c.send(&pgproto3.ErrorResponse{
 		Severity:            sev,
@@ -245,6 +294,9 @@ type framingReader struct {
 	header    [5]byte
 	headerLen int   // bytes of the current header seen so far
 	bodyLeft  int64 // bytes of the current body not seen yet
+	// bodyNUL says whether the current (or last) body held a NUL byte,
+	// which tells PostgreSQL's two answers to a malformed Query apart.
+	bodyNUL bool
 }
 
 func (r *framingReader) Read(p []byte) (int, error) {
@@ -264,6 +316,7 @@ func (r *framingReader) follow(b []byte) {
 	for len(b) > 0 {
 		if r.bodyLeft > 0 {
 			k := min(r.bodyLeft, int64(len(b)))
+			r.bodyNUL = r.bodyNUL || bytes.IndexByte(b[:k], 0) >= 0
 			r.bodyLeft -= k
 			b = b[k:]
 			continue
@@ -273,11 +326,32 @@ func (r *framingReader) follow(b []byte) {
 		b = b[1:]
 		if r.headerLen == len(r.header) {
 			r.headerLen = 0
+			r.bodyNUL = false
 			// A length below 4 is rejected by the Backend before the
 			// framing matters again.
 			r.bodyLeft = max(int64(int32(binary.BigEndian.Uint32(r.header[1:])))-4, 0)
 		}
 	}
+}
+
+// malformedQuery reports whether the message just received whole was a
+// Query whose body pgproto3 would not decode, and PostgreSQL's error for
+// it: the framing is intact, so PostgreSQL answers ERROR (not FATAL) and
+// the session goes on. A body without a NUL has no string at all
+// (pq_getmsgstring); one with a NUL before its end has bytes after the
+// string (pq_getmsgend).
+//
+// err is Backend.Receive's error: past the framing, an oversized
+// message is the only other error a Query read whole can have.
+func (r *framingReader) malformedQuery(err error) (string, bool) {
+	var tooLong *pgproto3.ExceededMaxBodyLenErr
+	if err == nil || errors.As(err, &tooLong) || r.err != nil || r.midMessage() || r.header[0] != 'Q' || int32(binary.BigEndian.Uint32(r.header[1:])) < 4 {
+		return "", false
+	}
+	if !r.bodyNUL {
+		return "invalid string in message", true
+	}
+	return "invalid message format", true
 }
 
 // midMessage reports whether the bytes so far end inside a message.

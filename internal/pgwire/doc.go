@@ -11,8 +11,16 @@
 // goroutine. A connection first sends startup packets, read straight from
 // the socket under Server.AuthTimeout:
 //
-//   - SSLRequest and GSSENCRequest are answered 'N' (no encryption is
-//     offered) and the client goes on in the clear;
+//   - SSLRequest is answered 'S' when Server.TLS is set: the TLS handshake
+//     follows and the connection goes on inside TLS; without it, 'N' and
+//     the client goes on in the clear. GSSENCRequest is answered 'N'.
+//     Each is answered once, as PostgreSQL does;
+//   - with Server.RequireTLS, a StartupMessage outside TLS is refused
+//     with FATAL 28000;
+//   - past Server.MaxConnections connections, a StartupMessage is refused
+//     with FATAL 53300 "sorry, too many clients already"; in the last
+//     ReservedConnections, a user Server.Reserved does not accept is
+//     refused (53300) once authenticated;
 //   - CancelRequest is served (see below) and the connection closed;
 //   - StartupMessage must speak protocol 3.x: any other major version is
 //     refused with FATAL 0A000; a minor version above 0, or _pq_ protocol
@@ -94,7 +102,15 @@
 // message, detail and hint. A FATAL error ends the connection after being
 // sent. Malformed input (unknown message type, bad length, a body over
 // Server.MaxMessageBytes, a message cut short) is FATAL 08P01: the framing
-// can no longer be trusted. A connection's failure never touches another.
+// can no longer be trusted. A Query read whole whose string holds a NUL
+// or lacks its terminator is ERROR 08P01 ("invalid message format",
+// "invalid string in message") and the session goes on, as in
+// PostgreSQL. A connection's failure never touches another.
+//
+// A write to the client that makes no progress for Server.WriteTimeout
+// (five minutes unless set; PostgreSQL has no such bound) ends the
+// connection: a client that never reads its answers holds its session,
+// its transaction's locks and one answer in memory only that long.
 //
 // # Cancellation
 //

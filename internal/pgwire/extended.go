@@ -18,6 +18,8 @@ const programLimitExceeded = "54000"
 type prepared struct {
 	// st is nil for an empty query, which the front answers itself.
 	st Statement
+	// sql is the statement's text, for the error hook (Server.OnError).
+	sql string
 	// described is set once params and cols hold Session.Describe's answer.
 	described bool
 	params    []uint32
@@ -50,8 +52,9 @@ func (c *conn) parse(ctx context.Context, m *pgproto3.Parse) error {
 	if len(c.statements) >= c.srv.maxStatements() {
 		return pgerr.New(programLimitExceeded, "too many prepared statements (limit %d)", c.srv.maxStatements())
 	}
+	c.current = m.Query
 	st, err := c.sess.Prepare(ctx, m.Query, slices.Clone(m.ParameterOIDs))
-	p := &prepared{st: st}
+	p := &prepared{st: st, sql: m.Query}
 	if errors.Is(err, ErrEmptyQuery) {
 		p = &prepared{described: true}
 	} else if err != nil {
@@ -105,6 +108,7 @@ func (c *conn) bind(ctx context.Context, m *pgproto3.Bind) error {
 	if err != nil {
 		return err
 	}
+	c.current = p.sql
 	if err := c.describeStatement(ctx, p); err != nil {
 		return err
 	}
@@ -193,6 +197,7 @@ func (c *conn) execute(ctx context.Context, m *pgproto3.Execute) error {
 		c.send(&pgproto3.EmptyQueryResponse{})
 		return nil
 	}
+	c.current = pt.stmt.sql
 	if !pt.executed {
 		if err := c.runPortal(ctx, pt); err != nil {
 			return err

@@ -3,6 +3,8 @@ package pgwire
 import (
 	"context"
 	"errors"
+	"net"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 
@@ -23,6 +25,30 @@ func (c *conn) loop(ctx context.Context) error {
 		if c.idleNext {
 			c.setIdle(false) // waits for a notification being sent
 			c.idleNext = false
+		}
+		if c.idleTxDeadline {
+			c.idleTxDeadline = false
+			var ne net.Error
+			if err != nil && errors.As(err, &ne) && ne.Timeout() {
+				return c.fail(pgerr.New(pgerr.IdleInTransactionTimeout,
+					"terminating connection due to idle-in-transaction timeout").Fatal())
+			}
+			if derr := c.nc.SetReadDeadline(time.Time{}); derr != nil && err == nil {
+				return errors.Join(errClientGone, derr)
+			}
+		}
+		if msg, ok := c.rd.malformedQuery(err); ok {
+			// A NUL inside the query string, or none at its end: an
+			// error the session survives, as in PostgreSQL (which
+			// ignores it, like any message, while skipping to Sync).
+			if c.skipToSync {
+				continue
+			}
+			c.sendError(pgerr.New(pgerr.ProtocolViolation, "%s", msg))
+			if err := c.readyForQuery(); err != nil {
+				return c.fail(err)
+			}
+			continue
 		}
 		if err != nil {
 			return c.fail(c.receiveError(err))
@@ -112,6 +138,7 @@ func (c *conn) checkWrite() error {
 func (c *conn) simpleQuery(ctx context.Context, sql string) error {
 	c.dropPortal("")
 	c.closeStatement("")
+	c.current = sql
 	err := c.sess.Query(ctx, sql, c.sendAnswer)
 	if c.readErr != nil {
 		return c.readErr
@@ -190,6 +217,25 @@ func (c *conn) readyForQuery() error {
 		c.sendNotifications(n)
 		c.idleNext = true
 	}
+	if t, ok := c.sess.(IdleInTransactionTimeouter); ok && status != 'I' {
+		if d := t.IdleInTransactionTimeout(); d > 0 {
+			// The wait for the next message, in a transaction, is
+			// bounded (loop ends the connection when it runs out).
+			if err := c.nc.SetReadDeadline(time.Now().Add(d)); err != nil {
+				return errors.Join(errClientGone, err)
+			}
+			c.idleTxDeadline = true
+		}
+	}
 	c.send(&pgproto3.ReadyForQuery{TxStatus: status})
 	return c.flush()
+}
+
+// IdleInTransactionTimeouter is a Session whose transactions may stay
+// idle only so long (PostgreSQL's idle_in_transaction_session_timeout):
+// when the client sends nothing for that long after a ReadyForQuery in a
+// transaction (status T or E), the connection ends with FATAL 25P03 and
+// the session's Close rolls the transaction back. 0 means no bound.
+type IdleInTransactionTimeouter interface {
+	IdleInTransactionTimeout() time.Duration
 }

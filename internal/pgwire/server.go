@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"log/slog"
@@ -13,6 +14,8 @@ import (
 	"time"
 
 	"github.com/xdg-go/scram"
+
+	"github.com/shepherd-db/shepherd/internal/pgerr"
 )
 
 // Defaults for the Server's limits.
@@ -47,6 +50,11 @@ type Server struct {
 	// Logger receives connection-level events; nil means slog.Default().
 	Logger *slog.Logger
 
+	// OnError, when set, is told of every error sent to a client (to log
+	// and count them). It is called on the connection's goroutine and
+	// must not block.
+	OnError func(ErrorEvent)
+
 	// MaxMessageBytes caps the body of one client message; a longer one
 	// ends the connection with 08P01. 0 means DefaultMaxMessageBytes.
 	MaxMessageBytes int
@@ -54,6 +62,14 @@ type Server struct {
 	// AuthTimeout bounds the time from accepting a connection to the end
 	// of authentication. 0 means DefaultAuthTimeout.
 	AuthTimeout time.Duration
+
+	// WriteTimeout bounds one write to a client: a client that reads
+	// nothing for this long while shepherd has output for it (a client
+	// that never reads its answer) loses its connection, and with it
+	// its transaction and its locks, instead of holding them and its
+	// answer in memory for ever. 0 means DefaultWriteTimeout; a
+	// negative value, none (PostgreSQL's behaviour).
+	WriteTimeout time.Duration
 
 	// MaxStatements and MaxPortals cap the prepared statements and portals
 	// one connection may hold at a time. 0 means the defaults.
@@ -64,6 +80,28 @@ type Server struct {
 	// DefaultServerVersion.
 	ServerVersion string
 
+	// TLS, when set, is offered to clients: an SSLRequest is answered
+	// 'S' and the connection goes on inside TLS. nil answers 'N'.
+	TLS *tls.Config
+
+	// RequireTLS refuses a StartupMessage that did not come inside TLS
+	// with 28000, as a PostgreSQL with hostssl lines only does.
+	// CancelRequests are served either way (their key is their proof).
+	RequireTLS bool
+
+	// MaxConnections caps the connections past their StartupMessage
+	// served at once; one more is told 53300 "sorry, too many clients
+	// already", as PostgreSQL tells it past max_connections. 0 means no
+	// cap.
+	MaxConnections int
+
+	// ReservedConnections of MaxConnections are kept for the users
+	// Reserved accepts (nil: none): once no more are free, any other
+	// user is told 53300 after authenticating, as PostgreSQL tells a
+	// non-superuser past superuser_reserved_connections.
+	ReservedConnections int
+	Reserved            func(user string) bool
+
 	mu struct {
 		sync.Mutex
 		// sessions finds a session by its BackendKeyData process id, for
@@ -71,10 +109,139 @@ type Server struct {
 		sessions map[uint32]cancelTarget
 		// creds caches SCRAM credentials per configured user.
 		creds map[string]scram.StoredCredentials
+		// users, once SetUsers was called, replaces Users.
+		users    map[string]string
+		usersSet bool
 		// mockSecret salts the fake credentials of unknown users, so that
 		// the same unknown name always sees the same salt.
 		mockSecret []byte
+		// conns counts the connections holding a slot of MaxConnections.
+		conns int
+		// limits, once SetConnectionLimits is called, replace
+		// MaxConnections and ReservedConnections.
+		limits *[2]int
+		// writeTimeout, once SetWriteTimeout is called, replaces
+		// WriteTimeout for connections accepted afterwards.
+		writeTimeout *time.Duration
 	}
+}
+
+// DefaultWriteTimeout is WriteTimeout when unset.
+const DefaultWriteTimeout = 5 * time.Minute
+
+// SetWriteTimeout changes WriteTimeout of a serving Server for the
+// connections it accepts afterwards.
+func (s *Server) SetWriteTimeout(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.mu.writeTimeout = &d
+}
+
+// writeTimeout returns the bound of one write to a client, 0 for none.
+func (s *Server) writeTimeout() time.Duration {
+	s.mu.Lock()
+	d := s.WriteTimeout
+	if s.mu.writeTimeout != nil {
+		d = *s.mu.writeTimeout
+	}
+	s.mu.Unlock()
+	switch {
+	case d == 0:
+		return DefaultWriteTimeout
+	case d < 0:
+		return 0
+	}
+	return d
+}
+
+// SetUsers replaces Users while the server runs (a configuration
+// reload): connections authenticate against users from now on; sessions
+// already open are left as they are, as PostgreSQL leaves them when a
+// password changes.
+func (s *Server) SetUsers(users map[string]string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.mu.users, s.mu.usersSet = users, true
+	s.mu.creds = nil // derived from the old passwords
+}
+
+// users returns the users authentication follows.
+func (s *Server) users() map[string]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.usersLocked()
+}
+
+func (s *Server) usersLocked() map[string]string {
+	if s.mu.usersSet {
+		return s.mu.users
+	}
+	return s.Users
+}
+
+// ErrorEvent is an error sent to a client (Server.OnError).
+type ErrorEvent struct {
+	// User and Database are the startup's ("" before it ends).
+	User, Database string
+	Remote         net.Addr
+	// SQL is the text of the statement the error is about, as far as the
+	// front knows it: the latest simple query, Parse or Execute ("" for
+	// an error before any, or of the protocol).
+	SQL string
+	Err *pgerr.Error
+}
+
+// SetConnectionLimits changes MaxConnections and ReservedConnections of a
+// serving Server (a configuration reload). Connections already in stay.
+func (s *Server) SetConnectionLimits(maxConns, reserved int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.mu.limits = &[2]int{maxConns, reserved}
+}
+
+// limitsLocked returns the connection cap and its reserve.
+func (s *Server) limitsLocked() (maxConns, reserved int) {
+	if l := s.mu.limits; l != nil {
+		return l[0], l[1]
+	}
+	return s.MaxConnections, s.ReservedConnections
+}
+
+// checkReserve refuses user, authenticated on a connection holding a slot,
+// when the slots left are the reserve and Reserved does not accept it.
+func (s *Server) checkReserve(user string) error {
+	s.mu.Lock()
+	maxConns, reserved := s.limitsLocked()
+	inReserve := maxConns > 0 && reserved > 0 && s.mu.conns > maxConns-reserved
+	s.mu.Unlock()
+	if inReserve && (s.Reserved == nil || !s.Reserved(user)) {
+		return pgerr.New(pgerr.TooManyConnections, "remaining connection slots are reserved for admin users").Fatal()
+	}
+	return nil
+}
+
+// errTooManyClients is PostgreSQL's answer past max_connections.
+func errTooManyClients() error {
+	return pgerr.New(pgerr.TooManyConnections, "sorry, too many clients already").Fatal()
+}
+
+// takeSlot takes one of MaxConnections for a connection, or fails with
+// 53300; the returned func gives it back.
+func (s *Server) takeSlot() (release func(), err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if maxConns, _ := s.limitsLocked(); maxConns > 0 && s.mu.conns >= maxConns {
+		return nil, errTooManyClients()
+	}
+	s.mu.conns++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			s.mu.Lock()
+			s.mu.conns--
+			s.mu.Unlock()
+		})
+	}, nil
 }
 
 // cancelTarget is what a CancelRequest must name to cancel a session.
@@ -151,6 +318,9 @@ func (s *Server) ServeConn(ctx context.Context, nc net.Conn) {
 	c := newConn(s, nc)
 	defer c.recoverPanic()
 	err := c.run(ctx)
+	if c.tls {
+		_ = c.nc.Close() // TLS's close_notify; nc itself is closed by the defer
+	}
 	if err != nil && !isQuietEnd(err) {
 		c.log.Info("pgwire: connection ended with an error", "err", err)
 	}

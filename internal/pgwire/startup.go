@@ -2,10 +2,13 @@ package pgwire
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"maps"
+	"net"
 	"slices"
 	"strings"
 	"time"
@@ -35,15 +38,23 @@ const (
 // errCancelRequest ends a connection that carried a CancelRequest.
 var errCancelRequest = errors.New("pgwire: cancel request served")
 
+// errTLSHandshake ends a connection whose TLS handshake failed: nothing can
+// be said to the client, but the failure is logged.
+var errTLSHandshake = errors.New("pgwire: TLS handshake failed")
+
 // startup reads the startup packets and authenticates the client. It
-// answers encryption requests with 'N', serves a CancelRequest (returning
-// errCancelRequest) and negotiates the protocol down to 3.0. Every error it
-// returns other than the client leaving is FATAL.
+// answers an SSLRequest with 'S' and goes on inside TLS when the Server has
+// a TLS configuration (else 'N'), a GSSENCRequest with 'N', serves a
+// CancelRequest (returning errCancelRequest) and negotiates the protocol
+// down to 3.0. A StartupMessage outside TLS is refused when RequireTLS, and
+// one past MaxConnections gets 53300, as does one of a user Reserved does
+// not accept in the reserved slots. Every error it returns other than the
+// client leaving is FATAL.
 func (c *conn) startup(ctx context.Context) (StartupInfo, error) {
 	if err := c.nc.SetDeadline(time.Now().Add(c.srv.authTimeout())); err != nil {
 		return StartupInfo{}, errors.Join(errClientGone, err)
 	}
-	msg, err := c.readStartupMessage()
+	msg, err := c.readStartupMessage(ctx)
 	if err != nil {
 		return StartupInfo{}, err
 	}
@@ -59,7 +70,16 @@ func (c *conn) startup(ctx context.Context) (StartupInfo, error) {
 	if info.Database == "" {
 		info.Database = info.User
 	}
+	if c.srv.RequireTLS && !c.tls {
+		return info, c.plaintextRefused(info)
+	}
+	if c.releaseSlot, err = c.srv.takeSlot(); err != nil {
+		return info, err
+	}
 	if err := c.authenticate(ctx, info.User); err != nil {
+		return info, err
+	}
+	if err := c.srv.checkReserve(info.User); err != nil {
 		return info, err
 	}
 	if err := c.nc.SetDeadline(time.Time{}); err != nil {
@@ -68,28 +88,78 @@ func (c *conn) startup(ctx context.Context) (StartupInfo, error) {
 	return info, nil
 }
 
-// readStartupMessage reads startup packets until the StartupMessage.
-func (c *conn) readStartupMessage() (*pgproto3.StartupMessage, error) {
+// plaintextRefused is the error of a StartupMessage outside TLS when TLS is
+// required: PostgreSQL's, word for word, when its pg_hba.conf has hostssl
+// lines only (clients and their users know it), with a hint saying what
+// shepherd wants instead.
+func (c *conn) plaintextRefused(info StartupInfo) error {
+	host := info.RemoteAddr
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	return pgerr.New(pgerr.InvalidAuthorization, "no pg_hba.conf entry for host %q, user %q, database %q, no encryption",
+		host, info.User, info.Database).
+		WithHint("this server accepts TLS connections only: connect with sslmode=require or stronger").Fatal()
+}
+
+// readStartupMessage reads startup packets until the StartupMessage. As in
+// PostgreSQL, each kind of encryption request is answered once: a second
+// SSLRequest, or a GSSENCRequest inside TLS, is read as a StartupMessage of
+// an unsupported protocol version.
+func (c *conn) readStartupMessage(ctx context.Context) (*pgproto3.StartupMessage, error) {
+	var sslDone, gssDone bool
 	for range maxEncryptionRequests + 1 {
 		body, err := c.readStartupPacket()
 		if err != nil {
 			return nil, err
 		}
 		code := binary.BigEndian.Uint32(body)
-		switch code {
-		case codeSSLRequest, codeGSSEncRequest:
-			// Encryption is not offered: the client goes on in the clear
-			// or gives up, as it chooses.
+		switch {
+		case code == codeSSLRequest && !sslDone:
+			sslDone = true
+			if err := c.negotiateTLS(ctx); err != nil {
+				return nil, err
+			}
+			gssDone = gssDone || c.tls
+			continue
+		case code == codeGSSEncRequest && !gssDone:
+			// GSSAPI encryption is not offered: the client goes on in
+			// the clear, asks for TLS, or gives up, as it chooses.
+			gssDone = true
 			if _, err := c.nc.Write([]byte{'N'}); err != nil {
 				return nil, errors.Join(errClientGone, err)
 			}
 			continue
-		case codeCancelRequest:
+		case code == codeCancelRequest:
 			return nil, c.serveCancel(body)
 		}
 		return c.decodeStartupMessage(body)
 	}
 	return nil, pgerr.New(pgerr.ProtocolViolation, "too many encryption requests").Fatal()
+}
+
+// negotiateTLS answers an SSLRequest: 'N' without a TLS configuration (the
+// client goes on in the clear or gives up), else 'S' and the TLS handshake,
+// after which the connection speaks through TLS. Nothing the client sent
+// after the SSLRequest has been read (startup packets are read straight
+// from the socket), so no plaintext can pass for encrypted data.
+func (c *conn) negotiateTLS(ctx context.Context) error {
+	if c.srv.TLS == nil {
+		if _, err := c.nc.Write([]byte{'N'}); err != nil {
+			return errors.Join(errClientGone, err)
+		}
+		return nil
+	}
+	if _, err := c.nc.Write([]byte{'S'}); err != nil {
+		return errors.Join(errClientGone, err)
+	}
+	tc := tls.Server(c.nc, c.srv.TLS)
+	if err := tc.HandshakeContext(ctx); err != nil {
+		return fmt.Errorf("%w: %w", errTLSHandshake, err)
+	}
+	c.useTransport(tc)
+	c.tls = true
+	return nil
 }
 
 // readStartupPacket reads one length-prefixed startup packet and returns

@@ -30,6 +30,7 @@ type Service struct {
 	history  []Finding
 	open     map[string]int // replica → unrepaired findings of its latest pass
 	repaired map[string]int // replica → rows repaired so far
+	left     map[string]int // replica → findings not repaired, so far (metrics)
 	passes   int
 	current  string // what the running pass is doing, "" when idle
 	last     *Report
@@ -39,7 +40,7 @@ type Service struct {
 
 // NewService returns a service over checker k.
 func NewService(k *Checker) *Service {
-	return &Service{k: k, log: k.log, open: map[string]int{}, repaired: map[string]int{}}
+	return &Service{k: k, log: k.log, open: map[string]int{}, repaired: map[string]int{}, left: map[string]int{}}
 }
 
 // Run makes one pass now, after any pass still running.
@@ -94,6 +95,7 @@ func (s *Service) record(rep *Report, complete bool) {
 			s.repaired[f.Replica]++
 		} else {
 			s.open[f.Replica]++
+			s.left[f.Replica]++
 		}
 	}
 	s.history = append(s.history, rep.Findings...)
@@ -115,6 +117,14 @@ func (s *Service) Counts(name string) (open, repaired int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.open[name], s.repaired[name]
+}
+
+// Totals returns, for replica name, the findings of every pass so far:
+// repaired, and left as they were (metrics).
+func (s *Service) Totals(name string) (repaired, left int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.repaired[name], s.left[name]
 }
 
 // Status is where compare-and-repair stands.

@@ -91,6 +91,11 @@ func (w *worker) cancelOp(op coord.Op) {
 			w.mu.runCancel()
 		} else {
 			w.mu.cancelOp = &op // taken from the queue, not started yet
+			// It may wait for a serial engine's slot (open): wake it.
+			select {
+			case w.wake <- struct{}{}:
+			default:
+			}
 		}
 		return
 	}
@@ -328,19 +333,39 @@ func (w *worker) open(t Task) (driver.Conn, *pgerr.Error) {
 		// slot here rather than in the engine's busy handler, which polls
 		// with sleeps.
 		w.slotWaiting(true)
-		select {
-		case w.m.slot <- struct{}{}:
-			w.gated = true
-			w.m.mu.Lock()
-			w.m.mu.slotHolder, w.m.mu.slotHeld = w.key, true
-			w.m.mu.Unlock()
-			w.slotWaiting(false)
-		case <-w.gone:
-			w.slotWaiting(false)
-			return nil, withReplica(pgerr.New(pgerr.QueryCanceled, "canceling statement due to user request"), w.m.name)
-		case <-w.ctx.Done():
-			w.slotWaiting(false)
-			return nil, closedErr(w.m.name)
+	wait:
+		for {
+			select {
+			case w.m.slot <- struct{}{}:
+				w.gated = true
+				w.m.mu.Lock()
+				w.m.mu.slotHolder, w.m.mu.slotHeld = w.key, true
+				w.m.mu.Unlock()
+				w.slotWaiting(false)
+				break wait
+			case <-w.gone:
+				w.slotWaiting(false)
+				return nil, withReplica(pgerr.New(pgerr.QueryCanceled, "canceling statement due to user request"), w.m.name)
+			case <-w.ctx.Done():
+				w.slotWaiting(false)
+				return nil, closedErr(w.m.name)
+			case <-w.wake:
+				// A cancel of the statement waiting here (cancelOp; a
+				// task queued meanwhile is found by next, which looks
+				// at the queue before it waits). Without this, a
+				// cancel or statement_timeout waited for the
+				// transaction holding the slot to end.
+				w.mu.Lock()
+				targeted := w.mu.cancelOp != nil && *w.mu.cancelOp == t.Op && t.Op.Kind == coord.OpStmt
+				if targeted {
+					w.mu.cancelOp = nil
+				}
+				w.mu.Unlock()
+				if targeted {
+					w.slotWaiting(false)
+					return nil, withReplica(pgerr.New(pgerr.QueryCanceled, "canceling statement due to user request"), w.m.name)
+				}
+			}
 		}
 	}
 	conn, err := w.m.conn(w.ctx)

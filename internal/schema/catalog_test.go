@@ -42,7 +42,7 @@ func TestCatalogFills(t *testing.T) {
 		"CREATE TABLE b (a text DEFAULT nextval('s'))",
 		"CREATE TABLE b (a int DEFAULT nextval(s))",
 		"CREATE TABLE b (a timestamptz DEFAULT now() + interval '1 day')",
-		"CREATE TABLE b (a int[])",
+		"CREATE TABLE b (a numeric[])",
 	} {
 		tree, _ := pg_query.Parse(bad)
 		if _, err := TableOf(tree.Stmts[0].Stmt.GetCreateStmt()); err == nil {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/shepherd-db/shepherd/internal/pgerr"
@@ -305,6 +306,14 @@ func (s *Snapshot) Apply(n *pg_query.Node) (*Snapshot, error) {
 			}
 			next.UniqueIndexes[IndexName(ix)] = true
 		}
+		if def, ok := indexDef(ix); ok {
+			if next.IndexDefs == nil {
+				next.IndexDefs = map[string]string{}
+			}
+			next.IndexDefs[IndexName(ix)] = def
+		} else {
+			delete(next.IndexDefs, IndexName(ix))
+		}
 	case n.GetDropStmt() != nil:
 		d := n.GetDropStmt()
 		for _, o := range d.Objects {
@@ -322,6 +331,7 @@ func (s *Snapshot) Apply(n *pg_query.Node) (*Snapshot, error) {
 					if t == name {
 						delete(next.IndexColumns, ix)
 						delete(next.UniqueIndexes, ix)
+						delete(next.IndexDefs, ix)
 						delete(next.Indexes, ix)
 					}
 				}
@@ -329,6 +339,7 @@ func (s *Snapshot) Apply(n *pg_query.Node) (*Snapshot, error) {
 				delete(next.Indexes, name)
 				delete(next.IndexColumns, name)
 				delete(next.UniqueIndexes, name)
+				delete(next.IndexDefs, name)
 			}
 		}
 	case n.GetAlterTableStmt() != nil:
@@ -377,6 +388,7 @@ func (s *Snapshot) Apply(n *pg_query.Node) (*Snapshot, error) {
 						delete(next.Indexes, ix)
 						delete(next.IndexColumns, ix)
 						delete(next.UniqueIndexes, ix)
+						delete(next.IndexDefs, ix)
 					}
 				}
 				// PostgreSQL drops the constraints on the column with it.
@@ -480,8 +492,22 @@ func (s *Snapshot) Apply(n *pg_query.Node) (*Snapshot, error) {
 			}
 		case pg_query.ObjectType_OBJECT_INDEX:
 			if tn, ok := next.Indexes[r.Relation.Relname]; ok {
-				delete(next.Indexes, r.Relation.Relname)
+				old := r.Relation.Relname
+				delete(next.Indexes, old)
 				next.Indexes[r.Newname] = tn
+				// Its columns, uniqueness and definition go with the name.
+				if cols, ok := next.IndexColumns[old]; ok {
+					delete(next.IndexColumns, old)
+					next.IndexColumns[r.Newname] = cols
+				}
+				if next.UniqueIndexes[old] {
+					delete(next.UniqueIndexes, old)
+					next.UniqueIndexes[r.Newname] = true
+				}
+				if def, ok := next.IndexDefs[old]; ok {
+					delete(next.IndexDefs, old)
+					next.IndexDefs[r.Newname] = def
+				}
 			}
 		default:
 			changed = false
@@ -508,6 +534,20 @@ func exprText(n *pg_query.Node) string {
 		return ""
 	}
 	return strings.TrimPrefix(text, "SELECT ")
+}
+
+// indexDef returns the CREATE INDEX statement ix as PostgreSQL's parser
+// reads it back, under its name and without IF NOT EXISTS (see
+// Snapshot.IndexDefs).
+func indexDef(ix *pg_query.IndexStmt) (string, bool) {
+	c, ok := proto.Clone(ix).(*pg_query.IndexStmt)
+	if !ok {
+		return "", false
+	}
+	c.Idxname = IndexName(ix)
+	c.IfNotExists = false
+	text, err := pg_query.Deparse(&pg_query.ParseResult{Version: parseVersion, Stmts: []*pg_query.RawStmt{{Stmt: &pg_query.Node{Node: &pg_query.Node_IndexStmt{IndexStmt: c}}}}})
+	return text, err == nil
 }
 
 // IndexName returns the name of the index a CREATE INDEX makes: the

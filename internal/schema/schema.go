@@ -45,7 +45,8 @@ type Column struct {
 	Name string `json:"name"`
 	// Type is PostgreSQL's internal name of the declared type: int2, int4,
 	// int8, numeric, float4, float8, bool, text, varchar, bpchar, bytea,
-	// date, time, timestamp, timestamptz, uuid, json, jsonb.
+	// date, time, timestamp, timestamptz, uuid, json, jsonb; or an array
+	// type, "_" and its element type's name ("_text", arrays.go).
 	Type string `json:"type"`
 	// Mods are the type modifiers: varchar/char length, numeric
 	// precision and scale.
@@ -171,6 +172,13 @@ type Snapshot struct {
 	Sequences map[string]*Sequence `json:"sequences,omitempty"`
 	// UniqueIndexes are the indexes made by CREATE UNIQUE INDEX.
 	UniqueIndexes map[string]bool `json:"unique_indexes,omitempty"`
+	// IndexDefs maps an index name to its CREATE INDEX statement as
+	// PostgreSQL's parser reads it back (name given, no IF NOT EXISTS):
+	// what a SQLite rebuild of its table makes again, WHERE, UNIQUE and
+	// ordering included. Its table and column names are those of the
+	// statement; Indexes and IndexColumns follow later renames. Absent
+	// for indexes made by an older shepherd.
+	IndexDefs map[string]string `json:"index_defs,omitempty"`
 }
 
 // Table returns the named table (names as the parser folded them), or nil
@@ -208,6 +216,12 @@ func (s *Snapshot) clone() *Snapshot {
 		n.UniqueIndexes = map[string]bool{}
 		for k, v := range s.UniqueIndexes {
 			n.UniqueIndexes[k] = v
+		}
+	}
+	if len(s.IndexDefs) > 0 {
+		n.IndexDefs = map[string]string{}
+		for k, v := range s.IndexDefs {
+			n.IndexDefs[k] = v
 		}
 	}
 	n.Version = s.Version

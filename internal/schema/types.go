@@ -31,10 +31,15 @@ var serials = map[string]string{
 
 // TypeOf returns the internal name and modifiers of a type as written in
 // DDL or a cast, and whether it is a SERIAL pseudo-type. ok is false for
-// types shepherd does not know (arrays, domains, user types): the caller
-// refuses those.
+// types shepherd does not know (domains, user types, arrays of other
+// element types than arrays.go's): the caller refuses those. An array
+// type is "_" and its element type's name.
 func TypeOf(tn *pg_query.TypeName) (typ string, mods []int32, serial bool, ok bool) {
-	if tn == nil || len(tn.ArrayBounds) > 0 || tn.Setof || tn.PctType {
+	if tn != nil && len(tn.ArrayBounds) > 0 {
+		typ, ok := arrayTypeOf(tn)
+		return typ, nil, false, ok
+	}
+	if tn == nil || tn.Setof || tn.PctType {
 		return "", nil, false, false
 	}
 	var names []string

@@ -49,8 +49,28 @@ func TestAveragesInExpressions(t *testing.T) {
 	}, 20*time.Second)
 }
 
+// TestAveragesInArithmeticAndVariances (issue 16): avg(x) op c (c a
+// constant) and the variance family of int2/int4 values, which were
+// refused (0A000), answer PostgreSQL's numeric digits on a cluster with
+// MariaDB and SQLite replicas: shepherd computes them from the exact
+// sum and count (and sum of squares) every replica returns.
+func TestAveragesInArithmeticAndVariances(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real engines")
+	}
+	asPostgres(t, avgSetup, []string{
+		"SELECT avg(i) * 2, round(avg(n) / 3, 4), 100 - avg(i), avg(n) + 0.5, avg(m) * 1.5, -2 * avg(b) FROM ax",
+		"SELECT g, avg(i) * 2 AS d, avg(n) - 0.005 FROM ax GROUP BY g ORDER BY d DESC, g",
+		"SELECT k, avg(i) OVER (PARTITION BY g) + 1 FROM ax ORDER BY k",
+		"SELECT stddev(i), stddev_samp(i), stddev_pop(i), variance(i), var_samp(i), var_pop(i) FROM ax",
+		"SELECT g, stddev(i), round(var_pop(i), 3), stddev_pop(i) FILTER (WHERE k > 1) FROM ax GROUP BY g ORDER BY g",
+		"SELECT k, var_pop(i) OVER (PARTITION BY g) FROM ax ORDER BY k",
+	}, 20*time.Second)
+}
+
 // TestAveragesRefusedWhereInexact: avg() of exact values anywhere but a
-// result column, round(avg(x), n) or an ORDER BY item is refused with
+// result column, round(avg(x), n), avg(x) op a constant or an ORDER BY
+// item is refused with
 // 0A000 naming avg() on a cluster with MariaDB and SQLite replicas
 // (each engine computed its own average there), and the session goes on.
 func TestAveragesRefusedWhereInexact(t *testing.T) {
@@ -66,11 +86,11 @@ func TestAveragesRefusedWhereInexact(t *testing.T) {
 		}
 	}
 	for _, q := range []string{
-		"SELECT avg(i) * 2 FROM ax",
+		"SELECT avg(i) * k FROM ax GROUP BY k",
 		"SELECT coalesce(avg(n), 0) FROM ax",
 		"SELECT g FROM ax GROUP BY g HAVING avg(i) > 2 ORDER BY g",
 		"SELECT g FROM ax GROUP BY g ORDER BY avg(n) + 1, g",
-		"SELECT k, avg(i) OVER (PARTITION BY g) + 1 FROM ax ORDER BY k",
+		"SELECT k, avg(i) OVER (PARTITION BY g) + k FROM ax ORDER BY k",
 		"SELECT avg(i)::numeric(10,2) FROM ax",
 		"SELECT k FROM ax WHERE n > (SELECT avg(n) FROM ax) ORDER BY k",
 	} {

@@ -25,6 +25,7 @@ var catalogSchema = []string{
 	"CREATE TABLE chk (a int CHECK (a >= 0), b text, c int, CONSTRAINT b_len CHECK (length(b) < 10), CHECK (a < c))",
 	"CREATE TABLE ck (a numeric(10,2) CHECK (a >= -1 AND a < 100), b varchar(5) CHECK (b <> 'x'), c text CHECK (c = 'y' OR c IS NULL), d float8 CHECK (d > 0.5), f real CHECK (0 < f))",
 	"CREATE TABLE grandchild (id int PRIMARY KEY, child_id bigint REFERENCES child ON DELETE CASCADE, parent_id int, FOREIGN KEY (parent_id) REFERENCES parent (id) ON UPDATE RESTRICT ON DELETE SET NULL)",
+	"CREATE TABLE arr (id int PRIMARY KEY, tags text[] NOT NULL DEFAULT '{}', scores integer[], names varchar[])",
 }
 
 // catalogQueries reads testdata/catalog_queries.sql: the queries psql 15

@@ -2,10 +2,11 @@ package server
 
 // The cross-engine SQL corpus (issue 4): testdata/corpus/*.sql, written the
 // way a PostgreSQL application writes SQL, run statement by statement
-// through shepherd in cbs mode over MariaDB, PostgreSQL and SQLite, and
-// directly on a PostgreSQL database of its own ("PostgreSQL alone"), in one
-// session each. Every statement must come out the same on both, or be
-// refused by shepherd with 0A000.
+// through shepherd on each setup of corpusSetups (cbs mode over MariaDB,
+// PostgreSQL and SQLite; the embedded default, config.Embedded), and
+// directly on a PostgreSQL database of its own per setup ("PostgreSQL
+// alone"), in one session each. Every statement must come out the same on
+// both, or be refused by shepherd with 0A000.
 //
 // Corpus files are run in name order. Statements end with a semicolon at
 // the end of a line. Comment lines before a statement may hold directives:
@@ -29,7 +30,9 @@ package server
 //	         order when the statement ends with ORDER BY, as a multiset
 //	         otherwise), or both failed with the same SQLSTATE, which is the
 //	         one the corpus names
-//	refused  shepherd answered 0A000
+//	refused  shepherd answered 0A000; recorded as refused:ENGINE when
+//	         the message names the engine whose replicas cannot take the
+//	         construct ("for SQLite replicas"), see refusalOutcome
 //	cascade  both failed with the same SQLSTATE, or both succeeded alike,
 //	         but not the way PostgreSQL handles the statement by itself:
 //	         an earlier statement was refused or failed on shepherd, and
@@ -51,14 +54,17 @@ package server
 // After the corpus, SHOW REPLICAS must show every replica up with no
 // mismatch, and every table must hold the same rows on the three replicas.
 //
-// testdata/corpus/expected.txt holds the outcome of every statement; the
-// test fails when an outcome changes (a new difference, or a statement
+// testdata/corpus/expected.txt holds the outcome of every statement on
+// every setup (a column each); the test fails when an outcome changes (a new difference, or a statement
 // now refused), and, unless SHEPHERD_CORPUS_ALLOW_DIFFERS=1, while any
 // statement differs.
 // docs/sql-support.md is generated from the corpus and expected.txt.
 // Rewrite both with
 //
 //	go test ./internal/server -run 'TestCorpus$' -update-corpus
+//
+// (-run 'TestCorpus$/setups/embedded' runs and rewrites one setup's
+// column alone.)
 //
 // SHEPHERD_CORPUS_TRACE=1 with -v logs every statement before it runs
 // (to find the one that crashes or hangs shepherd).
@@ -616,7 +622,7 @@ func (r *corpusRun) one(st *corpusStmt) (res corpusResult) {
 	sh := runStmt(r.ctx, r.shepherd, st)
 	defer r.mirror(&res)
 	if sh.code == "0A000" && shepherdRefusal(sh.err) {
-		res.outcome = outRefused
+		res.outcome = refusalOutcome(sh.err.Error())
 		res.detail = sh.err.Error()
 		return res
 	}
@@ -736,16 +742,119 @@ func skipUnlessCorpus(t *testing.T) {
 	}
 }
 
-// TestCorpus runs the corpus through shepherd (cbs over MariaDB,
-// PostgreSQL and SQLite) and on PostgreSQL alone; see the top of this file.
+// corpusSetup is one set of replicas TestCorpus runs the corpus on.
+type corpusSetup struct {
+	// Name names the setup's subtest and its column in expected.txt.
+	Name string
+	// About says what the setup is, for the document.
+	About string
+	// Drivers are its replicas' drivers, in order.
+	Drivers []string
+	// config configures (and starts) the replicas for t.
+	config func(t *testing.T) *config.Config
+}
+
+// corpusSetups are the setups of TestCorpus: a CBS cluster of three
+// different engines, and the configuration shepherd runs with when no
+// file is given (config.Embedded, whatever replicas it holds).
+func corpusSetups() []corpusSetup {
+	var emb []string
+	for _, r := range config.Embedded().Replicas {
+		emb = append(emb, r.Driver)
+	}
+	return []corpusSetup{
+		{Name: "cbs", About: "a cluster in mode cbs", Drivers: []string{"mysql", "postgres", "sqlite"},
+			config: func(t *testing.T) *config.Config { return realCluster(t, "cbs") }},
+		{Name: "embedded", About: "the embedded default (no configuration file)", Drivers: emb,
+			config: embedded},
+	}
+}
+
+// engineNames are the engines of the drivers, as the document names them.
+var engineNames = map[string]string{
+	"mysql":      "MariaDB",
+	"postgres":   "PostgreSQL",
+	"sqlite":     "SQLite",
+	"sqlite-cgo": "SQLite (cgo)",
+	"duckdb":     "DuckDB",
+}
+
+// Engines names the setup's replicas' engines, "MariaDB + PostgreSQL +
+// SQLite".
+func (s corpusSetup) Engines() string {
+	var names []string
+	for _, d := range s.Drivers {
+		n, ok := engineNames[d]
+		if !ok {
+			n = d
+		}
+		names = append(names, n)
+	}
+	return strings.Join(names, " + ")
+}
+
+// refusalEngineRE finds the engine a refusal names: shepherd's messages
+// say "cannot write X for SQLite replicas (lite)", "... on SQLite
+// replicas", "... with MariaDB replicas: ...".
+var refusalEngineRE = regexp.MustCompile(`\b(?:for|on|with) ([A-Z][A-Za-z]*)(?:/[A-Za-z]+)? replicas\b`)
+
+// refusalOutcome is the outcome of a statement shepherd refused with
+// message msg: "refused:ENGINE" when the message names the engine whose
+// replicas cannot take the construct (the last one it names), "refused"
+// when shepherd refuses it whatever the engines.
+func refusalOutcome(msg string) string {
+	m := refusalEngineRE.FindAllStringSubmatch(msg, -1)
+	if len(m) == 0 {
+		return outRefused
+	}
+	return outRefused + ":" + m[len(m)-1][1]
+}
+
+// outcomeBase is the outcome without the refusing engine.
+func outcomeBase(outcome string) string {
+	base, _, _ := strings.Cut(outcome, ":")
+	return base
+}
+
+// TestCorpus runs the corpus through shepherd on every setup of
+// corpusSetups, in parallel subtests, each against a PostgreSQL database
+// of its own ("PostgreSQL alone"); see the top of this file.
 func TestCorpus(t *testing.T) {
 	skipUnlessCorpus(t)
 	stmts, err := loadCorpus(corpusDir)
 	if err != nil {
 		t.Fatal(err)
 	}
+	setups := corpusSetups()
+	outcomes := make([][]string, len(setups))
+	ran := make([]bool, len(setups))
+	t.Run("setups", func(t *testing.T) {
+		for i, s := range setups {
+			t.Run(s.Name, func(t *testing.T) {
+				t.Parallel()
+				ran[i] = true
+				outcomes[i] = runCorpus(t, s, stmts)
+			})
+		}
+	})
+	if *updateCorpus {
+		writeCorpusOutcomes(t, stmts, setups, ran, outcomes)
+	}
+}
+
+// runCorpus runs the corpus on one setup, checks that the replicas agree
+// and compares the outcomes with the setup's column of expected.txt. It
+// returns the outcomes, or nil if the run did not reach the end.
+func runCorpus(t *testing.T, setup corpusSetup, stmts []*corpusStmt) []string {
 	ctx := context.Background()
-	cfg := realCluster(t, "cbs")
+	cfg := setup.config(t)
+	var drivers []string
+	for _, r := range cfg.Replicas {
+		drivers = append(drivers, r.Driver)
+	}
+	if !slices.Equal(drivers, setup.Drivers) {
+		t.Fatalf("setup %s has replicas of %v, its description says %v", setup.Name, drivers, setup.Drivers)
+	}
 	addr, srv := start(t, cfg)
 	shepherdDSN := fmt.Sprintf("postgres://app@%s/app?sslmode=disable", addr)
 	connectShepherd := func() (*pgconn.PgConn, error) { return pgconn.Connect(ctx, shepherdDSN) }
@@ -765,6 +874,17 @@ func TestCorpus(t *testing.T) {
 	}
 	defer alone.Close(ctx)
 
+	// shepherd builds its catalog engine (PostgreSQL's built-in catalog
+	// rows in an in-memory SQLite) at the first catalog query; under
+	// -race, with the other setup doing the same, that alone can take
+	// longer than corpusStatementTimeout, which is there to find hangs.
+	warmCtx, cancelWarm := context.WithTimeout(ctx, 5*time.Minute)
+	_, err = sh.Exec(warmCtx, "SELECT count(*) FROM pg_catalog.pg_namespace").ReadAll()
+	cancelWarm()
+	if err != nil {
+		t.Fatalf("first catalog query: %v", err)
+	}
+
 	began := time.Now()
 	run := &corpusRun{t: t, ctx: ctx, shepherd: sh, alone: alone, reconnect: connectShepherd}
 	results := make([]corpusResult, 0, len(stmts))
@@ -775,27 +895,28 @@ func TestCorpus(t *testing.T) {
 		}
 	}
 	sh = run.shepherd
-	t.Logf("%d statements in %v", len(stmts), time.Since(began).Round(time.Millisecond))
+	t.Logf("%s: %d statements in %v", setup.Engines(), len(stmts), time.Since(began).Round(time.Millisecond))
 
 	idleCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	if err := srv.Cluster().Idle(idleCtx); err != nil {
 		t.Fatalf("cluster not idle after the corpus: %v", err)
 	}
-	assertReplicas(t, addr, 3)
+	assertReplicas(t, addr, len(cfg.Replicas))
 	assertSameTables(t, cfg)
 
-	checkCorpusOutcomes(t, stmts, results)
+	return checkCorpusOutcomes(t, stmts, setup, results)
 }
 
-// checkCorpusOutcomes reports the run, compares it with expected.txt and
-// the document, or rewrites them with -update-corpus.
-func checkCorpusOutcomes(t *testing.T, stmts []*corpusStmt, results []corpusResult) {
+// checkCorpusOutcomes reports one setup's run and compares it with its
+// column of expected.txt (unless -update-corpus). It returns the
+// outcomes.
+func checkCorpusOutcomes(t *testing.T, stmts []*corpusStmt, setup corpusSetup, results []corpusResult) []string {
 	t.Helper()
 	counts := map[string]int{}
 	var differs []string
 	for _, r := range results {
-		counts[r.outcome]++
+		counts[outcomeBase(r.outcome)]++
 		if r.outcome == outDiffers {
 			differs = append(differs, fmt.Sprintf("%s [%s] %s\n    %s", r.st.Pos(), r.st.Feature, r.st.Short(), r.detail))
 		}
@@ -803,43 +924,68 @@ func checkCorpusOutcomes(t *testing.T, stmts []*corpusStmt, results []corpusResu
 			t.Logf("%s %s [%s] %s\n    %s", r.outcome, r.st.Pos(), r.st.Feature, r.st.Short(), r.detail)
 		}
 	}
-	t.Logf("outcomes: %d same, %d refused, %d cascade, %d differs", counts[outSame], counts[outRefused], counts[outCascade], counts[outDiffers])
+	t.Logf("%s: outcomes: %d same, %d refused, %d cascade, %d differs", setup.Name, counts[outSame], counts[outRefused], counts[outCascade], counts[outDiffers])
 
 	outcomes := make([]string, len(results))
 	for i, r := range results {
 		outcomes[i] = r.outcome
 	}
-	if *updateCorpus {
-		if err := os.WriteFile(corpusExpected, []byte(formatExpected(stmts, outcomes)), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(sqlSupportDoc, []byte(formatSupportDoc(stmts, outcomes)), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("rewrote %s and %s", corpusExpected, sqlSupportDoc)
-	} else {
-		expected, err := readExpected(corpusExpected, stmts)
+	if !*updateCorpus {
+		expected, err := readExpected(corpusExpected, stmts, corpusSetups())
 		if err != nil {
 			t.Fatalf("%v (rewrite it with -update-corpus)", err)
 		}
+		col := slices.IndexFunc(corpusSetups(), func(s corpusSetup) bool { return s.Name == setup.Name })
 		var changed []string
 		for i, r := range results {
-			if expected[i] != r.outcome {
-				changed = append(changed, fmt.Sprintf("%s [%s] %s: was %s, now %s\n    %s", r.st.Pos(), r.st.Feature, r.st.Short(), expected[i], r.outcome, r.detail))
+			if want := expected[col][i]; want != r.outcome {
+				changed = append(changed, fmt.Sprintf("%s [%s] %s: was %s, now %s\n    %s", r.st.Pos(), r.st.Feature, r.st.Short(), want, r.outcome, r.detail))
 			}
 		}
 		if len(changed) > 0 {
-			t.Errorf("%d statements changed outcome against %s (rewrite it with -update-corpus once the change is intended):\n%s",
-				len(changed), corpusExpected, strings.Join(changed, "\n"))
+			t.Errorf("%s: %d statements changed outcome against %s (rewrite it with -update-corpus once the change is intended):\n%s",
+				setup.Name, len(changed), corpusExpected, strings.Join(changed, "\n"))
 		}
 	}
 	// Every statement answers as PostgreSQL alone does or is refused;
 	// SHEPHERD_CORPUS_ALLOW_DIFFERS=1 tolerates differences while working
 	// on the translator.
 	if len(differs) > 0 && os.Getenv("SHEPHERD_CORPUS_ALLOW_DIFFERS") != "1" {
-		t.Errorf("%d statements differ from PostgreSQL alone (SHEPHERD_CORPUS_ALLOW_DIFFERS=1 tolerates them):\n%s",
-			len(differs), strings.Join(differs, "\n"))
+		t.Errorf("%s: %d statements differ from PostgreSQL alone (SHEPHERD_CORPUS_ALLOW_DIFFERS=1 tolerates them):\n%s",
+			setup.Name, len(differs), strings.Join(differs, "\n"))
 	}
+	return outcomes
+}
+
+// writeCorpusOutcomes rewrites expected.txt and the document from the
+// setups' outcomes. A setup the run left out (-run 'TestCorpus$/setups/cbs')
+// keeps its column of expected.txt; one that stopped before the end
+// keeps the files as they are.
+func writeCorpusOutcomes(t *testing.T, stmts []*corpusStmt, setups []corpusSetup, ran []bool, outcomes [][]string) {
+	t.Helper()
+	var old [][]string
+	for i, s := range setups {
+		if ran[i] && outcomes[i] == nil {
+			t.Fatalf("not rewriting %s: setup %s stopped before the end of the corpus", corpusExpected, s.Name)
+		}
+		if outcomes[i] != nil {
+			continue
+		}
+		if old == nil {
+			var err error
+			if old, err = readExpected(corpusExpected, stmts, setups); err != nil {
+				t.Fatalf("setup %s did not run, and its outcomes cannot be kept: %v", s.Name, err)
+			}
+		}
+		outcomes[i] = old[i]
+	}
+	if err := os.WriteFile(corpusExpected, []byte(formatExpected(stmts, setups, outcomes)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(sqlSupportDoc, []byte(formatSupportDoc(stmts, setups, outcomes)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("rewrote %s and %s", corpusExpected, sqlSupportDoc)
 }
 
 // TestCorpusFiles checks, without any engine, that the corpus parses, is
@@ -857,7 +1003,8 @@ func TestCorpusFiles(t *testing.T) {
 			t.Errorf("%s: compare: unordered on a statement without ORDER BY", st.Pos())
 		}
 	}
-	outcomes, err := readExpected(corpusExpected, stmts)
+	setups := corpusSetups()
+	outcomes, err := readExpected(corpusExpected, stmts, setups)
 	if err != nil {
 		t.Fatalf("%v (rewrite it with go test ./internal/server -run 'TestCorpus$' -update-corpus)", err)
 	}
@@ -865,8 +1012,26 @@ func TestCorpusFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := formatSupportDoc(stmts, outcomes); string(doc) != want {
+	if want := formatSupportDoc(stmts, setups, outcomes); string(doc) != want {
 		t.Errorf("%s is out of date: rewrite it with go test ./internal/server -run 'TestCorpus$' -update-corpus", sqlSupportDoc)
+	}
+}
+
+// TestRefusalOutcome: a refusal is attributed to the engine its message
+// names, in each form shepherd's messages name one.
+func TestRefusalOutcome(t *testing.T) {
+	for msg, want := range map[string]string{
+		"ERROR: shepherd cannot write UPDATE ... RETURNING for MariaDB/MySQL replicas (maria) (SQLSTATE 0A000)":                                              "refused:MariaDB",
+		"ERROR: shepherd cannot write DEFAULT in VALUES (SQLite has no DEFAULT there; give every row DEFAULT or a value) for SQLite replicas (lite1, lite3)": "refused:SQLite",
+		"ERROR: shepherd cannot use a non-text value as a string function's text argument on SQLite replicas (SQLSTATE 0A000)":                               "refused:SQLite",
+		"ERROR: shepherd does not support AT TIME ZONE in a statement that writes, with MariaDB replicas: MariaDB prints ...":                                "refused:MariaDB",
+		"ERROR: shepherd cannot write operator ? for DuckDB replicas (duck)":                                                                                 "refused:DuckDB",
+		"ERROR: shepherd does not support SELECT INTO; use CREATE TABLE ... AS (SQLSTATE 0A000)":                                                             "refused",
+		"ERROR: shepherd cannot write x for replicas":                                                                                                        "refused",
+	} {
+		if got := refusalOutcome(msg); got != want {
+			t.Errorf("%q: %s, want %s", msg, got, want)
+		}
 	}
 }
 
@@ -904,74 +1069,192 @@ func TestCorpusOnPostgres(t *testing.T) {
 	}
 }
 
-// formatExpected writes expected.txt: one line per statement.
-func formatExpected(stmts []*corpusStmt, outcomes []string) string {
+// formatExpected writes expected.txt: one line per statement, an
+// outcome per setup.
+func formatExpected(stmts []*corpusStmt, setups []corpusSetup, outcomes [][]string) string {
 	var b strings.Builder
-	b.WriteString("# Outcome of every corpus statement through shepherd (cbs over MariaDB,\n")
-	b.WriteString("# PostgreSQL and SQLite) against PostgreSQL alone; see corpus_test.go.\n")
+	b.WriteString("# Outcome of every corpus statement through shepherd on each setup against\n")
+	b.WriteString("# PostgreSQL alone; see corpus_test.go. refused:ENGINE is a refusal for\n")
+	b.WriteString("# that engine's replicas, refused alone one whatever the engines.\n")
+	for _, s := range setups {
+		fmt.Fprintf(&b, "# %s: %s, %s\n", s.Name, s.Engines(), s.About)
+	}
 	b.WriteString("# Rewrite: go test ./internal/server -run 'TestCorpus$' -update-corpus\n")
-	b.WriteString("# position\toutcome\tfeature\tstatement (first 60 characters)\n")
+	b.WriteString(expectedHeader(setups) + "\n")
 	for i, st := range stmts {
-		fmt.Fprintf(&b, "%s\t%s\t%s\t%s\n", st.Pos(), outcomes[i], st.Feature, st.Short())
+		fmt.Fprintf(&b, "%s\t", st.Pos())
+		for j := range setups {
+			fmt.Fprintf(&b, "%s\t", outcomes[j][i])
+		}
+		fmt.Fprintf(&b, "%s\t%s\n", st.Feature, st.Short())
 	}
 	return b.String()
 }
 
-// readExpected reads expected.txt and returns the outcome of each
-// statement, checking the file lists exactly the corpus.
-func readExpected(path string, stmts []*corpusStmt) ([]string, error) {
+// expectedHeader is the line of expected.txt naming its columns.
+func expectedHeader(setups []corpusSetup) string {
+	h := "# position"
+	for _, s := range setups {
+		h += "\t" + s.Name
+	}
+	return h + "\tfeature\tstatement (first 60 characters)"
+}
+
+// readExpected reads expected.txt and returns the outcomes of each setup
+// (outcomes[setup][statement]), checking the file lists exactly the
+// corpus and the setups.
+func readExpected(path string, stmts []*corpusStmt, setups []corpusSetup) ([][]string, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	var outcomes []string
-	for n, line := range strings.Split(string(b), "\n") {
+	outcomes := make([][]string, len(setups))
+	n, header := 0, false
+	for ln, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "# position\t") {
+			if line != expectedHeader(setups) {
+				return nil, fmt.Errorf("%s:%d: the columns are %q, the setups are %q: the setups changed", path, ln+1, line, expectedHeader(setups))
+			}
+			header = true
+		}
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
-		f := strings.SplitN(line, "\t", 4)
-		if len(f) != 4 {
-			return nil, fmt.Errorf("%s:%d: want 4 tab-separated fields", path, n+1)
+		if !header {
+			return nil, fmt.Errorf("%s:%d: no line naming the setups before the outcomes", path, ln+1)
 		}
-		i := len(outcomes)
-		if i >= len(stmts) {
-			return nil, fmt.Errorf("%s:%d: more lines than corpus statements (%d)", path, n+1, len(stmts))
+		f := strings.SplitN(line, "\t", 3+len(setups))
+		if len(f) != 3+len(setups) {
+			return nil, fmt.Errorf("%s:%d: want %d tab-separated fields", path, ln+1, 3+len(setups))
 		}
-		st := stmts[i]
-		if f[0] != st.Pos() || f[2] != st.Feature || f[3] != st.Short() {
-			return nil, fmt.Errorf("%s:%d: lists %s %q, the corpus has %s %q there: the corpus changed", path, n+1, f[0], f[3], st.Pos(), st.Short())
+		if n >= len(stmts) {
+			return nil, fmt.Errorf("%s:%d: more lines than corpus statements (%d)", path, ln+1, len(stmts))
 		}
-		if !slices.Contains(outcomeOrder, f[1]) {
-			return nil, fmt.Errorf("%s:%d: unknown outcome %q", path, n+1, f[1])
+		st := stmts[n]
+		feature, short := f[1+len(setups)], f[2+len(setups)]
+		if f[0] != st.Pos() || feature != st.Feature || short != st.Short() {
+			return nil, fmt.Errorf("%s:%d: lists %s %q, the corpus has %s %q there: the corpus changed", path, ln+1, f[0], short, st.Pos(), st.Short())
 		}
-		outcomes = append(outcomes, f[1])
+		for j := range setups {
+			o := f[1+j]
+			if !slices.Contains(outcomeOrder, outcomeBase(o)) || (o != outcomeBase(o) && outcomeBase(o) != outRefused) {
+				return nil, fmt.Errorf("%s:%d: unknown outcome %q", path, ln+1, o)
+			}
+			outcomes[j] = append(outcomes[j], o)
+		}
+		n++
 	}
-	if len(outcomes) != len(stmts) {
-		return nil, fmt.Errorf("%s lists %d statements, the corpus has %d", path, len(outcomes), len(stmts))
+	if n != len(stmts) {
+		return nil, fmt.Errorf("%s lists %d statements, the corpus has %d", path, n, len(stmts))
 	}
 	return outcomes, nil
 }
 
-// formatSupportDoc writes docs/sql-support.md from the outcomes.
-func formatSupportDoc(stmts []*corpusStmt, outcomes []string) string {
-	type tally struct {
-		name   string
-		counts map[string]int
-		others []int // statements not "same"
+// outcomeTally counts outcomes, and refusals by engine.
+type outcomeTally struct {
+	n       int
+	counts  map[string]int // by outcomeBase
+	refused map[string]int // by engine, "" for shepherd's own
+}
+
+func newTally() *outcomeTally {
+	return &outcomeTally{counts: map[string]int{}, refused: map[string]int{}}
+}
+
+func (c *outcomeTally) add(outcome string) {
+	c.n++
+	c.counts[outcomeBase(outcome)]++
+	if base, engine, _ := strings.Cut(outcome, ":"); base == outRefused {
+		c.refused[engine]++
 	}
-	var features []*tally
-	byName := map[string]*tally{}
-	total := map[string]int{}
+}
+
+// refusedBy says which engines' replicas the refusals are for:
+// "MariaDB 3, SQLite 1, any 2" ("any": shepherd refuses the construct
+// whatever the engines).
+func (c *outcomeTally) refusedBy() string {
+	var engines []string
+	for e := range c.refused {
+		engines = append(engines, e)
+	}
+	slices.Sort(engines)
+	if len(engines) > 0 && engines[0] == "" {
+		engines = append(engines[1:], "") // "any" last
+	}
+	var parts []string
+	for _, e := range engines {
+		name := e
+		if e == "" {
+			name = "any"
+		}
+		parts = append(parts, fmt.Sprintf("%s %d", name, c.refused[e]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// cell is a feature's outcomes on one setup: "all same", or "3 same, 2
+// refused (MariaDB 2), 1 cascade".
+func (c *outcomeTally) cell() string {
+	if c.counts[outSame] == c.n {
+		return "all same"
+	}
+	var parts []string
+	for _, o := range outcomeOrder {
+		if c.counts[o] == 0 {
+			continue
+		}
+		p := fmt.Sprintf("%d %s", c.counts[o], o)
+		if o == outRefused {
+			p += " (" + c.refusedBy() + ")"
+		}
+		parts = append(parts, p)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// describeOutcome says an outcome in words: "refused for MariaDB".
+func describeOutcome(o string) string {
+	base, engine, _ := strings.Cut(o, ":")
+	switch {
+	case base != outRefused:
+		return base
+	case engine == "":
+		return "refused on any engine"
+	}
+	return "refused for " + engine
+}
+
+// formatSupportDoc writes docs/sql-support.md from the outcomes of each
+// setup (outcomes[setup][statement]).
+func formatSupportDoc(stmts []*corpusStmt, setups []corpusSetup, outcomes [][]string) string {
+	type feature struct {
+		name    string
+		tallies []*outcomeTally // by setup
+		others  []int           // statements not "same" on some setup
+	}
+	var features []*feature
+	byName := map[string]*feature{}
+	totals := make([]*outcomeTally, len(setups))
+	for j := range setups {
+		totals[j] = newTally()
+	}
 	for i, st := range stmts {
 		f := byName[st.Feature]
 		if f == nil {
-			f = &tally{name: st.Feature, counts: map[string]int{}}
+			f = &feature{name: st.Feature}
+			for range setups {
+				f.tallies = append(f.tallies, newTally())
+			}
 			byName[st.Feature] = f
 			features = append(features, f)
 		}
-		f.counts[outcomes[i]]++
-		total[outcomes[i]]++
-		if outcomes[i] != outSame {
+		other := false
+		for j := range setups {
+			f.tallies[j].add(outcomes[j][i])
+			totals[j].add(outcomes[j][i])
+			other = other || outcomes[j][i] != outSame
+		}
+		if other {
 			f.others = append(f.others, i)
 		}
 	}
@@ -983,43 +1266,64 @@ func formatSupportDoc(stmts []*corpusStmt, outcomes []string) string {
 	b.WriteString("What shepherd does with each statement of its cross-engine SQL corpus\n")
 	b.WriteString("(`internal/server/testdata/corpus`), statements written the way a PostgreSQL\n")
 	b.WriteString("application writes them. The test `TestCorpus` runs every statement through\n")
-	b.WriteString("shepherd in `cbs` mode over MariaDB, PostgreSQL and SQLite, and on\n")
-	b.WriteString("PostgreSQL alone, and compares:\n\n")
+	b.WriteString("shepherd on each setup below, and on PostgreSQL alone, and compares:\n\n")
 	b.WriteString("- **same**: the same command tag, column names and types and rows (or the\n")
 	b.WriteString("  same SQLSTATE for a statement that must fail) as PostgreSQL;\n")
 	b.WriteString("- **refused**: shepherd refuses the statement with SQLSTATE 0A000 before\n")
-	b.WriteString("  any replica runs it;\n")
+	b.WriteString("  any replica runs it; the message names the construct and the engine\n")
+	b.WriteString("  whose replicas cannot take it (counted below by engine; \"any\" when\n")
+	b.WriteString("  shepherd refuses it whatever the engines);\n")
 	b.WriteString("- **cascade**: the statement fails (or succeeds) the same way on both only\n")
 	b.WriteString("  because an earlier statement was refused or failed, for example a table\n")
 	b.WriteString("  that could not be created;\n")
 	b.WriteString("- **differs**: shepherd's answer is not PostgreSQL's (a gap in translation\n")
 	b.WriteString("  or a bug).\n\n")
-	fmt.Fprintf(&b, "%d statements: %d same, %d refused, %d cascade, %d differs.\n\n",
-		len(stmts), total[outSame], total[outRefused], total[outCascade], total[outDiffers])
-	b.WriteString("| feature | statements | same | refused | cascade | differs |\n")
-	b.WriteString("|---|---:|---:|---:|---:|---:|\n")
-	for _, f := range features {
-		n := 0
-		for _, c := range f.counts {
-			n += c
-		}
-		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d | %d |\n", f.name, n,
-			f.counts[outSame], f.counts[outRefused], f.counts[outCascade], f.counts[outDiffers])
+	b.WriteString("After the corpus, every replica must be up with no mismatch and hold the\n")
+	b.WriteString("same rows as the others.\n\n")
+	b.WriteString("## Setups\n\n")
+	b.WriteString("| setup | replicas | statements | same | refused | cascade | differs | refused for |\n")
+	b.WriteString("|---|---|---:|---:|---:|---:|---:|---|\n")
+	for j, s := range setups {
+		c := totals[j]
+		fmt.Fprintf(&b, "| %s | %s, %s | %d | %d | %d (%.1f %%) | %d | %d | %s |\n", s.Name, s.Engines(), s.About, c.n,
+			c.counts[outSame], c.counts[outRefused], 100*float64(c.counts[outRefused])/float64(max(c.n, 1)),
+			c.counts[outCascade], c.counts[outDiffers], c.refusedBy())
 	}
-	b.WriteString("\n## Statements not supported yet\n")
-	any := false
+	b.WriteString("\n## By feature\n\n")
+	b.WriteString("| feature | statements |")
+	for _, s := range setups {
+		fmt.Fprintf(&b, " %s |", s.Name)
+	}
+	b.WriteString("\n|---|---:|")
+	for range setups {
+		b.WriteString("---|")
+	}
+	b.WriteString("\n")
+	for _, f := range features {
+		fmt.Fprintf(&b, "| %s | %d |", f.name, f.tallies[0].n)
+		for j := range setups {
+			fmt.Fprintf(&b, " %s |", f.tallies[j].cell())
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n## Statements not answered as PostgreSQL answers them on every setup\n")
+	anyOther := false
 	for _, f := range features {
 		if len(f.others) == 0 {
 			continue
 		}
-		any = true
+		anyOther = true
 		fmt.Fprintf(&b, "\n### %s\n\n", f.name)
 		for _, i := range f.others {
 			st := stmts[i]
-			fmt.Fprintf(&b, "- %s: `%s` (%s)\n", outcomes[i], st.Short(), st.Pos())
+			var says []string
+			for j, s := range setups {
+				says = append(says, s.Name+": "+describeOutcome(outcomes[j][i]))
+			}
+			fmt.Fprintf(&b, "- `%s` (%s): %s\n", st.Short(), st.Pos(), strings.Join(says, "; "))
 		}
 	}
-	if !any {
+	if !anyOther {
 		b.WriteString("\nNone.\n")
 	}
 	return b.String()

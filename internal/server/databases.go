@@ -122,6 +122,10 @@ func Open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Server, e
 	if err != nil {
 		return nil, err
 	}
+	if err := s.listenMetrics(); err != nil {
+		s.closeAll()
+		return nil, err
+	}
 	dbs := &databases{top: s, file: filepath.Join(cfg.DataDir, "databases.json"), open: map[string]*database{}, left: make(chan struct{})}
 	if err := dbs.load(ctx); err != nil {
 		dbs.closeAll()
@@ -184,6 +188,11 @@ func (s *Server) Database(name string) *Server {
 // created database, or the configured one.
 func (s *Server) newSession(info pgwire.StartupInfo) (pgwire.Session, error) {
 	if info.Database == admin.Database {
+		if !s.isAdmin(info.User) {
+			// PostgreSQL's answer to a user without CONNECT on a database.
+			return nil, pgerr.New(pgerr.InsufficientPrivilege, "permission denied for database %q", admin.Database).
+				WithDetail("User does not have CONNECT privilege.").Fatal()
+		}
 		return admin.New(s.cluster, s.repair), nil
 	}
 	dbs := s.dbs
@@ -207,6 +216,18 @@ func (s *Server) newSession(info pgwire.StartupInfo) (pgwire.Session, error) {
 	sess := session.New(s.cluster, s.cache, s.shared, info)
 	sess.SetDatabases(dbs, nil)
 	return sess, nil
+}
+
+// isAdmin says whether user may open the admin console: a user marked
+// admin in the configuration, or anyone when no user is configured (then
+// only loopback clients get in at all).
+func (s *Server) isAdmin(user string) bool {
+	cfg := s.cfg
+	if live := s.live.Load(); live != nil {
+		cfg = live // admin flags change with a reload, as passwords do
+	}
+	names, everyone := cfg.Admins()
+	return everyone || names[user]
 }
 
 // isMain says whether name reaches the configured database: its

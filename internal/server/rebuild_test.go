@@ -66,21 +66,109 @@ var rebuildCases = []struct{ name, sql string }{
 // and constraint, and the replicas end identical. Before, SQLite refused
 // every one of these ALTERs (0A000), which stopped Django's migrate.
 func TestSQLiteRebuildAsPostgres(t *testing.T) {
+	rebuildAsPostgres(t, rebuildSetup, rebuildCases, func(t *testing.T, alone, c *pgx.Conn) {
+		// The DEFERRABLE INITIALLY DEFERRED key is checked at once on
+		// every replica (PostgreSQL would wait for the COMMIT): the
+		// replicas agree, none is taken as failed.
+		ctx := context.Background()
+		tx, err := c.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = tx.Exec(ctx, "INSERT INTO c VALUES (60, 9, 'z', 1)")
+		if g := pgError(err); g == nil || g.Code != "23503" || g.ConstraintName != "c_p_id_fk" {
+			t.Errorf("violation in a block: %v, want 23503 on c_p_id_fk at once", err)
+		}
+		if err := tx.Rollback(ctx); err != nil {
+			t.Fatal(err)
+		}
+		mustExec(t, c, "INSERT INTO c VALUES (60, 2, 'z', 1)")
+		if _, err := alone.Exec(ctx, "INSERT INTO c VALUES (60, 2, 'z', 1)"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := alone.Exec(ctx, "DELETE FROM c WHERE id = 60"); err != nil {
+			t.Fatal(err)
+		}
+		mustExec(t, c, "DELETE FROM c WHERE id = 60")
+	}, "SELECT id, p_id, code, n FROM c ORDER BY id", "SELECT id, c_id FROM g ORDER BY id", "SELECT id, name FROM p ORDER BY id")
+}
+
+// sequelizeSync is what Sequelize 6's sync and sync({alter: true}) send
+// for an Author with a unique name and a Post with a unique index over
+// (AuthorId, slug) and a foreign key to Author (the ecosystem suite's
+// app), each query string as it sends it, then rows; a partial unique
+// index and a descending one stand for the other indexes a rebuild must
+// make again.
+var sequelizeSync = []string{
+	`CREATE TABLE IF NOT EXISTS "Authors" ("id"   SERIAL , "name" VARCHAR(80) NOT NULL UNIQUE, "createdAt" TIMESTAMP WITH TIME ZONE NOT NULL, "updatedAt" TIMESTAMP WITH TIME ZONE NOT NULL, PRIMARY KEY ("id"));`,
+	`CREATE TABLE IF NOT EXISTS "Posts" ("id"   SERIAL , "slug" VARCHAR(40) NOT NULL, "score" DECIMAL(8,2) NOT NULL DEFAULT 0, "data" JSONB, "createdAt" TIMESTAMP WITH TIME ZONE NOT NULL, "updatedAt" TIMESTAMP WITH TIME ZONE NOT NULL, "AuthorId" INTEGER REFERENCES "Authors" ("id") ON DELETE SET NULL ON UPDATE CASCADE, PRIMARY KEY ("id"));`,
+	`CREATE UNIQUE INDEX "posts__author_id_slug" ON "Posts" ("AuthorId", "slug")`,
+	`CREATE UNIQUE INDEX "posts_top" ON "Posts" ("slug") WHERE "score" > 100`,
+	`CREATE INDEX "posts_score" ON "Posts" ("score" DESC)`,
+	`INSERT INTO "Authors" ("name", "createdAt", "updatedAt") VALUES ('ann', '2026-11-25 06:09:38+00', '2026-11-25 06:09:38+00'), ('ben', '2026-11-25 06:09:38+00', '2026-11-25 06:09:38+00')`,
+	`INSERT INTO "Posts" ("slug", "score", "AuthorId", "createdAt", "updatedAt") VALUES ('p1', 1.25, 1, '2026-11-25 06:09:38+00', '2026-11-25 06:09:38+00'), ('p1', 2.25, 2, '2026-11-25 06:09:38+00', '2026-11-25 06:09:38+00'), ('p2', 200, 2, '2026-11-25 06:09:38+00', '2026-11-25 06:09:38+00')`,
+	`ALTER TABLE "Authors" ALTER COLUMN "name" SET NOT NULL;ALTER TABLE "Authors" ALTER COLUMN "name" DROP DEFAULT;ALTER TABLE "Authors"  ADD UNIQUE ("name");ALTER TABLE "Authors" ALTER COLUMN "name" TYPE VARCHAR(80)  ;`,
+	`ALTER TABLE "Authors" ALTER COLUMN "createdAt" SET NOT NULL;ALTER TABLE "Authors" ALTER COLUMN "createdAt" DROP DEFAULT;ALTER TABLE "Authors" ALTER COLUMN "createdAt" TYPE TIMESTAMP WITH TIME ZONE;`,
+	`ALTER TABLE "Posts" ALTER COLUMN "slug" SET NOT NULL;ALTER TABLE "Posts" ALTER COLUMN "slug" DROP DEFAULT;ALTER TABLE "Posts" ALTER COLUMN "slug" TYPE VARCHAR(40);`,
+	`ALTER TABLE "Posts" ALTER COLUMN "score" SET NOT NULL;ALTER TABLE "Posts" ALTER COLUMN "score" SET DEFAULT 0;ALTER TABLE "Posts" ALTER COLUMN "score" TYPE DECIMAL(8,2);`,
+	`ALTER TABLE "Posts" ALTER COLUMN "data" DROP NOT NULL;ALTER TABLE "Posts" ALTER COLUMN "data" DROP DEFAULT;ALTER TABLE "Posts" ALTER COLUMN "data" TYPE JSONB;`,
+	`ALTER TABLE "Posts" DROP CONSTRAINT "Posts_AuthorId_fkey"`,
+	`ALTER TABLE "Posts"  ADD FOREIGN KEY ("AuthorId") REFERENCES "Authors" ("id") ON DELETE SET NULL ON UPDATE CASCADE;`,
+}
+
+// TestSQLiteRebuildKeepsIndexes runs Sequelize's sync({alter: true})
+// (sequelizeSync), whose DROP CONSTRAINT and ADD FOREIGN KEY rebuild
+// "Posts" on SQLite, then the writes the table's indexes and keys judge:
+// the unique index still refuses a duplicate, the partial one only
+// within its WHERE, the foreign key its missing parent, as on PostgreSQL
+// 15 alone. Before, SQLite refused the rebuild of a table with a UNIQUE
+// index (0A000), which stopped Sequelize's sync, and a partial index came
+// back without its WHERE.
+func TestSQLiteRebuildKeepsIndexes(t *testing.T) {
+	cases := []struct{ name, sql string }{
+		{"unique index", `INSERT INTO "Posts" ("slug", "score", "AuthorId", "createdAt", "updatedAt") VALUES ('p1', 3, 1, now(), now())`},
+		{"partial unique index", `INSERT INTO "Posts" ("slug", "score", "AuthorId", "createdAt", "updatedAt") VALUES ('p2', 300, 1, now(), now())`},
+		{"foreign key added again", `INSERT INTO "Posts" ("slug", "score", "AuthorId", "createdAt", "updatedAt") VALUES ('p9', 3, 7, now(), now())`},
+		{"unique added again", `INSERT INTO "Authors" ("name", "createdAt", "updatedAt") VALUES ('ann', now(), now())`},
+	}
+	rebuildAsPostgres(t, sequelizeSync, cases, func(t *testing.T, alone, c *pgx.Conn) {
+		// Outside the partial index's WHERE a duplicate slug is fine
+		// (and undone: PostgreSQL alone serves both setups).
+		for _, conn := range []*pgx.Conn{alone, c} {
+			for _, q := range []string{
+				`INSERT INTO "Posts" ("slug", "score", "AuthorId", "createdAt", "updatedAt") VALUES ('p2', 3, 1, now(), now())`,
+				`DELETE FROM "Posts" WHERE "slug" = 'p2' AND "score" = 3`,
+			} {
+				if _, err := conn.Exec(context.Background(), q); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}, `SELECT "slug", "score", "AuthorId" FROM "Posts" ORDER BY "slug", "score"`, `SELECT "id", "name" FROM "Authors" ORDER BY "id"`)
+}
+
+// rebuildAsPostgres runs setup through the embedded default (three
+// SQLite replicas) and a cluster of PostgreSQL and two SQLite replicas
+// and on PostgreSQL 15 alone, then each case, which must fail on both
+// alike (SQLSTATE, message, table, constraint), then more (nil: nothing),
+// then compares the answers of queries, and checks the replicas end
+// identical.
+func rebuildAsPostgres(t *testing.T, setup []string, cases []struct{ name, sql string }, more func(t *testing.T, alone, c *pgx.Conn), queries ...string) {
 	ctx := context.Background()
 	alone, err := pgx.Connect(ctx, testenv.Postgres(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer alone.Close(ctx)
-	for _, q := range rebuildSetup {
+	for _, q := range setup {
 		if _, err := alone.Exec(ctx, q); err != nil {
 			t.Fatalf("PostgreSQL alone: %s: %v", q, err)
 		}
 	}
-	for _, setup := range []string{"embedded", "pg+sqlite"} {
-		t.Run(setup, func(t *testing.T) {
+	for _, setupName := range []string{"embedded", "pg+sqlite"} {
+		t.Run(setupName, func(t *testing.T) {
 			cfg := embedded(t)
-			if setup == "pg+sqlite" {
+			if setupName == "pg+sqlite" {
 				cfg = &config.Config{Listen: "127.0.0.1:0", DataDir: t.TempDir(), Mode: "cbs", F: 1,
 					Replicas: []config.Replica{
 						{Name: "pg", Driver: "postgres", DSN: testenv.Postgres(t)},
@@ -90,10 +178,10 @@ func TestSQLiteRebuildAsPostgres(t *testing.T) {
 			}
 			addr, srv := start(t, cfg)
 			c := connect(t, addr, "app")
-			for _, q := range rebuildSetup {
+			for _, q := range setup {
 				mustExec(t, c, q)
 			}
-			for _, tc := range rebuildCases {
+			for _, tc := range cases {
 				t.Run(tc.name, func(t *testing.T) {
 					_, want := alone.Exec(ctx, tc.sql)
 					_, got := c.Exec(ctx, tc.sql)
@@ -116,31 +204,10 @@ func TestSQLiteRebuildAsPostgres(t *testing.T) {
 					}
 				})
 			}
-			// The DEFERRABLE INITIALLY DEFERRED key is checked at once on
-			// every replica (PostgreSQL would wait for the COMMIT): the
-			// replicas agree, none is taken as failed.
-			t.Run("deferrable checked at once", func(t *testing.T) {
-				tx, err := c.Begin(ctx)
-				if err != nil {
-					t.Fatal(err)
-				}
-				_, err = tx.Exec(ctx, "INSERT INTO c VALUES (60, 9, 'z', 1)")
-				if g := pgError(err); g == nil || g.Code != "23503" || g.ConstraintName != "c_p_id_fk" {
-					t.Errorf("violation in a block: %v, want 23503 on c_p_id_fk at once", err)
-				}
-				if err := tx.Rollback(ctx); err != nil {
-					t.Fatal(err)
-				}
-				mustExec(t, c, "INSERT INTO c VALUES (60, 2, 'z', 1)")
-				if _, err := alone.Exec(ctx, "INSERT INTO c VALUES (60, 2, 'z', 1)"); err != nil {
-					t.Fatal(err)
-				}
-				if _, err := alone.Exec(ctx, "DELETE FROM c WHERE id = 60"); err != nil {
-					t.Fatal(err)
-				}
-				mustExec(t, c, "DELETE FROM c WHERE id = 60")
-			})
-			for _, q := range []string{"SELECT id, p_id, code, n FROM c ORDER BY id", "SELECT id, c_id FROM g ORDER BY id", "SELECT id, name FROM p ORDER BY id"} {
+			if more != nil {
+				t.Run("more", func(t *testing.T) { more(t, alone, c) })
+			}
+			for _, q := range queries {
 				var wantRows, gotRows [][]any
 				for _, side := range []struct {
 					conn *pgx.Conn
@@ -168,9 +235,9 @@ func TestSQLiteRebuildAsPostgres(t *testing.T) {
 			if err := srv.Cluster().Idle(ctx); err != nil {
 				t.Fatal(err)
 			}
-			assertIdentical(t, cfg, "SELECT id, p_id, code, n FROM c ORDER BY id")
-			assertIdentical(t, cfg, "SELECT id, c_id FROM g ORDER BY id")
-			assertIdentical(t, cfg, "SELECT id, name FROM p ORDER BY id")
+			for _, q := range queries {
+				assertIdentical(t, cfg, q)
+			}
 		})
 	}
 }

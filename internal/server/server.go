@@ -13,6 +13,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/shepherd-db/shepherd/internal/cluster"
@@ -22,6 +24,7 @@ import (
 	_ "github.com/shepherd-db/shepherd/internal/driver/all" // every driver
 	"github.com/shepherd-db/shepherd/internal/driver/fault"
 	"github.com/shepherd-db/shepherd/internal/driver/mysql"
+	"github.com/shepherd-db/shepherd/internal/metrics"
 	"github.com/shepherd-db/shepherd/internal/pgwire"
 	"github.com/shepherd-db/shepherd/internal/repair"
 	"github.com/shepherd-db/shepherd/internal/schema"
@@ -48,6 +51,18 @@ type Server struct {
 	repair  *repair.Service
 	shared  *session.Shared // advisory locks
 	dbs     *databases      // created databases (databases.go); nil in theirs
+
+	// metrics are observed by the cluster and the log and exported on
+	// metricsLn ([metrics] listen; nil: not served). live is the
+	// configuration in force (cfg as reloaded, ops.go); runner runs the
+	// background compare-and-repair; logging, when set, is the log a
+	// reload changes.
+	metrics   *metrics.Metrics
+	metricsLn net.Listener
+	live      atomic.Pointer[config.Config]
+	reloadMu  sync.Mutex
+	runner    repairRunner
+	logging   *Logging
 }
 
 // open opens every replica (checking each is reachable) and builds the
@@ -60,7 +75,13 @@ func open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Server, e
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return nil, &config.Error{Field: "data_dir", Msg: err.Error()}
 	}
+	tlsConfig, err := cfg.TLS.Config()
+	if err != nil {
+		return nil, err
+	}
 	s := &Server{cfg: cfg, log: log, shared: session.NewShared()}
+	s.live.Store(cfg)
+	s.metrics = metrics.New(s.snapshot)
 	s.shared.CursorMemory = cfg.CursorMemory()
 	var reps []cluster.Replica
 	var names []string
@@ -104,7 +125,7 @@ func open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Server, e
 	}
 	s.cache = sqlan.NewCache(statementCacheSize, dialects, catalog)
 	ptimeout, _ := cfg.PrimaryTimeoutDuration() // checked by cfg.Check
-	copts := cluster.Options{Mode: mode, F: cfg.F, Log: log, DigestRows: cfg.Digests(), PrimaryTimeout: ptimeout}
+	copts := cluster.Options{Mode: mode, F: cfg.F, Log: log, DigestRows: cfg.Digests(), PrimaryTimeout: ptimeout, Metrics: s.metrics}
 	copts.ProbeInterval, copts.ProbeTimeout, _ = cfg.Probes() // checked by cfg.Check
 	copts.OpTimeout, _ = cfg.OpTimeoutDuration()              // checked by cfg.Check
 	// Replicas retired in an earlier run stay out (cluster.Retirement):
@@ -123,7 +144,7 @@ func open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Server, e
 	// out holds the replicas left out at start, with why.
 	var out map[int]error
 	if mode == coord.CBS || mode == coord.SS {
-		w, records, err := wal.Open(filepath.Join(cfg.DataDir, "wal"), walOptions)
+		w, records, err := wal.Open(filepath.Join(cfg.DataDir, "wal"), s.walOptions())
 		if err != nil {
 			s.closeEngines()
 			return nil, &config.Error{Field: "data_dir", Msg: "write-ahead log: " + err.Error()}
@@ -181,7 +202,10 @@ func open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Server, e
 	for _, u := range cfg.Users {
 		users[u.Name] = u.Password
 	}
-	s.front = &pgwire.Server{Handler: handler{s}, Users: users, Logger: log, ServerVersion: session.ServerVersion}
+	s.front = &pgwire.Server{Handler: handler{s}, Users: users, Logger: log, ServerVersion: session.ServerVersion,
+		TLS: tlsConfig, RequireTLS: cfg.TLS.RequireTLS(), MaxConnections: cfg.Connections(),
+		ReservedConnections: cfg.Reserved(), Reserved: s.isAdmin, OnError: s.onError}
+	s.front.WriteTimeout, _ = cfg.ClientWriteTimeoutDuration() // checked by cfg.Check
 	return s, nil
 }
 
@@ -222,15 +246,7 @@ func openReplica(ctx context.Context, i int, r config.Replica, dataDir string, l
 	if err != nil {
 		return nil, &config.Error{Field: fmt.Sprintf("%s (%s)", field, r.Name), Msg: "cannot open: " + err.Error()}
 	}
-	fc := fault.Config{
-		WrongAnswerRate: r.Fault.WrongAnswerRate,
-		WrongCountRate:  r.Fault.WrongCountRate,
-		StallRate:       r.Fault.StallRate,
-		StallMS:         r.Fault.StallMS,
-		MisorderRate:    r.Fault.MisorderRate,
-		Seed:            r.Fault.Seed,
-		Replica:         r.Name,
-	}
+	fc := faultConfig(r)
 	if !fc.Active() {
 		return e, nil
 	}
@@ -295,20 +311,27 @@ func (s *Server) Repair() *repair.Service { return s.repair }
 // Serve accepts clients on ln until ctx ends, then closes everything. The
 // background compare-and-repair runs meanwhile (config [repair]).
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	bg, stopBG := context.WithCancel(ctx)
-	var bgDone chan struct{}
-	if mode := s.cfg.Repair.Mode; mode != "off" && len(s.cfg.Replicas) > 1 {
-		every, _ := s.cfg.RepairEvery() // checked by cfg.Check
-		bgDone = make(chan struct{})
+	s.runner.mu.Lock()
+	s.runner.ctx = ctx
+	s.startRepairLocked(s.live.Load())
+	s.runner.mu.Unlock()
+	var metricsDone chan struct{}
+	if s.metricsLn != nil {
+		metricsDone = make(chan struct{})
 		go func() {
-			defer close(bgDone)
-			s.repair.Background(bg, repair.Background{Repair: mode != "check", Every: every, Rate: s.cfg.RepairRate()})
+			defer close(metricsDone)
+			if err := s.metrics.Serve(ctx, s.metricsLn); err != nil {
+				s.log.Error("metrics endpoint stopped", "err", err)
+			}
 		}()
 	}
 	defer func() {
-		stopBG()
-		if bgDone != nil {
-			<-bgDone
+		s.runner.mu.Lock()
+		s.stopRepairLocked()
+		s.runner.ctx = nil
+		s.runner.mu.Unlock()
+		if metricsDone != nil {
+			<-metricsDone
 		}
 		s.close()
 	}()

@@ -72,7 +72,7 @@ func (s *Session) declare(ctx context.Context, st *sqlan.Stmt, args []driver.Arg
 	size := rowsSize(a.Rows)
 	limit := s.cursorLimit
 	if limit <= 0 {
-		limit = s.shared.CursorMemory
+		limit = s.shared.cursorMemoryLimit()
 	}
 	if limit <= 0 {
 		limit = CursorMemory

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/shepherd-db/shepherd/internal/cluster"
@@ -34,8 +35,23 @@ type Shared struct {
 	seqs   seqHolds   // sequences open blocks restarted (seqholds.go)
 	// CursorMemory is how many bytes of rows one session's cursors may
 	// keep together; 0 means the default, CursorMemory. Set before the
-	// first session starts.
+	// first session starts; SetCursorMemory changes it later.
 	CursorMemory int64
+	// cursorMemory, when above 0, is SetCursorMemory's.
+	cursorMemory atomic.Int64
+}
+
+// SetCursorMemory changes CursorMemory while sessions run (a
+// configuration reload): each cursor declared from now on is counted
+// against it.
+func (sh *Shared) SetCursorMemory(n int64) { sh.cursorMemory.Store(n) }
+
+// cursorMemoryLimit returns CursorMemory, or SetCursorMemory's.
+func (sh *Shared) cursorMemoryLimit() int64 {
+	if n := sh.cursorMemory.Load(); n > 0 {
+		return n
+	}
+	return sh.CursorMemory
 }
 
 // NewShared returns the shared state of a server's sessions.

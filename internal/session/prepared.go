@@ -178,6 +178,14 @@ func (s *Session) Execute(ctx context.Context, ps pgwire.Statement, params []pgw
 	}
 	ctx = s.cancellable(ctx)
 	defer s.endCall()
+	ctx, stop := s.statementTimeout(ctx)
+	defer stop()
+	a, err := s.execute(ctx, p, params)
+	return a, timedOut(ctx, err)
+}
+
+// execute is Execute's work, under statement_timeout.
+func (s *Session) execute(ctx context.Context, p *statement, params []pgwire.Param) (*answer.Answer, error) {
 	args := make([]driver.Arg, len(params))
 	for i, prm := range params {
 		args[i] = driver.Arg{Null: prm.Null, Text: prm.Text, Type: answer.TypeOfOID(prm.OID)}

@@ -176,9 +176,14 @@ func (s *Session) Close(ctx context.Context) {
 }
 
 // Query implements pgwire.Session.
-func (s *Session) Query(ctx context.Context, sql string, emit func(*answer.Answer) error) error {
+func (s *Session) Query(ctx context.Context, sql string, emit func(*answer.Answer) error) (err error) {
 	ctx = s.cancellable(ctx)
 	defer s.endCall()
+	ctx, stop := s.statementTimeout(ctx)
+	defer func() { err = timedOut(ctx, err); stop() }()
+	if f, ok := parseInsertOrCatch(sql); ok {
+		return s.runInsertOrCatch(ctx, f, emit)
+	}
 	sts, err := s.parseWaiting(ctx, sql)
 	var texts []string
 	if err != nil || ddlBefore(sts) {
@@ -321,6 +326,10 @@ func (s *Session) exec(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (
 		}
 		return a, err
 	}
+	if err := s.writeAllowed(st); err != nil {
+		s.fail()
+		return nil, err
+	}
 	autocommit := !s.inBlock && !s.implicit
 	if st.Kind == sqlan.DDL && !autocommit && s.cache.Speaks(driver.MySQL) {
 		if !s.cluster.DefersBlockDDL() {
@@ -364,7 +373,10 @@ func (s *Session) exec(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (
 	if autocommit {
 		exec = s.txn.ExecSingle
 	}
-	a, err := exec(ctx, st, args)
+	lctx, stopLockTimeout := s.lockTimeout(ctx, s.txn)
+	a, err := exec(lctx, st, args)
+	err = lockTimedOut(lctx, err)
+	stopLockTimeout()
 	if err != nil {
 		if autocommit {
 			s.endBlock(false)
@@ -434,6 +446,24 @@ func (s *Session) execUnnest(ctx context.Context, st *sqlan.Stmt, args []driver.
 		return nil, err
 	}
 	return s.exec(ctx, sts[0], xargs)
+}
+
+// writeAllowed refuses a write or DDL statement in a read-only
+// transaction with 25006, as PostgreSQL does, before any replica runs
+// it: SQLite replicas do not enforce read-only, so with SQLite alone (the
+// embedded default) the write went through. SELECT ... FOR UPDATE and
+// the other statements of Kind Write that PostgreSQL runs in a read-only
+// transaction are left to the replicas.
+func (s *Session) writeAllowed(st *sqlan.Stmt) error {
+	if !s.readOnly() {
+		return nil
+	}
+	switch {
+	case st.Kind == sqlan.Write && (st.Verb == "INSERT" || st.Verb == "UPDATE" || st.Verb == "DELETE"),
+		st.Kind == sqlan.DDL:
+		return pgerr.New(pgerr.ReadOnlySQLTransaction, "cannot execute %s in a read-only transaction", st.Verb)
+	}
+	return nil
 }
 
 // insertAllowed refuses an INSERT the session rewrites in a read-only

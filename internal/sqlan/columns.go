@@ -34,6 +34,11 @@ type ColumnGuess struct {
 	// quotient marks an avg() the replicas answer as "sum/count";
 	// ShapeAnswer writes PostgreSQL's quotient (see exactAverages).
 	quotient bool
+	// arith is the arithmetic with a constant done on an avg() quotient.
+	arith *avgArith
+	// variance names the aggregate of a quotient that is a variance
+	// or a standard deviation (see pgVariance), "" for avg().
+	variance string
 	// round is n for a quotient that is round(avg(x), n) (rounded set).
 	round   int
 	rounded bool
@@ -144,6 +149,8 @@ func (s *Stmt) withQuotients(guesses []ColumnGuess) []ColumnGuess {
 	for _, i := range s.quotients {
 		g := typ("numeric").guess()
 		g.Name, g.quotient = guesses[i].Name, true
+		g.variance = s.variances[i]
+		g.arith = s.ariths[i]
 		g.round, g.rounded = s.rounds[i]
 		if m := s.typmods[i]; len(m) == 2 {
 			g.Mod = m[0]<<16 | m[1] + 4
@@ -779,7 +786,7 @@ func (t *typer) rangeFunction(rf *pg_query.RangeFunction) scopeItem {
 	if rf.Alias != nil {
 		item.alias = rf.Alias.Aliasname
 	}
-	if len(rf.Functions) != 1 || rf.Ordinality || len(rf.Coldeflist) > 0 {
+	if len(rf.Functions) != 1 || len(rf.Coldeflist) > 0 {
 		return item
 	}
 	parts := rf.Functions[0].GetList().GetItems()
@@ -787,6 +794,9 @@ func (t *typer) rangeFunction(rf *pg_query.RangeFunction) scopeItem {
 		return item
 	}
 	fc := parts[0].GetFuncCall()
+	if fc != nil && schema.FuncName(fc) == "unnest" {
+		return t.unnestItem(rf, fc, item)
+	}
 	if fc == nil || schema.FuncName(fc) != "generate_series" || len(fc.Args) < 2 {
 		return item
 	}
@@ -795,7 +805,7 @@ func (t *typer) rangeFunction(rf *pg_query.RangeFunction) scopeItem {
 		args = append(args, t.typeOf(a))
 	}
 	ct := commonType(args)
-	if category(ct.name) != 'N' {
+	if category(ct.name) != 'N' || rf.Ordinality {
 		return item
 	}
 	ct.mods = nil
@@ -953,6 +963,8 @@ func (t *typer) typeOf(n *pg_query.Node) pgType {
 		return typ("int4")
 	case n.GetFuncCall() != nil:
 		return t.funcType(n.GetFuncCall())
+	case n.GetAArrayExpr() != nil:
+		return t.arrayExprType(n.GetAArrayExpr())
 	}
 	return pgType{}
 }
@@ -1161,6 +1173,9 @@ func (t *typer) funcType(fc *pg_query.FuncCall) pgType {
 	arg := pgType{}
 	if len(args) > 0 {
 		arg = pgType{name: args[0].name}
+	}
+	if p, ok := arrayFuncType(name, args); ok {
+		return p
 	}
 	a := arg.name
 	num := category(a) == 'N'
@@ -1448,7 +1463,19 @@ func ShapeAnswer(a *answer.Answer, guesses []ColumnGuess) *answer.Answer {
 				continue
 			}
 			if guesses[i].quotient {
-				if q, ok := pgQuotient(nr[i].Text); ok {
+				q, ok := pgQuotient(nr[i].Text)
+				if guesses[i].variance != "" {
+					var null bool
+					q, null, ok = pgVariance(nr[i].Text, guesses[i].variance)
+					if ok && null {
+						nr[i] = answer.Value{Type: answer.Numeric, Null: true}
+						continue
+					}
+				}
+				if ok && guesses[i].arith != nil {
+					q, ok = guesses[i].arith.apply(q)
+				}
+				if ok {
 					if guesses[i].rounded {
 						q, ok = pgRound(q, guesses[i].round)
 					}

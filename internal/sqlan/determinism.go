@@ -154,6 +154,11 @@ func (r *rewriter) fixCall(fc *pg_query.FuncCall, sc *scope, write, floats bool)
 		if !orderedAggs[name] || fc.AggWithinGroup {
 			return nil
 		}
+		if name == "array_agg" && len(fc.AggOrder) == 0 {
+			// PostgreSQL's order is its plan's; sorting by the values
+			// would answer otherwise than a PostgreSQL server would.
+			return unsupported("array_agg() without ORDER BY: its elements come in the order each replica's engine reads the rows in; write array_agg(x ORDER BY ...)")
+		}
 		// Inputs that tie on the aggregate's arguments contribute the
 		// same values, so ordering by them completes the order.
 		for _, a := range fc.Args {

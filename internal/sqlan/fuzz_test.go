@@ -1,6 +1,7 @@
 package sqlan
 
 import (
+	"strings"
 	"testing"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
@@ -45,6 +46,13 @@ func FuzzParse(f *testing.F) {
 	} {
 		f.Add(s)
 	}
+	withSchema := fuzzEnv(f)
+	typingPanics = true
+	f.Fuzz(func(t *testing.T, sql string) { checkAnalysis(t, sql, withSchema) })
+}
+
+// fuzzEnv is an Env whose schema holds fuzzSchema.
+func fuzzEnv(f *testing.F) *Env {
 	c, err := schema.Open("")
 	if err != nil {
 		f.Fatal(err)
@@ -58,9 +66,58 @@ func FuzzParse(f *testing.F) {
 			f.Fatal(err)
 		}
 	}
-	withSchema := &Env{Replicas: DefaultEnv.Replicas, Schema: c.Snapshot()}
+	return &Env{Replicas: DefaultEnv.Replicas, Schema: c.Snapshot()}
+}
+
+// FuzzNesting is FuzzParse over deeply nested statements (issue 18):
+// prefix, then open repeated depth times, leaf, and close as often, at
+// depths up to twice MaxExprDepth and beyond, where the random text of
+// FuzzParse never reaches. The analyser must answer (or refuse with
+// 54001) without a panic or a crash of the parser's C stack, and in
+// time linear in the text.
+func FuzzNesting(f *testing.F) {
+	for _, s := range []struct {
+		prefix, open, leaf, close string
+		depth                     uint16
+	}{
+		{"SELECT ", "1+", "1", "", 999},
+		{"SELECT ", "1+", "1", "", 3000},
+		{"SELECT ", "(SELECT ", "1", ")", 1200},
+		{"SELECT ", "(", "1", ")", 1001},
+		{"SELECT ", "CASE WHEN true THEN ", "1", " ELSE 0 END", 700},
+		{"SELECT ", "NOT (", "true", ")", 2000},
+		{"SELECT a FROM t WHERE ", "a = 1 OR (", "true", ")", 900},
+		{"SELECT ", "ARRAY[", "1", "]", 1500},
+		{"SELECT ", "coalesce(", "a", ", 1)", 800},
+		{"SELECT x FROM ", "(SELECT * FROM ", "t", ") x", 600},
+		{"SELECT ", "'a' || ", "b", "", 5000},
+		{"SELECT 1 ", "UNION SELECT ", "1", "", 1100},
+		{"SELECT ", "-", "1", "", 4000},
+		{"SELECT ", "a::int", "", "::text", 1000},
+	} {
+		f.Add(s.prefix, s.open, s.leaf, s.close, s.depth)
+	}
+	withSchema := fuzzEnv(f)
 	typingPanics = true
-	f.Fuzz(func(t *testing.T, sql string) {
+	f.Fuzz(func(t *testing.T, prefix, open, leaf, close string, depth uint16) {
+		// Short pieces keep a case under some 300 KB.
+		if len(prefix) > 64 || len(open) > 32 || len(leaf) > 64 || len(close) > 32 {
+			t.Skip()
+		}
+		d := int(depth) % (5 * MaxExprDepth)
+		sql := prefix + strings.Repeat(open, d) + leaf + strings.Repeat(close, d)
+		checkAnalysis(t, sql, withSchema)
+	})
+}
+
+// checkAnalysis analyses sql with no schema and with withSchema: it must
+// not panic, every error must carry a SQLSTATE other than XX000 (a
+// recovered panic is one), and every statement's dialect forms must
+// exist with placeholders the client's parameters can fill. Column
+// typing and the describe probe run too.
+func checkAnalysis(t *testing.T, sql string, withSchema *Env) {
+	t.Helper()
+	{
 		for _, env := range []*Env{DefaultEnv, withSchema} {
 			sts, err := ParseIn(sql, env)
 			if err != nil {
@@ -87,5 +144,5 @@ func FuzzParse(f *testing.F) {
 				st.Describe()
 			}
 		}
-	})
+	}
 }

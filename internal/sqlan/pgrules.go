@@ -33,7 +33,9 @@ import (
 //   - an integer overflow (22003) or a division by zero (22012) in a
 //     constant subexpression, which PostgreSQL folds while planning, so
 //     that it fails even in a CASE branch no row reaches;
-//   - DROP of a table or view another view reads (2BP01).
+//   - DROP of a table or view another view reads (2BP01);
+//   - a column of a grouped query neither grouped nor aggregated (42803,
+//     grouping.go).
 
 // Error codes of PostgreSQL used here.
 const (
@@ -121,6 +123,9 @@ var numericTypes = map[string]bool{"int2": true, "int4": true, "int8": true, "nu
 // tree (DML and queries).
 func (r *rewriter) checkPostgresRules(root *pg_query.Node) error {
 	if err := r.checkPrefixOps(root); err != nil {
+		return err
+	}
+	if err := r.checkGrouping(root); err != nil {
 		return err
 	}
 	f := &folder{}
@@ -483,8 +488,8 @@ func (f *folder) walk(m protoreflect.Message) {
 }
 
 // mayBeConstant reports whether an expression names nothing that varies
-// (columns, parameters, subqueries; volatile calls are parameters by
-// now): PostgreSQL may fold it. Answers are kept, so that nested
+// (columns, parameters, subqueries, aggregates; volatile calls are
+// parameters by now): PostgreSQL may fold it. Answers are kept, so that nested
 // conditionals cost one visit of each node in all.
 func (f *folder) mayBeConstant(n *pg_query.Node) bool {
 	if n == nil {
@@ -493,7 +498,11 @@ func (f *folder) mayBeConstant(n *pg_query.Node) bool {
 	if v, ok := f.varies[n]; ok {
 		return !v
 	}
-	varies := n.GetColumnRef() != nil || n.GetParamRef() != nil || n.GetSubLink() != nil
+	// An aggregate or a window function varies with the rows even over
+	// constants (count(DISTINCT 2) is 0 or 1).
+	fc := n.GetFuncCall()
+	varies := n.GetColumnRef() != nil || n.GetParamRef() != nil || n.GetSubLink() != nil ||
+		fc != nil && (isAggregate(fc) || fc.Over != nil)
 	if !varies {
 		var visit func(m protoreflect.Message)
 		visit = func(m protoreflect.Message) {
@@ -1050,6 +1059,9 @@ func duplicateKeys(keys [][]keyPart, args []driver.Arg) error {
 // parameters' values (an upsert's keys).
 func (s *Stmt) CheckArgs(args []driver.Arg) error {
 	if err := CheckArgs(args); err != nil {
+		return err
+	}
+	if err := s.canonicalArrayArgs(args); err != nil {
 		return err
 	}
 	if err := checkLimits(s.limitParams, args); err != nil {

@@ -930,8 +930,8 @@ func hasStar(targets []*pg_query.Node) bool {
 // does.
 func orderable(s *schema.Snapshot, sel *pg_query.SelectStmt, n *pg_query.Node) bool {
 	// Values the replicas hold as text that PostgreSQL orders otherwise
-	// (or not at all): json, jsonb, and intervals (shepherd writes them
-	// as PostgreSQL prints them).
+	// (or not at all): json, jsonb, intervals and arrays (shepherd writes
+	// them as PostgreSQL prints them).
 	t := &typer{schema: s}
 	if sel.WithClause != nil {
 		t.pushWith(sel.WithClause)
@@ -941,8 +941,8 @@ func orderable(s *schema.Snapshot, sel *pg_query.SelectStmt, n *pg_query.Node) b
 		items = append(items, t.fromItem(f, items)...)
 	}
 	t.scopes = append(t.scopes, items)
-	switch t.typeOf(n).name {
-	case "json", "jsonb", "interval":
+	switch name := t.typeOf(n).name; {
+	case name == "json", name == "jsonb", name == "interval", schema.IsArray(name):
 		return false
 	}
 	cr := n.GetColumnRef()
@@ -953,7 +953,7 @@ func orderable(s *schema.Snapshot, sel *pg_query.SelectStmt, n *pg_query.Node) b
 	for _, f := range sel.FromClause {
 		if rv := f.GetRangeVar(); rv != nil {
 			if t := s.Table(rv.Relname); t != nil {
-				if c := t.Column(name); c != nil && (c.Type == "json" || c.Type == "jsonb") {
+				if c := t.Column(name); c != nil && (c.Type == "json" || c.Type == "jsonb" || schema.IsArray(c.Type)) {
 					return false
 				}
 			}

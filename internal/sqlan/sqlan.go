@@ -111,10 +111,10 @@ type Stmt struct {
 	Pins []Pin
 	// CountRows, per dialect, is the row count the statement reports when
 	// the engine counts otherwise (see dialect.Form).
-	countRows [4]int64
+	countRows [5]int64
 	// paramHints, per dialect, are the families the dialect needs untyped
 	// parameters as (index n-1 for $n).
-	paramHints [4][]answer.Type
+	paramHints [5][]answer.Type
 	// paramTypes are the PostgreSQL types the client's parameters are
 	// expected as, where the writer could tell (see ParamOIDs).
 	paramTypes []string
@@ -125,6 +125,13 @@ type Stmt struct {
 	rounds map[int]int
 	// typmods gives, for the quotients of avg(x)::numeric(p,s), [p s].
 	typmods map[int][]int32
+	// variances gives, for the quotients that are a variance or a
+	// standard deviation, the aggregate's name; the replicas answer
+	// "count;sum;sum of squares" (see exactAverages, pgVariance).
+	variances map[int]string
+	// ariths gives, for the quotients of an avg() in arithmetic with a
+	// constant (avg(x) * 2), that arithmetic (see scaledAverage).
+	ariths map[int]*avgArith
 
 	// limitParams are the parameters that give a LIMIT or OFFSET (see
 	// CheckArgs).
@@ -156,7 +163,7 @@ type Stmt struct {
 	version int32
 	env     *Env
 
-	dialects [4]dialectForm
+	dialects [5]dialectForm
 	describe describeForm
 	columns  columnsForm
 	hints    hintsForm
@@ -256,7 +263,7 @@ func (s *Stmt) Forms() []Form {
 		// The SELECT, then the INSERT of its rows (one shown).
 		return append(s.Inner.Forms(), s.SelectFirst.insert.Forms()...)
 	}
-	for _, d := range []driver.Dialect{driver.Postgres, driver.MySQL, driver.SQLite} {
+	for _, d := range []driver.Dialect{driver.Postgres, driver.MySQL, driver.SQLite, driver.DuckDB} {
 		names := s.env.Replicas[d]
 		if len(names) == 0 {
 			continue
@@ -312,6 +319,12 @@ func Query(s *Stmt, d driver.Dialect, args []driver.Arg) driver.Query {
 		// Untyped values as the dialect needs them (hints), typed ones
 		// in the form its replicas store.
 		hints := s.Hints(d)
+		if d == driver.DuckDB {
+			// DuckDB infers its parameters' types itself; the SQLite
+			// writer's hints say which untyped values are bytes or
+			// booleans.
+			hints = s.Hints(driver.SQLite)
+		}
 		args = append([]driver.Arg(nil), args...)
 		for i := range args {
 			h := answer.Unknown
@@ -789,6 +802,9 @@ func (s *Stmt) prepare() error {
 	case Copy:
 		return s.prepareCopy()
 	case Savepoint:
+		if names := s.env.Replicas[driver.DuckDB]; len(names) > 0 {
+			return unsupported("savepoints (DuckDB has none: %s)", strings.Join(names, ", "))
+		}
 		// One text every engine reads alike (MariaDB runs with
 		// ANSI_QUOTES; SQLite's RELEASE commits only outside BEGIN,
 		// and replicas always run it inside one).
@@ -798,7 +814,7 @@ func (s *Stmt) prepare() error {
 		}
 		return nil
 	case Local:
-		if s.Session.Op == "constraints" && len(s.env.Replicas[driver.MySQL])+len(s.env.Replicas[driver.SQLite]) == 0 {
+		if s.Session.Op == "constraints" && len(s.env.Replicas[driver.MySQL])+len(s.env.Replicas[driver.SQLite])+len(s.env.Replicas[driver.DuckDB]) == 0 {
 			// Only PostgreSQL replicas: DEFERRABLE constraints may exist,
 			// and SET CONSTRAINTS would have to reach them.
 			return unsupported("SET CONSTRAINTS on a cluster of PostgreSQL replicas only")
@@ -831,7 +847,7 @@ func (s *Stmt) prepare() error {
 	}
 	env := s.env
 	r := &rewriter{schema: env.Schema, params: s.NumParams}
-	if s.Kind == DDL && len(env.Replicas[driver.MySQL])+len(env.Replicas[driver.SQLite]) > 0 && immediateForeignKeys(s.tree) {
+	if s.Kind == DDL && len(env.Replicas[driver.MySQL])+len(env.Replicas[driver.SQLite])+len(env.Replicas[driver.DuckDB]) > 0 && immediateForeignKeys(s.tree) {
 		// See immediateForeignKeys: every replica checks them at once.
 		r.changed = true
 	}
@@ -882,7 +898,7 @@ func (s *Stmt) prepare() error {
 	// In a fixed order, so that the same statement gets the same
 	// refusal, and its parameters the same types, every time (the map's
 	// order is random).
-	for _, d := range []driver.Dialect{driver.Postgres, driver.MySQL, driver.SQLite} {
+	for _, d := range []driver.Dialect{driver.Postgres, driver.MySQL, driver.SQLite, driver.DuckDB} {
 		names := env.Replicas[d]
 		if len(names) == 0 {
 			continue
@@ -895,6 +911,14 @@ func (s *Stmt) prepare() error {
 				}
 				s.dialects[d] = dialectForm{sql: text}
 			}
+			continue
+		}
+		if d == driver.DuckDB {
+			text, err := s.duckDB(env, names)
+			if err != nil {
+				return err
+			}
+			s.dialects[d] = dialectForm{sql: text}
 			continue
 		}
 		f, err := dialect.Write(s.tree, d, env.Schema)
@@ -1065,7 +1089,7 @@ func (s *Stmt) rewrite(r *rewriter) error {
 			return err
 		}
 	}
-	if d := s.tree.GetDropStmt(); d != nil && s.env.Schema != nil && (len(s.env.Replicas[driver.SQLite]) > 0 || len(s.env.Replicas[driver.MySQL]) > 0) {
+	if d := s.tree.GetDropStmt(); d != nil && s.env.Schema != nil && (len(s.env.Replicas[driver.SQLite]) > 0 || len(s.env.Replicas[driver.MySQL]) > 0 || len(s.env.Replicas[driver.DuckDB]) > 0) {
 		// Checked before any replica runs it: MariaDB drops the
 		// tables it has of a list naming a missing one, and SQLite
 		// runs a list as one DROP after another (dialect), so a
@@ -1075,7 +1099,7 @@ func (s *Stmt) rewrite(r *rewriter) error {
 		}
 	}
 	if d := s.tree.GetDropStmt(); d != nil && d.RemoveType == pg_query.ObjectType_OBJECT_TABLE &&
-		(len(s.env.Replicas[driver.SQLite]) > 0 || len(s.env.Replicas[driver.MySQL]) > 0) {
+		(len(s.env.Replicas[driver.SQLite]) > 0 || len(s.env.Replicas[driver.MySQL]) > 0 || len(s.env.Replicas[driver.DuckDB]) > 0) {
 		// SQLite drops a referenced table whose referencing rows are
 		// gone; PostgreSQL refuses while the key exists, and MariaDB
 		// would drop the other tables of the list. A table the same

@@ -92,7 +92,7 @@ func startMariaDB() (_ *mariaServer, err error) {
 	}
 	registered := false
 	defer removeUnlessRegistered(dir, &registered)
-	srv, err := runMariaDB(dir, data, port, who)
+	srv, err := runMariaDB(dir, data, port, who, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -136,8 +136,10 @@ func initMariaDB() (dir, data string, port int, who runAs, err error) {
 }
 
 // runMariaDB starts mariadbd on an initialised data directory and waits
-// until it answers.
-func runMariaDB(dir, data string, port int, who runAs) (*mariaServer, error) {
+// until it answers. With certs, it serves TLS with them and refuses TCP
+// connections without it (require_secure_transport; the socket is
+// secure enough).
+func runMariaDB(dir, data string, port int, who runAs, certs *Certs) (*mariaServer, error) {
 	mariadbd, err := findBinary("mariadb-server", "mariadbd", "/usr/sbin/mariadbd")
 	if err != nil {
 		return nil, err
@@ -156,6 +158,10 @@ func runMariaDB(dir, data string, port int, who runAs) (*mariaServer, error) {
 		"--max-connections=300",
 		"--character-set-server=utf8mb4",
 		"--collation-server=utf8mb4_bin")
+	if certs != nil {
+		cmd.Args = append(cmd.Args, "--ssl-cert="+certs.Cert, "--ssl-key="+certs.Key, "--ssl-ca="+certs.CA,
+			"--require-secure-transport=ON")
+	}
 	s, err := startProcess("mariadbd", dir, cmd, who.cred)
 	if err != nil {
 		return nil, err
@@ -182,18 +188,42 @@ type MariaDBServer struct {
 	port int
 	who  runAs
 	cur  *mariaServer
+	// certs, for a server of OwnMariaDBTLS: it accepts TCP connections
+	// over TLS only, with the server certificate of Certs.
+	certs *Certs
 }
 
 // OwnMariaDB starts a MariaDB server for t alone, with a database
 // "shepherd" and the TCP account. It is stopped and removed when t ends.
 func OwnMariaDB(t testing.TB) *MariaDBServer {
 	t.Helper()
+	return ownMariaDB(t, false)
+}
+
+// OwnMariaDBTLS is OwnMariaDB for a server that accepts TCP connections
+// over TLS only, with a server certificate for localhost and 127.0.0.1
+// signed by a CA of its own (Certs).
+func OwnMariaDBTLS(t testing.TB) *MariaDBServer {
+	t.Helper()
+	return ownMariaDB(t, true)
+}
+
+func ownMariaDB(t testing.TB, withTLS bool) *MariaDBServer {
 	requireMain(t)
 	dir, data, port, who, err := initMariaDB()
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := &MariaDBServer{t: t, dir: dir, data: data, port: port, who: who}
+	if withTLS {
+		m.certs = NewCerts(t, dir)
+		// The server runs as who and must read its key.
+		for _, f := range []string{m.certs.Cert, m.certs.Key, m.certs.CA} {
+			if err := os.Chown(f, who.uid, who.gid); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 	t.Cleanup(func() {
 		if m.cur != nil {
 			m.cur.stop()
@@ -221,6 +251,10 @@ func (m *MariaDBServer) DSN() string {
 	return cfg.FormatDSN()
 }
 
+// Certs returns the certificates of a server of OwnMariaDBTLS, nil for
+// others.
+func (m *MariaDBServer) Certs() *Certs { return m.certs }
+
 // Kill kills the server with SIGKILL and waits until it is gone.
 func (m *MariaDBServer) Kill() {
 	m.t.Helper()
@@ -235,7 +269,7 @@ func (m *MariaDBServer) Kill() {
 // Start starts the (killed) server again on the same data and port.
 func (m *MariaDBServer) Start() {
 	m.t.Helper()
-	srv, err := runMariaDB(m.dir, m.data, m.port, m.who)
+	srv, err := runMariaDB(m.dir, m.data, m.port, m.who, m.certs)
 	if err != nil {
 		m.t.Fatal(err)
 	}

@@ -19,6 +19,9 @@ const postgresBin = "/usr/lib/postgresql/15/bin"
 type pgServer struct {
 	*server
 	port int
+	// sslmode is how testenv itself connects: "disable", or "require"
+	// for a server that accepts TLS connections only.
+	sslmode string
 }
 
 var pgOnce shared[*pgServer]
@@ -50,7 +53,7 @@ func Postgres(t testing.TB) string {
 }
 
 func (s *pgServer) dsn(database string) string {
-	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/%s?sslmode=disable", s.port, database)
+	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/%s?sslmode=%s", s.port, database, s.sslmode)
 }
 
 // exec runs one statement on the maintenance database.
@@ -73,7 +76,7 @@ func startPostgres() (_ *pgServer, err error) {
 	}
 	registered := false
 	defer removeUnlessRegistered(dir, &registered)
-	srv, err := runPostgres(dir, data, port, who)
+	srv, err := runPostgres(dir, data, port, who, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -107,8 +110,9 @@ func initPostgres() (dir, data string, port int, who runAs, err error) {
 }
 
 // runPostgres starts postgres on an initialised data directory and waits
-// until it answers.
-func runPostgres(dir, data string, port int, who runAs) (*pgServer, error) {
+// until it answers. With certs, it serves TLS with them (and its
+// pg_hba.conf, written by OwnPostgresTLS, accepts nothing else).
+func runPostgres(dir, data string, port int, who runAs, certs *Certs) (*pgServer, error) {
 	postgres, err := findBinary("postgresql-15", filepath.Join(postgresBin, "postgres"))
 	if err != nil {
 		return nil, err
@@ -129,11 +133,16 @@ func runPostgres(dir, data string, port int, who runAs) (*pgServer, error) {
 		"-c", "max_connections=200",
 		"-c", "TimeZone=UTC",
 		"-c", "logging_collector=off")
+	sslmode := "disable"
+	if certs != nil {
+		cmd.Args = append(cmd.Args, "-c", "ssl=on", "-c", "ssl_cert_file="+certs.Cert, "-c", "ssl_key_file="+certs.Key)
+		sslmode = "require"
+	}
 	s, err := startProcess("postgres", dir, cmd, who.cred)
 	if err != nil {
 		return nil, err
 	}
-	srv := &pgServer{server: s, port: port}
+	srv := &pgServer{server: s, port: port, sslmode: sslmode}
 	err = s.waitReady(func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
@@ -156,18 +165,46 @@ type PostgresServer struct {
 	port int
 	who  runAs
 	cur  *pgServer
+	// certs, for a server of OwnPostgresTLS: it accepts TLS connections
+	// only, with the server certificate of Certs.
+	certs *Certs
 }
 
 // OwnPostgres starts a PostgreSQL server for t alone, with one database
 // "shepherd". It is stopped and removed when t ends.
 func OwnPostgres(t testing.TB) *PostgresServer {
 	t.Helper()
+	return ownPostgres(t, false)
+}
+
+// OwnPostgresTLS is OwnPostgres for a server that accepts TLS connections
+// only (its pg_hba.conf has hostssl lines only), with a server certificate
+// for localhost and 127.0.0.1 signed by a CA of its own (Certs).
+func OwnPostgresTLS(t testing.TB) *PostgresServer {
+	t.Helper()
+	return ownPostgres(t, true)
+}
+
+func ownPostgres(t testing.TB, withTLS bool) *PostgresServer {
 	requireMain(t)
 	dir, data, port, who, err := initPostgres()
 	if err != nil {
 		t.Fatal(err)
 	}
 	p := &PostgresServer{t: t, dir: dir, data: data, port: port, who: who}
+	if withTLS {
+		p.certs = NewCerts(t, dir)
+		hba := filepath.Join(data, "pg_hba.conf")
+		if err := os.WriteFile(hba, []byte("local all all trust\nhostssl all all 127.0.0.1/32 trust\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		// The server runs as who, and reads its key only if it owns it.
+		for _, f := range []string{p.certs.Cert, p.certs.Key, p.certs.CA, hba} {
+			if err := os.Chown(f, who.uid, who.gid); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 	t.Cleanup(func() {
 		if p.cur != nil {
 			p.cur.stop()
@@ -183,10 +220,18 @@ func OwnPostgres(t testing.TB) *PostgresServer {
 	return p
 }
 
-// DSN returns the URL of the server's database.
+// DSN returns the URL of the server's database; for a server of
+// OwnPostgresTLS, with sslmode=verify-full against its CA.
 func (p *PostgresServer) DSN() string {
+	if p.certs != nil {
+		return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/shepherd?sslmode=verify-full&sslrootcert=%s", p.port, p.certs.CA)
+	}
 	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/shepherd?sslmode=disable", p.port)
 }
+
+// Certs returns the certificates of a server of OwnPostgresTLS, nil for
+// others.
+func (p *PostgresServer) Certs() *Certs { return p.certs }
 
 // Kill kills the server with SIGKILL, as a crash would, and waits until
 // it is gone. PostgreSQL recovers from its own log when started again.
@@ -203,7 +248,7 @@ func (p *PostgresServer) Kill() {
 // Start starts the (killed) server again on the same data and port.
 func (p *PostgresServer) Start() {
 	p.t.Helper()
-	srv, err := runPostgres(p.dir, p.data, p.port, p.who)
+	srv, err := runPostgres(p.dir, p.data, p.port, p.who, p.certs)
 	if err != nil {
 		p.t.Fatal(err)
 	}

@@ -54,6 +54,10 @@ type Options struct {
 	// MaxRecordBytes (tests refuse records with it); 0 or more than
 	// MaxRecordBytes means MaxRecordBytes.
 	MaxRecordBytes int
+	// Batch, when set, is told of each batch made durable: how many
+	// records and bytes one write and fsync carried (metrics). It is
+	// called from the flusher, after the fsync.
+	Batch func(records, bytes int)
 }
 
 // Repair says what Open cut from a torn tail of the last segment.
@@ -427,6 +431,7 @@ func (l *Log) run() {
 // says so.
 func (l *Log) write(batch []*Pending) error {
 	l.buf = l.buf[:0]
+	before := l.bytes.Load()
 	for _, p := range batch {
 		size := l.curSize + int64(len(l.buf))
 		if l.cur == nil || (size > 0 && size+int64(len(p.frame)) > l.opts.SegmentBytes) {
@@ -444,6 +449,9 @@ func (l *Log) write(batch []*Pending) error {
 	}
 	l.records.Add(uint64(len(batch)))
 	l.batches.Add(1)
+	if l.opts.Batch != nil {
+		l.opts.Batch(len(batch), int(l.bytes.Load()-before))
+	}
 	return nil
 }
 

@@ -4,6 +4,7 @@
 package all
 
 import (
+	_ "github.com/shepherd-db/shepherd/internal/driver/duckdb"   // registers "duckdb"
 	_ "github.com/shepherd-db/shepherd/internal/driver/mysql"    // registers "mysql"
 	_ "github.com/shepherd-db/shepherd/internal/driver/postgres" // registers "postgres"
 	_ "github.com/shepherd-db/shepherd/internal/driver/sqlite"   // registers "sqlite" and, with cgo, "sqlite-cgo"

@@ -103,13 +103,19 @@ var dialects = map[driver.Dialect]dialect{
 		sleep: `WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 100000000000)
 			SELECT count(*) FROM c`,
 	},
+	driver.DuckDB: {
+		kindsDDL: `CREATE TABLE kinds (id int PRIMARY KEY, big bigint, num numeric(12,2),
+			dbl double precision, vc varchar(20), txt text NOT NULL, flag boolean,
+			day date, ts timestamp, bin bytea)`,
+		sleep: "SELECT count(*) FROM range(1000000000000) a",
+	},
 }
 
 // placeholders returns n parameter markers in e's dialect, comma-separated.
 func placeholders(e driver.Engine, n int) string {
 	p := make([]string, n)
 	for i := range p {
-		if e.Dialect() == driver.Postgres {
+		if e.Dialect() == driver.Postgres || e.Dialect() == driver.DuckDB {
 			p[i] = fmt.Sprintf("$%d", i+1)
 		} else {
 			p[i] = "?"
@@ -226,6 +232,7 @@ func testIdentity(t *testing.T, e driver.Engine) {
 		driver.Postgres: driver.MVCC,
 		driver.MySQL:    driver.Locking,
 		driver.SQLite:   driver.Serial,
+		driver.DuckDB:   driver.Serial,
 	}
 	if got := e.Class(); got != want[e.Dialect()] {
 		t.Errorf("%s: class %v, want %v", e.Dialect(), got, want[e.Dialect()])

@@ -70,18 +70,38 @@ const seedStream = 0x5eed_fa17_5eed_fa17
 // faults cfg asks for into the answers of its connections. Class, Dialect
 // and Driver are inner's: a faulty replica looks like any other.
 func Wrap(inner driver.Engine, cfg Config) driver.Engine {
-	e := &Engine{inner: inner, cfg: cfg}
+	e := &Engine{inner: inner}
+	e.mu.cfg = cfg
 	e.mu.rng = rand.New(rand.NewPCG(uint64(cfg.Seed), seedStream))
 	return e
+}
+
+// SetConfig changes the faults injected from the next statement on (a
+// configuration reload). A new Seed restarts the random stream from it;
+// the same Seed goes on with the stream.
+func (e *Engine) SetConfig(cfg Config) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if cfg.Seed != e.mu.cfg.Seed {
+		e.mu.rng = rand.New(rand.NewPCG(uint64(cfg.Seed), seedStream))
+	}
+	e.mu.cfg = cfg
+}
+
+// Config returns the faults the engine injects now.
+func (e *Engine) Config() Config {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.mu.cfg
 }
 
 // Engine is an engine with injected faults.
 type Engine struct {
 	inner driver.Engine
-	cfg   Config
 
 	mu struct {
 		sync.Mutex
+		cfg Config
 		rng *rand.Rand
 	}
 }
@@ -112,6 +132,8 @@ type plan struct {
 	stall, wrongAnswer, wrongCount bool
 	// seed drives the choices of a corruption.
 	seed uint64
+	// cfg is the configuration it was drawn under.
+	cfg Config
 }
 
 // draw decides the fate of the next statement. It always draws four
@@ -119,12 +141,13 @@ type plan struct {
 func (e *Engine) draw() plan {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	r := e.mu.rng
+	r, cfg := e.mu.rng, e.mu.cfg
 	return plan{
-		stall:       r.Float64() < e.cfg.StallRate && e.cfg.StallMS > 0,
-		wrongAnswer: r.Float64() < e.cfg.WrongAnswerRate,
-		wrongCount:  r.Float64() < e.cfg.WrongCountRate,
+		stall:       r.Float64() < cfg.StallRate && cfg.StallMS > 0,
+		wrongAnswer: r.Float64() < cfg.WrongAnswerRate,
+		wrongCount:  r.Float64() < cfg.WrongCountRate,
 		seed:        r.Uint64(),
+		cfg:         cfg,
 	}
 }
 
@@ -153,7 +176,7 @@ func (c *Conn) Close() error { return c.inner.Close() }
 func (c *Conn) Exec(ctx context.Context, q driver.Query) (*answer.Answer, error) {
 	p := c.engine.draw()
 	if p.stall {
-		if err := c.stall(ctx); err != nil {
+		if err := c.stall(ctx, p.cfg); err != nil {
 			return nil, err
 		}
 	}
@@ -168,7 +191,7 @@ func (c *Conn) Exec(ctx context.Context, q driver.Query) (*answer.Answer, error)
 	if p.wrongCount {
 		miscount(a, q)
 	}
-	if c.engine.cfg.MisorderRate > 0 && rng.Float64() < c.engine.cfg.MisorderRate && len(a.Rows) > 1 {
+	if p.cfg.MisorderRate > 0 && rng.Float64() < p.cfg.MisorderRate && len(a.Rows) > 1 {
 		a.Rows = slices.Clone(a.Rows)
 		slices.Reverse(a.Rows)
 	}
@@ -176,15 +199,15 @@ func (c *Conn) Exec(ctx context.Context, q driver.Query) (*answer.Answer, error)
 }
 
 // stall waits StallMS, or until ctx ends.
-func (c *Conn) stall(ctx context.Context) error {
-	t := time.NewTimer(time.Duration(c.engine.cfg.StallMS) * time.Millisecond)
+func (c *Conn) stall(ctx context.Context, cfg Config) error {
+	t := time.NewTimer(time.Duration(cfg.StallMS) * time.Millisecond)
 	defer t.Stop()
 	select {
 	case <-t.C:
 		return nil
 	case <-ctx.Done():
 		err := pgerr.Wrap(pgerr.QueryCanceled, ctx.Err(), "canceling statement due to user request")
-		err.Replica = c.engine.cfg.Replica
+		err.Replica = cfg.Replica
 		return err
 	}
 }

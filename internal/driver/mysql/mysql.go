@@ -6,11 +6,18 @@
 // which makes the engine strict two-phase locking and fit to be primary),
 // UTC time zone, and an sql_mode with ANSI quoting, || as concatenation,
 // no backslash escapes and strict errors instead of silent truncation.
+// Recursive CTEs run as deep as their queries ask (MariaDB's default
+// stops them after 1,000 iterations with a warning only).
 //
 // Answers are read as the raw text the server sent, typed by the column's
 // database type name, so no value makes a round trip through a Go float.
 // Affected-row counts use the CLIENT_FOUND_ROWS flag, so UPDATE counts the
 // rows it matched, as PostgreSQL does, not only those it changed.
+//
+// TLS: the DSN's tls parameter as go-sql-driver reads it (true: the
+// system's authorities; skip-verify; preferred), or TLSCAParam (tls-ca,
+// shepherd's own) naming a PEM file of the authorities to verify the
+// server's certificate and name against.
 //
 // Cancellation: go-sql-driver reacts to a done ctx by dropping the
 // connection, which would leave the statement running on the server with
@@ -33,9 +40,12 @@ package mysql
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"database/sql"
 	"fmt"
 	"net"
+	"os"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -105,6 +115,9 @@ func open(ctx context.Context, spec driver.Spec, opts Options) (driver.Engine, e
 		e.isolation, e.pinned = level, true
 	}
 	cfg, err := mysql.ParseDSN(spec.DSN)
+	if err == nil {
+		err = trustCAFile(cfg)
+	}
 	if err != nil {
 		return nil, openError(spec.Name, pgerr.Wrap(pgerr.ConnectionException, err, "bad mysql DSN"))
 	}
@@ -181,6 +194,10 @@ func (e *Engine) Connect(ctx context.Context) (driver.Conn, error) {
 		// allows): the SQL writer lets a numeric division through only
 		// where PostgreSQL's result is rounded to a stated scale.
 		"SET SESSION div_precision_increment = 30",
+		// GROUP_CONCAT (string_agg, array_agg) cuts its text at 1 MB
+		// by default, with only a warning; 1 GB is the most MariaDB takes
+		// (the packet limit bounds an answer before that).
+		"SET SESSION group_concat_max_len = 1073741824",
 	}
 	for _, stmt := range setup {
 		if err := c.run(ctx, stmt); err != nil {
@@ -194,6 +211,10 @@ func (e *Engine) Connect(ctx context.Context) (driver.Conn, error) {
 			return nil, err
 		}
 	}
+	if err := c.unboundRecursion(ctx); err != nil {
+		sc.Close()
+		return nil, err
+	}
 	var maxPacket int64
 	var collation string
 	if err := sc.QueryRowContext(ctx, "SELECT CONNECTION_ID(), @@max_allowed_packet, @@collation_connection").Scan(&c.threadID, &maxPacket, &collation); err != nil {
@@ -206,6 +227,68 @@ func (e *Engine) Connect(ctx context.Context) (driver.Conn, error) {
 	}
 	e.maxPacket.Store(maxPacket)
 	return c, nil
+}
+
+// TLSCAParam is the DSN parameter, shepherd's own, naming a PEM file of
+// the certificate authorities the server's certificate must be signed by:
+// the connection then uses TLS and checks the server's name against its
+// certificate, as libpq's sslmode=verify-full with sslrootcert does.
+// go-sql-driver itself trusts the system's authorities (tls=true) or
+// none (tls=skip-verify).
+const TLSCAParam = "tls-ca"
+
+// trustCAFile applies TLSCAParam to cfg and takes it out of the
+// parameters go-sql-driver would send the server as session variables.
+func trustCAFile(cfg *mysql.Config) error {
+	path, ok := cfg.Params[TLSCAParam]
+	if !ok {
+		return nil
+	}
+	delete(cfg.Params, TLSCAParam)
+	if cfg.TLSConfig != "" && cfg.TLSConfig != "true" {
+		return fmt.Errorf("%s verifies the server's certificate: it takes tls=true or no tls parameter, not tls=%s", TLSCAParam, cfg.TLSConfig)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("%s: %w", TLSCAParam, err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(data) {
+		return fmt.Errorf("%s: no PEM certificate in %s", TLSCAParam, path)
+	}
+	// NewConnector sets ServerName to the address's host.
+	cfg.TLS = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	cfg.TLSConfig = ""
+	return nil
+}
+
+// recursionLimits are the session variables that bound a recursive CTE's
+// iterations: MariaDB's, then MySQL's; each server knows one of them.
+// Both default to 1,000, and MariaDB then stops the query with only a
+// warning, answering the rows so far: a deeper query would answer other
+// rows than PostgreSQL, which has no such bound.
+var recursionLimits = []string{"max_recursive_iterations", "cte_max_recursion_depth"}
+
+// maxRecursion is the largest value both variables take.
+const maxRecursion = "4294967295"
+
+// unboundRecursion lifts the session's bound on recursive CTE iterations
+// as far as the server allows (recursionLimits).
+func (c *Conn) unboundRecursion(ctx context.Context) error {
+	var last error
+	for _, v := range recursionLimits {
+		err := c.run(ctx, "SET SESSION "+v+" = "+maxRecursion)
+		if err == nil {
+			return nil
+		}
+		if pgerr.IsConnection(err) || ctx.Err() != nil {
+			return err
+		}
+		last = err
+	}
+	return c.engine.tagged(pgerr.New(pgerr.FeatureNotSupported,
+		"replica %s: the server knows neither %s (%s); shepherd needs one to run recursive queries as deep as PostgreSQL does",
+		c.engine.replica, strings.Join(recursionLimits, " nor "), pgerr.From(last).Message))
 }
 
 // byteWise is the collation every session's text must compare in, and

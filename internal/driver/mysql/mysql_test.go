@@ -111,3 +111,26 @@ func TestSessionComparesByteWise(t *testing.T) {
 		}
 	}
 }
+
+// TestDeepRecursiveCTE: a recursive CTE runs as many iterations as its
+// query asks for, as in PostgreSQL. MariaDB 10.11 stops one after 1,000
+// iterations (max_recursive_iterations) with only a warning, and answered
+// 1,001 rows where PostgreSQL and SQLite answer 5,000: outvoted as a
+// primary, it took every open transaction down with it (40001 "the
+// primary replica failed", the failure issue 18 saw next to a forged
+// CancelRequest).
+func TestDeepRecursiveCTE(t *testing.T) {
+	e, err := open(t, testenv.MariaDB(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	c := connect(t, e)
+	a, err := run(c, "SELECT", "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 5000) SELECT count(*) FROM n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := a.Rows[0][0].Text; got != "5000" {
+		t.Fatalf("count of 5,000 iterations: %s", got)
+	}
+}

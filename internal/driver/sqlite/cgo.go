@@ -31,6 +31,11 @@ static int shepherd_no_dqs(sqlite3 *db, char **errmsg, const sqlite3_api_routine
 static int shepherd_register_no_dqs(void) {
 	return sqlite3_auto_extension((void (*)(void))shepherd_no_dqs);
 }
+
+// The C library's math functions, which SQLite's math functions call
+// (see mathFunctions).
+#cgo LDFLAGS: -lm
+#include <math.h>
 */
 import "C"
 
@@ -85,6 +90,20 @@ func init() {
 		if err := c.RegisterFunc(DivisorFunction, func(v any) (any, error) { return divisor(cgoArg(v)) }, true); err != nil {
 			return err
 		}
+		if err := c.RegisterFunc(DivisorIfFunction, func(v, check any) (any, error) {
+			return divisorIf(cgoArg(v), cgoArg(check))
+		}, true); err != nil {
+			return err
+		}
+		if err := c.RegisterFunc(VarcharFunction, func(v, n any) (any, error) { return varchar(cgoArg(v), cgoArg(n)) }, true); err != nil {
+			return err
+		}
+		if err := c.RegisterFunc(SingleFunction, func(v, n any) (any, error) { return single(cgoArg(v), cgoArg(n)) }, true); err != nil {
+			return err
+		}
+		if err := c.RegisterFunc(Int2Function, func(v any) (any, error) { return int2(cgoArg(v)) }, true); err != nil {
+			return err
+		}
 		if err := c.RegisterFunc(MD5Function, func(v any) (any, error) { return md5Hex(cgoArg(v)) }, true); err != nil {
 			return err
 		}
@@ -125,6 +144,20 @@ func init() {
 				return err
 			}
 		}
+		for _, f := range mathFunctions(cLibm) {
+			var fn any
+			switch f.n {
+			case 0:
+				fn = func() any { return f.fn0() }
+			case 1:
+				fn = func(a any) any { return f.fn1(cgoArg(a)) }
+			default:
+				fn = func(a, b any) any { return f.fn2(cgoArg(a), cgoArg(b)) }
+			}
+			if err := c.RegisterFunc(f.name, fn, true); err != nil {
+				return err
+			}
+		}
 		for name := range StringFunctions {
 			f := stringFuncs[name]
 			if err := c.RegisterFunc(StringFunctionPrefix+name, func(args ...any) (any, error) {
@@ -139,6 +172,20 @@ func init() {
 		return c.RegisterFunc(Int4Function, func(v any) (any, error) { return int4(cgoArg(v)) }, true)
 	}})
 	driver.Register(CGo, driver.Serial, cgoLibrary.opener())
+}
+
+// cLibm is the C library's math, as SQLite's math functions call it.
+var cLibm = libm{
+	ceil:  func(x float64) float64 { return float64(C.ceil(C.double(x))) },
+	floor: func(x float64) float64 { return float64(C.floor(C.double(x))) },
+	trunc: func(x float64) float64 { return float64(C.trunc(C.double(x))) },
+	log:   func(x float64) float64 { return float64(C.log(C.double(x))) },
+	log10: func(x float64) float64 { return float64(C.log10(C.double(x))) },
+	log2:  func(x float64) float64 { return float64(C.log2(C.double(x))) },
+	exp:   func(x float64) float64 { return float64(C.exp(C.double(x))) },
+	sqrt:  func(x float64) float64 { return float64(C.sqrt(C.double(x))) },
+	pow:   func(x, y float64) float64 { return float64(C.pow(C.double(x), C.double(y))) },
+	fmod:  func(x, y float64) float64 { return float64(C.fmod(C.double(x), C.double(y))) },
 }
 
 // cgoArg gives a function's argument as modernc.org/sqlite gives it,

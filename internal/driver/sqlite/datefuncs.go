@@ -217,6 +217,8 @@ var pgFunctions = []struct {
 	{name: JSONPathFunction, n: 3, fn3: jsonPath},
 	{name: JSONContainsFunction, n: 2, fn2: jsonbContains},
 	{name: JSONExistsFunction, n: 2, fn2: jsonbExists},
+	{name: JSONEqualFunction, n: 2, fn2: jsonbEqual},
+	{name: JSONCompareFunction, n: 2, fn2: jsonbCompare},
 	{name: DatePartFunction, n: 2, fn2: datePart},
 	{name: TimestampDiffFunction, n: 2, fn2: timestampDiff},
 	{name: AgeFunction, n: 2, fn2: age},

@@ -111,6 +111,9 @@ var genericErrors = []struct {
 	{errNumericOverflow.Error(), pgerr.NumericValueOutOfRange},  // NumericFunction
 	{errNumericSyntax.Error(), pgerr.InvalidTextRepresentation}, // NumericFunction
 	{errInt4Range.Error(), pgerr.NumericValueOutOfRange},        // Int4Function
+	{errInt2Range.Error(), pgerr.NumericValueOutOfRange},        // Int2Function
+	{errVarcharLength, pgerr.StringDataRightTruncation},         // VarcharFunction
+	{errMoreThanOneRow.Error(), cardinalityViolation},           // SingleFunction
 	{errSumRange.Error(), pgerr.FeatureNotSupported},            // SumInExprFunction
 	// SQLite's limits on nesting (SQLITE_MAX_EXPR_DEPTH, which counts
 	// the expressions around nested subqueries too, and the parser's
@@ -118,6 +121,10 @@ var genericErrors = []struct {
 	{"Expression tree is too large", statementTooComplex},
 	{"parser stack overflow", statementTooComplex},
 }
+
+// cardinalityViolation is SQLSTATE 21000, which package pgerr does not
+// name.
+const cardinalityViolation = "21000"
 
 // statementTooComplex is SQLSTATE 54001, which package pgerr does not
 // name.
@@ -258,6 +265,15 @@ func inPostgresWords(e *pgerr.Error, msg string) {
 				e.Message = fmt.Sprintf("column %q of relation %q does not exist", c, strings.Trim(t, `"`))
 			}
 		}
+	case cardinalityViolation:
+		e.Message = errMoreThanOneRow.Error()
+	case pgerr.StringDataRightTruncation:
+		// VarcharFunction's error is PostgreSQL's words already.
+		if i := strings.Index(msg, errVarcharLength); i >= 0 {
+			if j := strings.IndexByte(msg[i:], ')'); j >= 0 {
+				e.Message = msg[i : i+j+1]
+			}
+		}
 	case pgerr.SerializationFailure:
 		// SQLITE_BUSY or SQLITE_LOCKED: another writer holds the file.
 		e.Message = "could not serialize access due to concurrent update"
@@ -276,6 +292,8 @@ func inPostgresWords(e *pgerr.Error, msg string) {
 			}
 		case strings.HasPrefix(msg, errInt4Range.Error()):
 			e.Message = errInt4Range.Error()
+		case strings.HasPrefix(msg, errInt2Range.Error()):
+			e.Message = errInt2Range.Error()
 		}
 	}
 }

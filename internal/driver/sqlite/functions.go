@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // DivisorFunction is the SQL function the SQL writer wraps a divisor in
@@ -46,6 +47,23 @@ func divisor(v any) (any, error) {
 	return v, nil
 }
 
+// DivisorIfFunction is DivisorFunction with a second argument: the
+// divisor is checked only when that is true. The SQL writer passes
+// "dividend IS NOT NULL", as PostgreSQL's division is strict: NULL / 0 is
+// NULL, not an error.
+const DivisorIfFunction = "shepherd_divisor_if"
+
+// divisorIf implements DivisorIfFunction.
+func divisorIf(v, check any) (any, error) {
+	if c, ok := check.(int64); ok && c == 0 {
+		return v, nil
+	}
+	if check == nil {
+		return v, nil
+	}
+	return divisor(v)
+}
+
 // Int4Function is the SQL function the SQL writer wraps integer
 // arithmetic in for SQLite where PostgreSQL computes in 32 bits: there
 // 2147483647 + 1 fails with 22003, where SQLite computes in 64.
@@ -59,6 +77,67 @@ var errInt4Range = errors.New("integer out of range")
 func int4(v any) (any, error) {
 	if x, ok := v.(int64); ok && (x < -1<<31 || x > 1<<31-1) {
 		return nil, errInt4Range
+	}
+	return v, nil
+}
+
+// VarcharFunction is the SQL function the SQL writer wraps a value
+// stored into a varchar(n) column in for SQLite, which ignores the
+// length: shepherd_varchar(v, n) is v when it has at most n characters,
+// v cut to n when only spaces are beyond them, and fails as PostgreSQL's
+// assignment does otherwise (22001, "value too long for type character
+// varying(n)"). NULL and values other than text pass as they are.
+const VarcharFunction = "shepherd_varchar"
+
+// errVarcharLength starts VarcharFunction's error; classify maps it to
+// 22001.
+const errVarcharLength = "value too long for type character varying("
+
+// varchar implements VarcharFunction.
+func varchar(v, n any) (any, error) {
+	s, ok := v.(string)
+	max, isInt := n.(int64)
+	if !ok || !isInt || max < 0 || int64(utf8.RuneCountInString(s)) <= max {
+		return v, nil
+	}
+	r := []rune(s)
+	if strings.TrimRight(string(r[max:]), " ") != "" {
+		return nil, fmt.Errorf("%s%d)", errVarcharLength, max)
+	}
+	return string(r[:max]), nil
+}
+
+// SingleFunction is the SQL function the SQL writer wraps the value of a
+// scalar subquery in for SQLite, which answers the first row of a
+// subquery that gives several: shepherd_single(v, n), with n the
+// subquery's row count (count(*) OVER ()), is v, and fails as PostgreSQL
+// does (21000) when n is more than 1.
+const SingleFunction = "shepherd_single"
+
+// errMoreThanOneRow is SingleFunction's error; classify maps it to 21000.
+var errMoreThanOneRow = errors.New("more than one row returned by a subquery used as an expression")
+
+// single implements SingleFunction.
+func single(v, n any) (any, error) {
+	if c, ok := n.(int64); ok && c > 1 {
+		return nil, errMoreThanOneRow
+	}
+	return v, nil
+}
+
+// Int2Function is the SQL function the SQL writer wraps a value stored
+// into a smallint column in for SQLite, which stores any 64-bit integer
+// there: PostgreSQL fails one out of range with 22003.
+const Int2Function = "shepherd_int2"
+
+// errInt2Range is the error Int2Function fails with; classify maps it to
+// 22003.
+var errInt2Range = errors.New("smallint out of range")
+
+// int2 implements Int2Function.
+func int2(v any) (any, error) {
+	if x, ok := v.(int64); ok && (x < -1<<15 || x > 1<<15-1) {
+		return nil, errInt2Range
 	}
 	return v, nil
 }

@@ -20,6 +20,9 @@ import (
 //	                                   PostgreSQL's text[] literal, '{a,0}')
 //	JSONContainsFunction(a, b)         a @> b on jsonb
 //	JSONExistsFunction(doc, key)       doc ? key on jsonb
+//	JSONEqualFunction(a, b)            a = b on jsonb
+//	JSONCompareFunction(a, b)          -1, 0 or 1 as jsonb orders a and b
+//	                                   (b a scalar)
 //
 // A document is stored as the text the client wrote. json keeps that text
 // (-> on json answers the member's text as written, and the last of
@@ -31,6 +34,8 @@ const (
 	JSONPathFunction     = "shepherd_json_path"
 	JSONContainsFunction = "shepherd_jsonb_contains"
 	JSONExistsFunction   = "shepherd_jsonb_exists"
+	JSONEqualFunction    = "shepherd_jsonb_eq"
+	JSONCompareFunction  = "shepherd_jsonb_cmp"
 )
 
 // Mode bits of JSONGetFunction and JSONPathFunction.
@@ -678,6 +683,129 @@ func scalarEqual(a, b *jnode) bool {
 		return ok1 && ok2 && x.Cmp(y) == 0
 	}
 	return true
+}
+
+// jsonbEqual implements JSONEqualFunction: PostgreSQL's jsonb equality
+// (compareJsonbContainers): objects by their members, the last of
+// duplicate keys counting, whatever their order; arrays element by
+// element; numbers by value (1 = 1.0); strings by their decoded value.
+func jsonbEqual(a, b any) (any, error) {
+	at, ok1 := argText(a)
+	bt, ok2 := argText(b)
+	if !ok1 || !ok2 {
+		return nil, nil
+	}
+	x, err := parseJSON(at)
+	if err != nil {
+		return nil, err
+	}
+	y, err := parseJSON(bt)
+	if err != nil {
+		return nil, err
+	}
+	return boolInt(jsonEqual(x, y)), nil
+}
+
+func jsonEqual(x, y *jnode) bool {
+	if x.kind != y.kind {
+		return false
+	}
+	switch x.kind {
+	case '[':
+		if len(x.elems) != len(y.elems) {
+			return false
+		}
+		for i := range x.elems {
+			if !jsonEqual(x.elems[i], y.elems[i]) {
+				return false
+			}
+		}
+		return true
+	case '{':
+		distinct := func(n *jnode) map[string]bool {
+			m := map[string]bool{}
+			for _, k := range n.keys {
+				m[k] = true
+			}
+			return m
+		}
+		xk, yk := distinct(x), distinct(y)
+		if len(xk) != len(yk) {
+			return false
+		}
+		for k := range yk {
+			v := x.member(k)
+			if v == nil || !jsonEqual(v, y.member(k)) {
+				return false
+			}
+		}
+		return true
+	}
+	return scalarEqual(x, y)
+}
+
+// jsonbCompare implements JSONCompareFunction for a scalar b, as
+// PostgreSQL's compareJsonbContainers orders a and b: object > array >
+// boolean > number > string > null, a scalar sorting before an array of
+// one element or more and after an empty one; then numbers by value,
+// strings bytewise (the C collation), false before true.
+func jsonbCompare(a, b any) (any, error) {
+	at, ok1 := argText(a)
+	bt, ok2 := argText(b)
+	if !ok1 || !ok2 {
+		return nil, nil
+	}
+	x, err := parseJSON(at)
+	if err != nil {
+		return nil, err
+	}
+	y, err := parseJSON(bt)
+	if err != nil {
+		return nil, err
+	}
+	if !isScalar(y) {
+		return nil, errors.New("shepherd: jsonb ordering against an array or object")
+	}
+	rank := func(n *jnode) int {
+		switch n.kind {
+		case 'z':
+			return 0
+		case '"':
+			return 1
+		case 'n':
+			return 2
+		case 't', 'f':
+			return 3
+		case '[':
+			if len(n.elems) == 0 {
+				return -1
+			}
+			return 4
+		}
+		return 5
+	}
+	rx, ry := rank(x), rank(y)
+	switch {
+	case rx < ry:
+		return int64(-1), nil
+	case rx > ry:
+		return int64(1), nil
+	}
+	c := 0
+	switch x.kind {
+	case '"':
+		c = strings.Compare(x.str, y.str)
+	case 'n':
+		p, ok1 := new(big.Rat).SetString(x.raw)
+		q, ok2 := new(big.Rat).SetString(y.raw)
+		if !ok1 || !ok2 {
+			return nil, errJSONSyntax
+		}
+		c = p.Cmp(q)
+	case 't', 'f':
+		c = int(boolInt(x.kind == 't') - boolInt(y.kind == 't'))
+	}
+	return int64(c), nil
 }
 
 // jsonbExists implements JSONExistsFunction: a member name of an object,

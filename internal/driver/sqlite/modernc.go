@@ -36,9 +36,25 @@ func init() {
 		func(_ *msqlite.FunctionContext, args []sqldriver.Value) (sqldriver.Value, error) {
 			return divisor(args[0])
 		})
+	msqlite.MustRegisterDeterministicScalarFunction(DivisorIfFunction, 2,
+		func(_ *msqlite.FunctionContext, args []sqldriver.Value) (sqldriver.Value, error) {
+			return divisorIf(args[0], args[1])
+		})
 	msqlite.MustRegisterDeterministicScalarFunction(Int4Function, 1,
 		func(_ *msqlite.FunctionContext, args []sqldriver.Value) (sqldriver.Value, error) {
 			return int4(args[0])
+		})
+	msqlite.MustRegisterDeterministicScalarFunction(VarcharFunction, 2,
+		func(_ *msqlite.FunctionContext, args []sqldriver.Value) (sqldriver.Value, error) {
+			return varchar(args[0], args[1])
+		})
+	msqlite.MustRegisterDeterministicScalarFunction(SingleFunction, 2,
+		func(_ *msqlite.FunctionContext, args []sqldriver.Value) (sqldriver.Value, error) {
+			return single(args[0], args[1])
+		})
+	msqlite.MustRegisterDeterministicScalarFunction(Int2Function, 1,
+		func(_ *msqlite.FunctionContext, args []sqldriver.Value) (sqldriver.Value, error) {
+			return int2(args[0])
 		})
 	msqlite.MustRegisterDeterministicScalarFunction(MD5Function, 1,
 		func(_ *msqlite.FunctionContext, args []sqldriver.Value) (sqldriver.Value, error) {

@@ -24,7 +24,8 @@ func TestFunctionsTakeNull(t *testing.T) {
 			defer c.Close()
 			for _, f := range []string{
 				sqlite.NumericFunction + "(NULL, 8, 2)", sqlite.DivisorFunction + "(NULL)", sqlite.MD5Function + "(NULL)",
-				sqlite.HexIntFunction + "(NULL)", sqlite.Int4Function + "(NULL)",
+				sqlite.HexIntFunction + "(NULL)", sqlite.Int4Function + "(NULL)", sqlite.Int2Function + "(NULL)",
+				sqlite.VarcharFunction + "(NULL, 3)", sqlite.SingleFunction + "(NULL, 1)",
 			} {
 				a, err := exec(t, c, "SELECT", "SELECT "+f)
 				if err != nil || len(a.Rows) != 1 || !a.Rows[0][0].Null {

@@ -96,6 +96,35 @@ INSERT INTO kv (k, v) VALUES ('this key is far too long for the column', 1);
 -- error: 21000
 SELECT (SELECT id FROM emp) AS too_many;
 
+-- error: 22003
+UPDATE emp SET grade = 40000 WHERE id = 1;
+
+-- error: 22003
+UPDATE emp SET grade = salary * 1000 WHERE id = 1;
+
+-- error: 22001
+UPDATE emp SET email = repeat('x', 81) WHERE id = 1;
+
+-- error: 21000
+SELECT name, (SELECT e2.id FROM emp e2 WHERE e2.dept_id = emp.dept_id) FROM emp WHERE id = 1;
+
+SELECT name, (SELECT count(*) FROM emp e2 WHERE e2.dept_id = emp.dept_id GROUP BY e2.dept_id) AS peers FROM emp ORDER BY id;
+
+-- feature: values rounded into integer columns
+UPDATE emp SET grade = salary * 0.001 WHERE id = 1;
+
+SELECT grade FROM emp WHERE id = 1;
+
+UPDATE emp SET grade = 4.5 WHERE id = 1;
+
+SELECT grade FROM emp WHERE id = 1;
+
+UPDATE emp SET grade = 4.5::float8 WHERE id = 1;
+
+SELECT grade FROM emp WHERE id = 1;
+
+UPDATE emp SET grade = 5 WHERE id = 1;
+
 -- feature: error: undefined objects
 -- error: 42P01
 SELECT * FROM no_such_table;

@@ -47,6 +47,20 @@ INSERT INTO kv (k, v) VALUES ('read-only', 1);
 
 ROLLBACK;
 
+BEGIN READ ONLY;
+
+-- error: 25006
+UPDATE kv SET v = v + 1;
+
+ROLLBACK;
+
+BEGIN READ ONLY;
+
+-- error: 25006
+CREATE TABLE read_only_table (id int);
+
+ROLLBACK;
+
 -- feature: transaction: failed block
 BEGIN;
 

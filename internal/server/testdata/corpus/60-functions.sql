@@ -29,6 +29,8 @@ SELECT left(name, 2), right(name, 2), left(name, -1) FROM emp ORDER BY id;
 
 SELECT reverse('shepherd'), repeat('ab', 3), initcap('hello wORLD');
 
+SELECT id, initcap(name), initcap(lower(name) || ' mc-donald_x 2nd éa'), initcap(NULL) FROM emp ORDER BY id;
+
 SELECT split_part('a,b,c', ',', 2), split_part('a,b,c', ',', 5);
 
 SELECT md5('shepherd');
@@ -287,3 +289,13 @@ SELECT id, payload::jsonb @> '{"ok": true}', payload::jsonb @> '{"size": 1024.0}
 SELECT '{"b": {"c": [1, 2]}, "a": null}'::jsonb->'b', '{"b": {"c": [1, 2]}}'::jsonb #>> '{b,c}', '{"b": {"c": "x"}}'::jsonb #>> '{b,c}';
 
 SELECT '{"a": 1}'::jsonb ? 'a', '["x", "y"]'::jsonb ? 'y', '{"b": {"c": [1, 2]}}'::jsonb #>> '{b,c,1}';
+
+SELECT id, payload::jsonb -> 'user' = '"ada"'::jsonb, payload::jsonb -> 'size' = '1024.0', payload::jsonb = '{"user": "ada", "ok": true}'::jsonb, payload::jsonb -> 'parts' <> '[1, 2, 3]', payload::jsonb -> 'ok' = 'true' FROM event ORDER BY id;
+
+SELECT id FROM event WHERE payload::jsonb -> 'user' = '"ken"' ORDER BY id;
+
+SELECT id, payload::jsonb -> 'user' IN ('"ada"'::jsonb, '"ken"'::jsonb), payload::jsonb -> 'size' NOT IN ('1024.00', '"x"') FROM event ORDER BY id;
+
+SELECT id, payload::jsonb -> 'size' > '1000'::jsonb, payload::jsonb -> 'user' < '"b"', payload::jsonb -> 'parts' >= 'true' FROM event ORDER BY id;
+
+SELECT '{"a": 1, "b": [1.0, "x"]}'::jsonb = '{"b": [1, "x"], "a": 1.00}'::jsonb, '[1, 2]'::jsonb = '[2, 1]'::jsonb, '"\u0062"'::jsonb = '"b"', '{"a": 1, "a": 2}'::jsonb = '{"a": 2}';

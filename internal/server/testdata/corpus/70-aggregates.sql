@@ -7,6 +7,10 @@ SELECT avg(salary) FROM emp;
 
 SELECT round(avg(salary), 2), round(avg(grade), 3) FROM emp;
 
+SELECT dept_id, avg(salary) * 12, round(avg(grade) / 2, 3), 100 - avg(grade), avg(salary) + 0.5, -2 * avg(grade) FROM emp GROUP BY dept_id ORDER BY dept_id;
+
+SELECT dept_id, avg(salary) * 2 AS d FROM emp GROUP BY dept_id ORDER BY d DESC, dept_id;
+
 SELECT min(name), max(name), min(hired), max(hired) FROM emp;
 
 SELECT sum(x), avg(x), sum(f), min(f), max(r) FROM nums;
@@ -18,6 +22,16 @@ SELECT bool_and(active), bool_or(active), every(active) FROM emp;
 SELECT sum(qty * unit_price) FROM order_line;
 
 SELECT round(stddev_samp(salary), 4), round(var_pop(salary), 2) FROM emp;
+
+SELECT stddev(grade), stddev_samp(grade), stddev_pop(grade), variance(grade), var_samp(grade), var_pop(grade) FROM emp;
+
+SELECT dept_id, round(stddev(grade), 3), var_pop(grade) FILTER (WHERE active) FROM emp GROUP BY dept_id ORDER BY dept_id;
+
+SELECT stddev(a), var_samp(b), stddev_pop(a) FROM nums;
+
+SELECT stddev(price), var_pop(price), round(stddev_pop(unit_price), 2) FROM product, order_line WHERE order_line.sku = product.sku;
+
+SELECT order_id, variance(unit_price), stddev(qty) FROM order_line GROUP BY order_id ORDER BY order_id;
 
 SELECT sum(a), sum(big) FROM nums WHERE id <> 6;
 

@@ -1,0 +1,641 @@
+package dialect
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/shepherd-db/shepherd/internal/answer"
+	"github.com/shepherd-db/shepherd/internal/pgerr"
+	"github.com/shepherd-db/shepherd/internal/schema"
+)
+
+// DuckDB rewrites a statement, parsed from PostgreSQL's text, into a tree
+// whose deparsed text DuckDB reads with PostgreSQL's meaning. DuckDB's
+// parser is PostgreSQL's own (libpg_query), so most of the text is read
+// as written; its meaning differs here and there, and those places are
+// rewritten or refused:
+//
+//   - an integer / or % by zero gives NULL in DuckDB and fails with
+//     22012 in PostgreSQL: every / and % is guarded by a CASE that
+//     raises "division by zero" (the driver maps it to 22012);
+//   - LIKE has no escape character in DuckDB and a backslash in
+//     PostgreSQL: it is written as like_escape(s, pattern, '\');
+//   - lower() and upper() change only ASCII letters in PostgreSQL's C
+//     locale and every letter in DuckDB: they are written as
+//     translate() of the 26 ASCII letters;
+//   - btrim() is DuckDB's trim(); serial types are the integers they
+//     stand for (shepherd pins the keys); a row lock (FOR UPDATE) is
+//     left out, since a DuckDB replica runs one transaction at a time.
+//
+// What remains is checked against an allow-list of node kinds,
+// functions and types whose meaning is the same on both engines;
+// anything else is refused with 0A000 naming it. The session settings
+// the text relies on (integer division, PostgreSQL's NULL order, UTC)
+// are the driver's (package driver/duckdb). Type-dependent meaning
+// (numeric division, the scale of an average) is left to the SQL writer
+// of SQLite, which every statement for a DuckDB replica also passes
+// (see package sqlan).
+//
+// n is not modified; the result is a copy.
+func DuckDB(n *pg_query.Node) (out *pg_query.Node, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			ref, ok := r.(refusal)
+			if !ok {
+				panic(r)
+			}
+			out, err = nil, pgerr.New(pgerr.FeatureNotSupported,
+				"shepherd cannot write %s for DuckDB replicas", ref.what)
+		}
+	}()
+	out = proto.Clone(n).(*pg_query.Node)
+	d := &duck{}
+	d.stmt(out)
+	d.walk(out.ProtoReflect())
+	d.noRows(out.ProtoReflect())
+	return out, nil
+}
+
+type duck struct{}
+
+func (d *duck) refuse(format string, args ...any) {
+	panic(refusal{what: fmt.Sprintf(format, args...)})
+}
+
+// stmt checks the statement kind and its statement-level options.
+func (d *duck) stmt(n *pg_query.Node) {
+	switch {
+	case n.GetSelectStmt() != nil, n.GetInsertStmt() != nil, n.GetUpdateStmt() != nil,
+		n.GetDeleteStmt() != nil, n.GetViewStmt() != nil, n.GetRenameStmt() != nil:
+	case n.GetCreateStmt() != nil:
+		cs := n.GetCreateStmt()
+		for _, e := range cs.TableElts {
+			if cd := e.GetColumnDef(); cd != nil {
+				cd.Constraints = slices.DeleteFunc(cd.Constraints, filledDefault)
+			}
+		}
+		if cs.Relation.GetRelpersistence() == "t" {
+			d.refuse("temporary tables")
+		}
+		if len(cs.InhRelations) > 0 || cs.Partspec != nil || cs.Tablespacename != "" {
+			d.refuse("CREATE TABLE options")
+		}
+		for _, o := range cs.Options {
+			if o.GetDefElem().GetDefname() != "fillfactor" {
+				d.refuse("CREATE TABLE options")
+			}
+		}
+		// fillfactor is about PostgreSQL's pages (the SQL writer checks
+		// its value as PostgreSQL does).
+		cs.Options = nil
+	case n.GetIndexStmt() != nil:
+		ix := n.GetIndexStmt()
+		if ix.WhereClause != nil {
+			d.refuse("partial indexes")
+		}
+		if ix.AccessMethod != "" && ix.AccessMethod != "btree" {
+			d.refuse("index method %s", ix.AccessMethod)
+		}
+		// DuckDB has one kind of index (ART) and knows no btree.
+		ix.AccessMethod = ""
+		if len(ix.IndexIncludingParams) > 0 || len(ix.Options) > 0 || ix.Concurrent {
+			d.refuse("CREATE INDEX options")
+		}
+		for _, p := range ix.IndexParams {
+			if e := p.GetIndexElem(); e != nil && (len(e.Opclass) > 0 || len(e.Collation) > 0 ||
+				e.Ordering != pg_query.SortByDir_SORTBY_DEFAULT || e.NullsOrdering != pg_query.SortByNulls_SORTBY_NULLS_DEFAULT) {
+				d.refuse("index column options")
+			}
+		}
+	case n.GetDropStmt() != nil:
+		ds := n.GetDropStmt()
+		if ds.Behavior == pg_query.DropBehavior_DROP_CASCADE {
+			d.refuse("DROP ... CASCADE")
+		}
+		switch ds.RemoveType {
+		case pg_query.ObjectType_OBJECT_TABLE, pg_query.ObjectType_OBJECT_VIEW, pg_query.ObjectType_OBJECT_INDEX:
+		default:
+			d.refuse("DROP %s", strings.TrimPrefix(ds.RemoveType.String(), "OBJECT_"))
+		}
+		// Several objects: one DROP each (see sqlan).
+	case n.GetAlterTableStmt() != nil:
+		for _, c := range n.GetAlterTableStmt().Cmds {
+			cmd := c.GetAlterTableCmd()
+			switch cmd.GetSubtype() {
+			case pg_query.AlterTableType_AT_AddColumn, pg_query.AlterTableType_AT_DropColumn,
+				pg_query.AlterTableType_AT_ColumnDefault, pg_query.AlterTableType_AT_SetNotNull,
+				pg_query.AlterTableType_AT_DropNotNull:
+			default:
+				d.refuse("ALTER TABLE %s", strings.TrimPrefix(cmd.GetSubtype().String(), "AT_"))
+			}
+			if cmd.Behavior == pg_query.DropBehavior_DROP_CASCADE {
+				d.refuse("ALTER TABLE ... CASCADE")
+			}
+		}
+		if len(n.GetAlterTableStmt().Cmds) > 1 {
+			d.refuse("ALTER TABLE with several actions")
+		}
+	case n.GetTruncateStmt() != nil:
+		ts := n.GetTruncateStmt()
+		if ts.Behavior == pg_query.DropBehavior_DROP_CASCADE {
+			d.refuse("TRUNCATE ... CASCADE")
+		}
+		// DuckDB replicas have no sequences (shepherd keeps them), and
+		// several tables are one TRUNCATE each (see sqlan).
+		ts.RestartSeqs = false
+	default:
+		d.refuse("%s statements", nodeName(n))
+	}
+}
+
+// filledDefault reports whether c is a DEFAULT that is no constant:
+// shepherd fills such a column itself (now(), gen_random_uuid(), ...:
+// schema.Fill), and the replicas only store the value.
+func filledDefault(c *pg_query.Node) bool {
+	con := c.GetConstraint()
+	if con.GetContype() != pg_query.ConstrType_CONSTR_DEFAULT {
+		return false
+	}
+	e := con.RawExpr
+	for e.GetTypeCast() != nil {
+		e = e.GetTypeCast().Arg
+	}
+	return !schema.IsConstant(e)
+}
+
+// duckFuncs are the functions whose meaning is PostgreSQL's on DuckDB
+// (for the arguments the SQLite writer lets through), by name.
+var duckFuncs = map[string]bool{
+	"count": true, "sum": true, "min": true, "max": true,
+	"abs": true, "length": true, "char_length": true, "character_length": true,
+	"replace": true, "concat": true, "strpos": true,
+	"trim": true, "ltrim": true, "rtrim": true,
+	"row_number": true, "rank": true, "dense_rank": true, "ntile": true,
+	"percent_rank": true, "cume_dist": true, "lag": true, "lead": true,
+	"first_value": true, "last_value": true,
+	"md5": true, "ascii": true, "string_agg": true, "mod": true,
+	"round": true, "ceil": true, "ceiling": true, "floor": true, "chr": true, "pi": true,
+	"concat_ws": true, "starts_with": true, "bool_and": true, "bool_or": true,
+	"extract": true, "position": true, "trunc": true,
+	"lpad": true, "rpad": true, "left": true, "right": true, "split_part": true, "reverse": true,
+	// Rewritten (see DuckDB).
+	"lower": true, "upper": true, "btrim": true,
+	// Written by the rewrites themselves.
+	"like_escape": true, "translate": true, "error": true,
+}
+
+// duckTypes are the PostgreSQL types DuckDB stores and compares alike.
+var duckTypes = map[string]bool{
+	"int2": true, "int4": true, "int8": true, "float4": true, "float8": true, "uuid": true, "interval": true,
+	"bool": true, "text": true, "varchar": true, "bpchar": true, "date": true, "timestamp": true, "timestamptz": true,
+	"bytea": true, "numeric": true,
+	"serial": true, "bigserial": true, "smallserial": true, "serial4": true, "serial8": true, "serial2": true,
+}
+
+// walk checks and rewrites every node under m, children first.
+func (d *duck) walk(m protoreflect.Message) {
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		switch {
+		case fd.IsList() && fd.Message() != nil:
+			l := v.List()
+			for i := 0; i < l.Len(); i++ {
+				d.walk(l.Get(i).Message())
+			}
+		case fd.Message() != nil && !fd.IsMap():
+			d.walk(v.Message())
+		}
+		return true
+	})
+	switch x := m.Interface().(type) {
+	case *pg_query.Node:
+		d.node(x)
+	case *pg_query.TypeName:
+		d.typeName(x)
+	case *pg_query.SelectStmt:
+		// One transaction at a time: a row lock has nothing to wait for.
+		x.LockingClause = nil
+		if x.IntoClause != nil {
+			d.refuse("SELECT INTO")
+		}
+	case *pg_query.Constraint:
+		d.constraint(x)
+	case *pg_query.WindowDef:
+		// ROWS and RANGE frames mean the same on both; GROUPS (0x8)
+		// and EXCLUDE (0x8000 and up) are left out.
+		if x.FrameOptions&(0x8|0x8000|0x10000|0x20000) != 0 {
+			d.refuse("window frames in GROUPS or with EXCLUDE")
+		}
+	case *pg_query.CreateStmt:
+		// See duckForeignKeys.
+		x.TableElts = slices.DeleteFunc(x.TableElts, func(e *pg_query.Node) bool {
+			return e.GetConstraint().GetContype() == pg_query.ConstrType_CONSTR_FOREIGN
+		})
+	case *pg_query.AlterTableCmd:
+		if cd := x.Def.GetColumnDef(); cd != nil && x.Subtype == pg_query.AlterTableType_AT_AddColumn {
+			// DuckDB adds a column with a DEFAULT and nothing else
+			// (and cannot set NOT NULL on a table the same
+			// transaction changed).
+			for _, c := range cd.Constraints {
+				switch c.GetConstraint().GetContype() {
+				case pg_query.ConstrType_CONSTR_DEFAULT, pg_query.ConstrType_CONSTR_NULL:
+				default:
+					d.refuse("ADD COLUMN with a %s constraint", strings.TrimPrefix(c.GetConstraint().GetContype().String(), "CONSTR_"))
+				}
+			}
+		}
+	case *pg_query.ColumnDef:
+		// Shepherd fills an identity column as a serial one; the
+		// replicas only store the value.
+		x.Identity = ""
+		x.Constraints = slices.DeleteFunc(x.Constraints, func(c *pg_query.Node) bool {
+			t := c.GetConstraint().GetContype()
+			return t == pg_query.ConstrType_CONSTR_IDENTITY || t == pg_query.ConstrType_CONSTR_FOREIGN
+		})
+	}
+}
+
+// node checks one expression or clause node, and rewrites it where
+// DuckDB reads it otherwise.
+func (d *duck) node(n *pg_query.Node) {
+	switch x := n.Node.(type) {
+	case nil:
+		// An empty node: SELECT DISTINCT's marker.
+	case *pg_query.Node_SelectStmt, *pg_query.Node_InsertStmt, *pg_query.Node_UpdateStmt, *pg_query.Node_DeleteStmt,
+		*pg_query.Node_CreateStmt, *pg_query.Node_IndexStmt, *pg_query.Node_ViewStmt, *pg_query.Node_DropStmt,
+		*pg_query.Node_AlterTableStmt, *pg_query.Node_AlterTableCmd, *pg_query.Node_RenameStmt, *pg_query.Node_TruncateStmt,
+		*pg_query.Node_ResTarget, *pg_query.Node_ColumnRef, *pg_query.Node_ParamRef, *pg_query.Node_AConst,
+		*pg_query.Node_String_, *pg_query.Node_Integer, *pg_query.Node_Float, *pg_query.Node_Boolean,
+		*pg_query.Node_AStar, *pg_query.Node_RangeVar, *pg_query.Node_JoinExpr, *pg_query.Node_RangeSubselect,
+		*pg_query.Node_SortBy, *pg_query.Node_BoolExpr, *pg_query.Node_NullTest, *pg_query.Node_BooleanTest,
+		*pg_query.Node_CaseExpr, *pg_query.Node_CaseWhen, *pg_query.Node_CoalesceExpr, *pg_query.Node_MinMaxExpr,
+		*pg_query.Node_List, *pg_query.Node_ColumnDef, *pg_query.Node_Constraint, *pg_query.Node_IndexElem,
+		*pg_query.Node_WithClause, *pg_query.Node_CommonTableExpr, *pg_query.Node_TypeName, *pg_query.Node_Alias,
+		*pg_query.Node_OnConflictClause, *pg_query.Node_InferClause, *pg_query.Node_MultiAssignRef,
+		*pg_query.Node_LockingClause, *pg_query.Node_DefElem, *pg_query.Node_WindowDef,
+		*pg_query.Node_GroupingSet, *pg_query.Node_GroupingFunc, *pg_query.Node_RowExpr:
+	case *pg_query.Node_TypeCast:
+		d.cast(x.TypeCast)
+	case *pg_query.Node_SubLink:
+		switch x.SubLink.SubLinkType {
+		case pg_query.SubLinkType_EXISTS_SUBLINK, pg_query.SubLinkType_EXPR_SUBLINK:
+		case pg_query.SubLinkType_ANY_SUBLINK, pg_query.SubLinkType_ALL_SUBLINK:
+			if op := opName(x.SubLink.OperName); len(x.SubLink.OperName) > 1 || op != "" && !duckComparisons[op] {
+				d.refuse("%s ANY/ALL (subquery)", op)
+			}
+		default:
+			d.refuse("%s subqueries", strings.TrimSuffix(x.SubLink.SubLinkType.String(), "_SUBLINK"))
+		}
+	case *pg_query.Node_AExpr:
+		d.aExpr(n, x.AExpr)
+	case *pg_query.Node_FuncCall:
+		d.funcCall(n, x.FuncCall)
+	default:
+		d.refuse("%s", nodeName(n))
+	}
+}
+
+// rowComparison writes (a, b, ...) op (x, y, ...) as PostgreSQL defines
+// it, one column pair after another: a = x AND b = y for =, and
+// a < x OR (a = x AND (b < y ...)) for the orderings, the last pair
+// compared with op itself (<= and >= include equality there only). DuckDB
+// compares rows as structs, and answers false where a NULL makes
+// PostgreSQL's answer NULL.
+func rowComparison(d *duck, op string, l, r []*pg_query.Node) *pg_query.Node {
+	if len(l) != len(r) || len(l) == 0 {
+		d.refuse("row comparison of rows of different lengths")
+	}
+	cmp := func(op string, a, b *pg_query.Node) *pg_query.Node {
+		return pg_query.MakeAExprNode(pg_query.A_Expr_Kind_AEXPR_OP, []*pg_query.Node{pg_query.MakeStrNode(op)},
+			proto.Clone(a).(*pg_query.Node), proto.Clone(b).(*pg_query.Node), -1)
+	}
+	switch op {
+	case "=", "<>":
+		var parts []*pg_query.Node
+		for i := range l {
+			parts = append(parts, cmp(op, l[i], r[i]))
+		}
+		if len(parts) == 1 {
+			return parts[0]
+		}
+		kind := pg_query.BoolExprType_AND_EXPR
+		if op == "<>" {
+			kind = pg_query.BoolExprType_OR_EXPR
+		}
+		return pg_query.MakeBoolExprNode(kind, parts, -1)
+	case "<", "<=", ">", ">=":
+		strict := op[:1]
+		last := len(l) - 1
+		out := cmp(op, l[last], r[last])
+		for i := last - 1; i >= 0; i-- {
+			out = pg_query.MakeBoolExprNode(pg_query.BoolExprType_OR_EXPR, []*pg_query.Node{
+				cmp(strict, l[i], r[i]),
+				pg_query.MakeBoolExprNode(pg_query.BoolExprType_AND_EXPR, []*pg_query.Node{cmp("=", l[i], r[i]), out}, -1),
+			}, -1)
+		}
+		return out
+	}
+	d.refuse("row comparison with %s", op)
+	return nil
+}
+
+// noRows refuses a row constructor left after the rewrites (in an IN
+// list, against a subquery): DuckDB compares it as a struct.
+func (d *duck) noRows(m protoreflect.Message) {
+	if n, ok := m.Interface().(*pg_query.Node); ok && n.GetRowExpr() != nil {
+		d.refuse("row values other than compared with =, <>, <, <=, > or >= to a row")
+	}
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		switch {
+		case fd.IsList() && fd.Message() != nil:
+			l := v.List()
+			for i := 0; i < l.Len(); i++ {
+				d.noRows(l.Get(i).Message())
+			}
+		case fd.Message() != nil && !fd.IsMap():
+			d.noRows(v.Message())
+		}
+		return true
+	})
+}
+
+func opName(names []*pg_query.Node) string {
+	if len(names) == 0 {
+		return ""
+	}
+	return names[len(names)-1].GetString_().GetSval()
+}
+
+// duckComparisons are the comparison operators.
+var duckComparisons = map[string]bool{"=": true, "<>": true, "<": true, ">": true, "<=": true, ">=": true}
+
+// duckOps are the operators DuckDB applies as PostgreSQL does.
+var duckOps = map[string]bool{
+	"=": true, "<>": true, "<": true, ">": true, "<=": true, ">=": true,
+	"+": true, "-": true, "*": true, "/": true, "%": true, "||": true,
+}
+
+func (d *duck) aExpr(n *pg_query.Node, e *pg_query.A_Expr) {
+	op := opName(e.Name)
+	switch e.Kind {
+	case pg_query.A_Expr_Kind_AEXPR_OP:
+		if len(e.Name) > 1 {
+			d.refuse("OPERATOR(%s)", op)
+		}
+		if !duckOps[op] {
+			d.refuse("operator %s", op)
+		}
+		if l, r := e.Lexpr.GetRowExpr(), e.Rexpr.GetRowExpr(); l != nil && r != nil {
+			n.Node = rowComparison(d, op, l.Args, r.Args).Node
+			return
+		}
+		if (op == "/" || op == "%") && e.Lexpr != nil {
+			// DuckDB answers NULL where PostgreSQL fails.
+			guarded := &pg_query.A_Expr{Kind: e.Kind, Name: e.Name, Lexpr: e.Lexpr, Rexpr: e.Rexpr, Location: e.Location}
+			n.Node = &pg_query.Node_CaseExpr{CaseExpr: &pg_query.CaseExpr{
+				Args: []*pg_query.Node{{Node: &pg_query.Node_CaseWhen{CaseWhen: &pg_query.CaseWhen{
+					Expr: pg_query.MakeAExprNode(pg_query.A_Expr_Kind_AEXPR_OP, []*pg_query.Node{pg_query.MakeStrNode("=")},
+						proto.Clone(e.Rexpr).(*pg_query.Node), pg_query.MakeAConstIntNode(0, -1), -1),
+					Result: pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("error")},
+						[]*pg_query.Node{pg_query.MakeAConstStrNode("division by zero", -1)}, -1),
+				}}}},
+				Defresult: &pg_query.Node{Node: &pg_query.Node_AExpr{AExpr: guarded}},
+			}}
+		}
+	case pg_query.A_Expr_Kind_AEXPR_DISTINCT, pg_query.A_Expr_Kind_AEXPR_NOT_DISTINCT,
+		pg_query.A_Expr_Kind_AEXPR_NULLIF, pg_query.A_Expr_Kind_AEXPR_IN,
+		pg_query.A_Expr_Kind_AEXPR_BETWEEN, pg_query.A_Expr_Kind_AEXPR_NOT_BETWEEN:
+	case pg_query.A_Expr_Kind_AEXPR_LIKE:
+		if f := e.Rexpr.GetFuncCall(); f != nil {
+			d.refuse("LIKE ... ESCAPE")
+		}
+		call := pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("like_escape")},
+			[]*pg_query.Node{e.Lexpr, e.Rexpr, pg_query.MakeAConstStrNode(`\`, -1)}, -1)
+		if op == "!~~" {
+			call = pg_query.MakeBoolExprNode(pg_query.BoolExprType_NOT_EXPR, []*pg_query.Node{call}, -1)
+		}
+		n.Node = call.Node
+	default:
+		d.refuse("%s", strings.ToLower(strings.TrimPrefix(e.Kind.String(), "AEXPR_")))
+	}
+}
+
+func (d *duck) funcCall(n *pg_query.Node, f *pg_query.FuncCall) {
+	name := ""
+	for _, p := range f.Funcname {
+		name = p.GetString_().GetSval()
+	}
+	if len(f.Funcname) > 2 || len(f.Funcname) == 2 && f.Funcname[0].GetString_().GetSval() != "pg_catalog" {
+		d.refuse("function %s", name)
+	}
+	if !duckFuncs[name] {
+		d.refuse("function %s()", name)
+	}
+	if f.AggWithinGroup || f.FuncVariadic {
+		d.refuse("%s() with WITHIN GROUP or VARIADIC", name)
+	}
+	switch name {
+	case "string_agg":
+		// Its order is the engine's scan order unless it says one.
+		if len(f.AggOrder) == 0 {
+			d.refuse("string_agg() without ORDER BY")
+		}
+	case "round":
+		// round(x, n) is numeric's in PostgreSQL (half away from zero,
+		// as DuckDB's DECIMAL rounds); round(x) of a float8 rounds half
+		// to even there and away from zero in DuckDB.
+		if len(f.Args) != 2 {
+			d.refuse("round() of %d argument(s)", len(f.Args))
+		}
+	case "extract":
+		// DuckDB's date_part; fields whose values agree (not second,
+		// epoch, ..., which PostgreSQL gives with a fraction).
+		field := f.Args[0].GetAConst().GetSval().GetSval()
+		switch field {
+		case "year", "month", "day", "hour", "minute", "quarter", "dow", "doy", "isodow", "week":
+		default:
+			d.refuse("extract(%s from ...)", field)
+		}
+		f.Funcname = []*pg_query.Node{pg_query.MakeStrNode("date_part")}
+		f.Funcformat = pg_query.CoercionForm_COERCE_EXPLICIT_CALL
+		return
+	case "position":
+		// position(a IN b) is pg_catalog.position(b, a).
+		f.Funcname = []*pg_query.Node{pg_query.MakeStrNode("strpos")}
+		f.Funcformat = pg_query.CoercionForm_COERCE_EXPLICIT_CALL
+		return
+	case "lpad", "rpad":
+		// DuckDB has no two-argument form (padding with spaces).
+		if len(f.Args) != 3 {
+			d.refuse("%s() of %d arguments", name, len(f.Args))
+		}
+		// An empty fill pads nothing in PostgreSQL and fails in DuckDB.
+		if fill := f.Args[2].GetAConst().GetSval(); fill == nil || fill.Sval == "" {
+			d.refuse("%s() with a fill other than a non-empty string constant", name)
+		}
+	case "split_part":
+		// Field 0 fails in PostgreSQL and is '' in DuckDB.
+		if len(f.Args) != 3 || f.Args[2].GetAConst().GetIval() == nil || f.Args[2].GetAConst().GetIval().GetIval() == 0 {
+			d.refuse("split_part() of a field other than a nonzero integer constant")
+		}
+	case "mod":
+		// As %, which is guarded against a zero divisor.
+		if len(f.Args) != 2 {
+			d.refuse("mod() of %d arguments", len(f.Args))
+		}
+		n.Node = pg_query.MakeAExprNode(pg_query.A_Expr_Kind_AEXPR_OP, []*pg_query.Node{pg_query.MakeStrNode("%")},
+			f.Args[0], f.Args[1], -1).Node
+		d.aExpr(n, n.GetAExpr())
+		return
+	}
+	switch name {
+	case "lower", "upper":
+		// PostgreSQL's C locale changes ASCII letters only.
+		const lowers, uppers = "abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+		from, to := uppers, lowers
+		if name == "upper" {
+			from, to = lowers, uppers
+		}
+		if len(f.Args) != 1 {
+			d.refuse("%s() of %d arguments", name, len(f.Args))
+		}
+		n.Node = pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("translate")},
+			[]*pg_query.Node{f.Args[0], pg_query.MakeAConstStrNode(from, -1), pg_query.MakeAConstStrNode(to, -1)}, -1).Node
+	case "btrim":
+		f.Funcname = []*pg_query.Node{pg_query.MakeStrNode("trim")}
+	default:
+		f.Funcname = []*pg_query.Node{pg_query.MakeStrNode(name)}
+	}
+}
+
+// cast checks a cast. DuckDB reads text as a number or a boolean more
+// leniently than PostgreSQL ('1.5'::int is 2 there, an error here), so
+// a string constant is cast only when PostgreSQL's input rules and
+// DuckDB's agree on it.
+func (d *duck) cast(tc *pg_query.TypeCast) {
+	if n := tc.TypeName.GetNames(); len(n) > 0 && n[len(n)-1].GetString_().GetSval() == "float4" {
+		// Values of real columns agree; DuckDB's answer to a cast to
+		// real of a constant lost the corpus's vote.
+		d.refuse("casts to real")
+	}
+	d.typeName(tc.TypeName)
+	c := tc.Arg.GetAConst()
+	if c == nil || c.GetSval() == nil {
+		return
+	}
+	name := ""
+	for _, p := range tc.TypeName.Names {
+		name = p.GetString_().GetSval()
+	}
+	s := c.GetSval().GetSval()
+	switch name {
+	case "int2", "int4", "int8":
+		if _, err := strconv.ParseInt(s, 10, 64); err != nil {
+			d.refuse("casting '%s' to %s", s, name)
+		}
+	case "bool":
+		if _, ok := answer.ParseBool(s); !ok || s != strings.TrimSpace(s) {
+			d.refuse("casting '%s' to boolean", s)
+		}
+	case "float4", "float8", "numeric":
+		if _, err := strconv.ParseFloat(s, 64); err != nil || strings.ContainsAny(s, "aAiInN_ xX") {
+			d.refuse("casting '%s' to %s", s, name)
+		}
+	case "date", "timestamp", "timestamptz":
+		if !isoDateTime.MatchString(s) {
+			d.refuse("casting '%s' to %s", s, name)
+		}
+	case "bytea":
+		d.refuse("casting a string constant to bytea")
+	case "uuid":
+		if !canonicalUUID.MatchString(s) {
+			d.refuse("casting '%s' to uuid", s)
+		}
+	case "interval":
+		if !simpleInterval.MatchString(s) {
+			d.refuse("casting '%s' to interval", s)
+		}
+	}
+}
+
+// isoDateTime is the date and timestamp text both engines read alike.
+var isoDateTime = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}( \d{2}:\d{2}:\d{2}(\.\d{1,6})?([+-]\d{2}(:\d{2})?)?)?$`)
+
+// canonicalUUID and simpleInterval are the uuid and interval text both
+// engines read alike.
+var (
+	canonicalUUID  = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+	simpleInterval = regexp.MustCompile(`^(-?\d{1,6} (year|month|week|day|hour|minute|second)s?)( -?\d{1,6} (year|month|week|day|hour|minute|second)s?)*$`)
+)
+
+// typeName checks a type DuckDB must store or cast to, and writes the
+// serial types as the integers they are (shepherd fills the keys).
+func (d *duck) typeName(t *pg_query.TypeName) {
+	if t == nil {
+		return
+	}
+	name := ""
+	for _, p := range t.Names {
+		name = p.GetString_().GetSval()
+	}
+	if len(t.ArrayBounds) > 0 {
+		d.refuse("arrays")
+	}
+	if t.Setof || t.PctType {
+		d.refuse("type %s", name)
+	}
+	if !duckTypes[name] {
+		d.refuse("type %s", name)
+	}
+	// DuckDB has no pg_catalog schema of types; it knows PostgreSQL's
+	// internal names (int4, bool, timestamptz) unqualified.
+	t.Names = []*pg_query.Node{pg_query.MakeStrNode(name)}
+	switch name {
+	case "numeric":
+		// DuckDB's bare DECIMAL is DECIMAL(18,3); its precision stops
+		// at 38.
+		if len(t.Typmods) == 0 {
+			d.refuse("numeric without a precision")
+		}
+		if p := t.Typmods[0].GetAConst().GetIval().GetIval(); p > 38 {
+			d.refuse("numeric of more than 38 digits")
+		}
+	case "serial", "serial4":
+		t.Names = []*pg_query.Node{pg_query.MakeStrNode("int4")}
+	case "bigserial", "serial8":
+		t.Names = []*pg_query.Node{pg_query.MakeStrNode("int8")}
+	case "smallserial", "serial2":
+		t.Names = []*pg_query.Node{pg_query.MakeStrNode("int2")}
+	}
+}
+
+// constraint checks a table or column constraint: DuckDB's foreign keys
+// take no action on delete or update, and it checks every constraint at
+// once.
+func (d *duck) constraint(c *pg_query.Constraint) {
+	if c.Deferrable || c.Initdeferred {
+		d.refuse("DEFERRABLE constraints")
+	}
+	switch c.Contype {
+	case pg_query.ConstrType_CONSTR_NULL, pg_query.ConstrType_CONSTR_NOTNULL, pg_query.ConstrType_CONSTR_DEFAULT,
+		pg_query.ConstrType_CONSTR_IDENTITY,
+		pg_query.ConstrType_CONSTR_CHECK, pg_query.ConstrType_CONSTR_PRIMARY, pg_query.ConstrType_CONSTR_UNIQUE:
+	case pg_query.ConstrType_CONSTR_FOREIGN:
+		for _, a := range []string{c.FkUpdAction, c.FkDelAction} {
+			if a != "" && a != "a" && a != "r" {
+				d.refuse("foreign keys with ON DELETE or ON UPDATE actions")
+			}
+		}
+		if c.FkMatchtype != "" && c.FkMatchtype != "s" {
+			d.refuse("MATCH FULL foreign keys")
+		}
+	default:
+		d.refuse("%s constraints", strings.TrimPrefix(c.Contype.String(), "CONSTR_"))
+	}
+}

@@ -1,0 +1,98 @@
+package dialect
+
+import (
+	"strings"
+	"testing"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/shepherd-db/shepherd/internal/pgerr"
+)
+
+// TestDuckDB checks the text DuckDB replicas receive: PostgreSQL's, with
+// the constructs DuckDB reads otherwise rewritten, and the ones it
+// cannot express refused with 0A000 naming them.
+func TestDuckDB(t *testing.T) {
+	cases := []struct{ in, want string }{
+		// An integer / or % by zero is NULL in DuckDB, 22012 here.
+		{"SELECT a / b FROM t", "SELECT CASE WHEN b = 0 THEN error('division by zero') ELSE a / b END FROM t"},
+		{"SELECT mod(a, 3) FROM t", "SELECT CASE WHEN 3 = 0 THEN error('division by zero') ELSE a % 3 END FROM t"},
+		// LIKE's escape is a backslash in PostgreSQL, none in DuckDB.
+		{"SELECT 1 FROM t WHERE s LIKE 'a\\_%'", "SELECT 1 FROM t WHERE like_escape(s, E'a\\\\_%', E'\\\\')"},
+		{"SELECT 1 FROM t WHERE s NOT LIKE $1", "SELECT 1 FROM t WHERE NOT like_escape(s, $1, E'\\\\')"},
+		// lower() and upper() change ASCII letters only in the C locale.
+		{"SELECT lower(s) FROM t", "SELECT translate(s, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz') FROM t"},
+		{"SELECT btrim(s, 'x') FROM t", `SELECT "trim"(s, 'x') FROM t`},
+		// Serial and identity columns are plain integers (shepherd fills
+		// them); types unqualified; DuckDB's foreign keys are left out.
+		{"CREATE TABLE t (id serial PRIMARY KEY, p int REFERENCES t (id), d date)",
+			"CREATE TABLE t (id int4 PRIMARY KEY, p int4, d date)"},
+		{"CREATE TABLE t (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY)", "CREATE TABLE t (id int8 PRIMARY KEY)"},
+		{"CREATE INDEX i ON t (a)", "CREATE INDEX i ON t (a)"},
+		{"SELECT a FROM t WHERE id = 1 FOR UPDATE", "SELECT a FROM t WHERE id = 1"},
+		{"SELECT '2024-01-02'::date", "SELECT '2024-01-02'::date"},
+		// Rows compare column by column, with PostgreSQL's NULLs.
+		{"SELECT 1 FROM t WHERE (a, b) = (1, 2)", "SELECT 1 FROM t WHERE a = 1 AND b = 2"},
+		{"SELECT 1 FROM t WHERE (a, b, c) <= (1, 2, 3)", "SELECT 1 FROM t WHERE a < 1 OR (a = 1 AND (b < 2 OR (b = 2 AND c <= 3)))"},
+	}
+	for _, c := range cases {
+		tree, err := pg_query.Parse(c.in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := DuckDB(tree.Stmts[0].Stmt)
+		if err != nil {
+			t.Errorf("%s: %v", c.in, err)
+			continue
+		}
+		got, err := pg_query.Deparse(&pg_query.ParseResult{Version: tree.Version, Stmts: []*pg_query.RawStmt{{Stmt: out}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != c.want {
+			t.Errorf("%s:\n got %s\nwant %s", c.in, got, c.want)
+		}
+		if again, _ := pg_query.Deparse(tree); again != mustDeparse(t, c.in) {
+			t.Errorf("%s: the input tree was changed", c.in)
+		}
+	}
+	refused := map[string]string{
+		"SELECT s SIMILAR TO 'a%' FROM t":                       "similar",
+		"SELECT s ILIKE 'a%' FROM t":                            "ilike",
+		"SELECT substr(s, -1, 2) FROM t":                        "substr",
+		"SELECT round(x::float8) FROM t":                        "round",
+		"CREATE TABLE t (n numeric)":                            "numeric without a precision",
+		"SELECT extract(epoch from x) FROM t":                   "extract(epoch",
+		"SELECT '1.5'::int":                                     "casting '1.5' to int4",
+		"SELECT ' t'::boolean":                                  "casting ' t' to boolean",
+		"SELECT string_agg(s, ',') FROM t":                      "string_agg() without ORDER BY",
+		"SELECT 1 FROM t WHERE (a, b) IN ((1, 2))":              "row values",
+		"SELECT split_part(s, ',', 0) FROM t":                   "split_part",
+		"DROP TABLE a CASCADE":                                  "CASCADE",
+		"ALTER TABLE t ADD COLUMN c int NOT NULL DEFAULT 1":     "ADD COLUMN with a NOTNULL constraint",
+		"CREATE TABLE c (p int REFERENCES t ON DELETE CASCADE)": "ON DELETE",
+	}
+	for in, what := range refused {
+		tree, err := pg_query.Parse(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = DuckDB(tree.Stmts[0].Stmt)
+		if pgerr.Code(err) != pgerr.FeatureNotSupported || !strings.Contains(err.Error(), what) || !strings.Contains(err.Error(), "DuckDB") {
+			t.Errorf("%s: %v, want 0A000 naming %q for DuckDB", in, err, what)
+		}
+	}
+}
+
+func mustDeparse(t *testing.T, sql string) string {
+	t.Helper()
+	tree, err := pg_query.Parse(sql)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := pg_query.Deparse(tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}

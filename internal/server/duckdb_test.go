@@ -1,0 +1,77 @@
+package server
+
+import (
+	"context"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/shepherd-db/shepherd/internal/config"
+)
+
+// TestEmbeddedDiverse runs the diverse embedded cluster (two SQLite builds
+// and DuckDB) through the constructs DuckDB's text is rewritten for: the
+// answers are PostgreSQL's, every replica stays up with no mismatch, and
+// the replicas end with the same rows.
+func TestEmbeddedDiverse(t *testing.T) {
+	cfg := config.EmbeddedWith(config.EmbeddedDiverse())
+	cfg.Listen = "127.0.0.1:0"
+	cfg.DataDir = t.TempDir()
+	addr, srv := start(t, cfg)
+	ctx := context.Background()
+	c := connect(t, addr, "app")
+	for _, sql := range []string{
+		"CREATE TABLE emp (id int PRIMARY KEY, name text NOT NULL, boss int REFERENCES emp (id), code char(3), pay numeric(10,2))",
+		// Employees and their bosses in one statement: DuckDB gets one
+		// INSERT per row.
+		"INSERT INTO emp (id, name, boss, code, pay) VALUES (1, 'Ada', NULL, 'a', 10.50), (2, 'Bob', 1, 'b', 7), (3, 'Cé', 1, NULL, 3.25)",
+		"CREATE TABLE scratch1 (id int PRIMARY KEY)",
+		"CREATE TABLE scratch2 (id int PRIMARY KEY)",
+		"DROP TABLE scratch1, scratch2",
+	} {
+		mustExec(t, c, sql)
+	}
+	var got []string
+	rows, err := c.Query(ctx, `SELECT name || ':' || upper(name) || ':' || (id / 2)::text || ':' || (name LIKE 'A\_%')::text
+		FROM emp WHERE (boss, id) >= (1, 2) OR boss IS NULL ORDER BY id`, pgx.QueryExecModeSimpleProtocol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, s)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"Ada:ADA:0:false", "Bob:BOB:1:false", "Cé:Cé:1:false"}
+	if len(got) != len(want) {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("row %d: %q, want %q", i, got[i], want[i])
+		}
+	}
+	for _, sql := range []string{"SELECT 1 / (id - id) FROM emp", "SELECT mod(id, 0) FROM emp"} {
+		if _, err := c.Exec(ctx, sql); sqlstate(err) != "22012" {
+			t.Errorf("%s: %v, want 22012", sql, err)
+		}
+	}
+	// DuckDB has no savepoints: refused inside a block.
+	mustExec(t, c, "BEGIN")
+	if _, err := c.Exec(ctx, "SAVEPOINT s"); sqlstate(err) != "0A000" {
+		t.Errorf("SAVEPOINT: %v, want 0A000", err)
+	}
+	mustExec(t, c, "ROLLBACK")
+	idle, cancel := context.WithTimeout(ctx, 30e9)
+	defer cancel()
+	if err := srv.Cluster().Idle(idle); err != nil {
+		t.Fatal(err)
+	}
+	assertReplicas(t, addr, 3)
+	assertSameTables(t, cfg)
+}

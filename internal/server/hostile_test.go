@@ -1,0 +1,581 @@
+package server
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
+
+	"github.com/shepherd-db/shepherd/internal/testenv"
+)
+
+// The hostile-input suite (issue 18): input an attacker or a broken client
+// can send, each case with another session working meanwhile. Shepherd
+// stays up, the other session's SELECT 1 keeps answering promptly, and
+// the Go heap stays under hostileHeapBound. The numbers (latencies, heap,
+// peak RSS) are logged with -v. `make test-hostile` (SHEPHERD_HOSTILE=1)
+// runs all of it; make test runs a quick part (depths 20 and 1,000, the
+// protocol cases, 10,000 statements, a 10 MB statement).
+
+// hostileHeapBound bounds the Go heap in use while hostile input is
+// served (the test process holds the clients and shepherd both). The
+// largest case is 100,000 rows of VALUES in one 1.2 MB statement, whose
+// parse trees, dialect forms and typing take some 750 MiB.
+const hostileHeapBound = 1 << 30
+
+// hostileLatency bounds another session's SELECT 1 while hostile input
+// is served; the issue saw 23 s and minutes. Most cases stay under
+// 300 ms, but a loaded two-core machine stretches garbage collection
+// after the largest statements to seconds.
+const hostileLatency = 10 * time.Second
+
+// memWatch samples the Go heap until stopped and keeps the peak.
+type memWatch struct {
+	peak atomic.Uint64
+	stop chan struct{}
+	done chan struct{}
+}
+
+func watchMemory() *memWatch {
+	w := &memWatch{stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(w.done)
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			if ms.HeapInuse > w.peak.Load() {
+				w.peak.Store(ms.HeapInuse)
+			}
+			select {
+			case <-w.stop:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return w
+}
+
+// end stops sampling and returns the peak heap in use.
+func (w *memWatch) end() uint64 {
+	close(w.stop)
+	<-w.done
+	return w.peak.Load()
+}
+
+// peakRSS is the process's peak resident set (VmHWM), or 0 off Linux.
+func peakRSS() string {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return "?"
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "VmHWM:") {
+			return strings.TrimSpace(strings.TrimPrefix(l, "VmHWM:"))
+		}
+	}
+	return "?"
+}
+
+// pinger runs SELECT 1 on its own session until stopped and keeps the
+// slowest answer; an error is kept too.
+type pinger struct {
+	slowest atomic.Int64
+	n       atomic.Int64
+	err     atomic.Value
+	stop    chan struct{}
+	done    chan struct{}
+}
+
+func startPinger(t *testing.T, addr string) *pinger {
+	c := shepherdConn(t, addr)
+	p := &pinger{stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		for {
+			select {
+			case <-p.stop:
+				return
+			default:
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			began := time.Now()
+			_, err := c.Exec(ctx, "SELECT 1").ReadAll()
+			took := time.Since(began)
+			cancel()
+			if err != nil {
+				p.err.Store(err)
+				return
+			}
+			p.n.Add(1)
+			if int64(took) > p.slowest.Load() {
+				p.slowest.Store(int64(took))
+			}
+			// Not a synchronisation: only keeps the pinger from
+			// taking a whole core from the case it watches.
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+	return p
+}
+
+// end stops the pinger and fails t if it saw an error, a slow answer, or
+// no answer at all.
+func (p *pinger) end(t *testing.T, what string) time.Duration {
+	t.Helper()
+	close(p.stop)
+	<-p.done
+	if err, _ := p.err.Load().(error); err != nil {
+		t.Errorf("%s: the other session's SELECT 1 failed: %v", what, err)
+	}
+	slow := time.Duration(p.slowest.Load())
+	if slow >= hostileLatency {
+		t.Errorf("%s: the other session's SELECT 1 took %v", what, slow)
+	}
+	return slow
+}
+
+// hostileFull reports whether the whole suite runs (make test-hostile),
+// not only its quick part; hostileOnly skips t otherwise.
+func hostileFull() bool { return os.Getenv("SHEPHERD_HOSTILE") != "" }
+
+func hostileOnly(t *testing.T) {
+	if !hostileFull() {
+		t.Skip("part of the hostile-input suite: make test-hostile (SHEPHERD_HOSTILE=1)")
+	}
+}
+
+// hostileCluster is the cluster the suite attacks: MariaDB, PostgreSQL
+// and SQLite under CBS, where translation and voting do the most work.
+func hostileCluster(t *testing.T) (string, *Server) {
+	if testing.Short() {
+		t.Skip("real engines")
+	}
+	return start(t, realCluster(t, "cbs"))
+}
+
+// TestHostileNesting: arithmetic, scalar subqueries, parentheses and CASE
+// nested 20, 1,000 and 100,000 deep. Each is answered as PostgreSQL
+// answers it or refused with 54001 (stack depth limit exceeded) within
+// seconds, the session goes on, and another session's SELECT 1 never
+// waits.
+func TestHostileNesting(t *testing.T) {
+	addr, _ := hostileCluster(t)
+	pg := postgresAlone(t)
+	sh := shepherdConn(t, addr)
+	ctx := context.Background()
+	kinds := []struct {
+		name string
+		sql  func(d int) string
+	}{
+		{"arithmetic", func(d int) string { return "SELECT 1" + strings.Repeat("+1", d) }},
+		{"subqueries", func(d int) string { return "SELECT " + nest(d, "(SELECT ", "1", ")") }},
+		{"parentheses", func(d int) string { return "SELECT " + nest(d, "(", "1", ")") }},
+		{"case", func(d int) string { return "SELECT " + nest(d, "CASE WHEN true THEN ", "1", " ELSE 0 END") }},
+		{"boolean", func(d int) string { return "SELECT " + nest(d, "NOT (", "true", ")") }},
+	}
+	for _, k := range kinds {
+		for _, d := range []int{20, 1000, 100_000} {
+			if d > 1000 && k.name != "arithmetic" && !hostileFull() {
+				continue
+			}
+			what := fmt.Sprintf("%s %d deep", k.name, d)
+			q := k.sql(d)
+			want := runText(ctx, pg, q)
+			mem := watchMemory()
+			p := startPinger(t, addr)
+			qctx, cancel := context.WithTimeout(ctx, time.Minute)
+			began := time.Now()
+			got := runText(qctx, sh, q)
+			took := time.Since(began)
+			cancel()
+			slow := p.end(t, what)
+			heap := mem.end()
+			t.Logf("%-22s %7d bytes: %-30.30s (PostgreSQL %-.30s) in %v; other session's slowest SELECT 1 %v; heap peak %d MiB",
+				what, len(q), got, want, took.Round(time.Millisecond), slow.Round(time.Millisecond), heap>>20)
+			switch {
+			case got.code == "54001":
+			case d == 20 && !got.same(want):
+				t.Errorf("%s: shepherd %v, PostgreSQL %v", what, got, want)
+			case !got.same(want):
+				t.Errorf("%s: shepherd %v, want PostgreSQL's %v or 54001", what, got, want)
+			}
+			if took > 10*time.Second {
+				t.Errorf("%s took %v", what, took)
+			}
+			if heap > hostileHeapBound {
+				t.Errorf("%s: heap peaked at %d MiB", what, heap>>20)
+			}
+			if o := runText(ctx, sh, "SELECT 1"); o.code != "" {
+				t.Fatalf("%s: the session did not go on: %v", what, o)
+			}
+		}
+	}
+	t.Logf("peak RSS of the test process: %s", peakRSS())
+}
+
+// rawQuery sends one Query message whose body is body as it stands (no
+// terminator added: body may hold NULs or bytes that are not UTF-8).
+func (c *wireClient) rawQuery(body string) {
+	c.t.Helper()
+	msg := make([]byte, 5, 5+len(body))
+	msg[0] = 'Q'
+	binary.BigEndian.PutUint32(msg[1:], uint32(4+len(body)))
+	msg = append(msg, body...)
+	if _, err := c.nc.Write(msg); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// answers is until("ReadyForQuery") where the server may also end the
+// connection, which ends the list with "(connection closed)".
+func (c *wireClient) answers() []string {
+	c.t.Helper()
+	var out []string
+	for {
+		if err := c.nc.SetReadDeadline(time.Now().Add(wireAnswerWait)); err != nil {
+			c.t.Fatal(err)
+		}
+		m, err := c.fe.Receive()
+		if err != nil {
+			return append(out, "(connection closed)")
+		}
+		s := renderWire(m)
+		out = append(out, s)
+		if strings.HasPrefix(s, "ReadyForQuery") {
+			return out
+		}
+	}
+}
+
+// wireCodes keeps, of an exchange's messages, the errors (code and
+// message) and the ReadyForQuery.
+func wireCodes(msgs []string) []string {
+	var out []string
+	for _, m := range msgs {
+		if strings.HasPrefix(m, "ErrorResponse") || strings.HasPrefix(m, "ReadyForQuery") || strings.HasPrefix(m, "(") {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// TestHostileMessages: invalid UTF-8, NUL bytes inside a query string and
+// an unknown message type get PostgreSQL 15's answers, and the session
+// goes on where PostgreSQL's does; 10,000 statements in one message are
+// all answered; a huge statement is answered or refused with 54000 and a
+// message beyond the front's limit ends that connection only (08P01).
+func TestHostileMessages(t *testing.T) {
+	addr, _ := hostileCluster(t)
+	shDSN := fmt.Sprintf("postgres://app@%s/app?sslmode=disable", addr)
+	pgDSN := testenv.Postgres(t)
+	ctx := context.Background()
+
+	for _, tc := range []struct{ name, body string }{
+		{"invalid UTF-8", "SELECT 'a\xffb'\x00"},
+		{"invalid UTF-8 in an identifier", "SELECT 1 AS \"\xc3\x28\"\x00"},
+		{"truncated UTF-8", "SELECT '\xe2\x82'\x00"},
+		{"NUL inside", "SELECT 1\x00SELECT 2\x00"},
+		{"no terminator", "SELECT 1"},
+		{"only NULs", "\x00\x00\x00"},
+	} {
+		var got [2][]string
+		for i, dsn := range []string{pgDSN, shDSN} {
+			c := dialWire(t, dsn)
+			c.rawQuery(tc.body)
+			out := wireCodes(c.answers())
+			// The session goes on if the server says so.
+			if out[len(out)-1] == "ReadyForQuery I" {
+				c.send(&pgproto3.Query{String: "SELECT 1"})
+				out = append(out, wireCodes(c.answers())...)
+			}
+			got[i] = out
+		}
+		if fmt.Sprint(got[0]) != fmt.Sprint(got[1]) {
+			t.Errorf("%s:\n shepherd:   %q\n PostgreSQL: %q", tc.name, got[1], got[0])
+		}
+	}
+
+	// Extended protocol: a parameter that is not UTF-8.
+	{
+		var got [2][]string
+		for i, dsn := range []string{pgDSN, shDSN} {
+			c := dialWire(t, dsn)
+			c.send(&pgproto3.Parse{Query: "SELECT $1::text"}, &pgproto3.Bind{Parameters: [][]byte{[]byte("a\xffb")}},
+				&pgproto3.Execute{}, &pgproto3.Sync{})
+			got[i] = wireCodes(c.answers())
+		}
+		if fmt.Sprint(got[0]) != fmt.Sprint(got[1]) {
+			t.Errorf("parameter not UTF-8:\n shepherd:   %q\n PostgreSQL: %q", got[1], got[0])
+		}
+	}
+
+	sh := shepherdConn(t, addr)
+	// 10,000 statements in one message.
+	{
+		p := startPinger(t, addr)
+		mem := watchMemory()
+		began := time.Now()
+		rs, err := sh.Exec(ctx, strings.Repeat("SELECT 1;", 10_000)).ReadAll()
+		took := time.Since(began)
+		heap := mem.end()
+		slow := p.end(t, "10,000 statements")
+		t.Logf("10,000 statements in one message: %d results in %v; other session's slowest SELECT 1 %v; heap peak %d MiB", len(rs), took.Round(time.Millisecond), slow.Round(time.Millisecond), heap>>20)
+		if err != nil || len(rs) != 10_000 {
+			t.Errorf("10,000 statements: %d results, %v", len(rs), err)
+		}
+	}
+	// Huge statements: 10 MB and 60 MB of literal (under the front's 64
+	// MiB message limit; MariaDB's max_allowed_packet may refuse them
+	// with 54000), and 100,000 rows of VALUES.
+	for _, tc := range []struct {
+		name string
+		sql  string
+		want string
+	}{
+		{"10 MB literal", "SELECT length('" + strings.Repeat("x", 10<<20) + "')", fmt.Sprint(10 << 20)},
+		{"60 MB literal (full suite)", "SELECT length('" + strings.Repeat("x", 60<<20) + "')", fmt.Sprint(60 << 20)},
+		{"100,000 VALUES rows (full suite)", "SELECT count(*) FROM (VALUES " + strings.Repeat("(1, 'abc'),", 99_999) + "(1, 'abc')) v(a, b)", "100000"},
+	} {
+		if strings.HasSuffix(tc.name, "(full suite)") && !hostileFull() {
+			continue
+		}
+		p := startPinger(t, addr)
+		mem := watchMemory()
+		began := time.Now()
+		got := runText(ctx, sh, tc.sql)
+		took := time.Since(began)
+		heap := mem.end()
+		slow := p.end(t, tc.name)
+		t.Logf("%s: %.60v in %v; other session's slowest SELECT 1 %v; heap peak %d MiB", tc.name, got, took.Round(time.Millisecond), slow.Round(time.Millisecond), heap>>20)
+		if got.code != "54000" && (got.code != "" || firstValue(got) != tc.want) {
+			t.Errorf("%s: %.200v, want %s or 54000", tc.name, got, tc.want)
+		}
+		if heap > hostileHeapBound {
+			t.Errorf("%s: heap peaked at %d MiB", tc.name, heap>>20)
+		}
+		if o := runText(ctx, sh, "SELECT 1"); o.code != "" {
+			t.Fatalf("%s: the session did not go on: %v", tc.name, o)
+		}
+	}
+	// A message beyond the front's limit (64 MiB): that connection ends
+	// with 08P01, without shepherd reading it whole.
+	{
+		c := dialWire(t, shDSN)
+		hdr := []byte{'Q', 0, 0, 0, 0}
+		binary.BigEndian.PutUint32(hdr[1:], 200<<20)
+		if _, err := c.nc.Write(hdr); err != nil {
+			t.Fatal(err)
+		}
+		out := c.until("ErrorResponse")
+		if last := out[len(out)-1]; !strings.HasPrefix(last, "ErrorResponse 08P01") {
+			t.Errorf("a 200 MiB message: %q, want 08P01", out)
+		}
+	}
+	if o := runText(ctx, sh, "SELECT 1"); o.code != "" {
+		t.Fatalf("after the hostile messages: %v", o)
+	}
+	t.Logf("peak RSS of the test process: %s", peakRSS())
+}
+
+// TestHostileConnections: 2,000 clients connect at once and each runs a
+// read and a transaction while holding its connection; with
+// max_connections at 2,000 the next gets 53300 "sorry, too many clients
+// already", and sessions already in keep working. It fails today: 2,000
+// transactions at once exceed the engines' connections (see below).
+func TestHostileConnections(t *testing.T) {
+	hostileOnly(t)
+	if testing.Short() {
+		t.Skip("real engines")
+	}
+	const n = 2000
+	cfg := realCluster(t, "cbs")
+	cfg.MaxConnections = n + 2 // and the set-up session and the pinger
+	zero := 0
+	cfg.ReservedConnections = &zero
+	addr, _ := start(t, cfg)
+	ctx := context.Background()
+	sh := shepherdConn(t, addr)
+	if o := runText(ctx, sh, "CREATE TABLE hc (k int PRIMARY KEY, v int)"); o.code != "" {
+		t.Fatal(o)
+	}
+	var rows []string
+	for k := 1; k <= 100; k++ {
+		rows = append(rows, fmt.Sprintf("(%d, 0)", k))
+	}
+	if o := runText(ctx, sh, "INSERT INTO hc VALUES "+strings.Join(rows, ", ")); o.code != "" {
+		t.Fatal(o)
+	}
+	mem := watchMemory()
+	p := startPinger(t, addr)
+	conns := make([]*pgconn.PgConn, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	began := time.Now()
+	for i := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+			defer cancel()
+			conns[i], errs[i] = pgconn.Connect(cctx, fmt.Sprintf("postgres://app@%s/app?sslmode=disable&connect_timeout=120", addr))
+		}()
+	}
+	wg.Wait()
+	t.Cleanup(func() {
+		for _, c := range conns {
+			if c != nil {
+				c.Close(context.Background())
+			}
+		}
+	})
+	connected := 0
+	for i, err := range errs {
+		if err == nil {
+			connected++
+		} else if connected < 3 {
+			t.Errorf("connection %d: %v", i, err)
+		}
+	}
+	t.Logf("%d of %d connected in %v", connected, n, time.Since(began).Round(time.Millisecond))
+	if connected != n {
+		t.Fatalf("%d of %d connected", connected, n)
+	}
+	// One more: 53300.
+	if _, err := pgconn.Connect(ctx, fmt.Sprintf("postgres://app@%s/app?sslmode=disable", addr)); sqlstate(err) != "53300" {
+		t.Errorf("connection %d: %v, want 53300", n+3, err)
+	}
+	// Every one of them runs a read and a transaction, all at once.
+	began = time.Now()
+	var failed atomic.Int64
+	var firstErr atomic.Value
+	for i, c := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			qctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+			defer cancel()
+			q := fmt.Sprintf("SELECT v FROM hc WHERE k = %d; BEGIN; UPDATE hc SET v = v + 1 WHERE k = %d; COMMIT", i%100+1, i%100+1)
+			if _, err := c.Exec(qctx, q).ReadAll(); err != nil {
+				failed.Add(1)
+				firstErr.CompareAndSwap(nil, err)
+			}
+		}()
+	}
+	wg.Wait()
+	slow := p.end(t, "2,000 connections")
+	heap := mem.end()
+	t.Logf("2,000 sessions each ran a read and an update in %v: %d failed (first: %v); other session's slowest SELECT 1 %v; heap peak %d MiB; peak RSS %s",
+		time.Since(began).Round(time.Millisecond), failed.Load(), firstErr.Load(), slow.Round(time.Millisecond), heap>>20, peakRSS())
+	// Conflicting updates may fail with 40001 and be retried by a real
+	// client; none may fail otherwise, and the total must add up.
+	if o := runText(ctx, sh, "SELECT sum(v) FROM hc"); o.code != "" || firstValue(o) != fmt.Sprint(int64(n)-failed.Load()) {
+		t.Errorf("sum after the updates: %v, want %d", o, int64(n)-failed.Load())
+	}
+	if failed.Load() > 0 {
+		// Open (issue 18, item 1): each transaction takes an engine
+		// connection of its own on every replica, and 2,000 at once
+		// exceed the engines' max_connections (MariaDB's here: 300);
+		// the primary is taken out. Per-replica pools with a cap and a
+		// queue (an admission cap at Begin) would keep them waiting.
+		t.Errorf("%d of %d sessions failed, first: %v", failed.Load(), n, firstErr.Load())
+	}
+	if heap > hostileHeapBound {
+		t.Errorf("heap peaked at %d MiB", heap>>20)
+	}
+}
+
+// TestHostileIdleClients: a client idle inside a transaction holding a
+// row lock, and a client inside a transaction that asks for large answers
+// and never reads them: other sessions keep reading and writing what does
+// not conflict, the heap stays bounded, and the client that never reads
+// loses its connection after the front's write timeout, which frees its
+// locks (a session then takes the row it had locked).
+func TestHostileIdleClients(t *testing.T) {
+	hostileOnly(t)
+	addr, srv := hostileCluster(t)
+	srv.front.SetWriteTimeout(2 * time.Second)
+	ctx := context.Background()
+	sh := shepherdConn(t, addr)
+	for _, s := range []string{
+		"CREATE TABLE ic (k int PRIMARY KEY, v int)",
+		"INSERT INTO ic VALUES (1, 0), (2, 0), (3, 0), (4, 0), (5, 0), (6, 0), (7, 0), (8, 0), (9, 0), (10, 0)",
+		"CREATE TABLE icb (k int PRIMARY KEY)",
+		"INSERT INTO icb VALUES (1), (2), (3), (4), (5), (6), (7), (8), (9), (10), (11), (12), (13), (14), (15), (16), (17), (18), (19), (20)",
+	} {
+		if o := runText(ctx, sh, s); o.code != "" {
+			t.Fatal(o)
+		}
+	}
+	mem := watchMemory()
+	// Idle in a transaction, holding the lock on row 1.
+	idle := shepherdConn(t, addr)
+	if _, err := idle.Exec(ctx, "BEGIN; UPDATE ic SET v = v + 1 WHERE k = 1").ReadAll(); err != nil {
+		t.Fatal(err)
+	}
+	// Holds the lock on row 10, then never reads: 32 MB of answer (20^4
+	// rows of 200 bytes), ten times over.
+	deaf := dialWire(t, fmt.Sprintf("postgres://app@%s/app?sslmode=disable", addr))
+	deaf.send(&pgproto3.Query{String: "BEGIN; UPDATE ic SET v = v + 100 WHERE k = 10"})
+	if out := deaf.until("ReadyForQuery"); out[len(out)-1] != "ReadyForQuery T" {
+		t.Fatalf("the deaf client's update: %q", out)
+	}
+	for range 10 {
+		deaf.send(&pgproto3.Query{String: "SELECT repeat('x', 200) FROM icb a, icb b, icb c, icb d"})
+	}
+	p := startPinger(t, addr)
+	began := time.Now()
+	for i := range 20 {
+		k := i%8 + 2
+		if o := runText(ctx, sh, fmt.Sprintf("BEGIN; UPDATE ic SET v = v + 1 WHERE k = %d; COMMIT", k)); o.code != "" {
+			t.Fatalf("update %d next to idle clients, after %v: %v", i, time.Since(began), o)
+		}
+		// Rows 2 to 8 only: on a MariaDB primary (SERIALIZABLE, so
+		// reads take shared locks) a read of the rows the idle
+		// transaction wrote waits innodb_lock_wait_timeout (50 s) and
+		// fails with 40001, where PostgreSQL answers at once.
+		if o := runText(ctx, sh, "SELECT count(*) FROM ic WHERE k BETWEEN 2 AND 8"); o.code != "" || firstValue(o) != "7" {
+			t.Fatalf("read %d next to idle clients, after %v: %v", i, time.Since(began), o)
+		}
+	}
+	// Row 10 is free once the deaf client's connection is gone.
+	qctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if o := runText(qctx, sh, "UPDATE ic SET v = v + 1 WHERE k = 10"); o.code != "" {
+		t.Fatalf("row 10 after the deaf client: %v", o)
+	}
+	took := time.Since(began)
+	slow := p.end(t, "idle clients")
+	heap := mem.end()
+	t.Logf("next to a client idle in a transaction and one that never reads: 20 transactions and reads plus the deaf client's row in %v; other session's slowest SELECT 1 %v; heap peak %d MiB; peak RSS %s",
+		took.Round(time.Millisecond), slow.Round(time.Millisecond), heap>>20, peakRSS())
+	if heap > hostileHeapBound {
+		t.Errorf("heap peaked at %d MiB", heap>>20)
+	}
+	if o := runText(ctx, sh, "SELECT sum(v) FROM ic WHERE k > 1"); o.code != "" || firstValue(o) != "21" {
+		t.Errorf("sum: %v, want 21 (the deaf client's update rolled back)", o)
+	}
+	// The idle client is still in its transaction and commits.
+	if _, err := idle.Exec(ctx, "COMMIT").ReadAll(); err != nil {
+		t.Errorf("the idle client's COMMIT: %v", err)
+	}
+}
+
+// firstValue is the first column of an outcome's first row, or "".
+func firstValue(o textOutcome) string {
+	if len(o.rows) == 0 || len(o.rows[0]) == 0 {
+		return ""
+	}
+	return o.rows[0][0]
+}

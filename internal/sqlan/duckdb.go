@@ -1,0 +1,86 @@
+package sqlan
+
+import (
+	"errors"
+	"strings"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/shepherd-db/shepherd/internal/dialect"
+	"github.com/shepherd-db/shepherd/internal/driver"
+	"github.com/shepherd-db/shepherd/internal/pgerr"
+)
+
+// duckDB writes the statement for the DuckDB replicas names: PostgreSQL's
+// text, rewritten where DuckDB reads it otherwise (dialect.DuckDB). What
+// depends on the types of expressions (a numeric division, an average's
+// digits) DuckDB computes as SQLite does, in binary floating point, so a
+// statement the SQL writer refuses for SQLite is refused for DuckDB too;
+// with SQLite replicas in the cluster that writer has already run.
+func (s *Stmt) duckDB(env *Env, names []string) (string, error) {
+	name := func(err error) error {
+		var pe *pgerr.Error
+		if errors.As(err, &pe) && (pe.Code == pgerr.FeatureNotSupported || pe.Code == stackDepthExceeded) {
+			pe.Message = strings.Replace(pe.Message, "for SQLite replicas", "for DuckDB replicas", 1) +
+				" (" + strings.Join(names, ", ") + ")"
+		}
+		return err
+	}
+	if len(env.Replicas[driver.SQLite]) == 0 {
+		if _, err := dialect.Write(s.tree, driver.SQLite, env.Schema); err != nil {
+			return "", name(err)
+		}
+	}
+	tree, err := dialect.DuckDB(withoutSequenceDefaults(s.tree))
+	if err != nil {
+		return "", name(err)
+	}
+	if parts := oneObjectEach(tree); parts != nil {
+		// The parts run in one transaction; shepherd has checked
+		// before that every object of a DROP exists or IF EXISTS
+		// (checkDropObjects), so none fails part way.
+		texts := make([]string, len(parts))
+		for i, p := range parts {
+			t, err := s.deparse(p)
+			if err != nil {
+				return "", err
+			}
+			if strings.Contains(t, driver.StatementSeparator) {
+				return "", name(unsupported("a DROP or TRUNCATE of a name holding a statement separator, for DuckDB replicas"))
+			}
+			texts[i] = t
+		}
+		return strings.Join(texts, driver.StatementSeparator), nil
+	}
+	return s.deparse(tree)
+}
+
+// oneObjectEach splits a DROP or TRUNCATE of several tables, which
+// DuckDB takes one at a time, into one statement each, or returns nil.
+func oneObjectEach(tree *pg_query.Node) []*pg_query.Node {
+	var out []*pg_query.Node
+	if ds := tree.GetDropStmt(); ds != nil && len(ds.Objects) > 1 {
+		for _, o := range ds.Objects {
+			one := proto.Clone(tree).(*pg_query.Node)
+			one.GetDropStmt().Objects = []*pg_query.Node{o}
+			out = append(out, one)
+		}
+	}
+	if ts := tree.GetTruncateStmt(); ts != nil && len(ts.Relations) > 1 {
+		for _, r := range ts.Relations {
+			one := proto.Clone(tree).(*pg_query.Node)
+			one.GetTruncateStmt().Relations = []*pg_query.Node{r}
+			out = append(out, one)
+		}
+	}
+	return out
+}
+
+func (s *Stmt) deparse(tree *pg_query.Node) (string, error) {
+	text, err := pg_query.Deparse(&pg_query.ParseResult{Version: s.version, Stmts: []*pg_query.RawStmt{{Stmt: tree}}})
+	if err != nil {
+		return "", pgerr.Wrap(pgerr.InternalError, err, "writing the statement for DuckDB")
+	}
+	return text, nil
+}
