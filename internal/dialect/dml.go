@@ -92,6 +92,7 @@ func (w *writer) insertStmt(ins *pg_query.InsertStmt) {
 			w.refuse("INSERT ... SELECT with ON CONFLICT")
 		}
 		w.checkArraySelect(sel, types)
+		w.checkJSONBSelect(sel, types)
 		w.str(" ")
 		if w.numericTargets(types) || w.checkedTargets(types) && (len(ins.Cols) > 0 || !selectsStar(sel)) && len(sel.SortClause) == 0 {
 			w.roundedSelect(sel, types, len(ins.Cols))
@@ -239,6 +240,10 @@ func walk(m protoreflect.Message, visit func(protoreflect.Message) bool) bool {
 func (w *writer) assigned(n *pg_query.Node, c *schema.Column) {
 	if c == nil {
 		w.expr(n)
+		return
+	}
+	if c.Type == "jsonb" {
+		w.jsonbStored(n)
 		return
 	}
 	if w.lite() && c.Type == "numeric" && len(c.Mods) > 0 {

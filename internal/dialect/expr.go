@@ -849,6 +849,10 @@ func (w *writer) typed(n *pg_query.Node, t string) {
 		w.arrayValue(n, t)
 		return
 	}
+	if c := n.GetAConst(); t == "jsonb" && !w.pg() && c != nil && c.GetSval() != nil {
+		w.jsonbConstant(c.GetSval().Sval)
+		return
+	}
 	if p := n.GetParamRef(); p != nil && t != "" {
 		w.paramType(int(p.Number), t)
 		switch f := Family(t); f {

@@ -368,6 +368,11 @@ func (w *writer) cast(tc *pg_query.TypeCast) {
 		case "bytea":
 			w.bytesLiteral(c.GetSval().Sval)
 			return
+		case "jsonb":
+			if !w.pg() {
+				w.jsonbConstant(c.GetSval().Sval)
+				return
+			}
 		}
 	}
 	if c := tc.Arg.GetAConst(); t == "float4" && c != nil && (c.GetFval() != nil || c.GetIval() != nil) {

@@ -1064,6 +1064,9 @@ func (s *Stmt) CheckArgs(args []driver.Arg) error {
 	if err := s.canonicalArrayArgs(args); err != nil {
 		return err
 	}
+	if err := s.canonicalJSONBArgs(args); err != nil {
+		return err
+	}
 	if err := checkLimits(s.limitParams, args); err != nil {
 		return err
 	}
