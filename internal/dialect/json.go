@@ -160,16 +160,18 @@ func (w *writer) jsonOp(op string, l, r *pg_query.Node, lt, rt string) {
 }
 
 // jsonbCompare writes a comparison with a jsonb operand for SQLite and
-// MariaDB, which keep a document as the text the client wrote: compared
-// as text, '1.0' would differ from '1' and '{"a": 1}' from '{"a":1}'.
+// MariaDB, which keep a stored document as jsonb's output text of it
+// (CanonicalJSONB, jsonb.go) but see constants and json values as
+// written: compared as text, '1.0' would differ from '1' and
+// '{"a": 1}' from '{"a":1}'.
 // PostgreSQL compares jsonb values by structure (jsonb_eq): members
 // whatever their order, numbers by value, strings by their decoded
 // text. SQLite calls shepherd's function. MariaDB compares a constant
 // scalar by its JSON type and value, as @> does (myContains); anything
 // else through JSON_EQUALS, which orders members and compares numbers
-// by value too (it reads escapes in strings and duplicate keys of a
-// stored document otherwise: a PostgreSQL replica then outvotes it),
-// compared with 1: MariaDB 10.11 takes a bare JSON_EQUALS of NULL as
+// by value too (it reads escapes in strings and duplicate keys
+// otherwise than PostgreSQL, which stored jsonb documents no longer
+// hold), compared with 1: MariaDB 10.11 takes a bare JSON_EQUALS of NULL as
 // true in a WHERE.
 // The ordering operators are written by jsonbOrder.
 func (w *writer) jsonbCompare(op string, l, r *pg_query.Node, lt, rt string) {
