@@ -299,3 +299,15 @@ SELECT id, payload::jsonb -> 'user' IN ('"ada"'::jsonb, '"ken"'::jsonb), payload
 SELECT id, payload::jsonb -> 'size' > '1000'::jsonb, payload::jsonb -> 'user' < '"b"', payload::jsonb -> 'parts' >= 'true' FROM event ORDER BY id;
 
 SELECT '{"a": 1, "b": [1.0, "x"]}'::jsonb = '{"b": [1, "x"], "a": 1.00}'::jsonb, '[1, 2]'::jsonb = '[2, 1]'::jsonb, '"\u0062"'::jsonb = '"b"', '{"a": 1, "a": 2}'::jsonb = '{"a": 2}';
+
+CREATE TABLE jdoc (id int PRIMARY KEY, doc jsonb);
+
+INSERT INTO jdoc VALUES (1, '{"a":1,"a":2}'), (2, '{"k":"\u0041"}'), (3, '{ "b" : [1.0, 1e2], "a": -0 }');
+
+SELECT id FROM jdoc WHERE doc = '{"a":1}'::jsonb OR doc = '{"a":2}' ORDER BY id;
+
+UPDATE jdoc SET doc = '{"k": "B", "k": "C"}' WHERE doc = '{"k":"A"}'::jsonb;
+
+SELECT id, doc, doc::text FROM jdoc ORDER BY id;
+
+UPDATE jdoc SET doc = jsonb_build_object('a', id);
