@@ -437,6 +437,14 @@ func (p *jsonbParser) number() (jsonbValue, error) {
 // typed, parameters by the session; other values are refused unless
 // they are canonical already (canonicalJSONBExpr).
 func (w *writer) jsonbStored(n *pg_query.Node) {
+	if tc := n.GetTypeCast(); tc != nil && !w.pg() && tc.Arg.GetAConst() != nil && tc.Arg.GetAConst().GetSval() != nil {
+		if t, _, _, ok := schema.TypeOf(tc.TypeName); ok && t == "json" {
+			// '...'::json stored as jsonb: PostgreSQL reads the text
+			// as jsonb.
+			w.jsonbConstant(tc.Arg.GetAConst().GetSval().Sval)
+			return
+		}
+	}
 	if !w.pg() && n.GetSetToDefault() == nil && !w.canonicalJSONBExpr(n, true) {
 		w.refuse("a computed value stored into a jsonb column (only constants, parameters, jsonb columns and CASE or COALESCE of them)")
 	}

@@ -170,6 +170,7 @@ func TestJSONBStoredAsPostgreSQL(t *testing.T) {
 		simple(`INSERT INTO jd (id, doc) VALUES (0, '{"c":1}') ON CONFLICT (id) DO UPDATE SET doc = excluded.doc`)
 		simple(`INSERT INTO jd (id, doc) SELECT id + 100, doc FROM je WHERE id < 3`)
 		simple(`UPDATE jd SET doc = COALESCE(doc, '{"n": 1}') WHERE id = 1`)
+		simple(`UPDATE jd SET doc = '{"j":1, "j":[2]}'::json WHERE id = 2`)
 		for _, bad := range []string{`{"a":1`, `{"a":"\u0000"}`, `{"a":"\ud83d"}`, `[1,]`, `01`} {
 			simple(fmt.Sprintf("INSERT INTO jd (id, doc) VALUES (200, %s)", quote(bad)))
 			out = append(out, "bad param "+bad+": "+paramOutcome(ctx, c, "INSERT INTO jd (id, doc) VALUES (200, $1)", bad))
