@@ -137,3 +137,45 @@ func TestScalarSubqueryRowsEmbedded(t *testing.T) {
 	}
 	assertReplicas(t, addr, 3)
 }
+
+// TestNumericIntoIntegerExactEmbedded: a numeric constant stored into an
+// integer column is rounded half away from zero exactly, as PostgreSQL
+// (and MariaDB) round it, on the embedded default too, whose SQLite
+// replicas rounded it through a double (0.49999999999999999 became 1,
+// 9007199254740992.5 became 9007199254740992); out of the column's range
+// it fails with 22003 as on PostgreSQL.
+func TestNumericIntoIntegerExactEmbedded(t *testing.T) {
+	addr, _ := start(t, embedded(t))
+	ctx := context.Background()
+	c := connect(t, addr, "app")
+	mustExec(t, c, "CREATE TABLE rr (id int PRIMARY KEY, i int, b bigint, s smallint)")
+	mustExec(t, c, "INSERT INTO rr VALUES (1, 0.49999999999999999, 9007199254740992.5, -2.5), (2, -0.5e0, 1.5e3, 25e-1)")
+	mustExec(t, c, "UPDATE rr SET i = 2.49999999999999999 WHERE id = 1")
+	var got []string
+	rows, err := c.Query(ctx, "SELECT i::text, b::text, s::text FROM rr ORDER BY id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var i, b, s string
+		if err := rows.Scan(&i, &b, &s); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, i+" "+b+" "+s)
+	}
+	if want := []string{"2 9007199254740993 -3", "-1 1500 3"}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("numeric constants stored into integer columns: %q; want %q", got, want)
+	}
+	for _, s := range []struct{ sql, msg string }{
+		{"UPDATE rr SET i = 2147483647.5", "integer out of range"},
+		{"UPDATE rr SET s = -32768.5", "smallint out of range"},
+		{"UPDATE rr SET b = 9223372036854775807.5", "bigint out of range"},
+		{"UPDATE rr SET b = 1e30", "bigint out of range"},
+	} {
+		_, err := c.Exec(ctx, s.sql)
+		if sqlstate(err) != "22003" || err.Error() != "ERROR: "+s.msg+" (SQLSTATE 22003)" {
+			t.Errorf("%s: %v; want 22003 %q", s.sql, err, s.msg)
+		}
+	}
+	assertReplicas(t, addr, 3)
+}
