@@ -92,6 +92,7 @@ func (w *writer) insertStmt(ins *pg_query.InsertStmt) {
 			w.refuse("INSERT ... SELECT with ON CONFLICT")
 		}
 		w.checkArraySelect(sel, types)
+		w.checkDuckSelect(sel, types)
 		w.str(" ")
 		if w.numericTargets(types) || w.checkedTargets(types) && (len(ins.Cols) > 0 || !selectsStar(sel)) && len(sel.SortClause) == 0 {
 			w.roundedSelect(sel, types, len(ins.Cols))
@@ -257,6 +258,9 @@ func (w *writer) assigned(n *pg_query.Node, c *schema.Column) {
 // as PostgreSQL's assignment to the column does. (An INSERT ... SELECT's
 // values are not checked.)
 func (w *writer) stored(n *pg_query.Node, c *schema.Column) {
+	if w.duck && c != nil && c.Type == "numeric" && strings.HasPrefix(w.typeOf(n), "float") {
+		w.refuseFloatIntoNumeric(c)
+	}
 	if c == nil || !w.lite() || n.GetSetToDefault() != nil {
 		w.assigned(n, c)
 		return
@@ -746,4 +750,52 @@ func (w *writer) roundedConstant(v, t string) string {
 		w.fail(pgerr.NumericValueOutOfRange, "%s out of range", pgTypeWord(t))
 	}
 	return r
+}
+
+// refuseFloatIntoNumeric refuses, for DuckDB, a float stored into
+// numeric column c: DuckDB rounds the binary value to the column's scale
+// (1.005 to 1.00), PostgreSQL the float's shortest decimal (to 1.01).
+func (w *writer) refuseFloatIntoNumeric(c *schema.Column) {
+	w.refuse("a float value stored into numeric column %q (DuckDB rounds it otherwise; cast it to numeric first)", c.Name)
+}
+
+// checkDuckSelect refuses, for DuckDB, an INSERT ... SELECT of a float
+// into a numeric column (see refuseFloatIntoNumeric).
+func (w *writer) checkDuckSelect(sel *pg_query.SelectStmt, types []*schema.Column) {
+	if !w.duck || sel == nil {
+		return
+	}
+	numeric := false
+	for _, c := range types {
+		numeric = numeric || c != nil && c.Type == "numeric"
+	}
+	if !numeric {
+		return
+	}
+	check := func(i int, v *pg_query.Node) {
+		if i < len(types) && types[i] != nil && types[i].Type == "numeric" && strings.HasPrefix(w.typeOf(v), "float") {
+			w.refuseFloatIntoNumeric(types[i])
+		}
+	}
+	switch {
+	case sel.Op != pg_query.SetOperation_SETOP_NONE:
+		w.checkDuckSelect(sel.Larg, types)
+		w.checkDuckSelect(sel.Rarg, types)
+	case len(sel.ValuesLists) > 0:
+		for _, r := range sel.ValuesLists {
+			for i, v := range r.GetList().GetItems() {
+				check(i, v)
+			}
+		}
+	default:
+		w.pushScope(sel.FromClause)
+		defer w.popScope()
+		for i, t := range sel.TargetList {
+			v := t.GetResTarget().GetVal()
+			if cr := v.GetColumnRef(); cr != nil && cr.Fields[len(cr.Fields)-1].GetAStar() != nil {
+				w.refuse("INSERT ... SELECT * into numeric columns (list the columns)")
+			}
+			check(i, v)
+		}
+	}
 }
