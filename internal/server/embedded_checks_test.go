@@ -166,6 +166,12 @@ func TestNumericIntoIntegerExactEmbedded(t *testing.T) {
 	if want := []string{"2 9007199254740993 -3", "-1 1500 3"}; fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("numeric constants stored into integer columns: %q; want %q", got, want)
 	}
+	// A cast to an integer type rounds alike: a numeric half away from
+	// zero, exactly, a float half to even.
+	var casts string
+	if err := c.QueryRow(ctx, "SELECT 0.49999999999999999::int::text || ' ' || 2.5::float8::int::text || ' ' || (-2.5)::int::text || ' ' || 9007199254740992.5::bigint::text").Scan(&casts); err != nil || casts != "0 2 -3 9007199254740993" {
+		t.Errorf("casts to integers: %q, %v; want \"0 2 -3 9007199254740993\"", casts, err)
+	}
 	for _, s := range []struct{ sql, msg string }{
 		{"UPDATE rr SET i = 2147483647.5", "integer out of range"},
 		{"UPDATE rr SET s = -32768.5", "smallint out of range"},
