@@ -795,24 +795,10 @@ func (r *rewriter) floatText(n *pg_query.Node, seen map[string]bool) string {
 		if sc == nil {
 			sc = &scope{}
 		}
+		if what = r.floatTextHere(sc, m); what != "" {
+			return nil
+		}
 		switch x := m.Interface().(type) {
-		case *pg_query.TypeCast:
-			if x.TypeName != nil && x.Arg != nil && textType(schema.TypeText(x.TypeName)) && r.isFloat(sc, x.Arg) {
-				what = exprText(&pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: x}})
-			}
-		case *pg_query.A_Expr:
-			if schema.OpName(x.Name) == "||" && (x.Lexpr != nil && r.isFloat(sc, x.Lexpr) || x.Rexpr != nil && r.isFloat(sc, x.Rexpr)) {
-				what = exprText(&pg_query.Node{Node: &pg_query.Node_AExpr{AExpr: x}})
-			}
-		case *pg_query.FuncCall:
-			if floatTextFuncs[schema.FuncName(x)] {
-				for _, a := range x.Args {
-					if r.isFloat(sc, a) {
-						what = exprText(&pg_query.Node{Node: &pg_query.Node_FuncCall{FuncCall: x}})
-						break
-					}
-				}
-			}
 		case *pg_query.UpdateStmt:
 			t := r.schema.Table(x.Relation.GetRelname())
 			for _, tn := range x.TargetList {
@@ -849,6 +835,31 @@ func (r *rewriter) floatText(n *pg_query.Node, seen map[string]bool) string {
 		}
 		if what := r.floatText(tree.Stmts[0].Stmt, seen); what != "" {
 			return what + " in view " + name
+		}
+	}
+	return ""
+}
+
+// floatTextHere is floatText's rule for one node of a query level: a
+// cast of a float to text, || with a float, or a printing function of
+// one.
+func (r *rewriter) floatTextHere(sc *scope, m protoreflect.Message) string {
+	switch x := m.Interface().(type) {
+	case *pg_query.TypeCast:
+		if x.TypeName != nil && x.Arg != nil && textType(schema.TypeText(x.TypeName)) && r.isFloat(sc, x.Arg) {
+			return exprText(&pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: x}})
+		}
+	case *pg_query.A_Expr:
+		if schema.OpName(x.Name) == "||" && (x.Lexpr != nil && r.isFloat(sc, x.Lexpr) || x.Rexpr != nil && r.isFloat(sc, x.Rexpr)) {
+			return exprText(&pg_query.Node{Node: &pg_query.Node_AExpr{AExpr: x}})
+		}
+	case *pg_query.FuncCall:
+		if floatTextFuncs[schema.FuncName(x)] {
+			for _, a := range x.Args {
+				if r.isFloat(sc, a) {
+					return exprText(&pg_query.Node{Node: &pg_query.Node_FuncCall{FuncCall: x}})
+				}
+			}
 		}
 	}
 	return ""
@@ -905,7 +916,34 @@ func (r *rewriter) insertedFloatText(ins *pg_query.InsertStmt) string {
 		}
 		return ""
 	}
-	return sel(ins.SelectStmt.GetSelectStmt())
+	if what := sel(ins.SelectStmt.GetSelectStmt()); what != "" {
+		return what
+	}
+	// ON CONFLICT DO UPDATE SET t = excluded.f: the target and the
+	// proposed row (excluded) are the scope.
+	if oc := ins.OnConflictClause; oc != nil {
+		sc := &scope{from: []*pg_query.Node{
+			{Node: &pg_query.Node_RangeVar{RangeVar: ins.Relation}},
+			{Node: &pg_query.Node_RangeVar{RangeVar: &pg_query.RangeVar{Relname: t.Name, Alias: &pg_query.Alias{Aliasname: "excluded"}}}},
+		}}
+		for _, tn := range oc.TargetList {
+			rt := tn.GetResTarget()
+			if rt == nil || rt.Val == nil || len(rt.Indirection) > 0 {
+				continue
+			}
+			if c := t.Column(rt.Name); c != nil && textType(c.Type) && r.isFloat(sc, rt.Val) {
+				return exprText(rt.Val) + " stored in text column " + rt.Name
+			}
+		}
+		what := ""
+		walkNodes(&pg_query.Node{Node: &pg_query.Node_OnConflictClause{OnConflictClause: oc}}, func(m *pg_query.Node) {
+			if what == "" {
+				what = r.floatTextHere(sc, m.ProtoReflect())
+			}
+		})
+		return what
+	}
+	return ""
 }
 
 // exprText is an expression's SQL, to name it in an error.
