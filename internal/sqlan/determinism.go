@@ -806,7 +806,7 @@ func (r *rewriter) floatText(n *pg_query.Node, seen map[string]bool) string {
 				if t == nil || rt == nil || rt.Val == nil || len(rt.Indirection) > 0 {
 					continue
 				}
-				if c := t.Column(rt.Name); c != nil && textType(c.Type) && r.isFloat(sc, rt.Val) {
+				if c := t.Column(rt.Name); c != nil && textType(c.Type) && r.floatValue(sc, rt.Val) {
 					what = exprText(rt.Val) + " stored in text column " + rt.Name
 					return nil
 				}
@@ -846,17 +846,17 @@ func (r *rewriter) floatText(n *pg_query.Node, seen map[string]bool) string {
 func (r *rewriter) floatTextHere(sc *scope, m protoreflect.Message) string {
 	switch x := m.Interface().(type) {
 	case *pg_query.TypeCast:
-		if x.TypeName != nil && x.Arg != nil && textType(schema.TypeText(x.TypeName)) && r.isFloat(sc, x.Arg) {
+		if x.TypeName != nil && x.Arg != nil && textType(schema.TypeText(x.TypeName)) && r.floatValue(sc, x.Arg) {
 			return exprText(&pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: x}})
 		}
 	case *pg_query.A_Expr:
-		if schema.OpName(x.Name) == "||" && (x.Lexpr != nil && r.isFloat(sc, x.Lexpr) || x.Rexpr != nil && r.isFloat(sc, x.Rexpr)) {
+		if schema.OpName(x.Name) == "||" && (x.Lexpr != nil && r.floatValue(sc, x.Lexpr) || x.Rexpr != nil && r.floatValue(sc, x.Rexpr)) {
 			return exprText(&pg_query.Node{Node: &pg_query.Node_AExpr{AExpr: x}})
 		}
 	case *pg_query.FuncCall:
 		if floatTextFuncs[schema.FuncName(x)] {
 			for _, a := range x.Args {
-				if r.isFloat(sc, a) {
+				if r.floatValue(sc, a) {
 					return exprText(&pg_query.Node{Node: &pg_query.Node_FuncCall{FuncCall: x}})
 				}
 			}
@@ -883,7 +883,7 @@ func (r *rewriter) insertedFloatText(ins *pg_query.InsertStmt) string {
 		cols = append(cols, t.Column(c.GetResTarget().GetName()))
 	}
 	check := func(sc *scope, i int, v *pg_query.Node) string {
-		if i < len(cols) && cols[i] != nil && textType(cols[i].Type) && r.isFloat(sc, v) {
+		if i < len(cols) && cols[i] != nil && textType(cols[i].Type) && r.floatValue(sc, v) {
 			return exprText(v) + " stored in text column " + cols[i].Name
 		}
 		return ""
@@ -931,7 +931,7 @@ func (r *rewriter) insertedFloatText(ins *pg_query.InsertStmt) string {
 			if rt == nil || rt.Val == nil || len(rt.Indirection) > 0 {
 				continue
 			}
-			if c := t.Column(rt.Name); c != nil && textType(c.Type) && r.isFloat(sc, rt.Val) {
+			if c := t.Column(rt.Name); c != nil && textType(c.Type) && r.floatValue(sc, rt.Val) {
 				return exprText(rt.Val) + " stored in text column " + rt.Name
 			}
 		}
@@ -953,4 +953,86 @@ func exprText(n *pg_query.Node) string {
 		return "an expression"
 	}
 	return strings.TrimPrefix(out, "SELECT ")
+}
+
+// alwaysFloat are functions whose result is float8 whatever their
+// arguments; floatOfInt those that are float8 unless an argument is
+// numeric (sqrt(2) is float8, sqrt(2.0) numeric).
+var (
+	alwaysFloat = map[string]bool{"random": true, "pi": true, "degrees": true, "radians": true, "sin": true, "cos": true,
+		"tan": true, "cot": true, "asin": true, "acos": true, "atan": true, "atan2": true, "cbrt": true, "date_part": true,
+		"float8": true, "float4": true}
+	floatOfInt = map[string]bool{"sqrt": true, "exp": true, "ln": true, "log": true, "log10": true, "power": true, "pow": true}
+)
+
+// floatValue is isFloat for floatText, which also knows the functions
+// that answer a float: a value it cannot show to be no float, where it
+// matters, would be printed otherwise by some engine.
+func (r *rewriter) floatValue(sc *scope, n *pg_query.Node) bool {
+	if n == nil {
+		return false
+	}
+	if r.isFloat(sc, n) {
+		return true
+	}
+	switch {
+	case n.GetFuncCall() != nil:
+		fc := n.GetFuncCall()
+		name := schema.FuncName(fc)
+		if alwaysFloat[name] {
+			return true
+		}
+		if floatOfInt[name] {
+			for _, a := range fc.Args {
+				if r.numericValue(sc, a) {
+					return false
+				}
+			}
+			return true
+		}
+		switch name {
+		case "coalesce", "abs", "greatest", "least", "nullif", "round", "trunc", "ceil", "ceiling", "floor", "sign", "mod":
+			for _, a := range fc.Args {
+				if r.floatValue(sc, a) {
+					return true
+				}
+			}
+		}
+	case n.GetAExpr() != nil:
+		e := n.GetAExpr()
+		return r.floatValue(sc, e.Lexpr) || r.floatValue(sc, e.Rexpr)
+	case n.GetCoalesceExpr() != nil:
+		for _, a := range n.GetCoalesceExpr().Args {
+			if r.floatValue(sc, a) {
+				return true
+			}
+		}
+	case n.GetCaseExpr() != nil:
+		ce := n.GetCaseExpr()
+		for _, a := range ce.Args {
+			if r.floatValue(sc, a.GetCaseWhen().Result) {
+				return true
+			}
+		}
+		return r.floatValue(sc, ce.Defresult)
+	}
+	return false
+}
+
+// numericValue reports whether n is known to be numeric: a numeric
+// column, a cast to numeric or a constant with a decimal point.
+func (r *rewriter) numericValue(sc *scope, n *pg_query.Node) bool {
+	switch {
+	case n.GetColumnRef() != nil:
+		c := r.column(sc, n)
+		return c != nil && c.Type == "numeric"
+	case n.GetTypeCast() != nil:
+		switch schema.TypeText(n.GetTypeCast().TypeName) {
+		case "numeric", "decimal":
+			return true
+		}
+	case n.GetAConst() != nil:
+		return n.GetAConst().GetFval() != nil && !strings.ContainsAny(n.GetAConst().GetFval().Fval, "eE")
+	}
+	return false
 }
