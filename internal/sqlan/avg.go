@@ -35,7 +35,11 @@ import (
 // totalOrder, whose sort keys may name result columns by position: an
 // ORDER BY that names a rewritten column sorts by the average itself.
 func (s *Stmt) exactAverages(r *rewriter, sel *pg_query.SelectStmt) {
-	if sel.Op != pg_query.SetOperation_SETOP_NONE || len(sel.DistinctClause) > 0 || len(sel.ValuesLists) > 0 {
+	if sel.Op != pg_query.SetOperation_SETOP_NONE || len(sel.ValuesLists) > 0 {
+		return
+	}
+	if len(sel.DistinctClause) > 0 && !oneRow(sel) {
+		// Two rows with one average may have other sums and counts.
 		return
 	}
 	var found []int
@@ -53,7 +57,7 @@ func (s *Stmt) exactAverages(r *rewriter, sel *pg_query.SelectStmt) {
 			fc, places, rounded, arith = scaledAverage(rt.Val)
 		}
 		if fc == nil {
-			if s.exactQuotient(r, sel, i, rt) {
+			if s.exactQuotient(r, sel, i, rt) || s.avgExpression(r, sel, i, rt) {
 				found = append(found, i)
 			}
 			continue

@@ -132,6 +132,9 @@ type Stmt struct {
 	// ariths gives, for the quotients of an avg() in arithmetic with a
 	// constant (avg(x) * 2), that arithmetic (see scaledAverage).
 	ariths map[int]*avgArith
+	// trees gives, for the quotients of deeper arithmetic on avg(),
+	// that arithmetic (see avgExpression).
+	trees map[int]*avgTree
 
 	// limitParams are the parameters that give a LIMIT or OFFSET (see
 	// CheckArgs).
