@@ -58,7 +58,7 @@ func avgTreeOf(snap *schema.Snapshot, sel *pg_query.SelectStmt, n *pg_query.Node
 			}
 			return &avgTree{op: "avg", part: len(leaves) - 1}
 		}
-		if text, ok := numericConstant(n); ok {
+		if text, ok := signedConstant(n); ok {
 			return &avgTree{op: "const", c: text}
 		}
 		if tc := n.GetTypeCast(); tc != nil && isNullConst(tc.Arg) {
@@ -86,7 +86,7 @@ func avgTreeOf(snap *schema.Snapshot, sel *pg_query.SelectStmt, n *pg_query.Node
 				if op == "/" {
 					// By a non-zero constant only: any other divisor
 					// could be 0, where PostgreSQL fails.
-					text, ok := numericConstant(e.Rexpr)
+					text, ok := signedConstant(e.Rexpr)
 					if !ok || strings.Trim(text, "-0.") == "" {
 						return nil
 					}
@@ -109,6 +109,34 @@ func avgTreeOf(snap *schema.Snapshot, sel *pg_query.SelectStmt, n *pg_query.Node
 		return nil, nil, nil
 	}
 	return t, leaves, keys
+}
+
+// signedConstant returns the text of an integer or decimal constant
+// under any number of signs (- - 30, + 18), as numericConstant.
+func signedConstant(n *pg_query.Node) (string, bool) {
+	neg := false
+	for {
+		e := n.GetAExpr()
+		if e == nil || e.Kind != pg_query.A_Expr_Kind_AEXPR_OP || e.Lexpr != nil {
+			break
+		}
+		switch schema.OpName(e.Name) {
+		case "-":
+			neg = !neg
+		case "+":
+		default:
+			return "", false
+		}
+		n = e.Rexpr
+	}
+	text, ok := numericConstant(n)
+	if !ok || !neg {
+		return text, ok
+	}
+	if t, minus := strings.CutPrefix(text, "-"); minus {
+		return t, true
+	}
+	return "-" + text, true
 }
 
 // intLeaf makes n a leaf the replicas answer as its text, if it is an
