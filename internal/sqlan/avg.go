@@ -25,10 +25,11 @@ import (
 // Result columns avg(x) and round(avg(x), n) (rounded by shepherd after
 // the quotient, as PostgreSQL rounds avg's value), and avg(x) op c for a
 // constant c (computed by shepherd on the quotient with numeric's rules,
-// see avgArith), are rewritten; the SQL
-// writer refuses avg() of exact values anywhere else (in an expression,
-// HAVING, a window, a subquery) but as an ORDER BY item, where the
-// engines' own averages order the rows.
+// see avgArith), are rewritten, and so is deeper arithmetic on averages
+// (see avgExpression); the SQL writer refuses avg() of exact values
+// anywhere else (in a condition, CASE, a function call, HAVING, a
+// subquery) but as an ORDER BY item, where the engines' own averages
+// order the rows.
 
 // exactAverages rewrites the avg() result columns of the top-level SELECT
 // sel, and records their positions in s.quotients. It must run after
