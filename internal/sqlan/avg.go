@@ -39,8 +39,10 @@ func (s *Stmt) exactAverages(r *rewriter, sel *pg_query.SelectStmt) {
 	if sel.Op != pg_query.SetOperation_SETOP_NONE || len(sel.ValuesLists) > 0 {
 		return
 	}
-	if len(sel.DistinctClause) > 0 && !oneRow(sel) {
-		// Two rows with one average may have other sums and counts.
+	if len(sel.DistinctClause) > 0 && (!oneRow(sel) || len(sel.SortClause) > 0) {
+		// Two rows with one average may have other sums and counts;
+		// and the sort keys of a SELECT DISTINCT must be result
+		// columns, which the parts are not.
 		return
 	}
 	var found []int
