@@ -382,11 +382,6 @@ func (w *writer) aExpr(e *pg_query.A_Expr) {
 		w.expr(e.Rexpr)
 		w.str(")")
 	case pg_query.A_Expr_Kind_AEXPR_IN:
-		if items := e.Rexpr.GetList().GetItems(); len(items) == 1 && nullValued(e.Lexpr) {
-			// NULL IN (x) is NULL = x, folded to NULL (see operator).
-			w.str("NULL")
-			return
-		}
 		w.in(op, e.Lexpr, e.Rexpr.GetList().Items)
 	case pg_query.A_Expr_Kind_AEXPR_OP_ANY, pg_query.A_Expr_Kind_AEXPR_OP_ALL:
 		w.arrayAnyAll(op, e.Kind == pg_query.A_Expr_Kind_AEXPR_OP_ALL, e.Lexpr, e.Rexpr)
@@ -506,13 +501,6 @@ func (w *writer) like(op string, l, r *pg_query.Node) {
 
 // operator writes a binary or prefix operator.
 func (w *writer) operator(op string, l, r *pg_query.Node) {
-	if l != nil && comparison[op] && (nullValued(l) || nullValued(r)) {
-		// PostgreSQL folds a strict operator with a NULL constant
-		// operand to NULL when planning, never evaluating the other
-		// one (x / 0 = NULL is NULL there); the engines would.
-		w.str("NULL")
-		return
-	}
 	if l == nil && w.temporalOp(op, nil, r, "", w.typeOf(r)) {
 		return
 	}
