@@ -102,6 +102,9 @@ type rewriter struct {
 	// it would fill a column row by row in rows it cannot see (see
 	// SelectFirst).
 	rowsUnknown bool
+	// mixedEngines says replicas of engines other than PostgreSQL run
+	// the statement (see undecided).
+	mixedEngines bool
 }
 
 // pin returns a parameter reference for a new (or shared) pinned value.
