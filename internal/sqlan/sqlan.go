@@ -1162,6 +1162,9 @@ func (s *Stmt) rewrite(r *rewriter) error {
 			return err
 		}
 		s.upsertKeys = keys
+		if err := r.listColumns(ins); err != nil {
+			return err
+		}
 		r.fillInsert(ins)
 		if r.err != nil {
 			return r.err
