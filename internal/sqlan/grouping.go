@@ -20,14 +20,21 @@ const groupingError = "42803"
 // its replica was taken out (sqllogictest random/groupby, where
 // COALESCE(-86, col1) never even reads the column).
 //
-// The check is PostgreSQL's only where it can be sure, and passes a level
-// otherwise: every FROM item must be a table shepherd knows or a
-// subquery whose columns it can name (no view, function, LATERAL, USING
-// or NATURAL join), GROUP BY must list columns,
-// output names or positions (a column inside a grouping expression is
-// never called ungrouped, as it may be part of a grouped expression),
-// subqueries and window clauses are not looked into, and a column that
-// does not resolve to exactly one FROM item passes.
+// As PostgreSQL, an expression equal to a GROUP BY expression (parse
+// trees compared without locations, column references by the column
+// they resolve to) is grouped, a column inside one is not, and a column
+// of the level named in a subquery at any depth is checked too (outside
+// an aggregate of the level; PostgreSQL's message is then "subquery uses
+// ungrouped column"). Inner levels' columns shadow the level's.
+//
+// Where a level's FROM items cannot all be named (a view, a function,
+// LATERAL, a USING or NATURAL join), a reference is grouped only when it
+// is written as a GROUP BY item is; otherwise, as for a subquery's
+// reference that may be the level's or an unnamed item's, the statement
+// is refused with 0A000 on a cluster with replicas of other engines
+// (undecided) and left to PostgreSQL otherwise. Grouping sets and window
+// clauses are not checked, and a column that resolves to no FROM item
+// (an outer query's, a typo) passes.
 func (r *rewriter) checkGrouping(root *pg_query.Node) error {
 	var err error
 	walk := func(m protoreflect.Message) bool {
