@@ -104,6 +104,10 @@ var otherAggs = map[string]bool{"regr_count": true, "range_agg": true, "range_in
 type groupLevel struct {
 	items []groupItem
 	known bool
+	// merged says a USING or NATURAL join (or an aliased join, which
+	// may hold one) merges columns: an
+	// unqualified name may not be the column a qualified one names.
+	merged bool
 }
 
 // levelItems reads the FROM items of a query level.
@@ -114,6 +118,7 @@ func (r *rewriter) levelItems(s *pg_query.SelectStmt) groupLevel {
 		if j := n.GetJoinExpr(); j != nil {
 			if j.Alias != nil || j.IsNatural || len(j.UsingClause) > 0 {
 				lv.known = false
+				lv.merged = true // (an aliased join may hide one)
 				return
 			}
 			from(j.Larg)
@@ -360,9 +365,10 @@ func (r *rewriter) groupingLevel(s *pg_query.SelectStmt) error {
 				}
 			}
 		} else if cr != nil && len(cr.Fields) == 1 {
-			// Either an input column or an output one: both are taken
-			// as grouped (the check is then only looser).
-			if out := outputs[cr.Fields[0].GetString_().GetSval()]; out != nil {
+			// Either an input column or an output expression: both are
+			// taken as grouped (the check is then only looser). An
+			// output column is compared by name (sameCol).
+			if out := outputs[cr.Fields[0].GetString_().GetSval()]; out != nil && out.GetColumnRef() == nil {
 				groupExprs = append(groupExprs, out)
 			}
 		}
@@ -396,7 +402,16 @@ func (r *rewriter) groupingLevel(s *pg_query.SelectStmt) error {
 				return cx == cy
 			}
 		}
-		return len(x.Fields) == len(y.Fields) && sameFields(x, y)
+		if len(x.Fields) == len(y.Fields) {
+			return sameFields(x, y)
+		}
+		// x.k and k: unless k is ambiguous (PostgreSQL's 42702) or
+		// merged by a join, the same column.
+		if lv.merged || len(x.Fields) != 1 && len(y.Fields) != 1 {
+			return false
+		}
+		a, b := x.Fields[len(x.Fields)-1].GetString_(), y.Fields[len(y.Fields)-1].GetString_()
+		return a != nil && b != nil && a.Sval == b.Sval
 	}
 	isGroupExpr := func(n *pg_query.Node) bool {
 		for _, g := range groupExprs {
