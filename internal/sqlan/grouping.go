@@ -108,22 +108,41 @@ type groupLevel struct {
 	// may hold one) merges columns: an
 	// unqualified name may not be the column a qualified one names.
 	merged bool
+	// aliases are the names every FROM item goes by (also those whose
+	// columns are unknown), nil when some cannot be told: a reference
+	// qualified by another name is not this level's.
+	aliases map[string]bool
 }
 
 // levelItems reads the FROM items of a query level.
 func (r *rewriter) levelItems(s *pg_query.SelectStmt) groupLevel {
-	lv := groupLevel{known: true}
+	lv := groupLevel{known: true, aliases: map[string]bool{}}
 	var from func(n *pg_query.Node)
 	from = func(n *pg_query.Node) {
 		if j := n.GetJoinExpr(); j != nil {
 			if j.Alias != nil || j.IsNatural || len(j.UsingClause) > 0 {
 				lv.known = false
 				lv.merged = true // (an aliased join may hide one)
-				return
+				if j.Alias != nil {
+					lv.aliases[j.Alias.Aliasname] = true
+				}
 			}
 			from(j.Larg)
 			from(j.Rarg)
 			return
+		}
+		if rf := n.GetRangeFunction(); rf != nil && rf.Alias != nil && lv.aliases != nil {
+			lv.aliases[rf.Alias.Aliasname] = true
+		} else if rs := n.GetRangeSubselect(); rs != nil && rs.Alias != nil && lv.aliases != nil {
+			lv.aliases[rs.Alias.Aliasname] = true
+		} else if rv := n.GetRangeVar(); rv != nil && lv.aliases != nil {
+			if rv.Alias != nil {
+				lv.aliases[rv.Alias.Aliasname] = true
+			} else {
+				lv.aliases[rv.Relname] = true
+			}
+		} else {
+			lv.aliases = nil
 		}
 		if rs := n.GetRangeSubselect(); rs != nil {
 			cols := subqueryColumns(rs.GetSubquery().GetSelectStmt())
@@ -435,6 +454,9 @@ func (r *rewriter) groupingLevel(s *pg_query.SelectStmt) error {
 			_, n, star := inner[i].resolve(cr)
 			if star || n > 0 {
 				return groupCol{}, false
+			}
+			if !inner[i].known && inner[i].aliases != nil && len(cr.Fields) == 2 && !inner[i].aliases[cr.Fields[0].GetString_().GetSval()] {
+				continue // qualified by a name the level does not have
 			}
 			if !inner[i].known {
 				// Perhaps the unknown item's column, perhaps ours.

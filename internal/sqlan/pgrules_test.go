@@ -322,7 +322,10 @@ func TestGroupingOnPostgres(t *testing.T) {
 		{"SELECT s FROM gv GROUP BY id", true},
 		{"INSERT INTO gu SELECT id, s FROM gv GROUP BY id", true},
 		{"SELECT gt.a FROM gt JOIN gu USING (id) GROUP BY id", true},
-		{"SELECT a, (SELECT count(*) FROM gv WHERE gv.id = gt.id) FROM gt GROUP BY a", true},
+		{"SELECT a, (SELECT count(*) FROM gv WHERE gv.id = gt.id) FROM gt GROUP BY a", false},
+		{"SELECT a, (SELECT count(*) FROM gv WHERE gv.id = gt.a) FROM gt GROUP BY a", false},
+		{"SELECT a, (SELECT count(*) FROM gv x JOIN gu USING (id) WHERE x.s = gt.s) FROM gt GROUP BY a", false},
+		{"SELECT a, (SELECT count(*) FROM gv WHERE gv.id = id) FROM gt GROUP BY a", true},
 	}
 	mixed := &Env{Replicas: DefaultEnv.Replicas, Schema: snap}
 	pgOnly := &Env{Replicas: map[driver.Dialect][]string{driver.Postgres: {"a", "b", "c"}}, Schema: snap}
