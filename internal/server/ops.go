@@ -236,6 +236,7 @@ func (s *Server) Reload(cfg *config.Config) error {
 		s.front.SetWriteTimeout(d)
 	}
 	s.shared.SetCursorMemory(cfg.CursorMemory())
+	s.cluster.SetMaxTransactions(cfg.Transactions())
 	for _, e := range s.engines {
 		s.setFaults(e, cfg)
 	}
@@ -243,6 +244,7 @@ func (s *Server) Reload(cfg *config.Config) error {
 		s.dbs.mu.Lock()
 		for _, d := range s.dbs.open {
 			d.srv.shared.SetCursorMemory(cfg.CursorMemory())
+			d.srv.cluster.SetMaxTransactions(cfg.Transactions())
 			for _, e := range d.srv.engines {
 				s.setFaults(e, cfg)
 			}

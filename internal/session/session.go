@@ -342,6 +342,28 @@ func (s *Session) exec(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (
 		// session (savepoint.go).
 		s.deferredDDL = true
 	}
+	if s.txn == nil {
+		// Admitted (Cluster.Begin may wait for a slot of
+		// max_transactions) before it takes shepherd's own locks: a
+		// transaction that holds a lock others wait for never waits
+		// behind them for a slot.
+		opts := s.txOpts
+		if autocommit {
+			opts = s.defaults
+		}
+		txn, err := s.cluster.Begin(ctx, opts)
+		if err != nil {
+			if autocommit {
+				s.endBlock(false)
+			} else {
+				s.fail()
+			}
+			return nil, err
+		}
+		s.txn = txn
+		s.shared.locks.bind(&s.owner, s.txn)
+		s.txnTime = time.Now()
+	}
 	if st.Kind == sqlan.DDL {
 		var err error
 		if st, err = s.lockDDL(ctx, st); err != nil {
@@ -352,15 +374,6 @@ func (s *Session) exec(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (
 			}
 			return nil, err
 		}
-	}
-	if s.txn == nil {
-		opts := s.txOpts
-		if autocommit {
-			opts = s.defaults
-		}
-		s.txn = s.cluster.Begin(opts)
-		s.shared.locks.bind(&s.owner, s.txn)
-		s.txnTime = time.Now()
 	}
 	if len(st.Pins) > 0 {
 		var err error
