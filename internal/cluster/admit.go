@@ -79,6 +79,13 @@ func (a *admission) acquire(ctx context.Context) error {
 	return pgerr.New(pgerr.QueryCanceled, "canceling statement due to user request")
 }
 
+// force takes a slot at once, past the bound if need be (see BeginNow).
+func (a *admission) force() {
+	a.mu.Lock()
+	a.held++
+	a.mu.Unlock()
+}
+
 // release gives a slot back and admits the waiters first in line that
 // now fit.
 func (a *admission) release() {

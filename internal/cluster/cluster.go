@@ -417,6 +417,20 @@ func (c *Cluster) Begin(ctx context.Context, opts driver.TxOptions) (*Txn, error
 	if err := c.admit.acquire(ctx); err != nil {
 		return nil, err
 	}
+	return c.begin(opts), nil
+}
+
+// BeginNow is Begin without the wait: the transaction takes a slot of
+// Options.MaxTransactions even past the bound. It is for a session that
+// holds a lock of shepherd's own (advisory, DDL) outside a transaction:
+// others may wait for that lock while holding their slots, and were it
+// to queue behind them no one would go on.
+func (c *Cluster) BeginNow(opts driver.TxOptions) *Txn {
+	c.admit.force()
+	return c.begin(opts)
+}
+
+func (c *Cluster) begin(opts driver.TxOptions) *Txn {
 	t := &Txn{c: c, id: coord.TxnID(c.nextTxn.Add(1)), opts: opts, waiting: map[coord.Op]chan outcome{}, deferAt: -1, admitted: true}
 	c.mu.Lock()
 	if len(c.mu.txns) == 0 {
@@ -426,7 +440,7 @@ func (c *Cluster) Begin(ctx context.Context, opts driver.TxOptions) (*Txn, error
 	c.mu.core.Step(coord.Begin{Txn: t.id})
 	c.applyLocked()
 	c.mu.Unlock()
-	return t, nil
+	return t
 }
 
 // Exec runs one statement of the transaction on the replicas and returns

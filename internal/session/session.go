@@ -351,7 +351,7 @@ func (s *Session) exec(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (
 		if autocommit {
 			opts = s.defaults
 		}
-		txn, err := s.cluster.Begin(ctx, opts)
+		txn, err := s.beginTxn(ctx, opts)
 		if err != nil {
 			if autocommit {
 				s.endBlock(false)
@@ -725,6 +725,18 @@ func (s *Session) pinArgs(ctx context.Context, st *sqlan.Stmt, args []driver.Arg
 		out[i] = driver.Arg{Null: true}
 	}
 	return append(out, pins...), nil
+}
+
+// beginTxn starts the session's transaction on the cluster, waiting for a
+// slot of max_transactions (cluster.Begin), except while the session
+// holds a lock of shepherd's own (a session-level advisory lock, DDL
+// locks taken before its transaction): others may wait for that lock
+// holding their slots, so it goes in at once (cluster.BeginNow).
+func (s *Session) beginTxn(ctx context.Context, opts driver.TxOptions) (*cluster.Txn, error) {
+	if s.shared.locks.holdsAny(&s.owner) {
+		return s.cluster.BeginNow(opts), nil
+	}
+	return s.cluster.Begin(ctx, opts)
 }
 
 // endBlock ends the block; with commit false, rolls it back.
