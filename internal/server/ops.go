@@ -125,6 +125,7 @@ func (s *Server) snapshot() metrics.Snapshot {
 	var snap metrics.Snapshot
 	snap.Replicas, snap.ViewChanges = s.cluster.Metrics()
 	snap.Active = s.cluster.Active()
+	_, snap.Waiting = s.cluster.Admitted()
 	snap.RepairPasses = s.repair.Status().Passes
 	for _, r := range s.cfg.Replicas {
 		repaired, left := s.repair.Totals(r.Name)
