@@ -42,8 +42,9 @@ type admitWaiter struct {
 // acquire takes a slot, waiting in turn while all are held; ctx ending
 // first gives up the place in the queue (or the slot, if it was granted
 // meanwhile) and returns 57014, or ctx's cause when that is a
-// PostgreSQL error (statement_timeout).
-func (a *admission) acquire(ctx context.Context) error {
+// PostgreSQL error (statement_timeout); stop closing (the cluster shuts
+// down) returns 57P01.
+func (a *admission) acquire(ctx context.Context, stop <-chan struct{}) error {
 	a.mu.Lock()
 	if a.limit <= 0 || (a.held < a.limit && len(a.queue) == 0) {
 		a.held++
@@ -53,14 +54,23 @@ func (a *admission) acquire(ctx context.Context) error {
 	w := &admitWaiter{ready: make(chan struct{})}
 	a.queue = append(a.queue, w)
 	a.mu.Unlock()
+	var err error
 	select {
 	case <-w.ready:
 		return nil
 	case <-ctx.Done():
+		var pe *pgerr.Error
+		if errors.As(context.Cause(ctx), &pe) {
+			err = pe
+		} else {
+			err = pgerr.New(pgerr.QueryCanceled, "canceling statement due to user request")
+		}
+	case <-stop:
+		err = pgerr.New(pgerr.AdminShutdown, "terminating connection due to administrator command")
 	}
 	a.mu.Lock()
 	if w.granted {
-		// Granted as ctx ended: hand it on.
+		// Granted as the wait ended: hand it on.
 		a.mu.Unlock()
 		a.release()
 	} else {
@@ -72,11 +82,7 @@ func (a *admission) acquire(ctx context.Context) error {
 		}
 		a.mu.Unlock()
 	}
-	var pe *pgerr.Error
-	if errors.As(context.Cause(ctx), &pe) {
-		return pe
-	}
-	return pgerr.New(pgerr.QueryCanceled, "canceling statement due to user request")
+	return err
 }
 
 // force takes a slot at once, past the bound if need be (see BeginNow).

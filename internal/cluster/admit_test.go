@@ -218,3 +218,21 @@ func TestAdmissionCap(t *testing.T) {
 	fc.idle(t)
 	waitAdmitted(t, fc.Cluster, 0, 0)
 }
+
+// TestAdmissionClose: a transaction waiting for a slot when the cluster
+// shuts down gets 57P01 rather than waiting for good.
+func TestAdmissionClose(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	fc := newFakeCluster(t, Options{DigestRows: -1, MaxTransactions: 1, ProbeInterval: -1})
+	begin(t, fc)
+	errc := make(chan error, 1)
+	go func() {
+		_, err := fc.Begin(context.Background(), driver.TxOptions{})
+		errc <- err
+	}()
+	waitAdmitted(t, fc.Cluster, 1, 1)
+	fc.Close()
+	if err := <-errc; sqlState(err) != pgerr.AdminShutdown {
+		t.Fatalf("waiting as the cluster closed: %v, want 57P01", err)
+	}
+}

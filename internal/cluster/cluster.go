@@ -409,12 +409,12 @@ type outcome struct {
 // Begin starts a transaction. Nothing reaches the replicas until its first
 // statement. While Options.MaxTransactions transactions are live, it
 // waits for one to end, in turn (see admission); ctx ending first gives
-// 57014 (or ctx's cause, when a PostgreSQL error: statement_timeout) and
-// no transaction. The caller ends the transaction it got (Commit or
+// 57014 (or ctx's cause, when a PostgreSQL error: statement_timeout),
+// Close 57P01, and no transaction. The caller ends the transaction it got (Commit or
 // Rollback), which gives the slot back once every replica is done with
 // it.
 func (c *Cluster) Begin(ctx context.Context, opts driver.TxOptions) (*Txn, error) {
-	if err := c.admit.acquire(ctx); err != nil {
+	if err := c.admit.acquire(ctx, c.stop); err != nil {
 		return nil, err
 	}
 	return c.begin(opts), nil
