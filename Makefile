@@ -2,7 +2,7 @@
 GO ?= go
 PKG := ./...
 
-.PHONY: test build run vet fuzz engines eco-clients clean bench-modes test-ecosystem test-hostile test-slt
+.PHONY: test build run vet fuzz engines eco-clients clean bench-modes test-ecosystem test-hostile test-slt test-go-tpc
 
 # The one test command (README, .ci/run): installs missing engines and the
 # clients of the ecosystem suite's representative part, vets, runs every
@@ -59,13 +59,15 @@ clean:
 # app against PostgreSQL 15, shepherd's embedded default and a cbs
 # cluster of MariaDB + PostgreSQL + SQLite; prints the client x setup
 # table. Fails on a regression against internal/ecosystem/expected.txt.
-# ECO_RUN=regexp narrows the apps.
+# ECO_RUN=regexp narrows the apps. go-tpc (TPC-C, up to 40 minutes a
+# setup) runs only when ECO_RUN names it: make test-go-tpc.
 ECO_DIR ?= $(CURDIR)/.ecosystem
+ECO_TIMEOUT ?= 30m
 test-ecosystem: engines
 	mkdir -p $(ECO_DIR) && rm -f $(ECO_DIR)/results.txt
 	SHEPHERD_ECO_DIR=$(ECO_DIR) ./scripts/ecosystem-install.sh || true
 	{ SHEPHERD_ECO_DIR=$(ECO_DIR) SHEPHERD_ECOSYSTEM=all SHEPHERD_ECOSYSTEM_RUN='$(ECO_RUN)' \
-		$(GO) test -count=1 -timeout 30m -v -run '^TestEcosystem$$' ./internal/ecosystem; \
+		$(GO) test -count=1 -timeout $(ECO_TIMEOUT) -v -run '^TestEcosystem$$' ./internal/ecosystem; \
 		echo $$? >$(ECO_DIR)/test.rc; } 2>&1 | tee $(ECO_DIR)/test.log
 	@echo; cat $(ECO_DIR)/results.txt 2>/dev/null || echo "no results: see $(ECO_DIR)/test.log"
 	@exit $$(cat $(ECO_DIR)/test.rc)
@@ -92,3 +94,9 @@ BENCH_FLAGS ?= --workload tpcc --warehouses 4 --modes direct,passthrough,cbs,cbs
 	--clients 1,4,8,16,32,64 --warmup 5s --duration 15s
 bench: engines
 	$(GO) run ./cmd/shepherd bench sweep --engines local --out bench-out $(BENCH_FLAGS)
+
+# go-tpc's TPC-C (one warehouse: prepare, a 30 s run, its consistency
+# check) against PostgreSQL, the embedded default and cbs over MariaDB +
+# PostgreSQL + SQLite: the ecosystem suite's go-tpc app alone.
+test-go-tpc:
+	$(MAKE) test-ecosystem ECO_RUN='^go-tpc$$' ECO_TIMEOUT=150m

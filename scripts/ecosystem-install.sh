@@ -2,18 +2,22 @@
 # Installs the clients of the ecosystem suite (make test-ecosystem) from the
 # package registries into $SHEPHERD_ECO_DIR (default: .ecosystem/ in the
 # repository, ignored by git): a Python venv, a node_modules, a Maven local
-# repository with the jars copied out, and the Go modules of the Go apps.
+# repository with the jars copied out, the Go modules of the Go apps, and
+# go-tpc (TPC-C; go install of one pinned version into $SHEPHERD_ECO_DIR/bin).
 # Each part is skipped when already installed (a stamp file names what was
 # asked for), so a rerun is fast; a failed part is reported and left out,
 # and the suite then reports its apps as not installed.
 #
-# Usage: scripts/ecosystem-install.sh [python] [node] [java] [go]  (default: all)
+# Usage: scripts/ecosystem-install.sh [python] [node] [java] [go] [gotpc]  (default: all)
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 eco=${SHEPHERD_ECO_DIR:-$here/.ecosystem}
 apps=$here/internal/ecosystem/apps
 mkdir -p "$eco"
-parts=${*:-python node java go}
+parts=${*:-python node java go gotpc}
+# go-tpc's version: its PostgreSQL driver came after v1.0.7, the release
+# the module proxy lists as latest.
+gotpc_version=v1.0.12
 status=0
 
 # stamp NAME FILE...: true if the part was installed from these exact files.
@@ -68,6 +72,18 @@ for part in $parts; do
 			echo "ecosystem: go clients built into $eco/bin/goapps"
 		else
 			echo "ecosystem: go clients NOT installed" >&2; status=1
+		fi
+		;;
+	gotpc)
+		if [ -x "$eco/bin/go-tpc" ] && [ "$(cat "$eco/gotpc.stamp" 2>/dev/null)" = "$gotpc_version" ]; then
+			echo "ecosystem: go-tpc already installed"; continue
+		fi
+		mkdir -p "$eco/bin"
+		if (cd "$eco" && GOBIN="$eco/bin" GOFLAGS=-mod=mod go install "github.com/pingcap/go-tpc/cmd/go-tpc@$gotpc_version"); then
+			echo "$gotpc_version" >"$eco/gotpc.stamp"
+			echo "ecosystem: go-tpc $gotpc_version installed in $eco/bin/go-tpc"
+		else
+			echo "ecosystem: go-tpc NOT installed" >&2; status=1
 		fi
 		;;
 	*) echo "ecosystem-install: unknown part $part" >&2; exit 2 ;;

@@ -52,13 +52,19 @@ func TestUnknownRelationBeforeOrderBy(t *testing.T) {
 	if pgerr.Code(err) != "42P01" || !strings.Contains(err.Error(), `relation "unknown_table" does not exist`) {
 		t.Errorf("unknown table: %v", err)
 	}
-	_, err = Write(parse(t, "WITH unknown_table AS (SELECT * FROM (SELECT id FROM acct) AS s) SELECT * FROM unknown_table ORDER BY 1 DESC"), driver.MySQL, s)
+	_, err = Write(parse(t, "WITH unknown_table AS (SELECT * FROM (SELECT id FROM acct UNION SELECT id FROM acct) AS s) SELECT * FROM unknown_table ORDER BY 1 DESC"), driver.MySQL, s)
 	if pgerr.Code(err) != pgerr.FeatureNotSupported || strings.Contains(err.Error(), "compound") {
 		t.Errorf("CTE: %v", err)
 	}
+	// A subquery in FROM whose columns the writer can type is a table
+	// to it too (issue 16: go-tpc's consistency check).
+	f, err := Write(parse(t, "WITH unknown_table AS (SELECT * FROM (SELECT id FROM acct) AS s) SELECT * FROM unknown_table ORDER BY 1 DESC"), driver.MySQL, s)
+	if want := "WITH `unknown_table` AS (SELECT * FROM (SELECT `id` FROM `acct`) AS `s`) SELECT * FROM `unknown_table` ORDER BY `unknown_table`.`id` IS NULL DESC, 1 DESC"; err != nil || f.SQL != want {
+		t.Errorf("typed subquery in a CTE: %v\n got %s\nwant %s", err, f.SQL, want)
+	}
 	// A CTE whose columns the writer can type is a table to it: its *
 	// expands, and the position names its column.
-	f, err := Write(parse(t, "WITH unknown_table AS (SELECT id FROM acct) SELECT * FROM unknown_table ORDER BY 1 DESC"), driver.MySQL, s)
+	f, err = Write(parse(t, "WITH unknown_table AS (SELECT id FROM acct) SELECT * FROM unknown_table ORDER BY 1 DESC"), driver.MySQL, s)
 	if want := "WITH `unknown_table` AS (SELECT `id` FROM `acct`) SELECT * FROM `unknown_table` ORDER BY `unknown_table`.`id` IS NULL DESC, 1 DESC"; err != nil || f.SQL != want {
 		t.Errorf("typed CTE: %v\n got %s\nwant %s", err, f.SQL, want)
 	}

@@ -689,8 +689,13 @@ func (w *writer) pushScope(from []*pg_query.Node) {
 			}
 			sc.items = append(sc.items, it)
 		case n.GetRangeSubselect() != nil:
-			if a := n.GetRangeSubselect().Alias; a != nil {
-				sc.items = append(sc.items, scopeItem{alias: a.Aliasname, table: w.derivedTables[a.Aliasname]})
+			rs := n.GetRangeSubselect()
+			if a := rs.Alias; a != nil {
+				t := w.derivedTables[a.Aliasname]
+				if t == nil {
+					t = w.subqueryTable(rs)
+				}
+				sc.items = append(sc.items, scopeItem{alias: a.Aliasname, table: t})
 			}
 		case n.GetRangeFunction() != nil:
 			if it, ok := w.unnestScope(n.GetRangeFunction()); ok {

@@ -202,6 +202,9 @@ func (w *writer) scaleOf(n *pg_query.Node) (int, bool) {
 			if c.Type == "numeric" && len(c.Mods) == 2 {
 				return int(c.Mods[1]), true
 			}
+			if s, ok := w.colScales[c]; ok {
+				return s, true
+			}
 		}
 	case n.GetAConst() != nil:
 		c := n.GetAConst()

@@ -139,6 +139,13 @@ type writer struct {
 	// derivedTables are the columns of the derived tables the writer
 	// introduces, by alias (see fullJoin).
 	derivedTables map[string]*schema.Table
+	// subqueryTables are the typed columns of the subqueries in FROM
+	// (see subqueryTable), nil where they cannot be typed.
+	subqueryTables map[*pg_query.RangeSubselect]*schema.Table
+	// colScales are the scales of the numeric columns of WITH queries
+	// and subqueries in FROM that have no declared scale but whose
+	// values have a known one (sum(x) of a numeric(12,2) x has 2).
+	colScales map[*schema.Column]int
 	// tables counts the table references written (see checkJoinLimit).
 	tables int
 }

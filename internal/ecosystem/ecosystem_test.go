@@ -26,7 +26,8 @@
 // app; with SHEPHERD_ECOSYSTEM=off none; otherwise (go test ./..., make
 // test) only the representative ones marked quick, and only if their
 // clients are installed, else the test skips saying how to install them.
-// SHEPHERD_ECOSYSTEM_RUN=regexp narrows the apps by name;
+// SHEPHERD_ECOSYSTEM_RUN=regexp narrows the apps by name (an app marked
+// alone, go-tpc, runs only when such a regexp is given and names it);
 // SHEPHERD_ECO_SRC=dir builds shepherd from another checkout (to measure
 // a branch with this suite unchanged).
 package ecosystem
@@ -68,14 +69,20 @@ const (
 	java   runtimeKind = "java"
 	goapp  runtimeKind = "go"
 	pgbin  runtimeKind = "pgbin" // PostgreSQL 15's own client programs
+	gotpc  runtimeKind = "gotpc" // go-tpc, a Go program installed by go install
 )
 
 // app is one client's application.
 type app struct {
 	name  string // the client, as the table and expected.txt name it
 	kind  runtimeKind
-	file  string // under apps/<kind>/ (pgbin: apps/sh/), or the Go app's name
+	file  string // under apps/<kind>/ (pgbin, gotpc: apps/sh/), or the Go app's name
 	quick bool   // part of the representative subset run by make test
+	// timeout bounds the app on one setup where appTimeout is too short.
+	timeout time.Duration
+	// alone: too long for the suite's 30 minutes, so it runs only when
+	// SHEPHERD_ECOSYSTEM_RUN is set and names it (make test-go-tpc).
+	alone bool
 }
 
 // apps is every application of the suite. Each one exits 0 when every
@@ -104,6 +111,10 @@ var apps = []app{
 	{name: "typeorm", kind: node, file: "typeorm_app.js"},
 	{name: "pgjdbc", kind: java, file: "PgjdbcApp.java", quick: true},
 	{name: "hibernate", kind: java, file: "HibernateApp.java"},
+	// TPC-C with one warehouse: 500,000 rows to load, and a consistency
+	// check whose condition 3.3.2.10 scans history once per customer
+	// (minutes on PostgreSQL itself).
+	{name: "go-tpc", kind: gotpc, file: "go-tpc.sh", timeout: 40 * time.Minute, alone: true},
 }
 
 // target is where an app connects.
@@ -150,7 +161,7 @@ func TestEcosystem(t *testing.T) {
 		if mode != "all" && !a.quick {
 			continue
 		}
-		if !filter.MatchString(a.name) {
+		if !filter.MatchString(a.name) || (a.alone && os.Getenv("SHEPHERD_ECOSYSTEM_RUN") == "") {
 			continue
 		}
 		if why := s.installed(a); why != "" {
@@ -225,6 +236,8 @@ func (s *suite) installed(a app) string {
 		need = filepath.Join(s.eco, "bin/goapps")
 	case pgbin:
 		need = filepath.Join(pgBinDir, "psql")
+	case gotpc:
+		need = filepath.Join(s.eco, "bin/go-tpc")
 	}
 	if _, err := os.Stat(need); err != nil {
 		return "not installed: no " + need
@@ -392,7 +405,11 @@ func freePort(t *testing.T) int {
 
 // runApp runs a against tg and returns its combined output.
 func (s *suite) runApp(t *testing.T, a app, tg target) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), appTimeout)
+	limit := appTimeout
+	if a.timeout > 0 {
+		limit = a.timeout
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	work := t.TempDir()
 	var cmd *exec.Cmd
@@ -412,7 +429,7 @@ func (s *suite) runApp(t *testing.T, a app, tg target) ([]byte, error) {
 		}
 	case goapp:
 		cmd = exec.CommandContext(ctx, filepath.Join(s.eco, "bin/goapps"), a.file)
-	case pgbin:
+	case pgbin, gotpc:
 		cmd = exec.CommandContext(ctx, "bash", filepath.Join(s.apps, "sh", a.file))
 	}
 	cmd.Dir = work
@@ -427,13 +444,14 @@ func (s *suite) runApp(t *testing.T, a app, tg target) ([]byte, error) {
 		"PYTHONDONTWRITEBYTECODE=1",
 		"APPS_DIR="+s.apps,
 		"WORK_DIR="+work,
+		"GO_TPC="+filepath.Join(s.eco, "bin/go-tpc"),
 	)
 	cmd.WaitDelay = 10 * time.Second
 	var buf bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf
 	err := cmd.Run()
 	if ctx.Err() != nil {
-		err = fmt.Errorf("timed out after %v", appTimeout)
+		err = fmt.Errorf("timed out after %v", limit)
 	}
 	return buf.Bytes(), err
 }

@@ -124,6 +124,19 @@ SELECT avg(cnt) FROM (SELECT count(*) AS cnt FROM emp GROUP BY dept_id) AS s;
 
 SELECT max(n) FROM (SELECT customer_id, count(*) AS n FROM orders GROUP BY customer_id) AS per_customer;
 
+SELECT d.name, d.budget - t.total AS unspent FROM dept d,
+    (SELECT dept_id, sum(salary) AS total FROM emp GROUP BY dept_id) AS t WHERE t.dept_id = d.id ORDER BY d.id;
+
+SELECT id, lines - 1 AS more FROM (SELECT o.id, (SELECT count(*) FROM order_line ol WHERE ol.order_id = o.id) AS lines
+    FROM orders o) AS x ORDER BY id;
+
+SELECT customer_id, spent * 2, spent - paid FROM (SELECT o.customer_id,
+    (SELECT sum(ol.qty * ol.unit_price) FROM order_line ol WHERE ol.order_id = o.id) AS spent,
+    (SELECT sum(ol.unit_price) FROM order_line ol WHERE ol.order_id = o.id) AS paid FROM orders o) AS t
+    WHERE spent <> paid ORDER BY customer_id, spent;
+
+SELECT a * b FROM (VALUES (2, 3), (4, 5)) AS v (a, b) ORDER BY 1;
+
 -- feature: union / intersect / except
 SELECT name FROM dept UNION SELECT name FROM customer ORDER BY 1;
 
