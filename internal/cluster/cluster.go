@@ -88,6 +88,10 @@ type Options struct {
 	MaxTxnBytes int
 	// Metrics observes statement and commit latencies; nil: none.
 	Metrics *metrics.Metrics
+	// MaxTransactions bounds the client transactions live at once, and
+	// so the engine connections they hold on each replica; one more
+	// waits in Begin for a slot (see admission). 0: no bound.
+	MaxTransactions int
 }
 
 // DefaultTick is Options.Tick when left 0.
@@ -115,6 +119,7 @@ type Cluster struct {
 	durable  durable
 	probing  probing
 	intents  intents
+	admit    admission
 
 	// viewChanges counts NewPrimary actions (the views' history may be
 	// bounded; this is not).
@@ -171,6 +176,7 @@ func New(opts Options, replicas []Replica) *Cluster {
 	}
 	c := &Cluster{opts: opts, log: opts.Log, status: make([]replicaStatus, len(replicas)), stop: make(chan struct{})}
 	c.logq.more = make(chan struct{}, 1)
+	c.admit.limit = max(opts.MaxTransactions, 0)
 	cfg := coord.Config{Mode: opts.Mode, N: len(replicas), F: opts.F, PrimaryTimeout: -1}
 	if opts.PrimaryTimeout > 0 {
 		tick := opts.Tick
@@ -350,6 +356,9 @@ type Txn struct {
 	autocommit bool
 	deferAt    int
 
+	// admitted: t holds a slot of Options.MaxTransactions, given back
+	// when the coordinator is done with it (guarded by c.mu).
+	admitted bool
 	// survey marks the cluster's own compare and repair transactions
 	// (see Survey); surveyed (guarded by c.mu) is the coordinator's
 	// verdict on one.
@@ -398,9 +407,31 @@ type outcome struct {
 }
 
 // Begin starts a transaction. Nothing reaches the replicas until its first
-// statement.
-func (c *Cluster) Begin(opts driver.TxOptions) *Txn {
-	t := &Txn{c: c, id: coord.TxnID(c.nextTxn.Add(1)), opts: opts, waiting: map[coord.Op]chan outcome{}, deferAt: -1}
+// statement. While Options.MaxTransactions transactions are live, it
+// waits for one to end, in turn (see admission); ctx ending first gives
+// 57014 (or ctx's cause, when a PostgreSQL error: statement_timeout),
+// Close 57P01, and no transaction. The caller ends the transaction it got (Commit or
+// Rollback), which gives the slot back once every replica is done with
+// it.
+func (c *Cluster) Begin(ctx context.Context, opts driver.TxOptions) (*Txn, error) {
+	if err := c.admit.acquire(ctx, c.stop); err != nil {
+		return nil, err
+	}
+	return c.begin(opts), nil
+}
+
+// BeginNow is Begin without the wait: the transaction takes a slot of
+// Options.MaxTransactions even past the bound. It is for a session that
+// holds a lock of shepherd's own (advisory, DDL) outside a transaction:
+// others may wait for that lock while holding their slots, and were it
+// to queue behind them no one would go on.
+func (c *Cluster) BeginNow(opts driver.TxOptions) *Txn {
+	c.admit.force()
+	return c.begin(opts)
+}
+
+func (c *Cluster) begin(opts driver.TxOptions) *Txn {
+	t := &Txn{c: c, id: coord.TxnID(c.nextTxn.Add(1)), opts: opts, waiting: map[coord.Op]chan outcome{}, deferAt: -1, admitted: true}
 	c.mu.Lock()
 	if len(c.mu.txns) == 0 {
 		c.mu.idle = make(chan struct{})
@@ -898,6 +929,12 @@ func (c *Cluster) applyLocked() {
 				if fn := t.afterEnd; fn != nil {
 					t.afterEnd = nil
 					fn()
+				}
+				if t.admitted {
+					// Every replica is done with it (or out, its
+					// connections dropped): its slot goes to the next.
+					t.admitted = false
+					c.admit.release()
 				}
 			}
 			delete(c.mu.txns, a.Txn)

@@ -8,7 +8,6 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/shepherd-db/shepherd/internal/coord"
-	"github.com/shepherd-db/shepherd/internal/driver"
 	"github.com/shepherd-db/shepherd/internal/driver/fakeengine"
 	"github.com/shepherd-db/shepherd/internal/pgerr"
 )
@@ -30,7 +29,7 @@ func TestLosingWriteNeverCommits(t *testing.T) {
 			defer cancel()
 			loser := fc.engines[2]
 			loser.On(fakeengine.Exec, "INSERT INTO t").Fail(pgerr.UniqueViolation, "duplicate key value violates unique constraint")
-			txn := fc.Begin(driver.TxOptions{})
+			txn := begin(t, fc)
 			if _, err := txn.Exec(ctx, fc.stmt(t, "UPDATE t SET v = 1"), nil); err != nil {
 				t.Fatalf("update: %v", err)
 			}

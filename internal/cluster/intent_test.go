@@ -79,7 +79,7 @@ func TestShellDDLIntent(t *testing.T) {
 
 	// A crash right after the intent was written: it stays.
 	c.SetIntentHook(func(uint64) error { return errors.New("crash") })
-	txn := c.Begin(driver.TxOptions{})
+	txn := begin(t, c)
 	if _, err := txn.ExecSingle(ctx, dc.stmt(t, "CREATE TABLE z (a int)"), nil); err == nil {
 		t.Fatal("the statement went on past the crash")
 	}

@@ -8,7 +8,6 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/shepherd-db/shepherd/internal/driver"
 	"github.com/shepherd-db/shepherd/internal/driver/fakeengine"
 	"github.com/shepherd-db/shepherd/internal/pgerr"
 )
@@ -41,7 +40,7 @@ func TestShellSlowPrimary(t *testing.T) {
 	fc.engines[0].On(fakeengine.Exec, "UPDATE t").Block(latch).Times(1)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	txn := fc.Begin(driver.TxOptions{})
+	txn := begin(t, fc)
 	done := make(chan error, 1)
 	go func() {
 		_, err := txn.Exec(ctx, fc.stmt(t, "UPDATE t SET v = 5"), nil)
@@ -98,7 +97,7 @@ func TestShellHungSecondary(t *testing.T) {
 	waitUntil(t, "s2 shown unresponsive", func() bool { return fc.Replicas()[2].State == "unresponsive" })
 
 	commit := func(sql string) error {
-		txn := fc.Begin(driver.TxOptions{})
+		txn := begin(t, fc)
 		if _, err := txn.Exec(ctx, fc.stmt(t, sql), nil); err != nil {
 			txn.Rollback()
 			return err
@@ -117,7 +116,7 @@ func TestShellHungSecondary(t *testing.T) {
 	latch := fakeengine.NewLatch()
 	defer latch.Release()
 	fc.engines[1].On(fakeengine.Exec, "v = 7").Block(latch)
-	txn := fc.Begin(driver.TxOptions{})
+	txn := begin(t, fc)
 	if _, err := txn.Exec(ctx, fc.stmt(t, "UPDATE t SET v = 7"), nil); err != nil {
 		t.Fatalf("update: %v", err)
 	}
@@ -193,7 +192,7 @@ func TestShellSelectiveSilence(t *testing.T) {
 	fc.engines[0].On(fakeengine.Exec, "UPDATE t").Block(latch).Times(1)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	txn := fc.Begin(driver.TxOptions{})
+	txn := begin(t, fc)
 	done := make(chan error, 1)
 	go func() {
 		_, err := txn.Exec(ctx, fc.stmt(t, "UPDATE t SET v = 5"), nil)

@@ -9,7 +9,6 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/shepherd-db/shepherd/internal/coord"
-	"github.com/shepherd-db/shepherd/internal/driver"
 	"github.com/shepherd-db/shepherd/internal/driver/fakeengine"
 	"github.com/shepherd-db/shepherd/internal/pgerr"
 )
@@ -73,7 +72,7 @@ func primaryErrorInsert(t *testing.T, fc *fakeCluster, single bool) error {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	txn := fc.Begin(driver.TxOptions{})
+	txn := begin(t, fc)
 	defer txn.Rollback()
 	if single {
 		_, err := txn.ExecSingle(ctx, fc.stmt(t, "INSERT INTO t VALUES (1)"), nil)

@@ -80,7 +80,10 @@ func (dc *ddlCluster) stmt(t *testing.T, sql string) *sqlan.Stmt {
 
 // autocommit runs one statement and commits it.
 func autocommit(ctx context.Context, c *Cluster, st *sqlan.Stmt) error {
-	txn := c.Begin(driver.TxOptions{})
+	txn, err := c.Begin(ctx, driver.TxOptions{})
+	if err != nil {
+		return err
+	}
 	if _, err := txn.ExecSingle(ctx, st, nil); err != nil {
 		txn.Rollback()
 		return err

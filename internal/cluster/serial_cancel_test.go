@@ -8,7 +8,6 @@ import (
 
 	"github.com/shepherd-db/shepherd/internal/answer"
 	"github.com/shepherd-db/shepherd/internal/coord"
-	"github.com/shepherd-db/shepherd/internal/driver"
 	"github.com/shepherd-db/shepherd/internal/driver/fakeengine"
 )
 
@@ -40,7 +39,7 @@ func TestShellSerialCancelSplit(t *testing.T) {
 	defer held.Release()
 	fc.engines[2].On(fakeengine.Exec, update).Affects(1).Block(held)
 
-	txn := fc.Begin(driver.TxOptions{})
+	txn := begin(t, fc)
 	ctx, cancel := context.WithCancel(context.Background())
 	type result struct {
 		a   *answer.Answer
@@ -101,7 +100,7 @@ func TestShellSerialCancelCommit(t *testing.T) {
 	}
 	handled := make(chan struct{})
 	fc.cancelHandled = func(coord.Op) { close(handled) }
-	txn := fc.Begin(driver.TxOptions{})
+	txn := begin(t, fc)
 	if _, err := txn.Exec(context.Background(), fc.stmt(t, "UPDATE t SET v = 1"), nil); err != nil {
 		t.Fatal(err)
 	}

@@ -97,7 +97,7 @@ func TestShellVote(t *testing.T) {
 		e.On(fakeengine.Exec, "SELECT v FROM t").Rows([]string{"v"}, []string{"1"}, []string{"2"})
 	}
 	run := func() error {
-		txn := fc.Begin(driver.TxOptions{})
+		txn := begin(t, fc)
 		a, err := txn.Exec(ctx, fc.stmt(t, "SELECT v FROM t"), nil)
 		if err != nil {
 			t.Fatalf("select: %v", err)
@@ -144,7 +144,7 @@ func TestShellCancelCommit(t *testing.T) {
 	for _, e := range fc.engines[1:] {
 		e.On(fakeengine.Exec, "UPDATE t").Block(latch).Times(1)
 	}
-	txn := fc.Begin(driver.TxOptions{})
+	txn := begin(t, fc)
 	if _, err := txn.Exec(context.Background(), fc.stmt(t, "UPDATE t SET v = 1"), nil); err != nil {
 		t.Fatalf("update: %v", err)
 	}
@@ -190,13 +190,13 @@ func TestShellRerun(t *testing.T) {
 		e.On(fakeengine.Exec, "v = 20").Block(lock).Times(1)
 		e.On(fakeengine.Rollback, "").Do(func(fakeengine.Call) { lock.Release() })
 	}
-	a := fc.Begin(driver.TxOptions{})
+	a := begin(t, fc)
 	if _, err := a.Exec(ctx, fc.stmt(t, "UPDATE t SET v = 10"), nil); err != nil {
 		t.Fatalf("A: %v", err)
 	}
 	<-started
 	<-started // A holds its "lock" on both secondaries
-	b := fc.Begin(driver.TxOptions{})
+	b := begin(t, fc)
 	if _, err := b.Exec(ctx, fc.stmt(t, "UPDATE t SET v = 20"), nil); err != nil {
 		t.Fatalf("B: %v", err)
 	}
@@ -235,7 +235,7 @@ func TestShellSilentPrimary(t *testing.T) {
 	fc.engines[0].On(fakeengine.Exec, "shepherd_probe").Block(latch)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	txn := fc.Begin(driver.TxOptions{})
+	txn := begin(t, fc)
 	_, err := txn.Exec(ctx, fc.stmt(t, "UPDATE t SET v = 3"), nil)
 	if err == nil {
 		err = txn.Commit(ctx)
@@ -249,7 +249,7 @@ func TestShellSilentPrimary(t *testing.T) {
 	if len(views) != 2 || views[1].Primary == "p" {
 		t.Fatalf("views %+v, want a second view without p", views)
 	}
-	txn = fc.Begin(driver.TxOptions{})
+	txn = begin(t, fc)
 	if _, err := txn.Exec(ctx, fc.stmt(t, "SELECT 1"), nil); err != nil {
 		t.Fatalf("select on the new primary: %v", err)
 	}
@@ -273,7 +273,7 @@ func TestShellBrokenSecondary(t *testing.T) {
 	defer cancel()
 	fc.engines[2].On(fakeengine.Commit, "").Fail(pgerr.ConnectionFailure, "server closed the connection").Times(1)
 	for i := range 3 {
-		txn := fc.Begin(driver.TxOptions{})
+		txn := begin(t, fc)
 		if _, err := txn.Exec(ctx, fc.stmt(t, "UPDATE t SET v = 4"), nil); err != nil {
 			t.Fatalf("update %d: %v", i, err)
 		}
@@ -291,4 +291,16 @@ func TestShellBrokenSecondary(t *testing.T) {
 			t.Errorf("replica %d has %d connections open after Close", i, n)
 		}
 	}
+}
+
+// begin starts a transaction of c, which admits it at once.
+func begin(t testing.TB, c interface {
+	Begin(context.Context, driver.TxOptions) (*Txn, error)
+}) *Txn {
+	t.Helper()
+	txn, err := c.Begin(context.Background(), driver.TxOptions{})
+	if err != nil {
+		t.Fatalf("begin: %v", err)
+	}
+	return txn
 }

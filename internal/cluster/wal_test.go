@@ -84,7 +84,10 @@ func (w *walCluster) insert(a int, b string) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	txn := w.c.Begin(driver.TxOptions{})
+	txn, err := w.c.Begin(ctx, driver.TxOptions{})
+	if err != nil {
+		return err
+	}
 	args := []driver.Arg{{Type: answer.Int, Text: fmt.Sprint(a)}, {Type: answer.Text, Text: b}}
 	if _, err := txn.Exec(ctx, st, args); err != nil {
 		return fmt.Errorf("insert %d: %w", a, err)
@@ -281,7 +284,7 @@ func TestTxnWritesBounded(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	txn := w.c.Begin(driver.TxOptions{})
+	txn := begin(t, w.c)
 	failed := -1
 	for i := range 20 {
 		args := []driver.Arg{{Type: answer.Int, Text: fmt.Sprint(i)}, {Type: answer.Text, Text: strings.Repeat("x", 1000)}}

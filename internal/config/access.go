@@ -95,6 +95,22 @@ func (c *Config) Connections() int {
 	return c.MaxConnections
 }
 
+// DefaultMaxTransactions is MaxTransactions when unset. A transaction
+// holds one engine connection on each replica from its first statement
+// until every replica is done with it; shepherd's own work (liveness
+// probes, catch-up, repair, DDL intents, log-table trims) takes a few
+// more per replica. 64 stays clear of PostgreSQL's default
+// max_connections (100, 3 of them reserved) and MariaDB's (151).
+const DefaultMaxTransactions = 64
+
+// Transactions returns max_transactions with its default applied.
+func (c *Config) Transactions() int {
+	if c.MaxTransactions == 0 {
+		return DefaultMaxTransactions
+	}
+	return c.MaxTransactions
+}
+
 // DefaultReservedConnections is ReservedConnections when unset (but
 // fewer than max_connections): PostgreSQL's superuser_reserved_connections.
 const DefaultReservedConnections = 3
@@ -124,7 +140,7 @@ func (c *Config) Admins() (names map[string]bool, everyone bool) {
 	return names, false
 }
 
-// checkAccess validates [tls], max_connections and who may log in from
+// checkAccess validates [tls], max_connections, max_transactions and who may log in from
 // where.
 func (c *Config) checkAccess() error {
 	if _, err := c.TLS.Config(); err != nil {
@@ -133,6 +149,10 @@ func (c *Config) checkAccess() error {
 	if c.MaxConnections < 0 || c.MaxConnections > MaxConnectionsLimit {
 		return fieldErr("max_connections", "must be between 1 and %d (0 or unset: %d), not %d",
 			MaxConnectionsLimit, DefaultMaxConnections, c.MaxConnections)
+	}
+	if c.MaxTransactions < 0 || c.MaxTransactions > MaxConnectionsLimit {
+		return fieldErr("max_transactions", "must be between 1 and %d (0 or unset: %d), not %d",
+			MaxConnectionsLimit, DefaultMaxTransactions, c.MaxTransactions)
 	}
 	if r := c.ReservedConnections; r != nil && (*r < 0 || *r >= c.Connections()) {
 		return fieldErr("reserved_connections", "must be at least 0 and less than max_connections (%d), not %d", c.Connections(), *r)

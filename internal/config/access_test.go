@@ -62,6 +62,18 @@ func TestMaxConnections(t *testing.T) {
 			t.Errorf("max_connections = %s: %v", v, err)
 		}
 	}
+	// max_transactions: 64 unless set; 1 to MaxConnectionsLimit.
+	if c, err = Parse(good, drivers); err != nil || c.Transactions() != DefaultMaxTransactions {
+		t.Fatalf("default max_transactions: %v, %v", c, err)
+	}
+	if c, err = Parse(strings.Replace(good, "f = 1", "f = 1\nmax_transactions = 9", 1), drivers); err != nil || c.Transactions() != 9 {
+		t.Fatalf("max_transactions = 9: %v, %v", c, err)
+	}
+	for _, v := range []string{"-1", "2000000"} {
+		if _, err := Parse(strings.Replace(good, "f = 1", "f = 1\nmax_transactions = "+v, 1), drivers); err == nil || !strings.Contains(err.Error(), "max_transactions") {
+			t.Errorf("max_transactions = %s: %v", v, err)
+		}
+	}
 	// reserved_connections: 3 (PostgreSQL's superuser_reserved_connections)
 	// unless set, but fewer than max_connections; set, it must be.
 	for _, c := range []struct {

@@ -65,6 +65,10 @@ type Config struct {
 	MaxConnections int `toml:"max_connections"`
 	// ReservedConnections of them are kept for admin users (access.go).
 	ReservedConnections *int `toml:"reserved_connections"`
+	// MaxTransactions caps the client transactions live at once, each of
+	// which holds an engine connection on every replica; one more waits
+	// for a slot (access.go); 0 or unset means DefaultMaxTransactions.
+	MaxTransactions int `toml:"max_transactions"`
 	// ClientWriteTimeout bounds one write to a client that makes no
 	// progress (a client that never reads its answers would otherwise
 	// hold its transaction, locks and answer forever): a duration of at

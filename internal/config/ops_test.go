@@ -11,6 +11,14 @@ func TestDSNPassword(t *testing.T) {
 		{"postgres://u:secret@h:5432/db?sslmode=disable", "secret"},
 		{"postgres://u:p%40ss@h/db", "p@ss"},
 		{"postgres://u@h/db", ""},
+		{"postgres://u@h/db?password=s3cret", "s3cret"},
+		{"postgresql://h/db?user=u&password=s3cret&sslmode=disable", "s3cret"},
+		{"postgres://u@h/db?sslmode=disable&password=p%40ss", "p@ss"},
+		{"postgres://u@h/db?password=a%zz&x=1", "a%zz"},
+		{"postgres://h:5432/db?password=p@ss", "p@ss"},
+		{"postgres://u:p/ss@h/db", "p/ss"},
+		{"host=h user=u password = secret dbname=db", "secret"},
+		{"u:p@ss@tcp(h:3306)/db?loc=a/b", "p@ss"},
 		{"host=h user=u password=secret dbname=db", "secret"},
 		{"host=h password='se cr\\'et' dbname=db", "se cr'et"},
 		{"u:secret@tcp(127.0.0.1:3306)/db?parseTime=true", "secret"},
@@ -30,15 +38,16 @@ func TestSecrets(t *testing.T) {
 		Replicas: []Replica{
 			{Name: "pg", DSN: "postgres://u:p%40ss@h/db"},
 			{Name: "lite", DSN: "lite.db"},
+			{Name: "pgq", DSN: "postgresql://h/db?user=u&password=s3cret"},
 		},
 	}
 	got := c.Secrets()
-	for _, want := range []string{"postgres://u:p%40ss@h/db", "p@ss", "p%40ss", "pw-a"} {
+	for _, want := range []string{"postgres://u:p%40ss@h/db", "p@ss", "p%40ss", "pw-a", "s3cret", "postgresql://h/db?user=u&password=s3cret"} {
 		if !slices.Contains(got, want) {
 			t.Errorf("Secrets() = %q, lacks %q", got, want)
 		}
 	}
-	if got[0] != c.Replicas[0].DSN || slices.Contains(got, "lite.db") || slices.Contains(got, "") {
+	if got[0] != c.Replicas[2].DSN || slices.Contains(got, "lite.db") || slices.Contains(got, "") {
 		t.Errorf("Secrets() = %q: want the DSN first, no DSN without a password, nothing empty", got)
 	}
 }

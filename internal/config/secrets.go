@@ -40,18 +40,31 @@ func (c *Config) Secrets() []string {
 // form), quoted or not.
 var keywordPassword = regexp.MustCompile(`(?i)(?:^|\s)password\s*=\s*('(?:[^'\\]|\\.)*'|\S+)`)
 
+// queryPassword finds password=... among a URL's query parameters
+// (postgres://h/db?user=u&password=p, which libpq accepts too).
+var queryPassword = regexp.MustCompile(`(?i)[?&]password=([^&#]*)`)
+
 // DSNPassword returns the password a DSN holds, "" if none: a URL's
-// (postgres://u:p@h/db), a keyword/value DSN's (password=p) or a
-// go-sql-driver/mysql DSN's (u:p@tcp(h)/db).
+// (postgres://u:p@h/db or postgres://h/db?password=p), a keyword/value
+// DSN's (password=p) or a go-sql-driver/mysql DSN's (u:p@tcp(h)/db).
 func DSNPassword(dsn string) string {
 	if strings.Contains(dsn, "://") {
-		if u, err := url.Parse(dsn); err == nil && u.User != nil {
-			pw, _ := u.User.Password()
+		if u, err := url.Parse(dsn); err == nil {
+			if pw, ok := u.User.Password(); ok {
+				return pw
+			}
+		} else if pw := u2Password(dsn); pw != "" {
 			return pw
 		}
-		if pw := u2Password(dsn); pw != "" {
-			return pw
+		// The query is read raw: url.Values drops a pair it cannot
+		// unescape, and its password must still be found.
+		if m := queryPassword.FindStringSubmatch(dsn); m != nil {
+			if pw, err := url.QueryUnescape(m[1]); err == nil {
+				return pw
+			}
+			return m[1]
 		}
+		return ""
 	}
 	if m := keywordPassword.FindStringSubmatch(dsn); m != nil {
 		pw := m[1]

@@ -212,7 +212,20 @@ func (w *writer) canonicalArrayExpr(n *pg_query.Node, t string) bool {
 			w.canonicalArrayExpr(n.GetTypeCast().Arg, t)
 	case n.GetAArrayExpr() != nil:
 		ct := w.constructorType(n.GetAArrayExpr())
-		return ct == t || ct != "" && isInt(schema.ArrayElement(ct)) && isInt(schema.ArrayElement(t))
+		if ct == t {
+			return true
+		}
+		if ct == "" || !isInt(schema.ArrayElement(ct)) || !isInt(schema.ArrayElement(t)) {
+			return false
+		}
+		if intBits[schema.ArrayElement(t)] < intBits[schema.ArrayElement(ct)] {
+			// Written as its own type (expr): its elements are checked
+			// against the narrower column type here, failing as
+			// PostgreSQL's cast does (22003) before any replica stores
+			// a value PostgreSQL refuses.
+			w.arrayConstructor(n.GetAArrayExpr(), t)
+		}
+		return true
 	case n.GetFuncCall() != nil:
 		name := schema.FuncName(n.GetFuncCall())
 		return (name == "array_agg" || name == "string_to_array") && w.typeOf(n) == t
@@ -282,6 +295,7 @@ func (w *writer) arrayConstructor(a *pg_query.A_ArrayExpr, t string) string {
 		}
 		c := e.GetAConst()
 		var text string
+		number := false
 		switch {
 		case c == nil:
 			if e.GetAArrayExpr() != nil {
@@ -294,8 +308,15 @@ func (w *writer) arrayConstructor(a *pg_query.A_ArrayExpr, t string) string {
 			text = c.GetSval().Sval
 		case c.GetIval() != nil && isInt(elem):
 			text = strconv.FormatInt(int64(c.GetIval().Ival), 10)
+			number = true
 		case c.GetFval() != nil && isInt(elem):
 			text = c.GetFval().Fval // an integer beyond int4: checked below
+			if strings.ContainsAny(text, ".eE") {
+				// PostgreSQL rounds a numeric element (ARRAY[1.5]
+				// is {2} in an integer[] column).
+				w.refuse("ARRAY[...] of non-integer constants where %s is expected", arrayTypeName(t))
+			}
+			number = true
 		case c.GetBoolval() != nil && elem == "bool":
 			text = strconv.FormatBool(c.GetBoolval().Boolval)
 		default:
@@ -305,6 +326,11 @@ func (w *writer) arrayConstructor(a *pg_query.A_ArrayExpr, t string) string {
 		if err != nil {
 			var pe *pgerr.Error
 			errors.As(err, &pe)
+			if number && pe.Code == pgerr.NumericValueOutOfRange {
+				// A number is cast to the element type, not read as
+				// text: PostgreSQL's cast message.
+				pe = pgerr.New(pgerr.NumericValueOutOfRange, "%s out of range", pgTypeWords[elem])
+			}
 			panic(failure{pe})
 		}
 		items[i] = &v
@@ -319,6 +345,9 @@ func arrayTypeName(t string) string {
 	}
 	return schema.ArrayElement(t) + "[]"
 }
+
+// intBits are the integer types' widths.
+var intBits = map[string]int{"int2": 16, "int4": 32, "int8": 64}
 
 var pgTypeWords = map[string]string{"int2": "smallint", "int4": "integer", "int8": "bigint", "bool": "boolean", "text": "text", "varchar": "character varying"}
 
@@ -517,12 +546,14 @@ func (w *writer) arrayFunc(name string, fc *pg_query.FuncCall) bool {
 			return true
 		}
 		// MariaDB: the commas outside quoted elements, plus one; an
-		// empty array has no length (array_length) or 0 elements.
+		// empty array, or a dimension other than 1 or NULL, has no
+		// length (array_length) or 0 elements.
 		w.repeated(a[0], 2, func() {})
 		w.str("(CASE WHEN ")
 		if name == "array_length" {
+			w.str("COALESCE(")
 			w.typed(a[1], "int4")
-			w.str(" <> 1 OR ")
+			w.str(" <> 1, TRUE) OR ")
 		}
 		w.arrayValue(a[0], t)
 		w.str(" = '{}' THEN ")

@@ -747,6 +747,26 @@ func (w *writer) alterTable(at *pg_query.AlterTableStmt) {
 	}
 	w.pushTable(at.Relation, nil)
 	defer w.popScope()
+	// SQLite does not drop a column an index names (among its columns,
+	// or in its WHERE); PostgreSQL drops the index with the column.
+	var dropped []string
+	if cmd := at.Cmds[0].GetAlterTableCmd(); w.lite() && table != nil && cmd.Subtype == pg_query.AlterTableType_AT_DropColumn && table.Column(cmd.Name) != nil {
+		for ix, t := range w.schema.Indexes {
+			if t == table.Name && w.schema.IndexNames(ix, cmd.Name) {
+				dropped = append(dropped, ix)
+			}
+		}
+		slices.Sort(dropped)
+	}
+	if len(dropped) > 0 {
+		w.str("SAVEPOINT " + rebuildTable + "; ")
+		for _, ix := range dropped {
+			w.str("DROP INDEX ")
+			w.ident(ix)
+			w.str("; ")
+		}
+		defer w.str("; RELEASE " + rebuildTable)
+	}
 	w.str("ALTER TABLE ")
 	w.tableName(at.Relation)
 	w.str(" ")

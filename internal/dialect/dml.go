@@ -93,6 +93,7 @@ func (w *writer) insertStmt(ins *pg_query.InsertStmt) {
 		}
 		w.checkArraySelect(sel, types)
 		w.checkJSONBSelect(sel, types)
+		w.checkDuckSelect(sel, types)
 		w.str(" ")
 		if w.numericTargets(types) || w.checkedTargets(types) && (len(ins.Cols) > 0 || !selectsStar(sel)) && len(sel.SortClause) == 0 {
 			w.roundedSelect(sel, types, len(ins.Cols))
@@ -262,6 +263,9 @@ func (w *writer) assigned(n *pg_query.Node, c *schema.Column) {
 // as PostgreSQL's assignment to the column does. (An INSERT ... SELECT's
 // values are not checked.)
 func (w *writer) stored(n *pg_query.Node, c *schema.Column) {
+	if w.duck && c != nil && c.Type == "numeric" && strings.HasPrefix(w.typeOf(n), "float") {
+		w.refuseFloatIntoNumeric(c)
+	}
 	if c == nil || !w.lite() || n.GetSetToDefault() != nil {
 		w.assigned(n, c)
 		return
@@ -295,8 +299,18 @@ func (w *writer) stored(n *pg_query.Node, c *schema.Column) {
 	// ROUND would take a large one through a double.)
 	if isInt(c.Type) && (k == nil || k.GetFval() != nil && strings.ContainsAny(k.GetFval().Fval, ".eE")) {
 		switch t := w.typeOf(n); {
+		case k != nil:
+			// A numeric constant is rounded here, exactly: SQLite's
+			// ROUND goes through a double (0.49999999999999999 is 0.5
+			// there, and rounds to 1).
+			w.str(w.roundedConstant(k.GetFval().Fval, c.Type))
+			return
 		case t == "numeric":
-			round = "ROUND"
+			// SQLite's numeric values are doubles; shepherd_numeric
+			// rounds the decimal of their 15 significant digits (as
+			// PostgreSQL reads a double as numeric) half away from
+			// zero, exactly, where ROUND adds 0.5 in double arithmetic.
+			round = numericFunction
 		case strings.HasPrefix(t, "float"):
 			round = roundEvenFunction
 		}
@@ -308,11 +322,19 @@ func (w *writer) stored(n *pg_query.Node, c *schema.Column) {
 	if check != "" {
 		w.str(check + "(")
 	}
-	if round != "" {
+	switch round {
+	case numericFunction:
+		w.str(round + "(")
+	case roundEvenFunction:
 		w.str("CAST(" + round + "(")
 	}
 	w.typed(n, c.Type)
-	if round != "" {
+	switch round {
+	case numericFunction:
+		// 18 digits: every result fits a bigint (and is an integer); a
+		// larger one fails with 22003, as most of them do on PostgreSQL.
+		w.str(", 18, 0)")
+	case roundEvenFunction:
 		w.str(") AS INTEGER)")
 	}
 	if check != "" {
@@ -691,4 +713,94 @@ func (w *writer) referencingFirst(rvs []*pg_query.RangeVar) []*pg_query.RangeVar
 		place(rv.Relname)
 	}
 	return out
+}
+
+// roundedConstant is the numeric constant v (as PostgreSQL's parser
+// gives it: digits, a point, an exponent) rounded half away from zero
+// to an integer, exactly, as PostgreSQL stores it into an integer column
+// of type t; out of t's range it fails as PostgreSQL fails (22003).
+func (w *writer) roundedConstant(v, t string) string {
+	mant, exp, hasExp := strings.Cut(strings.ToLower(v), "e")
+	neg := strings.HasPrefix(mant, "-")
+	mant = strings.TrimLeft(mant, "+-")
+	ip, fp, _ := strings.Cut(mant, ".")
+	zero := strings.Trim(ip+fp, "0") == ""
+	if hasExp && !zero {
+		e, err := strconv.Atoi(exp)
+		switch {
+		case err != nil || e > 400:
+			w.fail(pgerr.NumericValueOutOfRange, "%s out of range", pgTypeWord(t))
+		case e < -400:
+			ip, fp = "0", ""
+		case e > 0:
+			fp += strings.Repeat("0", e)
+			ip, fp = ip+fp[:e], fp[e:]
+		case e < 0:
+			ip = strings.Repeat("0", -e) + ip
+			ip, fp = ip[:len(ip)+e], ip[len(ip)+e:]+fp
+		}
+	}
+	if zero {
+		ip, fp = "0", ""
+	}
+	if neg {
+		ip = "-" + ip
+	}
+	r, ok := roundDecimal(ip+"."+fp, 0)
+	if !ok {
+		w.refuse("numeric constant %q", v)
+	}
+	bits := map[string]int{"int2": 16, "int4": 32, "int8": 64}[t]
+	if _, err := strconv.ParseInt(r, 10, bits); err != nil {
+		w.fail(pgerr.NumericValueOutOfRange, "%s out of range", pgTypeWord(t))
+	}
+	return r
+}
+
+// refuseFloatIntoNumeric refuses, for DuckDB, a float stored into
+// numeric column c: DuckDB rounds the binary value to the column's scale
+// (1.005 to 1.00), PostgreSQL the float's shortest decimal (to 1.01).
+func (w *writer) refuseFloatIntoNumeric(c *schema.Column) {
+	w.refuse("a float value stored into numeric column %q (DuckDB rounds it otherwise; cast it to numeric first)", c.Name)
+}
+
+// checkDuckSelect refuses, for DuckDB, an INSERT ... SELECT of a float
+// into a numeric column (see refuseFloatIntoNumeric).
+func (w *writer) checkDuckSelect(sel *pg_query.SelectStmt, types []*schema.Column) {
+	if !w.duck || sel == nil {
+		return
+	}
+	numeric := false
+	for _, c := range types {
+		numeric = numeric || c != nil && c.Type == "numeric"
+	}
+	if !numeric {
+		return
+	}
+	check := func(i int, v *pg_query.Node) {
+		if i < len(types) && types[i] != nil && types[i].Type == "numeric" && strings.HasPrefix(w.typeOf(v), "float") {
+			w.refuseFloatIntoNumeric(types[i])
+		}
+	}
+	switch {
+	case sel.Op != pg_query.SetOperation_SETOP_NONE:
+		w.checkDuckSelect(sel.Larg, types)
+		w.checkDuckSelect(sel.Rarg, types)
+	case len(sel.ValuesLists) > 0:
+		for _, r := range sel.ValuesLists {
+			for i, v := range r.GetList().GetItems() {
+				check(i, v)
+			}
+		}
+	default:
+		w.pushScope(sel.FromClause)
+		defer w.popScope()
+		for i, t := range sel.TargetList {
+			v := t.GetResTarget().GetVal()
+			if cr := v.GetColumnRef(); cr != nil && cr.Fields[len(cr.Fields)-1].GetAStar() != nil {
+				w.refuse("INSERT ... SELECT * into numeric columns (list the columns)")
+			}
+			check(i, v)
+		}
+	}
 }

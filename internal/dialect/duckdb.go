@@ -606,6 +606,12 @@ func (d *duck) typeName(t *pg_query.TypeName) {
 		if p := t.Typmods[0].GetAConst().GetIval().GetIval(); p > 38 {
 			d.refuse("numeric of more than 38 digits")
 		}
+	case "varchar":
+		// DuckDB neither fails a longer value nor cuts trailing
+		// spaces to n, as PostgreSQL's varchar(n) does.
+		if len(t.Typmods) > 0 {
+			d.refuse("varchar(n) (DuckDB does not hold values to n characters; use text or varchar)")
+		}
 	case "serial", "serial4":
 		t.Names = []*pg_query.Node{pg_query.MakeStrNode("int4")}
 	case "bigserial", "serial8":

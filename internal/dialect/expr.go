@@ -662,10 +662,12 @@ func (w *writer) divide(l, r *pg_query.Node, lt, rt string) {
 		w.divisor(l, r)
 		w.str(")")
 	case isNumber(lt) && isNumber(rt) && (!isInt(lt) || !isInt(rt)):
-		if w.rounding == 0 && !strings.HasPrefix(lt, "float") && !strings.HasPrefix(rt, "float") {
+		if w.rounding == 0 && !strings.HasPrefix(lt, "float") && !strings.HasPrefix(rt, "float") && !nullValued(l) && !nullValued(r) {
 			// PostgreSQL gives at least 16 significant digits, chosen by
 			// the operands' magnitudes; the others give other digits.
-			// Once rounded to a stated scale, all agree.
+			// Once rounded to a stated scale, all agree. A NULL
+			// operand makes the quotient NULL everywhere (division is
+			// strict, NULL / 0 too).
 			w.refuse("numeric division whose result is not rounded (PostgreSQL's digits depend on the values); round it, e.g. round(a / b, 4), or cast it to numeric(p,s)")
 		}
 		w.str("(")
@@ -682,6 +684,25 @@ func (w *writer) divide(l, r *pg_query.Node, lt, rt string) {
 	default:
 		w.refuse("division whose operand types shepherd cannot tell (add a cast, e.g. x::numeric / y)")
 	}
+}
+
+// nullValued reports whether n is NULL whatever the values: a NULL
+// constant, cast or signed, or arithmetic (strict: + - * / %) with such
+// an operand.
+func nullValued(n *pg_query.Node) bool {
+	switch {
+	case isNullConst(n):
+		return true
+	case n.GetTypeCast() != nil:
+		return nullValued(n.GetTypeCast().Arg)
+	case n.GetAExpr() != nil && n.GetAExpr().Kind == pg_query.A_Expr_Kind_AEXPR_OP:
+		e := n.GetAExpr()
+		switch schema.OpName(e.Name) {
+		case "+", "-", "*", "/", "%":
+			return e.Lexpr != nil && nullValued(e.Lexpr) || nullValued(e.Rexpr)
+		}
+	}
+	return false
 }
 
 // divisor writes the right operand r of /, % and mod() of l. PostgreSQL

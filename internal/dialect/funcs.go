@@ -80,7 +80,7 @@ func (w *writer) funcCall(fc *pg_query.FuncCall) {
 		// An ORDER BY item that is avg() itself sorts by the engine's
 		// average: the order is PostgreSQL's but for averages closer
 		// than the engine's digits tell apart.
-		w.refuse("avg() of integer or numeric values inside an expression, a condition, a window or a subquery (exact only as a result column, round(avg(x), n), avg(x) op a constant or an ORDER BY item)")
+		w.refuse("avg() of integer or numeric values inside an expression, a condition, a window or a subquery (exact only as a result column, round(avg(x), n), + - * with integers and constants, / by a constant or an ORDER BY item)")
 	case name == "sum" && n == 1 && w.lite() && fc.Over == nil && w.typeOf(fc.Args[0]) == "int8":
 		// PostgreSQL sums bigints exactly (numeric); SQLite's SUM fails
 		// once a partial sum leaves the 64-bit range. shepherd_sum adds

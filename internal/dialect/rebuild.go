@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/shepherd-db/shepherd/internal/pgerr"
 	"github.com/shepherd-db/shepherd/internal/schema"
@@ -296,6 +297,19 @@ func (w *writer) remadeIndex(ix, table, what string) *pg_query.IndexStmt {
 	renamed := len(elems) != len(cols)
 	for i := 0; !renamed && i < len(elems); i++ {
 		renamed = elems[i].Name != cols[i]
+	}
+	// A WHERE recorded before shepherd renamed the columns a
+	// definition names (see schema.Snapshot.IndexNames) may name one
+	// the table no longer has: refused rather than failing with 42703.
+	if t := w.schema.Table(table); t != nil && stmt.WhereClause != nil {
+		walk(stmt.WhereClause.ProtoReflect(), func(m protoreflect.Message) bool {
+			if cr, ok := m.Interface().(*pg_query.ColumnRef); ok && len(cr.Fields) > 0 {
+				if s := cr.Fields[len(cr.Fields)-1].GetString_(); s != nil && t.Column(s.Sval) == nil {
+					renamed = true
+				}
+			}
+			return true
+		})
 	}
 	if renamed {
 		if stmt.WhereClause != nil || len(elems) != len(cols) {

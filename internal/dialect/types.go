@@ -460,10 +460,26 @@ func (w *writer) cast(tc *pg_query.TypeCast) {
 			return
 		}
 		// PostgreSQL rounds to the nearest integer; SQLite's CAST
-		// truncates.
-		w.str("CAST(ROUND(")
-		w.expr(tc.Arg)
-		w.str(") AS INTEGER)")
+		// truncates, and its ROUND adds 0.5 in double arithmetic
+		// (0.49999999999999999 is 0.5 there). A numeric constant is
+		// rounded here, exactly, half away from zero; a numeric value
+		// by shepherd_numeric (see stored); a float half to even.
+		switch k := tc.Arg.GetAConst(); {
+		case k != nil && k.GetFval() != nil:
+			w.str(w.roundedConstant(k.GetFval().Fval, t))
+		case src == "numeric":
+			w.str(numericFunction + "(")
+			w.expr(tc.Arg)
+			w.str(", 18, 0)")
+		case strings.HasPrefix(src, "float"):
+			w.str("CAST(" + roundEvenFunction + "(")
+			w.expr(tc.Arg)
+			w.str(") AS INTEGER)")
+		default:
+			w.str("CAST(ROUND(")
+			w.expr(tc.Arg)
+			w.str(") AS INTEGER)")
+		}
 	case t == "numeric":
 		if len(mods) > 0 {
 			// Rounded exactly, half away from zero, and 22003 when too

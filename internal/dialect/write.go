@@ -53,7 +53,21 @@ type failure struct{ err *pgerr.Error }
 // the tables the statement may use (nil: none known). The error is a
 // *pgerr.Error with SQLSTATE 0A000 naming the construct and the dialect.
 func Write(n *pg_query.Node, d driver.Dialect, s *schema.Snapshot) (form Form, err error) {
-	w := &writer{d: d, schema: s}
+	return write(&writer{d: d, schema: s}, n)
+}
+
+// CheckDuckDB refuses (0A000) the writes of statement n that DuckDB would
+// store otherwise than PostgreSQL and that only the types of columns and
+// expressions tell (a float stored into a numeric column), and whatever
+// the SQLite writer refuses: DuckDB computes in binary floating point as
+// SQLite does (see DuckDB).
+func CheckDuckDB(n *pg_query.Node, s *schema.Snapshot) error {
+	_, err := write(&writer{d: driver.SQLite, schema: s, duck: true}, n)
+	return err
+}
+
+func write(w *writer, n *pg_query.Node) (form Form, err error) {
+	d := w.d
 	defer func() {
 		if r := recover(); r != nil {
 			if f, ok := r.(failure); ok {
@@ -94,7 +108,10 @@ func dialectName(d driver.Dialect) string {
 // writer prints one statement. Constructs it cannot print panic with a
 // refusal, which Write turns into the statement's error.
 type writer struct {
-	d         driver.Dialect
+	d driver.Dialect
+	// duck: the SQLite text is written only to check the statement for
+	// DuckDB replicas (see CheckDuckDB).
+	duck      bool
 	schema    *schema.Snapshot
 	b         strings.Builder
 	params    []int

@@ -57,6 +57,9 @@ type Snapshot struct {
 	ViewChanges int
 	// Active counts the live transactions.
 	Active int
+	// Waiting counts the client transactions waiting for a slot of
+	// max_transactions.
+	Waiting int
 	// RepairPasses counts compare passes made; Repairs is per replica.
 	RepairPasses int
 	Repairs      []Repair
@@ -234,6 +237,8 @@ var (
 		"Times the primary was replaced (cbs, ss).", nil, nil)
 	descActive = prometheus.NewDesc("shepherd_transactions_active",
 		"Live transactions (clients' and compare passes').", nil, nil)
+	descWaiting = prometheus.NewDesc("shepherd_transactions_waiting",
+		"Client transactions waiting for a slot of max_transactions.", nil, nil)
 	descPasses = prometheus.NewDesc("shepherd_repair_passes_total",
 		"Compare-and-repair passes made (background and on demand).", nil, nil)
 	descFindings = prometheus.NewDesc("shepherd_repair_findings_total",
@@ -244,7 +249,7 @@ var (
 // Describe implements prometheus.Collector.
 func (c *snapshotCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descState, descPrimary, descWon, descLost, descReruns, descDigests,
-		descLagTxns, descLagSeconds, descViews, descActive, descPasses, descFindings} {
+		descLagTxns, descLagSeconds, descViews, descActive, descWaiting, descPasses, descFindings} {
 		ch <- d
 	}
 }
@@ -274,6 +279,7 @@ func (c *snapshotCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(descViews, prometheus.CounterValue, float64(s.ViewChanges))
 	ch <- prometheus.MustNewConstMetric(descActive, prometheus.GaugeValue, float64(s.Active))
+	ch <- prometheus.MustNewConstMetric(descWaiting, prometheus.GaugeValue, float64(s.Waiting))
 	ch <- prometheus.MustNewConstMetric(descPasses, prometheus.CounterValue, float64(s.RepairPasses))
 	for _, r := range s.Repairs {
 		ch <- prometheus.MustNewConstMetric(descFindings, prometheus.CounterValue, float64(r.Repaired), r.Replica, "repaired")

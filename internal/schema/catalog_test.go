@@ -242,3 +242,30 @@ func TestPendingBlock(t *testing.T) {
 		t.Errorf("n after CommitBlock: %d, want at least 5", v)
 	}
 }
+
+// TestIndexColumnChanges: an index whose WHERE or expression names a
+// dropped column goes with it, as on PostgreSQL; a renamed column is
+// renamed in the recorded definitions' WHERE and expressions too.
+func TestIndexColumnChanges(t *testing.T) {
+	c, _ := Open("")
+	apply(t, c, "CREATE TABLE u (id int PRIMARY KEY, a int, b text, c int)")
+	apply(t, c, "CREATE UNIQUE INDEX u_a ON u (a) WHERE c > 0")
+	apply(t, c, "CREATE INDEX u_e ON u ((a + c))")
+	apply(t, c, "CREATE INDEX u_b ON u (a) WHERE b <> 'z' AND u.b IS NOT NULL")
+	apply(t, c, "CREATE INDEX u_id ON u (id)")
+	apply(t, c, "ALTER TABLE u DROP COLUMN c")
+	s := c.Snapshot()
+	for _, ix := range []string{"u_a", "u_e"} {
+		if _, ok := s.Indexes[ix]; ok || s.IndexDefs[ix] != "" {
+			t.Errorf("index %s kept after its column was dropped", ix)
+		}
+	}
+	apply(t, c, "ALTER TABLE u RENAME COLUMN b TO bb")
+	s = c.Snapshot()
+	if want := "CREATE INDEX u_b ON u USING btree (a) WHERE bb <> 'z' AND u.bb IS NOT NULL"; s.IndexDefs["u_b"] != want {
+		t.Errorf("u_b after the rename: %q; want %q", s.IndexDefs["u_b"], want)
+	}
+	if !s.IndexNames("u_b", "bb") || s.IndexNames("u_b", "b") || !s.IndexNames("u_id", "id") {
+		t.Error("IndexNames does not follow the definition")
+	}
+}

@@ -384,7 +384,7 @@ func (s *Snapshot) Apply(n *pg_query.Node) (*Snapshot, error) {
 					t.Key = nil
 				}
 				for ix, tn := range next.Indexes {
-					if tn == t.Name && slices.Contains(next.IndexColumns[ix], cmd.Name) {
+					if tn == t.Name && next.IndexNames(ix, cmd.Name) {
 						delete(next.Indexes, ix)
 						delete(next.IndexColumns, ix)
 						delete(next.UniqueIndexes, ix)
@@ -478,6 +478,15 @@ func (s *Snapshot) Apply(n *pg_query.Node) (*Snapshot, error) {
 			for ix, tn := range next.Indexes {
 				if tn == t.Name {
 					next.IndexColumns[ix] = renameIn(next.IndexColumns[ix], r.Subname, r.Newname)
+					// So is its definition, WHERE and expressions too,
+					// which a rebuild on SQLite makes the index by again.
+					if def, ok := editIndexDef(next.IndexDefs[ix], func(name *string) {
+						if *name == r.Subname {
+							*name = r.Newname
+						}
+					}); ok {
+						next.IndexDefs[ix] = def
+					}
 				}
 			}
 			t.Constraints = renameConstraintColumn(t.Constraints, true, t.Name, r.Subname, r.Newname)
@@ -639,3 +648,48 @@ var parseVersion = func() int32 {
 	}
 	return t.Version
 }()
+
+// IndexNames reports whether index ix names column col: among its
+// columns, or in its recorded definition's expressions or WHERE (see
+// Snapshot.IndexDefs). PostgreSQL drops such an index with the column.
+func (s *Snapshot) IndexNames(ix, col string) bool {
+	if slices.Contains(s.IndexColumns[ix], col) {
+		return true
+	}
+	found := false
+	editIndexDef(s.IndexDefs[ix], func(names *string) {
+		found = found || *names == col
+	})
+	return found
+}
+
+// editIndexDef calls edit with every column name CREATE INDEX statement
+// def names (its columns, and the columns its expressions and WHERE
+// read) and returns the statement written back after the edits; ok is
+// false when def does not read back.
+func editIndexDef(def string, edit func(name *string)) (string, bool) {
+	if def == "" {
+		return "", false
+	}
+	tree, err := pg_query.Parse(def)
+	if err != nil || len(tree.Stmts) != 1 || tree.Stmts[0].Stmt.GetIndexStmt() == nil {
+		return "", false
+	}
+	pgtree.Walk(tree.Stmts[0].Stmt.ProtoReflect(), func(m protoreflect.Message) bool {
+		switch x := m.Interface().(type) {
+		case *pg_query.IndexElem:
+			if x.Name != "" {
+				edit(&x.Name)
+			}
+		case *pg_query.ColumnRef:
+			if len(x.Fields) > 0 {
+				if s := x.Fields[len(x.Fields)-1].GetString_(); s != nil {
+					edit(&s.Sval)
+				}
+			}
+		}
+		return true
+	})
+	text, err := pg_query.Deparse(tree)
+	return text, err == nil
+}

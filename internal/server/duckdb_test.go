@@ -75,3 +75,37 @@ func TestEmbeddedDiverse(t *testing.T) {
 	assertReplicas(t, addr, 3)
 	assertSameTables(t, cfg)
 }
+
+// TestEmbeddedDiverseAssignments: what DuckDB would store otherwise than
+// PostgreSQL is refused on the diverse embedded cluster (0A000): a
+// varchar(n) column or cast (DuckDB neither cuts trailing spaces to n nor
+// fails a longer value), and a float stored into a numeric column
+// (DuckDB rounds the binary value, 1.005 to 1.00, PostgreSQL its
+// shortest decimal, to 1.01). A numeric stored there is stored alike.
+func TestEmbeddedDiverseAssignments(t *testing.T) {
+	cfg := config.EmbeddedWith(config.EmbeddedDiverse())
+	cfg.Listen = "127.0.0.1:0"
+	cfg.DataDir = t.TempDir()
+	addr, _ := start(t, cfg)
+	ctx := context.Background()
+	c := connect(t, addr, "app")
+	mustExec(t, c, "CREATE TABLE dn (id int PRIMARY KEY, n numeric(5,2), f float8)")
+	mustExec(t, c, "INSERT INTO dn VALUES (1, 1.005, 1.005)")
+	for _, sql := range []string{
+		"CREATE TABLE dv (id int PRIMARY KEY, v varchar(3))",
+		"SELECT 'ab    '::varchar(3)",
+		"UPDATE dn SET n = f",
+		"INSERT INTO dn (id, n) VALUES (2, 1.005::float8)",
+		"INSERT INTO dn (id, n) SELECT 3, f FROM dn WHERE id = 1",
+	} {
+		if _, err := c.Exec(ctx, sql); sqlstate(err) != "0A000" {
+			t.Errorf("%s: %v; want 0A000", sql, err)
+		}
+	}
+	var n string
+	if err := c.QueryRow(ctx, "SELECT n::text FROM dn WHERE id = 1").Scan(&n); err != nil || n != "1.01" {
+		t.Errorf("numeric 1.005 stored into numeric(5,2): %q, %v; want 1.01", n, err)
+	}
+	assertReplicas(t, addr, 3)
+	assertSameTables(t, cfg)
+}

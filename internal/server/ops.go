@@ -125,6 +125,7 @@ func (s *Server) snapshot() metrics.Snapshot {
 	var snap metrics.Snapshot
 	snap.Replicas, snap.ViewChanges = s.cluster.Metrics()
 	snap.Active = s.cluster.Active()
+	_, snap.Waiting = s.cluster.Admitted()
 	snap.RepairPasses = s.repair.Status().Passes
 	for _, r := range s.cfg.Replicas {
 		repaired, left := s.repair.Totals(r.Name)
@@ -236,6 +237,7 @@ func (s *Server) Reload(cfg *config.Config) error {
 		s.front.SetWriteTimeout(d)
 	}
 	s.shared.SetCursorMemory(cfg.CursorMemory())
+	s.cluster.SetMaxTransactions(cfg.Transactions())
 	for _, e := range s.engines {
 		s.setFaults(e, cfg)
 	}
@@ -243,6 +245,7 @@ func (s *Server) Reload(cfg *config.Config) error {
 		s.dbs.mu.Lock()
 		for _, d := range s.dbs.open {
 			d.srv.shared.SetCursorMemory(cfg.CursorMemory())
+			d.srv.cluster.SetMaxTransactions(cfg.Transactions())
 			for _, e := range d.srv.engines {
 				s.setFaults(e, cfg)
 			}

@@ -12,8 +12,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/shepherd-db/shepherd/internal/config"
 	"github.com/shepherd-db/shepherd/internal/driver"
@@ -422,4 +424,62 @@ func TestMetricsRepairFindings(t *testing.T) {
 			got[`shepherd_repair_findings_total{outcome="repaired",replica="lite2"}`],
 			got[`shepherd_repair_findings_total{outcome="repaired",replica="lite1"}`], got[`shepherd_repair_passes_total`])
 	}
+}
+
+// TestMaxTransactionsLive: with max_transactions 1, a transaction waits
+// while another holds the slot (shepherd_transactions_waiting shows it);
+// one waiting past its statement_timeout gets PostgreSQL's 57014; a
+// reload raising the cap lets the waiter in at once.
+func TestMaxTransactionsLive(t *testing.T) {
+	cfg := embedded(t)
+	cfg.MaxTransactions = 1
+	cfg.Metrics.Listen = "127.0.0.1:0"
+	addr, srv := start(t, cfg)
+	ctx := context.Background()
+	a := connect(t, addr, "app")
+	mustExec(t, a, "CREATE TABLE mt (id int PRIMARY KEY)")
+	mustExec(t, a, "BEGIN")
+	mustExec(t, a, "INSERT INTO mt VALUES (1)")
+
+	c := connect(t, addr, "app")
+	mustExec(t, c, "SET statement_timeout = '100ms'")
+	_, err := c.Exec(ctx, "SELECT count(*) FROM mt")
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "57014" || pe.Message != "canceling statement due to statement timeout" {
+		t.Fatalf("waiting past statement_timeout: %v, want 57014 canceling statement due to statement timeout", err)
+	}
+
+	b := connect(t, addr, "app")
+	done := make(chan error, 1)
+	go func() {
+		_, err := b.Exec(ctx, "INSERT INTO mt VALUES (2)")
+		done <- err
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	for scrape(t, srv.MetricsAddr())["shepherd_transactions_waiting"] != 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("shepherd_transactions_waiting never showed B")
+		}
+		time.Sleep(5 * time.Millisecond) // polls the endpoint
+	}
+	next := *cfg
+	next.MaxTransactions = 2
+	if err := srv.Reload(&next); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if held, waiting := srv.Cluster().Admitted(); held == 2 && waiting == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("B was not admitted after the reload")
+		}
+		time.Sleep(5 * time.Millisecond) // polls a condition
+	}
+	// (SQLite runs one transaction at a time: B's runs once A's ends.)
+	mustExec(t, a, "COMMIT")
+	if err := <-done; err != nil {
+		t.Fatalf("B: %v", err)
+	}
+	assertCount(t, a, "SELECT count(*) FROM mt", 2)
 }

@@ -119,6 +119,20 @@ func runSLTFile(t *testing.T, name string, records []slt.Record) []slt.Result {
 	defer r.Postgres.Close(ctx)
 	began := time.Now()
 	results := r.Run(ctx, name, records)
+	if out := os.Getenv("SHEPHERD_SLT_REFUSED"); out != "" {
+		// Every refused record with its reason, to see which constructs
+		// the refusals are made of.
+		var b strings.Builder
+		for _, res := range results {
+			if res.Outcome == slt.Refused {
+				fmt.Fprintf(&b, "%s\t%s\t%s\n", res.Pos(), res.Message, strings.Join(strings.Fields(res.Record.SQL), " "))
+			}
+		}
+		if fh, err := os.OpenFile(out, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
+			fh.WriteString(b.String())
+			fh.Close()
+		}
+	}
 	var s slt.Summary
 	s.Add(results)
 	t.Logf("%s: %d records in %v: %d compared, %d same, %d refused, %d findings",
@@ -198,7 +212,9 @@ func TestSQLLogicSample(t *testing.T) {
 
 // TestSQLLogic runs the .test files under SHEPHERD_SLT_DIR (those whose
 // path matches SHEPHERD_SLT_FILES, a regexp, if set) and prints the
-// figures; SHEPHERD_SLT_OUT names a file to write them to as well.
+// figures; SHEPHERD_SLT_OUT names a file to write them to as well, and
+// SHEPHERD_SLT_REFUSED one to append every refused record to (position,
+// reason, SQL), to see which constructs the refusals are made of.
 func TestSQLLogic(t *testing.T) {
 	dir := os.Getenv("SHEPHERD_SLT_DIR")
 	if dir == "" {

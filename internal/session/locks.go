@@ -379,6 +379,14 @@ func (t *lockTable) release(o *lockOwner, all bool) {
 	}
 }
 
+// holdsAny reports whether o holds a lock of the table (advisory or
+// DDL, at any level).
+func (t *lockTable) holdsAny(o *lockOwner) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(o.held) > 0
+}
+
 // heldByOthers reports whether a session other than o holds the DDL
 // lock of one of rels in database db.
 func (t *lockTable) heldByOthers(o *lockOwner, rels []string, db string) bool {

@@ -62,7 +62,12 @@ func (s *Session) savepoint(ctx context.Context, st *sqlan.Stmt) (*answer.Answer
 		return s.deferredSavepoint(st, i)
 	}
 	if s.txn == nil {
-		s.txn = s.cluster.Begin(s.txOpts)
+		txn, err := s.beginTxn(ctx, s.txOpts)
+		if err != nil {
+			s.fail()
+			return nil, err
+		}
+		s.txn = txn
 		s.shared.locks.bind(&s.owner, s.txn)
 		s.txnTime = time.Now()
 	}

@@ -342,6 +342,28 @@ func (s *Session) exec(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (
 		// session (savepoint.go).
 		s.deferredDDL = true
 	}
+	if s.txn == nil {
+		// Admitted (Cluster.Begin may wait for a slot of
+		// max_transactions) before it takes shepherd's own locks: a
+		// transaction that holds a lock others wait for never waits
+		// behind them for a slot.
+		opts := s.txOpts
+		if autocommit {
+			opts = s.defaults
+		}
+		txn, err := s.beginTxn(ctx, opts)
+		if err != nil {
+			if autocommit {
+				s.endBlock(false)
+			} else {
+				s.fail()
+			}
+			return nil, err
+		}
+		s.txn = txn
+		s.shared.locks.bind(&s.owner, s.txn)
+		s.txnTime = time.Now()
+	}
 	if st.Kind == sqlan.DDL {
 		var err error
 		if st, err = s.lockDDL(ctx, st); err != nil {
@@ -352,15 +374,6 @@ func (s *Session) exec(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (
 			}
 			return nil, err
 		}
-	}
-	if s.txn == nil {
-		opts := s.txOpts
-		if autocommit {
-			opts = s.defaults
-		}
-		s.txn = s.cluster.Begin(opts)
-		s.shared.locks.bind(&s.owner, s.txn)
-		s.txnTime = time.Now()
 	}
 	if len(st.Pins) > 0 {
 		var err error
@@ -712,6 +725,18 @@ func (s *Session) pinArgs(ctx context.Context, st *sqlan.Stmt, args []driver.Arg
 		out[i] = driver.Arg{Null: true}
 	}
 	return append(out, pins...), nil
+}
+
+// beginTxn starts the session's transaction on the cluster, waiting for a
+// slot of max_transactions (cluster.Begin), except while the session
+// holds a lock of shepherd's own (a session-level advisory lock, DDL
+// locks taken before its transaction): others may wait for that lock
+// holding their slots, so it goes in at once (cluster.BeginNow).
+func (s *Session) beginTxn(ctx context.Context, opts driver.TxOptions) (*cluster.Txn, error) {
+	if s.shared.locks.holdsAny(&s.owner) {
+		return s.cluster.BeginNow(opts), nil
+	}
+	return s.cluster.Begin(ctx, opts)
 }
 
 // endBlock ends the block; with commit false, rolls it back.

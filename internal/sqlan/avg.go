@@ -25,17 +25,24 @@ import (
 // Result columns avg(x) and round(avg(x), n) (rounded by shepherd after
 // the quotient, as PostgreSQL rounds avg's value), and avg(x) op c for a
 // constant c (computed by shepherd on the quotient with numeric's rules,
-// see avgArith), are rewritten; the SQL
-// writer refuses avg() of exact values anywhere else (in an expression,
-// HAVING, a window, a subquery) but as an ORDER BY item, where the
-// engines' own averages order the rows.
+// see avgArith), are rewritten, and so is deeper arithmetic on averages
+// (see avgExpression); the SQL writer refuses avg() of exact values
+// anywhere else (in a condition, CASE, a function call, HAVING, a
+// subquery) but as an ORDER BY item, where the engines' own averages
+// order the rows.
 
 // exactAverages rewrites the avg() result columns of the top-level SELECT
 // sel, and records their positions in s.quotients. It must run after
 // totalOrder, whose sort keys may name result columns by position: an
 // ORDER BY that names a rewritten column sorts by the average itself.
 func (s *Stmt) exactAverages(r *rewriter, sel *pg_query.SelectStmt) {
-	if sel.Op != pg_query.SetOperation_SETOP_NONE || len(sel.DistinctClause) > 0 || len(sel.ValuesLists) > 0 {
+	if sel.Op != pg_query.SetOperation_SETOP_NONE || len(sel.ValuesLists) > 0 {
+		return
+	}
+	if len(sel.DistinctClause) > 0 && (!oneRow(sel) || len(sel.SortClause) > 0) {
+		// Two rows with one average may have other sums and counts;
+		// and the sort keys of a SELECT DISTINCT must be result
+		// columns, which the parts are not.
 		return
 	}
 	var found []int
@@ -53,7 +60,7 @@ func (s *Stmt) exactAverages(r *rewriter, sel *pg_query.SelectStmt) {
 			fc, places, rounded, arith = scaledAverage(rt.Val)
 		}
 		if fc == nil {
-			if s.exactQuotient(r, sel, i, rt) {
+			if s.exactQuotient(r, sel, i, rt) || s.avgExpression(r, sel, i, rt) {
 				found = append(found, i)
 			}
 			continue

@@ -36,6 +36,9 @@ type ColumnGuess struct {
 	quotient bool
 	// arith is the arithmetic with a constant done on an avg() quotient.
 	arith *avgArith
+	// tree is the arithmetic on avg() of a quotient answered as its
+	// leaves (see avgExpression).
+	tree *avgTree
 	// variance names the aggregate of a quotient that is a variance
 	// or a standard deviation (see pgVariance), "" for avg().
 	variance string
@@ -151,6 +154,7 @@ func (s *Stmt) withQuotients(guesses []ColumnGuess) []ColumnGuess {
 		g.Name, g.quotient = guesses[i].Name, true
 		g.variance = s.variances[i]
 		g.arith = s.ariths[i]
+		g.tree = s.trees[i]
 		g.round, g.rounded = s.rounds[i]
 		if m := s.typmods[i]; len(m) == 2 {
 			g.Mod = m[0]<<16 | m[1] + 4
@@ -1460,6 +1464,13 @@ func ShapeAnswer(a *answer.Answer, guesses []ColumnGuess) *answer.Answer {
 		nr := append([]answer.Value(nil), row...)
 		for _, i := range fix {
 			if i >= len(nr) || nr[i].Null {
+				continue
+			}
+			if guesses[i].quotient && guesses[i].tree != nil {
+				q, null, ok := guesses[i].tree.eval(nr[i].Text)
+				if ok {
+					nr[i] = answer.Value{Type: answer.Numeric, Text: q, Null: null}
+				}
 				continue
 			}
 			if guesses[i].quotient {

@@ -2,6 +2,7 @@ package sqlan
 
 import (
 	"slices"
+	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -537,6 +538,11 @@ func (s *Stmt) determinism(r *rewriter) error {
 		}
 		return r.fixFunctions(q, true, false)
 	case s.Kind == Write:
+		if others := nonPostgres(s.env); others != "" {
+			if what := r.floatText(s.tree, map[string]bool{}); what != "" {
+				return unsupported("the text of a float4/float8 value (%s) in a statement that writes, with %s replicas: each engine prints a float otherwise (PostgreSQL 1e+10, MariaDB 10000000000, SQLite 10000000000.0), and a write's effect is not voted; store the float in a float column, or a numeric value", what, others)
+			}
+		}
 		if len(s.env.Replicas[driver.MySQL]) > 0 {
 			if what := r.printedOtherwiseIn(s.tree, map[string]bool{}); what != "" {
 				return unsupported("%s in a statement that writes, with MariaDB replicas: MariaDB prints or compares such values otherwise than PostgreSQL (jsonb numbers, key order, timestamps' fraction), and a write's effect is not voted", what)
@@ -737,4 +743,296 @@ func (r *rewriter) printedOtherwiseIn(n *pg_query.Node, seen map[string]bool) st
 		}
 	}
 	return ""
+}
+
+// nonPostgres names the engines other than PostgreSQL among an
+// environment's replicas ("" when all are PostgreSQL).
+func nonPostgres(env *Env) string {
+	var names []string
+	for _, d := range []struct {
+		d    driver.Dialect
+		name string
+	}{{driver.MySQL, "MariaDB"}, {driver.SQLite, "SQLite"}, {driver.DuckDB, "DuckDB"}} {
+		if len(env.Replicas[d.d]) > 0 {
+			names = append(names, d.name)
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
+// floatTextFuncs take any value and print it as text (or json text).
+var floatTextFuncs = map[string]bool{
+	"concat": true, "concat_ws": true, "format": true, "to_char": true,
+	"quote_literal": true, "quote_nullable": true, "to_json": true, "to_jsonb": true,
+	"json_build_array": true, "jsonb_build_array": true, "json_build_object": true, "jsonb_build_object": true,
+}
+
+// textType reports whether a type name is one PostgreSQL turns a value
+// into text for.
+func textType(typ string) bool {
+	switch typ {
+	case "text", "varchar", "bpchar", "char", "name", "character varying", "character":
+		return true
+	}
+	return schema.IsText(typ)
+}
+
+// floatText names the first place in n (and in the views it reads)
+// where a float4/float8 value becomes text: a cast to a text type, ||,
+// a function that prints any value (concat, format, to_char, to_json),
+// or the assignment of a float to a text column by INSERT or UPDATE.
+// Each engine prints a float otherwise (PostgreSQL 1e+10 and 3.4e+38,
+// MariaDB 10000000000 and 3.4e38, SQLite 10000000000.0 and
+// 0.33333333333333332), so such a text in a write (stored, or picking
+// the rows) would differ by replica, which the row count vote does not
+// see. "" when there is none.
+func (r *rewriter) floatText(n *pg_query.Node, seen map[string]bool) string {
+	what := ""
+	_ = r.walkScoped(n, true, func(m protoreflect.Message, sc *scope) error {
+		if what != "" {
+			return nil
+		}
+		if sc == nil {
+			sc = &scope{}
+		}
+		if what = r.floatTextHere(sc, m); what != "" {
+			return nil
+		}
+		switch x := m.Interface().(type) {
+		case *pg_query.UpdateStmt:
+			t := r.schema.Table(x.Relation.GetRelname())
+			for _, tn := range x.TargetList {
+				rt := tn.GetResTarget()
+				if t == nil || rt == nil || rt.Val == nil || len(rt.Indirection) > 0 {
+					continue
+				}
+				if c := t.Column(rt.Name); c != nil && textType(c.Type) && r.floatValue(sc, rt.Val) {
+					what = exprText(rt.Val) + " stored in text column " + rt.Name
+					return nil
+				}
+			}
+		case *pg_query.InsertStmt:
+			what = r.insertedFloatText(x)
+		}
+		return nil
+	})
+	if what != "" {
+		return what
+	}
+	var views []string
+	walkNodes(n, func(m *pg_query.Node) {
+		if rv := m.GetRangeVar(); rv != nil {
+			if t := r.schema.Table(rv.Relname); t != nil && t.View && !seen[t.Name] {
+				seen[t.Name] = true
+				views = append(views, t.Name)
+			}
+		}
+	})
+	for _, name := range views {
+		tree, err := pg_query.Parse(r.schema.Table(name).Query)
+		if err != nil || len(tree.Stmts) != 1 {
+			continue
+		}
+		if what := r.floatText(tree.Stmts[0].Stmt, seen); what != "" {
+			return what + " in view " + name
+		}
+	}
+	return ""
+}
+
+// floatTextHere is floatText's rule for one node of a query level: a
+// cast of a float to text, || with a float, or a printing function of
+// one.
+func (r *rewriter) floatTextHere(sc *scope, m protoreflect.Message) string {
+	switch x := m.Interface().(type) {
+	case *pg_query.TypeCast:
+		if x.TypeName != nil && x.Arg != nil && textType(schema.TypeText(x.TypeName)) && r.floatValue(sc, x.Arg) {
+			return exprText(&pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: x}})
+		}
+	case *pg_query.A_Expr:
+		if schema.OpName(x.Name) == "||" && (x.Lexpr != nil && r.floatValue(sc, x.Lexpr) || x.Rexpr != nil && r.floatValue(sc, x.Rexpr)) {
+			return exprText(&pg_query.Node{Node: &pg_query.Node_AExpr{AExpr: x}})
+		}
+	case *pg_query.FuncCall:
+		if floatTextFuncs[schema.FuncName(x)] {
+			for _, a := range x.Args {
+				if r.floatValue(sc, a) {
+					return exprText(&pg_query.Node{Node: &pg_query.Node_FuncCall{FuncCall: x}})
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// insertedFloatText is floatText's assignment rule for an INSERT: a
+// float value (of VALUES, or of a SELECT's output, each arm of a set
+// operation) stored in a text column.
+func (r *rewriter) insertedFloatText(ins *pg_query.InsertStmt) string {
+	t := r.schema.Table(ins.Relation.GetRelname())
+	if t == nil {
+		return ""
+	}
+	var cols []*schema.Column
+	if len(ins.Cols) == 0 {
+		for i := range t.Columns {
+			cols = append(cols, &t.Columns[i])
+		}
+	}
+	for _, c := range ins.Cols {
+		cols = append(cols, t.Column(c.GetResTarget().GetName()))
+	}
+	check := func(sc *scope, i int, v *pg_query.Node) string {
+		if i < len(cols) && cols[i] != nil && textType(cols[i].Type) && r.floatValue(sc, v) {
+			return exprText(v) + " stored in text column " + cols[i].Name
+		}
+		return ""
+	}
+	var sel func(s *pg_query.SelectStmt) string
+	sel = func(s *pg_query.SelectStmt) string {
+		if s == nil {
+			return ""
+		}
+		if s.Larg != nil || s.Rarg != nil {
+			if what := sel(s.Larg); what != "" {
+				return what
+			}
+			return sel(s.Rarg)
+		}
+		sc := &scope{from: s.FromClause}
+		for _, row := range s.ValuesLists {
+			for i, v := range row.GetList().GetItems() {
+				if what := check(sc, i, v); what != "" {
+					return what
+				}
+			}
+		}
+		for i, tn := range s.TargetList {
+			if rt := tn.GetResTarget(); rt != nil && rt.Val != nil {
+				if what := check(sc, i, rt.Val); what != "" {
+					return what
+				}
+			}
+		}
+		return ""
+	}
+	if what := sel(ins.SelectStmt.GetSelectStmt()); what != "" {
+		return what
+	}
+	// ON CONFLICT DO UPDATE SET t = excluded.f: the target and the
+	// proposed row (excluded) are the scope.
+	if oc := ins.OnConflictClause; oc != nil {
+		sc := &scope{from: []*pg_query.Node{
+			{Node: &pg_query.Node_RangeVar{RangeVar: ins.Relation}},
+			{Node: &pg_query.Node_RangeVar{RangeVar: &pg_query.RangeVar{Relname: t.Name, Alias: &pg_query.Alias{Aliasname: "excluded"}}}},
+		}}
+		for _, tn := range oc.TargetList {
+			rt := tn.GetResTarget()
+			if rt == nil || rt.Val == nil || len(rt.Indirection) > 0 {
+				continue
+			}
+			if c := t.Column(rt.Name); c != nil && textType(c.Type) && r.floatValue(sc, rt.Val) {
+				return exprText(rt.Val) + " stored in text column " + rt.Name
+			}
+		}
+		what := ""
+		walkNodes(&pg_query.Node{Node: &pg_query.Node_OnConflictClause{OnConflictClause: oc}}, func(m *pg_query.Node) {
+			if what == "" {
+				what = r.floatTextHere(sc, m.ProtoReflect())
+			}
+		})
+		return what
+	}
+	return ""
+}
+
+// exprText is an expression's SQL, to name it in an error.
+func exprText(n *pg_query.Node) string {
+	out, err := pg_query.Deparse(wrapExpr(n))
+	if err != nil {
+		return "an expression"
+	}
+	return strings.TrimPrefix(out, "SELECT ")
+}
+
+// alwaysFloat are functions whose result is float8 whatever their
+// arguments; floatOfInt those that are float8 unless an argument is
+// numeric (sqrt(2) is float8, sqrt(2.0) numeric).
+var (
+	alwaysFloat = map[string]bool{"random": true, "pi": true, "degrees": true, "radians": true, "sin": true, "cos": true,
+		"tan": true, "cot": true, "asin": true, "acos": true, "atan": true, "atan2": true, "cbrt": true, "date_part": true,
+		"float8": true, "float4": true}
+	floatOfInt = map[string]bool{"sqrt": true, "exp": true, "ln": true, "log": true, "log10": true, "power": true, "pow": true}
+)
+
+// floatValue is isFloat for floatText, which also knows the functions
+// that answer a float: a value it cannot show to be no float, where it
+// matters, would be printed otherwise by some engine.
+func (r *rewriter) floatValue(sc *scope, n *pg_query.Node) bool {
+	if n == nil {
+		return false
+	}
+	if r.isFloat(sc, n) {
+		return true
+	}
+	switch {
+	case n.GetFuncCall() != nil:
+		fc := n.GetFuncCall()
+		name := schema.FuncName(fc)
+		if alwaysFloat[name] {
+			return true
+		}
+		if floatOfInt[name] {
+			for _, a := range fc.Args {
+				if r.numericValue(sc, a) {
+					return false
+				}
+			}
+			return true
+		}
+		switch name {
+		case "coalesce", "abs", "greatest", "least", "nullif", "round", "trunc", "ceil", "ceiling", "floor", "sign", "mod":
+			for _, a := range fc.Args {
+				if r.floatValue(sc, a) {
+					return true
+				}
+			}
+		}
+	case n.GetAExpr() != nil:
+		e := n.GetAExpr()
+		return r.floatValue(sc, e.Lexpr) || r.floatValue(sc, e.Rexpr)
+	case n.GetCoalesceExpr() != nil:
+		for _, a := range n.GetCoalesceExpr().Args {
+			if r.floatValue(sc, a) {
+				return true
+			}
+		}
+	case n.GetCaseExpr() != nil:
+		ce := n.GetCaseExpr()
+		for _, a := range ce.Args {
+			if r.floatValue(sc, a.GetCaseWhen().Result) {
+				return true
+			}
+		}
+		return r.floatValue(sc, ce.Defresult)
+	}
+	return false
+}
+
+// numericValue reports whether n is known to be numeric: a numeric
+// column, a cast to numeric or a constant with a decimal point.
+func (r *rewriter) numericValue(sc *scope, n *pg_query.Node) bool {
+	switch {
+	case n.GetColumnRef() != nil:
+		c := r.column(sc, n)
+		return c != nil && c.Type == "numeric"
+	case n.GetTypeCast() != nil:
+		switch schema.TypeText(n.GetTypeCast().TypeName) {
+		case "numeric", "decimal":
+			return true
+		}
+	case n.GetAConst() != nil:
+		return n.GetAConst().GetFval() != nil && !strings.ContainsAny(n.GetAConst().GetFval().Fval, "eE")
+	}
+	return false
 }

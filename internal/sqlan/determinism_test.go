@@ -209,3 +209,29 @@ func TestWritesPrintedOtherwiseOnMariaDB(t *testing.T) {
 		}
 	}
 }
+
+// TestFloatTextByEngines: a write storing a float's text is refused
+// whenever a replica is not PostgreSQL (MariaDB, SQLite or DuckDB print
+// floats otherwise), and allowed on PostgreSQL replicas alone.
+func TestFloatTextByEngines(t *testing.T) {
+	env := envWith(t, "CREATE TABLE df (id int PRIMARY KEY, f float8, t text)")
+	for _, tc := range []struct {
+		replicas map[driver.Dialect][]string
+		engines  string
+	}{
+		{map[driver.Dialect][]string{driver.Postgres: {"pg1", "pg2"}}, ""},
+		{map[driver.Dialect][]string{driver.Postgres: {"pg"}, driver.SQLite: {"l1", "l2"}}, "SQLite"},
+		{map[driver.Dialect][]string{driver.Postgres: {"pg"}, driver.MySQL: {"m"}}, "MariaDB"},
+		{map[driver.Dialect][]string{driver.Postgres: {"pg"}, driver.DuckDB: {"d"}}, "DuckDB"},
+	} {
+		env.Replicas = tc.replicas
+		_, err := ParseOneIn("UPDATE df SET t = f::text", env)
+		var pe *pgerr.Error
+		switch {
+		case tc.engines == "" && err != nil:
+			t.Errorf("%v: %v, want it accepted", tc.replicas, err)
+		case tc.engines != "" && (!errors.As(err, &pe) || pe.Code != "0A000" || !strings.Contains(pe.Message, "with "+tc.engines+" replicas")):
+			t.Errorf("%v: %v, want 0A000 naming %s", tc.replicas, err, tc.engines)
+		}
+	}
+}

@@ -27,10 +27,8 @@ func (s *Stmt) duckDB(env *Env, names []string) (string, error) {
 		}
 		return err
 	}
-	if len(env.Replicas[driver.SQLite]) == 0 {
-		if _, err := dialect.Write(s.tree, driver.SQLite, env.Schema); err != nil {
-			return "", name(err)
-		}
+	if err := dialect.CheckDuckDB(s.tree, env.Schema); err != nil {
+		return "", name(err)
 	}
 	tree, err := dialect.DuckDB(withoutSequenceDefaults(s.tree))
 	if err != nil {

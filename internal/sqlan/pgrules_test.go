@@ -261,3 +261,104 @@ func TestPostgresRulesUnsupported(t *testing.T) {
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+// TestGroupingOnPostgres compares the ungrouped-column check with
+// PostgreSQL: where PostgreSQL fails with 42803 shepherd fails alike (or,
+// with replicas of other engines, refuses with 0A000 what it cannot
+// decide: the cases marked), and where PostgreSQL accepts shepherd does
+// not fail with 42803. A cluster of PostgreSQL replicas only is never
+// refused: PostgreSQL decides.
+func TestGroupingOnPostgres(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, testenv.Postgres(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var snap *schema.Snapshot
+	for _, ddl := range []string{
+		"CREATE TABLE gt (id int PRIMARY KEY, a int, s text)",
+		"CREATE TABLE gu (id int PRIMARY KEY, s text)",
+		"CREATE VIEW gv AS SELECT id, s FROM gt",
+	} {
+		if _, err := conn.Exec(ctx, ddl); err != nil {
+			t.Fatal(err)
+		}
+		tree, err := pg_query.Parse(ddl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if snap, err = snap.Apply(tree.Stmts[0].Stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cases := []struct {
+		sql    string
+		refuse bool // refused (0A000) with other engines' replicas
+	}{
+		{"SELECT s FROM gt GROUP BY lower(s)", false},
+		{"INSERT INTO gu SELECT id, s FROM gt GROUP BY id, lower(s)", false},
+		{"INSERT INTO gu SELECT a, s FROM gt GROUP BY a, lower(s)", false},
+		{"SELECT lower(s) FROM gt GROUP BY lower(gt.s)", false},
+		{"SELECT upper(lower(s)) FROM gt GROUP BY lower(s) HAVING lower(s) > 'a' ORDER BY upper(lower(s))", false},
+		{"SELECT a + 1, (SELECT 1 FROM gu WHERE gu.id = gt.a LIMIT 1) FROM gt GROUP BY a + 1", false},
+		{"SELECT a, (SELECT max(s) FROM gu WHERE gu.id = gt.a) FROM gt GROUP BY a", false},
+		{"SELECT a, (SELECT max(s) FROM gu WHERE gu.id = gt.id) FROM gt GROUP BY a", false},
+		{"SELECT a, (SELECT max(s) FROM gu WHERE gu.id = id) FROM gt GROUP BY a", false},
+		{"SELECT a, (SELECT max(gu.s) FROM gu WHERE gu.id = gt.id) FROM gt GROUP BY id", false},
+		{"SELECT a FROM gt GROUP BY a HAVING EXISTS (SELECT 1 FROM gu WHERE gu.s = gt.s)", false},
+		{"SELECT a FROM gt GROUP BY a HAVING EXISTS (SELECT 1 FROM gu WHERE gu.s = max(gt.s))", false},
+		{"SELECT a FROM gt GROUP BY a ORDER BY (SELECT 1 FROM gu WHERE gu.id IN (SELECT x.id FROM gu x WHERE x.s = gt.s))", false},
+		{"SELECT count(*), (SELECT s FROM gu WHERE gu.id = gt.id) FROM gt", false},
+		{"UPDATE gu SET s = 'z' WHERE id IN (SELECT a FROM gt GROUP BY a HAVING (SELECT count(*) FROM gu AS u2 WHERE u2.id = gt.id) > 0)", false},
+		{"DELETE FROM gu WHERE id IN (SELECT a FROM gt GROUP BY a HAVING (SELECT count(*) FROM gu AS u2 WHERE u2.id = gt.a) > 0)", false},
+		{"SELECT id, s FROM gv GROUP BY id, s", false},
+		{"SELECT x.id, count(*) FROM gt x JOIN gu USING (id) GROUP BY x.id", false},
+		{"SELECT gv.id, count(*) FROM gv GROUP BY id", false},
+		{"SELECT id, count(*) FROM gv GROUP BY gv.id", false},
+		{"WITH c AS (SELECT id, s FROM gt) SELECT c.s, count(*) FROM c GROUP BY s", false},
+		{"SELECT gu.id, count(*) FROM gt JOIN gu USING (id) GROUP BY id", true},
+		{"SELECT s FROM gv GROUP BY id", true},
+		{"INSERT INTO gu SELECT id, s FROM gv GROUP BY id", true},
+		{"SELECT gt.a FROM gt JOIN gu USING (id) GROUP BY id", true},
+		{"SELECT a, (SELECT count(*) FROM gv WHERE gv.id = gt.id) FROM gt GROUP BY a", false},
+		{"SELECT a, (SELECT count(*) FROM gv WHERE gv.id = gt.a) FROM gt GROUP BY a", false},
+		{"SELECT a, (SELECT count(*) FROM gv x JOIN gu USING (id) WHERE x.s = gt.s) FROM gt GROUP BY a", false},
+		{"SELECT a, (SELECT count(*) FROM gv WHERE gv.id = id) FROM gt GROUP BY a", true},
+	}
+	mixed := &Env{Replicas: DefaultEnv.Replicas, Schema: snap}
+	pgOnly := &Env{Replicas: map[driver.Dialect][]string{driver.Postgres: {"a", "b", "c"}}, Schema: snap}
+	for _, c := range cases {
+		if _, err := conn.Exec(ctx, "BEGIN"); err != nil {
+			t.Fatal(err)
+		}
+		_, err := conn.Exec(ctx, c.sql)
+		if _, rerr := conn.Exec(ctx, "ROLLBACK"); rerr != nil {
+			t.Fatal(rerr)
+		}
+		var pgErr *pgconn.PgError
+		if err != nil && (!errors.As(err, &pgErr) || pgErr.Code != "42803") {
+			t.Fatalf("%s: %v", c.sql, err)
+		}
+		for _, env := range []*Env{mixed, pgOnly} {
+			_, got := ParseOneIn(c.sql, env)
+			var pe *pgerr.Error
+			errors.As(got, &pe)
+			refused := pe != nil && pe.Code == pgerr.FeatureNotSupported
+			switch {
+			case refused && (env == pgOnly || !c.refuse):
+				t.Errorf("%s: refused: %v (PostgreSQL: %v)", c.sql, got, err)
+			case !refused && env == mixed && c.refuse:
+				t.Errorf("%s: not refused (%v) on a mixed cluster", c.sql, got)
+			case refused:
+			case env == pgOnly && c.refuse && got == nil:
+				// Left to PostgreSQL.
+			case pgErr != nil && (pe == nil || pe.Code != pgErr.Code || pe.Message != pgErr.Message):
+				t.Errorf("%s:\n  PostgreSQL: %s %s\n  shepherd:   %v", c.sql, pgErr.Code, pgErr.Message, got)
+			case pgErr == nil && got != nil:
+				t.Errorf("%s: PostgreSQL accepts it, shepherd: %v", c.sql, got)
+			}
+		}
+	}
+}

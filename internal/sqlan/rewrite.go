@@ -102,6 +102,9 @@ type rewriter struct {
 	// it would fill a column row by row in rows it cannot see (see
 	// SelectFirst).
 	rowsUnknown bool
+	// mixedEngines says replicas of engines other than PostgreSQL run
+	// the statement (see undecided).
+	mixedEngines bool
 }
 
 // pin returns a parameter reference for a new (or shared) pinned value.
@@ -1132,3 +1135,61 @@ func (s *Stmt) PinArgs(src PinSource) ([]driver.Arg, error) {
 
 // tsLayout prints timestamps with microseconds and no trailing zeros.
 const tsLayout = "2006-01-02 15:04:05.999999"
+
+// insertWidth is how many columns the rows of an INSERT's query or
+// VALUES have, false when shepherd cannot count them (a star).
+func insertWidth(sel *pg_query.SelectStmt) (int, bool) {
+	for sel != nil && sel.Op != pg_query.SetOperation_SETOP_NONE {
+		sel = sel.Larg
+	}
+	if sel == nil {
+		return 0, false
+	}
+	if len(sel.ValuesLists) > 0 {
+		return len(sel.ValuesLists[0].GetList().GetItems()), true
+	}
+	for _, t := range sel.TargetList {
+		if cr := t.GetResTarget().GetVal().GetColumnRef(); cr != nil && cr.Fields[len(cr.Fields)-1].GetAStar() != nil {
+			return 0, false
+		}
+	}
+	return len(sel.TargetList), true
+}
+
+// listColumns makes an INSERT's target columns explicit when its rows
+// are narrower than the table: PostgreSQL fills the first columns and
+// defaults the rest, where MariaDB and SQLite refuse a short row. Rows
+// wider than the target columns fail with PostgreSQL's 42601 (the
+// engines' errors differ).
+func (r *rewriter) listColumns(ins *pg_query.InsertStmt) error {
+	sel := ins.SelectStmt.GetSelectStmt()
+	if sel == nil || ins.Relation == nil {
+		return nil
+	}
+	width, ok := insertWidth(sel)
+	// An unknown table is the engines' error, which comes first.
+	t := r.schema.Table(ins.Relation.Relname)
+	if !ok || t == nil || t.View || ins.Relation.Schemaname != "" && ins.Relation.Schemaname != "public" {
+		return nil
+	}
+	if len(ins.Cols) > 0 {
+		switch {
+		case width > len(ins.Cols):
+			return pgerr.New(pgerr.SyntaxError, "INSERT has more expressions than target columns")
+		case width < len(ins.Cols):
+			return pgerr.New(pgerr.SyntaxError, "INSERT has more target columns than expressions")
+		}
+		return nil
+	}
+	if width > len(t.Columns) {
+		return pgerr.New(pgerr.SyntaxError, "INSERT has more expressions than target columns")
+	}
+	if width == len(t.Columns) {
+		return nil
+	}
+	for _, c := range t.Columns[:width] {
+		ins.Cols = append(ins.Cols, pg_query.MakeResTargetNodeWithName(c.Name, -1))
+	}
+	r.changed = true
+	return nil
+}

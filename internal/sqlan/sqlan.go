@@ -132,6 +132,9 @@ type Stmt struct {
 	// ariths gives, for the quotients of an avg() in arithmetic with a
 	// constant (avg(x) * 2), that arithmetic (see scaledAverage).
 	ariths map[int]*avgArith
+	// trees gives, for the quotients of deeper arithmetic on avg(),
+	// that arithmetic (see avgExpression).
+	trees map[int]*avgTree
 
 	// limitParams are the parameters that give a LIMIT or OFFSET (see
 	// CheckArgs).
@@ -846,7 +849,8 @@ func (s *Stmt) prepare() error {
 		return nil
 	}
 	env := s.env
-	r := &rewriter{schema: env.Schema, params: s.NumParams}
+	r := &rewriter{schema: env.Schema, params: s.NumParams,
+		mixedEngines: len(env.Replicas[driver.MySQL])+len(env.Replicas[driver.SQLite])+len(env.Replicas[driver.DuckDB]) > 0}
 	if s.Kind == DDL && len(env.Replicas[driver.MySQL])+len(env.Replicas[driver.SQLite])+len(env.Replicas[driver.DuckDB]) > 0 && immediateForeignKeys(s.tree) {
 		// See immediateForeignKeys: every replica checks them at once.
 		r.changed = true
@@ -1161,6 +1165,9 @@ func (s *Stmt) rewrite(r *rewriter) error {
 			return err
 		}
 		s.upsertKeys = keys
+		if err := r.listColumns(ins); err != nil {
+			return err
+		}
 		r.fillInsert(ins)
 		if r.err != nil {
 			return r.err

@@ -150,6 +150,9 @@ func runMariaDB(dir, data string, port int, who runAs, certs *Certs) (*mariaServ
 		"--port="+fmt.Sprint(port),
 		"--socket="+socket,
 		"--pid-file="+filepath.Join(dir, "mysqld.pid"),
+		// Its own temporary files (a large aggregate's disk table) stay
+		// in its directory, out of reach of whatever cleans /tmp.
+		"--tmpdir="+dir,
 		"--bind-address=127.0.0.1",
 		"--skip-name-resolve",
 		"--skip-log-bin",

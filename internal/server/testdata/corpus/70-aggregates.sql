@@ -11,6 +11,8 @@ SELECT dept_id, avg(salary) * 12, round(avg(grade) / 2, 3), 100 - avg(grade), av
 
 SELECT dept_id, avg(salary) * 2 AS d FROM emp GROUP BY dept_id ORDER BY d DESC, dept_id;
 
+SELECT dept_id, - avg(grade), count(*) + avg(salary) * 2, (avg(grade) + 1) / 3 FROM emp GROUP BY dept_id ORDER BY dept_id;
+
 SELECT min(name), max(name), min(hired), max(hired) FROM emp;
 
 SELECT sum(x), avg(x), sum(f), min(f), max(r) FROM nums;
