@@ -539,6 +539,9 @@ func (w *writer) operator(op string, l, r *pg_query.Node) {
 			return
 		}
 	}
+	if w.avgCompare(op, l, r) {
+		return
+	}
 	switch op {
 	case "=", "<>", "<", ">", "<=", ">=":
 		w.str("(")

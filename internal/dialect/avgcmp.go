@@ -1,0 +1,173 @@
+package dialect
+
+import (
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/shepherd-db/shepherd/internal/schema"
+)
+
+// A comparison of an integer with the average of integers,
+// e op avg(x) or e op (SELECT avg(x) FROM ...) (either way round), is
+// written for MariaDB and SQLite without an average, whose digits only
+// PostgreSQL has (see funcCall):
+//
+//	e * count(x) op sum(x)
+//
+// with count(x) and sum(x) in place of avg(x) (in two copies of the
+// subquery for the second form). It answers as PostgreSQL, NULL
+// included, when e is an int2 or int4 value, x one of int2 or int4
+// values, and count(x) < avgCountLimit:
+//
+//   - PostgreSQL's avg is q = S/N (S the sum, N > 0 the count) rounded,
+//     half away from zero, to s decimals (numeric_div, select_div_scale:
+//     s = max(0, 16 - 4*qweight), where 10000^qweight < |q|). With |q| <=
+//     2^31 < 10000^3, qweight <= 2 and s >= 8.
+//   - Rounding to s decimals is monotone and keeps e, an integer, as it
+//     is: q < e gives r <= e, q > e gives r >= e, q = e gives r = e.
+//     And r = e only when q = e: else |q - e| <= 10^-s / 2, so
+//     0 < |S - e*N| <= N / (2 * 10^s) < 1 for N < 2*10^8, which no
+//     integer is. So e op r holds exactly when e op q, which is
+//     e*N op S, N being positive.
+//   - With no non-NULL x, N = 0 and S is NULL: the comparison is NULL
+//     on every engine, as e op NULL is in PostgreSQL; a NULL e makes it
+//     NULL alike.
+//   - |e*N| < 2^31 * 2*10^8 and |S| as well: no engine overflows.
+//
+// Beyond avgCountLimit values the engines fail with 0A000 rather than
+// answer (MariaDB through an unsigned overflow the driver recognises,
+// mysql.AvgCountMark; SQLite through sqlite.AvgCountFunction). The
+// PostgreSQL replica computes the average itself.
+
+// avgCountLimit bounds the count of values under which the comparison is
+// exact (see above).
+const avgCountLimit = 200000000
+
+// avgCountMark opens MariaDB's check of the count: 2^64 - avgCountLimit,
+// to which a count of avgCountLimit or more adds beyond the unsigned
+// range. It is the text of mysql.AvgCountMark, which the driver looks
+// for in the overflow's message (the writer does not import drivers).
+const avgCountMark = "18446744073509551616 + "
+
+// avgCountFunction is sqlite.AvgCountFunction.
+const avgCountFunction = "shepherd_avg_count"
+
+// avgRefusal is the refusal of avg() of exact values where the writer
+// cannot make it exact.
+const avgRefusal = "avg() of integer or numeric values inside an expression, a condition, a window or a subquery (exact only as a result column, round(avg(x), n), + - * with integers and constants, / by a constant, an ORDER BY item or compared with an int2/int4 value when of int2/int4 values)"
+
+// avgCompare writes l op r, op a comparison, as above when one side is
+// such an average and the other an int2 or int4 value, and reports
+// whether it did.
+func (w *writer) avgCompare(op string, l, r *pg_query.Node) bool {
+	if w.pg() || w.duck || !comparison[op] {
+		return false
+	}
+	e, avg, flipped := l, r, false
+	if !averageForm(avg) {
+		e, avg, flipped = r, l, true
+		if !averageForm(avg) {
+			return false
+		}
+	}
+	if t := w.typeOf(e); t != "int4" && t != "int2" {
+		return false // the writer refuses the average (funcCall)
+	}
+	count, sum := avgParts(avg)
+	if w.avgCounts == nil {
+		w.avgCounts = map[*pg_query.FuncCall]bool{}
+	}
+	for _, n := range []*pg_query.Node{count, sum} {
+		fc := n.GetFuncCall()
+		if sl := n.GetSubLink(); sl != nil {
+			fc = sl.Subselect.GetSelectStmt().TargetList[0].GetResTarget().Val.GetFuncCall()
+		}
+		w.avgCounts[fc] = true // checked, and count() guarded, in funcCall
+	}
+	product := func() {
+		w.str("(")
+		w.expr(e)
+		w.str(" * ")
+		w.expr(count)
+		w.str(")")
+	}
+	w.str("(")
+	if flipped {
+		w.expr(sum)
+		w.str(" " + op + " ")
+		product()
+	} else {
+		product()
+		w.str(" " + op + " ")
+		w.expr(sum)
+	}
+	w.str(")")
+	return true
+}
+
+// averageForm reports whether n is avg(x), an aggregate (no window,
+// ORDER BY or WITHIN GROUP), or a scalar subquery whose one result is
+// such an average over all its rows: no GROUP BY, HAVING, DISTINCT,
+// LIMIT, OFFSET or set operation, so that it answers exactly one row.
+func averageForm(n *pg_query.Node) bool {
+	if sl := n.GetSubLink(); sl != nil {
+		sub := sl.Subselect.GetSelectStmt()
+		if sl.SubLinkType != pg_query.SubLinkType_EXPR_SUBLINK || sub == nil ||
+			sub.Op != pg_query.SetOperation_SETOP_NONE || len(sub.TargetList) != 1 ||
+			len(sub.GroupClause) > 0 || sub.HavingClause != nil || len(sub.WindowClause) > 0 ||
+			len(sub.DistinctClause) > 0 || sub.LimitCount != nil || sub.LimitOffset != nil ||
+			len(sub.ValuesLists) > 0 || sub.IntoClause != nil || len(sub.LockingClause) > 0 ||
+			sub.WithClause != nil || len(sub.SortClause) > 0 {
+			return false
+		}
+		rt := sub.TargetList[0].GetResTarget()
+		return rt != nil && averageForm(rt.Val) && rt.Val.GetFuncCall() != nil
+	}
+	fc := n.GetFuncCall()
+	return fc != nil && schema.FuncName(fc) == "avg" && len(fc.Args) == 1 && fc.Over == nil &&
+		!fc.AggStar && !fc.AggWithinGroup && !fc.FuncVariadic && len(fc.AggOrder) == 0
+}
+
+// avgParts returns count(x) and sum(x) in place of avg(x) in n, an
+// averageForm: copies of n, with the same DISTINCT and FILTER.
+func avgParts(n *pg_query.Node) (count, sum *pg_query.Node) {
+	part := func(name string) *pg_query.Node {
+		c := proto.Clone(n).(*pg_query.Node)
+		fc := c.GetFuncCall()
+		if sl := c.GetSubLink(); sl != nil {
+			fc = sl.Subselect.GetSelectStmt().TargetList[0].GetResTarget().Val.GetFuncCall()
+		}
+		fc.Funcname = []*pg_query.Node{pg_query.MakeStrNode(name)}
+		return c
+	}
+	return part("count"), part("sum")
+}
+
+// avgPart writes fc, the count() or sum() avgCompare put in place of an
+// average, and reports whether fc is one: x must be int2 or int4 values
+// (typed here, in the scope of x), and count() is checked against
+// avgCountLimit.
+func (w *writer) avgPart(fc *pg_query.FuncCall) bool {
+	if !w.avgCounts[fc] {
+		return false
+	}
+	if t := w.typeOf(fc.Args[0]); t != "int4" && t != "int2" {
+		w.refuse(avgRefusal)
+	}
+	if schema.FuncName(fc) != "count" {
+		w.call("SUM", fc)
+		return true
+	}
+	if w.lite() {
+		w.str(avgCountFunction + "(")
+		w.call("COUNT", fc)
+		w.str(")")
+		return true
+	}
+	// The sum overflows MariaDB's unsigned arithmetic exactly when the
+	// count reaches avgCountLimit; what is left is the count.
+	w.str("CAST(" + avgCountMark)
+	w.call("COUNT", fc)
+	w.str(" - 18446744073509551616 AS SIGNED)")
+	return true
+}
