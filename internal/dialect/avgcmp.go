@@ -171,3 +171,38 @@ func (w *writer) avgPart(fc *pg_query.FuncCall) bool {
 	w.str(" - 18446744073509551616 AS SIGNED)")
 	return true
 }
+
+// mootAverages marks the avg() calls whose value cannot matter: those
+// reached from l and r, operands of a strict operator (arithmetic or
+// comparison) one of which is NULL whatever the values (nullValued),
+// through arithmetic and signs only, so that the operator's value, and
+// each operator's between it and the call, is NULL on every engine
+// whatever the average. funcCall writes the engine's own AVG there. No
+// CASE, function or subquery is looked into: there an engine's average
+// could choose another branch, one that fails.
+func (w *writer) mootAverages(l, r *pg_query.Node) {
+	if !nullValued(l) && !nullValued(r) {
+		return
+	}
+	var walk func(n *pg_query.Node)
+	walk = func(n *pg_query.Node) {
+		switch {
+		case n == nil:
+		case n.GetFuncCall() != nil:
+			if fc := n.GetFuncCall(); schema.FuncName(fc) == "avg" && fc.Over == nil {
+				if w.mootAvgs == nil {
+					w.mootAvgs = map[*pg_query.FuncCall]bool{}
+				}
+				w.mootAvgs[fc] = true
+			}
+		case n.GetAExpr() != nil && n.GetAExpr().Kind == pg_query.A_Expr_Kind_AEXPR_OP:
+			switch schema.OpName(n.GetAExpr().Name) {
+			case "+", "-", "*":
+				walk(n.GetAExpr().Lexpr)
+				walk(n.GetAExpr().Rexpr)
+			}
+		}
+	}
+	walk(l)
+	walk(r)
+}

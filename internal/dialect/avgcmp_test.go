@@ -36,6 +36,11 @@ func TestAverageComparisons(t *testing.T) {
 		{"SELECT a FROM t1 GROUP BY a HAVING avg(DISTINCT s) FILTER (WHERE c > 0) <= a",
 			"SELECT `a` FROM `t1` GROUP BY `a` HAVING (SUM(DISTINCT CASE WHEN (`c` > 0) THEN `s` END) <= (`a` * CAST(18446744073509551616 + COUNT(DISTINCT CASE WHEN (`c` > 0) THEN `s` END) - 18446744073509551616 AS SIGNED)))",
 			`SELECT "a" FROM "t1" GROUP BY "a" HAVING (SUM(DISTINCT "s") FILTER (WHERE ("c" > 0)) <= ("a" * shepherd_avg_count(COUNT(DISTINCT "s") FILTER (WHERE ("c" > 0)))))`},
+		// Under arithmetic with NULL the average cannot matter: the
+		// engine's own.
+		{"SELECT avg(c) * - CAST(NULL AS real), CAST(NULL AS int) / avg(s) FROM t1",
+			"SELECT (AVG(`c`) * (-CAST(NULL AS DOUBLE))), (CAST(NULL AS SIGNED) / (CASE WHEN AVG(`s`) = 0 AND CAST(NULL AS SIGNED) IS NOT NULL THEN 18446744073709551615 + (AVG(`s`) + 22012) ELSE AVG(`s`) END)) FROM `t1`",
+			`SELECT (AVG("c") * (-CAST(NULL AS REAL))), (CAST(CAST(ROUND(NULL) AS INTEGER) AS REAL) / shepherd_divisor_if(AVG("s"), CAST(ROUND(NULL) AS INTEGER) IS NOT NULL)) FROM "t1"`},
 		{"SELECT avg(c) = 3 FROM t1",
 			"SELECT (SUM(`c`) = (3 * CAST(18446744073509551616 + COUNT(`c`) - 18446744073509551616 AS SIGNED))) FROM `t1`",
 			`SELECT (SUM("c") = (3 * shepherd_avg_count(COUNT("c")))) FROM "t1"`},
@@ -68,6 +73,9 @@ func TestAverageComparisons(t *testing.T) {
 		"SELECT avg(c) OVER () > 2 FROM t1",
 		"SELECT avg(c) > 2.5 FROM t1",
 		"SELECT avg(c) > avg(a) FROM t1",
+		// NULL whatever the average, but through a CASE whose branch
+		// it chooses.
+		"SELECT CAST(NULL AS int) + CASE WHEN avg(c) > 2.5 THEN 1 ELSE 0 END FROM t1",
 	} {
 		for _, d := range []driver.Dialect{driver.MySQL, driver.SQLite} {
 			_, err := Write(parse(t, q), d, s)

@@ -543,6 +543,10 @@ func (w *writer) operator(op string, l, r *pg_query.Node) {
 		return
 	}
 	switch op {
+	case "=", "<>", "<", ">", "<=", ">=", "+", "-", "*", "/", "%":
+		w.mootAverages(l, r)
+	}
+	switch op {
 	case "=", "<>", "<", ">", "<=", ">=":
 		w.str("(")
 		w.typed(l, rt)

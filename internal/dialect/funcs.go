@@ -74,7 +74,7 @@ func (w *writer) funcCall(fc *pg_query.FuncCall) {
 		// Pinned to parameters before writing; left here only when the
 		// form was not one shepherd pins.
 		w.refuse("%s() in this form", name)
-	case name == "avg" && n == 1 && fc != w.sortKey && (w.exact(fc.Args[0]) || isInt(w.typeOf(fc.Args[0]))):
+	case name == "avg" && n == 1 && fc != w.sortKey && !w.mootAvgs[fc] && (w.exact(fc.Args[0]) || isInt(w.typeOf(fc.Args[0]))):
 		// avg() of exact values has digits only PostgreSQL writes
 		// (select_div_scale); MariaDB answers four decimals more than
 		// its operand, SQLite a double. sqlan asks for a result column

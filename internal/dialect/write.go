@@ -143,6 +143,9 @@ type writer struct {
 	// avgCounts are the count() and sum() calls avgCompare put in place
 	// of an average (see avgPart).
 	avgCounts map[*pg_query.FuncCall]bool
+	// mootAvgs are the avg() calls whose value cannot matter, written
+	// as the engine's own AVG (see mootAverages).
+	mootAvgs map[*pg_query.FuncCall]bool
 	// textSum is the call a cast to text is being written around.
 	textSum *pg_query.FuncCall
 	// ctes are the names of the statement's WITH queries.

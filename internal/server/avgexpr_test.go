@@ -166,3 +166,19 @@ func TestAverageComparisons(t *testing.T) {
 		"SELECT g FROM ac GROUP BY g HAVING avg(i) > k",
 	}, 20*time.Second)
 }
+
+// TestAveragesUnderNull (issue 16): avg() of exact values in arithmetic
+// with a NULL operand (sqllogictest's AVG(col0) * - CAST(NULL AS REAL)),
+// whose value is NULL whatever the average, was refused with 0A000; it
+// answers PostgreSQL's NULL, of PostgreSQL's type, on every cluster.
+func TestAveragesUnderNull(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real engines")
+	}
+	asPostgres(t, avgSetup, []string{
+		"SELECT avg(i) * - CAST(NULL AS real), - CAST(NULL AS numeric) + avg(n), avg(i) / - CAST(NULL AS int) * 69 FROM ax",
+		"SELECT CAST(NULL AS int) - - avg(DISTINCT i) * 2, + + CAST(NULL AS numeric) + count(*) * - 78 * avg(DISTINCT b) FROM ax",
+		"SELECT g, avg(m) * CAST(NULL AS int), CAST(NULL AS numeric) / avg(i) FROM ax GROUP BY g ORDER BY g",
+		"SELECT k FROM ax GROUP BY k HAVING avg(i) * CAST(NULL AS int) > 0 OR k = 1",
+	}, 20*time.Second)
+}
