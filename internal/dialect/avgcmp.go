@@ -206,3 +206,62 @@ func (w *writer) mootAverages(l, r *pg_query.Node) {
 	walk(l)
 	walk(r)
 }
+
+// constantAverages marks the averages of an integer constant reached
+// from n through signs only, n being where only the average's value
+// matters, not its digits: an operand of a comparison, the operand or a
+// WHEN value of CASE x WHEN ..., NULLIF's second argument, a cast to an
+// integer type. avg(c) is exactly c over one row or more and NULL over
+// none, FILTER and DISTINCT alike; funcCall writes it so (constAverage).
+// The constant is within int4, so no engine's integer overflows.
+func (w *writer) constantAverages(n *pg_query.Node) {
+	for {
+		e := n.GetAExpr()
+		if e == nil || e.Kind != pg_query.A_Expr_Kind_AEXPR_OP || e.Lexpr != nil {
+			break
+		}
+		if op := schema.OpName(e.Name); op != "-" && op != "+" {
+			return
+		}
+		n = e.Rexpr
+	}
+	fc := n.GetFuncCall()
+	if fc == nil || !averageForm(n) || !smallConstant(fc.Args[0]) {
+		return
+	}
+	if w.constAvgs == nil {
+		w.constAvgs = map[*pg_query.FuncCall]bool{}
+	}
+	w.constAvgs[fc] = true
+}
+
+// smallConstant reports whether n is an integer constant (int4) under
+// any number of signs.
+func smallConstant(n *pg_query.Node) bool {
+	for {
+		e := n.GetAExpr()
+		if e == nil || e.Kind != pg_query.A_Expr_Kind_AEXPR_OP || e.Lexpr != nil {
+			break
+		}
+		if op := schema.OpName(e.Name); op != "-" && op != "+" {
+			return false
+		}
+		n = e.Rexpr
+	}
+	c := n.GetAConst()
+	return c != nil && c.GetIval() != nil
+}
+
+// constAverage writes fc, an average constantAverages marked, as
+// CASE WHEN count(c) > 0 THEN c END, and reports whether it did.
+func (w *writer) constAverage(fc *pg_query.FuncCall) bool {
+	if !w.constAvgs[fc] {
+		return false
+	}
+	w.str("(CASE WHEN ")
+	w.call("COUNT", fc)
+	w.str(" > 0 THEN ")
+	w.expr(fc.Args[0])
+	w.str(" END)")
+	return true
+}

@@ -57,7 +57,7 @@ func (w *writer) funcCall(fc *pg_query.FuncCall) {
 	if len(fc.AggOrder) > 0 && name != "string_agg" && name != "array_agg" {
 		w.refuse("ORDER BY inside %s()", name)
 	}
-	if w.avgPart(fc) {
+	if w.avgPart(fc) || w.constAverage(fc) {
 		return
 	}
 	n := len(fc.Args)

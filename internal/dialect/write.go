@@ -146,6 +146,9 @@ type writer struct {
 	// mootAvgs are the avg() calls whose value cannot matter, written
 	// as the engine's own AVG (see mootAverages).
 	mootAvgs map[*pg_query.FuncCall]bool
+	// constAvgs are the averages of a constant whose value alone
+	// matters (see constantAverages).
+	constAvgs map[*pg_query.FuncCall]bool
 	// textSum is the call a cast to text is being written around.
 	textSum *pg_query.FuncCall
 	// ctes are the names of the statement's WITH queries.

@@ -160,6 +160,10 @@ func TestAverageComparisons(t *testing.T) {
 		"SELECT g, count(*) FROM ac GROUP BY g HAVING avg(s) FILTER (WHERE k > 1) < 10 ORDER BY g",
 		"SELECT k FROM ac WHERE - i + 1 > (SELECT avg(- i) FROM ac WHERE g <> 'c') ORDER BY k",
 		"SELECT CASE WHEN i > (SELECT avg(i) FROM ac WHERE g IN ('a', 'e')) THEN s * 2 ELSE k END FROM ac ORDER BY 1",
+		// The average of a constant where only its value matters.
+		"SELECT CASE count(*) WHEN avg(13) THEN 'yes' ELSE 'no' END, NULLIF(1, + avg(DISTINCT - - 1)), NULLIF(2, avg(1)), - CAST(avg(+ 50) AS integer), CAST(- + avg(+ + 33) AS integer) * 7, 5 > - avg(- 4) FROM ac",
+		"SELECT CASE count(*) WHEN avg(13) THEN 'yes' ELSE 'no' END, NULLIF(1, + avg(DISTINCT - - 1)), - CAST(avg(+ 50) AS integer), 5 > - avg(- 4) FROM ac WHERE k > 100",
+		"SELECT CASE + avg(8) FILTER (WHERE k > 12) WHEN 8 THEN 1 END, CASE + avg(8) FILTER (WHERE k > 13) WHEN 8 THEN 1 ELSE 0 END FROM ac",
 		// Aggregates where PostgreSQL refuses them (42803).
 		"SELECT k FROM ac WHERE avg(i) > 2",
 		"SELECT k FROM ac WHERE sum(i) > 2",
