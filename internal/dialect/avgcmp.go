@@ -8,7 +8,8 @@ import (
 )
 
 // A comparison of an integer with the average of integers,
-// e op avg(x) or e op (SELECT avg(x) FROM ...) (either way round), is
+// e op avg(x) or e op (SELECT avg(x) FROM ...) (either way round, under
+// any signs: - avg(x) is written with - sum(x)), is
 // written for MariaDB and SQLite without an average, whose digits only
 // PostgreSQL has (see funcCall):
 //
@@ -64,8 +65,10 @@ func (w *writer) avgCompare(op string, l, r *pg_query.Node) bool {
 		return false
 	}
 	e, avg, flipped := l, r, false
+	neg, avg := unsigned(avg)
 	if !averageForm(avg) {
-		e, avg, flipped = r, l, true
+		e, flipped = r, true
+		neg, avg = unsigned(l)
 		if !averageForm(avg) {
 			return false
 		}
@@ -91,18 +94,48 @@ func (w *writer) avgCompare(op string, l, r *pg_query.Node) bool {
 		w.expr(count)
 		w.str(")")
 	}
+	total := func() {
+		// - avg(x) is PostgreSQL's average of - x, rounded alike (half
+		// away from zero): its sum is - sum(x).
+		if neg {
+			w.str("(-")
+		}
+		w.expr(sum)
+		if neg {
+			w.str(")")
+		}
+	}
 	w.str("(")
 	if flipped {
-		w.expr(sum)
+		total()
 		w.str(" " + op + " ")
 		product()
 	} else {
 		product()
 		w.str(" " + op + " ")
-		w.expr(sum)
+		total()
 	}
 	w.str(")")
 	return true
+}
+
+// unsigned returns n without the signs before it, and whether they
+// negate it.
+func unsigned(n *pg_query.Node) (neg bool, inner *pg_query.Node) {
+	for {
+		e := n.GetAExpr()
+		if e == nil || e.Kind != pg_query.A_Expr_Kind_AEXPR_OP || e.Lexpr != nil {
+			return neg, n
+		}
+		switch schema.OpName(e.Name) {
+		case "-":
+			neg = !neg
+		case "+":
+		default:
+			return neg, n
+		}
+		n = e.Rexpr
+	}
 }
 
 // averageForm reports whether n is avg(x), an aggregate (no window,

@@ -36,6 +36,10 @@ func TestAverageComparisons(t *testing.T) {
 		{"SELECT a FROM t1 GROUP BY a HAVING avg(DISTINCT s) FILTER (WHERE c > 0) <= a",
 			"SELECT `a` FROM `t1` GROUP BY `a` HAVING (SUM(DISTINCT CASE WHEN (`c` > 0) THEN `s` END) <= (`a` * CAST(18446744073509551616 + COUNT(DISTINCT CASE WHEN (`c` > 0) THEN `s` END) - 18446744073509551616 AS SIGNED)))",
 			`SELECT "a" FROM "t1" GROUP BY "a" HAVING (SUM(DISTINCT "s") FILTER (WHERE ("c" > 0)) <= ("a" * shepherd_avg_count(COUNT(DISTINCT "s") FILTER (WHERE ("c" > 0)))))`},
+		// Under a sign.
+		{"SELECT a FROM t1 GROUP BY a HAVING - + avg(c) < - 50",
+			"SELECT `a` FROM `t1` GROUP BY `a` HAVING ((-SUM(`c`)) < (-50 * CAST(18446744073509551616 + COUNT(`c`) - 18446744073509551616 AS SIGNED)))",
+			`SELECT "a" FROM "t1" GROUP BY "a" HAVING ((-SUM("c")) < (-50 * shepherd_avg_count(COUNT("c"))))`},
 		// The average of a constant where its value alone matters.
 		{"SELECT NULLIF(1, - avg(DISTINCT - 1)), CAST(- avg(7) AS integer) FROM t1",
 			"SELECT NULLIF(1, (-(CASE WHEN COUNT(DISTINCT -1) > 0 THEN -1 END))), CAST((-(CASE WHEN COUNT(7) > 0 THEN 7 END)) AS SIGNED) FROM `t1`",

@@ -155,6 +155,8 @@ func TestAverageComparisons(t *testing.T) {
 		"SELECT k, i >= (SELECT avg(x.i) FROM ac AS x WHERE x.g = ac.g), (SELECT avg(x.s) FROM ac AS x WHERE x.g = ac.g) <> s FROM ac ORDER BY k",
 		"SELECT g, avg(i) > 2, avg(i) = -1, 4 < avg(s), avg(i) <= min(i), avg(s) >= 2 FROM ac GROUP BY g ORDER BY g",
 		"SELECT g FROM ac GROUP BY g HAVING avg(i) >= 2 ORDER BY g",
+		"SELECT g FROM ac GROUP BY g HAVING - avg(i) >= -2 OR - + - avg(s) < -1 ORDER BY g",
+		"SELECT k FROM ac WHERE - k > - (SELECT avg(i) FROM ac WHERE g IN ('a', 'b', 'e')) ORDER BY k",
 		"SELECT k FROM ac WHERE i < (SELECT avg(i) FROM ac WHERE k > 100) ORDER BY k",
 		"SELECT k FROM ac WHERE i >= (SELECT avg(DISTINCT i) FILTER (WHERE k < 5) FROM ac) ORDER BY k",
 		"SELECT g, count(*) FROM ac GROUP BY g HAVING avg(s) FILTER (WHERE k > 1) < 10 ORDER BY g",
