@@ -1,6 +1,8 @@
 package dialect
 
 import (
+	"math"
+
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
 
@@ -240,32 +242,61 @@ func (w *writer) mootAverages(l, r *pg_query.Node) {
 	walk(r)
 }
 
-// constantAverages marks the averages of an integer constant reached
-// from n through signs only, n being where only the average's value
-// matters, not its digits: an operand of a comparison, the operand or a
-// WHEN value of CASE x WHEN ..., NULLIF's second argument, a cast to an
-// integer type. avg(c) is exactly c over one row or more and NULL over
-// none, FILTER and DISTINCT alike; funcCall writes it so (constAverage).
-// The constant is within int4, so no engine's integer overflows.
+// constantAverages marks the averages of an integer constant in n, n
+// being where only its value matters, not its digits: an operand of a
+// comparison, the operand or a WHEN value of CASE x WHEN ..., NULLIF's
+// second argument, a cast to an integer type. avg(c) is exactly c over
+// one row or more and NULL over none, FILTER and DISTINCT alike;
+// funcCall writes it so (constAverage), an integer. The averages are
+// looked for through signs, + - and * only, and only where the
+// arithmetic's magnitude stays below 2^60 (valueBound), whatever the
+// values: each engine then computes it exactly in 64-bit integers, as
+// PostgreSQL does in numeric.
 func (w *writer) constantAverages(n *pg_query.Node) {
-	for {
-		e := n.GetAExpr()
-		if e == nil || e.Kind != pg_query.A_Expr_Kind_AEXPR_OP || e.Lexpr != nil {
-			break
-		}
-		if op := schema.OpName(e.Name); op != "-" && op != "+" {
-			return
-		}
-		n = e.Rexpr
-	}
-	fc := n.GetFuncCall()
-	if fc == nil || !averageForm(n) || !smallConstant(fc.Args[0]) {
+	var avgs []*pg_query.FuncCall
+	if b, ok := w.valueBound(n, &avgs); !ok || b >= 1<<60 {
 		return
 	}
-	if w.constAvgs == nil {
-		w.constAvgs = map[*pg_query.FuncCall]bool{}
+	for _, fc := range avgs {
+		if w.constAvgs == nil {
+			w.constAvgs = map[*pg_query.FuncCall]bool{}
+		}
+		w.constAvgs[fc] = true
 	}
-	w.constAvgs[fc] = true
+}
+
+// valueBound bounds the magnitude of n, arithmetic (signs, + - *) on
+// averages of integer constants, integer constants and int2/int4
+// values, and adds the averages to avgs; ok is false for anything else.
+func (w *writer) valueBound(n *pg_query.Node, avgs *[]*pg_query.FuncCall) (bound float64, ok bool) {
+	if e := n.GetAExpr(); e != nil && e.Kind == pg_query.A_Expr_Kind_AEXPR_OP {
+		op := schema.OpName(e.Name)
+		if e.Lexpr == nil && (op == "-" || op == "+") {
+			return w.valueBound(e.Rexpr, avgs)
+		}
+		if e.Lexpr != nil && (op == "-" || op == "+" || op == "*") {
+			l, okl := w.valueBound(e.Lexpr, avgs)
+			r, okr := w.valueBound(e.Rexpr, avgs)
+			if !okl || !okr {
+				return 0, false
+			}
+			if op == "*" {
+				return l * r, true
+			}
+			return l + r, true
+		}
+	}
+	if fc := n.GetFuncCall(); fc != nil && averageForm(n) && smallConstant(fc.Args[0]) {
+		*avgs = append(*avgs, fc)
+		return 1 << 31, true
+	}
+	if c := n.GetAConst(); c != nil && c.GetIval() != nil {
+		return max(1, math.Abs(float64(c.GetIval().Ival))), true
+	}
+	if t := w.typeOf(n); t == "int4" || t == "int2" {
+		return 1 << 31, true
+	}
+	return 0, false
 }
 
 // smallConstant reports whether n is an integer constant (int4) under

@@ -81,6 +81,8 @@ func TestAverageComparisons(t *testing.T) {
 		"SELECT avg(c) OVER () > 2 FROM t1",
 		"SELECT avg(c) > 2.5 FROM t1",
 		"SELECT avg(c) > avg(a) FROM t1",
+		// Beyond 64-bit integers.
+		"SELECT avg(2147483647) * 2147483647 * 2147483647 > 0 FROM t1",
 		// NULL whatever the average, but through a CASE whose branch
 		// it chooses.
 		"SELECT CAST(NULL AS int) + CASE WHEN avg(c) > 2.5 THEN 1 ELSE 0 END FROM t1",

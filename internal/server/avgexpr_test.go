@@ -166,6 +166,7 @@ func TestAverageComparisons(t *testing.T) {
 		"SELECT CASE count(*) WHEN avg(13) THEN 'yes' ELSE 'no' END, NULLIF(1, + avg(DISTINCT - - 1)), NULLIF(2, avg(1)), - CAST(avg(+ 50) AS integer), CAST(- + avg(+ + 33) AS integer) * 7, 5 > - avg(- 4) FROM ac",
 		"SELECT CASE count(*) WHEN avg(13) THEN 'yes' ELSE 'no' END, NULLIF(1, + avg(DISTINCT - - 1)), - CAST(avg(+ 50) AS integer), 5 > - avg(- 4) FROM ac WHERE k > 100",
 		"SELECT CASE + avg(8) FILTER (WHERE k > 12) WHEN 8 THEN 1 END, CASE + avg(8) FILTER (WHERE k > 13) WHEN 8 THEN 1 ELSE 0 END FROM ac",
+		"SELECT CASE 10 WHEN avg(54) + - + 44 THEN 'y' END, NULLIF(65, + - avg(ALL + + 23) + - 9), NULLIF(7, 62 * + 48 + (+ avg(DISTINCT 58) + min(k))), CASE - 75 WHEN + avg(14) * + 18 * - + 82 THEN 1 ELSE 0 END, CAST(avg(7) * 88 - k AS integer) FROM ac GROUP BY k ORDER BY 5",
 		// Aggregates where PostgreSQL refuses them (42803).
 		"SELECT k FROM ac WHERE avg(i) > 2",
 		"SELECT k FROM ac WHERE sum(i) > 2",
