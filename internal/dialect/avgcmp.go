@@ -253,6 +253,9 @@ func (w *writer) mootAverages(l, r *pg_query.Node) {
 // values: each engine then computes it exactly in 64-bit integers, as
 // PostgreSQL does in numeric.
 func (w *writer) constantAverages(n *pg_query.Node) {
+	if w.duck {
+		return // DuckDB replicas are written otherwise (duckdb.go)
+	}
 	var avgs []*pg_query.FuncCall
 	if b, ok := w.valueBound(n, &avgs); !ok || b >= 1<<60 {
 		return
