@@ -31,6 +31,8 @@ import (
 //
 // The numbers are the test process's: it holds shepherd, its clients and
 // the in-process SQLite replica, so they bound shepherd's from above.
+// Under the race detector (make test) the RSS holds its shadow memory
+// too, and only the heap is held to the bound.
 
 // hostileMemoryMB is the suite's memory_limit_mb, and the bound each
 // case's peak heap and peak RSS are held to. The largest case is 100,000
@@ -139,6 +141,9 @@ func newHostileTable(t *testing.T) *hostileTable {
 		}
 		var b strings.Builder
 		fmt.Fprintf(&b, "memory bound (memory_limit_mb) %d MiB\n", hostileMemoryMB)
+		if raceEnabled {
+			b.WriteString("race detector on: its shadow memory is in the RSS, which is not held to the bound\n")
+		}
 		fmt.Fprintf(&b, "| %-44s | %-30s | %9s | %14s | %9s | %9s |\n", "case", "outcome", "took", "SELECT 1 (max)", "heap MiB", "RSS MiB")
 		fmt.Fprintf(&b, "|%s|%s|%s|%s|%s|%s|\n", strings.Repeat("-", 46), strings.Repeat("-", 32), strings.Repeat("-", 11), strings.Repeat("-", 16), strings.Repeat("-", 11), strings.Repeat("-", 11))
 		for _, r := range tb.rows {
@@ -159,7 +164,7 @@ func (tb *hostileTable) add(what, outcome string, took, slowest time.Duration, m
 	if heap > hostileMemoryMB<<20 {
 		tb.t.Errorf("%s: heap peaked at %d MiB, over memory_limit_mb %d", what, heap>>20, hostileMemoryMB)
 	}
-	if rss > hostileMemoryMB<<20 {
+	if rss > hostileMemoryMB<<20 && !raceEnabled {
 		tb.t.Errorf("%s: resident set peaked at %d MiB, over memory_limit_mb %d", what, rss>>20, hostileMemoryMB)
 	}
 }
