@@ -252,6 +252,9 @@ func (f *benchFlags) engineSet(ctx context.Context, stderr io.Writer) (e *bench.
 		cleanup()
 		return nil, nil, func() {}, err
 	}
+	if err := f.link.Check(); err != nil {
+		return fail(err)
+	}
 	e = &bench.Engines{MariaDB: f.mariadb, Postgres: f.postgres, SQLiteDir: f.sqliteDir, SQLiteDriver: f.sqliteDriver}
 	switch f.engines {
 	case "":

@@ -87,4 +87,16 @@ func TestBenchUsage(t *testing.T) {
 	if code := run([]string{"tpcc", "--target", "nonsense", "--quiet"}, &out, &errs); code == 0 || !strings.Contains(errs.String(), "unknown mode") {
 		t.Errorf("unknown target: %d %q", code, errs.String())
 	}
+	errs.Reset()
+	if code := run([]string{"bank", "--target", "direct-sqlite", "--durable", "--quiet"}, &out, &errs); code == 0 || !strings.Contains(errs.String(), "--durable") {
+		t.Errorf("--durable without --engines local: %d %q", code, errs.String())
+	}
+	errs.Reset()
+	if code := run([]string{"bank", "--target", "postgres://x@127.0.0.1:1/db", "--link-delay", "1ms", "--quiet"}, &out, &errs); code != 2 || !strings.Contains(errs.String(), "--link-") {
+		t.Errorf("--link-delay with a URL target: %d %q", code, errs.String())
+	}
+	errs.Reset()
+	if code := run([]string{"bank", "--target", "direct-sqlite", "--link-delay", "-1ms", "--quiet"}, &out, &errs); code == 0 || !strings.Contains(errs.String(), "negative") {
+		t.Errorf("a negative link delay: %d %q", code, errs.String())
+	}
 }

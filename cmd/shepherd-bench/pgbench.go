@@ -63,6 +63,10 @@ func benchPgbench(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "shepherd-bench pgbench:", err)
 		return 1
 	}
+	if err := ef.link.Check(); err != nil {
+		fmt.Fprintln(stderr, "shepherd-bench pgbench:", err)
+		return 2
+	}
 	pgbench, err := exec.LookPath("pgbench")
 	if err != nil {
 		return fail(fmt.Errorf("pgbench not found (Debian's postgresql-client): %w", err))
