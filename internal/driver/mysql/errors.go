@@ -277,6 +277,8 @@ func inPostgresWords(e *pgerr.Error, me *mysql.MySQLError) {
 		}
 	case 1365:
 		e.Message = "division by zero"
+	case 1317: // Query execution was interrupted (KILL QUERY: a cancel)
+		e.Message = "canceling statement due to user request"
 	case 1213:
 		e.Message = "deadlock detected"
 	case 1020, 1205: // Record has changed since last read; Lock wait timeout exceeded
