@@ -519,17 +519,36 @@ func (w *writer) operator(op string, l, r *pg_query.Node) {
 	if l == nil {
 		switch op {
 		case "-", "+":
-			w.str("(" + op)
-			mark := w.b.Len()
-			w.expr(r)
-			if s := w.b.String(); len(s) > mark && (s[mark] == '-' || s[mark] == '+') {
-				// - -15, not --15: SQLite and MariaDB read -- as the
-				// start of a comment.
-				w.b.Reset()
-				w.b.WriteString(s[:mark] + " " + s[mark:])
+			prefix := func() {
+				w.str("(" + op)
+				mark := w.b.Len()
+				w.expr(r)
+				if s := w.b.String(); len(s) > mark && (s[mark] == '-' || s[mark] == '+') {
+					// - -15, not --15: SQLite and MariaDB read -- as the
+					// start of a comment.
+					w.b.Reset()
+					w.b.WriteString(s[:mark] + " " + s[mark:])
+				}
+				w.str(")")
 			}
-			w.str(")")
+			if op == "-" {
+				// PostgreSQL negates in x's own type: - x of its
+				// minimum is out of range (22003).
+				w.inRange(w.typeOf(r), prefix)
+				return
+			}
+			prefix()
 			return
+		case "@":
+			// @ x is abs(x) for every number type PostgreSQL has.
+			if t := w.typeOf(r); isNumber(t) {
+				w.inRange(t, func() {
+					w.str("ABS(")
+					w.expr(r)
+					w.str(")")
+				})
+				return
+			}
 		}
 		w.refuse("prefix operator %s", op)
 	}
@@ -621,21 +640,48 @@ func (w *writer) int4(lt, rt string, l, r *pg_query.Node, write func()) {
 		write()
 		return
 	}
-	if w.lite() {
-		w.str("shepherd_int4(")
+	w.inRange("int4", write)
+}
+
+// inRange writes an integer expression of PostgreSQL type t (written by
+// write) with PostgreSQL's range check for t, which the others, computing
+// in 64 bits, lack: - x and abs(x) of t's minimum, 32-bit arithmetic (see
+// int4). SQLite calls shepherd's range check (for int8, one that fails
+// where SQLite made an overflowing integer a real); MariaDB overflows its
+// unsigned arithmetic exactly when the value is out of t's range (see
+// int4), or its own BIGINT arithmetic for int8. Other types are written
+// as they are.
+func (w *writer) inRange(t string, write func()) {
+	switch {
+	case !w.my() && !w.lite() || t != "int4" && t != "int2" && t != "int8" || t == "int8" && w.my():
+		write()
+	case w.lite():
+		w.str(map[string]string{"int4": "shepherd_int4(", "int2": int2Function + "(", "int8": int8Function + "("}[t])
 		write()
 		w.str(")")
-		return
+	case t == "int2":
+		// 2^64 - 2^15 + x, less 2^64 - 2^16: x + 2^15, taken back to x.
+		w.str("(CAST(" + int2RangeMark)
+		write()
+		w.str(" - 18446744073709486080 AS SIGNED) - 32768)")
+	default:
+		w.str("(CAST(" + int4RangeMark)
+		write()
+		w.str(" - 18446744069414584320 AS SIGNED) - 2147483648)")
 	}
-	w.str("(CAST(" + int4RangeMark)
-	write()
-	w.str(" - 18446744069414584320 AS SIGNED) - 2147483648)")
 }
 
 // int4RangeMark opens MariaDB's int4 range check; it is the text of
 // mysql.Int4RangeMark, which the driver looks for in the overflow's
 // message (the writer does not import drivers).
 const int4RangeMark = "18446744071562067968 + "
+
+// int2RangeMark opens MariaDB's int2 range check (mysql.Int2RangeMark).
+const int2RangeMark = "18446744073709518848 + "
+
+// int8Function is the SQLite function that checks an int8 result
+// (sqlite.Int8Function).
+const int8Function = "shepherd_int8"
 
 // rounded writes an arithmetic expression; in SQLite, one on numeric
 // values of known scale is rounded to that scale, which is what

@@ -141,6 +141,10 @@ func (w *writer) funcCall(fc *pg_query.FuncCall) {
 			return
 		}
 		w.str(", " + strconv.Itoa(scale) + ")")
+	case name == "abs" && n == 1:
+		// PostgreSQL's abs() keeps x's type: abs of its minimum is out
+		// of range (22003).
+		w.inRange(w.typeOf(fc.Args[0]), func() { w.call("ABS", fc) })
 	case argsOK(sameEverywhere, name, n):
 		w.call(strings.ToUpper(name), fc)
 	case name == "pi" && n == 0 && w.my():

@@ -30,6 +30,11 @@ const DivisionByZeroMark = "18446744073709551615 + ("
 // value.
 const Int4RangeMark = "18446744071562067968 + "
 
+// Int2RangeMark opens the expression the SQL writer makes MariaDB
+// evaluate around a smallint result (- x, abs(x)): as Int4RangeMark, for
+// PostgreSQL's smallint range (22003 "smallint out of range").
+const Int2RangeMark = "18446744073709518848 + "
+
 // AvgCountMark opens the expression the SQL writer makes MariaDB
 // evaluate around count(x) where it compares an integer with avg(x) as
 // e * count(x) op sum(x): 2^64 - 200000000 plus the count overflows
@@ -190,6 +195,13 @@ func fromMySQLError(me *mysql.MySQLError) *pgerr.Error {
 	}
 	if me.Number == 1690 && strings.Contains(me.Message, "'"+Int4RangeMark) {
 		e.Code, e.Message = pgerr.NumericValueOutOfRange, "integer out of range"
+	}
+	if me.Number == 1690 && strings.Contains(me.Message, "'"+Int2RangeMark) {
+		e.Code, e.Message = pgerr.NumericValueOutOfRange, "smallint out of range"
+	}
+	if me.Number == 1690 && strings.HasPrefix(me.Message, "BIGINT value is out of range") {
+		// Signed 64-bit arithmetic, as PostgreSQL's bigint's.
+		e.Message = "bigint out of range"
 	}
 	if me.Number == 1690 && strings.Contains(me.Message, "'"+AvgCountMark) {
 		e.Code, e.Message = pgerr.FeatureNotSupported, "shepherd cannot compare with avg() of 200000000 or more values exactly on MariaDB/MySQL replicas"

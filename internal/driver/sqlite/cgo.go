@@ -104,6 +104,9 @@ func init() {
 		if err := c.RegisterFunc(Int2Function, func(v any) (any, error) { return int2(cgoArg(v)) }, true); err != nil {
 			return err
 		}
+		if err := c.RegisterFunc(Int8Function, func(v any) (any, error) { return bigint(cgoArg(v)) }, true); err != nil {
+			return err
+		}
 		if err := c.RegisterFunc(MD5Function, func(v any) (any, error) { return md5Hex(cgoArg(v)) }, true); err != nil {
 			return err
 		}

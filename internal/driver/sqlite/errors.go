@@ -115,6 +115,7 @@ var genericErrors = []struct {
 	{errNumericSyntax.Error(), pgerr.InvalidTextRepresentation}, // NumericFunction
 	{errInt4Range.Error(), pgerr.NumericValueOutOfRange},        // Int4Function
 	{errInt2Range.Error(), pgerr.NumericValueOutOfRange},        // Int2Function
+	{errInt8Range.Error(), pgerr.NumericValueOutOfRange},        // Int8Function
 	{errVarcharLength, pgerr.StringDataRightTruncation},         // VarcharFunction
 	{errMoreThanOneRow.Error(), cardinalityViolation},           // SingleFunction
 	{errSumRange.Error(), pgerr.FeatureNotSupported},            // SumInExprFunction
@@ -300,6 +301,10 @@ func inPostgresWords(e *pgerr.Error, msg string) {
 			e.Message = errInt4Range.Error()
 		case strings.HasPrefix(msg, errInt2Range.Error()):
 			e.Message = errInt2Range.Error()
+		case strings.HasPrefix(msg, errInt8Range.Error()), strings.Contains(msg, "integer overflow"):
+			// SQLite's own "integer overflow" (abs(), SUM()) is of
+			// its 64-bit integers, PostgreSQL's bigint.
+			e.Message = errInt8Range.Error()
 		}
 	}
 }

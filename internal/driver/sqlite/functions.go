@@ -142,6 +142,25 @@ func int2(v any) (any, error) {
 	return v, nil
 }
 
+// Int8Function is the SQL function the SQL writer wraps a bigint result
+// of negation or abs() in for SQLite, which makes an integer result
+// beyond 64 bits a real (- x of -9223372036854775808 is
+// 9.223372036854776e+18) where PostgreSQL fails with 22003. Integers,
+// NULL and other values pass as they are.
+const Int8Function = "shepherd_int8"
+
+// errInt8Range is the error Int8Function fails with; classify maps it to
+// 22003.
+var errInt8Range = errors.New("bigint out of range")
+
+// bigint implements Int8Function.
+func bigint(v any) (any, error) {
+	if _, ok := v.(float64); ok {
+		return nil, errInt8Range
+	}
+	return v, nil
+}
+
 // MD5Function is md5() for SQLite, which has none: the lowercase hex MD5
 // of a text's UTF-8 bytes (or a blob's bytes), as PostgreSQL's md5() and
 // MariaDB's MD5() return it, so that compare-and-repair can hash rows

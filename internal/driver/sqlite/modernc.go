@@ -56,6 +56,10 @@ func init() {
 		func(_ *msqlite.FunctionContext, args []sqldriver.Value) (sqldriver.Value, error) {
 			return int2(args[0])
 		})
+	msqlite.MustRegisterDeterministicScalarFunction(Int8Function, 1,
+		func(_ *msqlite.FunctionContext, args []sqldriver.Value) (sqldriver.Value, error) {
+			return bigint(args[0])
+		})
 	msqlite.MustRegisterDeterministicScalarFunction(MD5Function, 1,
 		func(_ *msqlite.FunctionContext, args []sqldriver.Value) (sqldriver.Value, error) {
 			return md5Hex(args[0])

@@ -1,0 +1,82 @@
+package server
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+// TestNegationRangeAsPostgreSQL: PostgreSQL computes - x, abs(x) and @ x
+// in x's own type, so the minimum of int2, int4 or int8 has no negation
+// there (22003 "smallint/integer/bigint out of range"); MariaDB and
+// SQLite compute in 64 bits and answered 2147483648 for - i with i an
+// int4 -2147483648. The result keeps x's type; the check holds inside
+// larger expressions, in WHERE and in writes.
+func TestNegationRangeAsPostgreSQL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real engines")
+	}
+	setup := []string{
+		"CREATE TABLE neg (k int PRIMARY KEY, i int, s smallint, b bigint)",
+		"INSERT INTO neg VALUES (1, -2147483648, -32768, -9223372036854775808), (2, 5, -7, 9), (3, NULL, NULL, NULL)",
+	}
+	asPostgres(t, setup, []string{
+		"SELECT - i FROM neg WHERE k = 1",
+		"SELECT -i FROM neg WHERE k = 1",
+		"SELECT - s FROM neg WHERE k = 1",
+		"SELECT - b FROM neg WHERE k = 1",
+		"SELECT - CAST(s AS smallint) FROM neg WHERE k = 1",
+		"SELECT - CAST(i AS bigint) FROM neg WHERE k = 1",
+		"SELECT abs(i) FROM neg WHERE k = 1",
+		"SELECT abs(s) FROM neg WHERE k = 1",
+		"SELECT abs(b) FROM neg WHERE k = 1",
+		"SELECT @ i FROM neg WHERE k = 1",
+		"SELECT 1 + - i FROM neg WHERE k = 1",
+		"SELECT - i - 1 FROM neg WHERE k = 1",
+		"SELECT - i + 0 FROM neg WHERE k = 1",
+		"SELECT - - i FROM neg WHERE k = 1",
+		"SELECT -(-2147483648)",
+		"SELECT - (-2147483647 - 1)",
+		"SELECT k FROM neg WHERE - i > 0",
+		"SELECT k FROM neg WHERE - i < 0 AND k = 2",
+		"SELECT k, - i, - s, - b, abs(i), abs(s), abs(b), @ i FROM neg WHERE k > 1 ORDER BY k",
+		"SELECT - i * 1 FROM neg WHERE k = 2",
+		"UPDATE neg SET i = - i WHERE k = 1",
+		"UPDATE neg SET s = - s WHERE k = 1",
+		"UPDATE neg SET b = - b WHERE k = 1",
+		"UPDATE neg SET i = - i, s = - s, b = - b WHERE k = 2",
+		"SELECT k, i, s, b FROM neg ORDER BY k",
+	}, 20*time.Second)
+
+	// The messages too: the type PostgreSQL names is the operand's.
+	failing := map[string]string{
+		"SELECT - i FROM neg WHERE k = 1":                       "integer out of range",
+		"SELECT - s FROM neg WHERE k = 1":                       "smallint out of range",
+		"SELECT - b FROM neg WHERE k = 1":                       "bigint out of range",
+		"SELECT abs(s) FROM neg WHERE k = 1":                    "smallint out of range",
+		"SELECT abs(b) FROM neg WHERE k = 1":                    "bigint out of range",
+		"SELECT @ s FROM neg WHERE k = 1":                       "smallint out of range",
+		"SELECT k FROM neg WHERE - s > 0":                       "smallint out of range",
+		"UPDATE neg SET b = - b WHERE k = 1":                    "bigint out of range",
+		"SELECT - CAST(s AS smallint) + 1 FROM neg WHERE k = 1": "smallint out of range",
+	}
+	ctx := context.Background()
+	for name, addr := range map[string]func() string{
+		"postgres":                func() string { return "" },
+		"mariadb+postgres+sqlite": func() string { a, _ := start(t, realCluster(t, "cbs")); return a },
+		"embedded":                func() string { a, _ := start(t, embedded(t)); return a },
+	} {
+		c := postgresAlone(t)
+		if a := addr(); a != "" {
+			c = shepherdConn(t, a)
+		}
+		for _, s := range setup {
+			runText(ctx, c, s)
+		}
+		for q, msg := range failing {
+			if o := runText(ctx, c, q); o.code != "22003" || o.text != msg {
+				t.Errorf("%s: %s: %v; want 22003 %q", name, q, o, msg)
+			}
+		}
+	}
+}
