@@ -531,6 +531,15 @@ func (w *writer) operator(op string, l, r *pg_query.Node) {
 				}
 				w.str(")")
 			}
+			if op == "-" && w.my() && w.typeOf(r) == "int8" {
+				// MariaDB's - x of a constant -9223372036854775808
+				// is a DECIMAL, 9223372036854775808 (and its 0 - x
+				// wraps around); -1 * x fails as PostgreSQL's - x.
+				w.str("(-1 * ")
+				w.expr(r)
+				w.str(")")
+				return
+			}
 			if op == "-" {
 				// PostgreSQL negates in x's own type: - x of its
 				// minimum is out of range (22003).

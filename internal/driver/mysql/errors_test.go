@@ -140,3 +140,72 @@ func TestErrorsOnMariaDB(t *testing.T) {
 		}
 	}
 }
+
+// TestRangeChecksOnMariaDB runs the SQL writer's range checks of a
+// smallint and an integer result (dialect's inRange around - x) and
+// its bigint negation, -1 * x, on a real MariaDB: in range the value
+// itself, out of range PostgreSQL's 22003 and message.
+func TestRangeChecksOnMariaDB(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	e, err := Open(ctx, driver.Spec{Name: "maria1", DSN: testenv.MariaDB(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	dc, err := e.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dc.Close()
+	c := dc.(*Conn)
+	int2 := func(x string) string {
+		return "SELECT (CAST(" + Int2RangeMark + "(- " + x + ") - 18446744073709486080 AS SIGNED) - 32768)"
+	}
+	int4 := func(x string) string {
+		return "SELECT (CAST(" + Int4RangeMark + "(- " + x + ") - 18446744069414584320 AS SIGNED) - 2147483648)"
+	}
+	for _, w := range []struct{ sql, value, msg string }{
+		{int2("-32768"), "", "smallint out of range"},
+		{int2("-32767"), "32767", ""},
+		{int2("32767"), "-32767", ""},
+		{int2("32768"), "-32768", ""},
+		{int2("32769"), "", "smallint out of range"},
+		{int2("NULL"), "NULL", ""},
+		{int4("-2147483648"), "", "integer out of range"},
+		{int4("-2147483647"), "2147483647", ""},
+		{int4("2147483648"), "-2147483648", ""},
+		{int4("2147483649"), "", "integer out of range"},
+		// MariaDB's - x of a constant bigint minimum is a DECIMAL,
+		// 9223372036854775808, and 0 - x wraps to x; -1 * x overflows
+		// as PostgreSQL's - x does.
+		{"SELECT (-1 * (CAST(-9223372036854775807 AS SIGNED) - 1))", "", "bigint out of range"},
+		{"SELECT (-1 * b) FROM (SELECT CAST(-9223372036854775807 AS SIGNED) - 1 AS b) x", "", "bigint out of range"},
+		{"SELECT (-1 * CAST(-9223372036854775807 AS SIGNED))", "9223372036854775807", ""},
+		{"SELECT (-1 * -5)", "5", ""},
+		{"SELECT (-1 * NULL)", "NULL", ""},
+		{"SELECT - b FROM (SELECT CAST(-9223372036854775807 AS SIGNED) - 1 AS b) x", "", "bigint out of range"},
+		{"SELECT ABS(CAST(-9223372036854775807 AS SIGNED) - 1)", "", "bigint out of range"},
+	} {
+		a, err := c.Exec(ctx, driver.Query{SQL: w.sql, Verb: "SELECT", ReturnsRows: true})
+		if err != nil {
+			err = c.failure(ctx, driver.Query{SQL: w.sql, Verb: "SELECT", ReturnsRows: true}, err)
+		}
+		switch {
+		case w.msg != "":
+			if pgerr.Code(err) != pgerr.NumericValueOutOfRange || !strings.Contains(err.Error(), w.msg) {
+				t.Errorf("%s: %v %v, want 22003 %q", w.sql, a, err, w.msg)
+			}
+		case err != nil:
+			t.Errorf("%s: %v", w.sql, err)
+		default:
+			if len(a.Rows) != 1 {
+				t.Fatalf("%s: %d rows", w.sql, len(a.Rows))
+			}
+			v := a.Rows[0][0]
+			if got := map[bool]string{true: "NULL", false: v.Text}[v.Null]; got != w.value {
+				t.Errorf("%s: %s, want %s", w.sql, got, w.value)
+			}
+		}
+	}
+}
