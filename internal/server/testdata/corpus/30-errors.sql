@@ -79,6 +79,15 @@ SELECT 2147483647 + 1;
 SELECT 9223372036854775807 + 1;
 
 -- error: 22003
+SELECT - (-2147483647 - 1);
+
+-- error: 22003
+SELECT abs(CAST(-32768 AS smallint));
+
+-- error: 22003
+SELECT - (-9223372036854775807 - 1);
+
+-- error: 22003
 INSERT INTO nums (id, a) VALUES (30, 3000000000);
 
 -- error: 22003
