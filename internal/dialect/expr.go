@@ -645,11 +645,19 @@ func (w *writer) operator(op string, l, r *pg_query.Node) {
 // mysql.Int4RangeMark).
 func (w *writer) int4(lt, rt string, l, r *pg_query.Node, write func()) {
 	small := func(t string) bool { return t == "int4" || t == "int2" }
-	if !small(lt) || !small(rt) {
+	switch {
+	case lt == "int2" && rt == "int2":
+		// PostgreSQL's int2 + int2 is an int2 (22003 "smallint out of
+		// range" past it).
+		w.inRange("int2", write)
+	case small(lt) && small(rt):
+		w.inRange("int4", write)
+	case isInt(lt) && isInt(rt) && w.lite():
+		// int8: SQLite makes a result beyond 64 bits a real.
+		w.inRange("int8", write)
+	default:
 		write()
-		return
 	}
-	w.inRange("int4", write)
 }
 
 // inRange writes an integer expression of PostgreSQL type t (written by

@@ -45,6 +45,13 @@ func TestNegationRangeAsPostgreSQL(t *testing.T) {
 		"SELECT k FROM neg WHERE - i < 0 AND k = 2",
 		"SELECT k, - i, - s, - b, abs(i), abs(s), abs(b), @ i FROM neg WHERE k > 1 ORDER BY k",
 		"SELECT - i * 1 FROM neg WHERE k = 2",
+		// The siblings: int2 arithmetic stays int2, int8's in 64 bits.
+		"SELECT s + s, s * s, s - s FROM neg WHERE k = 2",
+		"SELECT s + s FROM neg WHERE k = 1",
+		"SELECT s * 2 FROM neg WHERE k = 1",
+		"SELECT b - 1 FROM neg WHERE k = 1",
+		"SELECT b * -1 FROM neg WHERE k = 1",
+		"SELECT b + b FROM neg WHERE k = 2",
 		"UPDATE neg SET i = - i WHERE k = 1",
 		"UPDATE neg SET s = - s WHERE k = 1",
 		"UPDATE neg SET b = - b WHERE k = 1",
@@ -62,6 +69,9 @@ func TestNegationRangeAsPostgreSQL(t *testing.T) {
 		"SELECT @ s FROM neg WHERE k = 1":                       "smallint out of range",
 		"SELECT k FROM neg WHERE - s > 0":                       "smallint out of range",
 		"UPDATE neg SET b = - b WHERE k = 1":                    "bigint out of range",
+		"SELECT - (-9223372036854775807 - 1)":                   "bigint out of range",
+		"SELECT s + s FROM neg WHERE k = 1":                     "smallint out of range",
+		"SELECT b - 1 FROM neg WHERE k = 1":                     "bigint out of range",
 		"SELECT - CAST(s AS smallint) + 1 FROM neg WHERE k = 1": "smallint out of range",
 	}
 	ctx := context.Background()
