@@ -160,6 +160,12 @@ func (w *writer) columnRef(cr *pg_query.ColumnRef) {
 		w.str(")")
 		return
 	}
+	if w.havingMin(refFields(cr)) {
+		w.str("MIN(")
+		w.outsideHaving(func() { w.columnRef(cr) })
+		w.str(")")
+		return
+	}
 	for i, f := range cr.Fields {
 		if i > 0 {
 			w.str(".")
@@ -382,6 +388,10 @@ func (w *writer) aExpr(e *pg_query.A_Expr) {
 		w.expr(e.Rexpr)
 		w.str(")")
 	case pg_query.A_Expr_Kind_AEXPR_IN:
+		if items := e.Rexpr.GetList().Items; w.inFoldsToNull(e.Lexpr, items) {
+			w.nullFolded(func() { w.in(op, e.Lexpr, items) })
+			return
+		}
 		w.in(op, e.Lexpr, e.Rexpr.GetList().Items)
 	case pg_query.A_Expr_Kind_AEXPR_OP_ANY, pg_query.A_Expr_Kind_AEXPR_OP_ALL:
 		w.arrayAnyAll(op, e.Kind == pg_query.A_Expr_Kind_AEXPR_OP_ALL, e.Lexpr, e.Rexpr)
@@ -501,6 +511,15 @@ func (w *writer) like(op string, l, r *pg_query.Node) {
 
 // operator writes a binary or prefix operator.
 func (w *writer) operator(op string, l, r *pg_query.Node) {
+	if w.foldsToNull(op, l, r) {
+		w.nullFolded(func() { w.operation(op, l, r) })
+		return
+	}
+	w.operation(op, l, r)
+}
+
+// operation writes a binary or prefix operator as the engine computes it.
+func (w *writer) operation(op string, l, r *pg_query.Node) {
 	if l == nil && w.temporalOp(op, nil, r, "", w.typeOf(r)) {
 		return
 	}

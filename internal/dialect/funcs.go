@@ -44,6 +44,10 @@ func argsOK(table map[string][]int, name string, n int) bool {
 
 // funcCall writes a function call, aggregate or window function.
 func (w *writer) funcCall(fc *pg_query.FuncCall) {
+	if w.havingAt != nil && isAggregateCall(fc) {
+		w.outsideHaving(func() { w.funcCall(fc) })
+		return
+	}
 	name := schema.FuncName(fc)
 	if name == "" {
 		w.refuse("user-defined or schema-qualified functions")

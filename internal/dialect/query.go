@@ -86,7 +86,7 @@ func (w *writer) selectStmt(s *pg_query.SelectStmt, top bool) {
 	}
 	if s.HavingClause != nil {
 		w.str(" HAVING ")
-		w.expr(s.HavingClause)
+		w.having(s)
 	}
 	if len(s.WindowClause) > 0 {
 		w.str(" WINDOW ")

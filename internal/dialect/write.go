@@ -165,6 +165,9 @@ type writer struct {
 	colScales map[*schema.Column]int
 	// tables counts the table references written (see checkJoinLimit).
 	tables int
+	// havingAt is the query whose HAVING clause MariaDB's writer is in,
+	// outside aggregates and subqueries (see having).
+	havingAt *havingLevel
 }
 
 // scope is one query level's FROM items: alias (or table name) → table.
