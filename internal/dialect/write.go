@@ -165,6 +165,9 @@ type writer struct {
 	colScales map[*schema.Column]int
 	// tables counts the table references written (see checkJoinLimit).
 	tables int
+	// splitTables is how many of the tables counted (tables) a join
+	// written in parts does not put into one join (see splitJoin).
+	splitTables int
 	// havingAt is the query whose HAVING clause MariaDB's writer is in,
 	// outside aggregates and subqueries (see having).
 	havingAt *havingLevel
