@@ -669,6 +669,9 @@ func (w *writer) binary(l *pg_query.Node, op string, r *pg_query.Node) {
 // keeps an integral numeric value as an integer, so a numeric operand is
 // made real there.
 func (w *writer) divide(l, r *pg_query.Node, lt, rt string) {
+	if w.liteDivide(l, r, lt, rt) {
+		return
+	}
 	switch {
 	case isInt(lt) && isInt(rt):
 		op := "/"
@@ -704,6 +707,38 @@ func (w *writer) divide(l, r *pg_query.Node, lt, rt string) {
 		w.refuse("division whose operand types shepherd cannot tell (add a cast, e.g. x::numeric / y)")
 	}
 }
+
+// liteDivide writes, for SQLite, a division whose dividend may be NULL
+// but cannot be written a second time for the divisor's check (see
+// divisor) as shepherd_divide(l, r), SQLite's division that fails on a
+// zero divisor only when the dividend is not NULL: NULL / 0 is NULL, as
+// PostgreSQL's strict division answers, where a divisor check alone
+// failed it (and the other engines outvoted SQLite).
+func (w *writer) liteDivide(l, r *pg_query.Node, lt, rt string) bool {
+	if !w.lite() || nonZeroConst(r) || w.notNull(l, nil) || repeatable(l) || !isNumber(lt) || !isNumber(rt) {
+		return false
+	}
+	if !isInt(lt) || !isInt(rt) {
+		if w.rounding == 0 && !strings.HasPrefix(lt, "float") && !strings.HasPrefix(rt, "float") && !nullValued(l) && !nullValued(r) {
+			return false // refused by divide
+		}
+	}
+	w.str(divideFunction + "(")
+	if lt == "numeric" || rt == "numeric" {
+		w.str("CAST(")
+		w.expr(l)
+		w.str(" AS REAL)")
+	} else {
+		w.expr(l)
+	}
+	w.str(", ")
+	w.expr(r)
+	w.str(")")
+	return true
+}
+
+// divideFunction is sqlite.DivideFunction.
+const divideFunction = "shepherd_divide"
 
 // nullValued reports whether n is NULL whatever the values: a NULL
 // constant, cast or signed, or arithmetic (strict: + - * / %) with such
