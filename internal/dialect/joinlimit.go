@@ -80,7 +80,9 @@ func viewTableRefs(query string, s *schema.Snapshot, depth int) int {
 // It applies only where moving a table into a derived table changes no
 // name: the FROM list is of tables shepherd knows (no views), their
 // column names are all distinct, every column reference is one bare name
-// and there is no * and no subquery. It returns nil where it does not
+// and there is no * and no subquery; and where the conditions naming
+// more than one table are equalities of two columns (a group joined
+// otherwise might be far larger than the statement's whole join). It returns nil where it does not
 // apply, or when no split keeps every join within the limit; the
 // statement is then refused as before. Half the tables (those nearest a
 // table a condition names alone, in the order of the join's conditions)
@@ -155,6 +157,12 @@ func (w *writer) splitJoin(s *pg_query.SelectStmt) (split *pg_query.SelectStmt, 
 			return true
 		})
 		slices.Sort(names[i])
+		if len(names[i]) > 1 && !columnEquality(c) {
+			// Only equalities join the groups: a derived table of
+			// tables joined otherwise may be far larger than the
+			// statement's join, which MariaDB would materialize.
+			return nil, 0
+		}
 		if len(names[i]) == 1 && start < 0 {
 			start = names[i][0]
 		}
@@ -324,4 +332,11 @@ func allIn(list []int, set map[int]bool) bool {
 		}
 	}
 	return true
+}
+
+// columnEquality reports whether n is a = b of two column references.
+func columnEquality(n *pg_query.Node) bool {
+	e := n.GetAExpr()
+	return e != nil && e.Kind == pg_query.A_Expr_Kind_AEXPR_OP && schema.OpName(e.Name) == "=" &&
+		e.Lexpr.GetColumnRef() != nil && e.Rexpr.GetColumnRef() != nil
 }

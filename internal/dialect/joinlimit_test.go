@@ -116,6 +116,7 @@ func TestSplitJoin(t *testing.T) {
 		{strings.Replace(chainOf(62), "SELECT b1", "SELECT s1.b1", 1), -1},
 		{strings.Replace(chainOf(62), "SELECT b1", "SELECT *, b1", 1), -1},
 		{strings.Replace(chainOf(62), "a1 = 3", "a1 IN (SELECT a2 FROM s2)", 1), -1},
+		{strings.Replace(chainOf(62), "b5 = a6", "b5 < a6", 1), -1},
 	} {
 		form, err := Write(parse(t, c.sql), driver.MySQL, s)
 		switch {
