@@ -6,40 +6,15 @@ import (
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
+	"github.com/shepherd-db/shepherd/internal/pgfunc"
 	"github.com/shepherd-db/shepherd/internal/schema"
 )
 
-// sameEverywhere are functions every dialect spells and means alike, by
-// their argument counts.
-var sameEverywhere = map[string][]int{
-	"replace": {3}, "abs": {1},
-	"nullif": {2},
-	"count":  {0, 1}, "sum": {1}, "avg": {1}, "min": {1}, "max": {1},
-	"row_number": {0}, "rank": {0}, "dense_rank": {0}, "ntile": {1},
-	"lag": {1, 2}, "lead": {1, 2}, "first_value": {1}, "last_value": {1},
-}
-
-// mathFunctions exist in MariaDB and in SQLite's math extension under
-// the same name and meaning.
-var mathFunctions = map[string][]int{
-	"ceil": {1}, "ceiling": {1}, "floor": {1}, "sqrt": {1}, "exp": {1}, "ln": {1},
-	"power": {2}, "pi": {0}, "sign": {1},
-}
-
-func argsOK(table map[string][]int, name string, n int) bool {
-	counts, ok := table[name]
-	if !ok {
-		return false
-	}
-	if counts == nil {
-		return n > 0
-	}
-	for _, c := range counts {
-		if c == n {
-			return true
-		}
-	}
-	return false
+// mathAlike reports whether MariaDB and SQLite's math functions write
+// the call as PostgreSQL does (see pgfunc.MathAlike).
+func mathAlike(name string, n int) bool {
+	_, ok := pgfunc.MathAlike(name, n)
+	return ok
 }
 
 // funcCall writes a function call, aggregate or window function.
@@ -136,14 +111,14 @@ func (w *writer) funcCall(fc *pg_query.FuncCall) {
 			return
 		}
 		w.str(", " + strconv.Itoa(scale) + ")")
-	case argsOK(sameEverywhere, name, n):
+	case pgfunc.Alike(name, n):
 		w.call(strings.ToUpper(name), fc)
 	case name == "pi" && n == 0 && w.my():
 		// MariaDB's PI() shows six decimals.
 		w.str("3.141592653589793E0")
-	case argsOK(mathFunctions, name, n):
-		if name == "power" && w.my() {
-			w.call("POW", fc)
+	case mathAlike(name, n):
+		if my, _ := pgfunc.MathAlike(name, n); my != "" && w.my() {
+			w.call(my, fc)
 			return
 		}
 		w.call(strings.ToUpper(name), fc)
