@@ -32,6 +32,8 @@ type Overload struct {
 	// of the VARIADIC argument (an array type, or "any").
 	Args     []string
 	Variadic bool
+	// Defaults is how many of the last arguments have defaults.
+	Defaults int
 	Result   string
 	Kind     Kind
 	// Same marks an overload every engine writes as PostgreSQL does;
@@ -81,6 +83,12 @@ func parse(text string) map[string]*Func {
 		if argText != "" {
 			o.Args = strings.Split(argText, ",")
 		}
+		for i, a := range o.Args {
+			if t, ok := strings.CutSuffix(a, "?"); ok {
+				o.Args[i] = t
+				o.Defaults++
+			}
+		}
 		if n := len(o.Args); n > 0 && strings.HasPrefix(o.Args[n-1], "...") {
 			o.Args[n-1], o.Variadic = o.Args[n-1][3:], true
 		}
@@ -115,7 +123,7 @@ func (o *Overload) takes(n int) bool {
 	if o.Variadic {
 		return n >= len(o.Args)
 	}
-	return n == len(o.Args)
+	return n <= len(o.Args) && n >= len(o.Args)-o.Defaults
 }
 
 // arg is the declared type of argument i (of a call that o takes).

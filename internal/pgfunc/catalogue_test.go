@@ -115,14 +115,16 @@ func TestCatalogueMatchesPostgres(t *testing.T) {
 				}
 				args[i] = a
 			}
-			call := callText(name, o.Kind, args)
-			got, ok := pgResult(t, conn, call)
-			if !ok {
-				t.Errorf("PostgreSQL refuses %s", call)
-				continue
-			}
-			if r := Result(name, args); r != got {
-				t.Errorf("%s: catalogue says %q, PostgreSQL %q", call, r, got)
+			for k := len(args) - o.Defaults; k <= len(args); k++ {
+				call := callText(name, o.Kind, args[:k])
+				got, ok := pgResult(t, conn, call)
+				if !ok {
+					t.Errorf("PostgreSQL refuses %s", call)
+					continue
+				}
+				if r := Result(name, args[:k]); r != got {
+					t.Errorf("%s: catalogue says %q, PostgreSQL %q", call, r, got)
+				}
 			}
 		}
 	}
@@ -143,8 +145,10 @@ func TestResultMatchesPostgres(t *testing.T) {
 	for _, name := range sorted(Names()) {
 		var arities []int
 		for _, o := range catalogue[name].Overloads {
-			if !slices.Contains(arities, len(o.Args)) {
-				arities = append(arities, len(o.Args))
+			for n := len(o.Args) - o.Defaults; n <= len(o.Args); n++ {
+				if !slices.Contains(arities, n) {
+					arities = append(arities, n)
+				}
 			}
 		}
 		for _, n := range arities {

@@ -7,7 +7,8 @@ package pgfunc
 //	name(argument types) result [agg|win] [same|math] [my=NAME]
 //
 // Types are PostgreSQL's internal names (int4, _text for text[]); an
-// argument written ...t is VARIADIC (t an array type: its elements).
+// argument written ...t is VARIADIC (t an array type: its elements), one
+// written t? has a default (a call may leave it and those after out).
 // Overloads over types shepherd cannot hold (money, inet, bit, ranges,
 // ...) are left out: no expression shepherd types has them. "same" marks
 // the overloads every engine writes as they are (the name in capitals);
@@ -144,7 +145,7 @@ jsonb_build_object(...any) jsonb
 jsonb_extract_path_text(jsonb,..._text) text
 jsonb_object_agg(any,any) jsonb agg
 jsonb_pretty(jsonb) text
-jsonb_set(jsonb,_text,jsonb,bool) jsonb
+jsonb_set(jsonb,_text,jsonb,bool?) jsonb
 jsonb_strip_nulls(jsonb) jsonb
 jsonb_typeof(jsonb) text
 justify_days(interval) interval
@@ -182,7 +183,7 @@ ltrim(text) text
 ltrim(bytea,bytea) bytea
 ltrim(text,text) text
 make_date(int4,int4,int4) date
-make_interval(int4,int4,int4,int4,int4,int4,float8) interval
+make_interval(int4?,int4?,int4?,int4?,int4?,int4?,float8?) interval
 make_time(int4,int4,float8) time
 make_timestamp(int4,int4,int4,int4,int4,float8) timestamp
 make_timestamptz(int4,int4,int4,int4,int4,float8) timestamptz
