@@ -671,11 +671,21 @@ func (w *writer) divide(l, r *pg_query.Node, lt, rt string) {
 			w.refuse("numeric division whose result is not rounded (PostgreSQL's digits depend on the values); round it, e.g. round(a / b, 4), or cast it to numeric(p,s)")
 		}
 		w.str("(")
-		if w.lite() && (lt == "numeric" || rt == "numeric") {
+		float := strings.HasPrefix(lt, "float") || strings.HasPrefix(rt, "float")
+		switch {
+		case w.lite() && (lt == "numeric" || rt == "numeric" || float):
+			// A double precision value may be held as an integer
+			// there (ceil(x) of an integer x), which / would truncate.
 			w.str("CAST(")
 			w.expr(l)
 			w.str(" AS REAL)")
-		} else {
+		case w.my() && float:
+			// As on SQLite; MariaDB's / of integers gives four
+			// decimals.
+			w.str("CAST(")
+			w.expr(l)
+			w.str(" AS DOUBLE)")
+		default:
 			w.expr(l)
 		}
 		w.str(" / ")
