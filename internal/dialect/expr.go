@@ -671,7 +671,7 @@ func (w *writer) divide(l, r *pg_query.Node, lt, rt string) {
 			w.refuse("numeric division whose result is not rounded (PostgreSQL's digits depend on the values); round it, e.g. round(a / b, 4), or cast it to numeric(p,s)")
 		}
 		w.str("(")
-		float := strings.HasPrefix(lt, "float") || strings.HasPrefix(rt, "float")
+		float := (strings.HasPrefix(lt, "float") || strings.HasPrefix(rt, "float")) && !heldAsFloat(l, lt)
 		switch {
 		case w.lite() && (lt == "numeric" || rt == "numeric" || float):
 			// A double precision value may be held as an integer
@@ -694,6 +694,14 @@ func (w *writer) divide(l, r *pg_query.Node, lt, rt string) {
 	default:
 		w.refuse("division whose operand types shepherd cannot tell (add a cast, e.g. x::numeric / y)")
 	}
+}
+
+// heldAsFloat reports whether the engines hold n's value (of type t) as
+// a float whatever it is: a double precision or real column (REAL
+// affinity, DOUBLE), or a cast to one. Other double precision values,
+// ceil(x) of an integer x, may be integers there.
+func heldAsFloat(n *pg_query.Node, t string) bool {
+	return strings.HasPrefix(t, "float") && (n.GetTypeCast() != nil || n.GetColumnRef() != nil)
 }
 
 // nullValued reports whether n is NULL whatever the values: a NULL

@@ -17,7 +17,9 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 // the form of dates) against the type PostgreSQL 15 describes for them:
 // the writer once took ceil(integer) for an integer (PostgreSQL's is
 // double precision, so ceil(x) / 2 divided as integers on MariaDB),
-// ntile() for a bigint and date_part() for a numeric.
+// ntile() for a bigint and date_part() for a numeric; and COALESCE of
+// a real and a numeric for a double precision, of text and varchar for
+// unknown.
 func TestFunctionTypesMatchPostgres(t *testing.T) {
 	const ddl = "CREATE TABLE ft (i int, b bigint, s smallint, n numeric(10,2), f float8, r real, t text, " +
 		"v varchar(10), c char(3), d date, ts timestamp, tz timestamptz, iv interval, bo bool, by bytea, j jsonb)"
@@ -54,6 +56,9 @@ func TestFunctionTypesMatchPostgres(t *testing.T) {
 		"jsonb_build_object('a', i)", "json_build_object('a', i)", "bool_and(bo)", "every(bo)",
 		"string_to_array(t, ',')", "array_to_string(string_to_array(t, ','), ';')",
 		"array_length(string_to_array(t, ','), 1)",
+		// The common type of CASE, COALESCE, GREATEST (pgfunc.CommonType).
+		"COALESCE(r, n)", "COALESCE(t, v)", "COALESCE(d, ts)", "COALESCE(i, b, s)", "GREATEST(i, n)",
+		"CASE WHEN bo THEN 'a' ELSE 'b' END", "CASE WHEN bo THEN c ELSE v END", "COALESCE(NULL, f)",
 	}
 	for _, call := range calls {
 		sql := "SELECT " + call + " FROM ft"

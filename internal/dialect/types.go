@@ -105,11 +105,12 @@ func (w *writer) typeOf(n *pg_query.Node) string {
 	case n.GetCaseExpr() != nil:
 		ce := n.GetCaseExpr()
 		var results []*pg_query.Node
+		if ce.Defresult != nil {
+			// PostgreSQL puts the ELSE first (transformCaseExpr).
+			results = append(results, ce.Defresult)
+		}
 		for _, a := range ce.Args {
 			results = append(results, a.GetCaseWhen().Result)
-		}
-		if ce.Defresult != nil {
-			results = append(results, ce.Defresult)
 		}
 		return w.commonType(results)
 	case n.GetCoalesceExpr() != nil:

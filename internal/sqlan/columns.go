@@ -904,11 +904,13 @@ func (t *typer) typeOf(n *pg_query.Node) pgType {
 	case n.GetCaseExpr() != nil:
 		ce := n.GetCaseExpr()
 		var ts []pgType
+		if ce.Defresult != nil {
+			// PostgreSQL puts the ELSE first (transformCaseExpr): of
+			// types that cast to each other (char(n), varchar) it wins.
+			ts = append(ts, t.typeOf(ce.Defresult))
+		}
 		for _, w := range ce.Args {
 			ts = append(ts, t.typeOf(w.GetCaseWhen().GetResult()))
-		}
-		if ce.Defresult != nil {
-			ts = append(ts, t.typeOf(ce.Defresult))
 		}
 		return commonType(ts)
 	case n.GetCoalesceExpr() != nil:

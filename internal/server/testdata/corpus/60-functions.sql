@@ -96,7 +96,7 @@ SELECT power(2, 10), sqrt(16), exp(0), ln(1), log(100);
 -- feature: functions typed by PostgreSQL's catalogue (ceil, round, floor of an integer are double precision)
 SELECT id, ceil(dept_id) / 2, ceil(dept_id) / 3, round(grade) / 4, floor(id) / 7, mod(id, 2::bigint) / 2 FROM emp ORDER BY id;
 
-SELECT id, ntile(3) OVER (ORDER BY id) / 2, date_part('day', hired) / 2 FROM emp ORDER BY id;
+SELECT id, ntile(3) OVER (ORDER BY id) / 2, date_part('day', hired) / 2, id / ceil(dept_id) FROM emp ORDER BY id;
 
 SELECT id, sqrt(salary) * 0 + 1, sign(bonus) FROM emp ORDER BY id;
 
