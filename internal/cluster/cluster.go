@@ -137,8 +137,9 @@ type Cluster struct {
 		txns map[coord.TxnID]*Txn
 		// idle is closed while no transaction is live anywhere; busy
 		// is closed while some transaction has sent work to replicas;
-		// answered is closed and replaced when a replica answers or is
-		// taken out.
+		// answered is closed and made nil when a replica answers or is
+		// taken out; nil while nobody waits (answeredLocked makes it),
+		// which saves a channel per answer.
 		idle     chan struct{}
 		busy     chan struct{}
 		answered chan struct{}
@@ -235,7 +236,6 @@ func New(opts Options, replicas []Replica) *Cluster {
 	c.mu.idle = make(chan struct{})
 	close(c.mu.idle)
 	c.mu.busy = make(chan struct{})
-	c.mu.answered = make(chan struct{})
 	for i, r := range replicas {
 		c.managers = append(c.managers, replica.New(coord.ReplicaID(i), r.Name, r.Engine, c.log, c.onResult))
 		if d := r.Engine.Dialect(); !slices.Contains(c.dialects, d) {
@@ -604,7 +604,7 @@ func (t *Txn) serialCommit() error {
 	defer bound.Stop()
 wait:
 	for !t.allAnsweredLocked() {
-		more := c.mu.answered
+		more := c.answeredLocked()
 		c.mu.Unlock()
 		select {
 		case <-more:
@@ -844,8 +844,19 @@ func (c *Cluster) onResult(r replica.Result) {
 // wakeAnswerWaitersLocked wakes whoever waits for replicas' answers
 // (serialCommit). c.mu is held.
 func (c *Cluster) wakeAnswerWaitersLocked() {
-	close(c.mu.answered)
-	c.mu.answered = make(chan struct{})
+	if c.mu.answered != nil {
+		close(c.mu.answered)
+		c.mu.answered = nil
+	}
+}
+
+// answeredLocked returns the channel wakeAnswerWaitersLocked closes next.
+// c.mu is held.
+func (c *Cluster) answeredLocked() chan struct{} {
+	if c.mu.answered == nil {
+		c.mu.answered = make(chan struct{})
+	}
+	return c.mu.answered
 }
 
 // results keeps a replica's result until the ballot is decided.
@@ -944,6 +955,7 @@ func (c *Cluster) applyLocked() {
 			}
 		}
 	}
+	c.mu.core.Recycle(actions)
 	c.decisions.note(c.mu.core.Decided(), time.Now)
 }
 

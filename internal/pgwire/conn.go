@@ -78,6 +78,12 @@ type conn struct {
 	// releaseSlot gives back the connection's slot of MaxConnections;
 	// nil until it holds one.
 	releaseSlot func()
+
+	// row and ready are messages the connection reuses, which saves
+	// allocations per row and per statement: only the connection's
+	// goroutine sends, and sending copies a message into the output.
+	row   pgproto3.DataRow
+	ready pgproto3.ReadyForQuery
 }
 
 func newConn(s *Server, nc net.Conn) *conn {

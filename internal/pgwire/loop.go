@@ -227,7 +227,8 @@ func (c *conn) readyForQuery() error {
 			c.idleTxDeadline = true
 		}
 	}
-	c.send(&pgproto3.ReadyForQuery{TxStatus: status})
+	c.ready.TxStatus = status
+	c.send(&c.ready)
 	return c.flush()
 }
 

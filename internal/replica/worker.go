@@ -130,7 +130,6 @@ func (w *worker) next() Task {
 }
 
 func (w *worker) run() {
-	defer w.m.wg.Done()
 	defer w.cancel()
 	var conn driver.Conn
 	var broken *pgerr.Error // set once the transaction cannot go on here
