@@ -350,8 +350,12 @@ func (r *framingReader) follow(b []byte) {
 // err is Backend.Receive's error: past the framing, an oversized
 // message is the only other error a Query read whole can have.
 func (r *framingReader) malformedQuery(err error) (string, bool) {
+	if err == nil {
+		// Before tooLong, which escapes: no allocation per message.
+		return "", false
+	}
 	var tooLong *pgproto3.ExceededMaxBodyLenErr
-	if err == nil || errors.As(err, &tooLong) || r.err != nil || r.midMessage() || r.header[0] != 'Q' || int32(binary.BigEndian.Uint32(r.header[1:])) < 4 {
+	if errors.As(err, &tooLong) || r.err != nil || r.midMessage() || r.header[0] != 'Q' || int32(binary.BigEndian.Uint32(r.header[1:])) < 4 {
 		return "", false
 	}
 	if !r.bodyNUL {
