@@ -344,6 +344,10 @@ type Txn struct {
 	opts driver.TxOptions
 	seq  int
 	done bool
+	// reply carries each submit's outcome (replyLocked): one submit
+	// waits at a time, and it takes the one reply of its op before it
+	// returns, so one channel serves them all.
+	reply chan outcome
 	// held counts the bytes of the writes t holds (see hold).
 	held int
 	// single marks a transaction of one statement that replicas may run in
@@ -732,7 +736,10 @@ func (t *Txn) submit(ctx context.Context, op coord.Op, call stmtCall) (*answer.A
 			return nil, err
 		}
 	}
-	ch := make(chan outcome, 1)
+	if t.reply == nil {
+		t.reply = make(chan outcome, 1)
+	}
+	ch := t.reply
 	c.mu.Lock()
 	if op.Kind == coord.OpStmt {
 		t.stmts = append(t.stmts, call)
