@@ -36,7 +36,7 @@ func (w *writer) expr(n *pg_query.Node) {
 			w.refuse("IS NULL on a row value")
 		}
 		w.str("(")
-		w.expr(nt.Arg)
+		w.unseen(func() { w.expr(nt.Arg) })
 		if nt.Nulltesttype == pg_query.NullTestType_IS_NULL {
 			w.str(" IS NULL)")
 		} else {
@@ -346,6 +346,11 @@ func (w *writer) subLink(s *pg_query.SubLink) {
 var comparison = map[string]bool{"=": true, "<>": true, "<": true, ">": true, "<=": true, ">=": true}
 
 func (w *writer) aExpr(e *pg_query.A_Expr) {
+	if nullOperands(e) || nullBetween(e) {
+		// NULL whatever its operands' digits (see unseen).
+		w.rounding++
+		defer func() { w.rounding-- }()
+	}
 	op := schema.OpName(e.Name)
 	switch e.Kind {
 	case pg_query.A_Expr_Kind_AEXPR_OP:
@@ -687,8 +692,11 @@ func (w *writer) divide(l, r *pg_query.Node, lt, rt string) {
 }
 
 // nullValued reports whether n is NULL whatever the values: a NULL
-// constant, cast or signed, or arithmetic (strict: + - * / %) with such
-// an operand.
+// constant, cast or signed, arithmetic and comparisons (strict: + - * /
+// % = <> < > <= >=) with such an operand, NULLIF of such a value,
+// COALESCE of only such values, CASE whose every arm that can be taken
+// gives one (a CASE without ELSE has a NULL one), and sum, avg, min and
+// max of such a value.
 func nullValued(n *pg_query.Node) bool {
 	switch {
 	case isNullConst(n):
@@ -698,9 +706,38 @@ func nullValued(n *pg_query.Node) bool {
 	case n.GetAExpr() != nil && n.GetAExpr().Kind == pg_query.A_Expr_Kind_AEXPR_OP:
 		e := n.GetAExpr()
 		switch schema.OpName(e.Name) {
-		case "+", "-", "*", "/", "%":
+		case "+", "-", "*", "/", "%", "=", "<>", "<", ">", "<=", ">=":
 			return e.Lexpr != nil && nullValued(e.Lexpr) || nullValued(e.Rexpr)
 		}
+	case n.GetAExpr() != nil && n.GetAExpr().Kind == pg_query.A_Expr_Kind_AEXPR_NULLIF:
+		return nullValued(n.GetAExpr().Lexpr)
+	case n.GetCoalesceExpr() != nil:
+		for _, a := range n.GetCoalesceExpr().Args {
+			if !nullValued(a) {
+				return false
+			}
+		}
+		return true
+	case n.GetCaseExpr() != nil:
+		c := n.GetCaseExpr()
+		if c.Defresult != nil && !nullValued(c.Defresult) {
+			return false
+		}
+		for _, a := range c.Args {
+			cw := a.GetCaseWhen()
+			if cw == nil {
+				return false
+			}
+			// A WHEN that is NULL (CASE x WHEN v with x or v NULL) is
+			// never taken.
+			never := nullValued(cw.Expr) || c.Arg != nil && nullValued(c.Arg)
+			if !never && !nullValued(cw.Result) {
+				return false
+			}
+		}
+		return true
+	case n.GetFuncCall() != nil:
+		return nullAggregate(n.GetFuncCall())
 	}
 	return false
 }

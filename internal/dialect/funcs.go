@@ -54,6 +54,11 @@ func (w *writer) funcCall(fc *pg_query.FuncCall) {
 	if fc.FuncVariadic {
 		w.refuse("VARIADIC arguments")
 	}
+	if countsNulls(fc) {
+		// Only whether its argument is NULL counts (see unseen).
+		w.rounding++
+		defer func() { w.rounding-- }()
+	}
 	if len(fc.AggOrder) > 0 && name != "string_agg" && name != "array_agg" {
 		w.refuse("ORDER BY inside %s()", name)
 	}
@@ -71,7 +76,7 @@ func (w *writer) funcCall(fc *pg_query.FuncCall) {
 		// Pinned to parameters before writing; left here only when the
 		// form was not one shepherd pins.
 		w.refuse("%s() in this form", name)
-	case name == "avg" && n == 1 && fc != w.sortKey && (w.exact(fc.Args[0]) || isInt(w.typeOf(fc.Args[0]))):
+	case name == "avg" && n == 1 && fc != w.sortKey && (w.exact(fc.Args[0]) || isInt(w.typeOf(fc.Args[0]))) && !nullAggregate(fc):
 		// avg() of exact values has digits only PostgreSQL writes
 		// (select_div_scale); MariaDB answers four decimals more than
 		// its operand, SQLite a double. sqlan asks for a result column
@@ -119,7 +124,7 @@ func (w *writer) funcCall(fc *pg_query.FuncCall) {
 		}
 		w.str(")")
 		return
-	case name == "sum" && n == 1 && w.lite() && w.exact(fc.Args[0]):
+	case name == "sum" && n == 1 && w.lite() && w.exact(fc.Args[0]) && !nullAggregate(fc):
 		// SQLite sums numeric values as floats: round back to the
 		// scale PostgreSQL's exact sum has.
 		scale, ok := w.scaleOf(fc.Args[0])

@@ -9,6 +9,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/shepherd-db/shepherd/internal/driver"
+	"github.com/shepherd-db/shepherd/internal/pgerr"
+
 	"github.com/shepherd-db/shepherd/internal/testenv"
 )
 
@@ -89,4 +92,48 @@ func TestDivideOnPostgres(t *testing.T) {
 		t.Fatalf("only %d cases", n)
 	}
 	t.Logf("%d divisions as PostgreSQL's", n)
+}
+
+// TestFoldedQuotients (issue 16): a numeric division of constants reaches
+// every replica as PostgreSQL's quotient, a constant of its digits and
+// display scale, and the answer's column gets that scale; one some
+// replica's engine cannot hold exactly (a SQLite replica: more than 15
+// significant digits) is left to the SQL writer, which refuses it.
+func TestFoldedQuotients(t *testing.T) {
+	env := envWith(t, "CREATE TABLE t (id serial PRIMARY KEY, a int)")
+	for _, c := range []struct {
+		sql, lit string
+		scale    int32
+	}{
+		{"SELECT DISTINCT + 20 + CAST( 6 AS DECIMAL ) / - 32 AS col2", "0.18750000000000000000", 21},
+		{"SELECT - + 0 * + 31 * 89 / + + ( - CAST( - - 38 AS DECIMAL ) ) * 30 + - 18 + a FROM t", "0.00000000000000000000", 21},
+		{"SELECT 7.50 / 2", "3.7500000000000000", 17},
+	} {
+		st, err := ParseOneIn(c.sql, env)
+		if err != nil {
+			t.Errorf("%s: %v", c.sql, err)
+			continue
+		}
+		for _, d := range []driver.Dialect{driver.Postgres, driver.MySQL, driver.SQLite} {
+			if text, _ := st.For(d); !strings.Contains(text, c.lit) || strings.Contains(text, "/") {
+				t.Errorf("%s for %v: %s, want the constant %s", c.sql, d, text, c.lit)
+			}
+		}
+		if cols := st.Columns(); len(cols) != 1 || cols[0].scale != c.scale {
+			t.Errorf("%s: columns %+v, want scale %d", c.sql, cols, c.scale-1)
+		}
+	}
+	// 20 significant digits: no double holds them.
+	if _, err := ParseOneIn("SELECT CAST(-54 AS DECIMAL) / 68 + a FROM t", env); pgerr.Code(err) != pgerr.FeatureNotSupported {
+		t.Errorf("-54 / 68 with a SQLite replica: %v, want 0A000", err)
+	}
+	mariaOnly := *env
+	mariaOnly.Replicas = map[driver.Dialect][]string{driver.MySQL: {"maria"}, driver.Postgres: {"pg"}}
+	st, err := ParseOneIn("SELECT CAST(-54 AS DECIMAL) / 68 + a FROM t", &mariaOnly)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text, _ := st.For(driver.MySQL); !strings.Contains(text, "0.79411764705882352941") {
+		t.Errorf("MariaDB form %s", text)
+	}
 }

@@ -1,0 +1,65 @@
+package dialect
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/shepherd-db/shepherd/internal/driver"
+	"github.com/shepherd-db/shepherd/internal/pgerr"
+)
+
+// TestUnseenQuotients (issue 16): a numeric division whose digits cannot
+// reach the answer is written as the engine divides: under an operator
+// with a NULL operand (NULL whatever the quotient), in IS [NOT] NULL and
+// count(x) (which see only whether it is NULL), and a sum() or avg() of
+// NULL numeric values needs no rounding. They were refused as divisions
+// (or sums) of unknown digits.
+func TestUnseenQuotients(t *testing.T) {
+	s := testSchema(t)
+	for _, sql := range []string{
+		"SELECT DISTINCT - n + 78 FROM acct WHERE NOT NULL BETWEEN n / CAST(bal AS DECIMAL) AND n",
+		"SELECT 1 FROM acct WHERE n / 3.0 >= NULL",
+		"SELECT COALESCE(38, 1) + CAST(-54 AS DECIMAL) / n / -92 * CASE WHEN NULL >= NULL THEN count(*) WHEN - count(*) IS NULL THEN NULL ELSE NULL END FROM acct",
+		"SELECT bal / n * CAST(NULL AS INTEGER) FROM acct",
+		"SELECT sum(CAST(NULL AS DECIMAL)) / 92 * count(*) FROM acct",
+		"SELECT avg(DISTINCT CAST(NULL AS INTEGER)) / CAST(-77 AS INTEGER) + -47 FROM acct",
+		"SELECT - 3 + count(ALL - COALESCE(64, COALESCE(CAST(70 AS DECIMAL), -77) / n)) FROM acct",
+		"SELECT (bal / n) IS NULL, bal / n IS NOT NULL FROM acct",
+		"SELECT - sum(CAST(NULL AS DECIMAL)) FROM acct",
+		"SELECT - 6 * 73 - sum(67 + - CAST(NULL AS DECIMAL)) FROM acct",
+		"SELECT NULLIF(CAST(NULL AS DECIMAL), 1) / n FROM acct",
+	} {
+		for _, d := range []driver.Dialect{driver.MySQL, driver.SQLite} {
+			if _, err := Write(parse(t, sql), d, s); err != nil {
+				t.Errorf("%s for %v: %v", sql, d, err)
+			}
+		}
+	}
+}
+
+// TestSeenQuotientsRefused: where a numeric division's digits can reach
+// the answer, it is still refused: in a result column, a comparison, a
+// count(DISTINCT ...), a FILTER, a CASE or COALESCE that may take it.
+func TestSeenQuotientsRefused(t *testing.T) {
+	s := testSchema(t)
+	for _, sql := range []string{
+		"SELECT bal / n FROM acct",
+		"SELECT 1 FROM acct WHERE bal / n > 1",
+		"SELECT count(DISTINCT bal / n) FROM acct",
+		"SELECT count(bal / n) FILTER (WHERE bal / n > 1) FROM acct",
+		"SELECT count(bal / n) OVER (ORDER BY bal / n) FROM acct",
+		"SELECT CASE WHEN n > 0 THEN NULL ELSE bal / n END FROM acct",
+		"SELECT COALESCE(NULL, bal / n) FROM acct",
+		"SELECT NULLIF(bal / n, NULL) FROM acct",
+		"SELECT sum(bal / n) FROM acct",
+		"SELECT (bal / n IS NULL) = (bal / n > 0) FROM acct",
+		"SELECT NULL IS DISTINCT FROM bal / n FROM acct",
+	} {
+		for _, d := range []driver.Dialect{driver.MySQL, driver.SQLite} {
+			_, err := Write(parse(t, sql), d, s)
+			if pgerr.Code(err) != pgerr.FeatureNotSupported || !strings.Contains(err.Error(), "division") && !strings.Contains(err.Error(), "unknown scale") {
+				t.Errorf("%s for %v: got %v, want 0A000 about the division or its scale", sql, d, err)
+			}
+		}
+	}
+}
