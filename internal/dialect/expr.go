@@ -35,8 +35,9 @@ func (w *writer) expr(n *pg_query.Node) {
 		if nt.Arg.GetRowExpr() != nil {
 			w.refuse("IS NULL on a row value")
 		}
+		w.hide(nt.Arg, false) // only whether it is NULL is seen
 		w.str("(")
-		w.unseen(func() { w.expr(nt.Arg) })
+		w.expr(nt.Arg)
 		if nt.Nulltesttype == pg_query.NullTestType_IS_NULL {
 			w.str(" IS NULL)")
 		} else {
@@ -347,13 +348,14 @@ var comparison = map[string]bool{"=": true, "<>": true, "<": true, ">": true, "<
 
 func (w *writer) aExpr(e *pg_query.A_Expr) {
 	if nullOperands(e) || nullBetween(e) {
-		// NULL whatever its operands' digits (see unseen).
-		w.rounding++
-		defer func() { w.rounding-- }()
+		// NULL whatever the digits in it (see hide).
+		w.hide(e.Lexpr, true)
+		w.hide(e.Rexpr, true)
 	}
 	op := schema.OpName(e.Name)
 	switch e.Kind {
 	case pg_query.A_Expr_Kind_AEXPR_OP:
+		w.hiddenDiv = w.hidden[e]
 		w.operator(op, e.Lexpr, e.Rexpr)
 	case pg_query.A_Expr_Kind_AEXPR_DISTINCT, pg_query.A_Expr_Kind_AEXPR_NOT_DISTINCT:
 		if !w.pg() && (w.typeOf(e.Lexpr) == "jsonb" || w.typeOf(e.Rexpr) == "jsonb") {
@@ -506,6 +508,8 @@ func (w *writer) like(op string, l, r *pg_query.Node) {
 
 // operator writes a binary or prefix operator.
 func (w *writer) operator(op string, l, r *pg_query.Node) {
+	hidden := w.hiddenDiv // this operator's (see aExpr), not its operands'
+	w.hiddenDiv = false
 	if l == nil && w.temporalOp(op, nil, r, "", w.typeOf(r)) {
 		return
 	}
@@ -564,7 +568,7 @@ func (w *writer) operator(op string, l, r *pg_query.Node) {
 	case "+", "-":
 		w.int4(lt, rt, l, r, func() { w.rounded(func() { w.arith(op, l, r, lt, rt) }, lt, rt, l, r, op) })
 	case "/":
-		w.divide(l, r, lt, rt)
+		w.divide(l, r, lt, rt, hidden)
 	case "%":
 		if !isInt(lt) || !isInt(rt) {
 			w.numericMod(l, r, lt, rt, "%")
@@ -653,8 +657,8 @@ func (w *writer) binary(l *pg_query.Node, op string, r *pg_query.Node) {
 // divide writes /. PostgreSQL divides integers by truncating toward zero,
 // as SQLite does; MariaDB's / gives a decimal, its DIV truncates. SQLite
 // keeps an integral numeric value as an integer, so a numeric operand is
-// made real there.
-func (w *writer) divide(l, r *pg_query.Node, lt, rt string) {
+// made real there. hidden says no answer sees the quotient's digits (see hide).
+func (w *writer) divide(l, r *pg_query.Node, lt, rt string, hidden bool) {
 	switch {
 	case isInt(lt) && isInt(rt):
 		op := "/"
@@ -667,7 +671,7 @@ func (w *writer) divide(l, r *pg_query.Node, lt, rt string) {
 		w.divisor(l, r)
 		w.str(")")
 	case isNumber(lt) && isNumber(rt) && (!isInt(lt) || !isInt(rt)):
-		if w.rounding == 0 && !strings.HasPrefix(lt, "float") && !strings.HasPrefix(rt, "float") && !nullValued(l) && !nullValued(r) {
+		if w.rounding == 0 && !hidden && !strings.HasPrefix(lt, "float") && !strings.HasPrefix(rt, "float") && !nullValued(l) && !nullValued(r) {
 			// PostgreSQL gives at least 16 significant digits, chosen by
 			// the operands' magnitudes; the others give other digits.
 			// Once rounded to a stated scale, all agree. A NULL

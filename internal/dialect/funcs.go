@@ -55,9 +55,7 @@ func (w *writer) funcCall(fc *pg_query.FuncCall) {
 		w.refuse("VARIADIC arguments")
 	}
 	if countsNulls(fc) {
-		// Only whether its argument is NULL counts (see unseen).
-		w.rounding++
-		defer func() { w.rounding-- }()
+		w.hide(fc.Args[0], false) // only whether it is NULL counts
 	}
 	if len(fc.AggOrder) > 0 && name != "string_agg" && name != "array_agg" {
 		w.refuse("ORDER BY inside %s()", name)
@@ -76,7 +74,7 @@ func (w *writer) funcCall(fc *pg_query.FuncCall) {
 		// Pinned to parameters before writing; left here only when the
 		// form was not one shepherd pins.
 		w.refuse("%s() in this form", name)
-	case name == "avg" && n == 1 && fc != w.sortKey && (w.exact(fc.Args[0]) || isInt(w.typeOf(fc.Args[0]))) && !nullAggregate(fc):
+	case name == "avg" && n == 1 && fc != w.sortKey && (w.exact(fc.Args[0]) || isInt(w.typeOf(fc.Args[0]))) && !nullAggregate(fc) && !w.hidden[fc]:
 		// avg() of exact values has digits only PostgreSQL writes
 		// (select_div_scale); MariaDB answers four decimals more than
 		// its operand, SQLite a double. sqlan asks for a result column

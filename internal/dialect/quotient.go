@@ -2,42 +2,96 @@ package dialect
 
 import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"github.com/shepherd-db/shepherd/internal/pgtree"
 	"github.com/shepherd-db/shepherd/internal/schema"
 )
 
-// A numeric division whose digits cannot reach the answer may be
-// written as each engine divides (see divide): PostgreSQL's digits
-// (select_div_scale) matter only where the quotient's value is seen.
-// It is not seen
+// A numeric division or an avg() of exact values whose digits cannot
+// reach the answer may be written as each engine computes it (see
+// divide, funcCall): PostgreSQL's digits (select_div_scale) matter only
+// where the value is seen. The writer marks (hide) those it can prove
+// unseen before writing the expression around them:
 //
-//   - under an operator strict in its operands (+ - * / %, a
+//   - every one in an operator strict in its operands (+ - * / %, a
 //     comparison) one of whose operands is NULL whatever the values
-//     (nullValued): the operator's value is NULL;
-//   - in x BETWEEN a AND b where x is such a NULL, or both bounds are;
+//     (nullValued), and in x BETWEEN a AND b where x is such a NULL or
+//     both bounds are: the value is NULL;
 //   - in x IS [NOT] NULL and count(x) (not DISTINCT, without FILTER or
-//     a window, whose own expressions may be seen): only whether x is
-//     NULL counts, which no rounding changes.
+//     a window), which see only whether x is NULL: those whose value
+//     reaches x's through operators that keep a NULL a NULL and a value
+//     a value (arithmetic, signs, casts, COALESCE, sum/avg/min/max), not
+//     one in a condition (CASE, NULLIF) that decides it.
 //
-// Errors are not changed by this: the divisor's zero check is written
+// Subqueries are never entered: which rows they give may depend on the
+// digits. Errors are not changed: the divisor's zero check is written
 // as everywhere (see divisor). Divisions of constants, whose digits
 // shepherd computes, sqlan folds to PostgreSQL's quotient beforehand.
 
-// unseen runs write, which writes what no digit of a quotient in it
-// reaches, as a rounding context.
-func (w *writer) unseen(write func()) {
-	w.rounding++
-	defer func() { w.rounding-- }()
-	write()
+// hide marks the divisions and averages in n whose digits are unseen:
+// all of them when n is NULL whatever they are (every), else those on
+// n's value paths.
+func (w *writer) hide(n *pg_query.Node, every bool) {
+	if n == nil {
+		return
+	}
+	if w.hidden == nil {
+		w.hidden = map[protoreflect.ProtoMessage]bool{}
+	}
+	if every {
+		pgtree.Walk(n.ProtoReflect(), func(m protoreflect.Message) bool {
+			switch x := m.Interface().(type) {
+			case *pg_query.SubLink:
+				return false
+			case *pg_query.A_Expr:
+				if x.Kind == pg_query.A_Expr_Kind_AEXPR_OP && schema.OpName(x.Name) == "/" {
+					w.hidden[x] = true
+				}
+			case *pg_query.FuncCall:
+				if schema.FuncName(x) == "avg" {
+					w.hidden[x] = true
+				}
+			}
+			return true
+		})
+		return
+	}
+	switch {
+	case n.GetAExpr() != nil && n.GetAExpr().Kind == pg_query.A_Expr_Kind_AEXPR_OP:
+		e := n.GetAExpr()
+		switch schema.OpName(e.Name) {
+		case "/":
+			w.hidden[e] = true
+			fallthrough
+		case "+", "-", "*", "%":
+			w.hide(e.Lexpr, false)
+			w.hide(e.Rexpr, false)
+		}
+	case n.GetTypeCast() != nil:
+		w.hide(n.GetTypeCast().Arg, false)
+	case n.GetCoalesceExpr() != nil:
+		for _, a := range n.GetCoalesceExpr().Args {
+			w.hide(a, false)
+		}
+	case n.GetFuncCall() != nil:
+		fc := n.GetFuncCall()
+		switch schema.FuncName(fc) {
+		case "avg":
+			w.hidden[fc] = true
+			fallthrough
+		case "sum", "min", "max":
+			if len(fc.Args) == 1 {
+				w.hide(fc.Args[0], false)
+			}
+		}
+	}
 }
 
 // nullOperands reports whether the operator expression e, one of the
 // arithmetic and comparison operators, is NULL because an operand is.
 func nullOperands(e *pg_query.A_Expr) bool {
-	if e.Kind != pg_query.A_Expr_Kind_AEXPR_OP {
-		return false
-	}
-	return nullValued(&pg_query.Node{Node: &pg_query.Node_AExpr{AExpr: e}})
+	return e.Kind == pg_query.A_Expr_Kind_AEXPR_OP && nullValued(&pg_query.Node{Node: &pg_query.Node_AExpr{AExpr: e}})
 }
 
 // nullBetween reports whether x BETWEEN a AND b (or NOT BETWEEN) is

@@ -34,6 +34,9 @@ func TestNumericDivisionsAsPostgreSQL(t *testing.T) {
 		"SELECT ALL - 6 * 73 - + SUM( ALL ( + 67 ) + - ( ( CAST( NULL AS DECIMAL ) ) ) ) AS col1",
 		"SELECT AVG ( DISTINCT + CAST ( NULL AS INTEGER ) ) / CAST ( - + 77 AS INTEGER ) + - 47 AS col1 FROM tab0",
 		"SELECT AVG ( + CAST( NULL AS DECIMAL ) ) / + 2",
+		"SELECT 49 AS col0, SUM( CAST( NULL AS DECIMAL ) ) / 92 * + + COUNT( * ) * 54 + + AVG ( - 75 ) * - 51 AS col0 FROM tab0",
+		"SELECT ALL + COALESCE ( - 47, - ( - 82 ) * - 67 * - COUNT( - - 76 ) + - 59 + - 47 / + 83 * 30 ) / - + AVG ( ALL - CAST( NULL AS DECIMAL ) ) * - 40 AS col2 FROM tab0",
+		"SELECT avg(col0) IS NULL, avg(col2) + CAST(NULL AS INTEGER), count(col2 / col0 + col1) FROM tab0",
 		"UPDATE tab0 SET col2 = col2 + 1.5 / 4 WHERE pk = 2",
 		"SELECT pk, col2 FROM tab0 ORDER BY pk",
 	}, time.Minute)
