@@ -250,6 +250,11 @@ func bare(x *pg_query.Node) *pg_query.Node {
 // (quotientType).
 func (s *Stmt) foldQuotients(r *rewriter) {
 	fits := func(q pgnumeric.Decimal) bool {
+		if q.Scale == 0 {
+			// Without a point the constant would read as an integer
+			// (int8 in PostgreSQL), of another type.
+			return false
+		}
 		reps := s.env.Replicas
 		if len(reps[driver.SQLite])+len(reps[driver.DuckDB]) > 0 && q.Significant() > 15 {
 			return false

@@ -129,6 +129,10 @@ func TestFoldedQuotients(t *testing.T) {
 	}
 	mariaOnly := *env
 	mariaOnly.Replicas = map[driver.Dialect][]string{driver.MySQL: {"maria"}, driver.Postgres: {"pg"}}
+	// A quotient of scale 0 would be an integer constant.
+	if _, err := ParseOneIn("SELECT CAST(2147483647 AS DECIMAL) * 2147483647 * 2147483647 / 1 + a FROM t", &mariaOnly); pgerr.Code(err) != pgerr.FeatureNotSupported {
+		t.Errorf("a quotient of scale 0: %v, want 0A000", err)
+	}
 	st, err := ParseOneIn("SELECT CAST(-54 AS DECIMAL) / 68 + a FROM t", &mariaOnly)
 	if err != nil {
 		t.Fatal(err)
