@@ -244,7 +244,8 @@ func bare(x *pg_query.Node) *pg_query.Node {
 // division writes for the others. A quotient some replica's engine
 // cannot hold exactly is left to the SQL writer (which refuses it): a
 // SQLite or DuckDB replica keeps numeric values as doubles (15
-// significant digits), MariaDB's DECIMAL 65 digits with 30 decimals.
+// significant digits, and at most 15 decimals, as its numeric(p,s)
+// columns), MariaDB's DECIMAL 65 digits with 30 decimals.
 // The statement's text, from which sqlan types the answer's columns,
 // keeps the division; the typer gives it the quotient's scale
 // (quotientType).
@@ -256,7 +257,10 @@ func (s *Stmt) foldQuotients(r *rewriter) {
 			return false
 		}
 		reps := s.env.Replicas
-		if len(reps[driver.SQLite])+len(reps[driver.DuckDB]) > 0 && q.Significant() > 15 {
+		if len(reps[driver.SQLite])+len(reps[driver.DuckDB]) > 0 && (q.Significant() > 15 || q.Scale > 15) {
+			// Beyond 15 decimals SQLite's rounding of what is
+			// computed from the constant (a sum, a product) and its
+			// text (printf) go through more digits than a double has.
 			return false
 		}
 		return len(reps[driver.MySQL]) == 0 || q.Scale <= 30 && len(q.Digits.String()) <= 65

@@ -105,9 +105,9 @@ func TestFoldedQuotients(t *testing.T) {
 		sql, lit string
 		scale    int32
 	}{
-		{"SELECT DISTINCT + 20 + CAST( 6 AS DECIMAL ) / - 32 AS col2", "0.18750000000000000000", 21},
-		{"SELECT - + 0 * + 31 * 89 / + + ( - CAST( - - 38 AS DECIMAL ) ) * 30 + - 18 + a FROM t", "0.00000000000000000000", 21},
-		{"SELECT 7.50 / 2", "3.7500000000000000", 17},
+		{"SELECT DISTINCT + 20 + CAST( 600000 AS DECIMAL ) / - 32 AS col2", "18750.000000000000", 13},
+		{"SELECT - + 10000 * + 31 * 89 / + + ( - CAST( - - 5 AS DECIMAL ) ) * 30 + - 18 + a FROM t", "5518000.000000000000", 13},
+		{"SELECT 30000 / 1.5 * a FROM t", "20000.000000000000", 13},
 	} {
 		st, err := ParseOneIn(c.sql, env)
 		if err != nil {
@@ -123,9 +123,11 @@ func TestFoldedQuotients(t *testing.T) {
 			t.Errorf("%s: columns %+v, want scale %d", c.sql, cols, c.scale-1)
 		}
 	}
-	// 20 significant digits: no double holds them.
-	if _, err := ParseOneIn("SELECT CAST(-54 AS DECIMAL) / 68 + a FROM t", env); pgerr.Code(err) != pgerr.FeatureNotSupported {
-		t.Errorf("-54 / 68 with a SQLite replica: %v, want 0A000", err)
+	// 20 significant digits: no double holds them; 20 decimals.
+	for _, sql := range []string{"SELECT CAST(-54 AS DECIMAL) / 68 + a FROM t", "SELECT 20 + CAST(6 AS DECIMAL) / -32 + a FROM t"} {
+		if _, err := ParseOneIn(sql, env); pgerr.Code(err) != pgerr.FeatureNotSupported {
+			t.Errorf("%s with a SQLite replica: %v, want 0A000", sql, err)
+		}
 	}
 	mariaOnly := *env
 	mariaOnly.Replicas = map[driver.Dialect][]string{driver.MySQL: {"maria"}, driver.Postgres: {"pg"}}
@@ -139,5 +141,15 @@ func TestFoldedQuotients(t *testing.T) {
 	}
 	if text, _ := st.For(driver.MySQL); !strings.Contains(text, "0.79411764705882352941") {
 		t.Errorf("MariaDB form %s", text)
+	}
+	st, err = ParseOneIn("SELECT DISTINCT + 20 + CAST( 6 AS DECIMAL ) / - 32 AS col2", &mariaOnly)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text, _ := st.For(driver.MySQL); !strings.Contains(text, "0.18750000000000000000") {
+		t.Errorf("MariaDB form %s", text)
+	}
+	if cols := st.Columns(); len(cols) != 1 || cols[0].scale != 21 {
+		t.Errorf("columns %+v, want scale 20", cols)
 	}
 }
