@@ -624,15 +624,15 @@ func (w *writer) int4(lt, rt string, l, r *pg_query.Node, write func()) {
 const int4RangeMark = "18446744071562067968 + "
 
 // rounded writes an arithmetic expression; in SQLite, one on numeric
-// values of known scale is rounded to that scale, which is what
-// PostgreSQL's exact result has.
+// values of known scale is rounded to the decimals PostgreSQL's exact
+// result can have (valueScale).
 func (w *writer) rounded(write func(), lt, rt string, l, r *pg_query.Node, op string) {
 	if !w.lite() || lt != "numeric" && rt != "numeric" {
 		write()
 		return
 	}
-	ls, lok := w.scaleOf(l)
-	rs, rok := w.scaleOf(r)
+	ls, lok := w.valueScale(l)
+	rs, rok := w.valueScale(r)
 	if !lok || !rok {
 		write()
 		return
@@ -732,9 +732,9 @@ func nullValued(n *pg_query.Node) bool {
 			if cw == nil {
 				return false
 			}
-			// A WHEN that is NULL (CASE x WHEN v with x or v NULL) is
-			// never taken.
-			never := nullValued(cw.Expr) || c.Arg != nil && nullValued(c.Arg)
+			// A WHEN that is NULL (CASE x WHEN v with x or v NULL)
+			// or compares two different constants is never taken.
+			never := nullValued(cw.Expr) || c.Arg != nil && (nullValued(c.Arg) || constantsDiffer(c.Arg, cw.Expr))
 			if !never && !nullValued(cw.Result) {
 				return false
 			}

@@ -124,8 +124,8 @@ func (w *writer) funcCall(fc *pg_query.FuncCall) {
 		return
 	case name == "sum" && n == 1 && w.lite() && w.exact(fc.Args[0]) && !nullAggregate(fc):
 		// SQLite sums numeric values as floats: round back to the
-		// scale PostgreSQL's exact sum has.
-		scale, ok := w.scaleOf(fc.Args[0])
+		// decimals PostgreSQL's exact sum can have (valueScale).
+		scale, ok := w.valueScale(fc.Args[0])
 		if !ok {
 			w.refuse("sum() of numeric values of unknown scale (SQLite adds them as floats)")
 		}

@@ -4,6 +4,7 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"github.com/shepherd-db/shepherd/internal/pgnumeric"
 	"github.com/shepherd-db/shepherd/internal/pgtree"
 	"github.com/shepherd-db/shepherd/internal/schema"
 )
@@ -120,4 +121,55 @@ func nullAggregate(fc *pg_query.FuncCall) bool {
 		return len(fc.Args) == 1 && !fc.AggStar && nullValued(fc.Args[0])
 	}
 	return false
+}
+
+// constantsDiffer reports whether x and y are integer or numeric
+// constants (as pgnumeric.Fold evaluates them) of different values:
+// CASE x WHEN y never takes that WHEN.
+func constantsDiffer(x, y *pg_query.Node) bool {
+	a, ok1 := pgnumeric.Fold(x)
+	b, ok2 := pgnumeric.Fold(y)
+	return ok1 && ok2 && !pgnumeric.Equal(a, b)
+}
+
+// valueScale is the number of decimals x's exact value can have, for
+// rounding SQLite's float arithmetic back to it (see rounded): its scale
+// (scaleOf), but a numeric constant counts the decimals of its value,
+// trailing zeros left out, and + - * count those of their operands. A
+// quotient sqlan folds (20000.000000000000) keeps the display scale
+// PostgreSQL gives it, far more decimals than x * 20000 can have; ROUND
+// to those would leave the float's error in a product such as
+// 1.005 * 20000 (20099.999999999996).
+func (w *writer) valueScale(x *pg_query.Node) (int, bool) {
+	if d, ok := pgnumeric.Fold(x); ok {
+		return d.Scale - trailingZeros(d), true
+	}
+	if e := x.GetAExpr(); e != nil && e.Kind == pg_query.A_Expr_Kind_AEXPR_OP && e.Lexpr != nil {
+		switch schema.OpName(e.Name) {
+		case "+", "-", "*":
+			ls, lok := w.valueScale(e.Lexpr)
+			rs, rok := w.valueScale(e.Rexpr)
+			if !lok || !rok {
+				break
+			}
+			if schema.OpName(e.Name) == "*" {
+				return ls + rs, true
+			}
+			return max(ls, rs), true
+		}
+	}
+	return w.scaleOf(x)
+}
+
+// trailingZeros counts the zeros d's decimals end in.
+func trailingZeros(d pgnumeric.Decimal) int {
+	text := d.Digits.String()
+	n := 0
+	for n < d.Scale && n < len(text)-1 && text[len(text)-1-n] == '0' {
+		n++
+	}
+	if d.Digits.Sign() == 0 {
+		return d.Scale
+	}
+	return n
 }

@@ -28,6 +28,7 @@ func TestUnseenQuotients(t *testing.T) {
 		"SELECT - sum(CAST(NULL AS DECIMAL)) FROM acct",
 		"SELECT - 6 * 73 - sum(67 + - CAST(NULL AS DECIMAL)) FROM acct",
 		"SELECT NULLIF(CAST(NULL AS DECIMAL), 1) / n FROM acct",
+		"SELECT DISTINCT 17 / - - 79 + + 56 + 86 * 31 + 25 - + CAST( - COUNT( * ) AS DECIMAL ) / CASE + + 77 WHEN + + 80 / 82 + - 65 THEN MIN( ALL + 83 ) END FROM acct",
 		"SELECT avg(n) IS NULL, avg(bal) + CAST(NULL AS INTEGER), count(bal / n + n) FROM acct",
 		"SELECT 49 AS col0, sum(CAST(NULL AS DECIMAL)) / 92 * count(*) * 54 + avg(-75) * -51 FROM acct",
 	} {
@@ -57,6 +58,8 @@ func TestSeenQuotientsRefused(t *testing.T) {
 		"SELECT (bal / n IS NULL) = (bal / n > 0) FROM acct",
 		"SELECT NULL IS DISTINCT FROM bal / n FROM acct",
 		"SELECT avg(n) + 1 > 2 FROM acct",
+		"SELECT bal / CASE 77 WHEN 80 / 82 + 77 THEN n END FROM acct",
+		"SELECT bal / CASE 2 WHEN 2.0 THEN n END FROM acct",
 		// Whether the value is NULL depends on the digits here.
 		"SELECT (CASE WHEN bal / n > 1 THEN 1 END) IS NULL FROM acct",
 		"SELECT count(NULLIF(n, bal / n)) FROM acct",
@@ -71,5 +74,22 @@ func TestSeenQuotientsRefused(t *testing.T) {
 				t.Errorf("%s for %v: got %v, want 0A000 about the division, its scale or avg()", sql, d, err)
 			}
 		}
+	}
+}
+
+// TestRoundedToValueScale: SQLite's float arithmetic on numeric values
+// is rounded back to the decimals the exact value can have: a constant
+// counts its value's (20000.000000000000 none), not its display scale,
+// to which a product such as 1.005 * 20000 kept the float's error
+// (20099.999999999996, a replica out of the vote).
+func TestRoundedToValueScale(t *testing.T) {
+	s := testSchema(t)
+	f, err := Write(parse(t, "SELECT bal * 20000.000000000000, sum(bal * 1.50), bal + 0.10 FROM acct"), driver.SQLite, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `SELECT ROUND(("bal" * 20000.000000000000), 2), ROUND(SUM(ROUND(("bal" * 1.50), 3)), 3), ROUND(("bal" + 0.10), 2) FROM "acct"`
+	if f.SQL != want {
+		t.Errorf("got  %s\nwant %s", f.SQL, want)
 	}
 }

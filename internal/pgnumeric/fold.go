@@ -44,6 +44,22 @@ func FoldQuotient(l, r *pg_query.Node) (Decimal, bool) {
 	return Quotient(x.d, y.d)
 }
 
+// Fold returns PostgreSQL's value of n when n is a constant fold
+// evaluates (see FoldQuotient), integer or numeric.
+func Fold(n *pg_query.Node) (Decimal, bool) {
+	v, ok := fold(n, 0)
+	return v.d, ok
+}
+
+// Equal reports whether x and y are the same number, whatever their
+// scales (1.50 = 1.5), as PostgreSQL's = compares them.
+func Equal(x, y Decimal) bool {
+	scale := max(x.Scale, y.Scale)
+	vx := new(big.Int).Mul(x.signed(), pow10(scale-x.Scale))
+	vy := new(big.Int).Mul(y.signed(), pow10(scale-y.Scale))
+	return vx.Cmp(vy) == 0
+}
+
 // maxFoldDepth bounds the recursion over a constant expression.
 const maxFoldDepth = 64
 
