@@ -43,7 +43,7 @@ type Spool struct {
 // NewSpool returns a Spool that keeps up to limit bytes of rows in
 // memory (RowSize); beyond, with spill, rows go to a file in dir (the
 // system's temporary directory when empty), and without spill Add fails
-// with ErrSpoolFull.
+// with ErrSpoolFull. A limit of 0 or less keeps every row in memory.
 func NewSpool(limit int64, spill bool, dir string) *Spool {
 	return &Spool{limit: limit, spill: spill, dir: dir}
 }
@@ -52,7 +52,7 @@ func NewSpool(limit int64, spill bool, dir string) *Spool {
 func (s *Spool) Add(r []Value) error {
 	if s.f == nil {
 		sz := RowSize(r)
-		if s.size+sz <= s.limit || s.limit < 0 {
+		if s.limit <= 0 || s.size+sz <= s.limit {
 			s.mem = append(s.mem, r)
 			s.size += sz
 			return nil
@@ -118,8 +118,14 @@ type Spilled struct {
 	Map   func([]Value) []Value
 }
 
-// Len returns the rows not read yet.
-func (s *Spilled) Len() int64 { return s.left }
+// Len returns the rows not read yet (0 for a nil Spilled, as the
+// other methods take one: an answer without spilled rows).
+func (s *Spilled) Len() int64 {
+	if s == nil {
+		return 0
+	}
+	return s.left
+}
 
 // Total returns how many rows were spilled.
 func (s *Spilled) Total() int64 { return s.total }
