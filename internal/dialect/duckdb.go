@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
@@ -43,8 +44,15 @@ import (
 // of SQLite, which every statement for a DuckDB replica also passes
 // (see package sqlan).
 //
+// varchar(n) is plain varchar on DuckDB, which neither fails a longer
+// value nor cuts trailing spaces to n: every value an INSERT or UPDATE
+// stores into a varchar(n) column of s is wrapped in shepherd_varchar
+// (the driver's macro, PostgreSQL's assignment rule: 22001 when what is
+// beyond n is not only spaces), and a cast to varchar(n) is left() of
+// the text, as PostgreSQL's explicit cast cuts it.
+//
 // n is not modified; the result is a copy.
-func DuckDB(n *pg_query.Node) (out *pg_query.Node, err error) {
+func DuckDB(n *pg_query.Node, s *schema.Snapshot) (out *pg_query.Node, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			ref, ok := r.(refusal)
@@ -56,14 +64,17 @@ func DuckDB(n *pg_query.Node) (out *pg_query.Node, err error) {
 		}
 	}()
 	out = proto.Clone(n).(*pg_query.Node)
-	d := &duck{}
+	d := &duck{schema: s}
 	d.stmt(out)
+	d.varchars(out)
 	d.walk(out.ProtoReflect())
 	d.noRows(out.ProtoReflect())
 	return out, nil
 }
 
-type duck struct{}
+type duck struct {
+	schema *schema.Snapshot
+}
 
 func (d *duck) refuse(format string, args ...any) {
 	panic(refusal{what: fmt.Sprintf(format, args...)})
@@ -188,7 +199,7 @@ var duckFuncs = map[string]bool{
 	// Rewritten (see DuckDB).
 	"lower": true, "upper": true, "btrim": true,
 	// Written by the rewrites themselves.
-	"like_escape": true, "translate": true, "error": true,
+	"like_escape": true, "translate": true, "error": true, VarcharMacro: true,
 }
 
 // duckTypes are the PostgreSQL types DuckDB stores and compares alike.
@@ -201,6 +212,9 @@ var duckTypes = map[string]bool{
 
 // walk checks and rewrites every node under m, children first.
 func (d *duck) walk(m protoreflect.Message) {
+	if n, ok := m.Interface().(*pg_query.Node); ok && n.GetTypeCast() != nil {
+		d.varcharCast(n, n.GetTypeCast())
+	}
 	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
 		switch {
 		case fd.IsList() && fd.Message() != nil:
@@ -607,11 +621,9 @@ func (d *duck) typeName(t *pg_query.TypeName) {
 			d.refuse("numeric of more than 38 digits")
 		}
 	case "varchar":
-		// DuckDB neither fails a longer value nor cuts trailing
-		// spaces to n, as PostgreSQL's varchar(n) does.
-		if len(t.Typmods) > 0 {
-			d.refuse("varchar(n) (DuckDB does not hold values to n characters; use text or varchar)")
-		}
+		// A column's length is held by the values stored into it
+		// (varchars); a cast's by varcharCast.
+		t.Typmods = nil
 	case "serial", "serial4":
 		t.Names = []*pg_query.Node{pg_query.MakeStrNode("int4")}
 	case "bigserial", "serial8":
@@ -644,4 +656,146 @@ func (d *duck) constraint(c *pg_query.Constraint) {
 	default:
 		d.refuse("%s constraints", strings.TrimPrefix(c.Contype.String(), "CONSTR_"))
 	}
+}
+
+// VarcharMacro is the DuckDB macro (package driver/duckdb defines it in
+// every session) that stores a value into a varchar(n) column as
+// PostgreSQL's assignment does: shepherd_varchar(v, n) is v as text when
+// it has at most n characters, cut to n when only spaces are beyond
+// them, and fails with "value too long for type character varying(n)"
+// (22001) otherwise. NULL stays NULL.
+const VarcharMacro = "shepherd_varchar"
+
+// varcharLength is n of a varchar(n) column, or -1.
+func varcharLength(c *schema.Column) int {
+	if c == nil || c.Type != "varchar" || len(c.Mods) != 1 {
+		return -1
+	}
+	return int(c.Mods[0])
+}
+
+// varchars wraps every value an INSERT, an ON CONFLICT ... DO UPDATE or
+// an UPDATE stores into a varchar(n) column in VarcharMacro, as the SQL
+// writer does for SQLite (storeCheck); the SELECT of an INSERT becomes a
+// derived table whose columns are stored through it.
+func (d *duck) varchars(n *pg_query.Node) {
+	wrap := func(v *pg_query.Node, c *schema.Column) {
+		max := varcharLength(c)
+		if max < 0 || v == nil || v.GetSetToDefault() != nil {
+			return
+		}
+		if k := v.GetAConst(); k != nil && (k.Isnull || k.GetSval() != nil && utf8.RuneCountInString(k.GetSval().Sval) <= max) {
+			return
+		}
+		orig := proto.Clone(v).(*pg_query.Node)
+		v.Node = pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(VarcharMacro)},
+			[]*pg_query.Node{orig, pg_query.MakeAConstIntNode(int64(max), -1)}, -1).Node
+	}
+	sets := func(table *schema.Table, targets []*pg_query.Node) {
+		if table == nil {
+			return
+		}
+		for _, t := range targets {
+			if rt := t.GetResTarget(); rt != nil && len(rt.Indirection) == 0 {
+				wrap(rt.Val, table.Column(rt.Name))
+			}
+		}
+	}
+	if u := n.GetUpdateStmt(); u != nil {
+		sets(d.schema.Table(u.Relation.GetRelname()), u.TargetList)
+		return
+	}
+	ins := n.GetInsertStmt()
+	if ins == nil {
+		return
+	}
+	table := d.schema.Table(ins.Relation.GetRelname())
+	if table == nil {
+		return
+	}
+	if oc := ins.OnConflictClause; oc != nil {
+		sets(table, oc.TargetList)
+	}
+	var types []*schema.Column
+	if len(ins.Cols) > 0 {
+		for _, c := range ins.Cols {
+			types = append(types, table.Column(c.GetResTarget().GetName()))
+		}
+	} else {
+		for i := range table.Columns {
+			types = append(types, &table.Columns[i])
+		}
+	}
+	if !slices.ContainsFunc(types, func(c *schema.Column) bool { return varcharLength(c) >= 0 }) {
+		return
+	}
+	sel := ins.SelectStmt.GetSelectStmt()
+	switch {
+	case sel == nil:
+	case len(sel.ValuesLists) > 0 && sel.Op == pg_query.SetOperation_SETOP_NONE && len(sel.SortClause) == 0 &&
+		sel.LimitCount == nil && sel.LimitOffset == nil && sel.WithClause == nil:
+		for _, r := range sel.ValuesLists {
+			for i, v := range r.GetList().GetItems() {
+				if i < len(types) {
+					wrap(v, types[i])
+				}
+			}
+		}
+	default:
+		// INSERT ... SELECT: SELECT shepherd_varchar(c1, n), c2 FROM
+		// (the SELECT) AS shepherd_insert (c1, c2).
+		count := len(ins.Cols)
+		if count == 0 {
+			first := sel
+			for first.Op != pg_query.SetOperation_SETOP_NONE && first.Larg != nil {
+				first = first.Larg
+			}
+			if selectsStar(first) {
+				d.refuse("INSERT ... SELECT * into varchar(n) columns without a column list")
+			}
+			count = len(first.TargetList)
+			if len(first.ValuesLists) > 0 {
+				count = len(first.ValuesLists[0].GetList().GetItems())
+			}
+		}
+		if count > len(types) {
+			return // PostgreSQL's error (more expressions than columns)
+		}
+		alias := &pg_query.Alias{Aliasname: "shepherd_insert"}
+		outer := &pg_query.SelectStmt{
+			FromClause: []*pg_query.Node{{Node: &pg_query.Node_RangeSubselect{RangeSubselect: &pg_query.RangeSubselect{
+				Subquery: ins.SelectStmt, Alias: alias}}}},
+		}
+		if sel.WithClause != nil {
+			// A WITH of the INSERT's SELECT stays outside, where its
+			// names are seen by the whole statement.
+			outer.WithClause, sel.WithClause = sel.WithClause, nil
+		}
+		for i := range count {
+			name := "c" + strconv.Itoa(i+1)
+			alias.Colnames = append(alias.Colnames, pg_query.MakeStrNode(name))
+			v := pg_query.MakeColumnRefNode([]*pg_query.Node{pg_query.MakeStrNode(name)}, -1)
+			wrap(v, types[i])
+			outer.TargetList = append(outer.TargetList, pg_query.MakeResTargetNodeWithVal(v, -1))
+		}
+		ins.SelectStmt = &pg_query.Node{Node: &pg_query.Node_SelectStmt{SelectStmt: outer}}
+	}
+}
+
+// varcharCast writes a cast to varchar(n) as left() of the value cast to
+// varchar: PostgreSQL's explicit cast cuts the text to n characters, and
+// DuckDB's varchar has no length.
+func (d *duck) varcharCast(n *pg_query.Node, tc *pg_query.TypeCast) {
+	t := tc.TypeName
+	if t == nil || len(t.Names) == 0 || t.Names[len(t.Names)-1].GetString_().GetSval() != "varchar" ||
+		len(t.Typmods) == 0 || len(t.ArrayBounds) > 0 {
+		return
+	}
+	max := t.Typmods[0].GetAConst().GetIval()
+	if len(t.Typmods) != 1 || max == nil {
+		d.refuse("varchar with modifiers other than a length")
+	}
+	t.Typmods = nil
+	n.Node = pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("left")},
+		[]*pg_query.Node{{Node: &pg_query.Node_TypeCast{TypeCast: tc}}, pg_query.MakeAConstIntNode(int64(max.Ival), -1)}, -1).Node
 }

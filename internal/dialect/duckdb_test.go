@@ -7,6 +7,7 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/shepherd-db/shepherd/internal/pgerr"
+	"github.com/shepherd-db/shepherd/internal/schema"
 )
 
 // TestDuckDB checks the text DuckDB replicas receive: PostgreSQL's, with
@@ -40,7 +41,7 @@ func TestDuckDB(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out, err := DuckDB(tree.Stmts[0].Stmt)
+		out, err := DuckDB(tree.Stmts[0].Stmt, nil)
 		if err != nil {
 			t.Errorf("%s: %v", c.in, err)
 			continue
@@ -77,7 +78,7 @@ func TestDuckDB(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = DuckDB(tree.Stmts[0].Stmt)
+		_, err = DuckDB(tree.Stmts[0].Stmt, nil)
 		if pgerr.Code(err) != pgerr.FeatureNotSupported || !strings.Contains(err.Error(), what) || !strings.Contains(err.Error(), "DuckDB") {
 			t.Errorf("%s: %v, want 0A000 naming %q for DuckDB", in, err, what)
 		}
@@ -95,4 +96,47 @@ func mustDeparse(t *testing.T, sql string) string {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// TestDuckDBVarchar checks the text for varchar(n): the column is plain
+// varchar, every value stored into it goes through VarcharMacro (a
+// constant no longer than n needs none), and a cast cuts the text.
+func TestDuckDBVarchar(t *testing.T) {
+	s := &schema.Snapshot{Tables: map[string]*schema.Table{"t": {Name: "t", Columns: []schema.Column{
+		{Name: "id", Type: "int4"}, {Name: "v", Type: "varchar", Mods: []int32{3}}, {Name: "w", Type: "text"},
+	}}}}
+	cases := []struct{ in, want string }{
+		{"CREATE TABLE t (id int PRIMARY KEY, v varchar(3))", "CREATE TABLE t (id int4 PRIMARY KEY, v \"varchar\")"},
+		{"SELECT 'abcdef'::varchar(3)", "SELECT \"left\"('abcdef'::\"varchar\", 3)"},
+		{"INSERT INTO t VALUES (1, 'abc', 'x'), (2, $1, 'y')", "INSERT INTO t VALUES (1, 'abc', 'x'), (2, shepherd_varchar($1, 3), 'y')"},
+		{"INSERT INTO t (w, v) VALUES ('abcdef', 'abcd')", "INSERT INTO t (w, v) VALUES ('abcdef', shepherd_varchar('abcd', 3))"},
+		{"UPDATE t SET v = w, w = v WHERE id = 1", "UPDATE t SET v = shepherd_varchar(w, 3), w = v WHERE id = 1"},
+		{"INSERT INTO t (id, v) VALUES (1, 'a') ON CONFLICT (id) DO UPDATE SET v = excluded.w",
+			"INSERT INTO t (id, v) VALUES (1, 'a') ON CONFLICT (id) DO UPDATE SET v = shepherd_varchar(excluded.w, 3)"},
+		{"INSERT INTO t (v, id) SELECT w, id FROM t ORDER BY id",
+			"INSERT INTO t (v, id) SELECT shepherd_varchar(c1, 3), c2 FROM (SELECT w, id FROM t ORDER BY id) shepherd_insert(c1, c2)"},
+		{"INSERT INTO t (id, w) SELECT id, w FROM t", "INSERT INTO t (id, w) SELECT id, w FROM t"},
+	}
+	for _, c := range cases {
+		tree, err := pg_query.Parse(c.in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := DuckDB(tree.Stmts[0].Stmt, s)
+		if err != nil {
+			t.Errorf("%s: %v", c.in, err)
+			continue
+		}
+		got, err := pg_query.Deparse(&pg_query.ParseResult{Version: tree.Version, Stmts: []*pg_query.RawStmt{{Stmt: out}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != c.want {
+			t.Errorf("%s:\n got %s\nwant %s", c.in, got, c.want)
+		}
+	}
+	tree, _ := pg_query.Parse("INSERT INTO t SELECT * FROM t")
+	if _, err := DuckDB(tree.Stmts[0].Stmt, s); pgerr.Code(err) != pgerr.FeatureNotSupported || !strings.Contains(err.Error(), "varchar(n)") {
+		t.Errorf("INSERT ... SELECT * into varchar(n): %v, want 0A000", err)
+	}
 }

@@ -30,7 +30,7 @@ func (s *Stmt) duckDB(env *Env, names []string) (string, error) {
 	if err := dialect.CheckDuckDB(s.tree, env.Schema); err != nil {
 		return "", name(err)
 	}
-	tree, err := dialect.DuckDB(withoutSequenceDefaults(s.tree))
+	tree, err := dialect.DuckDB(withoutSequenceDefaults(s.tree), env.Schema)
 	if err != nil {
 		return "", name(err)
 	}

@@ -37,6 +37,7 @@ import (
 	duckdb "github.com/duckdb/duckdb-go/v2"
 
 	"github.com/shepherd-db/shepherd/internal/answer"
+	"github.com/shepherd-db/shepherd/internal/dialect"
 	"github.com/shepherd-db/shepherd/internal/driver"
 	"github.com/shepherd-db/shepherd/internal/pgerr"
 )
@@ -62,6 +63,11 @@ var sessionSetup = []string{
 	"SET integer_division = true",
 	"SET default_null_order = 'nulls_last_on_asc_first_on_desc'",
 	"SET TimeZone = 'UTC'",
+	// dialect.VarcharMacro: PostgreSQL's assignment to varchar(n).
+	"CREATE OR REPLACE TEMP MACRO " + dialect.VarcharMacro + "(v, n) AS CASE" +
+		" WHEN v IS NULL OR length(CAST(v AS VARCHAR)) <= n THEN CAST(v AS VARCHAR)" +
+		" WHEN rtrim(substring(CAST(v AS VARCHAR), n + 1), ' ') = '' THEN left(CAST(v AS VARCHAR), n)" +
+		" ELSE error('value too long for type character varying(' || n || ')') END",
 }
 
 // Engine is one DuckDB database file.
