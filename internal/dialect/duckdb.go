@@ -150,8 +150,21 @@ func (d *duck) stmt(n *pg_query.Node) {
 				d.refuse("ALTER TABLE ... CASCADE")
 			}
 		}
-		if len(n.GetAlterTableStmt().Cmds) > 1 {
+		at := n.GetAlterTableStmt()
+		if len(at.Cmds) > 1 {
 			d.refuse("ALTER TABLE with several actions")
+		}
+		// ADD COLUMN ... NOT NULL: DuckDB adds a column with no
+		// constraint, so the column is added, filled with its
+		// default, and then set NOT NULL (PostgreSQL's outcome,
+		// 23502 included); sqlan runs the actions one statement
+		// each.
+		if cmd := at.Cmds[0].GetAlterTableCmd(); cmd.Subtype == pg_query.AlterTableType_AT_AddColumn {
+			if cd := cmd.Def.GetColumnDef(); cd != nil && slices.ContainsFunc(cd.Constraints, isNotNull) {
+				cd.Constraints = slices.DeleteFunc(cd.Constraints, isNotNull)
+				at.Cmds = append(at.Cmds, &pg_query.Node{Node: &pg_query.Node_AlterTableCmd{AlterTableCmd: &pg_query.AlterTableCmd{
+					Subtype: pg_query.AlterTableType_AT_SetNotNull, Name: cd.Colname, Behavior: cmd.Behavior}}})
+			}
 		}
 	case n.GetTruncateStmt() != nil:
 		ts := n.GetTruncateStmt()
@@ -164,6 +177,10 @@ func (d *duck) stmt(n *pg_query.Node) {
 	default:
 		d.refuse("%s statements", nodeName(n))
 	}
+}
+
+func isNotNull(c *pg_query.Node) bool {
+	return c.GetConstraint().GetContype() == pg_query.ConstrType_CONSTR_NOTNULL
 }
 
 // filledDefault reports whether c is a DEFAULT that is no constant:
@@ -196,6 +213,7 @@ var duckFuncs = map[string]bool{
 	"concat_ws": true, "starts_with": true, "bool_and": true, "bool_or": true,
 	"extract": true, "position": true, "trunc": true,
 	"lpad": true, "rpad": true, "left": true, "right": true, "split_part": true, "reverse": true,
+	"repeat": true, "every": true,
 	// Rewritten (see DuckDB).
 	"lower": true, "upper": true, "btrim": true,
 	// Written by the rewrites themselves.
@@ -253,12 +271,11 @@ func (d *duck) walk(m protoreflect.Message) {
 		})
 	case *pg_query.AlterTableCmd:
 		if cd := x.Def.GetColumnDef(); cd != nil && x.Subtype == pg_query.AlterTableType_AT_AddColumn {
-			// DuckDB adds a column with a DEFAULT and nothing else
-			// (and cannot set NOT NULL on a table the same
-			// transaction changed).
+			// DuckDB adds a column with a DEFAULT and nothing else;
+			// NOT NULL is set by a second action (see stmt).
 			for _, c := range cd.Constraints {
 				switch c.GetConstraint().GetContype() {
-				case pg_query.ConstrType_CONSTR_DEFAULT, pg_query.ConstrType_CONSTR_NULL:
+				case pg_query.ConstrType_CONSTR_DEFAULT, pg_query.ConstrType_CONSTR_NULL, pg_query.ConstrType_CONSTR_NOTNULL:
 				default:
 					d.refuse("ADD COLUMN with a %s constraint", strings.TrimPrefix(c.GetConstraint().GetContype().String(), "CONSTR_"))
 				}
@@ -422,16 +439,50 @@ func (d *duck) aExpr(n *pg_query.Node, e *pg_query.A_Expr) {
 				Defresult: &pg_query.Node{Node: &pg_query.Node_AExpr{AExpr: guarded}},
 			}}
 		}
+	case pg_query.A_Expr_Kind_AEXPR_IN:
+		// A row IN a list of rows: each compared with = (NOT IN: <>),
+		// as PostgreSQL expands it; DuckDB would compare structs.
+		l := e.Lexpr.GetRowExpr()
+		if l == nil {
+			return
+		}
+		var parts []*pg_query.Node
+		for _, r := range e.Rexpr.GetList().GetItems() {
+			row := r.GetRowExpr()
+			if row == nil {
+				d.refuse("row IN a list of other than rows")
+			}
+			parts = append(parts, rowComparison(d, op, l.Args, row.Args))
+		}
+		if len(parts) == 0 {
+			d.refuse("row IN an empty list")
+		}
+		if len(parts) == 1 {
+			n.Node = parts[0].Node
+			return
+		}
+		kind := pg_query.BoolExprType_OR_EXPR
+		if op == "<>" {
+			kind = pg_query.BoolExprType_AND_EXPR
+		}
+		n.Node = pg_query.MakeBoolExprNode(kind, parts, -1).Node
 	case pg_query.A_Expr_Kind_AEXPR_DISTINCT, pg_query.A_Expr_Kind_AEXPR_NOT_DISTINCT,
-		pg_query.A_Expr_Kind_AEXPR_NULLIF, pg_query.A_Expr_Kind_AEXPR_IN,
+		pg_query.A_Expr_Kind_AEXPR_NULLIF,
 		pg_query.A_Expr_Kind_AEXPR_BETWEEN, pg_query.A_Expr_Kind_AEXPR_NOT_BETWEEN:
-	case pg_query.A_Expr_Kind_AEXPR_LIKE:
+	case pg_query.A_Expr_Kind_AEXPR_LIKE, pg_query.A_Expr_Kind_AEXPR_ILIKE:
 		if f := e.Rexpr.GetFuncCall(); f != nil {
 			d.refuse("LIKE ... ESCAPE")
 		}
+		s, p := e.Lexpr, e.Rexpr
+		if e.Kind == pg_query.A_Expr_Kind_AEXPR_ILIKE {
+			// ILIKE lowers both sides as lower() does in the C
+			// locale (ASCII letters only); DuckDB's folds every
+			// letter.
+			s, p = asciiCase("lower", s), asciiCase("lower", p)
+		}
 		call := pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("like_escape")},
-			[]*pg_query.Node{e.Lexpr, e.Rexpr, pg_query.MakeAConstStrNode(`\`, -1)}, -1)
-		if op == "!~~" {
+			[]*pg_query.Node{s, p, pg_query.MakeAConstStrNode(`\`, -1)}, -1)
+		if op == "!~~" || op == "!~~*" {
 			call = pg_query.MakeBoolExprNode(pg_query.BoolExprType_NOT_EXPR, []*pg_query.Node{call}, -1)
 		}
 		n.Node = call.Node
@@ -485,7 +536,10 @@ func (d *duck) funcCall(n *pg_query.Node, f *pg_query.FuncCall) {
 		f.Funcformat = pg_query.CoercionForm_COERCE_EXPLICIT_CALL
 		return
 	case "lpad", "rpad":
-		// DuckDB has no two-argument form (padding with spaces).
+		// DuckDB has no two-argument form: it pads with spaces.
+		if len(f.Args) == 2 {
+			f.Args = append(f.Args, pg_query.MakeAConstStrNode(" ", -1))
+		}
 		if len(f.Args) != 3 {
 			d.refuse("%s() of %d arguments", name, len(f.Args))
 		}
@@ -510,17 +564,12 @@ func (d *duck) funcCall(n *pg_query.Node, f *pg_query.FuncCall) {
 	}
 	switch name {
 	case "lower", "upper":
-		// PostgreSQL's C locale changes ASCII letters only.
-		const lowers, uppers = "abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-		from, to := uppers, lowers
-		if name == "upper" {
-			from, to = lowers, uppers
-		}
 		if len(f.Args) != 1 {
 			d.refuse("%s() of %d arguments", name, len(f.Args))
 		}
-		n.Node = pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("translate")},
-			[]*pg_query.Node{f.Args[0], pg_query.MakeAConstStrNode(from, -1), pg_query.MakeAConstStrNode(to, -1)}, -1).Node
+		n.Node = asciiCase(name, f.Args[0]).Node
+	case "every":
+		f.Funcname = []*pg_query.Node{pg_query.MakeStrNode("bool_and")}
 	case "btrim":
 		f.Funcname = []*pg_query.Node{pg_query.MakeStrNode("trim")}
 	default:
@@ -645,10 +694,18 @@ func (d *duck) constraint(c *pg_query.Constraint) {
 		pg_query.ConstrType_CONSTR_IDENTITY,
 		pg_query.ConstrType_CONSTR_CHECK, pg_query.ConstrType_CONSTR_PRIMARY, pg_query.ConstrType_CONSTR_UNIQUE:
 	case pg_query.ConstrType_CONSTR_FOREIGN:
-		for _, a := range []string{c.FkUpdAction, c.FkDelAction} {
-			if a != "" && a != "a" && a != "r" {
-				d.refuse("foreign keys with ON DELETE or ON UPDATE actions")
-			}
+		// DuckDB's replica has no foreign keys: a statement that
+		// violates one fails on the other replicas, and its
+		// transaction with it. ON DELETE CASCADE and SET NULL are
+		// done after each DELETE (DuckDBAfter).
+		if a := c.FkUpdAction; a != "" && a != "a" && a != "r" {
+			d.refuse("foreign keys with ON UPDATE actions")
+		}
+		if a := c.FkDelAction; a != "" && a != "a" && a != "r" && a != "c" && a != "n" {
+			d.refuse("foreign keys with ON DELETE SET DEFAULT")
+		}
+		if c.FkDelAction == "n" && len(c.FkDelSetCols) > 0 {
+			d.refuse("ON DELETE SET NULL of some of the key's columns")
 		}
 		if c.FkMatchtype != "" && c.FkMatchtype != "s" {
 			d.refuse("MATCH FULL foreign keys")
@@ -798,4 +855,96 @@ func (d *duck) varcharCast(n *pg_query.Node, tc *pg_query.TypeCast) {
 	t.Typmods = nil
 	n.Node = pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("left")},
 		[]*pg_query.Node{{Node: &pg_query.Node_TypeCast{TypeCast: tc}}, pg_query.MakeAConstIntNode(int64(max.Ival), -1)}, -1).Node
+}
+
+// asciiCase is lower(x) or upper(x) as PostgreSQL's C locale computes
+// it, changing the 26 ASCII letters only: translate() of them (DuckDB's
+// lower and upper change every letter).
+func asciiCase(name string, x *pg_query.Node) *pg_query.Node {
+	const lowers, uppers = "abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	from, to := uppers, lowers
+	if name == "upper" {
+		from, to = lowers, uppers
+	}
+	return pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("translate")},
+		[]*pg_query.Node{x, pg_query.MakeAConstStrNode(from, -1), pg_query.MakeAConstStrNode(to, -1)}, -1)
+}
+
+// DuckDBAfter returns the statements a DuckDB replica runs after
+// statement n, in the same transaction, to do what PostgreSQL's foreign
+// key actions do (the DuckDB replica has no foreign keys; see DuckDB):
+// after a DELETE from a table that keys of s reference with ON DELETE
+// CASCADE or SET NULL, the rows whose key no longer finds its row are
+// deleted or get NULL keys, and a deletion goes on to their own
+// children. Before n no such row exists (a statement that would leave
+// one fails on the replicas that hold the key, and its transaction with
+// it). A cycle of such actions is refused (0A000).
+func DuckDBAfter(n *pg_query.Node, s *schema.Snapshot) (out []string, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			ref, ok := r.(refusal)
+			if !ok {
+				panic(r)
+			}
+			out, err = nil, pgerr.New(pgerr.FeatureNotSupported,
+				"shepherd cannot write %s for DuckDB replicas", ref.what)
+		}
+	}()
+	del := n.GetDeleteStmt()
+	if del == nil {
+		return nil, nil
+	}
+	d := &duck{schema: s}
+	var visit func(parent string, path []string)
+	visit = func(parent string, path []string) {
+		pt := s.Table(parent)
+		if pt == nil {
+			return
+		}
+		children := append(s.Children(parent), parent)
+		for _, name := range children {
+			child := s.Table(name)
+			if child == nil {
+				continue
+			}
+			for _, fk := range child.ForeignKeys() {
+				_, onDelete, _ := fk.Actions()
+				if fk.RefTable != parent || onDelete != 'c' && onDelete != 'n' {
+					continue
+				}
+				if slices.Contains(path, name) {
+					d.refuse("ON DELETE CASCADE or SET NULL through a cycle of foreign keys")
+				}
+				refs := fk.RefColumns
+				if len(refs) == 0 {
+					refs = pt.Key
+				}
+				if len(refs) != len(fk.Columns) || len(refs) == 0 {
+					d.refuse("a foreign key whose referenced columns shepherd does not know")
+				}
+				var keyed, matched, nulls []string
+				for i, c := range fk.Columns {
+					keyed = append(keyed, quoteDuck(name)+"."+quoteDuck(c)+" IS NOT NULL")
+					matched = append(matched, quoteDuck(parent)+"."+quoteDuck(refs[i])+" = "+quoteDuck(name)+"."+quoteDuck(c))
+					nulls = append(nulls, quoteDuck(c)+" = NULL")
+				}
+				orphans := " WHERE " + strings.Join(keyed, " AND ") + " AND NOT EXISTS (SELECT 1 FROM " +
+					quoteDuck(parent) + " WHERE " + strings.Join(matched, " AND ") + ")"
+				if onDelete == 'n' {
+					out = append(out, "UPDATE "+quoteDuck(name)+" SET "+strings.Join(nulls, ", ")+orphans)
+					continue
+				}
+				out = append(out, "DELETE FROM "+quoteDuck(name)+orphans)
+				visit(name, append(path, name))
+			}
+		}
+	}
+	table := del.Relation.GetRelname()
+	visit(table, []string{table})
+	return out, nil
+}
+
+// quoteDuck quotes an identifier for DuckDB.
+func quoteDuck(name string) string {
+	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
 }

@@ -155,3 +155,53 @@ func TestEmbeddedDiverseVarchar(t *testing.T) {
 	assertReplicas(t, addr, 3)
 	assertSameTables(t, cfg)
 }
+
+// TestEmbeddedDiverseForeignKeyActions: the DuckDB replica has no
+// foreign keys, and its rows follow PostgreSQL's ON DELETE CASCADE and
+// SET NULL all the same (down a chain, with RETURNING, inside a
+// transaction and out), and a DELETE a key without action forbids fails
+// (23503) with nothing deleted; ADD COLUMN ... NOT NULL DEFAULT fills
+// the column. Every replica ends with the same rows.
+func TestEmbeddedDiverseForeignKeyActions(t *testing.T) {
+	cfg := config.EmbeddedWith(config.EmbeddedDiverse())
+	cfg.Listen = "127.0.0.1:0"
+	cfg.DataDir = t.TempDir()
+	addr, srv := start(t, cfg)
+	ctx := context.Background()
+	c := connect(t, addr, "app")
+	for _, sql := range []string{
+		"CREATE TABLE fp (id int PRIMARY KEY)",
+		"CREATE TABLE fc (id int PRIMARY KEY, pid int REFERENCES fp ON DELETE CASCADE)",
+		"CREATE TABLE fg (id int PRIMARY KEY, cid int REFERENCES fc (id) ON DELETE SET NULL)",
+		"CREATE TABLE fn (id int PRIMARY KEY, pid int REFERENCES fp (id))",
+		"INSERT INTO fp VALUES (1), (2), (3)",
+		"INSERT INTO fc VALUES (10, 1), (11, 1), (20, 2), (30, NULL)",
+		"INSERT INTO fg VALUES (100, 10), (101, 20), (102, NULL)",
+		"INSERT INTO fn VALUES (7, 3)",
+		"DELETE FROM fp WHERE id = 1",
+		"BEGIN",
+		"DELETE FROM fp WHERE id = 2 RETURNING id",
+		"COMMIT",
+		"ALTER TABLE fc ADD COLUMN flag int NOT NULL DEFAULT 5",
+	} {
+		mustExec(t, c, sql)
+	}
+	if _, err := c.Exec(ctx, "DELETE FROM fp WHERE id = 3"); sqlstate(err) != "23503" {
+		t.Errorf("DELETE of a row a key without action references: %v; want 23503", err)
+	}
+	var got string
+	if err := c.QueryRow(ctx, `SELECT (SELECT string_agg(id || ':' || coalesce(pid::text, '-') || ':' || flag, ',' ORDER BY id) FROM fc)
+		|| ' ' || (SELECT string_agg(id || ':' || coalesce(cid::text, '-'), ',' ORDER BY id) FROM fg)`).Scan(&got); err != nil {
+		t.Fatal(err)
+	}
+	if want := "30:-:5 100:-,101:-,102:-"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	idle, cancel := context.WithTimeout(ctx, 30e9)
+	defer cancel()
+	if err := srv.Cluster().Idle(idle); err != nil {
+		t.Fatal(err)
+	}
+	assertReplicas(t, addr, 3)
+	assertSameTables(t, cfg)
+}
