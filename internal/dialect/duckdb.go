@@ -69,6 +69,7 @@ func DuckDB(n *pg_query.Node, s *schema.Snapshot) (out *pg_query.Node, err error
 	d.varchars(out)
 	d.walk(out.ProtoReflect())
 	d.noRows(out.ProtoReflect())
+	d.names(out.ProtoReflect())
 	return out, nil
 }
 
@@ -947,4 +948,50 @@ func DuckDBAfter(n *pg_query.Node, s *schema.Snapshot) (out []string, err error)
 // quoteDuck quotes an identifier for DuckDB.
 func quoteDuck(name string) string {
 	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
+}
+
+// duckReserved are the words DuckDB's parser reserves that PostgreSQL's
+// does not, so that PostgreSQL's text leaves them unquoted as names
+// (found by writing each of DuckDB's keywords as a table, column and
+// alias name through the deparser and DuckDB's parser).
+var duckReserved = map[string]bool{
+	"anti": true, "asof": true, "at": true, "by": true, "describe": true, "glob": true, "lambda": true,
+	"pivot": true, "pivot_longer": true, "pivot_wider": true, "positional": true, "qualify": true,
+	"semi": true, "show": true, "summarize": true, "unpack": true, "unpivot": true,
+}
+
+// nameFields are the fields of parse nodes that hold a name.
+var nameFields = map[protoreflect.Name]bool{
+	"colname": true, "relname": true, "aliasname": true, "name": true, "idxname": true,
+	"ctename": true, "conname": true, "newname": true, "subname": true, "schemaname": true,
+}
+
+// names refuses a name DuckDB reads as a keyword (duckReserved): the
+// text would not parse there, and the replica would fail what the
+// others run. String constants are no names.
+func (d *duck) names(m protoreflect.Message) {
+	switch x := m.Interface().(type) {
+	case *pg_query.A_Const:
+		return
+	case *pg_query.String:
+		if duckReserved[x.Sval] {
+			d.refuse("the name %q, which DuckDB reserves", x.Sval)
+		}
+	}
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		switch {
+		case fd.Kind() == protoreflect.StringKind && !fd.IsList() && nameFields[fd.Name()]:
+			if duckReserved[v.String()] {
+				d.refuse("the name %q, which DuckDB reserves", v.String())
+			}
+		case fd.IsList() && fd.Message() != nil:
+			l := v.List()
+			for i := 0; i < l.Len(); i++ {
+				d.names(l.Get(i).Message())
+			}
+		case fd.Message() != nil && !fd.IsMap():
+			d.names(v.Message())
+		}
+		return true
+	})
 }

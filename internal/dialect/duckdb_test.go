@@ -35,6 +35,8 @@ func TestDuckDB(t *testing.T) {
 		{"ALTER TABLE t ADD COLUMN c int NOT NULL DEFAULT 1", "ALTER TABLE t ADD COLUMN c int4 DEFAULT 1, ALTER COLUMN c SET NOT NULL"},
 		{"SELECT a FROM t WHERE id = 1 FOR UPDATE", "SELECT a FROM t WHERE id = 1"},
 		{"SELECT '2024-01-02'::date", "SELECT '2024-01-02'::date"},
+		// A word DuckDB reserves is refused as a name only.
+		{"SELECT 1 FROM t WHERE s = 'at'", "SELECT 1 FROM t WHERE s = 'at'"},
 		// Rows compare column by column, with PostgreSQL's NULLs.
 		{"SELECT 1 FROM t WHERE (a, b) = (1, 2)", "SELECT 1 FROM t WHERE a = 1 AND b = 2"},
 		// A row IN a list: one comparison each, as PostgreSQL expands it.
