@@ -162,6 +162,11 @@ func (d *duck) stmt(n *pg_query.Node) {
 		// each.
 		if cmd := at.Cmds[0].GetAlterTableCmd(); cmd.Subtype == pg_query.AlterTableType_AT_AddColumn {
 			if cd := cmd.Def.GetColumnDef(); cd != nil && slices.ContainsFunc(cd.Constraints, isNotNull) {
+				if cmd.MissingOk {
+					// The second action would change a column
+					// that was there already.
+					d.refuse("ADD COLUMN IF NOT EXISTS ... NOT NULL")
+				}
 				cd.Constraints = slices.DeleteFunc(cd.Constraints, isNotNull)
 				at.Cmds = append(at.Cmds, &pg_query.Node{Node: &pg_query.Node_AlterTableCmd{AlterTableCmd: &pg_query.AlterTableCmd{
 					Subtype: pg_query.AlterTableType_AT_SetNotNull, Name: cd.Colname, Behavior: cmd.Behavior}}})
