@@ -60,6 +60,13 @@ type Config struct {
 	// together (shepherd runs a cursor's query at DECLARE and keeps its
 	// answer). 0 or unset means DefaultCursorMemoryMB.
 	CursorMemoryMB int `toml:"cursor_memory_mb"`
+	// MemoryLimitMB is a soft bound, in MiB, on the memory shepherd's Go
+	// runtime uses (runtime/debug.SetMemoryLimit, as GOMEMLIMIT): near
+	// it the garbage collector runs as often as it must to stay under.
+	// It does not refuse work: the limits on statements, connections,
+	// transactions and cursors bound what that work can take. 0 or
+	// unset means none (GOMEMLIMIT applies, if set).
+	MemoryLimitMB int `toml:"memory_limit_mb"`
 	// MaxConnections caps the client connections served at once
 	// (access.go); 0 or unset means DefaultMaxConnections.
 	MaxConnections int `toml:"max_connections"`
@@ -398,6 +405,9 @@ func (c *Config) Check(knownDrivers []string) error {
 	}
 	if c.CursorMemoryMB < 0 || c.CursorMemoryMB > 1<<20 {
 		return fieldErr("cursor_memory_mb", "must be between 0 (the default, %d) and %d, not %d", DefaultCursorMemoryMB, 1<<20, c.CursorMemoryMB)
+	}
+	if c.MemoryLimitMB < 0 || c.MemoryLimitMB > 1<<24 {
+		return fieldErr("memory_limit_mb", "must be between 0 (the default: no limit) and %d, not %d", 1<<24, c.MemoryLimitMB)
 	}
 	if c.DigestRows != nil && *c.DigestRows < -1 {
 		return fieldErr("digest_rows", "must be -1 (keep every answer) or more, not %d", *c.DigestRows)
