@@ -59,7 +59,7 @@ bench-modes: engines
 		$(GO) test -run '^$$' -bench BankModes -benchtime 1x -timeout 30m ./internal/server
 
 clean:
-	rm -rf shepherd shepherd-data
+	rm -rf shepherd shepherd-bench shepherd-data
 
 # The ecosystem suite (issue 15; README, Tests): installs the clients
 # (pip, npm, Maven, Go modules) into $(ECO_DIR), then runs each client's
@@ -100,7 +100,7 @@ test-slt: engines
 BENCH_FLAGS ?= --workload tpcc --warehouses 4 --modes direct,passthrough,cbs,cbs-locking,ss,serial,bound \
 	--clients 1,4,8,16,32,64 --warmup 5s --duration 15s
 bench: engines
-	$(GO) run ./cmd/shepherd bench sweep --engines local --out bench-out $(BENCH_FLAGS)
+	$(GO) run ./cmd/shepherd-bench sweep --engines local --out bench-out $(BENCH_FLAGS)
 
 # go-tpc's TPC-C (one warehouse: prepare, a 30 s run, its consistency
 # check) against PostgreSQL, the embedded default and cbs over MariaDB +

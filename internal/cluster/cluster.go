@@ -368,6 +368,9 @@ type Txn struct {
 	// admitted: t holds a slot of Options.MaxTransactions, given back
 	// when the coordinator is done with it (guarded by c.mu).
 	admitted bool
+	// singleSlot: its slot was taken for a statement in autocommit
+	// (BeginSingle).
+	singleSlot bool
 	// survey marks the cluster's own compare and repair transactions
 	// (see Survey); surveyed (guarded by c.mu) is the coordinator's
 	// verdict on one.
@@ -448,10 +451,21 @@ type outcome struct {
 // Rollback), which gives the slot back once every replica is done with
 // it.
 func (c *Cluster) Begin(ctx context.Context, opts driver.TxOptions) (*Txn, error) {
-	if err := c.admit.acquire(ctx, c.stop); err != nil {
+	if err := c.admit.acquire(ctx, c.stop, false); err != nil {
 		return nil, err
 	}
-	return c.begin(opts), nil
+	return c.begin(opts, false), nil
+}
+
+// BeginSingle is Begin for a statement in autocommit, the transaction's
+// only one: it may take the slots of Options.MaxTransactions kept from
+// transaction blocks (see admission), so that it does not wait behind
+// blocks whose clients are idle.
+func (c *Cluster) BeginSingle(ctx context.Context, opts driver.TxOptions) (*Txn, error) {
+	if err := c.admit.acquire(ctx, c.stop, true); err != nil {
+		return nil, err
+	}
+	return c.begin(opts, true), nil
 }
 
 // BeginNow is Begin without the wait: the transaction takes a slot of
@@ -461,11 +475,11 @@ func (c *Cluster) Begin(ctx context.Context, opts driver.TxOptions) (*Txn, error
 // to queue behind them no one would go on.
 func (c *Cluster) BeginNow(opts driver.TxOptions) *Txn {
 	c.admit.force()
-	return c.begin(opts)
+	return c.begin(opts, false)
 }
 
-func (c *Cluster) begin(opts driver.TxOptions) *Txn {
-	t := &Txn{c: c, id: coord.TxnID(c.nextTxn.Add(1)), opts: opts, waiting: map[coord.Op]chan outcome{}, deferAt: -1, admitted: true}
+func (c *Cluster) begin(opts driver.TxOptions, single bool) *Txn {
+	t := &Txn{c: c, id: coord.TxnID(c.nextTxn.Add(1)), opts: opts, waiting: map[coord.Op]chan outcome{}, deferAt: -1, admitted: true, singleSlot: single}
 	c.mu.Lock()
 	if len(c.mu.txns) == 0 {
 		c.mu.idle = make(chan struct{})
@@ -968,7 +982,7 @@ func (c *Cluster) applyLocked() {
 					// Every replica is done with it (or out, its
 					// connections dropped): its slot goes to the next.
 					t.admitted = false
-					c.admit.release()
+					c.admit.release(t.singleSlot)
 				}
 			}
 			delete(c.mu.txns, a.Txn)

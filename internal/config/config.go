@@ -68,6 +68,13 @@ type Config struct {
 	// shepherd needs itself fails with 53200. 0 or unset means
 	// DefaultAnswerMemoryMB.
 	AnswerMemoryMB int `toml:"answer_memory_mb"`
+	// MemoryLimitMB is a soft bound, in MiB, on the memory shepherd's Go
+	// runtime uses (runtime/debug.SetMemoryLimit, as GOMEMLIMIT): near
+	// it the garbage collector runs as often as it must to stay under.
+	// It does not refuse work: the limits on statements, connections,
+	// transactions and cursors bound what that work can take. 0 or
+	// unset means none (GOMEMLIMIT applies, if set).
+	MemoryLimitMB int `toml:"memory_limit_mb"`
 	// MaxConnections caps the client connections served at once
 	// (access.go); 0 or unset means DefaultMaxConnections.
 	MaxConnections int `toml:"max_connections"`
@@ -419,6 +426,9 @@ func (c *Config) Check(knownDrivers []string) error {
 	}
 	if c.AnswerMemoryMB < 0 || c.AnswerMemoryMB > 1<<20 {
 		return fieldErr("answer_memory_mb", "must be between 0 (the default, %d) and %d, not %d", DefaultAnswerMemoryMB, 1<<20, c.AnswerMemoryMB)
+	}
+	if c.MemoryLimitMB < 0 || c.MemoryLimitMB > 1<<24 {
+		return fieldErr("memory_limit_mb", "must be between 0 (the default: no limit) and %d, not %d", 1<<24, c.MemoryLimitMB)
 	}
 	if c.DigestRows != nil && *c.DigestRows < -1 {
 		return fieldErr("digest_rows", "must be -1 (keep every answer) or more, not %d", *c.DigestRows)

@@ -238,7 +238,9 @@ type Query struct {
 }
 
 // StatementSeparator separates the statements of a text a writer made
-// of several (a TRUNCATE of several tables: one DELETE each). A driver
+// of several (a TRUNCATE of several tables: one DELETE each; for DuckDB
+// also an ALTER TABLE of several actions, and a DELETE and what foreign
+// key actions do after it). A driver
 // whose engine runs one statement per call splits the text there and
 // runs the parts in order, in the same transaction. The writers never
 // put it inside an identifier or a literal of such a text.

@@ -359,7 +359,7 @@ func (s *Session) exec(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (
 		if autocommit {
 			opts = s.defaults
 		}
-		txn, err := s.beginTxn(ctx, opts)
+		txn, err := s.beginTxn(ctx, opts, autocommit)
 		if err != nil {
 			if autocommit {
 				s.endBlock(false)
@@ -751,10 +751,16 @@ func (s *Session) pinArgs(ctx context.Context, st *sqlan.Stmt, args []driver.Arg
 // slot of max_transactions (cluster.Begin), except while the session
 // holds a lock of shepherd's own (a session-level advisory lock, DDL
 // locks taken before its transaction): others may wait for that lock
-// holding their slots, so it goes in at once (cluster.BeginNow).
-func (s *Session) beginTxn(ctx context.Context, opts driver.TxOptions) (*cluster.Txn, error) {
-	if s.shared.locks.holdsAny(&s.owner) {
+// holding their slots, so it goes in at once (cluster.BeginNow). A
+// statement in autocommit (single) may take the slots kept from
+// transaction blocks, and so never waits behind idle blocks
+// (cluster.BeginSingle).
+func (s *Session) beginTxn(ctx context.Context, opts driver.TxOptions, single bool) (*cluster.Txn, error) {
+	switch {
+	case s.shared.locks.holdsAny(&s.owner):
 		return s.cluster.BeginNow(opts), nil
+	case single:
+		return s.cluster.BeginSingle(ctx, opts)
 	}
 	return s.cluster.Begin(ctx, opts)
 }
