@@ -62,11 +62,20 @@ func (w *writer) expr(n *pg_query.Node) {
 			w.str(" IS NOT NULL)")
 		}
 	case n.GetTypeCast() != nil:
+		if t, _, _, _ := schema.TypeOf(n.GetTypeCast().TypeName); isInt(t) && !w.pg() {
+			w.constantAverages(n.GetTypeCast().Arg)
+		}
 		w.cast(n.GetTypeCast())
 	case n.GetFuncCall() != nil:
 		w.funcCall(n.GetFuncCall())
 	case n.GetCaseExpr() != nil:
 		ce := n.GetCaseExpr()
+		if ce.Arg != nil && !w.pg() {
+			w.constantAverages(ce.Arg)
+			for _, a := range ce.Args {
+				w.constantAverages(a.GetCaseWhen().Expr)
+			}
+		}
 		common := w.typeOf(n)
 		w.str("CASE")
 		if ce.Arg != nil {
@@ -383,6 +392,9 @@ func (w *writer) aExpr(e *pg_query.A_Expr) {
 		w.expr(e.Rexpr)
 		w.str(")")
 	case pg_query.A_Expr_Kind_AEXPR_NULLIF:
+		if !w.pg() {
+			w.constantAverages(e.Rexpr)
+		}
 		w.str("NULLIF(")
 		w.asFloat(e.Lexpr, w.nullifType(e.Lexpr, e.Rexpr))
 		w.str(", ")
@@ -547,6 +559,17 @@ func (w *writer) operator(op string, l, r *pg_query.Node) {
 			w.jsonbCompare(op, l, r, lt, rt)
 			return
 		}
+	}
+	if w.avgCompare(op, l, r) {
+		return
+	}
+	switch op {
+	case "=", "<>", "<", ">", "<=", ">=", "+", "-", "*", "/", "%":
+		w.mootAverages(l, r)
+	}
+	if comparison[op] && !w.pg() {
+		w.constantAverages(l)
+		w.constantAverages(r)
 	}
 	switch op {
 	case "=", "<>", "<", ">", "<=", ">=":

@@ -147,6 +147,15 @@ type writer struct {
 	// columns of the statement's own SELECT and nothing sorts by:
 	// SQLite's shepherd_sum may answer them as text (see funcCall).
 	answerSums map[*pg_query.FuncCall]bool
+	// avgCounts are the count() and sum() calls avgCompare put in place
+	// of an average (see avgPart).
+	avgCounts map[*pg_query.FuncCall]bool
+	// mootAvgs are the avg() calls whose value cannot matter, written
+	// as the engine's own AVG (see mootAverages).
+	mootAvgs map[*pg_query.FuncCall]bool
+	// constAvgs are the averages of a constant whose value alone
+	// matters (see constantAverages).
+	constAvgs map[*pg_query.FuncCall]bool
 	// textSum is the call a cast to text is being written around.
 	textSum *pg_query.FuncCall
 	// ctes are the names of the statement's WITH queries.
