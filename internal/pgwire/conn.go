@@ -372,3 +372,13 @@ func (r *framingReader) midMessage() bool {
 func uint32Bytes(v uint32) []byte {
 	return []byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)}
 }
+
+// sendRow sends one row read back from disk; its error says the client
+// is gone, so that the rest of a long answer is not read for nothing.
+func (c *conn) sendRow(msg pgproto3.BackendMessage) error {
+	c.send(msg)
+	if c.writeErr != nil {
+		return errors.Join(errClientGone, c.writeErr)
+	}
+	return nil
+}

@@ -43,6 +43,14 @@ type Task struct {
 	// DigestRows: an answer of more rows than this is reported as its
 	// digest only (Result.Digested); -1 keeps it whole.
 	DigestRows int
+	// Memory bounds the bytes of an answer's rows kept in memory
+	// (answer.RowSize); past it the rows are spilled to a file in
+	// SpillDir when Spill says so, else dropped (Result.Overflow). Either
+	// way every row still goes into the vote's digest. 0 or less: no
+	// bound.
+	Memory   int64
+	Spill    bool
+	SpillDir string
 	// CountRows, when positive, replaces the row count the engine reports
 	// (the dialect counts otherwise; see dialect.Form).
 	CountRows int64
@@ -73,6 +81,11 @@ type Result struct {
 	// Digested says Answer's rows were dropped once Vote held their
 	// digest (Task.DigestRows): it must not be sent to a client.
 	Digested bool
+	// Overflow, when set, says Answer's rows could not be kept (past
+	// Task.Memory without Spill, or the spill failed) and were dropped
+	// once Vote held their digest: it must not be sent to a client,
+	// who gets this error instead.
+	Overflow *pgerr.Error
 }
 
 // Manager runs tasks on one replica. Submit and Cancel are safe for
