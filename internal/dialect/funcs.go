@@ -29,8 +29,14 @@ func (w *writer) funcCall(fc *pg_query.FuncCall) {
 	if fc.FuncVariadic {
 		w.refuse("VARIADIC arguments")
 	}
+	if countsNulls(fc) {
+		w.hide(fc.Args[0], false) // only whether it is NULL counts
+	}
 	if len(fc.AggOrder) > 0 && name != "string_agg" && name != "array_agg" {
 		w.refuse("ORDER BY inside %s()", name)
+	}
+	if w.avgPart(fc) || w.constAverage(fc) {
+		return
 	}
 	n := len(fc.Args)
 	if n == 1 && (name == "min" || name == "max" || name == "sum" || name == "avg") && w.typeOf(fc.Args[0]) == "interval" {
@@ -46,7 +52,7 @@ func (w *writer) funcCall(fc *pg_query.FuncCall) {
 		// Pinned to parameters before writing; left here only when the
 		// form was not one shepherd pins.
 		w.refuse("%s() in this form", name)
-	case name == "avg" && n == 1 && fc != w.sortKey && (w.exact(fc.Args[0]) || isInt(w.typeOf(fc.Args[0]))):
+	case name == "avg" && n == 1 && fc != w.sortKey && !w.mootAvgs[fc] && (w.exact(fc.Args[0]) || isInt(w.typeOf(fc.Args[0]))) && !nullAggregate(fc) && !w.hidden[fc]:
 		// avg() of exact values has digits only PostgreSQL writes
 		// (select_div_scale); MariaDB answers four decimals more than
 		// its operand, SQLite a double. sqlan asks for a result column
@@ -55,7 +61,9 @@ func (w *writer) funcCall(fc *pg_query.FuncCall) {
 		// An ORDER BY item that is avg() itself sorts by the engine's
 		// average: the order is PostgreSQL's but for averages closer
 		// than the engine's digits tell apart.
-		w.refuse("avg() of integer or numeric values inside an expression, a condition, a window or a subquery (exact only as a result column, round(avg(x), n), + - * with integers and constants, / by a constant or an ORDER BY item)")
+		// A comparison with an integer is written without it
+		// (avgCompare).
+		w.refuse(avgRefusal)
 	case name == "sum" && n == 1 && w.lite() && fc.Over == nil && w.typeOf(fc.Args[0]) == "int8":
 		// PostgreSQL sums bigints exactly (numeric); SQLite's SUM fails
 		// once a partial sum leaves the 64-bit range. shepherd_sum adds
@@ -94,10 +102,10 @@ func (w *writer) funcCall(fc *pg_query.FuncCall) {
 		}
 		w.str(")")
 		return
-	case name == "sum" && n == 1 && w.lite() && w.exact(fc.Args[0]):
+	case name == "sum" && n == 1 && w.lite() && w.exact(fc.Args[0]) && !nullAggregate(fc):
 		// SQLite sums numeric values as floats: round back to the
-		// scale PostgreSQL's exact sum has.
-		scale, ok := w.scaleOf(fc.Args[0])
+		// decimals PostgreSQL's exact sum can have (valueScale).
+		scale, ok := w.valueScale(fc.Args[0])
 		if !ok {
 			w.refuse("sum() of numeric values of unknown scale (SQLite adds them as floats)")
 		}

@@ -1009,6 +1009,11 @@ func (t *typer) exprType(e *pg_query.A_Expr) pgType {
 			return typ("text")
 		}
 	case "+", "-", "*", "/", "%", "^":
+		if op == "/" {
+			if q, ok := quotientType(e.Lexpr, e.Rexpr); ok {
+				return q // folded (see foldQuotients)
+			}
+		}
 		return arithType(op, l, r)
 	}
 	return pgType{}

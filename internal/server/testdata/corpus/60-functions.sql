@@ -154,6 +154,12 @@ SELECT id, NULLIF(x, 0) / 3, a / NULLIF(x, 0) FROM nums ORDER BY id;
 
 SELECT - CAST(-15 AS INTEGER), - -15, 7 / NULLIF(0, 0), 7 % NULLIF(0, 0);
 
+SELECT id, 20 + CAST(600000 AS DECIMAL) / -32, x * (30000 / 1.5), a + 10000 * 31 / -CAST(5 AS DECIMAL) FROM nums ORDER BY id;
+
+SELECT id, x / a * CAST(NULL AS INTEGER), (x / a) IS NULL, NULL BETWEEN a / x AND b FROM nums WHERE a <> 0 ORDER BY id;
+
+SELECT count(x / NULLIF(a, 0)), count(a / 3.0 + b), -sum(CAST(NULL AS DECIMAL)), avg(CAST(NULL AS INTEGER)) / 7 FROM nums;
+
 -- feature: casts
 SELECT '42'::int, CAST('42' AS bigint), '3.14'::numeric(5,2), CAST(3.14159 AS numeric(4,2));
 
