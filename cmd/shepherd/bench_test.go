@@ -2,89 +2,16 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
 
-// TestBenchBankSQLite runs 'shepherd bench bank' on SQLite alone (no
-// server needed) and checks the table and the JSON it writes.
-func TestBenchBankSQLite(t *testing.T) {
-	dir := t.TempDir()
+// TestBenchMoved: 'shepherd bench' points at the benchmark's own command,
+// with the arguments it was given.
+func TestBenchMoved(t *testing.T) {
 	var out, errs bytes.Buffer
-	code := run([]string{"bench", "bank", "--target", "direct-sqlite", "--sqlite-dir", dir, "--clients", "2",
-		"--warmup", "0s", "--duration", "300ms", "--accounts", "50", "--hot-share", "0.5", "--read-only", "0.3",
-		"--quiet", "--json", filepath.Join(dir, "r.json")}, &out, &errs)
-	if code != 0 {
-		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errs.String())
-	}
-	for _, want := range []string{"bank on direct-sqlite", "txn/s", "transfer", "inquiry", "check: ok"} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("output lacks %q:\n%s", want, out.String())
-		}
-	}
-	var rep struct {
-		Command []string
-		Machine struct {
-			CPUs    int
-			Engines map[string]string
-		}
-		Runs []struct{ Check string }
-	}
-	b, err := os.ReadFile(filepath.Join(dir, "r.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &rep); err != nil {
-		t.Fatal(err)
-	}
-	if len(rep.Command) == 0 || rep.Machine.CPUs == 0 || !strings.HasPrefix(rep.Machine.Engines["sqlite"], "SQLite 3.") ||
-		len(rep.Runs) != 1 || rep.Runs[0].Check != "ok" {
-		t.Errorf("report: %+v", rep)
-	}
-}
-
-// TestBenchSweepSQLite sweeps two SQLite modes at two client counts and
-// checks every output file is written.
-func TestBenchSweepSQLite(t *testing.T) {
-	dir := t.TempDir()
-	var out, errs bytes.Buffer
-	code := run([]string{"bench", "sweep", "--workload", "bank", "--modes", "direct-sqlite", "--clients", "1,2",
-		"--warmup", "0s", "--duration", "200ms", "--accounts", "50", "--quiet", "--sqlite-dir", dir,
-		"--out", filepath.Join(dir, "out")}, &out, &errs)
-	if code != 0 {
-		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errs.String())
-	}
-	if !strings.Contains(out.String(), "| 2 | direct-sqlite |") {
-		t.Errorf("table:\n%s", out.String())
-	}
-	for _, f := range []string{"results.json", "results.csv", "runs.csv", "throughput.png", "throughput.svg"} {
-		if st, err := os.Stat(filepath.Join(dir, "out", f)); err != nil || st.Size() == 0 {
-			t.Errorf("%s: %v", f, err)
-		}
-	}
-	png := filepath.Join(dir, "out", "throughput.png")
-	if err := os.Remove(png); err != nil {
-		t.Fatal(err)
-	}
-	out.Reset()
-	if code := run([]string{"bench", "plot", "--title", "again", filepath.Join(dir, "out", "results.json")}, &out, &errs); code != 0 {
-		t.Fatalf("bench plot: exit %d\n%s", code, errs.String())
-	}
-	if _, err := os.Stat(png); err != nil {
-		t.Errorf("bench plot did not draw: %v", err)
-	}
-}
-
-func TestBenchUsage(t *testing.T) {
-	var out, errs bytes.Buffer
-	if code := run([]string{"bench"}, &out, &errs); code != 2 || !strings.Contains(errs.String(), "bench sweep") {
-		t.Errorf("bench without a command: %d %q", code, errs.String())
-	}
-	errs.Reset()
-	if code := run([]string{"bench", "tpcc", "--target", "nonsense", "--quiet"}, &out, &errs); code == 0 || !strings.Contains(errs.String(), "unknown mode") {
-		t.Errorf("unknown target: %d %q", code, errs.String())
+	code := run([]string{"bench", "tpcc", "--target", "cbs"}, &out, &errs)
+	if want := "go run ./cmd/shepherd-bench tpcc --target cbs"; code != 2 || !strings.Contains(errs.String(), want) {
+		t.Errorf("exit %d, stderr %q; want 2 and %q", code, errs.String(), want)
 	}
 }

@@ -73,7 +73,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, "config ok")
 		return 0
 	case "bench":
-		return benchCmd(args[1:], stdout, stderr)
+		// The benchmark is a command of its own, so that the server does
+		// not link it (nor its plotting stack).
+		fmt.Fprintf(stderr, "shepherd: the benchmark is a command of its own: %s (see BENCHMARKS.md)\n",
+			strings.Join(append([]string{"go run ./cmd/shepherd-bench"}, args[1:]...), " "))
+		return 2
 	case "check", "repair":
 		return compareCmd(args[0], args[1:], stdout, stderr)
 	case "version":

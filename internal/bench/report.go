@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/shepherd-db/shepherd/internal/latency"
 )
 
 // Report is everything a benchmark command records: how it was run,
@@ -40,6 +42,20 @@ type Settings struct {
 	Duration time.Duration `json:"duration_ns"`
 	Think    time.Duration `json:"think_ns"`
 	Seed     uint64        `json:"seed"`
+	// Durable: the engines the benchmark started sync every commit to
+	// disk.
+	Durable bool `json:"durable,omitempty"`
+	// Link is the link put in front of each server engine (package
+	// link); LinkHeld, how long its chunks were really held.
+	Link     *LinkSettings              `json:"link,omitempty"`
+	LinkHeld map[string]latency.Summary `json:"link_held,omitempty"`
+}
+
+// LinkSettings are a link's settings as reported.
+type LinkSettings struct {
+	Delay     time.Duration `json:"delay_ns"`
+	Jitter    time.Duration `json:"jitter_ns,omitempty"`
+	Bandwidth int64         `json:"bandwidth_bytes_per_s,omitempty"`
 }
 
 // WriteJSON writes the report, indented, to path.

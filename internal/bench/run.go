@@ -16,6 +16,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/shepherd-db/shepherd/internal/latency"
 )
 
 // Conn is one client session on a database: what the workloads need of
@@ -119,16 +121,16 @@ type Result struct {
 	ProcessCPU time.Duration `json:"process_cpu_ns"`
 	// Statements counts the statements (BEGIN and COMMIT included) of
 	// the finished transactions, on the first database of each client.
-	Statements int64   `json:"statements"`
-	Latency    Latency `json:"latency"`
+	Statements int64           `json:"statements"`
+	Latency    latency.Summary `json:"latency"`
 	// Kinds breaks the numbers down by transaction kind.
 	Kinds map[string]KindResult `json:"kinds"`
 	// Aborts counts aborted attempts by SQLSTATE.
 	Aborts map[string]int64 `json:"aborts,omitempty"`
 	// hist and kindHist hold every latency, for merging results of
 	// several rounds.
-	hist     Histogram
-	kindHist map[string]*Histogram
+	hist     latency.Histogram
+	kindHist map[string]*latency.Histogram
 }
 
 // Merge adds the numbers of o (another run of the same system and
@@ -158,10 +160,10 @@ func (r *Result) Merge(o *Result) {
 		mine.Failed += k.Failed
 		if h := o.kindHist[name]; h != nil {
 			if r.kindHist == nil {
-				r.kindHist = map[string]*Histogram{}
+				r.kindHist = map[string]*latency.Histogram{}
 			}
 			if r.kindHist[name] == nil {
-				r.kindHist[name] = &Histogram{}
+				r.kindHist[name] = &latency.Histogram{}
 			}
 			r.kindHist[name].Merge(h)
 			mine.Latency = r.kindHist[name].Summary()
@@ -178,11 +180,11 @@ func (r *Result) Merge(o *Result) {
 
 // KindResult are the numbers of one transaction kind.
 type KindResult struct {
-	Finished   int64   `json:"finished"`
-	RolledBack int64   `json:"rolled_back,omitempty"`
-	Aborted    int64   `json:"aborted,omitempty"`
-	Failed     int64   `json:"failed,omitempty"`
-	Latency    Latency `json:"latency"`
+	Finished   int64           `json:"finished"`
+	RolledBack int64           `json:"rolled_back,omitempty"`
+	Aborted    int64           `json:"aborted,omitempty"`
+	Failed     int64           `json:"failed,omitempty"`
+	Latency    latency.Summary `json:"latency"`
 }
 
 // CPUPerTxn returns ProcessCPU per finished transaction (zero when
@@ -396,14 +398,14 @@ type window struct{ from, to time.Time }
 // tally is what one client counted.
 type tally struct {
 	statements int64
-	all        Histogram
+	all        latency.Histogram
 	kinds      map[string]*kindTally
 	aborts     map[string]int64
 }
 
 type kindTally struct {
 	KindResult
-	hist Histogram
+	hist latency.Histogram
 }
 
 func newTally() *tally {
@@ -453,9 +455,9 @@ func (t *tally) result(kinds []string, clients int, measured time.Duration) *Res
 		kr.Latency = k.hist.Summary()
 		r.Kinds[name] = kr
 		if r.kindHist == nil {
-			r.kindHist = map[string]*Histogram{}
+			r.kindHist = map[string]*latency.Histogram{}
 		}
-		h := &Histogram{}
+		h := &latency.Histogram{}
 		h.Merge(&k.hist)
 		r.kindHist[name] = h
 		r.Finished += kr.Finished

@@ -27,31 +27,89 @@ import (
 // own connections (probes, catch-up, intents, log tables) are not
 // counted: they are few and bounded by their own loops, and must go on
 // while clients wait.
+//
+// A statement in autocommit (one statement that is its own transaction:
+// SELECT 1, a health check) ends as soon as the engines answer it, while
+// a transaction block keeps its slot for as long as its client takes,
+// idle ones too. So reserve(limit) slots are kept for single statements:
+// blocks share the other limit - reserve with the single statements
+// beyond the reserved ones, and a single statement never waits behind
+// blocks whose clients think or sleep, only for other single statements.
+// The cap on engine connections stays limit. Order is first come first
+// served, except that a single statement may go ahead of blocks waiting
+// in line into a reserved slot (never into a shared one: the blocks
+// would wait for ever under a stream of single statements).
 type admission struct {
-	mu    sync.Mutex
-	limit int // 0: no bound
-	held  int
-	queue []*admitWaiter // FIFO
+	mu      sync.Mutex
+	limit   int // 0: no bound
+	held    int // slots held, singles among them
+	singles int
+	queue   []*admitWaiter // FIFO
 }
 
 type admitWaiter struct {
 	ready   chan struct{}
+	single  bool // a statement in autocommit
 	granted bool // guarded by admission.mu
 }
 
-// acquire takes a slot, waiting in turn while all are held; ctx ending
+// reserve returns how many of limit slots are kept for single
+// statements: an eighth (8 of the default 64); none below 8.
+func reserve(limit int) int { return max(limit/8, 0) }
+
+// fitsLocked reports whether a transaction block, or a single statement
+// when single, may take a slot now; blockWaits says a block waits in line
+// before it.
+func (a *admission) fitsLocked(single, blockWaits bool) bool {
+	if a.limit <= 0 {
+		return true
+	}
+	r := reserve(a.limit)
+	if single && a.singles < r {
+		return true // a reserved slot
+	}
+	if single && blockWaits {
+		return false // the shared slots go to the block first
+	}
+	// The shared slots: blocks and the single statements beyond the
+	// reserved slots.
+	return a.held-min(a.singles, r) < a.limit-r
+}
+
+// blockWaitsLocked reports whether a transaction block waits in line.
+func (a *admission) blockWaitsLocked() bool {
+	for _, w := range a.queue {
+		if !w.single {
+			return true
+		}
+	}
+	return false
+}
+
+// takeLocked counts a slot taken.
+func (a *admission) takeLocked(single bool) {
+	a.held++
+	if single {
+		a.singles++
+	}
+}
+
+// acquire takes a slot for a transaction block, or for a statement in
+// autocommit when single, waiting in turn while none fits; ctx ending
 // first gives up the place in the queue (or the slot, if it was granted
 // meanwhile) and returns 57014, or ctx's cause when that is a
 // PostgreSQL error (statement_timeout); stop closing (the cluster shuts
 // down) returns 57P01.
-func (a *admission) acquire(ctx context.Context, stop <-chan struct{}) error {
+func (a *admission) acquire(ctx context.Context, stop <-chan struct{}, single bool) error {
 	a.mu.Lock()
-	if a.limit <= 0 || (a.held < a.limit && len(a.queue) == 0) {
-		a.held++
-		a.mu.Unlock()
-		return nil
+	if len(a.queue) == 0 || (single && !a.singleWaitsLocked()) {
+		if a.fitsLocked(single, a.blockWaitsLocked()) {
+			a.takeLocked(single)
+			a.mu.Unlock()
+			return nil
+		}
 	}
-	w := &admitWaiter{ready: make(chan struct{})}
+	w := &admitWaiter{ready: make(chan struct{}), single: single}
 	a.queue = append(a.queue, w)
 	a.mu.Unlock()
 	var err error
@@ -72,7 +130,7 @@ func (a *admission) acquire(ctx context.Context, stop <-chan struct{}) error {
 	if w.granted {
 		// Granted as the wait ended: hand it on.
 		a.mu.Unlock()
-		a.release()
+		a.release(single)
 	} else {
 		for i, q := range a.queue {
 			if q == w {
@@ -88,17 +146,30 @@ func (a *admission) acquire(ctx context.Context, stop <-chan struct{}) error {
 // force takes a slot at once, past the bound if need be (see BeginNow).
 func (a *admission) force() {
 	a.mu.Lock()
-	a.held++
+	a.takeLocked(false)
 	a.mu.Unlock()
 }
 
-// release gives a slot back and admits the waiters first in line that
-// now fit.
-func (a *admission) release() {
+// release gives a slot back (one a single statement took, when single)
+// and admits the waiters first in line that now fit.
+func (a *admission) release(single bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.held--
+	if single {
+		a.singles--
+	}
 	a.grantLocked()
+}
+
+// singleWaitsLocked reports whether a single statement waits in line.
+func (a *admission) singleWaitsLocked() bool {
+	for _, w := range a.queue {
+		if w.single {
+			return true
+		}
+	}
+	return false
 }
 
 // setLimit changes the bound (0: none) and admits whoever now fits;
@@ -110,15 +181,26 @@ func (a *admission) setLimit(n int) {
 	a.grantLocked()
 }
 
+// grantLocked admits the waiters that now fit, in order: a block that
+// does not fit keeps the blocks behind it waiting, and the single
+// statements behind it to the reserved slots.
 func (a *admission) grantLocked() {
-	for len(a.queue) > 0 && (a.limit <= 0 || a.held < a.limit) {
-		w := a.queue[0]
-		a.queue[0] = nil
-		a.queue = a.queue[1:]
-		a.held++
-		w.granted = true
-		close(w.ready)
+	blockWaits := false
+	kept := a.queue[:0]
+	for _, w := range a.queue {
+		if (w.single || !blockWaits) && a.fitsLocked(w.single, blockWaits) {
+			a.takeLocked(w.single)
+			w.granted = true
+			close(w.ready)
+			continue
+		}
+		if !w.single {
+			blockWaits = true
+		}
+		kept = append(kept, w)
 	}
+	clear(a.queue[len(kept):])
+	a.queue = kept
 }
 
 // counts returns the slots held and the transactions waiting for one.

@@ -236,3 +236,130 @@ func TestAdmissionClose(t *testing.T) {
 		t.Fatalf("waiting as the cluster closed: %v, want 57P01", err)
 	}
 }
+
+// TestAdmissionSingleStatements: with max_transactions 8, one slot is kept
+// for statements in autocommit. Seven transaction blocks whose clients
+// sit idle hold the others, and an eighth block waits; a single
+// statement still gets in at once (a SELECT 1 does not wait behind idle
+// blocks), and a second one waits for it, not for the blocks. A single
+// statement never takes the blocks' shared slots while a block waits,
+// and the cap on engine connections stays 8.
+func TestAdmissionSingleStatements(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	fc := newFakeCluster(t, Options{DigestRows: -1, MaxTransactions: 8, ProbeInterval: -1})
+	defer fc.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var blocks []*Txn
+	for range 7 {
+		blocks = append(blocks, begin(t, fc))
+	}
+	waitAdmitted(t, fc.Cluster, 7, 0)
+	eighth := make(chan *Txn, 1)
+	go func() {
+		txn, err := fc.Begin(ctx, driver.TxOptions{})
+		if err != nil {
+			t.Error(err)
+		}
+		eighth <- txn
+	}()
+	waitAdmitted(t, fc.Cluster, 7, 1)
+
+	one, err := fc.BeginSingle(ctx, driver.TxOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitAdmitted(t, fc.Cluster, 8, 1)
+	if _, err := one.ExecSingle(ctx, fc.stmt(t, "SELECT v FROM t"), nil); err != nil {
+		t.Fatal(err)
+	}
+	// The cap holds: a second single statement waits, for the first.
+	second := make(chan *Txn, 1)
+	go func() {
+		txn, err := fc.BeginSingle(ctx, driver.TxOptions{})
+		if err != nil {
+			t.Error(err)
+		}
+		second <- txn
+	}()
+	waitAdmitted(t, fc.Cluster, 8, 2)
+	if err := one.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	two := <-second
+	waitAdmitted(t, fc.Cluster, 8, 1)
+	if err := two.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// The reserved slot is free again, the shared ones are full: the
+	// waiting block still waits.
+	waitAdmitted(t, fc.Cluster, 7, 1)
+	// A block ends: its slot goes to the block in line, and single
+	// statements get the reserved one.
+	blocks[0].Rollback()
+	blocks[0] = <-eighth
+	waitAdmitted(t, fc.Cluster, 7, 0)
+	three, err := fc.BeginSingle(ctx, driver.TxOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitAdmitted(t, fc.Cluster, 8, 0)
+	three.Rollback()
+	for _, b := range blocks {
+		b.Rollback()
+	}
+	fc.idle(t)
+	waitAdmitted(t, fc.Cluster, 0, 0)
+}
+
+// TestAdmissionBlocksNotStarved: single statements fill every slot of
+// max_transactions 8 while a transaction block waits: as they end, the
+// shared slots go to the block, and new single statements get only the
+// reserved one meanwhile.
+func TestAdmissionBlocksNotStarved(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	fc := newFakeCluster(t, Options{DigestRows: -1, MaxTransactions: 8, ProbeInterval: -1})
+	defer fc.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var singles []*Txn
+	for range 8 {
+		s, err := fc.BeginSingle(ctx, driver.TxOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		singles = append(singles, s)
+	}
+	waitAdmitted(t, fc.Cluster, 8, 0)
+	block := make(chan *Txn, 1)
+	go func() {
+		txn, err := fc.Begin(ctx, driver.TxOptions{})
+		if err != nil {
+			t.Error(err)
+		}
+		block <- txn
+	}()
+	waitAdmitted(t, fc.Cluster, 8, 1)
+	// One ends: 7 held, 1 of them in the reserved slot, 6 shared of 7:
+	// the block fits and goes first; a newcomer waits.
+	singles[0].Rollback()
+	b := <-block
+	waitAdmitted(t, fc.Cluster, 8, 0)
+	late := make(chan *Txn, 1)
+	go func() {
+		txn, err := fc.BeginSingle(ctx, driver.TxOptions{})
+		if err != nil {
+			t.Error(err)
+		}
+		late <- txn
+	}()
+	waitAdmitted(t, fc.Cluster, 8, 1)
+	singles[1].Rollback()
+	singles[1] = <-late
+	for _, s := range singles[1:] {
+		s.Rollback()
+	}
+	b.Rollback()
+	fc.idle(t)
+	waitAdmitted(t, fc.Cluster, 0, 0)
+}

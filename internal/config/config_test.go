@@ -105,6 +105,7 @@ func TestBad(t *testing.T) {
 		"repair.every":                        good + "\n[repair]\nevery = \"soon\"\n",
 		"repair.rate":                         good + "\n[repair]\nrate = -1\n",
 		"cursor_memory_mb":                    strings.Replace(good, "f = 1", "f = 1\ncursor_memory_mb = -5", 1),
+		"memory_limit_mb":                     strings.Replace(good, "f = 1", "f = 1\nmemory_limit_mb = -1", 1),
 	}
 	for field, text := range cases {
 		_, err := Parse(text, drivers)

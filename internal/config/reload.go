@@ -12,7 +12,7 @@ import (
 // except fault.isolation, which is the engine's own; the server also
 // refuses faults for a replica that injected none at start (its engine
 // is wrapped to inject them only then).
-var Live = []string{"users", "repair", "log.level", "log.refused", "cursor_memory_mb", "max_connections", "reserved_connections", "max_transactions", "client_write_timeout", "replicas[].fault"}
+var Live = []string{"users", "repair", "log.level", "log.refused", "cursor_memory_mb", "memory_limit_mb", "max_connections", "reserved_connections", "max_transactions", "client_write_timeout", "replicas[].fault"}
 
 // RestartNeeded returns the first key, by its path in the file
 // ("replicas[1].dsn", "mode"), whose change between old and new a
@@ -31,6 +31,7 @@ func restartPart(c *Config) *Config {
 	x.Repair = Repair{}
 	x.Log.Level, x.Log.Refused = "", false
 	x.CursorMemoryMB = 0
+	x.MemoryLimitMB = 0
 	x.MaxConnections, x.ReservedConnections = 0, nil
 	x.MaxTransactions = 0
 	x.ClientWriteTimeout = ""

@@ -35,6 +35,7 @@ func (w *writer) expr(n *pg_query.Node) {
 		if nt.Arg.GetRowExpr() != nil {
 			w.refuse("IS NULL on a row value")
 		}
+		w.hide(nt.Arg, false) // only whether it is NULL is seen
 		w.str("(")
 		w.expr(nt.Arg)
 		if nt.Nulltesttype == pg_query.NullTestType_IS_NULL {
@@ -61,11 +62,20 @@ func (w *writer) expr(n *pg_query.Node) {
 			w.str(" IS NOT NULL)")
 		}
 	case n.GetTypeCast() != nil:
+		if t, _, _, _ := schema.TypeOf(n.GetTypeCast().TypeName); isInt(t) && !w.pg() {
+			w.constantAverages(n.GetTypeCast().Arg)
+		}
 		w.cast(n.GetTypeCast())
 	case n.GetFuncCall() != nil:
 		w.funcCall(n.GetFuncCall())
 	case n.GetCaseExpr() != nil:
 		ce := n.GetCaseExpr()
+		if ce.Arg != nil && !w.pg() {
+			w.constantAverages(ce.Arg)
+			for _, a := range ce.Args {
+				w.constantAverages(a.GetCaseWhen().Expr)
+			}
+		}
 		common := w.typeOf(n)
 		w.str("CASE")
 		if ce.Arg != nil {
@@ -352,9 +362,15 @@ func (w *writer) subLink(s *pg_query.SubLink) {
 var comparison = map[string]bool{"=": true, "<>": true, "<": true, ">": true, "<=": true, ">=": true}
 
 func (w *writer) aExpr(e *pg_query.A_Expr) {
+	if nullOperands(e) || nullBetween(e) {
+		// NULL whatever the digits in it (see hide).
+		w.hide(e.Lexpr, true)
+		w.hide(e.Rexpr, true)
+	}
 	op := schema.OpName(e.Name)
 	switch e.Kind {
 	case pg_query.A_Expr_Kind_AEXPR_OP:
+		w.hiddenDiv = w.hidden[e]
 		w.operator(op, e.Lexpr, e.Rexpr)
 	case pg_query.A_Expr_Kind_AEXPR_DISTINCT, pg_query.A_Expr_Kind_AEXPR_NOT_DISTINCT:
 		if !w.pg() && (w.typeOf(e.Lexpr) == "jsonb" || w.typeOf(e.Rexpr) == "jsonb") {
@@ -382,6 +398,9 @@ func (w *writer) aExpr(e *pg_query.A_Expr) {
 		w.expr(e.Rexpr)
 		w.str(")")
 	case pg_query.A_Expr_Kind_AEXPR_NULLIF:
+		if !w.pg() {
+			w.constantAverages(e.Rexpr)
+		}
 		w.str("NULLIF(")
 		w.asFloat(e.Lexpr, w.nullifType(e.Lexpr, e.Rexpr))
 		w.str(", ")
@@ -520,6 +539,8 @@ func (w *writer) operator(op string, l, r *pg_query.Node) {
 
 // operation writes a binary or prefix operator as the engine computes it.
 func (w *writer) operation(op string, l, r *pg_query.Node) {
+	hidden := w.hiddenDiv // this operator's (see aExpr), not its operands'
+	w.hiddenDiv = false
 	if l == nil && w.temporalOp(op, nil, r, "", w.typeOf(r)) {
 		return
 	}
@@ -558,6 +579,17 @@ func (w *writer) operation(op string, l, r *pg_query.Node) {
 			return
 		}
 	}
+	if w.avgCompare(op, l, r) {
+		return
+	}
+	switch op {
+	case "=", "<>", "<", ">", "<=", ">=", "+", "-", "*", "/", "%":
+		w.mootAverages(l, r)
+	}
+	if comparison[op] && !w.pg() {
+		w.constantAverages(l)
+		w.constantAverages(r)
+	}
 	switch op {
 	case "=", "<>", "<", ">", "<=", ">=":
 		w.str("(")
@@ -578,7 +610,7 @@ func (w *writer) operation(op string, l, r *pg_query.Node) {
 	case "+", "-":
 		w.int4(lt, rt, l, r, func() { w.rounded(func() { w.arith(op, l, r, lt, rt) }, lt, rt, l, r, op) })
 	case "/":
-		w.divide(l, r, lt, rt)
+		w.divide(l, r, lt, rt, hidden)
 	case "%":
 		if !isInt(lt) || !isInt(rt) {
 			w.numericMod(l, r, lt, rt, "%")
@@ -634,15 +666,15 @@ func (w *writer) int4(lt, rt string, l, r *pg_query.Node, write func()) {
 const int4RangeMark = "18446744071562067968 + "
 
 // rounded writes an arithmetic expression; in SQLite, one on numeric
-// values of known scale is rounded to that scale, which is what
-// PostgreSQL's exact result has.
+// values of known scale is rounded to the decimals PostgreSQL's exact
+// result can have (valueScale).
 func (w *writer) rounded(write func(), lt, rt string, l, r *pg_query.Node, op string) {
 	if !w.lite() || lt != "numeric" && rt != "numeric" {
 		write()
 		return
 	}
-	ls, lok := w.scaleOf(l)
-	rs, rok := w.scaleOf(r)
+	ls, lok := w.valueScale(l)
+	rs, rok := w.valueScale(r)
 	if !lok || !rok {
 		write()
 		return
@@ -667,9 +699,9 @@ func (w *writer) binary(l *pg_query.Node, op string, r *pg_query.Node) {
 // divide writes /. PostgreSQL divides integers by truncating toward zero,
 // as SQLite does; MariaDB's / gives a decimal, its DIV truncates. SQLite
 // keeps an integral numeric value as an integer, so a numeric operand is
-// made real there.
-func (w *writer) divide(l, r *pg_query.Node, lt, rt string) {
-	if w.liteDivide(l, r, lt, rt) {
+// made real there. hidden says no answer sees the quotient's digits (see hide).
+func (w *writer) divide(l, r *pg_query.Node, lt, rt string, hidden bool) {
+	if w.liteDivide(l, r, lt, rt, hidden) {
 		return
 	}
 	switch {
@@ -684,7 +716,7 @@ func (w *writer) divide(l, r *pg_query.Node, lt, rt string) {
 		w.divisor(l, r)
 		w.str(")")
 	case isNumber(lt) && isNumber(rt) && (!isInt(lt) || !isInt(rt)):
-		if w.rounding == 0 && !strings.HasPrefix(lt, "float") && !strings.HasPrefix(rt, "float") && !nullValued(l) && !nullValued(r) {
+		if w.rounding == 0 && !hidden && !strings.HasPrefix(lt, "float") && !strings.HasPrefix(rt, "float") && !nullValued(l) && !nullValued(r) {
 			// PostgreSQL gives at least 16 significant digits, chosen by
 			// the operands' magnitudes; the others give other digits.
 			// Once rounded to a stated scale, all agree. A NULL
@@ -693,11 +725,21 @@ func (w *writer) divide(l, r *pg_query.Node, lt, rt string) {
 			w.refuse("numeric division whose result is not rounded (PostgreSQL's digits depend on the values); round it, e.g. round(a / b, 4), or cast it to numeric(p,s)")
 		}
 		w.str("(")
-		if w.lite() && (lt == "numeric" || rt == "numeric") {
+		float := (strings.HasPrefix(lt, "float") || strings.HasPrefix(rt, "float")) && !heldAsFloat(l, lt)
+		switch {
+		case w.lite() && (lt == "numeric" || rt == "numeric" || float):
+			// A double precision value may be held as an integer
+			// there (ceil(x) of an integer x), which / would truncate.
 			w.str("CAST(")
 			w.expr(l)
 			w.str(" AS REAL)")
-		} else {
+		case w.my() && float:
+			// As on SQLite; MariaDB's / of integers gives four
+			// decimals.
+			w.str("CAST(")
+			w.expr(l)
+			w.str(" AS DOUBLE)")
+		default:
 			w.expr(l)
 		}
 		w.str(" / ")
@@ -714,17 +756,19 @@ func (w *writer) divide(l, r *pg_query.Node, lt, rt string) {
 // zero divisor only when the dividend is not NULL: NULL / 0 is NULL, as
 // PostgreSQL's strict division answers, where a divisor check alone
 // failed it (and the other engines outvoted SQLite).
-func (w *writer) liteDivide(l, r *pg_query.Node, lt, rt string) bool {
+func (w *writer) liteDivide(l, r *pg_query.Node, lt, rt string, hidden bool) bool {
 	if !w.lite() || nonZeroConst(r) || w.notNull(l, nil) || repeatable(l) || !isNumber(lt) || !isNumber(rt) {
 		return false
 	}
 	if !isInt(lt) || !isInt(rt) {
-		if w.rounding == 0 && !strings.HasPrefix(lt, "float") && !strings.HasPrefix(rt, "float") && !nullValued(l) && !nullValued(r) {
+		if w.rounding == 0 && !hidden && !strings.HasPrefix(lt, "float") && !strings.HasPrefix(rt, "float") && !nullValued(l) && !nullValued(r) {
 			return false // refused by divide
 		}
 	}
 	w.str(divideFunction + "(")
-	if lt == "numeric" || rt == "numeric" {
+	if lt == "numeric" || rt == "numeric" || strings.HasPrefix(lt, "float") || strings.HasPrefix(rt, "float") {
+		// A double precision value may be held as an integer (ceil(x)
+		// of an integer): SQLite would divide it as one.
 		w.str("CAST(")
 		w.expr(l)
 		w.str(" AS REAL)")
@@ -740,9 +784,20 @@ func (w *writer) liteDivide(l, r *pg_query.Node, lt, rt string) bool {
 // divideFunction is sqlite.DivideFunction.
 const divideFunction = "shepherd_divide"
 
+// heldAsFloat reports whether the engines hold n's value (of type t) as
+// a float whatever it is: a double precision or real column (REAL
+// affinity, DOUBLE), or a cast to one. Other double precision values,
+// ceil(x) of an integer x, may be integers there.
+func heldAsFloat(n *pg_query.Node, t string) bool {
+	return strings.HasPrefix(t, "float") && (n.GetTypeCast() != nil || n.GetColumnRef() != nil)
+}
+
 // nullValued reports whether n is NULL whatever the values: a NULL
-// constant, cast or signed, or arithmetic (strict: + - * / %) with such
-// an operand.
+// constant, cast or signed, arithmetic and comparisons (strict: + - * /
+// % = <> < > <= >=) with such an operand, NULLIF of such a value,
+// COALESCE of only such values, CASE whose every arm that can be taken
+// gives one (a CASE without ELSE has a NULL one), and sum, avg, min and
+// max of such a value.
 func nullValued(n *pg_query.Node) bool {
 	switch {
 	case isNullConst(n):
@@ -752,9 +807,38 @@ func nullValued(n *pg_query.Node) bool {
 	case n.GetAExpr() != nil && n.GetAExpr().Kind == pg_query.A_Expr_Kind_AEXPR_OP:
 		e := n.GetAExpr()
 		switch schema.OpName(e.Name) {
-		case "+", "-", "*", "/", "%":
+		case "+", "-", "*", "/", "%", "=", "<>", "<", ">", "<=", ">=":
 			return e.Lexpr != nil && nullValued(e.Lexpr) || nullValued(e.Rexpr)
 		}
+	case n.GetAExpr() != nil && n.GetAExpr().Kind == pg_query.A_Expr_Kind_AEXPR_NULLIF:
+		return nullValued(n.GetAExpr().Lexpr)
+	case n.GetCoalesceExpr() != nil:
+		for _, a := range n.GetCoalesceExpr().Args {
+			if !nullValued(a) {
+				return false
+			}
+		}
+		return true
+	case n.GetCaseExpr() != nil:
+		c := n.GetCaseExpr()
+		if c.Defresult != nil && !nullValued(c.Defresult) {
+			return false
+		}
+		for _, a := range c.Args {
+			cw := a.GetCaseWhen()
+			if cw == nil {
+				return false
+			}
+			// A WHEN that is NULL (CASE x WHEN v with x or v NULL)
+			// or compares two different constants is never taken.
+			never := nullValued(cw.Expr) || c.Arg != nil && (nullValued(c.Arg) || constantsDiffer(c.Arg, cw.Expr))
+			if !never && !nullValued(cw.Result) {
+				return false
+			}
+		}
+		return true
+	case n.GetFuncCall() != nil:
+		return nullAggregate(n.GetFuncCall())
 	}
 	return false
 }

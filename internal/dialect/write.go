@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/shepherd-db/shepherd/internal/answer"
 	"github.com/shepherd-db/shepherd/internal/driver"
@@ -124,6 +125,12 @@ type writer struct {
 	// to a stated scale (round(x, n), a numeric(p,s) cast or column),
 	// inside which a numeric division may be written.
 	rounding int
+	// hidden holds the numeric divisions (*pg_query.A_Expr) and avg()
+	// calls whose digits no answer sees (see hide), which may be
+	// written as the engine computes them; hiddenDiv is set for the
+	// division being written when it is one.
+	hidden    map[protoreflect.ProtoMessage]bool
+	hiddenDiv bool
 	// derived numbers the derived tables the writer introduces.
 	derived int
 	// scopes are the FROM items visible to column references, innermost
@@ -140,6 +147,15 @@ type writer struct {
 	// columns of the statement's own SELECT and nothing sorts by:
 	// SQLite's shepherd_sum may answer them as text (see funcCall).
 	answerSums map[*pg_query.FuncCall]bool
+	// avgCounts are the count() and sum() calls avgCompare put in place
+	// of an average (see avgPart).
+	avgCounts map[*pg_query.FuncCall]bool
+	// mootAvgs are the avg() calls whose value cannot matter, written
+	// as the engine's own AVG (see mootAverages).
+	mootAvgs map[*pg_query.FuncCall]bool
+	// constAvgs are the averages of a constant whose value alone
+	// matters (see constantAverages).
+	constAvgs map[*pg_query.FuncCall]bool
 	// textSum is the call a cast to text is being written around.
 	textSum *pg_query.FuncCall
 	// ctes are the names of the statement's WITH queries.

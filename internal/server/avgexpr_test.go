@@ -110,7 +110,8 @@ func TestAveragesRefusedWhereInexact(t *testing.T) {
 	for _, q := range []string{
 		"SELECT avg(i) * f FROM ax GROUP BY f",
 		"SELECT coalesce(avg(n), 0) FROM ax",
-		"SELECT g FROM ax GROUP BY g HAVING avg(i) > 2 ORDER BY g",
+		"SELECT g FROM ax GROUP BY g HAVING avg(b) > 2 ORDER BY g",
+		"SELECT k FROM ax WHERE b > (SELECT avg(i) FROM ax) ORDER BY k",
 		"SELECT g FROM ax GROUP BY g ORDER BY avg(n) + 1, g",
 		"SELECT avg(i)::numeric(10,2) FROM ax",
 		"SELECT k FROM ax WHERE n > (SELECT avg(n) FROM ax) ORDER BY k",
@@ -123,4 +124,68 @@ func TestAveragesRefusedWhereInexact(t *testing.T) {
 	if o := runText(ctx, sh, "SELECT round(avg(i), 2) FROM ax"); o.code != "" {
 		t.Errorf("after the refusals: %v", o)
 	}
+}
+
+// avgCompareSetup is TestAverageComparisons' table: groups whose
+// averages are integers (a, b: ties with a value), of NULLs only (d),
+// near the int4 and int2 limits (c), and fractions (e).
+var avgCompareSetup = []string{
+	"CREATE TABLE ac (k int PRIMARY KEY, g text, i int, s smallint, b bigint)",
+	"INSERT INTO ac VALUES " +
+		"(1, 'a', 1, 10, 1), (2, 'a', 2, 20, 2), (3, 'a', 3, 30, 3), " +
+		"(4, 'b', -7, -1, 4), (5, 'b', NULL, NULL, 5), (6, 'b', 5, 2, 6), " +
+		"(7, 'c', 2147483647, 32767, 7), (8, 'c', 2147483646, 32767, 8), (9, 'c', -2147483648, -32768, 9), " +
+		"(10, 'd', NULL, NULL, 10), " +
+		"(11, 'e', 4, 4, 11), (12, 'e', 4, 5, 12), (13, 'e', 5, 5, 13)",
+}
+
+// TestAverageComparisons (issue 16): an int2/int4 value compared with
+// avg() of int2/int4 values, as an aggregate (HAVING, a result column)
+// or a scalar subquery's (sqllogictest's CASE WHEN c > (SELECT avg(c)
+// FROM t1) ..., 964 records of select1-3 refused with 0A000 before),
+// answers as PostgreSQL compares with its rounded numeric average, ties
+// (c = avg(c)) and NULLs (no values) included, on every cluster.
+func TestAverageComparisons(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real engines")
+	}
+	asPostgres(t, avgCompareSetup, []string{
+		"SELECT k, CASE WHEN i > (SELECT avg(i) FROM ac) THEN k * 2 ELSE k * 10 END FROM ac ORDER BY 2, 1",
+		"SELECT k FROM ac WHERE i = (SELECT avg(x.i) FROM ac AS x WHERE x.g = ac.g) ORDER BY k",
+		"SELECT k, i >= (SELECT avg(x.i) FROM ac AS x WHERE x.g = ac.g), (SELECT avg(x.s) FROM ac AS x WHERE x.g = ac.g) <> s FROM ac ORDER BY k",
+		"SELECT g, avg(i) > 2, avg(i) = -1, 4 < avg(s), avg(i) <= min(i), avg(s) >= 2 FROM ac GROUP BY g ORDER BY g",
+		"SELECT g FROM ac GROUP BY g HAVING avg(i) >= 2 ORDER BY g",
+		"SELECT g FROM ac GROUP BY g HAVING - avg(i) >= -2 OR - + - avg(s) < -1 ORDER BY g",
+		"SELECT k FROM ac WHERE - k > - (SELECT avg(i) FROM ac WHERE g IN ('a', 'b', 'e')) ORDER BY k",
+		"SELECT k FROM ac WHERE i < (SELECT avg(i) FROM ac WHERE k > 100) ORDER BY k",
+		"SELECT k FROM ac WHERE i >= (SELECT avg(DISTINCT i) FILTER (WHERE k < 5) FROM ac) ORDER BY k",
+		"SELECT g, count(*) FROM ac GROUP BY g HAVING avg(s) FILTER (WHERE k > 1) < 10 ORDER BY g",
+		"SELECT k FROM ac WHERE - i + 1 > (SELECT avg(- i) FROM ac WHERE g <> 'c') ORDER BY k",
+		"SELECT CASE WHEN i > (SELECT avg(i) FROM ac WHERE g IN ('a', 'e')) THEN s * 2 ELSE k END FROM ac ORDER BY 1",
+		// The average of a constant where only its value matters.
+		"SELECT CASE count(*) WHEN avg(13) THEN 'yes' ELSE 'no' END, NULLIF(1, + avg(DISTINCT - - 1)), NULLIF(2, avg(1)), - CAST(avg(+ 50) AS integer), CAST(- + avg(+ + 33) AS integer) * 7, 5 > - avg(- 4) FROM ac",
+		"SELECT CASE count(*) WHEN avg(13) THEN 'yes' ELSE 'no' END, NULLIF(1, + avg(DISTINCT - - 1)), - CAST(avg(+ 50) AS integer), 5 > - avg(- 4) FROM ac WHERE k > 100",
+		"SELECT CASE + avg(8) FILTER (WHERE k > 12) WHEN 8 THEN 1 END, CASE + avg(8) FILTER (WHERE k > 13) WHEN 8 THEN 1 ELSE 0 END FROM ac",
+		"SELECT CASE 10 WHEN avg(54) + - + 44 THEN 'y' END, NULLIF(65, + - avg(ALL + + 23) + - 9), NULLIF(7, 62 * + 48 + (+ avg(DISTINCT 58) + min(k))), CASE - 75 WHEN + avg(14) * + 18 * - + 82 THEN 1 ELSE 0 END, CAST(avg(7) * 88 - k AS integer) FROM ac GROUP BY k ORDER BY 5",
+		// Aggregates where PostgreSQL refuses them (42803).
+		"SELECT k FROM ac WHERE avg(i) > 2",
+		"SELECT k FROM ac WHERE sum(i) > 2",
+		"SELECT g FROM ac GROUP BY g HAVING avg(i) > k",
+	}, 20*time.Second)
+}
+
+// TestAveragesUnderNull (issue 16): avg() of exact values in arithmetic
+// with a NULL operand (sqllogictest's AVG(col0) * - CAST(NULL AS REAL)),
+// whose value is NULL whatever the average, was refused with 0A000; it
+// answers PostgreSQL's NULL, of PostgreSQL's type, on every cluster.
+func TestAveragesUnderNull(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real engines")
+	}
+	asPostgres(t, avgSetup, []string{
+		"SELECT avg(i) * - CAST(NULL AS real), - CAST(NULL AS numeric) + avg(n), avg(i) / - CAST(NULL AS int) * 69 FROM ax",
+		"SELECT CAST(NULL AS int) - - avg(DISTINCT i) * 2, + + CAST(NULL AS numeric) + count(*) * - 78 * avg(DISTINCT b) FROM ax",
+		"SELECT g, avg(m) * CAST(NULL AS int), CAST(NULL AS numeric) / avg(i) FROM ax GROUP BY g ORDER BY g",
+		"SELECT k FROM ax GROUP BY k HAVING avg(i) * CAST(NULL AS int) > 0 OR k = 1",
+	}, 20*time.Second)
 }

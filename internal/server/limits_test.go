@@ -6,7 +6,9 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/shepherd-db/shepherd/internal/config"
@@ -97,4 +99,56 @@ func TestStatementTooLargeForAReplica(t *testing.T) {
 		t.Errorf("views %+v: the primary was replaced", views)
 	}
 	assertReplicas(t, addr, 3)
+}
+
+// TestSelectOneBesideIdleBlocks (issue 18): with max_transactions 8,
+// seven sessions idle inside transaction blocks and an eighth block
+// waiting for a slot, a SELECT 1 in autocommit still answers at once (it
+// waited behind the blocks, here for ever), while the cap holds: the
+// waiting block gets in only when one of the seven ends.
+func TestSelectOneBesideIdleBlocks(t *testing.T) {
+	cfg := realCluster(t, "cbs")
+	cfg.MaxTransactions = 8
+	addr, srv := start(t, cfg)
+	ctx := context.Background()
+	var idle []*pgx.Conn
+	for range 7 {
+		c := connect(t, addr, "app")
+		mustExec(t, c, "BEGIN")
+		mustExec(t, c, "SELECT 1")
+		idle = append(idle, c)
+	}
+	waiter := connect(t, addr, "app")
+	mustExec(t, waiter, "BEGIN")
+	admitted := make(chan error, 1)
+	go func() {
+		_, err := waiter.Exec(ctx, "SELECT 2")
+		admitted <- err
+	}()
+	waitFor(t, "the eighth block waiting for a slot", func() bool {
+		held, waiting := srv.Cluster().Admitted()
+		return held == 7 && waiting == 1
+	})
+	other := connect(t, addr, "app")
+	for range 3 {
+		qctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		var one int
+		err := other.QueryRow(qctx, "SELECT 1").Scan(&one)
+		cancel()
+		if err != nil || one != 1 {
+			t.Fatalf("SELECT 1 beside idle blocks: %d, %v", one, err)
+		}
+	}
+	select {
+	case err := <-admitted:
+		t.Fatalf("the eighth block got in past the cap: %v", err)
+	default:
+	}
+	mustExec(t, idle[0], "COMMIT")
+	if err := <-admitted; err != nil {
+		t.Fatalf("the eighth block: %v", err)
+	}
+	for _, c := range append(idle[1:], waiter) {
+		mustExec(t, c, "COMMIT")
+	}
 }

@@ -238,6 +238,7 @@ func (s *Server) Reload(cfg *config.Config) error {
 	}
 	s.shared.SetCursorMemory(cfg.CursorMemory())
 	s.cluster.SetMaxTransactions(cfg.Transactions())
+	s.applyMemoryLimit(cfg)
 	for _, e := range s.engines {
 		s.setFaults(e, cfg)
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -482,4 +483,30 @@ func TestMaxTransactionsLive(t *testing.T) {
 		t.Fatalf("B: %v", err)
 	}
 	assertCount(t, a, "SELECT count(*) FROM mt", 2)
+}
+
+// TestMemoryLimit: memory_limit_mb becomes the Go runtime's memory limit
+// while shepherd serves, a reload changes it live, and 0 gives back the
+// limit that was in force before (GOMEMLIMIT, or none).
+func TestMemoryLimit(t *testing.T) {
+	before := debug.SetMemoryLimit(-1)
+	cfg := embedded(t)
+	cfg.MemoryLimitMB = 3000
+	_, srv := start(t, cfg)
+	waitFor(t, "memory_limit_mb in force", func() bool { return debug.SetMemoryLimit(-1) == 3000<<20 })
+	next := *cfg
+	next.MemoryLimitMB = 2000
+	if err := srv.Reload(&next); err != nil {
+		t.Fatal(err)
+	}
+	if got := debug.SetMemoryLimit(-1); got != 2000<<20 {
+		t.Errorf("after a reload to 2000: limit %d, want %d", got, 2000<<20)
+	}
+	next.MemoryLimitMB = 0
+	if err := srv.Reload(&next); err != nil {
+		t.Fatal(err)
+	}
+	if got := debug.SetMemoryLimit(-1); got != before {
+		t.Errorf("after a reload to 0: limit %d, want the one before, %d", got, before)
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -63,6 +64,9 @@ type Server struct {
 	reloadMu  sync.Mutex
 	runner    repairRunner
 	logging   *Logging
+	// memLimit is the Go runtime's memory limit before Serve set
+	// memory_limit_mb (see applyMemoryLimit); -1 while not serving.
+	memLimit atomic.Int64
 }
 
 // open opens every replica (checking each is reachable) and builds the
@@ -81,6 +85,7 @@ func open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Server, e
 	}
 	s := &Server{cfg: cfg, log: log, shared: session.NewShared()}
 	s.live.Store(cfg)
+	s.memLimit.Store(-1) // not serving
 	s.metrics = metrics.New(s.snapshot)
 	s.shared.CursorMemory = cfg.CursorMemory()
 	var reps []cluster.Replica
@@ -129,6 +134,7 @@ func open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Server, e
 	copts.ProbeInterval, copts.ProbeTimeout, _ = cfg.Probes() // checked by cfg.Check
 	copts.OpTimeout, _ = cfg.OpTimeoutDuration()              // checked by cfg.Check
 	copts.MaxTransactions = cfg.Transactions()
+	copts.AnswerMemory, copts.SpillDir = cfg.AnswerMemory(), cfg.DataDir
 	// Replicas retired in an earlier run stay out (cluster.Retirement):
 	// never replayed to, never taken back without an operator.
 	copts.RetiredFile = filepath.Join(cfg.DataDir, "retired.json")
@@ -312,6 +318,9 @@ func (s *Server) Repair() *repair.Service { return s.repair }
 // Serve accepts clients on ln until ctx ends, then closes everything. The
 // background compare-and-repair runs meanwhile (config [repair]).
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	s.memLimit.Store(debug.SetMemoryLimit(-1))
+	s.applyMemoryLimit(s.live.Load())
+	defer func() { debug.SetMemoryLimit(s.memLimit.Swap(-1)) }()
 	s.runner.mu.Lock()
 	s.runner.ctx = ctx
 	s.startRepairLocked(s.live.Load())
@@ -370,6 +379,20 @@ func (s *Server) close() {
 		}
 	}
 	s.closeEngines()
+}
+
+// applyMemoryLimit sets the Go runtime's memory limit to cfg's
+// memory_limit_mb, or back to what it was before Serve when that is 0.
+// The limit is the process's: only a serving Server sets it.
+func (s *Server) applyMemoryLimit(cfg *config.Config) {
+	before := s.memLimit.Load()
+	switch {
+	case before < 0:
+	case cfg.MemoryLimitMB > 0:
+		debug.SetMemoryLimit(int64(cfg.MemoryLimitMB) << 20)
+	default:
+		debug.SetMemoryLimit(before)
+	}
 }
 
 // drainTimeout bounds how long shutdown waits for trailing replicas.

@@ -138,13 +138,6 @@ func TestLockTimeout(t *testing.T) {
 	ctx := context.Background()
 	for name, dsn := range timeoutTargets(t) {
 		t.Run(name, func(t *testing.T) {
-			if name == "shepherd, MariaDB primary" {
-				// Flaky: on a fresh-clone make test, and once alone, the
-				// wait was not seen within the test's 30 s and ran into
-				// InnoDB's own timeout instead of 55P03. Open in issue 18
-				// (stop 15's note).
-				t.Skip("lock_timeout on a MariaDB primary: the engine's lock wait is not always seen in time (open, issue 18)")
-			}
 			holder, err := pgx.Connect(ctx, dsn)
 			if err != nil {
 				t.Fatal(err)

@@ -62,7 +62,7 @@ func (s *Session) savepoint(ctx context.Context, st *sqlan.Stmt) (*answer.Answer
 		return s.deferredSavepoint(st, i)
 	}
 	if s.txn == nil {
-		txn, err := s.beginTxn(ctx, s.txOpts)
+		txn, err := s.beginTxn(ctx, s.txOpts, false)
 		if err != nil {
 			s.fail()
 			return nil, err

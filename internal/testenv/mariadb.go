@@ -92,19 +92,14 @@ func startMariaDB() (_ *mariaServer, err error) {
 	}
 	registered := false
 	defer removeUnlessRegistered(dir, &registered)
-	srv, err := runMariaDB(dir, data, port, who, nil)
+	srv, err := runMariaDB(context.Background(), dir, data, port, who, nil, Options{})
 	if err != nil {
 		return nil, err
 	}
 	register(srv.server)
 	registered = true
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	err = srv.exec(ctx,
-		fmt.Sprintf("CREATE USER '%s'@'%%' IDENTIFIED BY '%s'", mariaUser, mariaPassword),
-		fmt.Sprintf("GRANT ALL PRIVILEGES ON *.* TO '%s'@'%%'", mariaUser))
-	if err != nil {
-		return nil, fmt.Errorf("testenv: create MariaDB user: %w", err)
+	if err := srv.createUser(context.Background()); err != nil {
+		return nil, err
 	}
 	return srv, nil
 }
@@ -139,28 +134,24 @@ func initMariaDB() (dir, data string, port int, who runAs, err error) {
 // until it answers. With certs, it serves TLS with them and refuses TCP
 // connections without it (require_secure_transport; the socket is
 // secure enough).
-func runMariaDB(dir, data string, port int, who runAs, certs *Certs) (*mariaServer, error) {
+func runMariaDB(ctx context.Context, dir, data string, port int, who runAs, certs *Certs, opts Options) (*mariaServer, error) {
 	mariadbd, err := findBinary("mariadb-server", "mariadbd", "/usr/sbin/mariadbd")
 	if err != nil {
 		return nil, err
 	}
 	socket := filepath.Join(dir, "mysqld.sock")
-	cmd := exec.Command(mariadbd, "--no-defaults",
-		"--datadir="+data,
-		"--port="+fmt.Sprint(port),
-		"--socket="+socket,
-		"--pid-file="+filepath.Join(dir, "mysqld.pid"),
+	cmd := exec.Command(mariadbd, append([]string{"--no-defaults",
+		"--datadir=" + data,
+		"--port=" + fmt.Sprint(port),
+		"--socket=" + socket,
+		"--pid-file=" + filepath.Join(dir, "mysqld.pid"),
 		// Its own temporary files (a large aggregate's disk table) stay
 		// in its directory, out of reach of whatever cleans /tmp.
-		"--tmpdir="+dir,
+		"--tmpdir=" + dir,
 		"--bind-address=127.0.0.1",
 		"--skip-name-resolve",
 		"--skip-log-bin",
-		"--innodb-buffer-pool-size=64M",
-		"--innodb-flush-log-at-trx-commit=2",
-		"--max-connections=300",
-		"--character-set-server=utf8mb4",
-		"--collation-server=utf8mb4_bin")
+	}, mariaSettings(opts)...)...)
 	if certs != nil {
 		cmd.Args = append(cmd.Args, "--ssl-cert="+certs.Cert, "--ssl-key="+certs.Key, "--ssl-ca="+certs.CA,
 			"--require-secure-transport=ON")
@@ -170,8 +161,8 @@ func runMariaDB(dir, data string, port int, who runAs, certs *Certs) (*mariaServ
 		return nil, err
 	}
 	srv := &mariaServer{server: s, port: port, socket: socket}
-	err = s.waitReady(func() error {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	err = s.waitReady(ctx, func() error {
+		ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		defer cancel()
 		return srv.exec(ctx, "SELECT 1")
 	})
@@ -272,9 +263,47 @@ func (m *MariaDBServer) Kill() {
 // Start starts the (killed) server again on the same data and port.
 func (m *MariaDBServer) Start() {
 	m.t.Helper()
-	srv, err := runMariaDB(m.dir, m.data, m.port, m.who, m.certs)
+	srv, err := runMariaDB(context.Background(), m.dir, m.data, m.port, m.who, m.certs, Options{})
 	if err != nil {
 		m.t.Fatal(err)
 	}
 	m.cur = srv
+}
+
+// createUser creates the TCP account.
+func (s *mariaServer) createUser(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	err := s.exec(ctx,
+		fmt.Sprintf("CREATE USER '%s'@'%%' IDENTIFIED BY '%s'", mariaUser, mariaPassword),
+		fmt.Sprintf("GRANT ALL PRIVILEGES ON *.* TO '%s'@'%%'", mariaUser))
+	if err != nil {
+		return fmt.Errorf("testenv: create MariaDB user: %w", err)
+	}
+	return nil
+}
+
+// mariaSettings returns the server's tuning arguments: the tests'
+// settings, made durable by opts.Durable, then opts.Settings.
+func mariaSettings(opts Options) []string {
+	set := settings{
+		{"innodb-buffer-pool-size", "64M"},
+		// The log is written at each commit and flushed once a second:
+		// a killed server loses nothing (the kernel has it), a crashed
+		// machine may lose the last second.
+		{"innodb-flush-log-at-trx-commit", "2"},
+		{"max-connections", "300"},
+		{"character-set-server", "utf8mb4"},
+		{"collation-server", "utf8mb4_bin"},
+	}
+	if opts.Durable {
+		set.put("innodb-flush-log-at-trx-commit", "1")
+		set.put("innodb-doublewrite", "1")
+	}
+	set.putAll(opts.Settings)
+	var args []string
+	for _, kv := range set {
+		args = append(args, "--"+kv[0]+"="+kv[1])
+	}
+	return args
 }

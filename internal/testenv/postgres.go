@@ -76,7 +76,7 @@ func startPostgres() (_ *pgServer, err error) {
 	}
 	registered := false
 	defer removeUnlessRegistered(dir, &registered)
-	srv, err := runPostgres(dir, data, port, who, nil)
+	srv, err := runPostgres(context.Background(), dir, data, port, who, nil, Options{})
 	if err != nil {
 		return nil, err
 	}
@@ -112,27 +112,13 @@ func initPostgres() (dir, data string, port int, who runAs, err error) {
 // runPostgres starts postgres on an initialised data directory and waits
 // until it answers. With certs, it serves TLS with them (and its
 // pg_hba.conf, written by OwnPostgresTLS, accepts nothing else).
-func runPostgres(dir, data string, port int, who runAs, certs *Certs) (*pgServer, error) {
+func runPostgres(ctx context.Context, dir, data string, port int, who runAs, certs *Certs, opts Options) (*pgServer, error) {
 	postgres, err := findBinary("postgresql-15", filepath.Join(postgresBin, "postgres"))
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(postgres, "-D", data,
-		"-p", fmt.Sprint(port),
-		"-k", dir,
-		"-c", "listen_addresses=127.0.0.1",
-		// fsync=off loses nothing when only the server is killed (the
-		// kernel keeps what was written), but synchronous_commit=off
-		// would: a COMMIT acknowledged before its WAL was written is
-		// gone after a SIGKILL. A replica must not lose what it
-		// acknowledged (shepherd's log drops what every replica
-		// committed), and the crash tests kill servers.
-		"-c", "fsync=off",
-		"-c", "synchronous_commit=on",
-		"-c", "full_page_writes=off",
-		"-c", "max_connections=200",
-		"-c", "TimeZone=UTC",
-		"-c", "logging_collector=off")
+	cmd := exec.Command(postgres, append([]string{"-D", data, "-p", fmt.Sprint(port), "-k", dir},
+		postgresSettings(opts)...)...)
 	sslmode := "disable"
 	if certs != nil {
 		cmd.Args = append(cmd.Args, "-c", "ssl=on", "-c", "ssl_cert_file="+certs.Cert, "-c", "ssl_key_file="+certs.Key)
@@ -143,8 +129,8 @@ func runPostgres(dir, data string, port int, who runAs, certs *Certs) (*pgServer
 		return nil, err
 	}
 	srv := &pgServer{server: s, port: port, sslmode: sslmode}
-	err = s.waitReady(func() error {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	err = s.waitReady(ctx, func() error {
+		ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		defer cancel()
 		return srv.exec(ctx, "SELECT 1")
 	})
@@ -248,9 +234,40 @@ func (p *PostgresServer) Kill() {
 // Start starts the (killed) server again on the same data and port.
 func (p *PostgresServer) Start() {
 	p.t.Helper()
-	srv, err := runPostgres(p.dir, p.data, p.port, p.who, p.certs)
+	srv, err := runPostgres(context.Background(), p.dir, p.data, p.port, p.who, p.certs, Options{})
 	if err != nil {
 		p.t.Fatal(err)
 	}
 	p.cur = srv
+}
+
+// postgresSettings returns the server's -c arguments: the tests' settings,
+// made durable by opts.Durable, then opts.Settings.
+func postgresSettings(opts Options) []string {
+	set := settings{
+		{"listen_addresses", "127.0.0.1"},
+		// fsync=off loses nothing when only the server is killed (the
+		// kernel keeps what was written), but synchronous_commit=off
+		// would: a COMMIT acknowledged before its WAL was written is
+		// gone after a SIGKILL. A replica must not lose what it
+		// acknowledged (shepherd's log drops what every replica
+		// committed), and the crash tests kill servers.
+		{"fsync", "off"},
+		{"synchronous_commit", "on"},
+		{"full_page_writes", "off"},
+		{"max_connections", "200"},
+		{"TimeZone", "UTC"},
+		{"logging_collector", "off"},
+	}
+	if opts.Durable {
+		set.put("fsync", "on")
+		set.put("synchronous_commit", "on")
+		set.put("full_page_writes", "on")
+	}
+	set.putAll(opts.Settings)
+	var args []string
+	for _, kv := range set {
+		args = append(args, "-c", kv[0]+"="+kv[1])
+	}
+	return args
 }

@@ -14,9 +14,16 @@
 //
 // Missing server binaries fail the test with the Debian package to
 // install; they never skip it silently.
+//
+// It is also the one engine starter outside the tests: the benchmark
+// command (cmd/shepherd-bench) starts its servers, and PgBouncer, with
+// StartPostgres, StartMariaDB and StartPgBouncer, which take the same
+// steps, report errors instead of failing a test, and can start a server
+// that syncs every commit to disk (Options.Durable).
 package testenv
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"os"
@@ -139,9 +146,9 @@ func (s *server) stop() {
 	_ = os.RemoveAll(s.dir)
 }
 
-// waitReady polls ready until it succeeds, the server exits, or
+// waitReady polls ready until it succeeds, the server exits, ctx ends or
 // startTimeout passes.
-func (s *server) waitReady(ready func() error) error {
+func (s *server) waitReady(ctx context.Context, ready func() error) error {
 	deadline := time.Now().Add(startTimeout)
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
@@ -154,6 +161,8 @@ func (s *server) waitReady(ready func() error) error {
 			return fmt.Errorf("testenv: %s not ready after %v: %v\n%s", s.name, startTimeout, err, s.logTail())
 		}
 		select {
+		case <-ctx.Done():
+			return ctx.Err()
 		case <-s.exited:
 			return fmt.Errorf("testenv: %s exited during start-up (%v)\n%s", s.name, s.waitErr, s.logTail())
 		case <-tick.C:

@@ -30,6 +30,15 @@ const DivisionByZeroMark = "18446744073709551615 + ("
 // value.
 const Int4RangeMark = "18446744071562067968 + "
 
+// AvgCountMark opens the expression the SQL writer makes MariaDB
+// evaluate around count(x) where it compares an integer with avg(x) as
+// e * count(x) op sum(x): 2^64 - 200000000 plus the count overflows
+// MariaDB's unsigned arithmetic exactly when the count reaches
+// 200000000, from where that comparison might not be PostgreSQL's (see
+// dialect's avgCompare); the driver reports the overflow as a refusal
+// (0A000) when its message names this value.
+const AvgCountMark = "18446744073509551616 + "
+
 // SQLSTATEs package pgerr does not name.
 const (
 	invalidDatetimeFormat  = "22007"
@@ -182,6 +191,9 @@ func fromMySQLError(me *mysql.MySQLError) *pgerr.Error {
 	if me.Number == 1690 && strings.Contains(me.Message, "'"+Int4RangeMark) {
 		e.Code, e.Message = pgerr.NumericValueOutOfRange, "integer out of range"
 	}
+	if me.Number == 1690 && strings.Contains(me.Message, "'"+AvgCountMark) {
+		e.Code, e.Message = pgerr.FeatureNotSupported, "shepherd cannot compare with avg() of 200000000 or more values exactly on MariaDB/MySQL replicas"
+	}
 	inPostgresWords(e, me)
 	return e
 }
@@ -265,6 +277,8 @@ func inPostgresWords(e *pgerr.Error, me *mysql.MySQLError) {
 		}
 	case 1365:
 		e.Message = "division by zero"
+	case 1317: // Query execution was interrupted (KILL QUERY: a cancel)
+		e.Message = "canceling statement due to user request"
 	case 1213:
 		e.Message = "deadlock detected"
 	case 1020, 1205: // Record has changed since last read; Lock wait timeout exceeded

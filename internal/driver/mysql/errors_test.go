@@ -47,6 +47,7 @@ func TestErrorMapping(t *testing.T) {
 		{myErr(1292, "22007", "Incorrect datetime value: 'x' for column `t`.`d` at row 1"), "22007"},
 		{myErr(1366, "22007", "Incorrect integer value: 'abc' for column `t`.`n` at row 1"), pgerr.InvalidTextRepresentation},
 		{myErr(1690, "22003", "BIGINT UNSIGNED value is out of range in '18446744073709551615 + (1)'"), pgerr.DivisionByZero},
+		{myErr(1690, "22003", "BIGINT UNSIGNED value is out of range in '18446744073509551616 + count(`t`.`x`)'"), pgerr.FeatureNotSupported},
 		// Numbers not listed: MySQL's own SQLSTATEs are translated,
 		// standard ones kept.
 		{myErr(9001, "42S02", "some missing table"), pgerr.UndefinedTable},
@@ -128,6 +129,10 @@ func TestErrorsOnMariaDB(t *testing.T) {
 		{"ALTER TABLE p DROP COLUMN nocol", pgerr.UndefinedColumn},
 		{"DROP INDEX nosuch ON p", pgerr.UndefinedObject},
 		{"SELECT * FROM p, p", "42712"},
+		// The SQL writer's check of a count compared with an average
+		// (dialect's avgCompare), with a count scaled to the limit.
+		{"SELECT CAST(18446744073509551616 + COUNT(`v`) * 100000000 - 18446744073509551616 AS SIGNED) FROM p", pgerr.FeatureNotSupported},
+		{"SELECT CAST(18446744073509551616 + COUNT(`v`) * 99999999 - 18446744073509551616 AS SIGNED) FROM p", ""},
 	} {
 		err := exec(c.sql)
 		if got := pgerr.Code(err); got != c.want {

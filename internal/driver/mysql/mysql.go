@@ -80,6 +80,8 @@ type Engine struct {
 	// maxPacket is the server's max_allowed_packet as the latest
 	// session read it (see Oversize).
 	maxPacket atomic.Int64
+	// waits is the latest read of InnoDB's lock waits (see Blockers).
+	waits lockWaits
 }
 
 // Options change how an engine is opened. The zero Options is the
@@ -107,6 +109,7 @@ func Opener(opts Options) driver.OpenFunc {
 
 func open(ctx context.Context, spec driver.Spec, opts Options) (driver.Engine, error) {
 	e := &Engine{replica: spec.Name, isolation: "SERIALIZABLE"}
+	e.waits.sem = make(chan struct{}, 1)
 	if opts.Isolation != "" {
 		level, ok := isolationLevel(opts.Isolation)
 		if !ok {
@@ -521,26 +524,3 @@ func (c *Conn) watch(finished <-chan struct{}, drop func()) int {
 
 // Backend implements driver.Backend: the session's connection id.
 func (c *Conn) Backend() int64 { return c.threadID }
-
-// Blockers implements driver.LockWaits with InnoDB's lock waits (row and
-// table locks; metadata lock waits are not there).
-func (e *Engine) Blockers(ctx context.Context, backend int64) ([]int64, error) {
-	rows, err := e.db.QueryContext(ctx, `SELECT b.trx_mysql_thread_id
-		FROM information_schema.innodb_lock_waits w
-		JOIN information_schema.innodb_trx b ON b.trx_id = w.blocking_trx_id
-		JOIN information_schema.innodb_trx r ON r.trx_id = w.requesting_trx_id
-		WHERE r.trx_mysql_thread_id = ?`, backend)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []int64
-	for rows.Next() {
-		var n int64
-		if err := rows.Scan(&n); err != nil {
-			return nil, err
-		}
-		out = append(out, n)
-	}
-	return out, rows.Err()
-}

@@ -107,8 +107,8 @@ func TestMySQLDataErrors(t *testing.T) {
 }
 
 // TestCancelLockWait cancels a statement waiting for a row lock: KILL
-// QUERY ends the wait, the session survives, and the lock holder is not
-// disturbed.
+// QUERY ends the wait with PostgreSQL's 57014, the session survives, and
+// the lock holder is not disturbed.
 func TestCancelLockWait(t *testing.T) {
 	e := engine(t)
 	holder, waiter := connect(t, e), connect(t, e)
@@ -130,6 +130,11 @@ func TestCancelLockWait(t *testing.T) {
 	_, err := waiter.Exec(short, driver.Query{SQL: "UPDATE acct SET n = 2 WHERE id = 1", Verb: "UPDATE"})
 	if got := pgerr.Code(err); got != pgerr.QueryCanceled {
 		t.Fatalf("cancelled lock wait: SQLSTATE %s (%v), want 57014", got, err)
+	}
+	// The client sees PostgreSQL's words, not MariaDB's "Query execution
+	// was interrupted".
+	if msg := pgerr.From(err).Message; msg != "canceling statement due to user request" {
+		t.Errorf("cancelled lock wait: message %q, want PostgreSQL's", msg)
 	}
 	if err := holder.Commit(ctx); err != nil {
 		t.Fatal(err)

@@ -107,6 +107,9 @@ var genericErrors = []struct {
 	{"cannot rollback - no transaction is active", pgerr.NoActiveSQLTransaction},
 	{"cannot start a transaction within a transaction", pgerr.ActiveSQLTransaction},
 	{"integer overflow", pgerr.NumericValueOutOfRange},
+	// An aggregate where PostgreSQL refuses one (in WHERE, nested):
+	// "misuse of aggregate function SUM()", "misuse of aggregate: x()".
+	{"misuse of aggregate", groupingError},
 	{errDivisionByZero.Error(), pgerr.DivisionByZero},           // DivisorFunction
 	{errNumericOverflow.Error(), pgerr.NumericValueOutOfRange},  // NumericFunction
 	{errNumericSyntax.Error(), pgerr.InvalidTextRepresentation}, // NumericFunction
@@ -121,6 +124,9 @@ var genericErrors = []struct {
 	{"Expression tree is too large", statementTooComplex},
 	{"parser stack overflow", statementTooComplex},
 }
+
+// groupingError is SQLSTATE 42803, which package pgerr does not name.
+const groupingError = "42803"
 
 // cardinalityViolation is SQLSTATE 21000, which package pgerr does not
 // name.

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/shepherd-db/shepherd/internal/latency"
 )
 
 // RunConfig configures Run.
@@ -67,7 +69,7 @@ type TxStats struct {
 	// Failed counts transactions abandoned after MaxRetries retries.
 	Failed int64
 	// Latency covers the finished transactions.
-	Latency Latency
+	Latency latency.Summary
 }
 
 // Total returns the number of finished transactions of all types.
@@ -219,7 +221,7 @@ type window struct{ from, to time.Time }
 // tally is one client's counts.
 type tally struct {
 	stats  [NumTxTypes]TxStats
-	lat    [NumTxTypes]histogram
+	lat    [NumTxTypes]latency.Histogram
 	aborts map[string]int64
 }
 
@@ -232,7 +234,7 @@ func (t *tally) merge(o *tally) {
 		s.RolledBack += os.RolledBack
 		s.Retries += os.Retries
 		s.Failed += os.Failed
-		t.lat[i].merge(&o.lat[i])
+		t.lat[i].Merge(&o.lat[i])
 	}
 	for code, n := range o.aborts {
 		t.aborts[code] += n
@@ -242,7 +244,7 @@ func (t *tally) merge(o *tally) {
 func (t *tally) fill(r *Result) {
 	for i := range t.stats {
 		r.Types[i] = t.stats[i]
-		r.Types[i].Latency = t.lat[i].summary()
+		r.Types[i].Latency = t.lat[i].Summary()
 	}
 	maps.Copy(r.Aborts, t.aborts)
 }
@@ -321,7 +323,7 @@ func (c *client) one(ctx context.Context, typ TxType, in any) error {
 	if rolledBack {
 		s.RolledBack++
 	}
-	c.t.lat[typ].add(done.Sub(start))
+	c.t.lat[typ].Add(done.Sub(start))
 	return nil
 }
 

@@ -68,39 +68,6 @@ func TestOrderTotal(t *testing.T) {
 	}
 }
 
-func TestHistogram(t *testing.T) {
-	var h histogram
-	for i := 1; i <= 100000; i++ {
-		h.add(time.Duration(i) * time.Microsecond)
-	}
-	for q, want := range map[float64]time.Duration{0.5: 50 * time.Millisecond, 0.95: 95 * time.Millisecond, 0.99: 99 * time.Millisecond} {
-		got := h.quantile(q)
-		if diff := float64(got-want) / float64(want); diff < -0.01 || diff > 0.01 {
-			t.Errorf("quantile %.2f = %v, want %v within 1 %%", q, got, want)
-		}
-	}
-	var other histogram
-	other.add(time.Second)
-	h.merge(&other)
-	if s := h.summary(); s.Max != time.Second || h.n != 100001 {
-		t.Errorf("after merge: %+v, n %d", s, h.n)
-	}
-	for v := uint64(0); v < 1<<20; v += 37 {
-		b := histBucket(v)
-		mid := histMid(b)
-		if b < histExact && mid != v {
-			t.Fatalf("exact bucket %d of %d reports %d", b, v, mid)
-		}
-		if d := float64(mid) - float64(v); d > 0.01*float64(v)+1 || -d > 0.01*float64(v)+1 {
-			t.Fatalf("value %d: bucket %d reports %d", v, b, mid)
-		}
-	}
-	var empty histogram
-	if empty.quantile(0.5) != 0 {
-		t.Error("empty histogram has a median")
-	}
-}
-
 // recorder is an Execer that keeps what it was asked to run.
 type recorder struct {
 	stmts []string

@@ -13,6 +13,12 @@ SELECT dept_id, avg(salary) * 2 AS d FROM emp GROUP BY dept_id ORDER BY d DESC, 
 
 SELECT dept_id, - avg(grade), count(*) + avg(salary) * 2, (avg(grade) + 1) / 3 FROM emp GROUP BY dept_id ORDER BY dept_id;
 
+SELECT name FROM emp WHERE grade > (SELECT avg(grade) FROM emp) ORDER BY name;
+
+SELECT id, CASE WHEN grade >= (SELECT avg(e.grade) FROM emp AS e WHERE e.dept_id = emp.dept_id) THEN 'at or above' ELSE 'below' END FROM emp ORDER BY id;
+
+SELECT dept_id, avg(grade) >= 2 FROM emp GROUP BY dept_id HAVING avg(grade) > 1 ORDER BY dept_id;
+
 SELECT min(name), max(name), min(hired), max(hired) FROM emp;
 
 SELECT sum(x), avg(x), sum(f), min(f), max(r) FROM nums;

@@ -1,3 +1,11 @@
+// Command shepherd-bench measures shepherd, mode by mode, next to the
+// databases it runs on: TPC-C and bank transfers against one target or
+// swept over every mode and several client counts, and pgbench through
+// shepherd, PgBouncer and PostgreSQL. See BENCHMARKS.md. It is a command
+// of its own so that the server (cmd/shepherd) does not link the
+// benchmark, its plotting stack or its engine starter.
+//
+//	shepherd-bench tpcc|bank|sweep|pgbench|plot [flags]
 package main
 
 import (
@@ -13,6 +21,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -21,17 +30,18 @@ import (
 	"github.com/mattn/go-isatty"
 
 	"github.com/shepherd-db/shepherd/internal/bench"
-	"github.com/shepherd-db/shepherd/internal/bench/local"
+	"github.com/shepherd-db/shepherd/internal/bench/link"
+	"github.com/shepherd-db/shepherd/internal/testenv"
 	"github.com/shepherd-db/shepherd/internal/workload/tpcc"
 )
 
 const benchUsage = `usage:
-  shepherd bench tpcc  [flags]   TPC-C against one target
-  shepherd bench bank  [flags]   bank transfers against one target
-  shepherd bench sweep [flags]   every mode at several client counts, side by side
-  shepherd bench pgbench [flags] pgbench through passthrough, PgBouncer and
+  shepherd-bench tpcc  [flags]   TPC-C against one target
+  shepherd-bench bank  [flags]   bank transfers against one target
+  shepherd-bench sweep [flags]   every mode at several client counts, side by side
+  shepherd-bench pgbench [flags] pgbench through passthrough, PgBouncer and
                                  directly on PostgreSQL, alternating
-  shepherd bench plot [--title T] results.json
+  shepherd-bench plot [--title T] results.json
                                  draw a sweep's plot again (throughput.png, .svg
                                  next to the file)
 
@@ -52,11 +62,15 @@ on fresh databases of the engines (--engines local, or --mariadb,
   cbs-locking    cbs over MariaDB, PostgreSQL and a second MariaDB database
                  (a secondary that runs transactions concurrently)
 
-Run 'shepherd bench tpcc -h' (bank, sweep) for the flags.
+Run 'shepherd-bench tpcc -h' (bank, sweep, pgbench) for the flags.
 `
 
-// benchCmd runs the benchmark subcommands.
-func benchCmd(args []string, stdout, stderr io.Writer) int {
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run runs the benchmark subcommands.
+func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, benchUsage)
 		return 2
@@ -74,7 +88,7 @@ func benchCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, benchUsage)
 		return 0
 	}
-	fmt.Fprintf(stderr, "shepherd bench: unknown workload or command %q\n", args[0])
+	fmt.Fprintf(stderr, "shepherd-bench: unknown workload or command %q\n", args[0])
 	fmt.Fprint(stderr, benchUsage)
 	return 2
 }
@@ -82,6 +96,7 @@ func benchCmd(args []string, stdout, stderr io.Writer) int {
 // benchFlags are the flags every bench command takes.
 type benchFlags struct {
 	fs *flag.FlagSet
+	engineFlags
 	// engines
 	engines, mariadb, postgres, sqliteDir, sqliteDriver string
 	// run
@@ -100,7 +115,7 @@ type benchFlags struct {
 }
 
 func newBenchFlags(name string, stderr io.Writer, workload bool) *benchFlags {
-	f := &benchFlags{fs: flag.NewFlagSet("bench "+name, flag.ContinueOnError)}
+	f := &benchFlags{fs: flag.NewFlagSet(name, flag.ContinueOnError)}
 	fs := f.fs
 	fs.SetOutput(stderr)
 	fs.StringVar(&f.engines, "engines", "", `"local": start throw-away MariaDB and PostgreSQL servers (Debian's packages) for the run`)
@@ -108,6 +123,7 @@ func newBenchFlags(name string, stderr io.Writer, workload bool) *benchFlags {
 	fs.StringVar(&f.postgres, "postgres", "", "PostgreSQL server: postgres:// URL of a user that may create databases")
 	fs.StringVar(&f.sqliteDir, "sqlite-dir", "", "directory for SQLite files (default: a temporary directory)")
 	fs.StringVar(&f.sqliteDriver, "sqlite-driver", "sqlite", "shepherd's SQLite driver: sqlite (pure Go) or sqlite-cgo")
+	f.engineFlags.register(fs)
 	fs.DurationVar(&f.warmup, "warmup", 5*time.Second, "warm-up before measuring")
 	fs.DurationVar(&f.duration, "duration", 30*time.Second, "measured time")
 	fs.DurationVar(&f.think, "think", 0, "mean think time after each transaction, exponential (the HRDB paper: 200ms)")
@@ -152,50 +168,137 @@ func (f *benchFlags) workload(name string) (bench.Workload, any, error) {
 	return nil, nil, fmt.Errorf("unknown workload %q (tpcc or bank)", name)
 }
 
-// engineSet resolves the engine flags, starting local servers if asked;
-// cleanup stops them.
-func (f *benchFlags) engineSet(ctx context.Context, stderr io.Writer) (e *bench.Engines, cleanup func(), err error) {
+// engineFlags shape the engines of every command: the servers' durability
+// and the links to them.
+type engineFlags struct {
+	durable bool
+	link    link.Config
+}
+
+func (ef *engineFlags) register(fs *flag.FlagSet) {
+	fs.BoolVar(&ef.durable, "durable", false, "the servers the benchmark starts sync every commit to disk (PostgreSQL fsync, synchronous_commit and full_page_writes on; MariaDB innodb_flush_log_at_trx_commit=1 and doublewrite); SQLite keeps shepherd's synchronous=NORMAL")
+	fs.DurationVar(&ef.link.Delay, "link-delay", 0, "one-way delay of a link (an in-process TCP proxy) in front of MariaDB and PostgreSQL, as if each ran on a machine of its own: 250us for a LAN, 10ms WAN-like")
+	fs.DurationVar(&ef.link.Jitter, "link-jitter", 0, "random extra delay of each chunk on a link, uniform below this (chunks are not reordered)")
+	fs.Int64Var(&ef.link.Bandwidth, "link-bandwidth", 0, "bytes per second each way on each link (0: unbounded)")
+	fs.Uint64Var(&ef.link.Seed, "link-seed", 1, "seed of the links' jitter")
+}
+
+// localOptions are the settings of a server the benchmark starts: larger
+// caches and more connections than the tests' servers, and, unless
+// durable, commits acknowledged before their log is written.
+func (ef *engineFlags) localOptions(engine string) testenv.Options {
+	o := testenv.Options{Durable: ef.durable}
+	switch engine {
+	case "postgres":
+		o.Settings = map[string]string{"max_connections": "300", "shared_buffers": "256MB"}
+		if !ef.durable {
+			o.Settings["synchronous_commit"] = "off"
+		}
+	case "mariadb":
+		o.Settings = map[string]string{"innodb-buffer-pool-size": "256M", "max-connections": "400"}
+		if !ef.durable {
+			o.Settings["innodb-doublewrite"] = "0"
+		}
+	}
+	return o
+}
+
+// withLinks puts the links in front of e's servers, if any are asked
+// for; cleanup (appended to stops) closes them.
+func (ef *engineFlags) withLinks(e *bench.Engines, stderr io.Writer, stops *[]func()) (*bench.Engines, *bench.Links, error) {
+	if ef.link.Zero() {
+		return e, nil, nil
+	}
+	le, links, err := e.WithLinks(ef.link)
+	if err != nil {
+		return nil, nil, err
+	}
+	*stops = append(*stops, links.Close)
+	fmt.Fprintf(stderr, "bench: links to the servers: %s\n", ef.link)
+	return le, links, nil
+}
+
+// settings adds the engine flags to a report's settings.
+func (ef *engineFlags) settings(s *bench.Settings, links *bench.Links) {
+	s.Durable = ef.durable
+	s.Link = links.Settings()
+	s.LinkHeld = links.Held()
+}
+
+// reportHeld prints how long the links really held their chunks.
+func reportHeld(w io.Writer, links *bench.Links) {
+	held := links.Held()
+	names := make([]string, 0, len(held))
+	for name := range held {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		h := held[name]
+		fmt.Fprintf(w, "link to %s (%s): chunks held p50 %v p99 %v max %v\n", name, links.Config, h.P50, h.P99, h.Max)
+	}
+}
+
+// engineSet resolves the engine flags, starting local servers if asked
+// and putting links in front of them; cleanup stops them.
+func (f *benchFlags) engineSet(ctx context.Context, stderr io.Writer) (e *bench.Engines, links *bench.Links, cleanup func(), err error) {
 	var stops []func()
 	cleanup = func() {
 		for i := len(stops) - 1; i >= 0; i-- {
 			stops[i]()
 		}
 	}
+	fail := func(err error) (*bench.Engines, *bench.Links, func(), error) {
+		cleanup()
+		return nil, nil, func() {}, err
+	}
+	if err := f.link.Check(); err != nil {
+		return fail(err)
+	}
 	e = &bench.Engines{MariaDB: f.mariadb, Postgres: f.postgres, SQLiteDir: f.sqliteDir, SQLiteDriver: f.sqliteDriver}
 	switch f.engines {
 	case "":
+		if f.durable {
+			return fail(errors.New("--durable is for the servers --engines local starts; configure your own servers' durability yourself"))
+		}
 	case "local":
-		fmt.Fprintln(stderr, "bench: starting MariaDB and PostgreSQL in temporary directories")
+		what := "without fsync"
+		if f.durable {
+			what = "syncing every commit to disk"
+		}
+		fmt.Fprintf(stderr, "bench: starting MariaDB and PostgreSQL in temporary directories, %s\n", what)
 		if e.MariaDB == "" {
-			s, err := local.MariaDB(ctx)
+			s, err := testenv.StartMariaDB(ctx, f.localOptions("mariadb"))
 			if err != nil {
-				return nil, cleanup, err
+				return fail(err)
 			}
 			stops = append(stops, s.Stop)
 			e.MariaDB = s.DSN
 		}
 		if e.Postgres == "" {
-			s, err := local.Postgres(ctx)
+			s, err := testenv.StartPostgres(ctx, f.localOptions("postgres"))
 			if err != nil {
-				cleanup()
-				return nil, func() {}, err
+				return fail(err)
 			}
 			stops = append(stops, s.Stop)
 			e.Postgres = s.DSN
 		}
 	default:
-		return nil, cleanup, fmt.Errorf(`--engines takes "local", not %q`, f.engines)
+		return fail(fmt.Errorf(`--engines takes "local", not %q`, f.engines))
 	}
 	if e.SQLiteDir == "" {
 		dir, err := os.MkdirTemp("", "shepherd-bench-sqlite-*")
 		if err != nil {
-			cleanup()
-			return nil, func() {}, err
+			return fail(err)
 		}
 		stops = append(stops, func() { os.RemoveAll(dir) })
 		e.SQLiteDir = dir
 	}
-	return e, cleanup, nil
+	e, links, err = f.withLinks(e, stderr, &stops)
+	if err != nil {
+		return fail(err)
+	}
+	return e, links, cleanup, nil
 }
 
 func (f *benchFlags) logger(stderr io.Writer) (*slog.Logger, error) {
@@ -266,7 +369,7 @@ func signalContext() (context.Context, context.CancelFunc) {
 // benchSingle runs one workload against one target.
 func benchSingle(name string, args []string, stdout, stderr io.Writer) int {
 	f := newBenchFlags(name, stderr, false)
-	target := f.fs.String("target", "cbs", "what to measure: a postgres:// URL or a mode (see 'shepherd bench help')")
+	target := f.fs.String("target", "cbs", "what to measure: a postgres:// URL or a mode (see 'shepherd-bench help')")
 	clients := f.fs.Int("clients", 8, "concurrent clients")
 	load := f.fs.Bool("load", true, "with a URL target: drop and load the workload's tables first")
 	jsonOut := f.fs.String("json", "", "also write the result as JSON to this file")
@@ -276,19 +379,19 @@ func benchSingle(name string, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if f.fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "shepherd bench %s: unexpected arguments %q\n", name, f.fs.Args())
+		fmt.Fprintf(stderr, "shepherd-bench %s: unexpected arguments %q\n", name, f.fs.Args())
 		return 2
 	}
 	ctx, stop := signalContext()
 	defer stop()
 	w, wcfg, err := f.workload(name)
 	if err != nil {
-		fmt.Fprintln(stderr, "shepherd bench:", err)
+		fmt.Fprintln(stderr, "shepherd-bench:", err)
 		return 2
 	}
 	log, err := f.logger(stderr)
 	if err != nil {
-		fmt.Fprintln(stderr, "shepherd bench:", err)
+		fmt.Fprintln(stderr, "shepherd-bench:", err)
 		return 2
 	}
 	report := &bench.Report{Command: os.Args, Started: time.Now(), Workload: name, Config: wcfg, Target: *target,
@@ -297,30 +400,35 @@ func benchSingle(name string, args []string, stdout, stderr io.Writer) int {
 	var dialers []bench.Dialer
 	var sys *bench.System
 	var engines *bench.Engines
+	var links *bench.Links
 	isURL := strings.HasPrefix(*target, "postgres://") || strings.HasPrefix(*target, "postgresql://")
 	if isURL {
+		if f.durable || !f.link.Zero() || f.engines != "" {
+			fmt.Fprintln(stderr, "shepherd-bench: --engines, --durable and --link-* shape the engines of a mode; a URL target is measured as it is")
+			return 2
+		}
 		d, err := bench.PGDialer(*target)
 		if err != nil {
-			fmt.Fprintln(stderr, "shepherd bench:", err)
+			fmt.Fprintln(stderr, "shepherd-bench:", err)
 			return 2
 		}
 		dialers = []bench.Dialer{d}
 	} else {
-		e, cleanup, err := f.engineSet(ctx, stderr)
+		e, l, cleanup, err := f.engineSet(ctx, stderr)
 		defer cleanup()
 		if err != nil {
-			fmt.Fprintln(stderr, "shepherd bench:", err)
+			fmt.Fprintln(stderr, "shepherd-bench:", err)
 			return 1
 		}
-		engines = e
+		engines, links = e, l
 		sys, err = e.Open(ctx, *target, name, log)
 		if err != nil {
-			fmt.Fprintln(stderr, "shepherd bench:", err)
+			fmt.Fprintln(stderr, "shepherd-bench:", err)
 			return 1
 		}
 		defer func() {
 			if err := sys.Close(context.Background()); err != nil {
-				fmt.Fprintln(stderr, "shepherd bench: close:", err)
+				fmt.Fprintln(stderr, "shepherd-bench: close:", err)
 			}
 		}()
 		dialers = sys.Dialers
@@ -336,7 +444,7 @@ func benchSingle(name string, args []string, stdout, stderr io.Writer) int {
 			err = loadURL(ctx, dialers[0], w)
 		}
 		if err != nil {
-			fmt.Fprintln(stderr, "shepherd bench: load:", err)
+			fmt.Fprintln(stderr, "shepherd-bench: load:", err)
 			return 1
 		}
 		fmt.Fprintf(stderr, "bench: loaded in %v\n", time.Since(start).Round(time.Millisecond))
@@ -347,17 +455,17 @@ func benchSingle(name string, args []string, stdout, stderr io.Writer) int {
 	opts.Progress = show
 	stopProfile, err := startCPUProfile(*cpuProfile)
 	if err != nil {
-		fmt.Fprintln(stderr, "shepherd bench:", err)
+		fmt.Fprintln(stderr, "shepherd-bench:", err)
 		return 1
 	}
 	res, runErr := bench.Run(ctx, w, dialers, opts)
 	done()
 	if err := stopProfile(); err != nil {
-		fmt.Fprintln(stderr, "shepherd bench:", err)
+		fmt.Fprintln(stderr, "shepherd-bench:", err)
 	}
 	if *memProfile != "" {
 		if err := writeAllocs(*memProfile); err != nil {
-			fmt.Fprintln(stderr, "shepherd bench:", err)
+			fmt.Fprintln(stderr, "shepherd-bench:", err)
 		}
 	}
 	rec := bench.RunRecord{Mode: *target, Clients: *clients, Round: 1, Result: res}
@@ -370,7 +478,7 @@ func benchSingle(name string, args []string, stdout, stderr io.Writer) int {
 	}
 	code := 0
 	if runErr != nil {
-		fmt.Fprintln(stderr, "shepherd bench:", runErr)
+		fmt.Fprintln(stderr, "shepherd-bench:", runErr)
 		code = 1
 	}
 	if f.check && runErr == nil {
@@ -397,12 +505,16 @@ func benchSingle(name string, args []string, stdout, stderr io.Writer) int {
 				r.State, r.Mismatches, r.Reruns)
 		}
 	}
+	if links != nil {
+		reportHeld(stdout, links)
+	}
+	f.settings(&report.Settings, links)
 	report.Runs = []bench.RunRecord{rec}
 	report.Summary = bench.Summarise(report.Runs)
 	report.Finished = time.Now()
 	if *jsonOut != "" {
 		if err := report.WriteJSON(*jsonOut); err != nil {
-			fmt.Fprintln(stderr, "shepherd bench:", err)
+			fmt.Fprintln(stderr, "shepherd-bench:", err)
 			return 1
 		}
 	}
@@ -479,12 +591,12 @@ func benchSweep(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if f.fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "shepherd bench sweep: unexpected arguments %q\n", f.fs.Args())
+		fmt.Fprintf(stderr, "shepherd-bench sweep: unexpected arguments %q\n", f.fs.Args())
 		return 2
 	}
 	counts, err := parseInts(*clientList)
 	if err != nil {
-		fmt.Fprintln(stderr, "shepherd bench sweep: --clients:", err)
+		fmt.Fprintln(stderr, "shepherd-bench sweep: --clients:", err)
 		return 2
 	}
 	modeList := splitList(*modes)
@@ -492,26 +604,26 @@ func benchSweep(args []string, stdout, stderr io.Writer) int {
 	defer stop()
 	w, wcfg, err := f.workload(*workload)
 	if err != nil {
-		fmt.Fprintln(stderr, "shepherd bench sweep:", err)
+		fmt.Fprintln(stderr, "shepherd-bench sweep:", err)
 		return 2
 	}
 	log, err := f.logger(stderr)
 	if err != nil {
-		fmt.Fprintln(stderr, "shepherd bench sweep:", err)
+		fmt.Fprintln(stderr, "shepherd-bench sweep:", err)
 		return 2
 	}
 	if err := os.MkdirAll(*out, 0o755); err != nil {
-		fmt.Fprintln(stderr, "shepherd bench sweep:", err)
+		fmt.Fprintln(stderr, "shepherd-bench sweep:", err)
 		return 1
 	}
-	e, cleanup, err := f.engineSet(ctx, stderr)
+	e, links, cleanup, err := f.engineSet(ctx, stderr)
 	defer cleanup()
 	if err != nil {
-		fmt.Fprintln(stderr, "shepherd bench sweep:", err)
+		fmt.Fprintln(stderr, "shepherd-bench sweep:", err)
 		return 1
 	}
 	if err := e.CheckModes(modeList); err != nil {
-		fmt.Fprintln(stderr, "shepherd bench sweep:", err)
+		fmt.Fprintln(stderr, "shepherd-bench sweep:", err)
 		return 2
 	}
 	report := &bench.Report{Command: os.Args, Started: time.Now(), Workload: *workload, Config: wcfg,
@@ -553,15 +665,20 @@ func benchSweep(args []string, stdout, stderr io.Writer) int {
 		},
 	})
 	report.Runs, report.Summary, report.Finished = runs, points, time.Now()
+	f.settings(&report.Settings, links)
 	code := 0
 	if err != nil {
-		fmt.Fprintln(stderr, "shepherd bench sweep:", err)
+		fmt.Fprintln(stderr, "shepherd-bench sweep:", err)
 		code = 1
 	}
 	fmt.Fprintf(stdout, "\n%s, %s per run after %s warm-up, think %s, seed %d, %d round(s)\n\n", *workload, f.duration, f.warmup, f.think, f.seed, *rounds)
 	bench.FormatSummary(stdout, points)
+	if links != nil {
+		fmt.Fprintln(stdout)
+		reportHeld(stdout, links)
+	}
 	if err := writeSweep(*out, report, *title); err != nil {
-		fmt.Fprintln(stderr, "shepherd bench sweep:", err)
+		fmt.Fprintln(stderr, "shepherd-bench sweep:", err)
 		return 1
 	}
 	fmt.Fprintf(stdout, "\nwrote %s\n", strings.Join([]string{"results.json", "results.csv", "runs.csv", "throughput.png", "throughput.svg"}, ", ")+" in "+*out)
@@ -603,6 +720,12 @@ func plotReport(dir string, r *bench.Report, title string) error {
 		} else if cfg, ok := r.Config.(bench.TPCCConfig); ok {
 			what += fmt.Sprintf(", %d warehouse(s)", cfg.Warehouses)
 		}
+		if l := r.Settings.Link; l != nil {
+			what += fmt.Sprintf(", links %v one way", l.Delay)
+		}
+		if r.Settings.Durable {
+			what += ", durable"
+		}
 		title = fmt.Sprintf("%s, think %v, %v per point, %d CPUs", what, r.Settings.Think, r.Settings.Duration, r.Machine.CPUs)
 	}
 	return bench.Plot(r.Summary, title, filepath.Join(dir, "throughput.png"), filepath.Join(dir, "throughput.svg"))
@@ -610,29 +733,29 @@ func plotReport(dir string, r *bench.Report, title string) error {
 
 // benchPlot draws the plot of a sweep's results.json again.
 func benchPlot(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("bench plot", flag.ContinueOnError)
+	fs := flag.NewFlagSet("plot", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	title := fs.String("title", "", "plot title (default: the workload and settings)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	if fs.NArg() != 1 {
-		fmt.Fprintln(stderr, "usage: shepherd bench plot [--title T] results.json")
+		fmt.Fprintln(stderr, "usage: shepherd-bench plot [--title T] results.json")
 		return 2
 	}
 	b, err := os.ReadFile(fs.Arg(0))
 	if err != nil {
-		fmt.Fprintln(stderr, "shepherd bench plot:", err)
+		fmt.Fprintln(stderr, "shepherd-bench plot:", err)
 		return 1
 	}
 	var r bench.Report
 	if err := json.Unmarshal(b, &r); err != nil {
-		fmt.Fprintln(stderr, "shepherd bench plot:", err)
+		fmt.Fprintln(stderr, "shepherd-bench plot:", err)
 		return 1
 	}
 	dir := filepath.Dir(fs.Arg(0))
 	if err := plotReport(dir, &r, *title); err != nil {
-		fmt.Fprintln(stderr, "shepherd bench plot:", err)
+		fmt.Fprintln(stderr, "shepherd-bench plot:", err)
 		return 1
 	}
 	fmt.Fprintf(stdout, "wrote throughput.png, throughput.svg in %s\n", dir)

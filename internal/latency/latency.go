@@ -1,4 +1,9 @@
-package bench
+// Package latency counts durations in a histogram and reports their
+// percentiles: the one latency histogram of the benchmark (internal/bench)
+// and the TPC-C workload (internal/workload/tpcc). Prometheus histograms
+// (internal/metrics) serve the running server; this one serves reports,
+// where a percentile must be close to the true value whatever the spread.
+package latency
 
 import (
 	"math/bits"
@@ -101,8 +106,8 @@ func (h *Histogram) Mean() time.Duration {
 	return time.Duration(h.sum/h.n) * time.Microsecond
 }
 
-// Latency summarises a histogram.
-type Latency struct {
+// Summary summarises a histogram.
+type Summary struct {
 	P50  time.Duration `json:"p50_ns"`
 	P95  time.Duration `json:"p95_ns"`
 	P99  time.Duration `json:"p99_ns"`
@@ -111,7 +116,7 @@ type Latency struct {
 }
 
 // Summary returns the histogram's percentiles.
-func (h *Histogram) Summary() Latency {
-	return Latency{P50: h.Quantile(0.5), P95: h.Quantile(0.95), P99: h.Quantile(0.99),
+func (h *Histogram) Summary() Summary {
+	return Summary{P50: h.Quantile(0.5), P95: h.Quantile(0.95), P99: h.Quantile(0.99),
 		Max: h.Quantile(1), Mean: h.Mean()}
 }

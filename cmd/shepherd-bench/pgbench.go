@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/shepherd-db/shepherd/internal/bench"
-	"github.com/shepherd-db/shepherd/internal/bench/local"
 	"github.com/shepherd-db/shepherd/internal/config"
+	"github.com/shepherd-db/shepherd/internal/testenv"
 )
 
 // pgbenchTarget is one system pgbench runs against.
@@ -41,7 +41,7 @@ func (t *pgbenchTarget) mean() float64 {
 // benchPgbench compares shepherd's passthrough mode with PgBouncer and
 // with PostgreSQL itself under pgbench, alternating the three in one run.
 func benchPgbench(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("bench pgbench", flag.ContinueOnError)
+	fs := flag.NewFlagSet("pgbench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	pgURL := fs.String("postgres", "", "PostgreSQL server (postgres:// URL of a user that may create databases; default: start one)")
 	clients := fs.Int("clients", 8, "pgbench clients (-c)")
@@ -54,12 +54,18 @@ func benchPgbench(args []string, stdout, stderr io.Writer) int {
 	jsonOut := fs.String("json", "", "also write the result as JSON to this file")
 	noBouncer := fs.Bool("no-pgbouncer", false, "leave PgBouncer out")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the in-process shepherd during its pgbench runs to this file")
+	var ef engineFlags
+	ef.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	fail := func(err error) int {
-		fmt.Fprintln(stderr, "shepherd bench pgbench:", err)
+		fmt.Fprintln(stderr, "shepherd-bench pgbench:", err)
 		return 1
+	}
+	if err := ef.link.Check(); err != nil {
+		fmt.Fprintln(stderr, "shepherd-bench pgbench:", err)
+		return 2
 	}
 	pgbench, err := exec.LookPath("pgbench")
 	if err != nil {
@@ -69,14 +75,28 @@ func benchPgbench(args []string, stdout, stderr io.Writer) int {
 	defer stop()
 	if *pgURL == "" {
 		fmt.Fprintln(stderr, "bench: starting PostgreSQL in a temporary directory")
-		s, err := local.Postgres(ctx)
+		s, err := testenv.StartPostgres(ctx, ef.localOptions("postgres"))
 		if err != nil {
 			return fail(err)
 		}
 		defer s.Stop()
 		*pgURL = s.DSN
+	} else if ef.durable {
+		fmt.Fprintln(stderr, "shepherd-bench pgbench: --durable is for the server it starts; configure your own server's durability yourself")
+		return 2
 	}
-	e := &bench.Engines{Postgres: *pgURL}
+	var stops []func()
+	defer func() {
+		for i := len(stops) - 1; i >= 0; i-- {
+			stops[i]()
+		}
+	}()
+	// Every system reaches PostgreSQL through the link: pgbench itself
+	// (direct), PgBouncer and shepherd.
+	e, links, err := ef.withLinks(&bench.Engines{Postgres: *pgURL}, stderr, &stops)
+	if err != nil {
+		return fail(err)
+	}
 	dbs, err := e.Fresh(ctx, "pgbench")
 	if err != nil {
 		return fail(err)
@@ -94,7 +114,7 @@ func benchPgbench(args []string, stdout, stderr io.Writer) int {
 	targets := []*pgbenchTarget{{Name: "direct", URL: dbs.Postgres}}
 	if !*noBouncer {
 		port, _ := strconv.Atoi(u.Port())
-		b, err := local.PgBouncer(ctx, u.Hostname(), port, dbName, *clients)
+		b, err := testenv.StartPgBouncer(ctx, u.Hostname(), port, dbName, *clients)
 		if err != nil {
 			return fail(err)
 		}
@@ -163,12 +183,17 @@ func benchPgbench(args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintf(stdout, "| %s | %.0f | %.2f | %s |\n", t.Name, t.mean(), t.mean()/direct, vsB)
 	}
+	if links != nil {
+		fmt.Fprintln(stdout)
+		reportHeld(stdout, links)
+	}
 	if *jsonOut != "" {
 		rep := map[string]any{
 			"command": os.Args, "started": started, "finished": time.Now(),
 			"machine": bench.ThisMachine(ctx, e),
 			"settings": map[string]any{"builtin": *script, "protocol": *protocol, "clients": *clients,
-				"threads": *threads, "seconds": *secs, "rounds": *rounds, "scale": *scale},
+				"threads": *threads, "seconds": *secs, "rounds": *rounds, "scale": *scale,
+				"durable": ef.durable, "link": links.Settings(), "link_held": links.Held()},
 			"targets": targets,
 		}
 		b, err := json.MarshalIndent(rep, "", "  ")
