@@ -181,6 +181,20 @@ type Answer struct {
 	// (a FETCH from a BINARY cursor); the extended protocol sends the
 	// formats Bind asked for, whatever this says.
 	Binary bool
+	// More, when not nil, holds the rows that follow Rows, spilled to
+	// disk (see Spool): only an answer that goes to the client as it is
+	// carries it. Whoever takes such an answer reads More to the end or
+	// closes it.
+	More *Spilled
+}
+
+// RowCount returns the number of rows a holds, spilled ones included.
+func (a *Answer) RowCount() int64 {
+	n := int64(len(a.Rows))
+	if a.More != nil {
+		n += a.More.Len()
+	}
+	return n
 }
 
 // Tag returns the PostgreSQL command tag for verb with n rows.

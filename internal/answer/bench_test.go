@@ -25,7 +25,7 @@ func benchAnswer() *Answer {
 }
 
 // TestDigestAllocations: the digest's allocations do not grow with the
-// number of values (one buffer for all rows, a span per row).
+// number of values (each row is hashed from the same scratch buffers).
 func TestDigestAllocations(t *testing.T) {
 	a := benchAnswer()
 	allocs := testing.AllocsPerRun(20, func() { a.Digest(false) })

@@ -63,6 +63,15 @@ type Options struct {
 	// DigestRows: a secondary keeps only the digest of an answer of more
 	// rows than this (CBS and SS); -1 keeps every answer whole.
 	DigestRows int
+	// AnswerMemory bounds, in bytes, the rows of one statement's answer
+	// a replica's answer keeps in memory (answer.RowSize); 0: no bound.
+	// Past it, the rows of an answer that goes to the client as it is
+	// (WithSpill) are spilled to a file in SpillDir; any other answer
+	// fails with 53200. Every row is voted on either way.
+	AnswerMemory int64
+	// SpillDir is where answers are spilled; "" is the system's
+	// temporary directory.
+	SpillDir string
 	// Tick is the period of the coordinator's clock (all modes but
 	// passthrough): in CBS a secondary op outstanding for
 	// coord.DefaultStallTicks ticks counts as blocked, and a survey waits
@@ -137,8 +146,9 @@ type Cluster struct {
 		txns map[coord.TxnID]*Txn
 		// idle is closed while no transaction is live anywhere; busy
 		// is closed while some transaction has sent work to replicas;
-		// answered is closed and replaced when a replica answers or is
-		// taken out.
+		// answered is closed and made nil when a replica answers or is
+		// taken out; nil while nobody waits (answeredLocked makes it),
+		// which saves a channel per answer.
 		idle     chan struct{}
 		busy     chan struct{}
 		answered chan struct{}
@@ -235,7 +245,6 @@ func New(opts Options, replicas []Replica) *Cluster {
 	c.mu.idle = make(chan struct{})
 	close(c.mu.idle)
 	c.mu.busy = make(chan struct{})
-	c.mu.answered = make(chan struct{})
 	for i, r := range replicas {
 		c.managers = append(c.managers, replica.New(coord.ReplicaID(i), r.Name, r.Engine, c.log, c.onResult))
 		if d := r.Engine.Dialect(); !slices.Contains(c.dialects, d) {
@@ -344,6 +353,10 @@ type Txn struct {
 	opts driver.TxOptions
 	seq  int
 	done bool
+	// reply carries each submit's outcome (replyLocked): one submit
+	// waits at a time, and it takes the one reply of its op before it
+	// returns, so one channel serves them all.
+	reply chan outcome
 	// held counts the bytes of the writes t holds (see hold).
 	held int
 	// single marks a transaction of one statement that replicas may run in
@@ -402,6 +415,31 @@ type stmtCall struct {
 	// speak, done before taking the cluster's lock (see Txn.submit).
 	queries [numDialects]driver.Query
 	written [numDialects]bool
+	// spill: the answer goes to the client as it is, and may be spilled
+	// to disk past Options.AnswerMemory (WithSpill).
+	spill bool
+}
+
+type spillKey struct{}
+
+// WithSpill returns ctx saying that the answer of the statement run with
+// it goes to the client as it is (through pgwire): its rows may come
+// back partly spilled to disk (answer.Answer.More) rather than fail past
+// Options.AnswerMemory. A caller that reads the rows itself must not
+// pass it on.
+func WithSpill(ctx context.Context) context.Context {
+	return context.WithValue(ctx, spillKey{}, true)
+}
+
+// WithoutSpill returns ctx with WithSpill undone.
+func WithoutSpill(ctx context.Context) context.Context {
+	return context.WithValue(ctx, spillKey{}, false)
+}
+
+// Spills reports whether ctx came from WithSpill.
+func Spills(ctx context.Context) bool {
+	v, _ := ctx.Value(spillKey{}).(bool)
+	return v
 }
 
 type outcome struct {
@@ -466,7 +504,7 @@ func (c *Cluster) begin(opts driver.TxOptions, single bool) *Txn {
 // with 54000 before any replica runs it; the transaction is left to the
 // caller to fail, as after any error.
 func (t *Txn) Exec(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (*answer.Answer, error) {
-	call := stmtCall{st: st, args: args}
+	call := stmtCall{st: st, args: args, spill: Spills(ctx)}
 	t.c.write(&call)
 	if err := t.c.oversize(&call); err != nil {
 		return nil, err
@@ -618,7 +656,7 @@ func (t *Txn) serialCommit() error {
 	defer bound.Stop()
 wait:
 	for !t.allAnsweredLocked() {
-		more := c.mu.answered
+		more := c.answeredLocked()
 		c.mu.Unlock()
 		select {
 		case <-more:
@@ -746,7 +784,10 @@ func (t *Txn) submit(ctx context.Context, op coord.Op, call stmtCall) (*answer.A
 			return nil, err
 		}
 	}
-	ch := make(chan outcome, 1)
+	if t.reply == nil {
+		t.reply = make(chan outcome, 1)
+	}
+	ch := t.reply
 	c.mu.Lock()
 	if op.Kind == coord.OpStmt {
 		t.stmts = append(t.stmts, call)
@@ -858,8 +899,19 @@ func (c *Cluster) onResult(r replica.Result) {
 // wakeAnswerWaitersLocked wakes whoever waits for replicas' answers
 // (serialCommit). c.mu is held.
 func (c *Cluster) wakeAnswerWaitersLocked() {
-	close(c.mu.answered)
-	c.mu.answered = make(chan struct{})
+	if c.mu.answered != nil {
+		close(c.mu.answered)
+		c.mu.answered = nil
+	}
+}
+
+// answeredLocked returns the channel wakeAnswerWaitersLocked closes next.
+// c.mu is held.
+func (c *Cluster) answeredLocked() chan struct{} {
+	if c.mu.answered == nil {
+		c.mu.answered = make(chan struct{})
+	}
+	return c.mu.answered
 }
 
 // results keeps a replica's result until the ballot is decided.
@@ -958,6 +1010,7 @@ func (c *Cluster) applyLocked() {
 			}
 		}
 	}
+	c.mu.core.Recycle(actions)
 	c.decisions.note(c.mu.core.Decided(), time.Now)
 }
 
@@ -999,6 +1052,7 @@ func (c *Cluster) sendLocked(a coord.Send) {
 		task.CountRows = call.st.CountRows(d)
 		task.Hints = call.st.DigestHints()
 		task.DigestRows = -1
+		task.Memory, task.Spill, task.SpillDir = c.opts.AnswerMemory, call.spill, c.opts.SpillDir
 		if p := c.primary.Load(); p >= 0 && int32(a.R) != p && (t.deferAt < 0 || a.Op.Seq < t.deferAt) {
 			// (A deferred statement's reply is a participant's answer:
 			// see coord.Submit.Defer.)
@@ -1034,6 +1088,11 @@ func (c *Cluster) replyLocked(a coord.Reply) {
 			// Never hand a client an answer whose rows were dropped.
 			o.answer, o.err = nil, pgerr.New(pgerr.InternalError, "the answer chosen for the client was kept as a digest only")
 			c.log.Error("digest-only answer chosen for a reply", "replica", c.managers[a.From].Name(), "op", a.Op.String())
+		}
+		if r.Overflow != nil && o.err == nil {
+			// Its rows passed the answer's memory bound: voted, but
+			// not kept for the client.
+			o.answer, o.err = nil, r.Overflow
 		}
 	}
 	if failedReply(o) {

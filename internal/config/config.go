@@ -60,6 +60,14 @@ type Config struct {
 	// together (shepherd runs a cursor's query at DECLARE and keeps its
 	// answer). 0 or unset means DefaultCursorMemoryMB.
 	CursorMemoryMB int `toml:"cursor_memory_mb"`
+	// AnswerMemoryMB bounds, in MiB, the rows of one statement's answer
+	// shepherd holds in memory (a session runs one statement at a time).
+	// Past it, rows that go to the client as they are (a query's answer,
+	// COPY TO, a cursor's query) are spilled to an unlinked file in
+	// data_dir and read back as they are sent; a statement whose rows
+	// shepherd needs itself fails with 53200. 0 or unset means
+	// DefaultAnswerMemoryMB.
+	AnswerMemoryMB int `toml:"answer_memory_mb"`
 	// MemoryLimitMB is a soft bound, in MiB, on the memory shepherd's Go
 	// runtime uses (runtime/debug.SetMemoryLimit, as GOMEMLIMIT): near
 	// it the garbage collector runs as often as it must to stay under.
@@ -205,6 +213,8 @@ const (
 	DefaultDigestRows = 64
 	// DefaultCursorMemoryMB is CursorMemoryMB when unset.
 	DefaultCursorMemoryMB = 256
+	// DefaultAnswerMemoryMB is AnswerMemoryMB when unset.
+	DefaultAnswerMemoryMB = 32
 )
 
 // Modes lists the modes this build implements.
@@ -357,6 +367,14 @@ func (c *Config) CursorMemory() int64 {
 	return int64(c.CursorMemoryMB) << 20
 }
 
+// AnswerMemory returns AnswerMemoryMB in bytes, with its default applied.
+func (c *Config) AnswerMemory() int64 {
+	if c.AnswerMemoryMB <= 0 {
+		return DefaultAnswerMemoryMB << 20
+	}
+	return int64(c.AnswerMemoryMB) << 20
+}
+
 // Digests returns DigestRows with its default applied.
 func (c *Config) Digests() int {
 	if c.DigestRows == nil {
@@ -405,6 +423,9 @@ func (c *Config) Check(knownDrivers []string) error {
 	}
 	if c.CursorMemoryMB < 0 || c.CursorMemoryMB > 1<<20 {
 		return fieldErr("cursor_memory_mb", "must be between 0 (the default, %d) and %d, not %d", DefaultCursorMemoryMB, 1<<20, c.CursorMemoryMB)
+	}
+	if c.AnswerMemoryMB < 0 || c.AnswerMemoryMB > 1<<20 {
+		return fieldErr("answer_memory_mb", "must be between 0 (the default, %d) and %d, not %d", DefaultAnswerMemoryMB, 1<<20, c.AnswerMemoryMB)
 	}
 	if c.MemoryLimitMB < 0 || c.MemoryLimitMB > 1<<24 {
 		return fieldErr("memory_limit_mb", "must be between 0 (the default: no limit) and %d, not %d", 1<<24, c.MemoryLimitMB)

@@ -405,6 +405,9 @@ func (NewPrimary) action() {}
 type Coordinator struct {
 	cfg Config
 	out []Action
+	// spare is a slice of actions the shell gave back (Recycle), which
+	// the next actions are gathered in: no new slice per step.
+	spare []Action
 	// rules are the mode's: voting (passthrough, serial) or cbs (CBS,
 	// SS). Step hands them every event.
 	rules rules
@@ -451,8 +454,18 @@ func New(cfg Config) *Coordinator {
 // shell must carry them out, and forgets them.
 func (c *Coordinator) Ready() []Action {
 	out := c.out
-	c.out = nil
+	c.out, c.spare = c.spare, nil
 	return out
+}
+
+// Recycle gives back a slice Ready returned, once the shell is done with
+// it (it must not use it afterwards): the coordinator gathers later
+// actions in it.
+func (c *Coordinator) Recycle(actions []Action) {
+	if cap(actions) > cap(c.spare) {
+		clear(actions) // the actions it held go unreferenced
+		c.spare = actions[:0]
+	}
 }
 
 // HasReady reports whether Ready would return actions.

@@ -603,17 +603,11 @@ func (w *writer) arrayFunc(name string, fc *pg_query.FuncCall) bool {
 	return false
 }
 
-// arrayFuncType is the type of the array functions arrayFunc writes, ""
-// for others.
+// arrayFuncType is the type of array_agg(x), "" for other functions
+// (pgfunc types them): its element type is one shepherd stores arrays
+// of.
 func (w *writer) arrayFuncType(name string, fc *pg_query.FuncCall) string {
-	switch {
-	case name == "array_length" || name == "cardinality":
-		return "int4"
-	case name == "array_to_string":
-		return "text"
-	case name == "string_to_array":
-		return "_text"
-	case name == "array_agg" && len(fc.Args) == 1:
+	if name == "array_agg" && len(fc.Args) == 1 {
 		if elem := w.aggElement(fc.Args[0]); elem != "" {
 			return "_" + elem
 		}

@@ -640,34 +640,6 @@ func (w *writer) dateTruncWeekQuarter(unit string, x *pg_query.Node) bool {
 	return true
 }
 
-// temporalFuncType is the type of the functions of this file.
-func (w *writer) temporalFuncType(fc *pg_query.FuncCall) string {
-	switch schema.FuncName(fc) {
-	case "timezone":
-		if len(fc.Args) == 2 {
-			switch w.typeOf(fc.Args[1]) {
-			case "timestamp":
-				return "timestamptz"
-			case "timestamptz":
-				return "timestamp"
-			}
-		}
-	case "age":
-		return "interval"
-	case "make_date":
-		return "date"
-	case "encode", "to_char":
-		return "text"
-	case "json_build_object":
-		return "json"
-	case "jsonb_build_object":
-		return "jsonb"
-	case "decode":
-		return "bytea"
-	}
-	return ""
-}
-
 // temporalOpType is the type of interval arithmetic and of timestamp -
 // timestamp, "" for other operators.
 func temporalOpType(op, lt, rt string) string {

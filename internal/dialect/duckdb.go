@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
@@ -43,8 +44,15 @@ import (
 // of SQLite, which every statement for a DuckDB replica also passes
 // (see package sqlan).
 //
+// varchar(n) is plain varchar on DuckDB, which neither fails a longer
+// value nor cuts trailing spaces to n: every value an INSERT or UPDATE
+// stores into a varchar(n) column of s is wrapped in shepherd_varchar
+// (the driver's macro, PostgreSQL's assignment rule: 22001 when what is
+// beyond n is not only spaces), and a cast to varchar(n) is left() of
+// the text, as PostgreSQL's explicit cast cuts it.
+//
 // n is not modified; the result is a copy.
-func DuckDB(n *pg_query.Node) (out *pg_query.Node, err error) {
+func DuckDB(n *pg_query.Node, s *schema.Snapshot) (out *pg_query.Node, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			ref, ok := r.(refusal)
@@ -56,14 +64,18 @@ func DuckDB(n *pg_query.Node) (out *pg_query.Node, err error) {
 		}
 	}()
 	out = proto.Clone(n).(*pg_query.Node)
-	d := &duck{}
+	d := &duck{schema: s}
 	d.stmt(out)
+	d.varchars(out)
 	d.walk(out.ProtoReflect())
 	d.noRows(out.ProtoReflect())
+	d.names(out.ProtoReflect())
 	return out, nil
 }
 
-type duck struct{}
+type duck struct {
+	schema *schema.Snapshot
+}
 
 func (d *duck) refuse(format string, args ...any) {
 	panic(refusal{what: fmt.Sprintf(format, args...)})
@@ -139,8 +151,26 @@ func (d *duck) stmt(n *pg_query.Node) {
 				d.refuse("ALTER TABLE ... CASCADE")
 			}
 		}
-		if len(n.GetAlterTableStmt().Cmds) > 1 {
+		at := n.GetAlterTableStmt()
+		if len(at.Cmds) > 1 {
 			d.refuse("ALTER TABLE with several actions")
+		}
+		// ADD COLUMN ... NOT NULL: DuckDB adds a column with no
+		// constraint, so the column is added, filled with its
+		// default, and then set NOT NULL (PostgreSQL's outcome,
+		// 23502 included); sqlan runs the actions one statement
+		// each.
+		if cmd := at.Cmds[0].GetAlterTableCmd(); cmd.Subtype == pg_query.AlterTableType_AT_AddColumn {
+			if cd := cmd.Def.GetColumnDef(); cd != nil && slices.ContainsFunc(cd.Constraints, isNotNull) {
+				if cmd.MissingOk {
+					// The second action would change a column
+					// that was there already.
+					d.refuse("ADD COLUMN IF NOT EXISTS ... NOT NULL")
+				}
+				cd.Constraints = slices.DeleteFunc(cd.Constraints, isNotNull)
+				at.Cmds = append(at.Cmds, &pg_query.Node{Node: &pg_query.Node_AlterTableCmd{AlterTableCmd: &pg_query.AlterTableCmd{
+					Subtype: pg_query.AlterTableType_AT_SetNotNull, Name: cd.Colname, Behavior: cmd.Behavior}}})
+			}
 		}
 	case n.GetTruncateStmt() != nil:
 		ts := n.GetTruncateStmt()
@@ -153,6 +183,10 @@ func (d *duck) stmt(n *pg_query.Node) {
 	default:
 		d.refuse("%s statements", nodeName(n))
 	}
+}
+
+func isNotNull(c *pg_query.Node) bool {
+	return c.GetConstraint().GetContype() == pg_query.ConstrType_CONSTR_NOTNULL
 }
 
 // filledDefault reports whether c is a DEFAULT that is no constant:
@@ -185,10 +219,11 @@ var duckFuncs = map[string]bool{
 	"concat_ws": true, "starts_with": true, "bool_and": true, "bool_or": true,
 	"extract": true, "position": true, "trunc": true,
 	"lpad": true, "rpad": true, "left": true, "right": true, "split_part": true, "reverse": true,
+	"repeat": true, "every": true,
 	// Rewritten (see DuckDB).
 	"lower": true, "upper": true, "btrim": true,
 	// Written by the rewrites themselves.
-	"like_escape": true, "translate": true, "error": true,
+	"like_escape": true, "translate": true, "error": true, VarcharMacro: true,
 }
 
 // duckTypes are the PostgreSQL types DuckDB stores and compares alike.
@@ -201,6 +236,9 @@ var duckTypes = map[string]bool{
 
 // walk checks and rewrites every node under m, children first.
 func (d *duck) walk(m protoreflect.Message) {
+	if n, ok := m.Interface().(*pg_query.Node); ok && n.GetTypeCast() != nil {
+		d.varcharCast(n, n.GetTypeCast())
+	}
 	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
 		switch {
 		case fd.IsList() && fd.Message() != nil:
@@ -239,12 +277,11 @@ func (d *duck) walk(m protoreflect.Message) {
 		})
 	case *pg_query.AlterTableCmd:
 		if cd := x.Def.GetColumnDef(); cd != nil && x.Subtype == pg_query.AlterTableType_AT_AddColumn {
-			// DuckDB adds a column with a DEFAULT and nothing else
-			// (and cannot set NOT NULL on a table the same
-			// transaction changed).
+			// DuckDB adds a column with a DEFAULT and nothing else;
+			// NOT NULL is set by a second action (see stmt).
 			for _, c := range cd.Constraints {
 				switch c.GetConstraint().GetContype() {
-				case pg_query.ConstrType_CONSTR_DEFAULT, pg_query.ConstrType_CONSTR_NULL:
+				case pg_query.ConstrType_CONSTR_DEFAULT, pg_query.ConstrType_CONSTR_NULL, pg_query.ConstrType_CONSTR_NOTNULL:
 				default:
 					d.refuse("ADD COLUMN with a %s constraint", strings.TrimPrefix(c.GetConstraint().GetContype().String(), "CONSTR_"))
 				}
@@ -408,16 +445,50 @@ func (d *duck) aExpr(n *pg_query.Node, e *pg_query.A_Expr) {
 				Defresult: &pg_query.Node{Node: &pg_query.Node_AExpr{AExpr: guarded}},
 			}}
 		}
+	case pg_query.A_Expr_Kind_AEXPR_IN:
+		// A row IN a list of rows: each compared with = (NOT IN: <>),
+		// as PostgreSQL expands it; DuckDB would compare structs.
+		l := e.Lexpr.GetRowExpr()
+		if l == nil {
+			return
+		}
+		var parts []*pg_query.Node
+		for _, r := range e.Rexpr.GetList().GetItems() {
+			row := r.GetRowExpr()
+			if row == nil {
+				d.refuse("row IN a list of other than rows")
+			}
+			parts = append(parts, rowComparison(d, op, l.Args, row.Args))
+		}
+		if len(parts) == 0 {
+			d.refuse("row IN an empty list")
+		}
+		if len(parts) == 1 {
+			n.Node = parts[0].Node
+			return
+		}
+		kind := pg_query.BoolExprType_OR_EXPR
+		if op == "<>" {
+			kind = pg_query.BoolExprType_AND_EXPR
+		}
+		n.Node = pg_query.MakeBoolExprNode(kind, parts, -1).Node
 	case pg_query.A_Expr_Kind_AEXPR_DISTINCT, pg_query.A_Expr_Kind_AEXPR_NOT_DISTINCT,
-		pg_query.A_Expr_Kind_AEXPR_NULLIF, pg_query.A_Expr_Kind_AEXPR_IN,
+		pg_query.A_Expr_Kind_AEXPR_NULLIF,
 		pg_query.A_Expr_Kind_AEXPR_BETWEEN, pg_query.A_Expr_Kind_AEXPR_NOT_BETWEEN:
-	case pg_query.A_Expr_Kind_AEXPR_LIKE:
+	case pg_query.A_Expr_Kind_AEXPR_LIKE, pg_query.A_Expr_Kind_AEXPR_ILIKE:
 		if f := e.Rexpr.GetFuncCall(); f != nil {
 			d.refuse("LIKE ... ESCAPE")
 		}
+		s, p := e.Lexpr, e.Rexpr
+		if e.Kind == pg_query.A_Expr_Kind_AEXPR_ILIKE {
+			// ILIKE lowers both sides as lower() does in the C
+			// locale (ASCII letters only); DuckDB's folds every
+			// letter.
+			s, p = asciiCase("lower", s), asciiCase("lower", p)
+		}
 		call := pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("like_escape")},
-			[]*pg_query.Node{e.Lexpr, e.Rexpr, pg_query.MakeAConstStrNode(`\`, -1)}, -1)
-		if op == "!~~" {
+			[]*pg_query.Node{s, p, pg_query.MakeAConstStrNode(`\`, -1)}, -1)
+		if op == "!~~" || op == "!~~*" {
 			call = pg_query.MakeBoolExprNode(pg_query.BoolExprType_NOT_EXPR, []*pg_query.Node{call}, -1)
 		}
 		n.Node = call.Node
@@ -471,7 +542,10 @@ func (d *duck) funcCall(n *pg_query.Node, f *pg_query.FuncCall) {
 		f.Funcformat = pg_query.CoercionForm_COERCE_EXPLICIT_CALL
 		return
 	case "lpad", "rpad":
-		// DuckDB has no two-argument form (padding with spaces).
+		// DuckDB has no two-argument form: it pads with spaces.
+		if len(f.Args) == 2 {
+			f.Args = append(f.Args, pg_query.MakeAConstStrNode(" ", -1))
+		}
 		if len(f.Args) != 3 {
 			d.refuse("%s() of %d arguments", name, len(f.Args))
 		}
@@ -496,17 +570,12 @@ func (d *duck) funcCall(n *pg_query.Node, f *pg_query.FuncCall) {
 	}
 	switch name {
 	case "lower", "upper":
-		// PostgreSQL's C locale changes ASCII letters only.
-		const lowers, uppers = "abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-		from, to := uppers, lowers
-		if name == "upper" {
-			from, to = lowers, uppers
-		}
 		if len(f.Args) != 1 {
 			d.refuse("%s() of %d arguments", name, len(f.Args))
 		}
-		n.Node = pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("translate")},
-			[]*pg_query.Node{f.Args[0], pg_query.MakeAConstStrNode(from, -1), pg_query.MakeAConstStrNode(to, -1)}, -1).Node
+		n.Node = asciiCase(name, f.Args[0]).Node
+	case "every":
+		f.Funcname = []*pg_query.Node{pg_query.MakeStrNode("bool_and")}
 	case "btrim":
 		f.Funcname = []*pg_query.Node{pg_query.MakeStrNode("trim")}
 	default:
@@ -607,11 +676,9 @@ func (d *duck) typeName(t *pg_query.TypeName) {
 			d.refuse("numeric of more than 38 digits")
 		}
 	case "varchar":
-		// DuckDB neither fails a longer value nor cuts trailing
-		// spaces to n, as PostgreSQL's varchar(n) does.
-		if len(t.Typmods) > 0 {
-			d.refuse("varchar(n) (DuckDB does not hold values to n characters; use text or varchar)")
-		}
+		// A column's length is held by the values stored into it
+		// (varchars); a cast's by varcharCast.
+		t.Typmods = nil
 	case "serial", "serial4":
 		t.Names = []*pg_query.Node{pg_query.MakeStrNode("int4")}
 	case "bigserial", "serial8":
@@ -633,10 +700,18 @@ func (d *duck) constraint(c *pg_query.Constraint) {
 		pg_query.ConstrType_CONSTR_IDENTITY,
 		pg_query.ConstrType_CONSTR_CHECK, pg_query.ConstrType_CONSTR_PRIMARY, pg_query.ConstrType_CONSTR_UNIQUE:
 	case pg_query.ConstrType_CONSTR_FOREIGN:
-		for _, a := range []string{c.FkUpdAction, c.FkDelAction} {
-			if a != "" && a != "a" && a != "r" {
-				d.refuse("foreign keys with ON DELETE or ON UPDATE actions")
-			}
+		// DuckDB's replica has no foreign keys: a statement that
+		// violates one fails on the other replicas, and its
+		// transaction with it. ON DELETE CASCADE and SET NULL are
+		// done after each DELETE (DuckDBAfter).
+		if a := c.FkUpdAction; a != "" && a != "a" && a != "r" {
+			d.refuse("foreign keys with ON UPDATE actions")
+		}
+		if a := c.FkDelAction; a != "" && a != "a" && a != "r" && a != "c" && a != "n" {
+			d.refuse("foreign keys with ON DELETE SET DEFAULT")
+		}
+		if c.FkDelAction == "n" && len(c.FkDelSetCols) > 0 {
+			d.refuse("ON DELETE SET NULL of some of the key's columns")
 		}
 		if c.FkMatchtype != "" && c.FkMatchtype != "s" {
 			d.refuse("MATCH FULL foreign keys")
@@ -644,4 +719,284 @@ func (d *duck) constraint(c *pg_query.Constraint) {
 	default:
 		d.refuse("%s constraints", strings.TrimPrefix(c.Contype.String(), "CONSTR_"))
 	}
+}
+
+// VarcharMacro is the DuckDB macro (package driver/duckdb defines it in
+// every session) that stores a value into a varchar(n) column as
+// PostgreSQL's assignment does: shepherd_varchar(v, n) is v as text when
+// it has at most n characters, cut to n when only spaces are beyond
+// them, and fails with "value too long for type character varying(n)"
+// (22001) otherwise. NULL stays NULL.
+const VarcharMacro = "shepherd_varchar"
+
+// varcharLength is n of a varchar(n) column, or -1.
+func varcharLength(c *schema.Column) int {
+	if c == nil || c.Type != "varchar" || len(c.Mods) != 1 {
+		return -1
+	}
+	return int(c.Mods[0])
+}
+
+// varchars wraps every value an INSERT, an ON CONFLICT ... DO UPDATE or
+// an UPDATE stores into a varchar(n) column in VarcharMacro, as the SQL
+// writer does for SQLite (storeCheck); the SELECT of an INSERT becomes a
+// derived table whose columns are stored through it.
+func (d *duck) varchars(n *pg_query.Node) {
+	wrap := func(v *pg_query.Node, c *schema.Column) {
+		max := varcharLength(c)
+		if max < 0 || v == nil || v.GetSetToDefault() != nil {
+			return
+		}
+		if k := v.GetAConst(); k != nil && (k.Isnull || k.GetSval() != nil && utf8.RuneCountInString(k.GetSval().Sval) <= max) {
+			return
+		}
+		orig := proto.Clone(v).(*pg_query.Node)
+		v.Node = pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(VarcharMacro)},
+			[]*pg_query.Node{orig, pg_query.MakeAConstIntNode(int64(max), -1)}, -1).Node
+	}
+	sets := func(table *schema.Table, targets []*pg_query.Node) {
+		if table == nil {
+			return
+		}
+		for _, t := range targets {
+			if rt := t.GetResTarget(); rt != nil && len(rt.Indirection) == 0 {
+				wrap(rt.Val, table.Column(rt.Name))
+			}
+		}
+	}
+	if u := n.GetUpdateStmt(); u != nil {
+		sets(d.schema.Table(u.Relation.GetRelname()), u.TargetList)
+		return
+	}
+	ins := n.GetInsertStmt()
+	if ins == nil {
+		return
+	}
+	table := d.schema.Table(ins.Relation.GetRelname())
+	if table == nil {
+		return
+	}
+	if oc := ins.OnConflictClause; oc != nil {
+		sets(table, oc.TargetList)
+	}
+	var types []*schema.Column
+	if len(ins.Cols) > 0 {
+		for _, c := range ins.Cols {
+			types = append(types, table.Column(c.GetResTarget().GetName()))
+		}
+	} else {
+		for i := range table.Columns {
+			types = append(types, &table.Columns[i])
+		}
+	}
+	if !slices.ContainsFunc(types, func(c *schema.Column) bool { return varcharLength(c) >= 0 }) {
+		return
+	}
+	sel := ins.SelectStmt.GetSelectStmt()
+	switch {
+	case sel == nil:
+	case len(sel.ValuesLists) > 0 && sel.Op == pg_query.SetOperation_SETOP_NONE && len(sel.SortClause) == 0 &&
+		sel.LimitCount == nil && sel.LimitOffset == nil && sel.WithClause == nil:
+		for _, r := range sel.ValuesLists {
+			for i, v := range r.GetList().GetItems() {
+				if i < len(types) {
+					wrap(v, types[i])
+				}
+			}
+		}
+	default:
+		// INSERT ... SELECT: SELECT shepherd_varchar(c1, n), c2 FROM
+		// (the SELECT) AS shepherd_insert (c1, c2).
+		count := len(ins.Cols)
+		if count == 0 {
+			first := sel
+			for first.Op != pg_query.SetOperation_SETOP_NONE && first.Larg != nil {
+				first = first.Larg
+			}
+			if selectsStar(first) {
+				d.refuse("INSERT ... SELECT * into varchar(n) columns without a column list")
+			}
+			count = len(first.TargetList)
+			if len(first.ValuesLists) > 0 {
+				count = len(first.ValuesLists[0].GetList().GetItems())
+			}
+		}
+		if count > len(types) {
+			return // PostgreSQL's error (more expressions than columns)
+		}
+		alias := &pg_query.Alias{Aliasname: "shepherd_insert"}
+		outer := &pg_query.SelectStmt{
+			FromClause: []*pg_query.Node{{Node: &pg_query.Node_RangeSubselect{RangeSubselect: &pg_query.RangeSubselect{
+				Subquery: ins.SelectStmt, Alias: alias}}}},
+		}
+		if sel.WithClause != nil {
+			// A WITH of the INSERT's SELECT stays outside, where its
+			// names are seen by the whole statement.
+			outer.WithClause, sel.WithClause = sel.WithClause, nil
+		}
+		for i := range count {
+			name := "c" + strconv.Itoa(i+1)
+			alias.Colnames = append(alias.Colnames, pg_query.MakeStrNode(name))
+			v := pg_query.MakeColumnRefNode([]*pg_query.Node{pg_query.MakeStrNode(name)}, -1)
+			wrap(v, types[i])
+			outer.TargetList = append(outer.TargetList, pg_query.MakeResTargetNodeWithVal(v, -1))
+		}
+		ins.SelectStmt = &pg_query.Node{Node: &pg_query.Node_SelectStmt{SelectStmt: outer}}
+	}
+}
+
+// varcharCast writes a cast to varchar(n) as left() of the value cast to
+// varchar: PostgreSQL's explicit cast cuts the text to n characters, and
+// DuckDB's varchar has no length.
+func (d *duck) varcharCast(n *pg_query.Node, tc *pg_query.TypeCast) {
+	t := tc.TypeName
+	if t == nil || len(t.Names) == 0 || t.Names[len(t.Names)-1].GetString_().GetSval() != "varchar" ||
+		len(t.Typmods) == 0 || len(t.ArrayBounds) > 0 {
+		return
+	}
+	max := t.Typmods[0].GetAConst().GetIval()
+	if len(t.Typmods) != 1 || max == nil {
+		d.refuse("varchar with modifiers other than a length")
+	}
+	t.Typmods = nil
+	n.Node = pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("left")},
+		[]*pg_query.Node{{Node: &pg_query.Node_TypeCast{TypeCast: tc}}, pg_query.MakeAConstIntNode(int64(max.Ival), -1)}, -1).Node
+}
+
+// asciiCase is lower(x) or upper(x) as PostgreSQL's C locale computes
+// it, changing the 26 ASCII letters only: translate() of them (DuckDB's
+// lower and upper change every letter).
+func asciiCase(name string, x *pg_query.Node) *pg_query.Node {
+	const lowers, uppers = "abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	from, to := uppers, lowers
+	if name == "upper" {
+		from, to = lowers, uppers
+	}
+	return pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("translate")},
+		[]*pg_query.Node{x, pg_query.MakeAConstStrNode(from, -1), pg_query.MakeAConstStrNode(to, -1)}, -1)
+}
+
+// DuckDBAfter returns the statements a DuckDB replica runs after
+// statement n, in the same transaction, to do what PostgreSQL's foreign
+// key actions do (the DuckDB replica has no foreign keys; see DuckDB):
+// after a DELETE from a table that keys of s reference with ON DELETE
+// CASCADE or SET NULL, the rows whose key no longer finds its row are
+// deleted or get NULL keys, and a deletion goes on to their own
+// children. Before n no such row exists (a statement that would leave
+// one fails on the replicas that hold the key, and its transaction with
+// it). A cycle of such actions is refused (0A000).
+func DuckDBAfter(n *pg_query.Node, s *schema.Snapshot) (out []string, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			ref, ok := r.(refusal)
+			if !ok {
+				panic(r)
+			}
+			out, err = nil, pgerr.New(pgerr.FeatureNotSupported,
+				"shepherd cannot write %s for DuckDB replicas", ref.what)
+		}
+	}()
+	del := n.GetDeleteStmt()
+	if del == nil {
+		return nil, nil
+	}
+	d := &duck{schema: s}
+	var visit func(parent string, path []string)
+	visit = func(parent string, path []string) {
+		pt := s.Table(parent)
+		if pt == nil {
+			return
+		}
+		children := append(s.Children(parent), parent)
+		for _, name := range children {
+			child := s.Table(name)
+			if child == nil {
+				continue
+			}
+			for _, fk := range child.ForeignKeys() {
+				_, onDelete, _ := fk.Actions()
+				if fk.RefTable != parent || onDelete != 'c' && onDelete != 'n' {
+					continue
+				}
+				if slices.Contains(path, name) {
+					d.refuse("ON DELETE CASCADE or SET NULL through a cycle of foreign keys")
+				}
+				refs := fk.RefColumns
+				if len(refs) == 0 {
+					refs = pt.Key
+				}
+				if len(refs) != len(fk.Columns) || len(refs) == 0 {
+					d.refuse("a foreign key whose referenced columns shepherd does not know")
+				}
+				var keyed, matched, nulls []string
+				for i, c := range fk.Columns {
+					keyed = append(keyed, quoteDuck(name)+"."+quoteDuck(c)+" IS NOT NULL")
+					matched = append(matched, quoteDuck(parent)+"."+quoteDuck(refs[i])+" = "+quoteDuck(name)+"."+quoteDuck(c))
+					nulls = append(nulls, quoteDuck(c)+" = NULL")
+				}
+				orphans := " WHERE " + strings.Join(keyed, " AND ") + " AND NOT EXISTS (SELECT 1 FROM " +
+					quoteDuck(parent) + " WHERE " + strings.Join(matched, " AND ") + ")"
+				if onDelete == 'n' {
+					out = append(out, "UPDATE "+quoteDuck(name)+" SET "+strings.Join(nulls, ", ")+orphans)
+					continue
+				}
+				out = append(out, "DELETE FROM "+quoteDuck(name)+orphans)
+				visit(name, append(path, name))
+			}
+		}
+	}
+	table := del.Relation.GetRelname()
+	visit(table, []string{table})
+	return out, nil
+}
+
+// quoteDuck quotes an identifier for DuckDB.
+func quoteDuck(name string) string {
+	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
+}
+
+// duckReserved are the words DuckDB's parser reserves that PostgreSQL's
+// does not, so that PostgreSQL's text leaves them unquoted as names
+// (found by writing each of DuckDB's keywords as a table, column and
+// alias name through the deparser and DuckDB's parser).
+var duckReserved = map[string]bool{
+	"anti": true, "asof": true, "at": true, "by": true, "describe": true, "glob": true, "lambda": true,
+	"pivot": true, "pivot_longer": true, "pivot_wider": true, "positional": true, "qualify": true,
+	"semi": true, "show": true, "summarize": true, "unpack": true, "unpivot": true,
+}
+
+// nameFields are the fields of parse nodes that hold a name.
+var nameFields = map[protoreflect.Name]bool{
+	"colname": true, "relname": true, "aliasname": true, "name": true, "idxname": true,
+	"ctename": true, "conname": true, "newname": true, "subname": true, "schemaname": true,
+}
+
+// names refuses a name DuckDB reads as a keyword (duckReserved): the
+// text would not parse there, and the replica would fail what the
+// others run. String constants are no names.
+func (d *duck) names(m protoreflect.Message) {
+	switch x := m.Interface().(type) {
+	case *pg_query.A_Const:
+		return
+	case *pg_query.String:
+		if duckReserved[x.Sval] {
+			d.refuse("the name %q, which DuckDB reserves", x.Sval)
+		}
+	}
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		switch {
+		case fd.Kind() == protoreflect.StringKind && !fd.IsList() && nameFields[fd.Name()]:
+			if duckReserved[v.String()] {
+				d.refuse("the name %q, which DuckDB reserves", v.String())
+			}
+		case fd.IsList() && fd.Message() != nil:
+			l := v.List()
+			for i := 0; i < l.Len(); i++ {
+				d.names(l.Get(i).Message())
+			}
+		case fd.Message() != nil && !fd.IsMap():
+			d.names(v.Message())
+		}
+		return true
+	})
 }

@@ -35,6 +35,7 @@ func (w *writer) expr(n *pg_query.Node) {
 		if nt.Arg.GetRowExpr() != nil {
 			w.refuse("IS NULL on a row value")
 		}
+		w.hide(nt.Arg, false) // only whether it is NULL is seen
 		w.str("(")
 		w.expr(nt.Arg)
 		if nt.Nulltesttype == pg_query.NullTestType_IS_NULL {
@@ -166,6 +167,12 @@ func (w *writer) columnRef(cr *pg_query.ColumnRef) {
 	if f := refFields(cr); len(f) == 2 && f[0] == "excluded" && w.excluded {
 		w.str("VALUES(")
 		w.ident(f[1])
+		w.str(")")
+		return
+	}
+	if w.havingMin(refFields(cr)) {
+		w.str("MIN(")
+		w.outsideHaving(func() { w.columnRef(cr) })
 		w.str(")")
 		return
 	}
@@ -355,9 +362,15 @@ func (w *writer) subLink(s *pg_query.SubLink) {
 var comparison = map[string]bool{"=": true, "<>": true, "<": true, ">": true, "<=": true, ">=": true}
 
 func (w *writer) aExpr(e *pg_query.A_Expr) {
+	if nullOperands(e) || nullBetween(e) {
+		// NULL whatever the digits in it (see hide).
+		w.hide(e.Lexpr, true)
+		w.hide(e.Rexpr, true)
+	}
 	op := schema.OpName(e.Name)
 	switch e.Kind {
 	case pg_query.A_Expr_Kind_AEXPR_OP:
+		w.hiddenDiv = w.hidden[e]
 		w.operator(op, e.Lexpr, e.Rexpr)
 	case pg_query.A_Expr_Kind_AEXPR_DISTINCT, pg_query.A_Expr_Kind_AEXPR_NOT_DISTINCT:
 		if !w.pg() && (w.typeOf(e.Lexpr) == "jsonb" || w.typeOf(e.Rexpr) == "jsonb") {
@@ -394,6 +407,10 @@ func (w *writer) aExpr(e *pg_query.A_Expr) {
 		w.expr(e.Rexpr)
 		w.str(")")
 	case pg_query.A_Expr_Kind_AEXPR_IN:
+		if items := e.Rexpr.GetList().Items; w.inFoldsToNull(e.Lexpr, items) {
+			w.nullFolded(func() { w.in(op, e.Lexpr, items) })
+			return
+		}
 		w.in(op, e.Lexpr, e.Rexpr.GetList().Items)
 	case pg_query.A_Expr_Kind_AEXPR_OP_ANY, pg_query.A_Expr_Kind_AEXPR_OP_ALL:
 		w.arrayAnyAll(op, e.Kind == pg_query.A_Expr_Kind_AEXPR_OP_ALL, e.Lexpr, e.Rexpr)
@@ -513,6 +530,17 @@ func (w *writer) like(op string, l, r *pg_query.Node) {
 
 // operator writes a binary or prefix operator.
 func (w *writer) operator(op string, l, r *pg_query.Node) {
+	if w.foldsToNull(op, l, r) {
+		w.nullFolded(func() { w.operation(op, l, r) })
+		return
+	}
+	w.operation(op, l, r)
+}
+
+// operation writes a binary or prefix operator as the engine computes it.
+func (w *writer) operation(op string, l, r *pg_query.Node) {
+	hidden := w.hiddenDiv // this operator's (see aExpr), not its operands'
+	w.hiddenDiv = false
 	if l == nil && w.temporalOp(op, nil, r, "", w.typeOf(r)) {
 		return
 	}
@@ -610,7 +638,7 @@ func (w *writer) operator(op string, l, r *pg_query.Node) {
 	case "+", "-":
 		w.int4(lt, rt, l, r, func() { w.rounded(func() { w.arith(op, l, r, lt, rt) }, lt, rt, l, r, op) })
 	case "/":
-		w.divide(l, r, lt, rt)
+		w.divide(l, r, lt, rt, hidden)
 	case "%":
 		if !isInt(lt) || !isInt(rt) {
 			w.numericMod(l, r, lt, rt, "%")
@@ -701,15 +729,15 @@ const int2RangeMark = "18446744073709518848 + "
 const int8Function = "shepherd_int8"
 
 // rounded writes an arithmetic expression; in SQLite, one on numeric
-// values of known scale is rounded to that scale, which is what
-// PostgreSQL's exact result has.
+// values of known scale is rounded to the decimals PostgreSQL's exact
+// result can have (valueScale).
 func (w *writer) rounded(write func(), lt, rt string, l, r *pg_query.Node, op string) {
 	if !w.lite() || lt != "numeric" && rt != "numeric" {
 		write()
 		return
 	}
-	ls, lok := w.scaleOf(l)
-	rs, rok := w.scaleOf(r)
+	ls, lok := w.valueScale(l)
+	rs, rok := w.valueScale(r)
 	if !lok || !rok {
 		write()
 		return
@@ -734,8 +762,11 @@ func (w *writer) binary(l *pg_query.Node, op string, r *pg_query.Node) {
 // divide writes /. PostgreSQL divides integers by truncating toward zero,
 // as SQLite does; MariaDB's / gives a decimal, its DIV truncates. SQLite
 // keeps an integral numeric value as an integer, so a numeric operand is
-// made real there.
-func (w *writer) divide(l, r *pg_query.Node, lt, rt string) {
+// made real there. hidden says no answer sees the quotient's digits (see hide).
+func (w *writer) divide(l, r *pg_query.Node, lt, rt string, hidden bool) {
+	if w.liteDivide(l, r, lt, rt, hidden) {
+		return
+	}
 	switch {
 	case isInt(lt) && isInt(rt):
 		op := "/"
@@ -748,7 +779,7 @@ func (w *writer) divide(l, r *pg_query.Node, lt, rt string) {
 		w.divisor(l, r)
 		w.str(")")
 	case isNumber(lt) && isNumber(rt) && (!isInt(lt) || !isInt(rt)):
-		if w.rounding == 0 && !strings.HasPrefix(lt, "float") && !strings.HasPrefix(rt, "float") && !nullValued(l) && !nullValued(r) {
+		if w.rounding == 0 && !hidden && !strings.HasPrefix(lt, "float") && !strings.HasPrefix(rt, "float") && !nullValued(l) && !nullValued(r) {
 			// PostgreSQL gives at least 16 significant digits, chosen by
 			// the operands' magnitudes; the others give other digits.
 			// Once rounded to a stated scale, all agree. A NULL
@@ -757,11 +788,21 @@ func (w *writer) divide(l, r *pg_query.Node, lt, rt string) {
 			w.refuse("numeric division whose result is not rounded (PostgreSQL's digits depend on the values); round it, e.g. round(a / b, 4), or cast it to numeric(p,s)")
 		}
 		w.str("(")
-		if w.lite() && (lt == "numeric" || rt == "numeric") {
+		float := (strings.HasPrefix(lt, "float") || strings.HasPrefix(rt, "float")) && !heldAsFloat(l, lt)
+		switch {
+		case w.lite() && (lt == "numeric" || rt == "numeric" || float):
+			// A double precision value may be held as an integer
+			// there (ceil(x) of an integer x), which / would truncate.
 			w.str("CAST(")
 			w.expr(l)
 			w.str(" AS REAL)")
-		} else {
+		case w.my() && float:
+			// As on SQLite; MariaDB's / of integers gives four
+			// decimals.
+			w.str("CAST(")
+			w.expr(l)
+			w.str(" AS DOUBLE)")
+		default:
 			w.expr(l)
 		}
 		w.str(" / ")
@@ -772,9 +813,54 @@ func (w *writer) divide(l, r *pg_query.Node, lt, rt string) {
 	}
 }
 
+// liteDivide writes, for SQLite, a division whose dividend may be NULL
+// but cannot be written a second time for the divisor's check (see
+// divisor) as shepherd_divide(l, r), SQLite's division that fails on a
+// zero divisor only when the dividend is not NULL: NULL / 0 is NULL, as
+// PostgreSQL's strict division answers, where a divisor check alone
+// failed it (and the other engines outvoted SQLite).
+func (w *writer) liteDivide(l, r *pg_query.Node, lt, rt string, hidden bool) bool {
+	if !w.lite() || nonZeroConst(r) || w.notNull(l, nil) || repeatable(l) || !isNumber(lt) || !isNumber(rt) {
+		return false
+	}
+	if !isInt(lt) || !isInt(rt) {
+		if w.rounding == 0 && !hidden && !strings.HasPrefix(lt, "float") && !strings.HasPrefix(rt, "float") && !nullValued(l) && !nullValued(r) {
+			return false // refused by divide
+		}
+	}
+	w.str(divideFunction + "(")
+	if lt == "numeric" || rt == "numeric" || strings.HasPrefix(lt, "float") || strings.HasPrefix(rt, "float") {
+		// A double precision value may be held as an integer (ceil(x)
+		// of an integer): SQLite would divide it as one.
+		w.str("CAST(")
+		w.expr(l)
+		w.str(" AS REAL)")
+	} else {
+		w.expr(l)
+	}
+	w.str(", ")
+	w.expr(r)
+	w.str(")")
+	return true
+}
+
+// divideFunction is sqlite.DivideFunction.
+const divideFunction = "shepherd_divide"
+
+// heldAsFloat reports whether the engines hold n's value (of type t) as
+// a float whatever it is: a double precision or real column (REAL
+// affinity, DOUBLE), or a cast to one. Other double precision values,
+// ceil(x) of an integer x, may be integers there.
+func heldAsFloat(n *pg_query.Node, t string) bool {
+	return strings.HasPrefix(t, "float") && (n.GetTypeCast() != nil || n.GetColumnRef() != nil)
+}
+
 // nullValued reports whether n is NULL whatever the values: a NULL
-// constant, cast or signed, or arithmetic (strict: + - * / %) with such
-// an operand.
+// constant, cast or signed, arithmetic and comparisons (strict: + - * /
+// % = <> < > <= >=) with such an operand, NULLIF of such a value,
+// COALESCE of only such values, CASE whose every arm that can be taken
+// gives one (a CASE without ELSE has a NULL one), and sum, avg, min and
+// max of such a value.
 func nullValued(n *pg_query.Node) bool {
 	switch {
 	case isNullConst(n):
@@ -784,9 +870,38 @@ func nullValued(n *pg_query.Node) bool {
 	case n.GetAExpr() != nil && n.GetAExpr().Kind == pg_query.A_Expr_Kind_AEXPR_OP:
 		e := n.GetAExpr()
 		switch schema.OpName(e.Name) {
-		case "+", "-", "*", "/", "%":
+		case "+", "-", "*", "/", "%", "=", "<>", "<", ">", "<=", ">=":
 			return e.Lexpr != nil && nullValued(e.Lexpr) || nullValued(e.Rexpr)
 		}
+	case n.GetAExpr() != nil && n.GetAExpr().Kind == pg_query.A_Expr_Kind_AEXPR_NULLIF:
+		return nullValued(n.GetAExpr().Lexpr)
+	case n.GetCoalesceExpr() != nil:
+		for _, a := range n.GetCoalesceExpr().Args {
+			if !nullValued(a) {
+				return false
+			}
+		}
+		return true
+	case n.GetCaseExpr() != nil:
+		c := n.GetCaseExpr()
+		if c.Defresult != nil && !nullValued(c.Defresult) {
+			return false
+		}
+		for _, a := range c.Args {
+			cw := a.GetCaseWhen()
+			if cw == nil {
+				return false
+			}
+			// A WHEN that is NULL (CASE x WHEN v with x or v NULL)
+			// or compares two different constants is never taken.
+			never := nullValued(cw.Expr) || c.Arg != nil && (nullValued(c.Arg) || constantsDiffer(c.Arg, cw.Expr))
+			if !never && !nullValued(cw.Result) {
+				return false
+			}
+		}
+		return true
+	case n.GetFuncCall() != nil:
+		return nullAggregate(n.GetFuncCall())
 	}
 	return false
 }

@@ -6,44 +6,23 @@ import (
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
+	"github.com/shepherd-db/shepherd/internal/pgfunc"
 	"github.com/shepherd-db/shepherd/internal/schema"
 )
 
-// sameEverywhere are functions every dialect spells and means alike, by
-// their argument counts.
-var sameEverywhere = map[string][]int{
-	"replace": {3}, "abs": {1},
-	"nullif": {2},
-	"count":  {0, 1}, "sum": {1}, "avg": {1}, "min": {1}, "max": {1},
-	"row_number": {0}, "rank": {0}, "dense_rank": {0}, "ntile": {1},
-	"lag": {1, 2}, "lead": {1, 2}, "first_value": {1}, "last_value": {1},
-}
-
-// mathFunctions exist in MariaDB and in SQLite's math extension under
-// the same name and meaning.
-var mathFunctions = map[string][]int{
-	"ceil": {1}, "ceiling": {1}, "floor": {1}, "sqrt": {1}, "exp": {1}, "ln": {1},
-	"power": {2}, "pi": {0}, "sign": {1},
-}
-
-func argsOK(table map[string][]int, name string, n int) bool {
-	counts, ok := table[name]
-	if !ok {
-		return false
-	}
-	if counts == nil {
-		return n > 0
-	}
-	for _, c := range counts {
-		if c == n {
-			return true
-		}
-	}
-	return false
+// mathAlike reports whether MariaDB and SQLite's math functions write
+// the call as PostgreSQL does (see pgfunc.MathAlike).
+func mathAlike(name string, n int) bool {
+	_, ok := pgfunc.MathAlike(name, n)
+	return ok
 }
 
 // funcCall writes a function call, aggregate or window function.
 func (w *writer) funcCall(fc *pg_query.FuncCall) {
+	if w.havingAt != nil && isAggregateCall(fc) {
+		w.outsideHaving(func() { w.funcCall(fc) })
+		return
+	}
 	name := schema.FuncName(fc)
 	if name == "" {
 		w.refuse("user-defined or schema-qualified functions")
@@ -53,6 +32,9 @@ func (w *writer) funcCall(fc *pg_query.FuncCall) {
 	}
 	if fc.FuncVariadic {
 		w.refuse("VARIADIC arguments")
+	}
+	if countsNulls(fc) {
+		w.hide(fc.Args[0], false) // only whether it is NULL counts
 	}
 	if len(fc.AggOrder) > 0 && name != "string_agg" && name != "array_agg" {
 		w.refuse("ORDER BY inside %s()", name)
@@ -74,7 +56,7 @@ func (w *writer) funcCall(fc *pg_query.FuncCall) {
 		// Pinned to parameters before writing; left here only when the
 		// form was not one shepherd pins.
 		w.refuse("%s() in this form", name)
-	case name == "avg" && n == 1 && fc != w.sortKey && !w.mootAvgs[fc] && (w.exact(fc.Args[0]) || isInt(w.typeOf(fc.Args[0]))):
+	case name == "avg" && n == 1 && fc != w.sortKey && !w.mootAvgs[fc] && (w.exact(fc.Args[0]) || isInt(w.typeOf(fc.Args[0]))) && !nullAggregate(fc) && !w.hidden[fc]:
 		// avg() of exact values has digits only PostgreSQL writes
 		// (select_div_scale); MariaDB answers four decimals more than
 		// its operand, SQLite a double. sqlan asks for a result column
@@ -124,10 +106,10 @@ func (w *writer) funcCall(fc *pg_query.FuncCall) {
 		}
 		w.str(")")
 		return
-	case name == "sum" && n == 1 && w.lite() && w.exact(fc.Args[0]):
+	case name == "sum" && n == 1 && w.lite() && w.exact(fc.Args[0]) && !nullAggregate(fc):
 		// SQLite sums numeric values as floats: round back to the
-		// scale PostgreSQL's exact sum has.
-		scale, ok := w.scaleOf(fc.Args[0])
+		// decimals PostgreSQL's exact sum can have (valueScale).
+		scale, ok := w.valueScale(fc.Args[0])
 		if !ok {
 			w.refuse("sum() of numeric values of unknown scale (SQLite adds them as floats)")
 		}
@@ -145,14 +127,14 @@ func (w *writer) funcCall(fc *pg_query.FuncCall) {
 		// PostgreSQL's abs() keeps x's type: abs of its minimum is out
 		// of range (22003).
 		w.inRange(w.typeOf(fc.Args[0]), func() { w.call("ABS", fc) })
-	case argsOK(sameEverywhere, name, n):
+	case pgfunc.Alike(name, n):
 		w.call(strings.ToUpper(name), fc)
 	case name == "pi" && n == 0 && w.my():
 		// MariaDB's PI() shows six decimals.
 		w.str("3.141592653589793E0")
-	case argsOK(mathFunctions, name, n):
-		if name == "power" && w.my() {
-			w.call("POW", fc)
+	case mathAlike(name, n):
+		if my, _ := pgfunc.MathAlike(name, n); my != "" && w.my() {
+			w.call(my, fc)
 			return
 		}
 		w.call(strings.ToUpper(name), fc)

@@ -7,33 +7,17 @@ import (
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
+	"github.com/shepherd-db/shepherd/internal/pgfunc"
 	"github.com/shepherd-db/shepherd/internal/schema"
 )
 
 // commonType is the type PostgreSQL gives CASE, COALESCE, GREATEST and
-// LEAST (select_common_type): of all their arguments, not the first one's.
-// Among numbers the category's preferred direction wins: any float makes
-// float8 (float4 only when all are float4), else any numeric makes
-// numeric, else the widest integer. "" when shepherd cannot tell (types
-// of different categories, or none known). Untyped arguments (NULL, a
-// string literal) take the others' type.
+// LEAST (select_common_type, pgfunc.CommonType): of all their arguments,
+// not the first one's. "" when shepherd cannot tell (types of different
+// categories, or one unknown). Untyped arguments (NULL, a string
+// literal) take the others' type, and are text when all are.
 func (w *writer) commonType(args []*pg_query.Node) string {
-	common := ""
-	for _, a := range args {
-		t := w.typeOf(a)
-		switch {
-		case t == "" && untyped(a):
-		case t == "":
-			return ""
-		case common == "" || common == t:
-			common = t
-		case isNumber(common) && isNumber(t):
-			common = widerNumber(common, t)
-		default:
-			return ""
-		}
-	}
-	return common
+	return pgfunc.CommonType(w.argTypes(args))
 }
 
 // untyped reports whether n is a NULL or a string literal, which take

@@ -17,6 +17,11 @@ func (w *writer) selectStmt(s *pg_query.SelectStmt, top bool) {
 	if s.IntoClause != nil {
 		w.refuse("SELECT INTO")
 	}
+	if split, largest := w.splitJoin(s); split != nil {
+		w.selectStmt(split, top)
+		w.splitTables += len(s.FromClause) - largest
+		return
+	}
 	if w.my() && len(s.FromClause) == 1 && s.FromClause[0].GetJoinExpr().GetJointype() == pg_query.JoinType_JOIN_FULL {
 		if full := w.fullJoin(s); full != nil {
 			w.selectStmt(full, top)
@@ -86,7 +91,7 @@ func (w *writer) selectStmt(s *pg_query.SelectStmt, top bool) {
 	}
 	if s.HavingClause != nil {
 		w.str(" HAVING ")
-		w.expr(s.HavingClause)
+		w.having(s)
 	}
 	if len(s.WindowClause) > 0 {
 		w.str(" WINDOW ")

@@ -19,21 +19,6 @@ import (
 // not import the driver).
 const liteStringPrefix = "shepherd_"
 
-// stringFuncType is the result type of the string functions written
-// here that funcType does not list.
-func stringFuncType(name string) string {
-	switch name {
-	case "initcap", "split_part", "translate", "chr", "format", "regexp_replace", "regexp_substr",
-		"quote_literal", "quote_nullable":
-		return "text"
-	case "ascii", "regexp_count":
-		return "int4"
-	case "starts_with", "regexp_like":
-		return "bool"
-	}
-	return ""
-}
-
 // isTextArg reports whether t is a type a text argument may have: text,
 // varchar or unknown (a literal). char(n) is left out: PostgreSQL strips
 // its padding on the way to text, which the engines' storage of it does

@@ -11,6 +11,7 @@ import (
 	"github.com/shepherd-db/shepherd/internal/answer"
 	"github.com/shepherd-db/shepherd/internal/driver"
 	"github.com/shepherd-db/shepherd/internal/pgerr"
+	"github.com/shepherd-db/shepherd/internal/pgfunc"
 	"github.com/shepherd-db/shepherd/internal/schema"
 )
 
@@ -104,11 +105,12 @@ func (w *writer) typeOf(n *pg_query.Node) string {
 	case n.GetCaseExpr() != nil:
 		ce := n.GetCaseExpr()
 		var results []*pg_query.Node
+		if ce.Defresult != nil {
+			// PostgreSQL puts the ELSE first (transformCaseExpr).
+			results = append(results, ce.Defresult)
+		}
 		for _, a := range ce.Args {
 			results = append(results, a.GetCaseWhen().Result)
-		}
-		if ce.Defresult != nil {
-			results = append(results, ce.Defresult)
 		}
 		return w.commonType(results)
 	case n.GetCoalesceExpr() != nil:
@@ -126,65 +128,26 @@ func (w *writer) typeOf(n *pg_query.Node) string {
 	return ""
 }
 
-// funcType is the result type of the functions the writer knows.
+// funcType is the result type of a function call by PostgreSQL's
+// catalogue (pgfunc): "" for a function shepherd does not know, or
+// where the argument types leave the overload open.
 func (w *writer) funcType(fc *pg_query.FuncCall) string {
-	arg := ""
-	if len(fc.Args) > 0 {
-		arg = w.typeOf(fc.Args[0])
+	return pgfunc.Result(schema.FuncName(fc), w.argTypes(fc.Args))
+}
+
+// argTypes types the arguments of a call for pgfunc: an untyped string
+// or NULL is pgfunc.Literal, which the overload resolution treats as
+// PostgreSQL does.
+func (w *writer) argTypes(args []*pg_query.Node) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		if c := a.GetAConst(); c != nil && (c.Isnull || c.GetSval() != nil) {
+			out[i] = pgfunc.Literal
+			continue
+		}
+		out[i] = w.typeOf(a)
 	}
-	switch schema.FuncName(fc) {
-	case "count", "row_number", "rank", "dense_rank", "ntile":
-		return "int8"
-	case "percent_rank", "cume_dist":
-		return "float8"
-	case "sum":
-		if arg == "int2" || arg == "int4" {
-			return "int8"
-		}
-		if arg == "int8" {
-			return "numeric"
-		}
-		if arg == "float4" {
-			return "float4"
-		}
-		return arg
-	case "avg":
-		if isNumber(arg) && !strings.HasPrefix(arg, "float") {
-			return "numeric"
-		}
-		if strings.HasPrefix(arg, "float") {
-			return "float8"
-		}
-		return arg
-	case "min", "max", "abs", "ceil", "ceiling", "floor", "lag", "lead", "first_value", "last_value":
-		return arg
-	case "round", "trunc":
-		if len(fc.Args) == 2 {
-			return "numeric"
-		}
-		return arg
-	case "mod":
-		return arg
-	case "length", "char_length", "character_length", "octet_length", "strpos", "position":
-		return "int4"
-	case "lower", "upper", "substr", "substring", "replace", "btrim", "ltrim", "rtrim", "concat",
-		"concat_ws", "lpad", "rpad", "left", "right", "string_agg", "md5", "repeat", "reverse":
-		return "text"
-	case "bool_and", "bool_or", "every":
-		return "bool"
-	case "extract", "date_part":
-		return "numeric"
-	case "date_trunc":
-		if len(fc.Args) == 2 {
-			return w.typeOf(fc.Args[1])
-		}
-	case "power", "pow", "sqrt", "exp", "ln", "log":
-		return "float8"
-	}
-	if t := w.temporalFuncType(fc); t != "" {
-		return t
-	}
-	return stringFuncType(schema.FuncName(fc))
+	return out
 }
 
 // scaleOf returns the number of decimal places of an exact numeric

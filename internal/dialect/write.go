@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/shepherd-db/shepherd/internal/answer"
 	"github.com/shepherd-db/shepherd/internal/driver"
@@ -124,6 +125,12 @@ type writer struct {
 	// to a stated scale (round(x, n), a numeric(p,s) cast or column),
 	// inside which a numeric division may be written.
 	rounding int
+	// hidden holds the numeric divisions (*pg_query.A_Expr) and avg()
+	// calls whose digits no answer sees (see hide), which may be
+	// written as the engine computes them; hiddenDiv is set for the
+	// division being written when it is one.
+	hidden    map[protoreflect.ProtoMessage]bool
+	hiddenDiv bool
 	// derived numbers the derived tables the writer introduces.
 	derived int
 	// scopes are the FROM items visible to column references, innermost
@@ -174,6 +181,12 @@ type writer struct {
 	colScales map[*schema.Column]int
 	// tables counts the table references written (see checkJoinLimit).
 	tables int
+	// splitTables is how many of the tables counted (tables) a join
+	// written in parts does not put into one join (see splitJoin).
+	splitTables int
+	// havingAt is the query whose HAVING clause MariaDB's writer is in,
+	// outside aggregates and subqueries (see having).
+	havingAt *havingLevel
 }
 
 // scope is one query level's FROM items: alias (or table name) → table.

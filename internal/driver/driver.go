@@ -227,10 +227,20 @@ type Query struct {
 	ReturnsRows bool
 	// Verb is the command tag verb ("SELECT", "INSERT", "CREATE TABLE").
 	Verb string
+	// Sink, when set, receives the statement's rows one at a time as the
+	// engine sends them, instead of the answer's Rows: a large answer is
+	// never held whole. cols are the columns as the engine described them
+	// before the first row (the answer's may be refined after the last);
+	// the sink may keep row. An error from it ends the statement with
+	// that error. A driver that does not stream returns the rows in the
+	// answer as before; the caller feeds them to its sink itself.
+	Sink func(cols []answer.Column, row []answer.Value) error
 }
 
 // StatementSeparator separates the statements of a text a writer made
-// of several (a TRUNCATE of several tables: one DELETE each). A driver
+// of several (a TRUNCATE of several tables: one DELETE each; for DuckDB
+// also an ALTER TABLE of several actions, and a DELETE and what foreign
+// key actions do after it). A driver
 // whose engine runs one statement per call splits the text there and
 // runs the parts in order, in the same transaction. The writers never
 // put it inside an identifier or a literal of such a text.

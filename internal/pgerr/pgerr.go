@@ -60,6 +60,7 @@ const (
 	AdminShutdown             = "57P01"
 	CannotConnectNow          = "57P03"
 	TooManyConnections        = "53300"
+	OutOfMemory               = "53200"
 	UndefinedParameterRef     = "42P02"
 	InvalidSQLStatementName   = "26000"
 	InvalidCursorName         = "34000"

@@ -78,6 +78,12 @@ type conn struct {
 	// releaseSlot gives back the connection's slot of MaxConnections;
 	// nil until it holds one.
 	releaseSlot func()
+
+	// row and ready are messages the connection reuses, which saves
+	// allocations per row and per statement: only the connection's
+	// goroutine sends, and sending copies a message into the output.
+	row   pgproto3.DataRow
+	ready pgproto3.ReadyForQuery
 }
 
 func newConn(s *Server, nc net.Conn) *conn {
@@ -344,8 +350,12 @@ func (r *framingReader) follow(b []byte) {
 // err is Backend.Receive's error: past the framing, an oversized
 // message is the only other error a Query read whole can have.
 func (r *framingReader) malformedQuery(err error) (string, bool) {
+	if err == nil {
+		// Before tooLong, which escapes: no allocation per message.
+		return "", false
+	}
 	var tooLong *pgproto3.ExceededMaxBodyLenErr
-	if err == nil || errors.As(err, &tooLong) || r.err != nil || r.midMessage() || r.header[0] != 'Q' || int32(binary.BigEndian.Uint32(r.header[1:])) < 4 {
+	if errors.As(err, &tooLong) || r.err != nil || r.midMessage() || r.header[0] != 'Q' || int32(binary.BigEndian.Uint32(r.header[1:])) < 4 {
 		return "", false
 	}
 	if !r.bodyNUL {
@@ -361,4 +371,14 @@ func (r *framingReader) midMessage() bool {
 
 func uint32Bytes(v uint32) []byte {
 	return []byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)}
+}
+
+// sendRow sends one row read back from disk; its error says the client
+// is gone, so that the rest of a long answer is not read for nothing.
+func (c *conn) sendRow(msg pgproto3.BackendMessage) error {
+	c.send(msg)
+	if c.writeErr != nil {
+		return errors.Join(errClientGone, c.writeErr)
+	}
+	return nil
 }

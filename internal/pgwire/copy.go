@@ -69,10 +69,11 @@ type Copier interface {
 	// more than maxBytes of data is 54000. Errors about the data carry
 	// PostgreSQL's CONTEXT ("COPY table, line n: ...").
 	CopyIn(table string, cols []CopyColumn, opts CopyOptions, maxBytes int64) ([]CopyRow, error)
-	// CopyOut sends CopyOutResponse, rows (encoded as PostgreSQL's COPY
-	// TO STDOUT encodes them in opts' format, each column as its type
-	// in cols) as CopyData, and CopyDone.
-	CopyOut(cols []answer.Column, rows [][]answer.Value, opts CopyOptions) error
+	// CopyOut sends CopyOutResponse, rows and then the rows of more
+	// (spilled ones, read back one at a time; more may be nil), encoded
+	// as PostgreSQL's COPY TO STDOUT encodes them in opts' format, each
+	// column as its type in cols, as CopyData, and CopyDone.
+	CopyOut(cols []answer.Column, rows [][]answer.Value, more *answer.Spilled, opts CopyOptions) error
 }
 
 type copierKey struct{}
@@ -684,7 +685,7 @@ func (p *copyParser) columnWhere(col CopyColumn, code, format string, args ...an
 }
 
 // CopyOut implements Copier.
-func (c *conn) CopyOut(cols []answer.Column, rows [][]answer.Value, opts CopyOptions) error {
+func (c *conn) CopyOut(cols []answer.Column, rows [][]answer.Value, more *answer.Spilled, opts CopyOptions) error {
 	overall, codes := copyFormatCodes(opts, len(cols))
 	c.send(&pgproto3.CopyOutResponse{OverallFormat: overall, ColumnFormatCodes: codes})
 	oids := columnOIDs(cols)
@@ -704,7 +705,20 @@ func (c *conn) CopyOut(cols []answer.Column, rows [][]answer.Value, opts CopyOpt
 		c.send(&pgproto3.CopyData{Data: buf})
 		buf = nil
 	}
-	for _, row := range rows {
+	for r := 0; ; r++ {
+		var row []answer.Value
+		switch {
+		case r < len(rows):
+			row = rows[r]
+		case more.Len() > 0:
+			var err error
+			if row, err = more.Next(); err != nil {
+				return pgerr.Wrap(pgerr.IOError, err, "")
+			}
+		}
+		if row == nil {
+			break
+		}
 		if len(row) != len(cols) {
 			return pgerr.New(pgerr.InternalError, "result row has %d values but %d columns", len(row), len(cols))
 		}

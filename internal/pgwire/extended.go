@@ -41,6 +41,9 @@ type portal struct {
 	oids     []uint32 // column types the rows are encoded with
 	formats  []int16
 	rows     [][]answer.Value // rows not yet sent
+	// more holds the rows not yet sent after rows, spilled to disk
+	// (answer.Answer.More); closed when the portal goes.
+	more *answer.Spilled
 }
 
 func (c *conn) parse(ctx context.Context, m *pgproto3.Parse) error {
@@ -221,14 +224,16 @@ func (c *conn) runPortal(ctx context.Context, pt *portal) error {
 		return pgerr.New(pgerr.InternalError, "statement produced no answer")
 	}
 	if pt.oids, err = resultTypes(pt.stmt.cols, a); err != nil {
+		a.More.Close()
 		return err
 	}
 	if pt.oids != nil {
 		if pt.formats, err = normaliseFormats(pt.formatCodes, len(pt.oids), "result"); err != nil {
+			a.More.Close()
 			return err
 		}
 	}
-	pt.executed, pt.tag, pt.rows = true, a.Tag, a.Rows
+	pt.executed, pt.tag, pt.rows, pt.more = true, a.Tag, a.Rows, a.More
 	return nil
 }
 
@@ -254,6 +259,8 @@ func resultTypes(described []answer.Column, a *answer.Answer) ([]uint32, error) 
 
 // sendPortalRows sends up to maxRows (0: all) of pt's remaining rows, then
 // PortalSuspended if some remain, else CommandComplete.
+// Spilled rows are read back one at a time, so a portal of any size
+// costs the memory of one row while it is sent.
 func (c *conn) sendPortalRows(pt *portal, maxRows uint32) error {
 	n := len(pt.rows)
 	if maxRows > 0 && uint64(maxRows) < uint64(n) {
@@ -268,11 +275,30 @@ func (c *conn) sendPortalRows(pt *portal, maxRows uint32) error {
 		c.send(dr)
 	}
 	pt.rows = pt.rows[n:]
-	if len(pt.rows) > 0 {
+	if len(pt.rows) == 0 && pt.more != nil {
+		for sent := uint64(n); pt.more.Len() > 0 && (maxRows == 0 || sent < uint64(maxRows)); sent++ {
+			row, err := pt.more.Next()
+			if err != nil {
+				pt.more.Close()
+				pt.more = nil
+				return pgerr.Wrap(pgerr.IOError, err, "")
+			}
+			dr, err := c.dataRow(pt.oids, pt.formats, row)
+			if err != nil {
+				return err
+			}
+			if err := c.sendRow(dr); err != nil {
+				return err
+			}
+		}
+	}
+	if len(pt.rows) > 0 || pt.more != nil && pt.more.Len() > 0 {
 		c.send(&pgproto3.PortalSuspended{})
 		return nil
 	}
 	pt.rows = nil
+	pt.more.Close()
+	pt.more = nil
 	c.send(&pgproto3.CommandComplete{CommandTag: []byte(pt.tag)})
 	return nil
 }
@@ -300,6 +326,7 @@ func (c *conn) closeStatement(name string) {
 	delete(c.statements, name)
 	for pname, pt := range c.portals {
 		if pt.stmt == p {
+			pt.more.Close()
 			delete(c.portals, pname)
 		}
 	}
@@ -309,5 +336,16 @@ func (c *conn) closeStatement(name string) {
 }
 
 func (c *conn) dropPortal(name string) {
+	if pt, ok := c.portals[name]; ok {
+		pt.more.Close()
+	}
 	delete(c.portals, name)
+}
+
+// dropAllPortals forgets every portal.
+func (c *conn) dropAllPortals() {
+	for _, pt := range c.portals {
+		pt.more.Close()
+	}
+	clear(c.portals)
 }

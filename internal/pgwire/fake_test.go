@@ -459,7 +459,7 @@ func fakeCopy(ctx context.Context, rest string) (*answer.Answer, error) {
 		opts = CopyOptions{Format: CopyBinary}
 	}
 	if f[0] == "out" {
-		if err := cp.CopyOut(rowsColumns, rowsValues, opts); err != nil {
+		if err := cp.CopyOut(rowsColumns, rowsValues, nil, opts); err != nil {
 			return nil, err
 		}
 		return &answer.Answer{Tag: answer.Tag("COPY", int64(len(rowsValues)))}, nil

@@ -166,6 +166,7 @@ func (c *conn) sendAnswer(a *answer.Answer) error {
 	if a == nil {
 		return pgerr.New(pgerr.InternalError, "statement produced no answer")
 	}
+	defer a.More.Close()
 	if a.Columns == nil && len(a.Rows) > 0 {
 		return pgerr.New(pgerr.InternalError, "answer has rows but no columns")
 	}
@@ -186,6 +187,20 @@ func (c *conn) sendAnswer(a *answer.Answer) error {
 			}
 			c.send(dr)
 		}
+		for a.More.Len() > 0 {
+			// Spilled rows, read back one at a time.
+			row, err := a.More.Next()
+			if err != nil {
+				return pgerr.Wrap(pgerr.IOError, err, "")
+			}
+			dr, err := c.dataRow(oids, formats, row)
+			if err != nil {
+				return err
+			}
+			if err := c.sendRow(dr); err != nil {
+				return err
+			}
+		}
 	}
 	c.send(&pgproto3.CommandComplete{CommandTag: []byte(a.Tag)})
 	return c.checkWrite()
@@ -204,7 +219,7 @@ func (c *conn) readyForQuery() error {
 	status := c.sess.TxStatus()
 	if status == 'I' {
 		// Portals live no longer than their transaction.
-		clear(c.portals)
+		c.dropAllPortals()
 	}
 	if r, ok := c.sess.(Reporter); ok {
 		for _, p := range r.ChangedParameters() {
@@ -227,7 +242,8 @@ func (c *conn) readyForQuery() error {
 			c.idleTxDeadline = true
 		}
 	}
-	c.send(&pgproto3.ReadyForQuery{TxStatus: status})
+	c.ready.TxStatus = status
+	c.send(&c.ready)
 	return c.flush()
 }
 

@@ -154,3 +154,22 @@ func TestFlushSendsPendingOutput(t *testing.T) {
 	checkScript(t, []string{render(c.recv())}, "ParseComplete")
 	checkScript(t, c.exchange(&pgproto3.Sync{}), "ReadyForQuery I")
 }
+
+// TestRowsReuseKeepsValues: the connection reuses one DataRow and does
+// not copy text values (dataRow); an empty text is still not NULL, and
+// each row carries its own values, also when a row is narrower than the
+// one before.
+func TestRowsReuseKeepsValues(t *testing.T) {
+	ts := startServer(t, nil)
+	c := ts.connect(t)
+	checkScript(t, c.exchange(&pgproto3.Query{String: "echo 'abc', null, '', 'x'; echo '', 'y'; echo null"}),
+		"RowDescription c1:25/0 c2:25/0 c3:25/0 c4:25/0", "DataRow abc|NULL||x", "CommandComplete SELECT 1",
+		"RowDescription c1:25/0 c2:25/0", "DataRow |y", "CommandComplete SELECT 1",
+		"RowDescription c1:25/0", "DataRow NULL", "CommandComplete SELECT 1",
+		"ReadyForQuery I")
+	checkScript(t, c.exchange(&pgproto3.Parse{Query: "echo $1, $2"},
+		&pgproto3.Bind{Parameters: [][]byte{{}, nil}}, &pgproto3.Execute{},
+		&pgproto3.Bind{Parameters: [][]byte{nil, []byte("z")}}, &pgproto3.Execute{}, &pgproto3.Sync{}),
+		"ParseComplete", "BindComplete", "DataRow |NULL", "CommandComplete SELECT 1",
+		"BindComplete", "DataRow NULL|z", "CommandComplete SELECT 1", "ReadyForQuery I")
+}

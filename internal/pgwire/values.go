@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/jackc/pgx/v5/pgtype"
@@ -338,20 +339,39 @@ func typeModifier(mod int32) int32 {
 }
 
 // dataRow encodes row with one column type and format per value.
+// The row returned is the connection's own, valid until the next call:
+// callers send it at once. Text values are not copied (the row only
+// lends them to the encoder, which copies them into the output).
 func (c *conn) dataRow(oids []uint32, formats []int16, row []answer.Value) (*pgproto3.DataRow, error) {
 	if len(row) != len(oids) {
 		return nil, pgerr.New(pgerr.InternalError, "result row has %d values but %d columns", len(row), len(oids))
 	}
-	values := make([][]byte, len(row))
+	values := c.row.Values[:0]
 	for i, v := range row {
-		b, err := c.encodeResult(oids[i], formatAt(formats, i), v)
+		format := formatAt(formats, i)
+		if format == formatText && !v.Null && v.Type != answer.Bytes && (v.Type != answer.Unknown || oids[i] != answer.OIDBytea) {
+			// encodeResult's text case, without the copy. Not nil,
+			// which would be NULL.
+			b := emptyValue
+			if v.Text != "" {
+				b = unsafe.Slice(unsafe.StringData(v.Text), len(v.Text))
+			}
+			values = append(values, b)
+			continue
+		}
+		b, err := c.encodeResult(oids[i], format, v)
 		if err != nil {
 			return nil, err
 		}
-		values[i] = b
+		values = append(values, b)
 	}
-	return &pgproto3.DataRow{Values: values}, nil
+	clear(values[len(values):cap(values)]) // earlier rows' values go unreferenced
+	c.row.Values = values
+	return &c.row, nil
 }
+
+// emptyValue is a value of no bytes (nil is NULL).
+var emptyValue = []byte{}
 
 func columnOIDs(cols []answer.Column) []uint32 {
 	oids := make([]uint32, len(cols))

@@ -43,6 +43,14 @@ type Task struct {
 	// DigestRows: an answer of more rows than this is reported as its
 	// digest only (Result.Digested); -1 keeps it whole.
 	DigestRows int
+	// Memory bounds the bytes of an answer's rows kept in memory
+	// (answer.RowSize); past it the rows are spilled to a file in
+	// SpillDir when Spill says so, else dropped (Result.Overflow). Either
+	// way every row still goes into the vote's digest. 0 or less: no
+	// bound.
+	Memory   int64
+	Spill    bool
+	SpillDir string
 	// CountRows, when positive, replaces the row count the engine reports
 	// (the dialect counts otherwise; see dialect.Form).
 	CountRows int64
@@ -73,6 +81,11 @@ type Result struct {
 	// Digested says Answer's rows were dropped once Vote held their
 	// digest (Task.DigestRows): it must not be sent to a client.
 	Digested bool
+	// Overflow, when set, says Answer's rows could not be kept (past
+	// Task.Memory without Spill, or the spill failed) and were dropped
+	// once Vote held their digest: it must not be sent to a client,
+	// who gets this error instead.
+	Overflow *pgerr.Error
 }
 
 // Manager runs tasks on one replica. Submit and Cancel are safe for
@@ -92,7 +105,14 @@ type Manager struct {
 		// slotHolder holds slot while slotHeld (see Blockers).
 		slotHolder attempt
 		slotHeld   bool
+		// runners are goroutines parked after their worker ended, each
+		// waiting on its channel for the next worker to run: a
+		// transaction's worker then runs on a goroutine whose stack
+		// has grown already, with no goroutine made per transaction
+		// (autocommit statements are each a transaction).
+		runners []chan *worker
 	}
+	// wg counts the runner goroutines, parked or running a worker.
 	wg sync.WaitGroup
 	// slot, for engines of the serial class, admits one engine
 	// transaction at a time (see worker.open).
@@ -107,6 +127,9 @@ type attempt struct {
 
 // maxIdle bounds the pool of idle connections kept per replica.
 const maxIdle = 64
+
+// maxRunners bounds the parked runner goroutines kept per replica.
+const maxRunners = 64
 
 // New returns a manager for engine. report receives every task's result,
 // from the manager's goroutines; it must not block for long.
@@ -140,8 +163,7 @@ func (m *Manager) Submit(t Task) {
 		ctx, cancel := context.WithCancel(context.Background())
 		w = &worker{m: m, key: key, ctx: ctx, cancel: cancel, wake: make(chan struct{}, 1), gone: make(chan struct{})}
 		m.mu.workers[key] = w
-		m.wg.Add(1)
-		go w.run()
+		m.startLocked(w)
 	}
 	if t.Op.Kind == coord.OpRollback {
 		// The client gave up on the transaction: stop whatever of it is
@@ -267,6 +289,39 @@ func (m *Manager) DropIdle() {
 	}
 }
 
+// startLocked runs w on a parked runner, or on a new one. m.mu is held.
+func (m *Manager) startLocked(w *worker) {
+	if n := len(m.mu.runners); n > 0 {
+		ch := m.mu.runners[n-1]
+		m.mu.runners = m.mu.runners[:n-1]
+		ch <- w // buffered, and only the runner popped here sends
+		return
+	}
+	m.wg.Add(1)
+	go m.runner(w)
+}
+
+// runner runs w, then parks for the next worker until the manager
+// closes (a nil worker) or enough runners are parked.
+func (m *Manager) runner(w *worker) {
+	defer m.wg.Done()
+	var next chan *worker
+	for w != nil {
+		w.run()
+		m.mu.Lock()
+		if m.mu.closed || len(m.mu.runners) >= maxRunners {
+			m.mu.Unlock()
+			return
+		}
+		if next == nil {
+			next = make(chan *worker, 1)
+		}
+		m.mu.runners = append(m.mu.runners, next)
+		m.mu.Unlock()
+		w = <-next
+	}
+}
+
 // Close stops accepting tasks, cancels running ones, waits for the
 // workers and closes the pooled connections.
 func (m *Manager) Close() {
@@ -275,6 +330,10 @@ func (m *Manager) Close() {
 	for _, w := range m.mu.workers {
 		w.cancel()
 	}
+	for _, ch := range m.mu.runners {
+		ch <- nil
+	}
+	m.mu.runners = nil
 	m.mu.Unlock()
 	m.wg.Wait()
 	m.mu.Lock()

@@ -130,7 +130,6 @@ func (w *worker) next() Task {
 }
 
 func (w *worker) run() {
-	defer w.m.wg.Done()
 	defer w.cancel()
 	var conn driver.Conn
 	var broken *pgerr.Error // set once the transaction cannot go on here
@@ -149,6 +148,7 @@ func (w *worker) run() {
 			}
 		}
 		res := Result{R: w.m.id, Op: t.Op, Try: t.Try}
+		var col *collector
 		switch {
 		case broken != nil && t.Op.Kind == coord.OpRollback:
 			// Nothing to roll back on a connection that is gone.
@@ -157,9 +157,12 @@ func (w *worker) run() {
 		case autocommit && last:
 			// The engine committed the statement by itself.
 		default:
-			res.Answer, res.Err = w.exec(conn, t)
+			if t.Op.Kind == coord.OpStmt {
+				col = newCollector(&t)
+			}
+			res.Answer, res.Err = w.exec(conn, t, col)
 		}
-		w.settle(t, &res, &conn, &broken)
+		w.settle(t, &res, col, &conn, &broken)
 		if conn == nil {
 			w.setBackend(nil)
 		}
@@ -214,8 +217,9 @@ func (w *worker) setBackend(conn driver.Conn) {
 // settle completes the result of t: its vote, and the answer as the
 // coordinator wants it. A connection error leaves the attempt broken
 // and closes the connection.
-func (w *worker) settle(t Task, res *Result, conn *driver.Conn, broken **pgerr.Error) {
+func (w *worker) settle(t Task, res *Result, col *collector, conn *driver.Conn, broken **pgerr.Error) {
 	if res.Err != nil {
+		col.discard()
 		res.Vote.Code = res.Err.Code
 		if pgerr.IsConnection(res.Err) && *broken == nil {
 			*broken = res.Err
@@ -231,17 +235,10 @@ func (w *worker) settle(t Task, res *Result, conn *driver.Conn, broken **pgerr.E
 		res.Answer.RowsAffected = t.CountRows
 		res.Answer.Tag = answer.Tag(t.Query.Verb, t.CountRows)
 	}
-	if !t.NoVote {
-		if !t.Ordered && len(t.SortKeys) > 0 {
-			res.Vote.Digest = res.Answer.DigestSorted(t.SortKeys, t.Hints)
-		} else {
-			res.Vote.Digest = res.Answer.DigestWith(t.Ordered, t.Hints)
-		}
+	if col == nil {
+		col = newCollector(&t)
 	}
-	if t.DigestRows >= 0 && len(res.Answer.Rows) > t.DigestRows {
-		res.Answer = &answer.Answer{Columns: res.Answer.Columns, Tag: res.Answer.Tag, RowsAffected: res.Answer.RowsAffected}
-		res.Digested = true
-	}
+	col.finish(res)
 }
 
 // maxBatch bounds the statements runBatch sends together.
@@ -267,8 +264,11 @@ func (w *worker) runBatch(b driver.Batcher, first Task, conn *driver.Conn, broke
 		return false
 	}
 	qs := make([]driver.Query, len(batch))
-	for i, t := range batch {
-		qs[i] = t.Query
+	cols := make([]*collector, len(batch))
+	for i := range batch {
+		cols[i] = newCollector(&batch[i])
+		qs[i] = batch[i].Query
+		qs[i].Sink = cols[i].row
 	}
 	answers, err := b.ExecBatch(ctx, qs)
 	w.mu.Lock()
@@ -285,8 +285,11 @@ func (w *worker) runBatch(b driver.Batcher, first Task, conn *driver.Conn, broke
 		} else {
 			res.Answer = answers[i]
 		}
-		w.settle(t, &res, conn, broken)
+		w.settle(t, &res, cols[i], conn, broken)
 		w.m.report(res)
+	}
+	for _, c := range cols[min(failed+1, len(batch)):] {
+		c.discard()
 	}
 	if failed+1 < len(batch) {
 		// They did not run: they go back to the queue and meet the
@@ -399,7 +402,7 @@ func (w *worker) taskContext() (context.Context, context.CancelFunc) {
 }
 
 // exec runs one task with a context the client's cancel can end.
-func (w *worker) exec(conn driver.Conn, t Task) (*answer.Answer, *pgerr.Error) {
+func (w *worker) exec(conn driver.Conn, t Task, col *collector) (*answer.Answer, *pgerr.Error) {
 	ctx, cancel := w.taskContext()
 	w.mu.Lock()
 	targeted := w.mu.cancelOp != nil && *w.mu.cancelOp == t.Op
@@ -423,7 +426,11 @@ func (w *worker) exec(conn driver.Conn, t Task) (*answer.Answer, *pgerr.Error) {
 	var a *answer.Answer
 	switch t.Op.Kind {
 	case coord.OpStmt:
-		a, err = conn.Exec(ctx, t.Query)
+		q := t.Query
+		if col != nil {
+			q.Sink = col.row
+		}
+		a, err = conn.Exec(ctx, q)
 	case coord.OpCommit:
 		// With a barrier, the transaction's row in the replica's own log
 		// of what it committed goes in first, in the same engine

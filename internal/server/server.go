@@ -134,6 +134,7 @@ func open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Server, e
 	copts.ProbeInterval, copts.ProbeTimeout, _ = cfg.Probes() // checked by cfg.Check
 	copts.OpTimeout, _ = cfg.OpTimeoutDuration()              // checked by cfg.Check
 	copts.MaxTransactions = cfg.Transactions()
+	copts.AnswerMemory, copts.SpillDir = cfg.AnswerMemory(), cfg.DataDir
 	// Replicas retired in an earlier run stay out (cluster.Retirement):
 	// never replayed to, never taken back without an operator.
 	copts.RetiredFile = filepath.Join(cfg.DataDir, "retired.json")

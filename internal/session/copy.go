@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/shepherd-db/shepherd/internal/answer"
+	"github.com/shepherd-db/shepherd/internal/cluster"
 	"github.com/shepherd-db/shepherd/internal/pgerr"
 	"github.com/shepherd-db/shepherd/internal/pgwire"
 	"github.com/shepherd-db/shepherd/internal/schema"
@@ -392,10 +393,13 @@ func (s *Session) copyTo(ctx context.Context, cp pgwire.Copier, spec *sqlan.Copy
 		}
 		return nil, pgerr.New(pgerr.FeatureNotSupported, "shepherd does not support this COPY query")
 	}
-	a, err := s.exec(ctx, sts[0], nil)
+	// Its rows go to the client as they are: they may come partly
+	// spilled (cluster.WithSpill).
+	a, err := s.exec(cluster.WithSpill(ctx), sts[0], nil)
 	if err != nil {
 		return nil, err
 	}
+	defer a.More.Close()
 	names := make([]string, len(a.Columns))
 	for i, c := range a.Columns {
 		names[i] = c.Name
@@ -405,9 +409,9 @@ func (s *Session) copyTo(ctx context.Context, cp pgwire.Copier, spec *sqlan.Copy
 		s.fail()
 		return nil, err
 	}
-	if err := cp.CopyOut(a.Columns, a.Rows, opts); err != nil {
+	n := a.RowCount()
+	if err := cp.CopyOut(a.Columns, a.Rows, a.More, opts); err != nil {
 		return nil, err
 	}
-	n := int64(len(a.Rows))
 	return &answer.Answer{Tag: answer.Tag("COPY", n), RowsAffected: n}, nil
 }

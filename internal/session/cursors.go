@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/shepherd-db/shepherd/internal/answer"
+	"github.com/shepherd-db/shepherd/internal/cluster"
 	"github.com/shepherd-db/shepherd/internal/driver"
 	"github.com/shepherd-db/shepherd/internal/pgerr"
 	"github.com/shepherd-db/shepherd/internal/sqlan"
@@ -65,10 +66,14 @@ func (s *Session) declare(ctx context.Context, st *sqlan.Stmt, args []driver.Arg
 	if _, ok := s.cursors[op.Name]; ok || op.Name == "" {
 		return nil, pgerr.New(duplicateCursor, "cursor %q already exists", op.Name)
 	}
-	a, err := s.exec(ctx, st.Inner, args)
+	// The answer may come partly spilled (past the answer memory bound):
+	// the cursor's own bound, CursorMemory, is the one that applies to
+	// what it keeps, read back until it is passed.
+	a, err := s.exec(cluster.WithSpill(ctx), st.Inner, args)
 	if err != nil {
 		return nil, err
 	}
+	defer a.More.Close()
 	size := rowsSize(a.Rows)
 	limit := s.cursorLimit
 	if limit <= 0 {
@@ -80,6 +85,14 @@ func (s *Session) declare(ctx context.Context, st *sqlan.Stmt, args []driver.Arg
 	var kept int64
 	for _, c := range s.cursors {
 		kept += c.size
+	}
+	for kept+size <= limit && a.More.Len() > 0 {
+		row, err := a.More.Next()
+		if err != nil {
+			return nil, pgerr.Wrap(pgerr.IOError, err, "")
+		}
+		a.Rows = append(a.Rows, row)
+		size += rowsSize(a.Rows[len(a.Rows)-1:])
 	}
 	if kept+size > limit {
 		return nil, pgerr.New(pgerr.ProgramLimitExceeded,

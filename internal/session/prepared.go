@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/shepherd-db/shepherd/internal/answer"
+	"github.com/shepherd-db/shepherd/internal/cluster"
 	"github.com/shepherd-db/shepherd/internal/driver"
 	"github.com/shepherd-db/shepherd/internal/pgerr"
 	"github.com/shepherd-db/shepherd/internal/pgwire"
@@ -201,7 +202,7 @@ func (s *Session) execute(ctx context.Context, p *statement, params []pgwire.Par
 	if len(args) < p.st.NumParams {
 		return nil, pgerr.New(pgerr.ProtocolViolation, "statement needs %d parameters, %d given", p.st.NumParams, len(args))
 	}
-	return s.exec(ctx, p.st, args)
+	return s.exec(cluster.WithSpill(ctx), p.st, args)
 }
 
 // CloseStatement implements pgwire.Session.

@@ -91,13 +91,21 @@ func (b seqBlock) rollbackTo(sp seqBlock) seqBlock {
 }
 
 // commitForm is what CommitBlock takes of b.
+// Its maps are nil while empty (most commits have none), which readers
+// take as empty.
 func (b seqBlock) commitForm() *schema.BlockSeqs {
-	out := &schema.BlockSeqs{Named: map[string]schema.SeqState{}, Serial: map[string]schema.SerialStart{}}
+	out := &schema.BlockSeqs{}
 	for k, e := range b.named {
+		if out.Named == nil {
+			out.Named = map[string]schema.SeqState{}
+		}
 		out.Named[k] = e.st
 	}
 	for k, e := range b.serial {
 		if e.own {
+			if out.Serial == nil {
+				out.Serial = map[string]schema.SerialStart{}
+			}
 			out.Serial[k] = schema.SerialStart{Next: e.next, From: e.from, Base: e.base}
 		}
 	}

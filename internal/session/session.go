@@ -220,7 +220,7 @@ func (s *Session) Query(ctx context.Context, sql string, emit func(*answer.Answe
 			}
 		}
 		if err == nil {
-			a, err = s.exec(ctx, st, nil)
+			a, err = s.exec(cluster.WithSpill(ctx), st, nil)
 		}
 		if err != nil {
 			if s.implicit {
@@ -268,8 +268,16 @@ func (s *Session) fail() {
 	}
 }
 
-// exec runs one statement under the session's transaction rules.
+// exec runs one statement under the session's transaction rules. With
+// ctx from cluster.WithSpill (the answer goes to the client as it is), a
+// statement the replicas run may answer with rows spilled to disk
+// (answer.Answer.More); the statements exec runs for its own use never
+// do.
 func (s *Session) exec(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (*answer.Answer, error) {
+	toClient := cluster.Spills(ctx)
+	if toClient {
+		ctx = cluster.WithoutSpill(ctx)
+	}
 	switch st.Kind {
 	case sqlan.Begin:
 		return s.begin(st)
@@ -387,6 +395,9 @@ func (s *Session) exec(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (
 		exec = s.txn.ExecSingle
 	}
 	lctx, stopLockTimeout := s.lockTimeout(ctx, s.txn)
+	if toClient {
+		lctx = cluster.WithSpill(lctx)
+	}
 	a, err := exec(lctx, st, args)
 	err = lockTimedOut(lctx, err)
 	stopLockTimeout()
@@ -411,11 +422,20 @@ func (s *Session) exec(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (
 	}
 	if autocommit {
 		if err := s.commit(ctx); err != nil {
+			a.More.Close()
 			return nil, err
 		}
 	}
 	if a.Columns != nil {
+		engineCols := a.Columns
 		a = sqlan.ShapeAnswer(a, st.Columns())
+		if a.More != nil {
+			// The spilled rows are shaped as they are read back.
+			guesses := st.Columns()
+			a.More.Map = func(row []answer.Value) []answer.Value {
+				return sqlan.ShapeAnswer(&answer.Answer{Columns: engineCols, Rows: [][]answer.Value{row}}, guesses).Rows[0]
+			}
+		}
 	}
 	return a, nil
 }

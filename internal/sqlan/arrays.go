@@ -59,28 +59,24 @@ func (t *typer) arrayExprType(a *pg_query.A_ArrayExpr) pgType {
 	return typ("_" + elem)
 }
 
-// arrayFuncType types the array functions shepherd writes (see
-// dialect/arrays.go); ok is false for other functions.
+// arrayFuncType types array_agg(x), whose element type must be one
+// shepherd stores arrays of; ok is false for other functions (pgfunc
+// types them).
 func arrayFuncType(name string, args []pgType) (p pgType, ok bool) {
-	switch name {
-	case "array_agg":
-		if len(args) != 1 {
-			return pgType{}, true
-		}
-		elem := args[0].name
-		if elem == litType {
-			elem = "text"
-		}
-		if !schema.StoresArraysOf(elem) {
-			return pgType{}, true
-		}
-		return typ("_" + elem), true
-	case "string_to_array":
-		return typ("_text"), true
-	case "array_to_string":
-		return typ("text"), true
+	if name != "array_agg" {
+		return pgType{}, false
 	}
-	return pgType{}, false
+	if len(args) != 1 {
+		return pgType{}, true
+	}
+	elem := args[0].name
+	if elem == litType {
+		elem = "text"
+	}
+	if !schema.StoresArraysOf(elem) {
+		return pgType{}, true
+	}
+	return typ("_" + elem), true
 }
 
 // unnestItem types FROM unnest(a) [WITH ORDINALITY] [AS t(c, n)]: one

@@ -11,6 +11,7 @@ import (
 
 	"github.com/shepherd-db/shepherd/internal/answer"
 	"github.com/shepherd-db/shepherd/internal/dialect"
+	"github.com/shepherd-db/shepherd/internal/pgfunc"
 	"github.com/shepherd-db/shepherd/internal/schema"
 )
 
@@ -352,59 +353,12 @@ var typeByName = map[string]ColumnGuess{
 	"interval": {Type: answer.Interval, OID: answer.OIDInterval},
 }
 
-// numericRank orders the numeric types the way PostgreSQL's implicit
-// casts go: each casts implicitly to every type of higher rank.
-var numericRank = map[string]int{"int2": 1, "int4": 2, "int8": 3, "numeric": 4, "float4": 5, "float8": 6}
+// category and implicitCast are pgfunc's model
+// of PostgreSQL's types (the one the writers and the function catalogue
+// use).
+func category(name string) byte { return pgfunc.Category(name) }
 
-// category is PostgreSQL's typcategory of the types shepherd knows; 0 for
-// types that only match themselves here.
-func category(name string) byte {
-	switch name {
-	case "int2", "int4", "int8", "numeric", "float4", "float8":
-		return 'N'
-	case "text", "varchar", "bpchar", "name":
-		return 'S'
-	case "date", "timestamp", "timestamptz", "time":
-		return 'D'
-	case "interval":
-		return 'T'
-	case "bool":
-		return 'B'
-	}
-	return 0
-}
-
-// preferred reports typispreferred.
-func preferred(name string) bool {
-	switch name {
-	case "float8", "text", "timestamptz", "interval", "bool":
-		return true
-	}
-	return false
-}
-
-// implicitCast reports whether PostgreSQL casts a to b implicitly (for
-// two types of the same category).
-func implicitCast(a, b string) bool {
-	if a == b {
-		return true
-	}
-	switch category(a) {
-	case 'N':
-		return numericRank[a] < numericRank[b]
-	case 'S':
-		// Every pair casts implicitly, except name to varchar or bpchar.
-		return a != "name" || b == "text"
-	case 'D':
-		switch a {
-		case "date":
-			return b == "timestamp" || b == "timestamptz"
-		case "timestamp":
-			return b == "timestamptz"
-		}
-	}
-	return false
-}
+func implicitCast(a, b string) bool { return pgfunc.ImplicitCast(a, b) }
 
 // commonType is PostgreSQL's select_common_type and
 // select_common_typmod: the type CASE, COALESCE, GREATEST, VALUES and
@@ -415,22 +369,22 @@ func commonType(ts []pgType) pgType {
 	if len(ts) == 0 {
 		return pgType{}
 	}
-	var p pgType
-	for _, t := range ts {
-		switch {
-		case t.name == "":
-			return pgType{}
-		case t.lit() || t.name == p.name:
-		case p.name == "":
-			p = t
-		case category(t.name) == 0 || category(t.name) != category(p.name):
-			return pgType{} // PostgreSQL fails, or shepherd cannot tell
-		case !preferred(p.name) && implicitCast(p.name, t.name) && !implicitCast(t.name, p.name):
-			p = t
-		}
+	names := make([]string, len(ts))
+	for i, t := range ts {
+		names[i] = t.name
 	}
-	if p.name == "" {
-		return typ("text")
+	// The type is pgfunc's; its modifiers those of the first input of
+	// that type.
+	name := pgfunc.CommonType(names)
+	if name == "" {
+		return pgType{}
+	}
+	p := typ(name)
+	for _, t := range ts {
+		if t.name == name {
+			p = t
+			break
+		}
 	}
 	out := pgType{name: p.name, mods: p.mods, width: charWidth(p)}
 	for _, t := range ts {
@@ -950,11 +904,13 @@ func (t *typer) typeOf(n *pg_query.Node) pgType {
 	case n.GetCaseExpr() != nil:
 		ce := n.GetCaseExpr()
 		var ts []pgType
+		if ce.Defresult != nil {
+			// PostgreSQL puts the ELSE first (transformCaseExpr): of
+			// types that cast to each other (char(n), varchar) it wins.
+			ts = append(ts, t.typeOf(ce.Defresult))
+		}
 		for _, w := range ce.Args {
 			ts = append(ts, t.typeOf(w.GetCaseWhen().GetResult()))
-		}
-		if ce.Defresult != nil {
-			ts = append(ts, t.typeOf(ce.Defresult))
 		}
 		return commonType(ts)
 	case n.GetCoalesceExpr() != nil:
@@ -1053,6 +1009,11 @@ func (t *typer) exprType(e *pg_query.A_Expr) pgType {
 			return typ("text")
 		}
 	case "+", "-", "*", "/", "%", "^":
+		if op == "/" {
+			if q, ok := quotientType(e.Lexpr, e.Rexpr); ok {
+				return q // folded (see foldQuotients)
+			}
+		}
 		return arithType(op, l, r)
 	}
 	return pgType{}
@@ -1093,7 +1054,7 @@ func arithType(op string, l, r pgType) pgType {
 	}
 	ln, rn := l.name, r.name
 	if category(ln) == 'N' && category(rn) == 'N' {
-		lr, rr := numericRank[ln], numericRank[rn]
+		lr, rr := pgfunc.NumericRank(ln), pgfunc.NumericRank(rn)
 		hi := ln
 		if rr > lr {
 			hi = rn
@@ -1106,7 +1067,7 @@ func arithType(op string, l, r pgType) pgType {
 				return typ("numeric")
 			}
 			return typ("float8")
-		case op == "%" && numericRank[hi] > numericRank["numeric"]:
+		case op == "%" && pgfunc.NumericRank(hi) > pgfunc.NumericRank("numeric"):
 			return pgType{}
 		case hi == "float4" && ln != rn:
 			// float4 meets a non-float4: the float4-float8 operators win.
@@ -1166,213 +1127,55 @@ func arithType(op string, l, r pgType) pgType {
 
 func isInteger(name string) bool { return name == "int2" || name == "int4" || name == "int8" }
 
-// funcType types a function call by PostgreSQL's catalog for the
-// functions shepherd knows.
+// funcType types a function call by pgfunc's catalogue of PostgreSQL's
+// functions, with the scale or width of the values where the function
+// keeps its argument's (sum, min, lag of a numeric(p,s) or char(n)) or
+// states it (round(x, 2)).
 func (t *typer) funcType(fc *pg_query.FuncCall) pgType {
 	name := schema.FuncName(fc)
 	args := make([]pgType, len(fc.Args))
+	names := make([]string, len(fc.Args))
 	for i, a := range fc.Args {
 		args[i] = t.typeOf(a)
-	}
-	arg := pgType{}
-	if len(args) > 0 {
-		arg = pgType{name: args[0].name}
+		names[i] = args[i].name
 	}
 	if p, ok := arrayFuncType(name, args); ok {
 		return p
 	}
-	a := arg.name
-	num := category(a) == 'N'
-	float := a == "float4" || a == "float8"
+	res := pgfunc.Result(name, names)
+	switch {
+	case res == "":
+		return pgType{}
+	case len(args) == 0:
+		return typ(res)
+	}
 	switch name {
-	case "count", "row_number", "rank", "dense_rank":
-		return typ("int8")
-	case "ntile", "length", "char_length", "character_length", "octet_length", "bit_length",
-		"strpos", "position", "ascii", "width_bucket", "num_nulls", "num_nonnulls", "scale",
-		"min_scale", "regexp_count", "json_array_length", "jsonb_array_length", "array_length", "cardinality":
-		return typ("int4")
-	case "percent_rank", "cume_dist", "pi", "random", "cbrt", "degrees", "radians", "sin", "cos",
-		"tan", "cot", "asin", "acos", "atan", "atan2", "sind", "cosd", "tand", "date_part":
-		return typ("float8")
-	case "extract", "div", "to_number", "factorial", "trim_scale":
-		return typ("numeric")
-	case "sum":
-		switch {
-		case a == "int2" || a == "int4":
-			return typ("int8")
-		case a == "int8":
-			return typ("numeric")
-		case num || a == "interval":
-			return keepValues(a, args[0])
-		}
-	case "avg":
-		switch {
-		case float:
-			return typ("float8")
-		case num:
-			return typ("numeric")
-		case a == "interval":
-			return arg
-		}
-	case "stddev", "stddev_pop", "stddev_samp", "variance", "var_pop", "var_samp":
-		switch {
-		case float:
-			return typ("float8")
-		case num:
-			return typ("numeric")
-		}
-	case "corr", "covar_pop", "covar_samp", "regr_slope", "regr_intercept", "regr_r2",
-		"regr_avgx", "regr_avgy", "regr_sxx", "regr_syy", "regr_sxy":
-		return typ("float8")
-	case "regr_count":
-		return typ("int8")
-	case "min", "max":
-		switch {
-		case a == "varchar":
-			return typ("text") // min(text) serves varchar
-		case arg.lit():
-			return typ("text")
-		case a == "" || a == "bool" || a == "json":
-			return pgType{}
-		}
-		return keepValues(a, args[0])
-	case "bit_and", "bit_or", "bit_xor":
-		if isInteger(a) {
-			return arg
-		}
-	case "bool_and", "bool_or", "every", "starts_with", "isfinite", "regexp_like":
-		return typ("bool")
-	case "lag", "lead", "first_value", "last_value", "nth_value":
-		if (name == "lag" || name == "lead") && len(args) == 3 {
-			return pgType{name: commonType([]pgType{args[0], args[2]}).name}
-		}
-		if arg.lit() {
-			return typ("text")
-		}
-		return keepValues(a, args[0])
-	case "abs":
-		if num {
-			return keepValues(a, args[0])
+	case "sum", "min", "max", "abs", "lag", "lead", "first_value", "last_value", "nth_value":
+		if res == args[0].name && !((name == "lag" || name == "lead") && len(args) == 3) {
+			return keepValues(res, args[0])
 		}
 	case "round", "trunc":
-		switch {
-		case len(args) == 2:
-			// round(x, n) has n digits when n is a constant.
-			if c := fc.Args[1].GetAConst(); c != nil && c.GetIval() != nil {
-				return withScaleOf("numeric", max(c.GetIval().Ival, 0), true)
-			}
-			return typ("numeric")
-		case a == "numeric":
-			return withScaleOf(a, 0, true)
-		case num:
-			return typ("float8")
+		if res != "numeric" {
+			break
+		}
+		if len(args) == 1 {
+			return withScaleOf(res, 0, true)
+		}
+		// round(x, n) has n digits when n is a constant.
+		if c := fc.Args[1].GetAConst(); c != nil && c.GetIval() != nil {
+			return withScaleOf(res, max(c.GetIval().Ival, 0), true)
 		}
 	case "ceil", "ceiling", "floor":
-		switch {
-		case a == "numeric":
-			return withScaleOf(a, 0, true)
-		case num:
-			return typ("float8")
-		}
-	case "sign":
-		switch {
-		case a == "numeric":
-			return arg
-		case num:
-			return typ("float8")
-		}
-	case "sqrt", "exp", "ln", "log10":
-		switch {
-		case a == "numeric":
-			return arg
-		case num:
-			return typ("float8")
-		}
-	case "log":
-		if len(args) == 2 {
-			return typ("numeric")
-		}
-		switch {
-		case a == "numeric":
-			return arg
-		case num:
-			return typ("float8")
-		}
-	case "power", "pow":
-		if len(args) == 2 {
-			return arithType("^", args[0], args[1])
+		if res == "numeric" {
+			return withScaleOf(res, 0, true)
 		}
 	case "mod", "gcd", "lcm":
-		if len(args) == 2 {
-			ct := commonType(args)
-			if ct.lit() || ct.name == "float4" || ct.name == "float8" {
-				return pgType{}
-			}
-			if ct.name == "numeric" {
-				// mod(x, y) keeps the larger scale, as x % y.
-				return arithType("%", args[0], args[1])
-			}
-			if category(ct.name) == 'N' {
-				return pgType{name: ct.name}
-			}
+		if res == "numeric" && len(args) == 2 {
+			// mod(x, y) keeps the larger scale, as x % y.
+			return arithType("%", args[0], args[1])
 		}
-	case "lower", "upper", "initcap", "replace", "translate", "lpad", "rpad", "left", "right",
-		"repeat", "reverse", "concat", "concat_ws", "md5", "split_part", "regexp_replace",
-		"format", "to_char", "to_hex", "quote_ident", "quote_literal", "quote_nullable", "chr",
-		"string_agg", "encode", "timeofday", "version", "current_setting", "json_typeof",
-		"jsonb_typeof", "jsonb_pretty", "json_extract_path_text", "jsonb_extract_path_text",
-		"btrim", "ltrim", "rtrim", "substr", "substring", "overlay", "regexp_substr":
-		if a == "bytea" {
-			switch name {
-			case "btrim", "ltrim", "rtrim", "substr", "substring", "overlay", "string_agg":
-				return typ("bytea")
-			}
-		}
-		return typ("text")
-	case "decode", "sha224", "sha256", "sha384", "sha512":
-		return typ("bytea")
-	case "now", "transaction_timestamp", "statement_timestamp", "clock_timestamp", "make_timestamptz":
-		return typ("timestamptz")
-	case "to_timestamp":
-		return typ("timestamptz")
-	case "to_date", "make_date", "date":
-		return typ("date")
-	case "make_timestamp":
-		return typ("timestamp")
-	case "make_time":
-		return typ("time")
-	case "age", "justify_days", "justify_hours", "justify_interval", "make_interval":
-		return typ("interval")
-	case "date_trunc":
-		if len(args) == 3 {
-			return typ("timestamptz")
-		}
-		if len(args) == 2 {
-			switch args[1].name {
-			case "timestamp", "timestamptz", "interval":
-				return typ(args[1].name)
-			case "date":
-				return typ("timestamptz")
-			}
-		}
-	case "timezone":
-		// x AT TIME ZONE z flips between timestamp and timestamptz.
-		if len(args) == 2 {
-			switch args[1].name {
-			case "timestamp":
-				return typ("timestamptz")
-			case "timestamptz":
-				return typ("timestamp")
-			}
-		}
-	case "gen_random_uuid", "uuid_generate_v4":
-		return typ("uuid")
-	case "to_json", "json_build_object", "json_build_array", "json_agg", "json_object_agg", "row_to_json", "array_to_json":
-		return typ("json")
-	case "to_jsonb", "jsonb_build_object", "jsonb_build_array", "jsonb_agg", "jsonb_object_agg", "jsonb_set", "jsonb_strip_nulls":
-		return typ("jsonb")
 	}
-	return pgType{}
+	return typ(res)
 }
 
 // Shape makes an answer's columns look the way PostgreSQL would show

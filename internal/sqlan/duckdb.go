@@ -30,38 +30,68 @@ func (s *Stmt) duckDB(env *Env, names []string) (string, error) {
 	if err := dialect.CheckDuckDB(s.tree, env.Schema); err != nil {
 		return "", name(err)
 	}
-	tree, err := dialect.DuckDB(withoutSequenceDefaults(s.tree))
+	tree, err := dialect.DuckDB(withoutSequenceDefaults(s.tree), env.Schema)
 	if err != nil {
 		return "", name(err)
 	}
-	if parts := oneObjectEach(tree); parts != nil {
-		// The parts run in one transaction; shepherd has checked
-		// before that every object of a DROP exists or IF EXISTS
-		// (checkDropObjects), so none fails part way.
-		texts := make([]string, len(parts))
-		for i, p := range parts {
-			t, err := s.deparse(p)
-			if err != nil {
-				return "", err
-			}
-			if strings.Contains(t, driver.StatementSeparator) {
-				return "", name(unsupported("a DROP or TRUNCATE of a name holding a statement separator, for DuckDB replicas"))
-			}
-			texts[i] = t
-		}
-		return strings.Join(texts, driver.StatementSeparator), nil
+	after, err := dialect.DuckDBAfter(s.tree, env.Schema)
+	if err != nil {
+		return "", name(err)
 	}
-	return s.deparse(tree)
+	parts := oneObjectEach(tree)
+	if parts == nil {
+		parts = []*pg_query.Node{tree}
+	}
+	// The parts run in one transaction, in order; shepherd has checked
+	// before that every object of a DROP exists or IF EXISTS
+	// (checkDropObjects), so none fails part way. The driver splits
+	// the text of the statements it may be given in parts
+	// (driver.StatementSeparator): none of them may hold the separator.
+	texts := make([]string, len(parts), len(parts)+len(after))
+	for i, p := range parts {
+		t, err := s.deparse(p)
+		if err != nil {
+			return "", err
+		}
+		texts[i] = t
+	}
+	texts = append(texts, after...)
+	if len(texts) == 1 && !splitsDuckDB(tree) {
+		return texts[0], nil
+	}
+	for _, t := range texts {
+		if strings.Contains(t, driver.StatementSeparator) {
+			return "", name(unsupported("a DROP, TRUNCATE, ALTER TABLE or DELETE holding a statement separator (a semicolon before a line break), for DuckDB replicas"))
+		}
+	}
+	return strings.Join(texts, driver.StatementSeparator), nil
+}
+
+// splitsDuckDB reports whether the DuckDB driver splits the text of
+// statement n at driver.StatementSeparator (it splits those it may be
+// given in several parts: DROP, TRUNCATE, ALTER and DELETE).
+func splitsDuckDB(n *pg_query.Node) bool {
+	return n.GetDropStmt() != nil || n.GetTruncateStmt() != nil || n.GetAlterTableStmt() != nil || n.GetDeleteStmt() != nil
 }
 
 // oneObjectEach splits a DROP or TRUNCATE of several tables, which
-// DuckDB takes one at a time, into one statement each, or returns nil.
+// DuckDB takes one at a time, and an ALTER TABLE of several actions,
+// into one statement each, or returns nil.
 func oneObjectEach(tree *pg_query.Node) []*pg_query.Node {
 	var out []*pg_query.Node
 	if ds := tree.GetDropStmt(); ds != nil && len(ds.Objects) > 1 {
 		for _, o := range ds.Objects {
 			one := proto.Clone(tree).(*pg_query.Node)
 			one.GetDropStmt().Objects = []*pg_query.Node{o}
+			out = append(out, one)
+		}
+	}
+	if at := tree.GetAlterTableStmt(); at != nil && len(at.Cmds) > 1 {
+		// An ADD COLUMN ... NOT NULL and its SET NOT NULL (see
+		// dialect.DuckDB).
+		for _, c := range at.Cmds {
+			one := proto.Clone(tree).(*pg_query.Node)
+			one.GetAlterTableStmt().Cmds = []*pg_query.Node{c}
 			out = append(out, one)
 		}
 	}

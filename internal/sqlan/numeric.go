@@ -1,5 +1,7 @@
 package sqlan
 
+import "github.com/shepherd-db/shepherd/internal/pgfunc"
+
 // nullifType is the type of NULLIF(a, b): a's, unless resolving the
 // implied a = b converts a. PostgreSQL has = between any two integer
 // types and between float4 and float8, which keep a's type; an integer
@@ -15,7 +17,7 @@ func nullifType(a, b pgType) pgType {
 		return a
 	case category(a.name) != 'N' || category(b.name) != 'N' || a.name == b.name:
 		return a
-	case numericRank[a.name] >= numericRank[b.name]:
+	case pgfunc.NumericRank(a.name) >= pgfunc.NumericRank(b.name):
 		return a
 	case isInteger(a.name) && isInteger(b.name), isFloat(a.name) && isFloat(b.name):
 		return a

@@ -6,7 +6,11 @@ import (
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"github.com/shepherd-db/shepherd/internal/driver"
+	"github.com/shepherd-db/shepherd/internal/pgnumeric"
+	"github.com/shepherd-db/shepherd/internal/pgtree"
 	"github.com/shepherd-db/shepherd/internal/schema"
 )
 
@@ -192,76 +196,17 @@ type decimal struct {
 	scale  int
 }
 
-// parseDecimal reads a numeric's text as PostgreSQL, MariaDB and SQLite
-// (through printf) write it: an optional sign, digits, an optional point
-// and decimals.
+// parseDecimal reads a numeric's text (see pgnumeric.Parse).
 func parseDecimal(s string) (decimal, bool) {
-	d := decimal{neg: strings.HasPrefix(s, "-")}
-	s = strings.TrimPrefix(strings.TrimPrefix(s, "-"), "+")
-	whole, frac, _ := strings.Cut(s, ".")
-	if whole+frac == "" || strings.Trim(whole+frac, "0123456789") != "" || len(whole)+len(frac) > 2000 {
-		return decimal{}, false
-	}
-	d.digits, _ = new(big.Int).SetString(whole+frac, 10)
-	d.scale = len(frac)
-	return d, true
-}
-
-// weight returns PostgreSQL's normalised weight of a numeric (the
-// power of 10000 of its first non-zero base-10000 digit) and that digit;
-// 0, 0 for zero.
-func (d decimal) weight() (int, int64) {
-	if d.digits.Sign() == 0 {
-		return 0, 0
-	}
-	text := d.digits.String()
-	e := len(text) - d.scale - 1 // power of ten of the first digit
-	w := floorDiv(e, 4)
-	n := e - 4*w + 1 // decimal digits of the first base-10000 digit
-	lead := text[:min(len(text), n)] + strings.Repeat("0", max(0, n-len(text)))
-	var first int64
-	for _, c := range lead {
-		first = first*10 + int64(c-'0')
-	}
-	return w, first
+	d, ok := pgnumeric.Parse(s)
+	return decimal{neg: d.Neg, digits: d.Digits, scale: d.Scale}, ok
 }
 
 // pgDivide writes x / y as PostgreSQL's numeric division does: rounded
 // half away from zero to the scale select_div_scale chooses. ok is false
 // for text that is not a number and for a zero y.
 func pgDivide(xs, ys string) (string, bool) {
-	x, ok1 := parseDecimal(xs)
-	y, ok2 := parseDecimal(ys)
-	if !ok1 || !ok2 || y.digits.Sign() == 0 {
-		return "", false
-	}
-	const minSigDigits, maxScale = 16, 1000
-	w1, f1 := x.weight()
-	w2, f2 := y.weight()
-	qweight := w1 - w2
-	if f1 <= f2 {
-		qweight--
-	}
-	rscale := minSigDigits - qweight*4
-	rscale = min(max(rscale, x.scale, y.scale, 0), maxScale)
-	// |x| / |y| * 10^rscale = xd * 10^(y.scale + rscale) / (yd * 10^x.scale)
-	num := new(big.Int).Mul(x.digits, pow10(y.scale+rscale))
-	den := new(big.Int).Mul(y.digits, pow10(x.scale))
-	q, rem := new(big.Int).QuoRem(num, den, new(big.Int))
-	if rem.Mul(rem, big.NewInt(2)).Cmp(den) >= 0 {
-		q.Add(q, big.NewInt(1))
-	}
-	text := q.String()
-	if rscale > 0 {
-		if len(text) <= rscale {
-			text = strings.Repeat("0", rscale-len(text)+1) + text
-		}
-		text = text[:len(text)-rscale] + "." + text[len(text)-rscale:]
-	}
-	if x.neg != y.neg && q.Sign() != 0 {
-		text = "-" + text
-	}
-	return text, true
+	return pgnumeric.Divide(xs, ys)
 }
 
 // constant reports whether n is a constant, possibly cast or signed.
@@ -289,4 +234,70 @@ func bare(x *pg_query.Node) *pg_query.Node {
 		return bare(tc.Arg)
 	}
 	return x
+}
+
+// foldQuotients replaces each numeric division of constants in the
+// statement (CAST(6 AS DECIMAL) / - 32) by PostgreSQL's quotient, a
+// constant of its digits and display scale (see pgnumeric.FoldQuotient),
+// which every replica then reads as PostgreSQL computes it: the same
+// value and type for a PostgreSQL replica, the digits no other engine's
+// division writes for the others. A quotient some replica's engine
+// cannot hold exactly is left to the SQL writer (which refuses it): a
+// SQLite or DuckDB replica keeps numeric values as doubles (15
+// significant digits, and at most 15 decimals, as its numeric(p,s)
+// columns), MariaDB's DECIMAL 65 digits with 30 decimals.
+// The statement's text, from which sqlan types the answer's columns,
+// keeps the division; the typer gives it the quotient's scale
+// (quotientType).
+func (s *Stmt) foldQuotients(r *rewriter) {
+	fits := func(q pgnumeric.Decimal) bool {
+		if q.Scale == 0 {
+			// Without a point the constant would read as an integer
+			// (int8 in PostgreSQL), of another type.
+			return false
+		}
+		reps := s.env.Replicas
+		if len(reps[driver.SQLite])+len(reps[driver.DuckDB]) > 0 && (q.Significant() > 15 || q.Scale > 15) {
+			// Beyond 15 decimals SQLite's rounding of what is
+			// computed from the constant (a sum, a product) and its
+			// text (printf) go through more digits than a double has.
+			return false
+		}
+		return len(reps[driver.MySQL]) == 0 || q.Scale <= 30 && len(q.Digits.String()) <= 65
+	}
+	pgtree.Walk(s.tree.ProtoReflect(), func(m protoreflect.Message) bool {
+		n, ok := m.Interface().(*pg_query.Node)
+		if !ok {
+			return true
+		}
+		e := n.GetAExpr()
+		if e == nil || e.Kind != pg_query.A_Expr_Kind_AEXPR_OP || e.Lexpr == nil || schema.OpName(e.Name) != "/" {
+			return true
+		}
+		q, ok := pgnumeric.FoldQuotient(e.Lexpr, e.Rexpr)
+		if !ok || !fits(q) {
+			return true
+		}
+		abs := q
+		abs.Neg = false
+		c := &pg_query.Node{Node: &pg_query.Node_AConst{AConst: &pg_query.A_Const{
+			Val: &pg_query.A_Const_Fval{Fval: &pg_query.Float{Fval: abs.String()}}, Location: -1,
+		}}}
+		if q.Neg {
+			c = pg_query.MakeAExprNode(pg_query.A_Expr_Kind_AEXPR_OP, []*pg_query.Node{pg_query.MakeStrNode("-")}, nil, c, -1)
+		}
+		n.Node = c.Node
+		r.changed = true
+		return false
+	})
+}
+
+// quotientType is the type of l / r, a numeric division of constants
+// foldQuotients folds: numeric of the quotient's display scale.
+func quotientType(l, r *pg_query.Node) (pgType, bool) {
+	q, ok := pgnumeric.FoldQuotient(l, r)
+	if !ok {
+		return pgType{}, false
+	}
+	return withScaleOf("numeric", int32(q.Scale), true), true
 }

@@ -9,6 +9,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/shepherd-db/shepherd/internal/driver"
+	"github.com/shepherd-db/shepherd/internal/pgerr"
+
 	"github.com/shepherd-db/shepherd/internal/testenv"
 )
 
@@ -89,4 +92,64 @@ func TestDivideOnPostgres(t *testing.T) {
 		t.Fatalf("only %d cases", n)
 	}
 	t.Logf("%d divisions as PostgreSQL's", n)
+}
+
+// TestFoldedQuotients (issue 16): a numeric division of constants reaches
+// every replica as PostgreSQL's quotient, a constant of its digits and
+// display scale, and the answer's column gets that scale; one some
+// replica's engine cannot hold exactly (a SQLite replica: more than 15
+// significant digits) is left to the SQL writer, which refuses it.
+func TestFoldedQuotients(t *testing.T) {
+	env := envWith(t, "CREATE TABLE t (id serial PRIMARY KEY, a int)")
+	for _, c := range []struct {
+		sql, lit string
+		scale    int32
+	}{
+		{"SELECT DISTINCT + 20 + CAST( 600000 AS DECIMAL ) / - 32 AS col2", "18750.000000000000", 13},
+		{"SELECT - + 10000 * + 31 * 89 / + + ( - CAST( - - 5 AS DECIMAL ) ) * 30 + - 18 + a FROM t", "5518000.000000000000", 13},
+		{"SELECT 30000 / 1.5 * a FROM t", "20000.000000000000", 13},
+	} {
+		st, err := ParseOneIn(c.sql, env)
+		if err != nil {
+			t.Errorf("%s: %v", c.sql, err)
+			continue
+		}
+		for _, d := range []driver.Dialect{driver.Postgres, driver.MySQL, driver.SQLite} {
+			if text, _ := st.For(d); !strings.Contains(text, c.lit) || strings.Contains(text, "/") {
+				t.Errorf("%s for %v: %s, want the constant %s", c.sql, d, text, c.lit)
+			}
+		}
+		if cols := st.Columns(); len(cols) != 1 || cols[0].scale != c.scale {
+			t.Errorf("%s: columns %+v, want scale %d", c.sql, cols, c.scale-1)
+		}
+	}
+	// 20 significant digits: no double holds them; 20 decimals.
+	for _, sql := range []string{"SELECT CAST(-54 AS DECIMAL) / 68 + a FROM t", "SELECT 20 + CAST(6 AS DECIMAL) / -32 + a FROM t"} {
+		if _, err := ParseOneIn(sql, env); pgerr.Code(err) != pgerr.FeatureNotSupported {
+			t.Errorf("%s with a SQLite replica: %v, want 0A000", sql, err)
+		}
+	}
+	mariaOnly := *env
+	mariaOnly.Replicas = map[driver.Dialect][]string{driver.MySQL: {"maria"}, driver.Postgres: {"pg"}}
+	// A quotient of scale 0 would be an integer constant.
+	if _, err := ParseOneIn("SELECT CAST(2147483647 AS DECIMAL) * 2147483647 * 2147483647 / 1 + a FROM t", &mariaOnly); pgerr.Code(err) != pgerr.FeatureNotSupported {
+		t.Errorf("a quotient of scale 0: %v, want 0A000", err)
+	}
+	st, err := ParseOneIn("SELECT CAST(-54 AS DECIMAL) / 68 + a FROM t", &mariaOnly)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text, _ := st.For(driver.MySQL); !strings.Contains(text, "0.79411764705882352941") {
+		t.Errorf("MariaDB form %s", text)
+	}
+	st, err = ParseOneIn("SELECT DISTINCT + 20 + CAST( 6 AS DECIMAL ) / - 32 AS col2", &mariaOnly)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text, _ := st.For(driver.MySQL); !strings.Contains(text, "0.18750000000000000000") {
+		t.Errorf("MariaDB form %s", text)
+	}
+	if cols := st.Columns(); len(cols) != 1 || cols[0].scale != 21 {
+		t.Errorf("columns %+v, want scale 20", cols)
+	}
 }

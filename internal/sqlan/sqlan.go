@@ -880,6 +880,9 @@ func (s *Stmt) prepare() error {
 			}
 		}
 	}
+	if s.Kind == Read || s.Kind == Write {
+		s.foldQuotients(r)
+	}
 	if env.replicated() {
 		if err := s.rewrite(r); err != nil {
 			return err

@@ -336,6 +336,9 @@ var columnsQueries = []string{
 	`SELECT to_json(1), json_build_object('a', 1), jsonb_build_object('a', 1), encode(bin, 'hex'), decode('aa', 'hex'), starts_with(t, 'a') FROM ty`,
 	// Common types.
 	`SELECT coalesce(i2, i4), coalesce(n, f4), coalesce(vc, c), coalesce(c, vc), coalesce(vc, 'x'), coalesce(c, 'x'), coalesce(d, ts), coalesce(ts, tz), coalesce(vc, vc), coalesce(n, n), coalesce(n, 1), coalesce(t, vc), coalesce(vc, t) FROM ty`,
+	// CASE puts its ELSE first when choosing the common type: char(n)
+	// and varchar cast to each other, so the first wins.
+	`SELECT CASE WHEN b THEN c ELSE vc END, CASE WHEN b THEN vc ELSE c END, CASE WHEN b THEN c WHEN b THEN vc END FROM ty`,
 	`SELECT CASE WHEN b THEN 1 ELSE 2.5 END, CASE WHEN b THEN vc ELSE 'x' END, greatest(i2, 1), least(vc, c), nullif('a', 'b'), nullif(i2, 1), nullif(n, 1), nullif('1', i8) FROM ty`,
 	`SELECT nullif(1, 2.5), nullif(i4, n), nullif(i2, i8), nullif(i8, i2), nullif(f4, f8), nullif(n, f8), nullif(i4, f4), nullif(n, i4), nullif(1, 2.5) / 2 FROM ty`,
 	// Windows.

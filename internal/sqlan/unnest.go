@@ -447,134 +447,23 @@ func (u *Unnest) template() (string, []int, error) {
 }
 
 // ParseArray reads PostgreSQL's text form of an array ({1,2,NULL},
-// {"a b","c\"d"}, {{1,2},{3,4}}) and returns its elements in storage
-// order, nil for NULL. A malformed literal is 22P02, in PostgreSQL's
-// words.
+// {"a b","c\"d"}, {{1,2},{3,4}}) by answer.ParseArrayDims and returns its
+// elements in storage order, nil for NULL. A malformed literal is
+// 22P02, in PostgreSQL's words.
 func ParseArray(s string) ([]*string, error) {
-	malformed := func(detail string) error {
-		return pgerr.New(pgerr.InvalidTextRepresentation, "malformed array literal: \"%s\"", s).WithDetail("%s", detail)
-	}
-	p := &arrayParser{s: s}
-	p.space()
-	if p.i < len(s) && s[p.i] == '[' {
+	items, _, err := answer.ParseArrayDims(s)
+	var ae *answer.ArrayError
+	switch {
+	case err == nil:
+		return items, nil
+	case errors.As(err, &ae) && ae.Bounds:
 		return nil, pgerr.New(pgerr.FeatureNotSupported, "shepherd does not support array bounds ([lo:hi]=...) in an array unnest() reads")
+	case ae != nil && ae.Uneven:
+		return nil, pgerr.New(pgerr.FeatureNotSupported, "shepherd does not support array literals whose sub-arrays nest to different depths (PostgreSQL 15 reads some of them its own way): %q", s)
+	case ae != nil:
+		return nil, pgerr.New(pgerr.InvalidTextRepresentation, "malformed array literal: \"%s\"", s).WithDetail("%s", ae.Detail)
 	}
-	if p.i >= len(s) || s[p.i] != '{' {
-		return nil, malformed("Array value must start with \"{\" or dimension information.")
-	}
-	var out []*string
-	if err := p.array(&out, malformed); err != nil {
-		return nil, err
-	}
-	p.space()
-	if p.i < len(s) {
-		return nil, malformed("Junk after closing right brace.")
-	}
-	return out, nil
-}
-
-type arrayParser struct {
-	s string
-	i int
-}
-
-func (p *arrayParser) space() {
-	for p.i < len(p.s) && strings.IndexByte(" \t\n\r\v\f", p.s[p.i]) >= 0 {
-		p.i++
-	}
-}
-
-// array reads {...} at p.i.
-func (p *arrayParser) array(out *[]*string, malformed func(string) error) error {
-	p.i++ // {
-	p.space()
-	if p.i < len(p.s) && p.s[p.i] == '}' {
-		p.i++
-		return nil
-	}
-	for {
-		p.space()
-		if p.i >= len(p.s) {
-			return malformed("Unexpected end of input.")
-		}
-		switch p.s[p.i] {
-		case '{':
-			if err := p.array(out, malformed); err != nil {
-				return err
-			}
-		case '"':
-			p.i++
-			var b strings.Builder
-			for {
-				if p.i >= len(p.s) {
-					return malformed("Unexpected end of input.")
-				}
-				c := p.s[p.i]
-				p.i++
-				if c == '\\' {
-					if p.i >= len(p.s) {
-						return malformed("Unexpected end of input.")
-					}
-					b.WriteByte(p.s[p.i])
-					p.i++
-					continue
-				}
-				if c == '"' {
-					break
-				}
-				b.WriteByte(c)
-			}
-			v := b.String()
-			*out = append(*out, &v)
-		case ',', '}':
-			return malformed("Unexpected \"" + string(p.s[p.i]) + "\" character.")
-		default:
-			var b strings.Builder
-			trail := 0 // unescaped white space at the end, dropped
-			escaped := false
-			for p.i < len(p.s) && p.s[p.i] != ',' && p.s[p.i] != '}' {
-				c := p.s[p.i]
-				p.i++
-				switch {
-				case c == '\\':
-					if p.i >= len(p.s) {
-						return malformed("Unexpected end of input.")
-					}
-					b.WriteByte(p.s[p.i])
-					p.i++
-					trail, escaped = 0, true
-				case c == '{' || c == '"':
-					return malformed("Unexpected \"" + string(c) + "\" character.")
-				case strings.IndexByte(" \t\n\r\v\f", c) >= 0:
-					b.WriteByte(c)
-					trail++
-				default:
-					b.WriteByte(c)
-					trail = 0
-				}
-			}
-			v := b.String()
-			v = v[:len(v)-trail]
-			if strings.EqualFold(v, "null") && !escaped {
-				*out = append(*out, nil)
-			} else {
-				*out = append(*out, &v)
-			}
-		}
-		p.space()
-		if p.i >= len(p.s) {
-			return malformed("Unexpected end of input.")
-		}
-		switch p.s[p.i] {
-		case ',':
-			p.i++
-		case '}':
-			p.i++
-			return nil
-		default:
-			return malformed("Unexpected \"" + string(p.s[p.i]) + "\" character.")
-		}
-	}
+	return nil, err
 }
 
 // prepareUnnest makes st (an INSERT of unnest's rows, n) one the session

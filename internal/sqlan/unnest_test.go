@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/shepherd-db/shepherd/internal/driver"
+	"github.com/shepherd-db/shepherd/internal/pgerr"
 )
 
 // TestUnnestInsert: an INSERT of unnest()'s rows is expanded at execution
@@ -51,6 +52,35 @@ func TestUnnestInsert(t *testing.T) {
 	for _, bad := range []string{"{1,2", "1,2}", "{1,2}x", "{1,,2}", `{"a}`} {
 		if _, err := ParseArray(bad); err == nil || !strings.Contains(err.Error(), "malformed array literal") {
 			t.Errorf("ParseArray(%q) = %v", bad, err)
+		}
+	}
+}
+
+// TestParseArrayNesting checks that unnest's array reader refuses the
+// nesting PostgreSQL refuses (22P02: an element after a sub-array, a
+// sub-array after an element, sub-arrays of different lengths) and
+// refuses clearly (0A000) what PostgreSQL 15 reads its own way (braces
+// nesting to different depths); answer's TestArrayParserMatchesPostgres
+// compares the reader with PostgreSQL on random literals.
+func TestParseArrayNesting(t *testing.T) {
+	for s, code := range map[string]string{
+		`{ {},"a"}`:     "22P02",
+		`{{1},2}`:       "22P02",
+		`{1,{2}}`:       "22P02",
+		`{{1,2},{3}}`:   "22P02",
+		`{{1},{{2}}}`:   "0A000",
+		`{{{1}},{2}}`:   "0A000",
+		`{{},{1}}`:      "0A000",
+		`{{1,2},{3,4}`:  "22P02",
+		`{{1,2},{3,4}}`: "",
+	} {
+		_, err := ParseArray(s)
+		got := ""
+		if err != nil {
+			got = pgerr.From(err).Code
+		}
+		if got != code {
+			t.Errorf("ParseArray(%q): %v, want SQLSTATE %q", s, err, code)
 		}
 	}
 }

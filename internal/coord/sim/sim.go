@@ -899,12 +899,18 @@ func (s *sim) stepCore(ev coord.Event) { s.stepCoreNoted(ev, ev) }
 func (s *sim) stepCoreNoted(ev coord.Event, noted any) {
 	s.record(noted)
 	s.core.Step(ev)
-	for _, a := range s.core.Ready() {
+	actions := s.core.Ready()
+	for _, a := range actions {
 		s.record(a)
 		s.apply(a)
 		if s.err != nil {
 			return
 		}
+	}
+	// As the shell does: the next step's actions reuse the slice, which
+	// a nested step (apply may step the core) must not disturb.
+	if r, ok := s.core.(interface{ Recycle([]coord.Action) }); ok {
+		r.Recycle(actions)
 	}
 }
 

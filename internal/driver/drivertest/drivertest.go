@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -52,6 +53,7 @@ func Run(t *testing.T, open Opener) {
 		{"SecondConnSeesCommitted", testSecondConn},
 		{"Errors", testErrors},
 		{"Cancel", testCancel},
+		{"Sink", testSink},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -483,4 +485,53 @@ func testCancel(t *testing.T, e driver.Engine) {
 
 	_, err = c.Exec(ctx, driver.Query{SQL: "SELECT 1", ReturnsRows: true, Verb: "SELECT"})
 	wantCode(t, "statement with an ended ctx", err, pgerr.QueryCanceled)
+}
+
+// testSink: rows handed to a Query's Sink one at a time are the rows the
+// answer holds without one, with the same columns, tag and count, so the
+// digest of either is the same. A driver that does not stream returns
+// them in the answer (driver.Query.Sink); none does both.
+func testSink(t *testing.T, e driver.Engine) {
+	d := dialects[e.Dialect()]
+	c := connect(t, e)
+	must(t, c, "CREATE TABLE", d.kindsDDL)
+	insert := "INSERT INTO kinds (id, big, num, vc, txt, flag) VALUES (" + placeholders(e, 6) + ")"
+	for i := range 50 {
+		n := strconv.Itoa(i)
+		flag := typed(answer.Bool, "t")
+		if i%3 == 0 {
+			flag = null
+		}
+		must(t, c, "INSERT", insert, typed(answer.Int, n), typed(answer.Int, n+"000"), typed(answer.Numeric, n+".5"), typed(answer.Text, "v"+n), untyped("t"+n), flag)
+	}
+	const sel = "SELECT id, big, num, vc, txt, flag FROM kinds ORDER BY id"
+	whole := must(t, c, "SELECT", sel)
+	var streamed [][]answer.Value
+	ctx, cancel := context.WithTimeout(context.Background(), stepTimeout)
+	defer cancel()
+	a, err := c.Exec(ctx, driver.Query{SQL: sel, Verb: "SELECT", ReturnsRows: true, Sink: func(cols []answer.Column, row []answer.Value) error {
+		if len(cols) != len(row) {
+			t.Errorf("sink got %d columns for a row of %d", len(cols), len(row))
+		}
+		streamed = append(streamed, row)
+		return nil
+	}})
+	if err != nil {
+		t.Fatalf("select with a sink: %v", err)
+	}
+	if len(streamed) > 0 && len(a.Rows) > 0 {
+		t.Fatalf("rows both streamed (%d) and returned (%d)", len(streamed), len(a.Rows))
+	}
+	checkTag(t, "select with a sink", a, whole.Tag, whole.RowsAffected)
+	got := *a
+	got.Rows = append(streamed, a.Rows...)
+	if !slices.Equal(columnTypes(&got), columnTypes(whole)) {
+		t.Errorf("columns with a sink %v, without %v", columnTypes(&got), columnTypes(whole))
+	}
+	if !slices.EqualFunc(cells(&got), cells(whole), slices.Equal) {
+		t.Errorf("rows with a sink %v, without %v", cells(&got), cells(whole))
+	}
+	if got.Digest(true) != whole.Digest(true) {
+		t.Error("digests differ with and without a sink")
+	}
 }

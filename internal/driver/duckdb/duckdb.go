@@ -37,6 +37,7 @@ import (
 	duckdb "github.com/duckdb/duckdb-go/v2"
 
 	"github.com/shepherd-db/shepherd/internal/answer"
+	"github.com/shepherd-db/shepherd/internal/dialect"
 	"github.com/shepherd-db/shepherd/internal/driver"
 	"github.com/shepherd-db/shepherd/internal/pgerr"
 )
@@ -62,6 +63,11 @@ var sessionSetup = []string{
 	"SET integer_division = true",
 	"SET default_null_order = 'nulls_last_on_asc_first_on_desc'",
 	"SET TimeZone = 'UTC'",
+	// dialect.VarcharMacro: PostgreSQL's assignment to varchar(n).
+	"CREATE OR REPLACE TEMP MACRO " + dialect.VarcharMacro + "(v, n) AS CASE" +
+		" WHEN v IS NULL OR length(CAST(v AS VARCHAR)) <= n THEN CAST(v AS VARCHAR)" +
+		" WHEN rtrim(substring(CAST(v AS VARCHAR), n + 1), ' ') = '' THEN left(CAST(v AS VARCHAR), n)" +
+		" ELSE error('value too long for type character varying(' || n || ')') END",
 }
 
 // Engine is one DuckDB database file.
@@ -237,35 +243,70 @@ func (c *Conn) exec(ctx context.Context, q driver.Query) (*answer.Answer, error)
 	}
 	args := convertArgs(q.Args)
 	verb := q.Command()
-	if q.ReturnsRows {
-		a, err := c.query(ctx, q.SQL, args)
+	// A DROP or TRUNCATE of several tables, an ALTER TABLE of several
+	// actions, and a DELETE followed by what foreign key actions do
+	// (dialect.DuckDBAfter) are texts of several statements (see
+	// driver.StatementSeparator), run in order. Only those: another
+	// statement's literal may hold the separator. The first part is the
+	// client's statement: it takes the parameters and gives the answer.
+	parts := []string{q.SQL}
+	for _, p := range []string{"DROP", "TRUNCATE", "ALTER", "DELETE"} {
+		if strings.HasPrefix(verb, p) {
+			parts = strings.Split(q.SQL, driver.StatementSeparator)
+		}
+	}
+	if len(parts) > 1 && !c.inTx {
+		// In the engine's autocommit, the parts are still one
+		// transaction: all of them or none.
+		if err := c.run(ctx, "BEGIN TRANSACTION"); err != nil {
+			return nil, err
+		}
+		a, err := c.parts(ctx, q, verb, parts, args)
 		if err != nil {
+			_ = c.run(ctx, "ROLLBACK")
+			return nil, err
+		}
+		if err := c.run(ctx, "COMMIT"); err != nil {
+			return nil, err
+		}
+		return a, nil
+	}
+	return c.parts(ctx, q, verb, parts, args)
+}
+
+// parts runs the parts of q's text in order (see exec).
+func (c *Conn) parts(ctx context.Context, q driver.Query, verb string, parts []string, args []any) (*answer.Answer, error) {
+	var a *answer.Answer
+	if q.ReturnsRows {
+		var err error
+		if a, err = c.query(ctx, parts[0], args); err != nil {
 			return nil, c.engine.classify(ctx, err)
 		}
 		a.Tag = answer.Tag(verb, a.RowsAffected)
-		return a, nil
-	}
-	// A DROP or TRUNCATE of several tables is a text of one statement
-	// each (see driver.StatementSeparator, and package sqlan), run in
-	// order. Only those: another statement's literal may hold the
-	// separator.
-	parts := []string{q.SQL}
-	if len(args) == 0 && (strings.HasPrefix(verb, "DROP") || strings.HasPrefix(verb, "TRUNCATE")) {
-		parts = strings.Split(q.SQL, driver.StatementSeparator)
 	}
 	var n int64
-	for _, part := range parts {
-		res, err := c.conn.ExecContext(ctx, part, args...)
+	for i, part := range parts {
+		if i == 0 && a != nil {
+			continue
+		}
+		var partArgs []any
+		if i == 0 {
+			partArgs = args
+		}
+		res, err := c.conn.ExecContext(ctx, part, partArgs...)
 		if err != nil {
 			return nil, c.engine.classify(ctx, err)
 		}
-		if driver.CountsRows(verb) {
+		if i == 0 && driver.CountsRows(verb) {
 			m, err := res.RowsAffected()
 			if err != nil {
 				return nil, c.engine.classify(ctx, err)
 			}
-			n += m
+			n = m
 		}
+	}
+	if a != nil {
+		return a, nil
 	}
 	return &answer.Answer{Tag: answer.Tag(verb, n), RowsAffected: n}, nil
 }

@@ -113,7 +113,7 @@ func TestRewrittenMeaning(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out, err := dialect.DuckDB(tree.Stmts[0].Stmt)
+		out, err := dialect.DuckDB(tree.Stmts[0].Stmt, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

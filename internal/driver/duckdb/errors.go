@@ -97,6 +97,8 @@ func sqlstateOf(t duckdb.ErrorType, msg string) string {
 		switch {
 		case has("division by zero"):
 			return pgerr.DivisionByZero
+		case has("value too long for type character varying("):
+			return pgerr.StringDataRightTruncation
 		case has("out of range"), has("Overflow"), has("overflow"):
 			return pgerr.NumericValueOutOfRange
 		}

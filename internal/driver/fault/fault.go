@@ -180,6 +180,9 @@ func (c *Conn) Exec(ctx context.Context, q driver.Query) (*answer.Answer, error)
 			return nil, err
 		}
 	}
+	// The rows are corrupted whole, so they are read whole: the caller
+	// feeds them to its sink (driver.Query.Sink says a driver may).
+	q.Sink = nil
 	a, err := c.inner.Exec(ctx, q)
 	if err != nil || a == nil {
 		return a, err

@@ -20,7 +20,7 @@ func (c *Conn) Exec(ctx context.Context, q driver.Query) (*answer.Answer, error)
 	if q.ReturnsRows {
 		err = c.guard(ctx, isWrite(verb), func(ctx context.Context) error {
 			var qerr error
-			a, qerr = c.query(ctx, q.SQL, args)
+			a, qerr = c.query(ctx, q.SQL, args, q.Sink)
 			return qerr
 		})
 	} else {
@@ -58,8 +58,9 @@ func (c *Conn) Exec(ctx context.Context, q driver.Query) (*answer.Answer, error)
 	return a, nil
 }
 
-// query runs a statement that returns rows and reads them all.
-func (c *Conn) query(ctx context.Context, stmt string, args []any) (*answer.Answer, error) {
+// query runs a statement that returns rows and reads them all, into the
+// answer or, when there is one, into sink (driver.Query.Sink).
+func (c *Conn) query(ctx context.Context, stmt string, args []any, sink func([]answer.Column, []answer.Value) error) (*answer.Answer, error) {
 	rows, err := c.conn.QueryContext(ctx, stmt, args...)
 	if err != nil {
 		return nil, err
@@ -81,6 +82,7 @@ func (c *Conn) query(ctx context.Context, stmt string, args []any) (*answer.Answ
 		dest[i] = &raw[i]
 	}
 	a := &answer.Answer{Columns: cols}
+	var n int64
 	for rows.Next() {
 		if err := rows.Scan(dest...); err != nil {
 			return nil, err
@@ -89,12 +91,17 @@ func (c *Conn) query(ctx context.Context, stmt string, args []any) (*answer.Answ
 		for i, b := range raw {
 			row[i] = kinds[i].value(b)
 		}
-		a.Rows = append(a.Rows, row)
+		n++
+		if sink == nil {
+			a.Rows = append(a.Rows, row)
+		} else if err := sink(cols, row); err != nil {
+			return nil, err
+		}
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	a.RowsAffected = int64(len(a.Rows))
+	a.RowsAffected = n
 	return a, nil
 }
 

@@ -238,7 +238,7 @@ func (c *Conn) readSteps(p *pgconn.Pipeline, qs []driver.Query, plan []batchStep
 		if !ok {
 			return answers, errUnexpected(res)
 		}
-		a, err := c.read(rr)
+		a, err := c.read(rr, q.Sink)
 		if err != nil {
 			return answers, err
 		}

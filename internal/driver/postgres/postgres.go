@@ -354,7 +354,7 @@ func (c *Conn) Exec(ctx context.Context, q driver.Query) (*answer.Answer, error)
 	values, oids := encodeArgs(q.Args)
 	verb := q.Command()
 	if len(q.Args) == 0 || !preparedVerbs[verb] {
-		a, err := c.read(c.pc.ExecParams(ctx, q.SQL, values, oids, nil, nil))
+		a, err := c.read(c.pc.ExecParams(ctx, q.SQL, values, oids, nil, nil), q.Sink)
 		if changesSchema(verb) {
 			c.schemaChanged()
 		}
@@ -363,7 +363,7 @@ func (c *Conn) Exec(ctx context.Context, q driver.Query) (*answer.Answer, error)
 		}
 		return a, nil
 	}
-	a, err := c.execPrepared(ctx, q.SQL, values, oids)
+	a, err := c.execPrepared(ctx, q.SQL, values, oids, q.Sink)
 	if isStalePlan(err) {
 		// The schema changed under the prepared statement. Outside a
 		// transaction nothing happened yet, so it is prepared again and
@@ -373,7 +373,7 @@ func (c *Conn) Exec(ctx context.Context, q driver.Query) (*answer.Answer, error)
 			return nil, c.classify(ctx, derr)
 		}
 		if c.pc.TxStatus() == 'I' {
-			a, err = c.execPrepared(ctx, q.SQL, values, oids)
+			a, err = c.execPrepared(ctx, q.SQL, values, oids, q.Sink)
 		}
 	}
 	if err != nil {
@@ -383,23 +383,30 @@ func (c *Conn) Exec(ctx context.Context, q driver.Query) (*answer.Answer, error)
 }
 
 // execPrepared runs sql as a prepared statement, preparing it if needed.
-func (c *Conn) execPrepared(ctx context.Context, sql string, values [][]byte, oids []uint32) (*answer.Answer, error) {
+func (c *Conn) execPrepared(ctx context.Context, sql string, values [][]byte, oids []uint32, sink func([]answer.Column, []answer.Value) error) (*answer.Answer, error) {
 	sd, err := c.statement(ctx, sql, oids)
 	if err != nil {
 		return nil, err
 	}
-	return c.read(c.pc.ExecStatement(ctx, sd, values, nil, nil))
+	return c.read(c.pc.ExecStatement(ctx, sd, values, nil, nil), sink)
 }
 
-// read takes a statement's rows, columns and command tag from rr.
-func (c *Conn) read(rr *pgconn.ResultReader) (*answer.Answer, error) {
+// read takes a statement's rows, columns and command tag from rr; the
+// rows go to sink, when there is one (driver.Query.Sink).
+func (c *Conn) read(rr *pgconn.ResultReader, sink func([]answer.Column, []answer.Value) error) (*answer.Answer, error) {
 	var rows [][]answer.Value
 	var cols []answer.Column
 	for rr.NextRow() {
 		if cols == nil {
 			cols = columnsOf(rr.FieldDescriptions())
 		}
-		rows = append(rows, decodeRow(cols, rr.Values()))
+		row := decodeRow(cols, rr.Values())
+		if sink == nil {
+			rows = append(rows, row)
+		} else if err := sink(cols, row); err != nil {
+			rr.Close()
+			return nil, err
+		}
 	}
 	if cols == nil && rr.FieldDescriptions() != nil {
 		cols = columnsOf(rr.FieldDescriptions())

@@ -95,6 +95,11 @@ func init() {
 		}, true); err != nil {
 			return err
 		}
+		if err := c.RegisterFunc(DivideFunction, func(a, b any) (any, error) {
+			return divide(cgoArg(a), cgoArg(b))
+		}, true); err != nil {
+			return err
+		}
 		if err := c.RegisterFunc(VarcharFunction, func(v, n any) (any, error) { return varchar(cgoArg(v), cgoArg(n)) }, true); err != nil {
 			return err
 		}

@@ -64,6 +64,77 @@ func divisorIf(v, check any) (any, error) {
 	return divisor(v)
 }
 
+// DivideFunction is SQLite's division a / b, but for a zero divisor,
+// which fails when a is not NULL. The SQL writer calls it where the
+// dividend may be NULL and cannot be written twice (for DivisorIfFunction)
+// without the statement's text growing too fast: PostgreSQL's division is
+// strict, so NULL / 0 is NULL, which a divisor check alone fails.
+const DivideFunction = "shepherd_divide"
+
+// divide implements DivideFunction as SQLite's division computes: two
+// integers divide as integers (but the one quotient out of range, which
+// is a float), anything else as floats, text read as the number it
+// starts with.
+func divide(a, b any) (any, error) {
+	if a == nil || b == nil {
+		return nil, nil
+	}
+	a, b = sqliteNumber(a), sqliteNumber(b)
+	ai, aInt := a.(int64)
+	bi, bInt := b.(int64)
+	if aInt && bInt {
+		if bi == 0 {
+			return nil, errDivisionByZero
+		}
+		if ai != math.MinInt64 || bi != -1 {
+			return ai / bi, nil
+		}
+	}
+	af, bf := asFloat(a), asFloat(b)
+	if bf == 0 {
+		return nil, errDivisionByZero
+	}
+	q := af / bf
+	if math.IsNaN(q) {
+		return nil, nil
+	}
+	return q, nil
+}
+
+// sqliteNumber is v as SQLite reads an operand of arithmetic: an integer
+// or a float (text as the number it spells, else 0).
+func sqliteNumber(v any) any {
+	switch x := v.(type) {
+	case int64, float64:
+		return x
+	case bool:
+		if x {
+			return int64(1)
+		}
+		return int64(0)
+	case []byte:
+		return sqliteNumber(string(x))
+	case string:
+		t := strings.TrimSpace(x)
+		if i, err := strconv.ParseInt(t, 10, 64); err == nil {
+			return i
+		}
+		if f, err := strconv.ParseFloat(t, 64); err == nil {
+			return f
+		}
+	}
+	return int64(0)
+}
+
+// asFloat is an integer or float as a float.
+func asFloat(v any) float64 {
+	if i, ok := v.(int64); ok {
+		return float64(i)
+	}
+	f, _ := v.(float64)
+	return f
+}
+
 // Int4Function is the SQL function the SQL writer wraps integer
 // arithmetic in for SQLite where PostgreSQL computes in 32 bits: there
 // 2147483647 + 1 fails with 22003, where SQLite computes in 64.

@@ -41,3 +41,31 @@ func TestNumeric(t *testing.T) {
 		}
 	}
 }
+
+// TestDivide checks DivideFunction: SQLite's own quotient, NULL for a
+// NULL operand (also over zero: PostgreSQL's division is strict), and
+// 22012 for a zero divisor of a value.
+func TestDivide(t *testing.T) {
+	for _, c := range []struct {
+		a, b, want any
+		err        error
+	}{
+		{int64(7), int64(2), int64(3), nil},
+		{int64(-7), int64(2), int64(-3), nil},
+		{int64(7), 2.0, 3.5, nil},
+		{7.0, int64(-2), -3.5, nil},
+		{int64(-9223372036854775808), int64(-1), 9223372036854775808.0, nil},
+		{"8", int64(3), int64(2), nil},
+		{nil, int64(0), nil, nil},
+		{nil, 0.0, nil, nil},
+		{int64(1), nil, nil, nil},
+		{int64(1), int64(0), nil, errDivisionByZero},
+		{0.5, 0.0, nil, errDivisionByZero},
+		{int64(1), "0", nil, errDivisionByZero},
+	} {
+		got, err := divide(c.a, c.b)
+		if !errors.Is(err, c.err) || got != c.want {
+			t.Errorf("divide(%v, %v) = %v (%T), %v; want %v (%T), %v", c.a, c.b, got, got, err, c.want, c.want, c.err)
+		}
+	}
+}

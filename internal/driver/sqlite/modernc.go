@@ -40,6 +40,10 @@ func init() {
 		func(_ *msqlite.FunctionContext, args []sqldriver.Value) (sqldriver.Value, error) {
 			return divisorIf(args[0], args[1])
 		})
+	msqlite.MustRegisterDeterministicScalarFunction(DivideFunction, 2,
+		func(_ *msqlite.FunctionContext, args []sqldriver.Value) (sqldriver.Value, error) {
+			return divide(args[0], args[1])
+		})
 	msqlite.MustRegisterDeterministicScalarFunction(Int4Function, 1,
 		func(_ *msqlite.FunctionContext, args []sqldriver.Value) (sqldriver.Value, error) {
 			return int4(args[0])

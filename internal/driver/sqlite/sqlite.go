@@ -217,7 +217,7 @@ const dqsProbe = `SELECT "shepherd_dqs_probe"`
 // SQLite replica agreeing. A library that ignores the setting must not
 // serve.
 func (c *Conn) checkNoDQS(ctx context.Context) *pgerr.Error {
-	_, err := c.query(ctx, dqsProbe, nil)
+	_, err := c.query(ctx, dqsProbe, nil, nil)
 	if err == nil {
 		return c.engine.tagged(pgerr.New(pgerr.InternalError,
 			"%s: SQLite reads an unknown double-quoted identifier as a string; shepherd needs that fallback off (sqlite3_db_config DQS_DML and DQS_DDL)", c.engine.lib.name))
@@ -388,7 +388,7 @@ func (c *Conn) Exec(ctx context.Context, q driver.Query) (*answer.Answer, error)
 	verb := q.Command()
 	var err error
 	if q.ReturnsRows {
-		a, err := c.query(ctx, q.SQL, args)
+		a, err := c.query(ctx, q.SQL, args, q.Sink)
 		if err != nil {
 			return nil, c.failed(ctx, c.engine.classify(ctx, err))
 		}
@@ -430,8 +430,9 @@ func (c *Conn) Exec(ctx context.Context, q driver.Query) (*answer.Answer, error)
 	return &answer.Answer{Tag: answer.Tag(verb, n), RowsAffected: n}, nil
 }
 
-// query runs a statement that returns rows and reads them all.
-func (c *Conn) query(ctx context.Context, stmt string, args []any) (*answer.Answer, error) {
+// query runs a statement that returns rows and reads them all, into the
+// answer or, when there is one, into sink (driver.Query.Sink).
+func (c *Conn) query(ctx context.Context, stmt string, args []any, sink func([]answer.Column, []answer.Value) error) (*answer.Answer, error) {
 	st, err := c.prepared(ctx, stmt)
 	if err != nil {
 		return nil, err
@@ -455,6 +456,16 @@ func (c *Conn) query(ctx context.Context, stmt string, args []any) (*answer.Answ
 		dest[i] = &raw[i]
 	}
 	a := &answer.Answer{}
+	var streamed []answer.Column // what the sink is told: the declared types
+	var first [][]answer.Value   // per column, the first non-NULL value's row (streaming)
+	if sink != nil {
+		streamed = make([]answer.Column, len(types))
+		for i, ct := range types {
+			streamed[i] = declared[i].column(ct.Name(), nil, i)
+		}
+		first = make([][]answer.Value, len(types))
+	}
+	var n int64
 	for rows.Next() {
 		if err := rows.Scan(dest...); err != nil {
 			return nil, err
@@ -463,16 +474,38 @@ func (c *Conn) query(ctx context.Context, stmt string, args []any) (*answer.Answ
 		for i, v := range raw {
 			row[i] = declared[i].value(v)
 		}
-		a.Rows = append(a.Rows, row)
+		n++
+		if sink == nil {
+			a.Rows = append(a.Rows, row)
+			continue
+		}
+		for i := range first {
+			if first[i] == nil && !row[i].Null {
+				first[i] = row
+			}
+		}
+		if err := sink(streamed, row); err != nil {
+			return nil, err
+		}
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
 	a.Columns = make([]answer.Column, len(types))
 	for i, ct := range types {
+		if sink != nil {
+			// The column's type is its first value's, as for the
+			// rows kept (declType.column).
+			var seen [][]answer.Value
+			if first[i] != nil {
+				seen = [][]answer.Value{first[i]}
+			}
+			a.Columns[i] = declared[i].column(ct.Name(), seen, i)
+			continue
+		}
 		a.Columns[i] = declared[i].column(ct.Name(), a.Rows, i)
 	}
-	a.RowsAffected = int64(len(a.Rows))
+	a.RowsAffected = n
 	return a, nil
 }
 

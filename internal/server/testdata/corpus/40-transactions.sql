@@ -206,3 +206,16 @@ DEALLOCATE kv_get;
 
 -- error: 26000
 EXECUTE kv_get('tx-param');
+
+-- feature: varchar(n): spaces beyond n cut on assignment, casts cut
+BEGIN;
+
+INSERT INTO kv (k, v) VALUES ('cut' || repeat(' ', 30), 1);
+
+UPDATE kv SET k = k || '  ' WHERE v = 1 AND k LIKE 'cut%';
+
+SELECT k || '|', length(k) FROM kv WHERE k LIKE 'cut%';
+
+SELECT 'abcdef'::varchar(3), 'ab    '::varchar(3) || '|', 'É' ILIKE 'é', 'ABC' ILIKE 'a%', 'x' NOT ILIKE 'X';
+
+ROLLBACK;

@@ -51,6 +51,8 @@ SELECT id, w IS NULL, w = '' FROM words ORDER BY id;
 
 SELECT NULL::integer + 1, NULL::text || 'x', length(NULL::text);
 
+SELECT id, grade / 0 = NULL, NULL IN (grade / (grade - grade)), grade % 0 + NULL::integer FROM emp WHERE grade / 0 > NULL OR id < 3 ORDER BY id;
+
 -- feature: is distinct from
 SELECT count(*) FROM emp WHERE bonus IS DISTINCT FROM 0;
 

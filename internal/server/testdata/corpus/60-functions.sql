@@ -93,6 +93,13 @@ SELECT trunc(4.567, 2), trunc(-4.567), sign(-3), sign(0), sign(2.5);
 
 SELECT power(2, 10), sqrt(16), exp(0), ln(1), log(100);
 
+-- feature: functions typed by PostgreSQL's catalogue (ceil, round, floor of an integer are double precision)
+SELECT id, ceil(dept_id) / 2, ceil(dept_id) / 3, round(grade) / 4, floor(id) / 7, mod(id, 2::bigint) / 2 FROM emp ORDER BY id;
+
+SELECT id, ntile(3) OVER (ORDER BY id) / 2, date_part('day', hired) / 2, id / ceil(dept_id) FROM emp ORDER BY id;
+
+SELECT id, sqrt(salary) * 0 + 1, sign(bonus) FROM emp ORDER BY id;
+
 SELECT 0.1 + 0.2, 0.1::float8 + 0.2::float8, 1e3::float8, 1.5e-3;
 
 SELECT pi(), greatest(1.5, 2), least(-1, 0);
@@ -146,6 +153,12 @@ SELECT NULLIF(1, 2.5) / 2, NULLIF(2, 2.0) / 2, 7 / NULLIF(2.5, 0), 7 / NULLIF(0.
 SELECT id, NULLIF(x, 0) / 3, a / NULLIF(x, 0) FROM nums ORDER BY id;
 
 SELECT - CAST(-15 AS INTEGER), - -15, 7 / NULLIF(0, 0), 7 % NULLIF(0, 0);
+
+SELECT id, 20 + CAST(600000 AS DECIMAL) / -32, x * (30000 / 1.5), a + 10000 * 31 / -CAST(5 AS DECIMAL) FROM nums ORDER BY id;
+
+SELECT id, x / a * CAST(NULL AS INTEGER), (x / a) IS NULL, NULL BETWEEN a / x AND b FROM nums WHERE a <> 0 ORDER BY id;
+
+SELECT count(x / NULLIF(a, 0)), count(a / 3.0 + b), -sum(CAST(NULL AS DECIMAL)), avg(CAST(NULL AS INTEGER)) / 7 FROM nums;
 
 -- feature: casts
 SELECT '42'::int, CAST('42' AS bigint), '3.14'::numeric(5,2), CAST(3.14159 AS numeric(4,2));

@@ -92,6 +92,10 @@ SELECT count(*) FROM emp HAVING count(*) > 100;
 
 SELECT grade FROM emp GROUP BY grade HAVING grade IS NOT NULL AND min(salary) > 4000 ORDER BY grade;
 
+SELECT count(*) FROM emp GROUP BY lower(name) HAVING lower(name) > 'c' ORDER BY 1;
+
+SELECT id, count(*) FROM emp GROUP BY id HAVING salary > 5000 AND grade IS NOT NULL ORDER BY id;
+
 -- feature: string_agg and array_agg
 SELECT string_agg(name, ', ' ORDER BY name) FROM emp;
 
