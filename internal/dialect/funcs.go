@@ -11,10 +11,22 @@ import (
 )
 
 // mathAlike reports whether MariaDB and SQLite's math functions write
-// the call as PostgreSQL does (see pgfunc.MathAlike).
-func mathAlike(name string, n int) bool {
-	_, ok := pgfunc.MathAlike(name, n)
-	return ok
+// the call as PostgreSQL does (see pgfunc.MathAlike), and MariaDB's name
+// for it ("" when the same).
+func (w *writer) mathAlike(name string, fc *pg_query.FuncCall) (mariaDB string, ok bool) {
+	return pgfunc.MathAlike(name, w.argTypes(fc.Args))
+}
+
+// refuseNumericMath refuses a math function's numeric overload: the
+// engines compute it in double precision, PostgreSQL in numeric with
+// digits of its own (exp(1.0) is 2.7182818284590452, sqrt of numeric 1
+// is 1.000000000000000).
+func (w *writer) refuseNumericMath(name string) {
+	engine := "SQLite"
+	if w.my() {
+		engine = "MariaDB"
+	}
+	w.refuse("%s() of numeric values (%s computes it in double precision, PostgreSQL in numeric with more digits; cast the argument to float8)", name, engine)
 }
 
 // funcCall writes a function call, aggregate or window function.
@@ -132,8 +144,12 @@ func (w *writer) funcCall(fc *pg_query.FuncCall) {
 	case name == "pi" && n == 0 && w.my():
 		// MariaDB's PI() shows six decimals.
 		w.str("3.141592653589793E0")
-	case mathAlike(name, n):
-		if my, _ := pgfunc.MathAlike(name, n); my != "" && w.my() {
+	case pgfunc.MathOf(name, n):
+		my, ok := w.mathAlike(name, fc)
+		switch {
+		case !ok && !w.pg():
+			w.refuseNumericMath(name)
+		case my != "" && w.my():
 			w.call(my, fc)
 			return
 		}
@@ -316,6 +332,9 @@ func (w *writer) special(name string, fc *pg_query.FuncCall) {
 		}
 		w.call("TRUNC", fc)
 	case name == "log" && n == 1:
+		if pgfunc.Result(name, w.argTypes(a)) != "float8" && !w.pg() {
+			w.refuseNumericMath(name)
+		}
 		// PostgreSQL's log is base 10, MariaDB's natural.
 		if w.my() {
 			w.call("LOG10", fc)

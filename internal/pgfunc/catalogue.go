@@ -145,19 +145,27 @@ func Alike(name string, n int) bool {
 }
 
 // MathAlike reports whether MariaDB and SQLite's math functions write a
-// call of name with n arguments as PostgreSQL does, and MariaDB's name
-// for it ("" when the same).
-func MathAlike(name string, n int) (mariaDB string, ok bool) {
-	f := catalogue[name]
-	if f == nil {
-		return "", false
-	}
-	for i := range f.Overloads {
-		if o := &f.Overloads[i]; o.Math && o.takes(n) {
-			return o.MariaDB, true
+// call of name with arguments of the given types (as Result takes them)
+// as PostgreSQL does, and MariaDB's name for it ("" when the same). Every
+// overload the types leave open must be marked: the engines compute in
+// double precision, so exp, ln, sqrt and power of numeric, whose digits
+// PostgreSQL computes in numeric, are not.
+func MathAlike(name string, args []string) (mariaDB string, ok bool) {
+	cands := chosen(name, args)
+	for _, o := range cands {
+		if !o.Math {
+			return "", false
 		}
+		mariaDB = o.MariaDB
 	}
-	return "", false
+	return mariaDB, len(cands) > 0
+}
+
+// MathOf reports whether some overload of name taking n arguments is
+// written by MariaDB and SQLite's math functions (then a call MathAlike
+// refuses has overloads of numeric its engines cannot compute).
+func MathOf(name string, n int) bool {
+	return spelled(name, n, func(o *Overload) bool { return o.Math })
 }
 
 func spelled(name string, n int, mark func(*Overload) bool) bool {

@@ -9,9 +9,26 @@ import "slices"
 // the result. An argument type "" is one shepherd cannot tell (it may be
 // any type); Literal is an untyped string or NULL.
 func Result(name string, args []string) string {
+	cands := chosen(name, args)
+	out := ""
+	for i, o := range cands {
+		r := resolve(o, args)
+		if r == "" || i > 0 && r != out {
+			return "" // the overloads left disagree
+		}
+		out = r
+	}
+	return out
+}
+
+// chosen are the overloads a call of name with arguments of the given
+// types may resolve to (see Result): one when PostgreSQL's choice is
+// clear, several when unknown argument types leave it open, none when
+// the function is unknown or PostgreSQL would fail.
+func chosen(name string, args []string) []*Overload {
 	f := catalogue[name]
 	if f == nil {
-		return ""
+		return nil
 	}
 	var cands []*Overload
 	for i := range f.Overloads {
@@ -21,11 +38,11 @@ func Result(name string, args []string) string {
 		}
 	}
 	if len(cands) == 0 {
-		return ""
+		return nil
 	}
 	for _, o := range cands {
 		if exact(o, args) == len(args) {
-			return resolve(o, args)
+			return []*Overload{o}
 		}
 	}
 	cands = keepMost(cands, func(o *Overload) int { return exact(o, args) })
@@ -40,17 +57,9 @@ func Result(name string, args []string) string {
 	})
 	cands = literals(cands, args)
 	if len(cands) > 1 && !slices.Contains(args, "") {
-		return "" // ambiguous: PostgreSQL fails
+		return nil // ambiguous: PostgreSQL fails
 	}
-	out := ""
-	for i, o := range cands {
-		r := resolve(o, args)
-		if r == "" || i > 0 && r != out {
-			return "" // the overloads left disagree
-		}
-		out = r
-	}
-	return out
+	return cands
 }
 
 func known(t string) bool { return t != "" && t != Literal }
