@@ -251,7 +251,9 @@ func (w *writer) assigned(n *pg_query.Node, c *schema.Column) {
 		w.rounding++
 		defer func() { w.rounding-- }()
 		w.str(numericFunction + "(")
-		w.typed(n, c.Type)
+		if !w.longConstant(n) {
+			w.typed(n, c.Type)
+		}
 		w.str(", " + numericMods(c.Mods) + ")")
 		return
 	}

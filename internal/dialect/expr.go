@@ -130,6 +130,33 @@ func (w *writer) expr(n *pg_query.Node) {
 	}
 }
 
+// liteExact reports whether SQLite reads the numeric constant v exactly:
+// an integer within its 64 bits, or a decimal of at most 15 significant
+// digits (which a double holds and gives back).
+func liteExact(v string) bool {
+	v = strings.TrimLeft(v, "+-")
+	if isDigits(v) {
+		_, err := strconv.ParseInt(v, 10, 64)
+		return err == nil
+	}
+	mantissa, _, _ := strings.Cut(strings.ToLower(v), "e")
+	whole, frac, _ := strings.Cut(mantissa, ".")
+	digits := strings.TrimLeft(whole+strings.TrimRight(frac, "0"), "0")
+	return len(digits) <= 15
+}
+
+// longConstant writes a numeric constant SQLite cannot read exactly
+// (liteExact) as text, which shepherd_numeric reads exactly, and reports
+// whether n was one.
+func (w *writer) longConstant(n *pg_query.Node) bool {
+	c := n.GetAConst()
+	if c == nil || c.GetFval() == nil || liteExact(c.GetFval().Fval) {
+		return false
+	}
+	w.literal(c.GetFval().Fval)
+	return true
+}
+
 func sqlValueName(op pg_query.SQLValueFunctionOp) string {
 	name := strings.TrimPrefix(op.String(), "SVFOP_")
 	return strings.ToLower(strings.TrimSuffix(name, "_N"))
@@ -143,6 +170,9 @@ func (w *writer) constant(c *pg_query.A_Const) {
 		w.str(strconv.FormatInt(int64(c.GetIval().Ival), 10))
 	case c.GetFval() != nil:
 		w.numericRange(c.GetFval().Fval)
+		if w.lite() && !liteExact(c.GetFval().Fval) {
+			w.refuse("numeric constant %s of more than 15 significant digits (SQLite reads it as a double precision value)", c.GetFval().Fval)
+		}
 		w.str(c.GetFval().Fval)
 	case c.GetBoolval() != nil:
 		if c.GetBoolval().Boolval {

@@ -448,7 +448,9 @@ func (w *writer) cast(tc *pg_query.TypeCast) {
 			// Rounded exactly, half away from zero, and 22003 when too
 			// large, as PostgreSQL casts.
 			w.str(numericFunction + "(")
-			w.expr(tc.Arg)
+			if !w.longConstant(tc.Arg) {
+				w.expr(tc.Arg)
+			}
 			w.str(", " + numericMods(mods) + ")")
 			return
 		}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // TestNumericMathAsPostgreSQL: PostgreSQL computes exp, ln, log, sqrt and
@@ -83,6 +85,57 @@ func TestNumericMathAsPostgreSQL(t *testing.T) {
 		for _, q := range answered {
 			if got := runText(ctx, sh, q); !got.same(want[q]) {
 				t.Errorf("%s: %s\n shepherd:   %v\n PostgreSQL: %v", name, q, got, want[q])
+			}
+		}
+	}
+}
+
+// TestLongNumericConstantsAsPostgreSQL: SQLite reads a numeric constant
+// as a double, so one of more than 15 significant digits lost its last
+// ones (99999999999999999999999999999.9 * 1 answered
+// 100000000000000000000000000000.0 on the embedded setup). Such
+// constants answer as PostgreSQL does or are refused (0A000).
+func TestLongNumericConstantsAsPostgreSQL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real engines")
+	}
+	queries := []string{
+		"SELECT 99999999999999999999999999999.9 * 1",
+		"SELECT 99999999999999999999999999999.9",
+		"SELECT 1234567890.123456789 + 1",
+		"SELECT 0.1234567890123456789 * 2",
+		"SELECT 12345678901234567890 - 1",
+	}
+	answered := []string{
+		"SELECT 1.5 * 2, 0.000000000000000000000125 * 2, 9223372036854775807 - 1, 123456789012.345 + 1",
+		// Stored into or cast to numeric(p,s): rounded exactly.
+		"SELECT CAST(0.124999999999999999 AS numeric(10,2)), CAST(-9223372036854775807 AS numeric(19,0))",
+		"INSERT INTO lc VALUES (1, 0.124999999999999999), (2, 99.49001287680001)",
+		"SELECT k, v FROM lc ORDER BY k",
+	}
+	const setup = "CREATE TABLE lc (k int PRIMARY KEY, v numeric(10,2))"
+	pg := postgresAlone(t)
+	ctx := context.Background()
+	for name, open := range map[string]func() string{
+		"mariadb+postgres+sqlite": func() string { a, _ := start(t, realCluster(t, "cbs")); return a },
+		"embedded":                func() string { a, _ := start(t, embedded(t)); return a },
+	} {
+		sh := shepherdConn(t, open())
+		for _, c := range []*pgconn.PgConn{pg, sh} {
+			runText(ctx, c, "DROP TABLE IF EXISTS lc")
+			if o := runText(ctx, c, setup); o.code != "" {
+				t.Fatalf("%s: %s: %v", name, setup, o)
+			}
+		}
+		for _, q := range queries {
+			got, want := runText(ctx, sh, q), runText(ctx, pg, q)
+			if !got.same(want) && got.code != "0A000" {
+				t.Errorf("%s: %s\n shepherd:   %v\n PostgreSQL: %v (or 0A000)", name, q, got, want)
+			}
+		}
+		for _, q := range answered {
+			if got, want := runText(ctx, sh, q), runText(ctx, pg, q); !got.same(want) {
+				t.Errorf("%s: %s\n shepherd:   %v\n PostgreSQL: %v", name, q, got, want)
 			}
 		}
 	}
