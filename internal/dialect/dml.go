@@ -243,6 +243,9 @@ func (w *writer) assigned(n *pg_query.Node, c *schema.Column) {
 		w.expr(n)
 		return
 	}
+	if c.Type == "float8" && w.doubleConstant(n) {
+		return
+	}
 	if c.Type == "jsonb" {
 		w.jsonbStored(n)
 		return

@@ -136,8 +136,9 @@ func (w *writer) expr(n *pg_query.Node) {
 func liteExact(v string) bool {
 	v = strings.TrimLeft(v, "+-")
 	if isDigits(v) {
+		// 2^63 (negated, bigint's minimum) is a double exactly.
 		_, err := strconv.ParseInt(v, 10, 64)
-		return err == nil
+		return err == nil || strings.TrimLeft(v, "0") == "9223372036854775808"
 	}
 	mantissa, _, _ := strings.Cut(strings.ToLower(v), "e")
 	whole, frac, _ := strings.Cut(mantissa, ".")
@@ -154,6 +155,20 @@ func (w *writer) longConstant(n *pg_query.Node) bool {
 		return false
 	}
 	w.literal(c.GetFval().Fval)
+	return true
+}
+
+// doubleConstant writes a numeric constant PostgreSQL makes a double
+// precision value (stored into a float8 column, cast to float8) as it is
+// for SQLite, of any number of digits: SQLite reads it as the nearest
+// double, as PostgreSQL converts it. It reports whether n was one.
+func (w *writer) doubleConstant(n *pg_query.Node) bool {
+	c := n.GetAConst()
+	if !w.lite() || c == nil || c.GetFval() == nil {
+		return false
+	}
+	w.numericRange(c.GetFval().Fval)
+	w.str(c.GetFval().Fval)
 	return true
 }
 

@@ -338,6 +338,9 @@ func (w *writer) cast(tc *pg_query.TypeCast) {
 			}
 		}
 	}
+	if t == "float8" && w.doubleConstant(tc.Arg) {
+		return
+	}
 	if c := tc.Arg.GetAConst(); t == "float4" && c != nil && (c.GetFval() != nil || c.GetIval() != nil) {
 		// 0.1::real: the single-precision value, as '0.1'::real.
 		if c.GetFval() != nil {
