@@ -158,13 +158,15 @@ func (w *writer) longConstant(n *pg_query.Node) bool {
 	return true
 }
 
-// doubleConstant writes a numeric constant PostgreSQL makes a double
-// precision value (stored into a float8 column, cast to float8) as it is
-// for SQLite, of any number of digits: SQLite reads it as the nearest
-// double, as PostgreSQL converts it. It reports whether n was one.
+// doubleConstant writes, for SQLite, a decimal constant of more than 15
+// significant digits (see liteExact) that PostgreSQL makes a double
+// precision value (stored into a float8 column, cast to float8) as it
+// is: SQLite reads it as the nearest double, as PostgreSQL converts it.
+// It reports whether n was one; other constants are written as before
+// (an integer beyond int4 is cast to REAL there).
 func (w *writer) doubleConstant(n *pg_query.Node) bool {
 	c := n.GetAConst()
-	if !w.lite() || c == nil || c.GetFval() == nil {
+	if !w.lite() || c == nil || c.GetFval() == nil || liteExact(c.GetFval().Fval) || isDigits(strings.TrimLeft(c.GetFval().Fval, "+-")) {
 		return false
 	}
 	w.numericRange(c.GetFval().Fval)
