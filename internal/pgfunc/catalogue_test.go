@@ -213,3 +213,33 @@ func TestCatalogueLines(t *testing.T) {
 		}
 	}
 }
+
+// TestMathAlikeByOverload: the engines' math functions compute in double
+// precision, so only the overload PostgreSQL chooses decides: sqrt of an
+// integer is sqrt(float8), written by the engines; sqrt of numeric (or of
+// a type shepherd cannot tell) is PostgreSQL's numeric sqrt, refused.
+func TestMathAlikeByOverload(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		args []string
+		my   string
+		ok   bool
+	}{
+		{"sqrt", []string{"float8"}, "", true},
+		{"sqrt", []string{"int4"}, "", true},
+		{"sqrt", []string{"numeric"}, "", false},
+		{"sqrt", []string{""}, "", false},
+		{"exp", []string{"numeric"}, "", false},
+		{"ln", []string{"int8"}, "", true},
+		{"power", []string{"int4", "int4"}, "POW", true},
+		{"power", []string{"int4", "numeric"}, "", false},
+		{"ceil", []string{"numeric"}, "", true},
+		{"sign", []string{"numeric"}, "", true},
+		{"pi", nil, "", true},
+		{"acos", []string{"float8"}, "", false},
+	} {
+		if my, ok := MathAlike(c.name, c.args); my != c.my || ok != c.ok {
+			t.Errorf("MathAlike(%s, %v) = %q, %v; want %q, %v", c.name, c.args, my, ok, c.my, c.ok)
+		}
+	}
+}
