@@ -17,6 +17,9 @@ import (
 // dialects' precedence tables differ in corners (NOT, ||, comparison
 // chains), parentheses make them irrelevant.
 func (w *writer) expr(n *pg_query.Node) {
+	if w.havingAt != nil && w.havingGroupExpr(n) {
+		return
+	}
 	switch {
 	case n == nil:
 		w.refuse("an empty expression")
