@@ -1,6 +1,7 @@
 package dialect
 
 import (
+	"math"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -768,12 +769,15 @@ func (w *writer) binary(l *pg_query.Node, op string, r *pg_query.Node) {
 // is out of range (22003), where the others, computing in 64 bits,
 // answered (SQLite making int8's a real): the quotient gets the range
 // check int4 gives arithmetic, unless the divisor is a constant other
-// than -1 (no other quotient leaves the range). x % -1 is 0 everywhere,
-// the minimum's too, and needs none.
+// than -1 or the dividend one other than int4's minimum (no other
+// quotient leaves the range).
+// x % -1 is 0 everywhere, the minimum's too, and needs none.
 func (w *writer) divide(l, r *pg_query.Node, lt, rt string, hidden bool) {
 	if isInt(lt) && isInt(rt) {
 		check := w.int4
-		if d, ok := intConst(r); ok && d != -1 {
+		d, dok := intConst(r)
+		n, nok := intConst(l)
+		if dok && d != -1 || nok && n != math.MinInt32 {
 			check = func(_, _ string, _, _ *pg_query.Node, write func()) { write() }
 		}
 		check(lt, rt, l, r, func() {

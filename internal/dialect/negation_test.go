@@ -71,10 +71,14 @@ func TestDivisionRange(t *testing.T) {
 			"SELECT (CAST(18446744071562067968 + (`a` DIV (CASE WHEN `c` = 0 AND `a` IS NOT NULL THEN 18446744073709551615 + (`c` + 22012) ELSE `c` END)) - 18446744069414584320 AS SIGNED) - 2147483648), (`b` DIV (CASE WHEN `a` = 0 AND `b` IS NOT NULL THEN 18446744073709551615 + (`a` + 22012) ELSE `a` END)), (CAST(18446744071562067968 + (`s` DIV (CASE WHEN `a` = 0 AND `s` IS NOT NULL THEN 18446744073709551615 + (`a` + 22012) ELSE `a` END)) - 18446744069414584320 AS SIGNED) - 2147483648) FROM `t1`",
 			`SELECT shepherd_int4(("a" / shepherd_divisor_if("c", "a" IS NOT NULL))), shepherd_int8(("b" / shepherd_divisor_if("a", "b" IS NOT NULL))), shepherd_int4(("s" / shepherd_divisor_if("a", "s" IS NOT NULL))) FROM "t1"`},
 		// shepherd_divide (a dividend that cannot be written twice);
-		// no check where the divisor is a constant other than -1.
+		// no check where the divisor is a constant other than -1 or
+		// the dividend one other than int4's minimum.
 		{"SELECT a / 1 / c, b / 2 / a FROM t1",
 			"SELECT (CAST(18446744071562067968 + ((`a` DIV 1) DIV (CASE WHEN `c` = 0 THEN 18446744073709551615 + (`c` + 22012) ELSE `c` END)) - 18446744069414584320 AS SIGNED) - 2147483648), ((`b` DIV 2) DIV (CASE WHEN `a` = 0 THEN 18446744073709551615 + (`a` + 22012) ELSE `a` END)) FROM `t1`",
 			`SELECT shepherd_int4(shepherd_divide(("a" / 1), "c")), shepherd_int8(shepherd_divide(("b" / 2), "a")) FROM "t1"`},
+		{"SELECT 7 / c FROM t1",
+			"SELECT (7 DIV (CASE WHEN `c` = 0 THEN 18446744073709551615 + (`c` + 22012) ELSE `c` END)) FROM `t1`",
+			`SELECT (7 / shepherd_divisor("c")) FROM "t1"`},
 		{"SELECT a % -1, b % -1 FROM t1",
 			"SELECT (`a` % -1), (`b` % -1) FROM `t1`",
 			`SELECT ("a" % -1), ("b" % -1) FROM "t1"`},
