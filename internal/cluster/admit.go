@@ -33,8 +33,12 @@ import (
 // a transaction block keeps its slot for as long as its client takes,
 // idle ones too. So reserve(limit) slots are kept for single statements:
 // blocks share the other limit - reserve with the single statements
-// beyond the reserved ones, and a single statement never waits behind
-// blocks whose clients think or sleep, only for other single statements.
+// beyond the reserved ones, and idle blocks never hold a reserved slot:
+// a single statement waits only for other single statements. Those may
+// themselves wait, holding their reserved slots, for a lock an idle block
+// holds: enough of them fill the reserve, and a SELECT 1 then waits too
+// (lock_timeout or statement_timeout bounds them). The reserve protects
+// against idle blocks, not against statements blocked on locks.
 // The cap on engine connections stays limit. Order is first come first
 // served, except that a single statement may go ahead of blocks waiting
 // in line into a reserved slot (never into a shared one: the blocks

@@ -1,6 +1,7 @@
 package dialect
 
 import (
+	"math"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -17,6 +18,9 @@ import (
 // dialects' precedence tables differ in corners (NOT, ||, comparison
 // chains), parentheses make them irrelevant.
 func (w *writer) expr(n *pg_query.Node) {
+	if w.havingAt != nil && w.havingGroupExpr(n) {
+		return
+	}
 	switch {
 	case n == nil:
 		w.refuse("an empty expression")
@@ -810,21 +814,42 @@ func (w *writer) binary(l *pg_query.Node, op string, r *pg_query.Node) {
 // as SQLite does; MariaDB's / gives a decimal, its DIV truncates. SQLite
 // keeps an integral numeric value as an integer, so a numeric operand is
 // made real there. hidden says no answer sees the quotient's digits (see hide).
+//
+// PostgreSQL divides integers in the operands' type, so its minimum / -1
+// is out of range (22003), where the others, computing in 64 bits,
+// answered (SQLite making int8's a real): the quotient gets the range
+// check int4 gives arithmetic, unless the divisor is a constant other
+// than -1 or the dividend one other than int4's minimum (no other
+// quotient leaves the range).
+// x % -1 is 0 everywhere, the minimum's too, and needs none.
 func (w *writer) divide(l, r *pg_query.Node, lt, rt string, hidden bool) {
+	if isInt(lt) && isInt(rt) {
+		check := w.int4
+		d, dok := intConst(r)
+		n, nok := intConst(l)
+		if dok && d != -1 || nok && n != math.MinInt32 {
+			check = func(_, _ string, _, _ *pg_query.Node, write func()) { write() }
+		}
+		check(lt, rt, l, r, func() {
+			if w.liteDivide(l, r, lt, rt, hidden) {
+				return
+			}
+			op := "/"
+			if w.my() {
+				op = "DIV"
+			}
+			w.str("(")
+			w.expr(l)
+			w.str(" " + op + " ")
+			w.divisor(l, r)
+			w.str(")")
+		})
+		return
+	}
 	if w.liteDivide(l, r, lt, rt, hidden) {
 		return
 	}
 	switch {
-	case isInt(lt) && isInt(rt):
-		op := "/"
-		if w.my() {
-			op = "DIV"
-		}
-		w.str("(")
-		w.expr(l)
-		w.str(" " + op + " ")
-		w.divisor(l, r)
-		w.str(")")
 	case isNumber(lt) && isNumber(rt) && (!isInt(lt) || !isInt(rt)):
 		if w.rounding == 0 && !hidden && !strings.HasPrefix(lt, "float") && !strings.HasPrefix(rt, "float") && !nullValued(l) && !nullValued(r) {
 			// PostgreSQL gives at least 16 significant digits, chosen by

@@ -53,3 +53,49 @@ func TestNegationRange(t *testing.T) {
 		}
 	}
 }
+
+// TestDivisionRange: an integer quotient gets PostgreSQL's range check
+// for the operands' type (the minimum / -1 is out of range there, 22003),
+// whichever way the division is written: MariaDB's DIV, SQLite's / and
+// shepherd_divide (a dividend that may be NULL, of a divisor that may be
+// 0). MariaDB's BIGINT division fails by itself; % needs no check.
+func TestDivisionRange(t *testing.T) {
+	s := avgSchema(t) // a int, c int, s smallint, b bigint, x numeric(8,2)
+	for _, c := range []struct {
+		sql, my, lite string
+	}{
+		{"SELECT a / -1, s / s, b / -1 FROM t1",
+			"SELECT (CAST(18446744071562067968 + (`a` DIV -1) - 18446744069414584320 AS SIGNED) - 2147483648), (CAST(18446744073709518848 + (`s` DIV (CASE WHEN `s` = 0 AND `s` IS NOT NULL THEN 18446744073709551615 + (`s` + 22012) ELSE `s` END)) - 18446744073709486080 AS SIGNED) - 32768), (`b` DIV -1) FROM `t1`",
+			`SELECT shepherd_int4(("a" / -1)), shepherd_int2(("s" / shepherd_divisor_if("s", "s" IS NOT NULL))), shepherd_int8(("b" / -1)) FROM "t1"`},
+		{"SELECT a / c, b / a, s / a FROM t1",
+			"SELECT (CAST(18446744071562067968 + (`a` DIV (CASE WHEN `c` = 0 AND `a` IS NOT NULL THEN 18446744073709551615 + (`c` + 22012) ELSE `c` END)) - 18446744069414584320 AS SIGNED) - 2147483648), (`b` DIV (CASE WHEN `a` = 0 AND `b` IS NOT NULL THEN 18446744073709551615 + (`a` + 22012) ELSE `a` END)), (CAST(18446744071562067968 + (`s` DIV (CASE WHEN `a` = 0 AND `s` IS NOT NULL THEN 18446744073709551615 + (`a` + 22012) ELSE `a` END)) - 18446744069414584320 AS SIGNED) - 2147483648) FROM `t1`",
+			`SELECT shepherd_int4(("a" / shepherd_divisor_if("c", "a" IS NOT NULL))), shepherd_int8(("b" / shepherd_divisor_if("a", "b" IS NOT NULL))), shepherd_int4(("s" / shepherd_divisor_if("a", "s" IS NOT NULL))) FROM "t1"`},
+		// shepherd_divide (a dividend that cannot be written twice);
+		// no check where the divisor is a constant other than -1 or
+		// the dividend one other than int4's minimum.
+		{"SELECT a / 1 / c, b / 2 / a FROM t1",
+			"SELECT (CAST(18446744071562067968 + ((`a` DIV 1) DIV (CASE WHEN `c` = 0 THEN 18446744073709551615 + (`c` + 22012) ELSE `c` END)) - 18446744069414584320 AS SIGNED) - 2147483648), ((`b` DIV 2) DIV (CASE WHEN `a` = 0 THEN 18446744073709551615 + (`a` + 22012) ELSE `a` END)) FROM `t1`",
+			`SELECT shepherd_int4(shepherd_divide(("a" / 1), "c")), shepherd_int8(shepherd_divide(("b" / 2), "a")) FROM "t1"`},
+		{"SELECT 7 / c FROM t1",
+			"SELECT (7 DIV (CASE WHEN `c` = 0 THEN 18446744073709551615 + (`c` + 22012) ELSE `c` END)) FROM `t1`",
+			`SELECT (7 / shepherd_divisor("c")) FROM "t1"`},
+		{"SELECT a % -1, b % -1 FROM t1",
+			"SELECT (`a` % -1), (`b` % -1) FROM `t1`",
+			`SELECT ("a" % -1), ("b" % -1) FROM "t1"`},
+	} {
+		n := parse(t, c.sql)
+		for _, want := range []struct {
+			d   driver.Dialect
+			sql string
+		}{{driver.MySQL, c.my}, {driver.SQLite, c.lite}, {driver.Postgres, ""}} {
+			f, err := Write(n, want.d, s)
+			if err != nil {
+				t.Errorf("%s for %v: %v", c.sql, want.d, err)
+				continue
+			}
+			if f.SQL != want.sql && want.d != driver.Postgres {
+				t.Errorf("%s for %v:\n got %s\nwant %s", c.sql, want.d, f.SQL, want.sql)
+			}
+		}
+	}
+}

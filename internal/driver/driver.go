@@ -19,6 +19,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/shepherd-db/shepherd/internal/answer"
 	"github.com/shepherd-db/shepherd/internal/pgerr"
@@ -180,7 +181,28 @@ type Conn interface {
 type LockWaits interface {
 	// Blockers returns the sessions (as Backend names them) holding a
 	// lock the session backend waits for; none when it waits for none.
+	// The answer comes from a look at the engine that began at or
+	// after the call, or at or after the time WithNotBefore put in
+	// ctx when there is one: a wait it shows was under way then.
 	Blockers(ctx context.Context, backend int64) ([]int64, error)
+}
+
+// notBeforeKey is the context key of WithNotBefore's time.
+type notBeforeKey struct{}
+
+// WithNotBefore returns ctx carrying t: LockWaits.Blockers called with it
+// may answer from a look at the engine that began at or after t, even one
+// that began before the call. Several calls of one check (as a deadlock
+// check asks about every transaction in a cycle) can so share one look.
+func WithNotBefore(ctx context.Context, t time.Time) context.Context {
+	return context.WithValue(ctx, notBeforeKey{}, t)
+}
+
+// NotBefore returns the time WithNotBefore put in ctx; the zero time if
+// none.
+func NotBefore(ctx context.Context) time.Time {
+	t, _ := ctx.Value(notBeforeKey{}).(time.Time)
+	return t
 }
 
 // Backend is a Conn that names its session in the engine (PostgreSQL's

@@ -94,3 +94,73 @@ func TestNegationRangeAsPostgreSQL(t *testing.T) {
 		}
 	}
 }
+
+// TestDivisionRangeAsPostgreSQL: PostgreSQL divides integers in the
+// operands' type too, so the minimum of int2, int4 or int8 divided by -1
+// is out of range there (22003), where MariaDB and SQLite, computing in
+// 64 bits, answered 2147483648 (or, for int8, a real on SQLite). x % -1
+// is 0 for every x, the minimum too.
+func TestDivisionRangeAsPostgreSQL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real engines")
+	}
+	setup := []string{
+		"CREATE TABLE dvr (k int PRIMARY KEY, i int, s smallint, b bigint, m int)",
+		"INSERT INTO dvr VALUES (1, -2147483648, -32768, -9223372036854775808, -1), (2, 7, -7, 9, 2), (3, NULL, NULL, NULL, NULL)",
+	}
+	asPostgres(t, setup, []string{
+		"SELECT i / -1 FROM dvr WHERE k = 1",
+		"SELECT s / -1 FROM dvr WHERE k = 1",
+		"SELECT b / -1 FROM dvr WHERE k = 1",
+		"SELECT i / m FROM dvr WHERE k = 1",
+		"SELECT s / CAST(m AS smallint) FROM dvr WHERE k = 1",
+		"SELECT b / m FROM dvr WHERE k = 1",
+		"SELECT CAST(i AS bigint) / -1, i / CAST(-1 AS bigint), s / m FROM dvr WHERE k = 1",
+		"SELECT (-2147483647 - 1) / -1",
+		"SELECT (-9223372036854775807 - 1) / -1",
+		"SELECT CAST(-32768 AS smallint) / CAST(-1 AS smallint)",
+		"SELECT k FROM dvr WHERE i / -1 > 0",
+		"SELECT k, i / m, s / m, b / m, i / -1, b / -1, i / 2, b / 3 FROM dvr WHERE k > 1 ORDER BY k",
+		"SELECT i % -1, s % -1, b % -1, i % m, b % m FROM dvr WHERE k = 1",
+		"SELECT (-2147483647 - 1) % -1, CAST(-9223372036854775808 AS bigint) % -1",
+		"SELECT i / 1 / m FROM dvr WHERE k = 1",
+		"SELECT b / 1 / m FROM dvr WHERE k = 1",
+		"SELECT i / 1 / m, b / 3 / m, s / 2 / m FROM dvr WHERE k = 2",
+		"UPDATE dvr SET i = i / m WHERE k = 1",
+		"UPDATE dvr SET b = b / m WHERE k = 1",
+		"UPDATE dvr SET i = i / m, s = s / m, b = b / m WHERE k = 2",
+		"SELECT k, i, s, b FROM dvr ORDER BY k",
+	}, 20*time.Second)
+
+	failing := map[string]string{
+		"SELECT i / -1 FROM dvr WHERE k = 1":                     "integer out of range",
+		"SELECT i / m FROM dvr WHERE k = 1":                      "integer out of range",
+		"SELECT s / CAST(m AS smallint) FROM dvr WHERE k = 1":    "smallint out of range",
+		"SELECT b / -1 FROM dvr WHERE k = 1":                     "bigint out of range",
+		"SELECT b / m FROM dvr WHERE k = 1":                      "bigint out of range",
+		"SELECT (-9223372036854775807 - 1) / -1":                 "bigint out of range",
+		"SELECT CAST(-32768 AS smallint) / CAST(-1 AS smallint)": "smallint out of range",
+		"UPDATE dvr SET i = i / m WHERE k = 1":                   "integer out of range",
+		"SELECT i / 1 / m FROM dvr WHERE k = 1":                  "integer out of range",
+		"SELECT b / 1 / m FROM dvr WHERE k = 1":                  "bigint out of range",
+	}
+	ctx := context.Background()
+	for name, addr := range map[string]func() string{
+		"postgres":                func() string { return "" },
+		"mariadb+postgres+sqlite": func() string { a, _ := start(t, realCluster(t, "cbs")); return a },
+		"embedded":                func() string { a, _ := start(t, embedded(t)); return a },
+	} {
+		c := postgresAlone(t)
+		if a := addr(); a != "" {
+			c = shepherdConn(t, a)
+		}
+		for _, s := range setup {
+			runText(ctx, c, s)
+		}
+		for q, msg := range failing {
+			if o := runText(ctx, c, q); o.code != "22003" || o.text != msg {
+				t.Errorf("%s: %s: %v; want 22003 %q", name, q, o, msg)
+			}
+		}
+	}
+}

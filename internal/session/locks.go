@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/shepherd-db/shepherd/internal/cluster"
+	"github.com/shepherd-db/shepherd/internal/driver"
 	"github.com/shepherd-db/shepherd/internal/pgerr"
 )
 
@@ -142,11 +143,16 @@ func (t *lockTable) bind(o *lockOwner, txn *cluster.Txn) {
 // holder, the waits are the holders of the lock it waits for here and
 // the transactions holding an engine lock its transaction waits for
 // (cluster.Blockers, which asks the engines). Every edge is a wait under
-// way when it is seen, so a cycle found is one no wait in it ends by
-// itself (o's own wait goes on while the check runs): a deadlock, as
+// way during the check: the table's are read as they are, the engines'
+// from reads that began after the check did (driver.WithNotBefore; an
+// engine may keep its latest read a while, and one from before the check
+// may show a wait that has ended), one read shared by the whole check
+// where the engine keeps it. So a cycle found is one no wait in it ends
+// by itself (o's own wait goes on while the check runs): a deadlock, as
 // PostgreSQL's detector finds one. The engines are asked without the
 // table's mutex held.
 func (t *lockTable) engineCycle(ctx context.Context, o *lockOwner, holders []*lockOwner) bool {
+	ctx = driver.WithNotBefore(ctx, time.Now())
 	seen := map[*lockOwner]bool{}
 	queue := slices.Clone(holders)
 	for len(queue) > 0 {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/shepherd-db/shepherd/internal/cluster"
+	"github.com/shepherd-db/shepherd/internal/driver"
 	"github.com/shepherd-db/shepherd/internal/pgerr"
 )
 
@@ -61,36 +62,55 @@ func (s *Session) lockTimeout(ctx context.Context, t *cluster.Txn) (context.Cont
 	if d <= 0 || t == nil {
 		return ctx, func() {}
 	}
+	return watchLockTimeout(ctx, d, func(ctx context.Context) (bool, error) {
+		b, err := s.cluster.Blockers(ctx, t)
+		return len(b) > 0, err
+	})
+}
+
+// watchLockTimeout is lockTimeout's watcher, with waiting asking whether
+// the statement waits for a lock. Each look asks for an answer from a
+// read that began at or after the look (driver.WithNotBefore: an engine
+// may keep its latest read a while), so a wait seen was under way at the
+// look, not only before it. A wait first seen began after the look
+// before, which did not see it; the statement is cancelled at a look at
+// least d after that one that still sees it, so a wait that ended before
+// lock_timeout never cancels it. stop cancels the watcher's own context
+// first, so a look that hangs (an unanswering primary) does not hold up
+// the statement's end, then waits for it to end.
+func watchLockTimeout(ctx context.Context, d time.Duration, waiting func(context.Context) (bool, error)) (context.Context, func()) {
 	ctx, cancel := context.WithCancelCause(ctx)
+	wctx, wcancel := context.WithCancel(ctx)
 	every := min(max(d/4, 10*time.Millisecond), time.Second)
-	done, exited := make(chan struct{}), make(chan struct{})
+	exited := make(chan struct{})
 	go func() {
 		defer close(exited)
 		tick := time.NewTicker(every)
 		defer tick.Stop()
-		var since time.Time // when it was first seen waiting, zero if not
+		last := time.Now()  // the latest look that began; the statement's start before the first
+		var since time.Time // when the wait began, at the earliest; zero if not seen waiting
 		for {
 			select {
-			case <-done:
+			case <-wctx.Done():
 				return
-			case <-ctx.Done():
-				return
-			case now := <-tick.C:
-				b, err := s.cluster.Blockers(ctx, t)
+			case <-tick.C:
+				now := time.Now()
+				w, err := waiting(driver.WithNotBefore(wctx, now))
 				switch {
-				case err != nil || len(b) == 0:
+				case err != nil || !w:
 					since = time.Time{}
 				case since.IsZero():
-					since = now.Add(-every) // it waited since the last look, at most
+					since = last
 				case now.Sub(since) >= d:
 					cancel(errLockTimeout)
 					return
 				}
+				last = now
 			}
 		}
 	}()
 	return ctx, func() {
-		close(done)
+		wcancel()
 		<-exited
 		cancel(nil)
 	}

@@ -19,7 +19,9 @@ import (
 // DivisionByZeroMark is the constant of the expression the SQL writer
 // makes MariaDB evaluate when a divisor is zero: MariaDB returns NULL
 // for x / 0, and the only error an expression can raise at will is an
-// overflow, which the driver reports as 22012 when it names this value.
+// overflow, which the driver reports as 22012 when it names this value
+// first (the overflow of a BIGINT division quotes the whole division,
+// its divisor's check with this value inside).
 const DivisionByZeroMark = "18446744073709551615 + ("
 
 // Int4RangeMark opens the expression the SQL writer makes MariaDB
@@ -190,7 +192,7 @@ func fromMySQLError(me *mysql.MySQLError) *pgerr.Error {
 	}
 	e := pgerr.Wrap(code, me, me.Message)
 	e.Message = me.Message
-	if me.Number == 1690 && strings.Contains(me.Message, DivisionByZeroMark) {
+	if me.Number == 1690 && strings.Contains(me.Message, "'"+DivisionByZeroMark) {
 		e.Code, e.Message = pgerr.DivisionByZero, "division by zero"
 	}
 	if me.Number == 1690 && strings.Contains(me.Message, "'"+Int4RangeMark) {

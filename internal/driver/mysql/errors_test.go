@@ -47,6 +47,9 @@ func TestErrorMapping(t *testing.T) {
 		{myErr(1292, "22007", "Incorrect datetime value: 'x' for column `t`.`d` at row 1"), "22007"},
 		{myErr(1366, "22007", "Incorrect integer value: 'abc' for column `t`.`n` at row 1"), pgerr.InvalidTextRepresentation},
 		{myErr(1690, "22003", "BIGINT UNSIGNED value is out of range in '18446744073709551615 + (1)'"), pgerr.DivisionByZero},
+		// A BIGINT division's overflow quotes the whole division, the
+		// divisor's check inside: bigint out of range, not 22012.
+		{myErr(1690, "22003", "BIGINT value is out of range in '`b` DIV (case when `m` = 0 then 18446744073709551615 + (`m` + 22012) else `m` end)'"), pgerr.NumericValueOutOfRange},
 		{myErr(1690, "22003", "BIGINT UNSIGNED value is out of range in '18446744073509551616 + count(`t`.`x`)'"), pgerr.FeatureNotSupported},
 		// Numbers not listed: MySQL's own SQLSTATEs are translated,
 		// standard ones kept.
@@ -142,9 +145,10 @@ func TestErrorsOnMariaDB(t *testing.T) {
 }
 
 // TestRangeChecksOnMariaDB runs the SQL writer's range checks of a
-// smallint and an integer result (dialect's inRange around - x) and
-// its bigint negation, -1 * x, on a real MariaDB: in range the value
-// itself, out of range PostgreSQL's 22003 and message.
+// smallint and an integer result (dialect's inRange around - x and
+// integer division), its bigint negation, -1 * x, and bigint division
+// on a real MariaDB: in range the value itself, out of range
+// PostgreSQL's 22003 and message.
 func TestRangeChecksOnMariaDB(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -186,6 +190,12 @@ func TestRangeChecksOnMariaDB(t *testing.T) {
 		{"SELECT (-1 * NULL)", "NULL", ""},
 		{"SELECT - b FROM (SELECT CAST(-9223372036854775807 AS SIGNED) - 1 AS b) x", "", "bigint out of range"},
 		{"SELECT ABS(CAST(-9223372036854775807 AS SIGNED) - 1)", "", "bigint out of range"},
+		// Integer division (dialect's divide): its minimum DIV -1, the
+		// divisor checked for zero as the SQL writer does.
+		{"SELECT (b DIV (CASE WHEN d = 0 AND b IS NOT NULL THEN " + DivisionByZeroMark + "d + 22012) ELSE d END)) FROM (SELECT CAST(-9223372036854775807 AS SIGNED) - 1 AS b, -1 AS d) x", "", "bigint out of range"},
+		{"SELECT (b DIV (CASE WHEN d = 0 AND b IS NOT NULL THEN " + DivisionByZeroMark + "d + 22012) ELSE d END)) FROM (SELECT CAST(-9223372036854775807 AS SIGNED) - 1 AS b, 2 AS d) x", "-4611686018427387904", ""},
+		{"SELECT (CAST(" + Int4RangeMark + "(i DIV -1) - 18446744069414584320 AS SIGNED) - 2147483648) FROM (SELECT -2147483648 AS i) x", "", "integer out of range"},
+		{"SELECT (CAST(" + Int4RangeMark + "(i DIV -1) - 18446744069414584320 AS SIGNED) - 2147483648) FROM (SELECT -2147483647 AS i) x", "2147483647", ""},
 	} {
 		a, err := c.Exec(ctx, driver.Query{SQL: w.sql, Verb: "SELECT", ReturnsRows: true})
 		if err != nil {

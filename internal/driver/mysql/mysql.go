@@ -47,6 +47,7 @@ import (
 	"net"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -80,8 +81,11 @@ type Engine struct {
 	// maxPacket is the server's max_allowed_packet as the latest
 	// session read it (see Oversize).
 	maxPacket atomic.Int64
-	// waits is the latest read of InnoDB's lock waits (see Blockers).
-	waits lockWaits
+	// waits is the latest read of InnoDB's lock waits on the engine's
+	// server, shared with the other engines on it (see Blockers); the
+	// engine holds one reference until Close.
+	waits    *lockWaits
+	released sync.Once // the reference let go (Close)
 }
 
 // Options change how an engine is opened. The zero Options is the
@@ -109,7 +113,6 @@ func Opener(opts Options) driver.OpenFunc {
 
 func open(ctx context.Context, spec driver.Spec, opts Options) (driver.Engine, error) {
 	e := &Engine{replica: spec.Name, isolation: "SERIALIZABLE"}
-	e.waits.sem = make(chan struct{}, 1)
 	if opts.Isolation != "" {
 		level, ok := isolationLevel(opts.Isolation)
 		if !ok {
@@ -141,8 +144,10 @@ func open(ctx context.Context, spec driver.Spec, opts Options) (driver.Engine, e
 	// connection is never handed to a second session with state left over.
 	db.SetMaxIdleConns(0)
 	e.db = db
+	e.waits = lockWaitsOf(cfg.Net, cfg.Addr)
 	c, err := e.Connect(ctx)
 	if err != nil {
+		releaseLockWaits(e.waits)
 		db.Close()
 		if pgerr.Code(err) == pgerr.FeatureNotSupported {
 			return nil, err // reached, and refused (checkCollation)
@@ -150,6 +155,7 @@ func open(ctx context.Context, spec driver.Spec, opts Options) (driver.Engine, e
 		return nil, openError(spec.Name, pgerr.From(err))
 	}
 	if err := c.Close(); err != nil {
+		releaseLockWaits(e.waits)
 		db.Close()
 		return nil, err
 	}
@@ -172,8 +178,12 @@ func (e *Engine) Class() driver.Class { return driver.Locking }
 // Dialect returns driver.MySQL.
 func (e *Engine) Dialect() driver.Dialect { return driver.MySQL }
 
-// Close closes the connection pool.
-func (e *Engine) Close() error { return e.db.Close() }
+// Close closes the connection pool and lets go of the server's lock
+// waits.
+func (e *Engine) Close() error {
+	e.released.Do(func() { releaseLockWaits(e.waits) })
+	return e.db.Close()
+}
 
 // Connect opens and configures a session.
 func (e *Engine) Connect(ctx context.Context) (driver.Conn, error) {

@@ -88,6 +88,12 @@ SELECT abs(CAST(-32768 AS smallint));
 SELECT - (-9223372036854775807 - 1);
 
 -- error: 22003
+SELECT CAST(-2147483648 AS integer) / (id - id - 1) FROM nums WHERE id = 1;
+
+-- error: 22003
+SELECT CAST(-9223372036854775808 AS bigint) / (id - id - 1) FROM nums WHERE id = 1;
+
+-- error: 22003
 INSERT INTO nums (id, a) VALUES (30, 3000000000);
 
 -- error: 22003
