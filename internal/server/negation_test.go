@@ -74,25 +74,7 @@ func TestNegationRangeAsPostgreSQL(t *testing.T) {
 		"SELECT b - 1 FROM neg WHERE k = 1":                     "bigint out of range",
 		"SELECT - CAST(s AS smallint) + 1 FROM neg WHERE k = 1": "smallint out of range",
 	}
-	ctx := context.Background()
-	for name, addr := range map[string]func() string{
-		"postgres":                func() string { return "" },
-		"mariadb+postgres+sqlite": func() string { a, _ := start(t, realCluster(t, "cbs")); return a },
-		"embedded":                func() string { a, _ := start(t, embedded(t)); return a },
-	} {
-		c := postgresAlone(t)
-		if a := addr(); a != "" {
-			c = shepherdConn(t, a)
-		}
-		for _, s := range setup {
-			runText(ctx, c, s)
-		}
-		for q, msg := range failing {
-			if o := runText(ctx, c, q); o.code != "22003" || o.text != msg {
-				t.Errorf("%s: %s: %v; want 22003 %q", name, q, o, msg)
-			}
-		}
-	}
+	outOfRangeEverywhere(t, setup, failing)
 }
 
 // TestDivisionRangeAsPostgreSQL: PostgreSQL divides integers in the
@@ -144,6 +126,15 @@ func TestDivisionRangeAsPostgreSQL(t *testing.T) {
 		"SELECT i / 1 / m FROM dvr WHERE k = 1":                  "integer out of range",
 		"SELECT b / 1 / m FROM dvr WHERE k = 1":                  "bigint out of range",
 	}
+	outOfRangeEverywhere(t, setup, failing)
+}
+
+// outOfRangeEverywhere checks that each statement of failing fails with
+// 22003 and the message it maps to, after setup, on PostgreSQL alone, on
+// a MariaDB+PostgreSQL+SQLite cluster and on the embedded setup: the
+// messages name the operand's type as PostgreSQL's do.
+func outOfRangeEverywhere(t *testing.T, setup []string, failing map[string]string) {
+	t.Helper()
 	ctx := context.Background()
 	for name, addr := range map[string]func() string{
 		"postgres":                func() string { return "" },

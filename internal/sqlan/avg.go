@@ -653,14 +653,6 @@ func pgQuotient(parts string) (string, bool) {
 	return pgDivide(fields[0], fields[1])
 }
 
-func floorDiv(a, b int) int {
-	q := a / b
-	if a%b != 0 && (a < 0) != (b < 0) {
-		q--
-	}
-	return q
-}
-
 func pow10(n int) *big.Int {
 	return new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(n)), nil)
 }
