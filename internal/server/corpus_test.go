@@ -762,11 +762,21 @@ func corpusSetups() []corpusSetup {
 	for _, r := range config.Embedded().Replicas {
 		emb = append(emb, r.Driver)
 	}
+	var diverse []string
+	for _, r := range config.EmbeddedDiverse() {
+		diverse = append(diverse, r.Driver)
+	}
 	return []corpusSetup{
 		{Name: "cbs", About: "a cluster in mode cbs", Drivers: []string{"mysql", "postgres", "sqlite"},
 			config: func(t *testing.T) *config.Config { return realCluster(t, "cbs") }},
 		{Name: "embedded", About: "the embedded default (no configuration file)", Drivers: emb,
 			config: embedded},
+		{Name: "diverse", About: "the diverse embedded cluster (config.EmbeddedDiverse)", Drivers: diverse,
+			config: func(t *testing.T) *config.Config {
+				cfg := config.EmbeddedWith(config.EmbeddedDiverse())
+				cfg.DataDir = t.TempDir()
+				return cfg
+			}},
 	}
 }
 
