@@ -93,6 +93,9 @@ type Config struct {
 	TLS TLS `toml:"tls"`
 	// Repair is the background compare-and-repair of the replicas.
 	Repair Repair `toml:"repair"`
+	// Cluster is the [cluster] table (cluster.go): standby nodes on etcd.
+	// Absent, shepherd is one node.
+	Cluster Cluster `toml:"cluster"`
 	// Metrics and Log are the [metrics] and [log] tables (ops.go).
 	Metrics  Metrics   `toml:"metrics"`
 	Log      Log       `toml:"log"`
@@ -410,6 +413,9 @@ func (c *Config) Check(knownDrivers []string) error {
 		return err
 	}
 	if err := c.checkOps(); err != nil {
+		return err
+	}
+	if err := c.checkCluster(); err != nil {
 		return err
 	}
 	if !slices.Contains(RepairModes, c.Repair.Mode) {

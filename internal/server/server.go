@@ -76,6 +76,14 @@ func open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Server, e
 	if !ok {
 		return nil, &config.Error{Field: "mode", Msg: fmt.Sprintf("unknown mode %q", cfg.Mode)}
 	}
+	if cfg.Cluster.Enabled() {
+		// TODO(issue 19): serve as a node of a cluster (package ha): the
+		// replicated log in place of the local one, takeover, standbys
+		// refusing clients. Until then a [cluster] table is refused rather
+		// than ignored: a node that believed itself one of three would
+		// run alone.
+		return nil, &config.Error{Field: "cluster", Msg: "standby nodes are not served yet (issue 19): remove the [cluster] table to run one node"}
+	}
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return nil, &config.Error{Field: "data_dir", Msg: err.Error()}
 	}
