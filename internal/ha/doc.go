@@ -13,7 +13,9 @@
 // same way, through a client of their endpoints (Connect). A write that
 // etcd acknowledges is in the raft log of a majority of the members,
 // each of which fsynced it: that is the durability the local write-ahead
-// log gives on one disk, on a majority of machines.
+// log gives on one disk, on a majority of machines. A member restarted
+// from its directory catches up by itself; AddMember, StartMember with
+// Join, and RemoveMember change the membership one member at a time.
 //
 // # Leadership
 //
@@ -42,7 +44,10 @@
 // comparisons include the term's guard, "the leader key still has my
 // epoch as its create revision", and "no record at this barrier yet".
 // The first comparison is the log's fence: once the term is over, the
-// key is gone and the append changes nothing (ErrDeposed). So every
+// key is gone and the append changes nothing (ErrDeposed). The second
+// makes an append idempotent, so one whose answer was lost when etcd's
+// leader changed is sent again, and a retry that finds exactly its own
+// records in place knows the first attempt was applied. So every
 // record in the log was appended by a leader while it led, and a new
 // leader, which reads the log (Node.ReadLog) only after its term began,
 // sees every record any earlier term could append. A record reaches the

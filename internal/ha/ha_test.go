@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -36,6 +37,10 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// testLogLevel keeps etcd quiet about the members the tests close (it
+// logs their listeners' ends as errors).
+const testLogLevel = "panic"
+
 // testLease is the lease of the tests' nodes: etcd's floor.
 const testLease = MinLease
 
@@ -61,6 +66,7 @@ func freePorts(t *testing.T, n int) []int {
 
 // testCluster is n etcd members in this process, started together.
 type testCluster struct {
+	dir     string
 	peers   []Peer
 	members []*Member
 	closed  []bool
@@ -78,13 +84,14 @@ func startCluster(t *testing.T, n int) *testCluster {
 		})
 	}
 	dir := t.TempDir()
+	c.dir = dir
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
 			c.members[i], errs[i] = StartMember(MemberConfig{
 				Name: c.peers[i].Name, Dir: filepath.Join(dir, c.peers[i].Name), Peers: c.peers,
-				StartTimeout: 30 * time.Second,
+				StartTimeout: 30 * time.Second, LogLevel: testLogLevel,
 			})
 		})
 	}
@@ -107,6 +114,25 @@ func startCluster(t *testing.T, n int) *testCluster {
 func (c *testCluster) kill(i int) {
 	c.closed[i] = true
 	c.members[i].Close()
+}
+
+// start starts member i (again, from its directory), or a new member
+// joining the cluster when i is past the end (after AddMember).
+func (c *testCluster) start(t *testing.T, i int, join bool) {
+	t.Helper()
+	m, err := StartMember(MemberConfig{
+		Name: c.peers[i].Name, Dir: filepath.Join(c.dir, c.peers[i].Name), Peers: c.peers,
+		Join: join, StartTimeout: 30 * time.Second, LogLevel: testLogLevel,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if i == len(c.members) {
+		c.members = append(c.members, m)
+		c.closed = append(c.closed, false)
+		return
+	}
+	c.members[i], c.closed[i] = m, false
 }
 
 func (c *testCluster) endpoints(idx ...int) []string {
@@ -519,5 +545,69 @@ func TestConfigErrors(t *testing.T) {
 	}
 	if _, err := Connect(context.Background(), []string{"localhost"}, time.Second); err == nil {
 		t.Error("Connect took an endpoint without scheme and port")
+	}
+}
+
+// TestMembership: a member restarted from its directory catches up on
+// what was appended while it was down; a member added to the running
+// cluster gets the whole log; a removed member leaves the quorum to the
+// others, which keep appending.
+func TestMembership(t *testing.T) {
+	c := startCluster(t, 3)
+	a := c.node(t, "a", 0, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	la, err := a.Campaign(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Append(ctx, la, LogOptions{}, records(1, 3)); err != nil {
+		t.Fatal(err)
+	}
+
+	// Restart: m2 misses 4 and 5, and has them once back.
+	c.kill(2)
+	if err := a.Append(ctx, la, LogOptions{}, records(4, 5)); err != nil {
+		t.Fatal(err)
+	}
+	c.start(t, 2, false)
+	checkLog(t, c.node(t, "r2", 2), span(1, 5))
+
+	// Add m3: it joins and holds the whole log.
+	ports := freePorts(t, 2)
+	p := Peer{Name: "m3", PeerURL: fmt.Sprintf("http://127.0.0.1:%d", ports[0]), ClientURL: fmt.Sprintf("http://127.0.0.1:%d", ports[1])}
+	if err := AddMember(ctx, a.Client(), p); err != nil {
+		t.Fatal(err)
+	}
+	c.peers = append(c.peers, p)
+	c.start(t, 3, true)
+	checkLog(t, c.node(t, "r3", 3), span(1, 5))
+
+	// Remove m0; the other three go on (a's client also reaches m1).
+	if err := RemoveMember(ctx, a.Client(), "m0"); err != nil {
+		t.Fatal(err)
+	}
+	c.kill(0)
+	if err := a.Append(ctx, la, LogOptions{}, records(6, 6)); err != nil {
+		t.Fatal(err)
+	}
+	checkLog(t, c.node(t, "r3b", 3), span(1, 6))
+	ms, err := Members(ctx, a.Client())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, m := range ms {
+		names = append(names, m.Name)
+	}
+	slices.Sort(names)
+	if !slices.Equal(names, []string{"m1", "m2", "m3"}) {
+		t.Fatalf("members %v after adding m3 and removing m0", names)
+	}
+	if err := RemoveMember(ctx, a.Client(), "m9"); err == nil {
+		t.Fatal("removing an unknown member succeeded")
+	}
+	if err := la.Resign(ctx); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/shepherd-db/shepherd/internal/wal"
@@ -109,29 +110,79 @@ func (n *Node) appendEntries(ctx context.Context, l *Leadership, o LogOptions, e
 		}
 		chunk := entries[:k]
 		entries = entries[k:]
-		cmps := []clientv3.Cmp{l.guard()}
-		ops := make([]clientv3.Op, 0, len(chunk))
-		for _, e := range chunk {
-			key := n.logKey(e.barrier)
-			cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(key), "=", 0))
-			ops = append(ops, clientv3.OpPut(key, string(e.payload)))
-		}
-		tctx, cancel := context.WithTimeout(ctx, o.Timeout)
-		r, err := n.cli.Txn(tctx).If(cmps...).Then(ops...).Else(clientv3.OpGet(l.key)).Commit()
-		cancel()
-		if err != nil {
-			return fmt.Errorf("ha: appending to the log (outcome unknown): %w", err)
-		}
-		if !r.Succeeded {
-			kvs := r.Responses[0].GetResponseRange().Kvs
-			if len(kvs) == 0 || uint64(kvs[0].CreateRevision) != l.Epoch {
-				return fmt.Errorf("%w: the append of barriers %d to %d was refused: term %d of %s ended",
-					ErrDeposed, chunk[0].barrier, chunk[len(chunk)-1].barrier, l.Epoch, l.Node)
-			}
-			return fmt.Errorf("%w: one of barriers %d to %d", ErrBarrierTaken, chunk[0].barrier, chunk[len(chunk)-1].barrier)
+		if err := n.appendChunk(ctx, l, o, chunk); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// appendChunk writes one transaction's records. A transaction whose
+// outcome is unknown because etcd's leader changed under it (the request
+// timed out, the leader was lost) is sent again until o.Timeout: the
+// comparisons make it idempotent, and the failure branch reads back what
+// the barriers hold, so a retry that finds exactly its own records there
+// knows the first attempt was applied.
+func (n *Node) appendChunk(ctx context.Context, l *Leadership, o LogOptions, chunk []entry) error {
+	cmps := []clientv3.Cmp{l.guard()}
+	ops := make([]clientv3.Op, 0, len(chunk))
+	reads := []clientv3.Op{clientv3.OpGet(l.key)}
+	for _, e := range chunk {
+		key := n.logKey(e.barrier)
+		cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(key), "=", 0))
+		ops = append(ops, clientv3.OpPut(key, string(e.payload)))
+		reads = append(reads, clientv3.OpGet(key))
+	}
+	span := fmt.Sprintf("barriers %d to %d", chunk[0].barrier, chunk[len(chunk)-1].barrier)
+	tctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
+	retried := false
+	for {
+		r, err := n.cli.Txn(tctx).If(cmps...).Then(ops...).Else(reads...).Commit()
+		if err != nil {
+			if retryable(err) && tctx.Err() == nil {
+				retried = true
+				select {
+				case <-tctx.Done():
+				case <-time.After(100 * time.Millisecond):
+				}
+				continue
+			}
+			return fmt.Errorf("ha: appending %s to the log (outcome unknown): %w", span, err)
+		}
+		if r.Succeeded {
+			return nil
+		}
+		kvs := r.Responses[0].GetResponseRange().Kvs
+		if len(kvs) == 0 || uint64(kvs[0].CreateRevision) != l.Epoch {
+			return fmt.Errorf("%w: the append of %s was refused: term %d of %s ended", ErrDeposed, span, l.Epoch, l.Node)
+		}
+		mine := true
+		for i, e := range chunk {
+			kvs := r.Responses[i+1].GetResponseRange().Kvs
+			if len(kvs) != 1 || string(kvs[0].Value) != string(e.payload) {
+				mine = false
+				break
+			}
+		}
+		if retried && mine {
+			return nil // the attempt whose answer was lost was applied
+		}
+		return fmt.Errorf("%w: one of %s", ErrBarrierTaken, span)
+	}
+}
+
+// retryable reports whether err leaves a transaction's outcome unknown
+// only because etcd's leader changed or was lost meanwhile: sending it
+// again is safe (appendChunk's comparisons) and likely to succeed.
+func retryable(err error) bool {
+	for _, e := range []error{rpctypes.ErrTimeoutDueToLeaderFail, rpctypes.ErrTimeoutDueToConnectionLost, rpctypes.ErrTimeout,
+		rpctypes.ErrLeaderChanged, rpctypes.ErrNoLeader, rpctypes.ErrTimeoutWaitAppliedIndex} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }
 
 // Append writes records as one batch under term l, guarded by it (see

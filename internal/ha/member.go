@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
 )
@@ -33,6 +34,11 @@ type MemberConfig struct {
 	// Peers are every member of the cluster, this one included, the same
 	// list on every node.
 	Peers []Peer
+	// Join says the member joins a running cluster that already knows it
+	// (AddMember); Peers then are the running members and this one. A
+	// member restarting from its Dir needs neither: its data say which
+	// cluster it is in.
+	Join bool
 	// Token distinguishes clusters bootstrapped from the same peer list
 	// (etcd's initial-cluster-token); "" means "shepherd".
 	Token string
@@ -82,6 +88,9 @@ func StartMember(cfg MemberConfig) (*Member, error) {
 		ec.InitialClusterToken = "shepherd"
 	}
 	ec.ClusterState = embed.ClusterStateFlagNew
+	if cfg.Join {
+		ec.ClusterState = embed.ClusterStateFlagExisting
+	}
 	ec.LogLevel = cfg.LogLevel
 	if ec.LogLevel == "" {
 		ec.LogLevel = "error"
@@ -212,4 +221,70 @@ func Connect(ctx context.Context, endpoints []string, timeout time.Duration) (*c
 		return nil, fmt.Errorf("ha: etcd at %s does not answer: %w", strings.Join(endpoints, ","), err)
 	}
 	return cli, nil
+}
+
+// AddMember tells the cluster that cli reaches about a new member, which
+// may then start with MemberConfig.Join. Until it has started, the
+// cluster counts it in its quorum: add one member at a time, and start
+// it before adding the next. etcd refuses the change while a member has
+// only just (re)connected, since the quorum would then hang on it; that
+// refusal is retried until ctx ends.
+func AddMember(ctx context.Context, cli *clientv3.Client, p Peer) error {
+	if err := checkURL(p.PeerURL); err != nil {
+		return fmt.Errorf("ha: adding member %s: %w", p.Name, err)
+	}
+	for {
+		_, err := cli.MemberAdd(ctx, []string{p.PeerURL})
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, rpctypes.ErrUnhealthy) {
+			return fmt.Errorf("ha: adding member %s: %w", p.Name, err)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("ha: adding member %s: %w (%w)", p.Name, err, ctx.Err())
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// RemoveMember removes the member named name from the cluster that cli
+// reaches (the member's process should be stopped after; a running
+// removed member stops serving by itself).
+func RemoveMember(ctx context.Context, cli *clientv3.Client, name string) error {
+	r, err := cli.MemberList(ctx)
+	if err != nil {
+		return fmt.Errorf("ha: removing member %s: %w", name, err)
+	}
+	for _, m := range r.Members {
+		if m.Name == name {
+			if _, err := cli.MemberRemove(ctx, m.ID); err != nil {
+				return fmt.Errorf("ha: removing member %s: %w", name, err)
+			}
+			return nil
+		}
+	}
+	return fmt.Errorf("ha: removing member %s: no member of that name", name)
+}
+
+// Members lists the members of the cluster that cli reaches, by name
+// (empty for a member added but not yet started), in the store's order.
+func Members(ctx context.Context, cli *clientv3.Client) ([]Peer, error) {
+	r, err := cli.MemberList(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("ha: listing members: %w", err)
+	}
+	out := make([]Peer, 0, len(r.Members))
+	for _, m := range r.Members {
+		p := Peer{Name: m.Name}
+		if len(m.PeerURLs) > 0 {
+			p.PeerURL = m.PeerURLs[0]
+		}
+		if len(m.ClientURLs) > 0 {
+			p.ClientURL = m.ClientURLs[0]
+		}
+		out = append(out, p)
+	}
+	return out, nil
 }
