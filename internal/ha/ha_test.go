@@ -471,6 +471,40 @@ func TestAppendChunks(t *testing.T) {
 	if err := a.Append(ctx, la, LogOptions{MaxRequestBytes: 32 << 10}, []wal.Record{big}); !errors.Is(err, wal.ErrTooLarge) {
 		t.Fatalf("oversized record: %v, want wal.ErrTooLarge", err)
 	}
+	// A retry of a chunk whose answer was lost finds its own records and
+	// succeeds; a chunk finding other records at its barriers does not.
+	chunk := func(recs ...wal.Record) []entry {
+		var out []entry
+		for _, r := range recs {
+			p, err := wal.Encode(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, entry{barrier: r.Barrier, payload: p})
+		}
+		return out
+	}
+	again := func(ch []entry) *clientv3.TxnResponse {
+		cmps, ops, reads := a.chunkTxn(la, ch)
+		r, err := a.cli.Txn(ctx).If(cmps...).Then(ops...).Else(reads...).Commit()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	mine := chunk(record(5), record(6))
+	if err := chunkVerdict(again(mine), la, mine, true); err != nil {
+		t.Fatalf("a retry finding its own records: %v", err)
+	}
+	if err := chunkVerdict(again(mine), la, mine, false); !errors.Is(err, ErrBarrierTaken) {
+		t.Fatalf("a first attempt finding the same records: %v, want ErrBarrierTaken", err)
+	}
+	other := record(6)
+	other.Txn++
+	theirs := chunk(record(5), other)
+	if err := chunkVerdict(again(theirs), la, theirs, true); !errors.Is(err, ErrBarrierTaken) {
+		t.Fatalf("a retry finding other records: %v, want ErrBarrierTaken", err)
+	}
 	if err := a.Append(ctx, la, LogOptions{}, []wal.Record{record(700), record(650)}); !errors.Is(err, wal.ErrBarrierOrder) {
 		t.Fatalf("barriers out of order: %v, want wal.ErrBarrierOrder", err)
 	}

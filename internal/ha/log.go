@@ -124,16 +124,7 @@ func (n *Node) appendEntries(ctx context.Context, l *Leadership, o LogOptions, e
 // the barriers hold, so a retry that finds exactly its own records there
 // knows the first attempt was applied.
 func (n *Node) appendChunk(ctx context.Context, l *Leadership, o LogOptions, chunk []entry) error {
-	cmps := []clientv3.Cmp{l.guard()}
-	ops := make([]clientv3.Op, 0, len(chunk))
-	reads := []clientv3.Op{clientv3.OpGet(l.key)}
-	for _, e := range chunk {
-		key := n.logKey(e.barrier)
-		cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(key), "=", 0))
-		ops = append(ops, clientv3.OpPut(key, string(e.payload)))
-		reads = append(reads, clientv3.OpGet(key))
-	}
-	span := fmt.Sprintf("barriers %d to %d", chunk[0].barrier, chunk[len(chunk)-1].barrier)
+	cmps, ops, reads := n.chunkTxn(l, chunk)
 	tctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
 	retried := false
@@ -148,28 +139,55 @@ func (n *Node) appendChunk(ctx context.Context, l *Leadership, o LogOptions, chu
 				}
 				continue
 			}
-			return fmt.Errorf("ha: appending %s to the log (outcome unknown): %w", span, err)
+			return fmt.Errorf("ha: appending %s to the log (outcome unknown): %w", chunkSpan(chunk), err)
 		}
-		if r.Succeeded {
-			return nil
-		}
-		kvs := r.Responses[0].GetResponseRange().Kvs
-		if len(kvs) == 0 || uint64(kvs[0].CreateRevision) != l.Epoch {
-			return fmt.Errorf("%w: the append of %s was refused: term %d of %s ended", ErrDeposed, span, l.Epoch, l.Node)
-		}
-		mine := true
-		for i, e := range chunk {
-			kvs := r.Responses[i+1].GetResponseRange().Kvs
-			if len(kvs) != 1 || string(kvs[0].Value) != string(e.payload) {
-				mine = false
-				break
-			}
-		}
-		if retried && mine {
-			return nil // the attempt whose answer was lost was applied
-		}
-		return fmt.Errorf("%w: one of %s", ErrBarrierTaken, span)
+		return chunkVerdict(r, l, chunk, retried)
 	}
+}
+
+// chunkTxn builds one chunk's transaction: the guard and "no record at
+// each barrier" compared, the records put, and on failure the leader key
+// and each barrier read back.
+func (n *Node) chunkTxn(l *Leadership, chunk []entry) (cmps []clientv3.Cmp, ops, reads []clientv3.Op) {
+	cmps = []clientv3.Cmp{l.guard()}
+	reads = []clientv3.Op{clientv3.OpGet(l.key)}
+	for _, e := range chunk {
+		key := n.logKey(e.barrier)
+		cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(key), "=", 0))
+		ops = append(ops, clientv3.OpPut(key, string(e.payload)))
+		reads = append(reads, clientv3.OpGet(key))
+	}
+	return cmps, ops, reads
+}
+
+func chunkSpan(chunk []entry) string {
+	return fmt.Sprintf("barriers %d to %d", chunk[0].barrier, chunk[len(chunk)-1].barrier)
+}
+
+// chunkVerdict reads a chunk transaction's answer: applied, refused
+// because the term ended (ErrDeposed), refused because a barrier holds a
+// record (ErrBarrierTaken), unless this is a retry and the barriers hold
+// exactly this chunk's records: then an earlier attempt was applied.
+func chunkVerdict(r *clientv3.TxnResponse, l *Leadership, chunk []entry, retried bool) error {
+	if r.Succeeded {
+		return nil
+	}
+	kvs := r.Responses[0].GetResponseRange().Kvs
+	if len(kvs) == 0 || uint64(kvs[0].CreateRevision) != l.Epoch {
+		return fmt.Errorf("%w: the append of %s was refused: term %d of %s ended", ErrDeposed, chunkSpan(chunk), l.Epoch, l.Node)
+	}
+	mine := true
+	for i, e := range chunk {
+		kvs := r.Responses[i+1].GetResponseRange().Kvs
+		if len(kvs) != 1 || string(kvs[0].Value) != string(e.payload) {
+			mine = false
+			break
+		}
+	}
+	if retried && mine {
+		return nil // the attempt whose answer was lost was applied
+	}
+	return fmt.Errorf("%w: one of %s", ErrBarrierTaken, chunkSpan(chunk))
 }
 
 // retryable reports whether err leaves a transaction's outcome unknown
