@@ -79,7 +79,10 @@ func LogInsertFenced(d driver.Dialect, b, epoch uint64) driver.Query {
 
 // IsFenced reports whether err, from LogInsertFenced, is the fence's
 // refusal: a newer term raised the replica's fence, so this node is
-// deposed and the transaction did not commit there.
+// deposed and the transaction did not commit there. (On PostgreSQL at
+// REPEATABLE READ or SERIALIZABLE, not the workers' READ COMMITTED, a
+// raise committed after the transaction's snapshot fails it with 40001
+// instead; FenceRead then tells the two apart.)
 func IsFenced(err error) bool {
 	return err != nil && pgerr.From(err).Code == pgerr.NotNullViolation
 }
