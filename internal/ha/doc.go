@@ -33,7 +33,9 @@
 // etcd leader went down too). Lost closes on the node once its lease is
 // no longer renewed; the node may learn that after the store has already
 // given the term to another, which is why nothing relies on Lost for
-// safety.
+// safety. The leader key's value names the node and where it serves
+// clients (LeaderInfo): Node.Leader reads it, Node.Observe follows it, for
+// a standby that names or forwards to the leader.
 //
 // # The replicated log
 //

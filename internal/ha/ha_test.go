@@ -151,7 +151,7 @@ func (c *testCluster) node(t *testing.T, name string, idx ...int) *Node {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cli.Close() })
-	n, err := NewNode(cli, Options{Name: name, Lease: testLease, Prefix: "/test/"})
+	n, err := NewNode(cli, Options{Name: name, Lease: testLease, Prefix: "/test/", Address: name + ":6543"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,8 +223,15 @@ func TestTakeover(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if name, epoch, err := b.Leader(ctx); err != nil || name != "a" || epoch != la.Epoch {
-		t.Fatalf("b sees leader %q epoch %d (%v), want a epoch %d", name, epoch, err, la.Epoch)
+	if li, err := b.Leader(ctx); err != nil || li != (LeaderInfo{Node: "a", Address: "a:6543", Epoch: la.Epoch}) {
+		t.Fatalf("b sees leader %+v (%v), want a epoch %d", li, err, la.Epoch)
+	}
+	// A standby watching the leader sees a, then whoever follows.
+	octx, ocancel := context.WithCancel(ctx)
+	defer ocancel()
+	seen := d.Observe(octx)
+	if li := <-seen; li.Node != "a" || li.Epoch != la.Epoch {
+		t.Fatalf("Observe's first leader %+v, want a", li)
 	}
 	if err := a.Append(ctx, la, LogOptions{}, records(1, 5)); err != nil {
 		t.Fatal(err)
@@ -286,8 +293,24 @@ func TestTakeover(t *testing.T) {
 		t.Fatalf("a second leader: %+v", w2)
 	default:
 	}
-	if name, epoch, err := nw.Leader(ctx); err != nil || name != w.node || epoch != w.lead.Epoch {
-		t.Fatalf("leader %q epoch %d (%v), want %s epoch %d", name, epoch, err, w.node, w.lead.Epoch)
+	if li, err := nw.Leader(ctx); err != nil || li.Node != w.node || li.Address != w.node+":6543" || li.Epoch != w.lead.Epoch {
+		t.Fatalf("leader %+v (%v), want %s epoch %d", li, err, w.node, w.lead.Epoch)
+	}
+	found := false
+	for li := range seen {
+		if li.Node == w.node && li.Epoch == w.lead.Epoch {
+			found = true
+			break
+		}
+		if li.Node != "" {
+			t.Fatalf("Observe saw %+v between a and %s", li, w.node)
+		}
+	}
+	if !found {
+		t.Fatalf("Observe closed before it saw %s", w.node)
+	}
+	ocancel()
+	for range seen { // it closes
 	}
 	scancel()
 	if w2 := <-wins; !errors.Is(w2.err, context.Canceled) {
@@ -552,7 +575,7 @@ func TestResign(t *testing.T) {
 	if err := w.lead.Resign(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := a.Leader(ctx); !errors.Is(err, ErrNoLeader) {
+	if _, err := a.Leader(ctx); !errors.Is(err, ErrNoLeader) {
 		t.Fatalf("Leader with nobody leading: %v", err)
 	}
 }

@@ -2,12 +2,14 @@ package ha
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"strings"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
 	"go.uber.org/zap"
@@ -44,6 +46,10 @@ type Options struct {
 	// Lease is how long the leader's lease lasts without renewal; 0
 	// means DefaultLease. It is rounded up to whole seconds.
 	Lease time.Duration
+	// Address is where this node serves clients (host:port), published
+	// with its leadership so that standbys can name, or forward to, the
+	// leader.
+	Address string
 }
 
 // DefaultPrefix is Options.Prefix when unset.
@@ -54,6 +60,7 @@ const DefaultPrefix = "/shepherd/"
 type Node struct {
 	cli    *clientv3.Client
 	name   string
+	addr   string
 	prefix string
 	ttl    int // seconds
 }
@@ -77,7 +84,7 @@ func NewNode(cli *clientv3.Client, o Options) (*Node, error) {
 	if !strings.HasSuffix(p, "/") {
 		p += "/"
 	}
-	return &Node{cli: cli, name: o.Name, prefix: p, ttl: int(math.Ceil(o.Lease.Seconds()))}, nil
+	return &Node{cli: cli, name: o.Name, addr: o.Address, prefix: p, ttl: int(math.Ceil(o.Lease.Seconds()))}, nil
 }
 
 // Name is the node's name.
@@ -90,8 +97,8 @@ func (n *Node) Client() *clientv3.Client { return n.cli }
 func (n *Node) Prefix() string { return n.prefix }
 
 // electionPrefix holds one key per campaigning node, "<prefix>leader/<lease
-// id in hex>", its value the node's name; the key with the lowest create
-// revision is the leader's.
+// id in hex>", its value the node's LeaderInfo in JSON (readable with
+// etcdctl); the key with the lowest create revision is the leader's.
 func (n *Node) electionPrefix() string { return n.prefix + "leader/" }
 
 // Leadership is one term of this node as the leader. Its Epoch is the
@@ -124,7 +131,7 @@ func (n *Node) Campaign(ctx context.Context) (*Leadership, error) {
 			return nil, fmt.Errorf("ha: node %s: lease: %w", n.name, err)
 		}
 		e := concurrency.NewElection(s, n.electionPrefix())
-		if err := e.Campaign(ctx, n.name); err != nil {
+		if err := e.Campaign(ctx, n.value()); err != nil {
 			closeSession(s)
 			return nil, fmt.Errorf("ha: node %s: campaign: %w", n.name, err)
 		}
@@ -167,17 +174,88 @@ func (n *Node) Check(ctx context.Context, l *Leadership) error {
 	return nil
 }
 
-// Leader returns the leading node's name and epoch (ErrNoLeader when no
-// node leads), as a linearizable read sees it.
-func (n *Node) Leader(ctx context.Context) (name string, epoch uint64, err error) {
+// LeaderInfo is what a term publishes: the node, where it serves
+// clients, and the term's epoch.
+type LeaderInfo struct {
+	Node    string `json:"node"`
+	Address string `json:"address,omitempty"`
+	Epoch   uint64 `json:"-"`
+}
+
+// value is the leader key's value for this node.
+func (n *Node) value() string {
+	b, _ := json.Marshal(LeaderInfo{Node: n.name, Address: n.addr}) // cannot fail
+	return string(b)
+}
+
+// leaderInfo decodes a leader key.
+func leaderInfo(kv *mvccpb.KeyValue) (LeaderInfo, error) {
+	var li LeaderInfo
+	if err := json.Unmarshal(kv.Value, &li); err != nil || li.Node == "" {
+		return LeaderInfo{}, fmt.Errorf("ha: the leader key %s holds %q, not a node", kv.Key, kv.Value)
+	}
+	li.Epoch = uint64(kv.CreateRevision)
+	return li, nil
+}
+
+// Leader returns the leading node and its epoch (ErrNoLeader when no node
+// leads), as a linearizable read sees it.
+func (n *Node) Leader(ctx context.Context) (LeaderInfo, error) {
 	r, err := n.cli.Get(ctx, n.electionPrefix(), clientv3.WithFirstCreate()...)
 	if err != nil {
-		return "", 0, fmt.Errorf("ha: reading the leader: %w", err)
+		return LeaderInfo{}, fmt.Errorf("ha: reading the leader: %w", err)
 	}
 	if len(r.Kvs) == 0 {
-		return "", 0, ErrNoLeader
+		return LeaderInfo{}, ErrNoLeader
 	}
-	return string(r.Kvs[0].Value), uint64(r.Kvs[0].CreateRevision), nil
+	return leaderInfo(r.Kvs[0])
+}
+
+// Observe sends the leader each time it changes, the current one first
+// (LeaderInfo{} while none leads), until ctx ends; then the channel
+// closes. A standby uses it to name, or forward clients to, the leader.
+// Terms that follow each other quickly may be skipped; the latest is
+// always sent. A failed read or watch is retried until ctx ends.
+func (n *Node) Observe(ctx context.Context) <-chan LeaderInfo {
+	out := make(chan LeaderInfo)
+	go func() {
+		defer close(out)
+		last, sent := LeaderInfo{}, false
+		for ctx.Err() == nil {
+			wctx, cancel := context.WithCancel(ctx)
+			r, err := n.cli.Get(wctx, n.electionPrefix(), clientv3.WithFirstCreate()...)
+			if err == nil {
+				var li LeaderInfo
+				if len(r.Kvs) > 0 {
+					li, err = leaderInfo(r.Kvs[0])
+				}
+				if err == nil && (!sent || li != last) {
+					select {
+					case out <- li:
+						last, sent = li, true
+					case <-ctx.Done():
+					}
+				}
+			}
+			if err == nil {
+				// Any change under the prefix may change the first key:
+				// wait for one, then read again.
+				w := n.cli.Watch(wctx, n.electionPrefix(), clientv3.WithPrefix(), clientv3.WithRev(r.Header.Revision+1))
+				wr, ok := <-w
+				if ok && wr.Err() != nil {
+					err = wr.Err()
+				}
+			}
+			cancel()
+			if err != nil {
+				select {
+				case <-ctx.Done():
+				case <-time.After(250 * time.Millisecond):
+				}
+			}
+		}
+	}()
+	return out
 }
 
 // Lost closes when the term's lease is no longer renewed: it expired,
