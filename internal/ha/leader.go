@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
 	"go.uber.org/zap"
@@ -117,38 +118,63 @@ type Leadership struct {
 // Campaign waits until this node leads and returns its term. It holds a
 // lease of its own, renewed in the background; when a renewal fails for
 // the lease's length, the lease is gone and Lost closes. A ctx that ends
-// first withdraws the candidacy.
+// first withdraws the candidacy. Failures of the store that pass by
+// themselves (its own leader changing) do not end the candidacy: it
+// starts again.
 func (n *Node) Campaign(ctx context.Context) (*Leadership, error) {
 	for {
-		// The lease is granted under ctx, but renewed under the client's
-		// own context: the term must outlive the call that won it.
-		g, err := n.cli.Grant(ctx, int64(n.ttl))
-		if err != nil {
-			return nil, fmt.Errorf("ha: node %s: lease: %w", n.name, err)
-		}
-		s, err := concurrency.NewSession(n.cli, concurrency.WithTTL(n.ttl), concurrency.WithLease(g.ID))
-		if err != nil {
-			return nil, fmt.Errorf("ha: node %s: lease: %w", n.name, err)
-		}
-		e := concurrency.NewElection(s, n.electionPrefix())
-		if err := e.Campaign(ctx, n.value()); err != nil {
-			closeSession(s)
-			return nil, fmt.Errorf("ha: node %s: campaign: %w", n.name, err)
-		}
-		l := &Leadership{Node: n.name, Epoch: uint64(e.Rev()), key: e.Key(), session: s, elect: e}
-		// Campaign also returns when this node's own key vanished while
-		// it waited (its lease expired): check that the key is there and
-		// first, with a linearizable read, before claiming the term.
-		ok, err := n.leads(ctx, l)
-		if err != nil {
-			closeSession(s)
+		l, err := n.campaign(ctx)
+		switch {
+		case err == nil && l != nil:
+			return l, nil
+		case err != nil && (!transient(err) || ctx.Err() != nil):
 			return nil, err
 		}
-		if ok {
-			return l, nil
+		// A store that is electing its own leader, or a key of ours that
+		// vanished while we waited: campaign again after a pause.
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("ha: node %s: campaign: %w", n.name, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
 		}
-		closeSession(s)
 	}
+}
+
+// campaign is one candidacy: the term, or nil if the key vanished before
+// it led, or an error.
+func (n *Node) campaign(ctx context.Context) (*Leadership, error) {
+	// The lease is granted under ctx, but renewed under the client's
+	// own context: the term must outlive the call that won it.
+	g, err := n.cli.Grant(ctx, int64(n.ttl))
+	if err != nil {
+		return nil, fmt.Errorf("ha: node %s: lease: %w", n.name, err)
+	}
+	s, err := concurrency.NewSession(n.cli, concurrency.WithTTL(n.ttl), concurrency.WithLease(g.ID))
+	if err != nil {
+		return nil, fmt.Errorf("ha: node %s: lease: %w", n.name, err)
+	}
+	e := concurrency.NewElection(s, n.electionPrefix())
+	if err := e.Campaign(ctx, n.value()); err != nil {
+		closeSession(s)
+		return nil, fmt.Errorf("ha: node %s: campaign: %w", n.name, err)
+	}
+	l := &Leadership{Node: n.name, Epoch: uint64(e.Rev()), key: e.Key(), session: s, elect: e}
+	// Campaign also returns when this node's own key vanished while it
+	// waited (its lease expired): check that the key is there and first,
+	// with a linearizable read, before claiming the term.
+	ok, err := n.leads(ctx, l)
+	if err != nil || !ok {
+		closeSession(s)
+		return nil, err
+	}
+	return l, nil
+}
+
+// transient reports whether a failure of the store may pass by itself:
+// its leader changed or is being elected, or it is briefly unhealthy.
+// A candidate campaigns again after one.
+func transient(err error) bool {
+	return retryable(err) || errors.Is(err, rpctypes.ErrUnhealthy)
 }
 
 // leads reports whether l's key is still the first of the election.

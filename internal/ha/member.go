@@ -251,21 +251,48 @@ func AddMember(ctx context.Context, cli *clientv3.Client, p Peer) error {
 
 // RemoveMember removes the member named name from the cluster that cli
 // reaches (the member's process should be stopped after; a running
-// removed member stops serving by itself).
+// removed member stops serving by itself). A member that answers for its
+// own removal may stop before its answer is sent: the removal is then
+// confirmed from the member list, through the others.
 func RemoveMember(ctx context.Context, cli *clientv3.Client, name string) error {
-	r, err := cli.MemberList(ctx)
+	id, found, err := memberID(ctx, cli, name)
 	if err != nil {
 		return fmt.Errorf("ha: removing member %s: %w", name, err)
 	}
-	for _, m := range r.Members {
-		if m.Name == name {
-			if _, err := cli.MemberRemove(ctx, m.ID); err != nil {
-				return fmt.Errorf("ha: removing member %s: %w", name, err)
-			}
+	if !found {
+		return fmt.Errorf("ha: removing member %s: no member of that name", name)
+	}
+	for {
+		_, err := cli.MemberRemove(ctx, id)
+		if err == nil || errors.Is(err, rpctypes.ErrMemberNotFound) {
 			return nil
 		}
+		if !transient(err) && !errors.Is(err, rpctypes.ErrStopped) {
+			return fmt.Errorf("ha: removing member %s: %w", name, err)
+		}
+		if _, still, lerr := memberID(ctx, cli, name); lerr == nil && !still {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("ha: removing member %s: %w (%w)", name, err, ctx.Err())
+		case <-time.After(250 * time.Millisecond):
+		}
 	}
-	return fmt.Errorf("ha: removing member %s: no member of that name", name)
+}
+
+// memberID finds a member by name.
+func memberID(ctx context.Context, cli *clientv3.Client, name string) (id uint64, found bool, err error) {
+	r, err := cli.MemberList(ctx)
+	if err != nil {
+		return 0, false, err
+	}
+	for _, m := range r.Members {
+		if m.Name == name {
+			return m.ID, true, nil
+		}
+	}
+	return 0, false, nil
 }
 
 // Members lists the members of the cluster that cli reaches, by name
