@@ -355,13 +355,26 @@ type Txn struct {
 	done bool
 	// reply carries each submit's outcome (replyLocked): one submit
 	// waits at a time, and it takes the one reply of its op before it
-	// returns, so one channel serves them all.
+	// returns, so one channel serves them all. It comes from replies and
+	// goes back there when t ends (see putReply).
 	reply chan outcome
 	// held counts the bytes of the writes t holds (see hold).
 	held int
 	// single marks a transaction of one statement that replicas may run in
 	// their own autocommit.
 	single bool
+	// inline marks a single transaction whose tasks the session's
+	// goroutine runs itself (replica.Manager.Run), in passthrough: the
+	// answer is taken where it is waited for, without a hand-off to a
+	// worker goroutine and back. stepping (guarded by c.mu) is set while
+	// the session's goroutine steps the core for t: what the step sends
+	// to a replica then goes to inlined (guarded by c.mu, with room for
+	// passthrough's one replica in inlinedBuf), and the session's
+	// goroutine runs it once it let go of c.mu (runInlined).
+	inline     bool
+	stepping   bool
+	inlined    []inlineTask
+	inlinedBuf [1]inlineTask
 	// autocommit: the client's statement in autocommit (ExecSingle), not
 	// a block; deferAt (-1: none; guarded by c.mu) is the first statement
 	// deferred on the replicas that commit DDL as they run it
@@ -398,8 +411,34 @@ type Txn struct {
 	afterCommit func(barrier uint64) error
 	afterEnd    func() // AfterEnd's
 	stmts       []stmtCall
-	waiting     map[coord.Op]chan outcome
-	answers     map[coord.Op][]replica.Result
+	// stmtsBuf holds the first statement: an autocommit statement's
+	// transaction takes no allocation for it.
+	stmtsBuf [1]stmtCall
+	// waitOp is the op whose reply a submit waits for, while waits: one
+	// at a time.
+	waitOp  coord.Op
+	waits   bool
+	answers answerSet
+}
+
+// inlineTask is a task a session's goroutine runs itself (Txn.inline).
+type inlineTask struct {
+	r    coord.ReplicaID
+	task replica.Task
+}
+
+// replies are reply channels of ended transactions, for the next ones:
+// a channel per transaction is an allocation per autocommit statement.
+var replies = sync.Pool{New: func() any { return make(chan outcome, 1) }}
+
+// putReply gives t's reply channel back once t is over. Every reply sent
+// on it was taken by the submit that waited for it (replyLocked sends
+// only to a waiting submit), so it is empty.
+func (t *Txn) putReply() {
+	if t.reply != nil {
+		replies.Put(t.reply)
+		t.reply = nil
+	}
 }
 
 // numDialects bounds driver.Dialect values (1 to 4), for arrays indexed
@@ -428,12 +467,40 @@ type spillKey struct{}
 // Options.AnswerMemory. A caller that reads the rows itself must not
 // pass it on.
 func WithSpill(ctx context.Context) context.Context {
-	return context.WithValue(ctx, spillKey{}, true)
+	if s, ok := ctx.(*spillCtx); ok && s.spill {
+		return ctx
+	}
+	return &spillCtx{ctx, true}
 }
 
-// WithoutSpill returns ctx with WithSpill undone.
+// WithoutSpill returns ctx with WithSpill undone: the context WithSpill
+// wrapped, when it can, rather than a new one.
 func WithoutSpill(ctx context.Context) context.Context {
-	return context.WithValue(ctx, spillKey{}, false)
+	if s, ok := ctx.(*spillCtx); ok {
+		if !s.spill {
+			return ctx
+		}
+		if !Spills(s.Context) {
+			return s.Context
+		}
+	}
+	return &spillCtx{ctx, false}
+}
+
+// spillCtx is a context with the mark of WithSpill or WithoutSpill. It is
+// a type of its own, not context.WithValue's, so that WithoutSpill can
+// unwrap it: every statement to the client passes through both, and
+// each wrapping is an allocation.
+type spillCtx struct {
+	context.Context
+	spill bool
+}
+
+func (c *spillCtx) Value(key any) any {
+	if _, ok := key.(spillKey); ok {
+		return c.spill
+	}
+	return c.Context.Value(key)
 }
 
 // Spills reports whether ctx came from WithSpill.
@@ -483,7 +550,7 @@ func (c *Cluster) BeginNow(opts driver.TxOptions) *Txn {
 }
 
 func (c *Cluster) begin(opts driver.TxOptions, single bool) *Txn {
-	t := &Txn{c: c, id: coord.TxnID(c.nextTxn.Add(1)), opts: opts, waiting: map[coord.Op]chan outcome{}, deferAt: -1, admitted: true, singleSlot: single}
+	t := &Txn{c: c, id: coord.TxnID(c.nextTxn.Add(1)), opts: opts, deferAt: -1, admitted: true, singleSlot: single}
 	c.mu.Lock()
 	if len(c.mu.txns) == 0 {
 		c.mu.idle = make(chan struct{})
@@ -610,6 +677,9 @@ func (t *Txn) ExecSingle(ctx context.Context, st *sqlan.Stmt, args []driver.Arg)
 	switch t.c.opts.Mode {
 	case coord.Passthrough:
 		t.single = t.seq == 0
+		// Its one replica answers: the session's goroutine may as well
+		// take the answer itself (replica.Manager.Run).
+		t.inline = t.single && len(t.c.managers) == 1 && t.c.managers[0].Inline()
 	case coord.Serial:
 		t.single = t.seq == 0 && st.Kind == sqlan.Read
 	}
@@ -631,6 +701,7 @@ func (t *Txn) Commit(ctx context.Context) error {
 		}
 	}
 	_, err := t.submit(ctx, coord.Op{Txn: t.id, Kind: coord.OpCommit}, stmtCall{})
+	t.putReply()
 	t.c.opts.Metrics.Commit(time.Since(start), err)
 	return err
 }
@@ -685,7 +756,7 @@ wait:
 			return nil
 		}
 		var first *coord.Vote
-		for r, res := range t.answers[coord.Op{Txn: t.id, Kind: coord.OpStmt, Seq: seq}] {
+		for r, res := range t.answers.of(coord.Op{Txn: t.id, Kind: coord.OpStmt, Seq: seq}) {
 			if c.mu.core.IsDown(coord.ReplicaID(r)) {
 				continue
 			}
@@ -740,7 +811,7 @@ func (c *Cluster) ddlCommits() bool {
 // statement of t. c.mu is held.
 func (t *Txn) allAnsweredLocked() bool {
 	for seq := range t.stmts {
-		rs := t.answers[coord.Op{Txn: t.id, Kind: coord.OpStmt, Seq: seq}]
+		rs := t.answers.of(coord.Op{Txn: t.id, Kind: coord.OpStmt, Seq: seq})
 		for r := range t.c.managers {
 			if t.c.mu.core.IsDown(coord.ReplicaID(r)) {
 				continue
@@ -760,11 +831,34 @@ func (t *Txn) Rollback() {
 		return
 	}
 	t.done = true
+	t.putReply()
 	c := t.c
 	c.mu.Lock()
+	t.stepping = true
 	c.mu.core.Step(coord.Submit{Op: coord.Op{Txn: t.id, Kind: coord.OpRollback}})
 	c.applyLocked()
+	t.stepping = false
+	run := t.takeInlinedLocked()
 	c.mu.Unlock()
+	c.runInlined(context.Background(), run)
+}
+
+// takeInlinedLocked returns the tasks a step of t sent to be run on the
+// session's goroutine, and forgets them. c.mu is held.
+func (t *Txn) takeInlinedLocked() []inlineTask {
+	run := t.inlined
+	t.inlined = nil
+	return run
+}
+
+// runInlined runs tasks of an inline transaction on the calling
+// goroutine, and hands their results to the coordinator as a worker's.
+// c.mu is not held.
+func (c *Cluster) runInlined(ctx context.Context, run []inlineTask) {
+	for i := range run {
+		c.onResult(c.managers[run[i].r].Run(ctx, &run[i].task))
+		run[i].task = replica.Task{}
+	}
 }
 
 func (t *Txn) submit(ctx context.Context, op coord.Op, call stmtCall) (*answer.Answer, error) {
@@ -785,14 +879,17 @@ func (t *Txn) submit(ctx context.Context, op coord.Op, call stmtCall) (*answer.A
 		}
 	}
 	if t.reply == nil {
-		t.reply = make(chan outcome, 1)
+		t.reply = replies.Get().(chan outcome)
 	}
 	ch := t.reply
 	c.mu.Lock()
 	if op.Kind == coord.OpStmt {
+		if t.stmts == nil {
+			t.stmts = t.stmtsBuf[:0]
+		}
 		t.stmts = append(t.stmts, call)
 	}
-	t.waiting[op] = ch
+	t.waitOp, t.waits = op, true
 	// Savepoint statements count as writes: a replica whose answer to
 	// one differs (SQLite, say, had lost the transaction under it) must
 	// not commit the transaction (the backstop of coord's commitAt).
@@ -804,11 +901,17 @@ func (t *Txn) submit(ctx context.Context, op coord.Op, call stmtCall) (*answer.A
 	}
 	c.mu.core.Step(coord.Submit{Op: op, Writes: writes, DDL: ddl, Defer: deferred,
 		Recovers: call.st != nil && call.st.Kind == sqlan.Savepoint && call.st.SavepointOp == sqlan.SavepointRollbackTo})
+	t.stepping = true
 	c.applyLocked()
+	t.stepping = false
+	run := t.takeInlinedLocked()
 	c.mu.Unlock()
 	if intent {
 		c.intents.order.Unlock()
 	}
+	// An inline transaction's statement runs here; its reply is then
+	// ready below.
+	c.runInlined(ctx, run)
 	select {
 	case o := <-ch:
 		return o.answer, errOrNil(o.err)
@@ -824,7 +927,7 @@ func (t *Txn) submit(ctx context.Context, op coord.Op, call stmtCall) (*answer.A
 		// others finished it (see serialCommit). A COMMIT is never
 		// cancelled: it runs to the agreed end on every replica.
 		c.mu.Lock()
-		if _, undecided := t.waiting[op]; undecided && op.Kind == coord.OpStmt {
+		if undecided := t.waits && t.waitOp == op; undecided && op.Kind == coord.OpStmt {
 			t.cancelled = true
 			for _, m := range c.managers {
 				m.CancelOp(op)
@@ -916,18 +1019,60 @@ func (c *Cluster) answeredLocked() chan struct{} {
 
 // results keeps a replica's result until the ballot is decided.
 func (t *Txn) results(r replica.Result) {
-	if t.answers == nil {
-		t.answers = map[coord.Op][]replica.Result{}
-	}
-	rs := t.answers[r.Op]
-	if rs == nil {
-		rs = make([]replica.Result, len(t.c.managers))
-	}
+	rs := t.answers.slot(r.Op, len(t.c.managers))
 	if rs[r.R].Op.Txn != 0 && r.Try < rs[r.R].Try {
 		return // a late answer of an aborted attempt
 	}
 	rs[r.R] = r
-	t.answers[r.Op] = rs
+}
+
+// answerSet holds the replicas' results of a transaction's ops, indexed
+// by replica. The first ops' are kept in first, and with one replica in
+// buf: passthrough's autocommit statement and its COMMIT then take no
+// allocation. The rest go to more.
+type answerSet struct {
+	first  [2]opResults
+	nfirst int
+	buf    [2]replica.Result
+	more   map[coord.Op][]replica.Result
+}
+
+type opResults struct {
+	op coord.Op
+	rs []replica.Result
+}
+
+// of returns op's results, nil if none came yet.
+func (s *answerSet) of(op coord.Op) []replica.Result {
+	for i := range s.nfirst {
+		if s.first[i].op == op {
+			return s.first[i].rs
+		}
+	}
+	return s.more[op]
+}
+
+// slot returns op's results, with room for n replicas' when none came
+// yet.
+func (s *answerSet) slot(op coord.Op, n int) []replica.Result {
+	if rs := s.of(op); rs != nil {
+		return rs
+	}
+	if i := s.nfirst; i < len(s.first) {
+		rs := s.buf[i : i+1 : i+1]
+		if n != 1 {
+			rs = make([]replica.Result, n)
+		}
+		s.first[i] = opResults{op, rs}
+		s.nfirst++
+		return rs
+	}
+	if s.more == nil {
+		s.more = map[coord.Op][]replica.Result{}
+	}
+	rs := make([]replica.Result, n)
+	s.more[op] = rs
+	return rs
 }
 
 // applyLocked carries out the coordinator's actions. c.mu is held.
@@ -1024,12 +1169,27 @@ func (c *Cluster) sendLocked(a coord.Send) {
 	default:
 		close(c.mu.busy)
 	}
+	task := c.taskLocked(t, a)
+	if t.inline && t.stepping {
+		// The session's goroutine runs it once it let go of c.mu.
+		if t.inlined == nil {
+			t.inlined = t.inlinedBuf[:0]
+		}
+		t.inlined = append(t.inlined, inlineTask{r: a.R, task: task})
+		return
+	}
+	c.managers[a.R].Submit(task)
+}
+
+// taskLocked is the task that carries out a, a Send for t. c.mu is held.
+func (c *Cluster) taskLocked(t *Txn, a coord.Send) replica.Task {
 	m := c.managers[a.R]
 	task := replica.Task{Op: a.Op, Try: a.Try, TxOptions: t.opts, Autocommit: t.single,
 		NoVote: c.opts.Mode == coord.Passthrough}
 	if a.Op.Kind == coord.OpCommit {
 		task.Barrier = t.barrier
 	}
+
 	if c.primary.Load() >= 0 {
 		// Each replica runs at the isolation its class needs for CBS
 		// (driver default); the client's level is served by the protocol.
@@ -1059,7 +1219,7 @@ func (c *Cluster) sendLocked(a coord.Send) {
 			task.DigestRows = c.opts.DigestRows
 		}
 	}
-	m.Submit(task)
+	return task
 }
 
 // query writes a statement for one replica's dialect.
@@ -1070,8 +1230,10 @@ func (c *Cluster) replyLocked(a coord.Reply) {
 	if t == nil {
 		return
 	}
-	ch := t.waiting[a.Op]
-	delete(t.waiting, a.Op)
+	var ch chan outcome
+	if t.waits && t.waitOp == a.Op {
+		ch, t.waits = t.reply, false
+	}
 	var o outcome
 	switch {
 	case a.Fail != nil:
@@ -1082,7 +1244,7 @@ func (c *Cluster) replyLocked(a coord.Reply) {
 			c.log.Warn("commit refused", "txn", uint64(a.Op.Txn), "why", a.Fail.Message)
 		}
 	case a.From >= 0:
-		r := t.answers[a.Op][a.From]
+		r := t.answers.of(a.Op)[a.From]
 		o.answer, o.err = r.Answer, r.Err
 		if r.Digested {
 			// Never hand a client an answer whose rows were dropped.

@@ -42,7 +42,7 @@ type SurveyResult struct {
 // same votes: a repair writes only where every replica's state was the one
 // it expected.
 func (c *Cluster) Survey(ctx context.Context, probes []Probe) (*SurveyResult, error) {
-	t := &Txn{c: c, id: coord.TxnID(c.nextTxn.Add(1)), waiting: map[coord.Op]chan outcome{}, survey: true}
+	t := &Txn{c: c, id: coord.TxnID(c.nextTxn.Add(1)), survey: true}
 	c.mu.Lock()
 	if len(c.mu.txns) == 0 {
 		c.mu.idle = make(chan struct{})
@@ -77,7 +77,7 @@ func (c *Cluster) Survey(ctx context.Context, probes []Probe) (*SurveyResult, er
 	res := &SurveyResult{Took: t.surveyed.Took, Committed: t.surveyed.Unanimous && err == nil}
 	for i := range probes {
 		row := make([]replica.Result, len(c.managers))
-		if rs := t.answers[coord.Op{Txn: t.id, Kind: coord.OpStmt, Seq: i}]; rs != nil {
+		if rs := t.answers.of(coord.Op{Txn: t.id, Kind: coord.OpStmt, Seq: i}); rs != nil {
 			for r, took := range res.Took {
 				if took {
 					row[r] = rs[r]

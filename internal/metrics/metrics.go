@@ -16,6 +16,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -76,6 +77,10 @@ type Metrics struct {
 	walBytes   prometheus.Histogram
 	errors     *prometheus.CounterVec
 	reloads    *prometheus.CounterVec
+	// byOutcome keeps the children of statements and commits per
+	// outcome once made (WithLabelValues hashes its label on every
+	// call, once per statement).
+	byOutcome [2][2]atomic.Pointer[prometheus.Observer]
 }
 
 // latencyBuckets spans 100µs to about 26s.
@@ -134,17 +139,34 @@ func outcome(err error) string {
 	return "ok"
 }
 
+// observer returns vec's child for err's outcome; which (0: statements,
+// 1: commits) says where it is kept. The child is made on first use, as
+// WithLabelValues makes it, so an outcome not seen yet is not exported.
+func (m *Metrics) observer(which int, vec *prometheus.HistogramVec, err error) prometheus.Observer {
+	o := 0
+	if err != nil {
+		o = 1
+	}
+	slot := &m.byOutcome[which][o]
+	if p := slot.Load(); p != nil {
+		return *p
+	}
+	obs := vec.WithLabelValues(outcome(err))
+	slot.Store(&obs)
+	return obs
+}
+
 // Statement observes one statement's latency.
 func (m *Metrics) Statement(d time.Duration, err error) {
 	if m != nil {
-		m.statements.WithLabelValues(outcome(err)).Observe(d.Seconds())
+		m.observer(0, m.statements, err).Observe(d.Seconds())
 	}
 }
 
 // Commit observes one COMMIT's latency.
 func (m *Metrics) Commit(d time.Duration, err error) {
 	if m != nil {
-		m.commits.WithLabelValues(outcome(err)).Observe(d.Seconds())
+		m.observer(1, m.commits, err).Observe(d.Seconds())
 	}
 }
 

@@ -84,6 +84,11 @@ type conn struct {
 	// goroutine sends, and sending copies a message into the output.
 	row   pgproto3.DataRow
 	ready pgproto3.ReadyForQuery
+	// complete and tag are CommandComplete's (sendComplete), and spare
+	// an unnamed portal dropped, for the next Bind to reuse.
+	complete pgproto3.CommandComplete
+	tag      []byte
+	spare    *portal
 }
 
 func newConn(s *Server, nc net.Conn) *conn {

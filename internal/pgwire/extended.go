@@ -24,6 +24,9 @@ type prepared struct {
 	described bool
 	params    []uint32
 	cols      []answer.Column
+	// oids are cols' types, once an Execute wanted them (the portals
+	// of p share them, read only).
+	oids []uint32
 }
 
 // portal is a bound statement. Its answer is computed by the first Execute
@@ -136,11 +139,16 @@ func (c *conn) bind(ctx context.Context, m *pgproto3.Bind) error {
 			return err
 		}
 	}
-	c.portals[m.DestinationPortal] = &portal{
+	pt := &portal{}
+	if m.DestinationPortal == "" && c.spare != nil {
+		pt, c.spare = c.spare, nil
+	}
+	*pt = portal{
 		stmt:        p,
 		params:      params,
 		formatCodes: slices.Clone(m.ResultFormatCodes),
 	}
+	c.portals[m.DestinationPortal] = pt
 	c.send(&pgproto3.BindComplete{})
 	return nil
 }
@@ -223,7 +231,7 @@ func (c *conn) runPortal(ctx context.Context, pt *portal) error {
 	if a == nil {
 		return pgerr.New(pgerr.InternalError, "statement produced no answer")
 	}
-	if pt.oids, err = resultTypes(pt.stmt.cols, a); err != nil {
+	if pt.oids, err = resultTypes(pt.stmt, a); err != nil {
 		a.More.Close()
 		return err
 	}
@@ -240,7 +248,8 @@ func (c *conn) runPortal(ctx context.Context, pt *portal) error {
 // resultTypes returns the column types to encode a's rows with: those the
 // client was told by Describe, or, when Describe said the statement
 // returns nothing, a's own.
-func resultTypes(described []answer.Column, a *answer.Answer) ([]uint32, error) {
+func resultTypes(p *prepared, a *answer.Answer) ([]uint32, error) {
+	described := p.cols
 	if a.Columns == nil {
 		if len(a.Rows) > 0 {
 			return nil, pgerr.New(pgerr.InternalError, "answer has rows but no columns")
@@ -254,7 +263,10 @@ func resultTypes(described []answer.Column, a *answer.Answer) ([]uint32, error) 
 		return nil, pgerr.New(pgerr.InternalError, "statement returned %d columns but was described with %d",
 			len(a.Columns), len(described))
 	}
-	return columnOIDs(described), nil
+	if p.oids == nil {
+		p.oids = columnOIDs(described)
+	}
+	return p.oids, nil
 }
 
 // sendPortalRows sends up to maxRows (0: all) of pt's remaining rows, then
@@ -299,7 +311,7 @@ func (c *conn) sendPortalRows(pt *portal, maxRows uint32) error {
 	pt.rows = nil
 	pt.more.Close()
 	pt.more = nil
-	c.send(&pgproto3.CommandComplete{CommandTag: []byte(pt.tag)})
+	c.sendComplete(pt.tag)
 	return nil
 }
 
@@ -338,6 +350,12 @@ func (c *conn) closeStatement(name string) {
 func (c *conn) dropPortal(name string) {
 	if pt, ok := c.portals[name]; ok {
 		pt.more.Close()
+		if name == "" {
+			// Nothing else holds it: the next Bind of the unnamed
+			// portal reuses it.
+			*pt = portal{}
+			c.spare = pt
+		}
 	}
 	delete(c.portals, name)
 }

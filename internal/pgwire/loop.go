@@ -202,8 +202,16 @@ func (c *conn) sendAnswer(a *answer.Answer) error {
 			}
 		}
 	}
-	c.send(&pgproto3.CommandComplete{CommandTag: []byte(a.Tag)})
+	c.sendComplete(a.Tag)
 	return c.checkWrite()
+}
+
+// sendComplete sends CommandComplete with tag, in a message and buffer the
+// connection reuses (no allocation per statement).
+func (c *conn) sendComplete(tag string) {
+	c.tag = append(c.tag[:0], tag...)
+	c.complete.CommandTag = c.tag
+	c.send(&c.complete)
 }
 
 // sync ends an extended-protocol batch: error recovery stops, the unnamed

@@ -177,6 +177,68 @@ func closedErr(name string) *pgerr.Error {
 	return pgerr.New(pgerr.ConnectionFailure, "replica %s is shut down", name)
 }
 
+// Inline reports whether Run may be used: not on a serial engine, whose
+// one transaction slot a worker waits for.
+func (m *Manager) Inline() bool { return m.slot == nil }
+
+// Run runs t on the calling goroutine and returns its result instead of
+// reporting it. It is for a transaction the engine runs in its own
+// autocommit (Task.Autocommit) whose caller waits for the answer anyway
+// (passthrough): handing the statement to a worker goroutine and its
+// answer back, twice per statement with the COMMIT, cost more CPU than
+// the rest of the proxy's hop (BenchmarkPassthroughHop). A statement
+// takes a pooled connection and gives it back once it ran (the engine
+// committed it or rolled it back by itself); the COMMIT and ROLLBACK that
+// follow have nothing to do on the engine. While the statement runs it is
+// registered as a worker is, so Cancel, CancelOp, Abort, AbortAll, Close
+// and Blockers reach it; ctx ending stops it too. Only where Inline
+// says so, and only for the first task of an attempt: no worker may run
+// the attempt.
+func (m *Manager) Run(ctx context.Context, t *Task) Result {
+	res := Result{R: m.id, Op: t.Op, Try: t.Try}
+	if t.Op.Kind != coord.OpStmt {
+		// The engine committed the statement by itself, or rolled it
+		// back (as a worker's autocommit transaction ends).
+		return res
+	}
+	key := attempt{t.Op.Txn, t.Try}
+	tctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	w := &worker{m: m, key: key, ctx: tctx, cancel: cancel, task: tctx, taskCancel: cancel, inline: true}
+	w.mu.current = t.Op
+	m.mu.Lock()
+	switch {
+	case m.mu.closed:
+		res.Err = closedErr(m.name)
+	case m.mu.workers[key] != nil:
+		res.Err = withReplica(pgerr.New(pgerr.InternalError, "attempt %d of transaction %d already runs here", t.Try, uint64(t.Op.Txn)), m.name)
+	}
+	if res.Err != nil {
+		m.mu.Unlock()
+		res.Vote.Code = res.Err.Code
+		return res
+	}
+	m.mu.workers[key] = w
+	m.mu.Unlock()
+	defer m.removeWorker(key)
+	conn, err := m.conn(tctx)
+	if err != nil {
+		res.Err = withReplica(pgerr.Wrap(pgerr.ConnectionFailure, err, "cannot connect"), m.name)
+		res.Vote.Code = res.Err.Code
+		return res
+	}
+	w.setBackend(conn)
+	col := newCollector(t)
+	res.Answer, res.Err = w.exec(conn, *t, col)
+	var broken *pgerr.Error
+	w.settle(t, &res, col, &conn, &broken) // closes a broken connection
+	w.setBackend(nil)
+	if conn != nil {
+		m.putConn(conn)
+	}
+	return res
+}
+
 // Cancel stops the statement transaction txn is running here, or the one
 // it is about to run: the cancel may overtake the statement on its way to
 // the worker. Later statements of txn are cancelled too; a cancelled
@@ -263,6 +325,9 @@ func (m *Manager) Abort(txn coord.TxnID, try int) {
 		return
 	}
 	w.cancelRunning(true)
+	if w.inline {
+		return // Run's statement ends with the cancel: nothing to roll back
+	}
 	w.push(Task{Op: coord.Op{Txn: txn, Kind: coord.OpRollback}, Try: try, silent: true})
 }
 

@@ -27,6 +27,9 @@ type worker struct {
 	gone     chan struct{}
 	goneOnce sync.Once
 	gated    bool // holds the manager's transaction slot (serial engines)
+	// inline: a statement Manager.Run runs on its caller's goroutine;
+	// nothing is queued for it, and it has no gone channel.
+	inline bool
 	// task and taskCancel are the context of the running task (see
 	// taskContext); only the worker's goroutine uses them.
 	task       context.Context
@@ -72,7 +75,9 @@ func (w *worker) cancelRunning(rest bool) {
 	}
 	if rest {
 		w.mu.cancelled = true
-		w.goneOnce.Do(func() { close(w.gone) })
+		if w.gone != nil {
+			w.goneOnce.Do(func() { close(w.gone) })
+		}
 	}
 }
 
@@ -162,7 +167,7 @@ func (w *worker) run() {
 			}
 			res.Answer, res.Err = w.exec(conn, t, col)
 		}
-		w.settle(t, &res, col, &conn, &broken)
+		w.settle(&t, &res, col, &conn, &broken)
 		if conn == nil {
 			w.setBackend(nil)
 		}
@@ -217,7 +222,7 @@ func (w *worker) setBackend(conn driver.Conn) {
 // settle completes the result of t: its vote, and the answer as the
 // coordinator wants it. A connection error leaves the attempt broken
 // and closes the connection.
-func (w *worker) settle(t Task, res *Result, col *collector, conn *driver.Conn, broken **pgerr.Error) {
+func (w *worker) settle(t *Task, res *Result, col *collector, conn *driver.Conn, broken **pgerr.Error) {
 	if res.Err != nil {
 		col.discard()
 		res.Vote.Code = res.Err.Code
@@ -236,7 +241,7 @@ func (w *worker) settle(t Task, res *Result, col *collector, conn *driver.Conn, 
 		res.Answer.Tag = answer.Tag(t.Query.Verb, t.CountRows)
 	}
 	if col == nil {
-		col = newCollector(&t)
+		col = newCollector(t)
 	}
 	col.finish(res)
 }
@@ -285,7 +290,7 @@ func (w *worker) runBatch(b driver.Batcher, first Task, conn *driver.Conn, broke
 		} else {
 			res.Answer = answers[i]
 		}
-		w.settle(t, &res, cols[i], conn, broken)
+		w.settle(&batch[i], &res, cols[i], conn, broken)
 		w.m.report(res)
 	}
 	for _, c := range cols[min(failed+1, len(batch)):] {

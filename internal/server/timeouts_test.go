@@ -10,20 +10,27 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/shepherd-db/shepherd/internal/config"
 	"github.com/shepherd-db/shepherd/internal/testenv"
 )
 
 // timeoutTargets returns the DSNs of shepherd (three SQLite replicas,
-// cbs; MariaDB, PostgreSQL and SQLite, cbs) and of PostgreSQL 15, the
-// oracle: each timeout test runs the same
-// steps on both.
+// cbs; MariaDB, PostgreSQL and SQLite, cbs; passthrough over PostgreSQL)
+// and of PostgreSQL 15, the oracle: each timeout test runs the same
+// steps on each.
 func timeoutTargets(t *testing.T) map[string]string {
 	addr, _ := start(t, embedded(t))
 	// MariaDB primary: the waits are the engine's own row locks.
 	maddr, _ := start(t, realCluster(t, "cbs"))
+	// Passthrough runs a statement in autocommit on the session's own
+	// goroutine (replica.Manager.Run): the timeouts must reach it there,
+	// lock_timeout through the cluster's Blockers.
+	paddr, _ := start(t, &config.Config{Listen: "127.0.0.1:0", DataDir: t.TempDir(), Mode: "passthrough",
+		Replicas: []config.Replica{{Name: "pg", Driver: "postgres", DSN: testenv.Postgres(t)}}})
 	return map[string]string{
 		"shepherd":                  fmt.Sprintf("postgres://app@%s/app?sslmode=disable", addr),
 		"shepherd, MariaDB primary": fmt.Sprintf("postgres://app@%s/app?sslmode=disable", maddr),
+		"shepherd passthrough":      fmt.Sprintf("postgres://app@%s/app?sslmode=disable", paddr),
 		"PostgreSQL 15":             testenv.Postgres(t),
 	}
 }

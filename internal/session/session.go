@@ -275,6 +275,7 @@ func (s *Session) fail() {
 // do.
 func (s *Session) exec(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (*answer.Answer, error) {
 	toClient := cluster.Spills(ctx)
+	spilling := ctx
 	if toClient {
 		ctx = cluster.WithoutSpill(ctx)
 	}
@@ -395,7 +396,10 @@ func (s *Session) exec(ctx context.Context, st *sqlan.Stmt, args []driver.Arg) (
 		exec = s.txn.ExecSingle
 	}
 	lctx, stopLockTimeout := s.lockTimeout(ctx, s.txn)
-	if toClient {
+	switch {
+	case toClient && lctx == ctx:
+		lctx = spilling // the context the caller marked: no new one
+	case toClient:
 		lctx = cluster.WithSpill(lctx)
 	}
 	a, err := exec(lctx, st, args)

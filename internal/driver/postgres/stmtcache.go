@@ -163,6 +163,9 @@ func (c *Conn) dropCached(ctx context.Context, sql string) error {
 // told by its SQLSTATE and the server function that raises it, which,
 // unlike the message, does not depend on lc_messages.
 func isStalePlan(err error) bool {
+	if err == nil {
+		return false // before pgErr, which escapes: no allocation per statement
+	}
 	var pgErr *pgconn.PgError
 	return errors.As(err, &pgErr) && pgErr.Code == pgerr.FeatureNotSupported &&
 		pgErr.Routine == "RevalidateCachedQuery"
