@@ -146,12 +146,23 @@ func (c *testCluster) endpoints(idx ...int) []string {
 // node connects a node to the members idx.
 func (c *testCluster) node(t *testing.T, name string, idx ...int) *Node {
 	t.Helper()
+	return c.nodeLease(t, name, testLease, idx...)
+}
+
+// stableLease is the lease of a leader whose term must outlive a member
+// going down under its client: the client's move to another member, and
+// an etcd election, can take longer than testLease on a loaded machine.
+const stableLease = 8 * time.Second
+
+// nodeLease is node with a lease of its own.
+func (c *testCluster) nodeLease(t *testing.T, name string, lease time.Duration, idx ...int) *Node {
+	t.Helper()
 	cli, err := Connect(context.Background(), c.endpoints(idx...), 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cli.Close() })
-	n, err := NewNode(cli, Options{Name: name, Lease: testLease, Prefix: "/test/", Address: name + ":6543"})
+	n, err := NewNode(cli, Options{Name: name, Lease: lease, Prefix: "/test/", Address: name + ":6543"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -415,7 +426,7 @@ func TestDeposedAppendFails(t *testing.T) {
 // through the others, and appends go on with two of three.
 func TestLogSurvivesMemberLoss(t *testing.T) {
 	c := startCluster(t, 3)
-	a := c.node(t, "a", 0, 1, 2)
+	a := c.nodeLease(t, "a", stableLease, 0, 1, 2)
 	reader := c.node(t, "r", 1, 2)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -613,7 +624,7 @@ func TestConfigErrors(t *testing.T) {
 // others, which keep appending.
 func TestMembership(t *testing.T) {
 	c := startCluster(t, 3)
-	a := c.node(t, "a", 0, 1)
+	a := c.nodeLease(t, "a", stableLease, 0, 1)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	la, err := a.Campaign(ctx)
