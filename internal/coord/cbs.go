@@ -1836,8 +1836,12 @@ func (s *cbs) nextDue(r ReplicaID) (id TxnID, committing bool) {
 			return d.id, false
 		}
 	}
-	if t := s.excl; t != nil && t.drained && t.phase == phaseOpen && !t.at[r].finished && !s.ddlCommits(r) {
-		return t.id, false // it runs alone: nothing else is waited for
+	if t := s.excl; t != nil && t.drained && t.phase == phaseOpen && !t.at[r].finished && !s.ddlCommits(r) &&
+		(!t.failed || t.holds()) {
+		// It runs alone: nothing else is waited for. (Once failed, it
+		// can only roll back: scheduleSequential would abort it here
+		// and pick it again, for ever.)
+		return t.id, false
 	}
 	for _, t := range s.waiting {
 		if !t.at[r].finished && !s.ddlBlocked(t) {

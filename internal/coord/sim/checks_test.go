@@ -210,6 +210,10 @@ func TestFoundSeeds(t *testing.T) {
 		// figure 5 primary, waits for ever.
 		{coord.CBS, "", 9, "a decision aborts every run ahead (decide)"},
 		{coord.CBS, "ahead-broken-primary", 14, "a decision aborts every run ahead (decide)"},
+		// An exclusive block (DDL inside a block, deferred.go) that
+		// failed was picked by a sequential secondary, aborted there as
+		// failed, and picked again, for ever: the run hangs in one Step.
+		{coord.CBS, "corrupt-secondary", 26, "a failed exclusive block is not run (nextDue)"},
 	} {
 		if res := Run(Options{Mode: c.mode, Scenario: c.scenario, Seed: c.seed}); res.Err != nil {
 			t.Errorf("%v %s seed %d (%s): %v", c.mode, c.scenario, c.seed, c.fix, res.Err)
