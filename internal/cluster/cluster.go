@@ -187,7 +187,7 @@ func New(opts Options, replicas []Replica) *Cluster {
 	c := &Cluster{opts: opts, log: opts.Log, status: make([]replicaStatus, len(replicas)), stop: make(chan struct{})}
 	c.logq.more = make(chan struct{}, 1)
 	c.admit.limit = max(opts.MaxTransactions, 0)
-	cfg := coord.Config{Mode: opts.Mode, N: len(replicas), F: opts.F, PrimaryTimeout: -1}
+	cfg := coord.Config{Mode: opts.Mode, N: len(replicas), F: opts.F, PrimaryTimeout: -1, Ahead: true}
 	if opts.PrimaryTimeout > 0 {
 		tick := opts.Tick
 		if tick <= 0 {

@@ -84,6 +84,10 @@ type cbs struct {
 	// have waited for others' locks (see watchOps).
 	opsFrom int
 
+	// aclock counts the primary's answers; ctxn.advanced is its value at
+	// a transaction's latest one (see nextAhead).
+	aclock int
+
 	barrier int // B: the number of commits decided so far
 	// logged is the number of barriers the write-ahead log holds: a
 	// COMMIT with a barrier at or above it waits (Config.Log).
@@ -247,6 +251,10 @@ type ctxn struct {
 	// the clock at the primary's latest answer to t. They order commits
 	// around DDL (see ddlBlocked).
 	ddlSentAt, ddlDoneAt, answeredAt int
+	// advanced is cbs.aclock at the primary's latest answer to t: the
+	// transaction that advanced last is the one a sequential secondary
+	// runs ahead of its COMMIT (nextAhead).
+	advanced int
 	// ddlRan marks the replicas that commit DDL as they run it
 	// (Config.DDLCommits) and ran a DDL statement of t successfully:
 	// rolling t back does not undo it there (see pinned).
@@ -866,6 +874,8 @@ func (s *cbs) primaryAnswered(t *ctxn, a Answered) {
 		return // a deferred statement the participants answered (voteDeferred)
 	}
 	st.answered, st.b, st.vote = true, s.barrier, a.V
+	s.aclock++
+	t.advanced = s.aclock
 	if s.ddlOrdered {
 		s.pclock++
 		t.answeredAt = s.pclock
@@ -1730,7 +1740,9 @@ func (s *cbs) rerunMayStart(r ReplicaID, t *ctxn) bool {
 // secondary: the oldest committed transaction it has not finished, else,
 // ahead of its COMMIT decision, the oldest transaction whose COMMIT the
 // client asked for, so the replica can be one of the f+1 ready ones (it
-// gives that one up if another commits first, see decide).
+// gives that one up if another commits first, see decide), else, with
+// Config.Ahead, an open transaction before its COMMIT (nextAhead), which
+// it gives up for any of the others.
 //
 // On a serial-class engine the next transaction starts as soon as the
 // COMMIT of the previous one is sent rather than answered: the manager
@@ -1750,6 +1762,14 @@ func (s *cbs) scheduleSequential(r ReplicaID) {
 		rt := &t.at[r]
 		if rt.commitSent {
 			return // committing; the answer moves r on
+		}
+		if t.runsAhead() {
+			if due, _ := s.nextDue(r); due != 0 && due != t.id {
+				// Run ahead of its COMMIT (nextAhead): it gives way to
+				// a transaction the system waits for.
+				s.abortAt(r, t)
+				continue
+			}
 		}
 		if t.phase == phaseOpen && t.failed && !t.holds() {
 			// Its error was voted (voteError): it can only roll back,
@@ -1788,34 +1808,107 @@ func (s *cbs) scheduleSequential(r ReplicaID) {
 	}
 }
 
-// nextSequential picks what sequential secondary r runs next.
+// nextSequential picks what sequential secondary r runs next: what the
+// system waits for (nextDue), else a transaction ahead of its COMMIT
+// (nextAhead).
 func (s *cbs) nextSequential(r ReplicaID) TxnID {
+	id, committing := s.nextDue(r)
+	if id != 0 || committing {
+		return id
+	}
+	return s.nextAhead(r)
+}
+
+// nextDue picks what the system waits for on sequential secondary r: the
+// oldest decided transaction not finished there, the exclusive block, the
+// oldest transaction whose COMMIT waits for a decision, or one whose
+// error waits for a vote. committing reports that r must first finish a
+// COMMIT it was sent (a sequential, not pipelined, replica).
+func (s *cbs) nextDue(r ReplicaID) (id TxnID, committing bool) {
 	for _, d := range s.replicas[r].pending {
 		if d.at[r].finished {
 			continue
 		}
 		if d.at[r].commitSent && !s.replicas[r].pipelined() {
-			return 0 // still committing
+			return 0, true // still committing
 		}
 		if !d.at[r].commitSent {
-			return d.id
+			return d.id, false
 		}
 	}
-	if t := s.excl; t != nil && t.drained && t.phase == phaseOpen && !t.at[r].finished && !s.ddlCommits(r) {
-		return t.id // it runs alone: nothing else is waited for
+	if t := s.excl; t != nil && t.drained && t.phase == phaseOpen && !t.at[r].finished && !s.ddlCommits(r) &&
+		(!t.failed || t.holds()) {
+		// It runs alone: nothing else is waited for. (Once failed, it
+		// can only roll back: scheduleSequential would abort it here
+		// and pick it again, for ever.)
+		return t.id, false
 	}
 	for _, t := range s.waiting {
 		if !t.at[r].finished && !s.ddlBlocked(t) {
-			return t.id
+			return t.id, false
 		}
 	}
 	// A client waits for the vote on its error (see voteError).
 	for _, t := range s.live {
 		if t.phase == phaseOpen && t.holds() && !t.at[r].finished {
-			return t.id
+			return t.id, false
 		}
 	}
-	return 0
+	return 0, false
+}
+
+// nextAhead picks the transaction idle sequential secondary r runs ahead
+// of its COMMIT (Config.Ahead): of the open transactions it may run
+// (mayRunAhead), the one the primary answered most recently, which on a
+// hot row is the one holding the lock there. It runs each statement once
+// the primary answered it, so that by the COMMIT request r is ready and
+// the decision waits for no replay while the primary holds the locks.
+//
+// This is the run ahead of the decision that a transaction waiting for
+// its COMMIT gets, begun earlier, and it is safe for the same reasons: r
+// starts it only once every decided transaction committed there (or, on
+// a pipelined replica, was sent its COMMIT, which the engine finishes
+// first: nextDue found none left), and any other decision while it runs
+// aborts it (decide), so the answers it gives when t is decided were
+// computed on the state every transaction decided before t leaves,
+// whatever the primary's concurrency control let through (Figure 5).
+// It gives way to any transaction the system waits for
+// (scheduleSequential), so a wrong guess costs r a rollback, never a
+// COMMIT's wait. Not in SS mode (secondaries run a transaction once its
+// COMMIT is asked for), not during a view change, not on a replica that
+// commits DDL as it runs it (a rollback would not undo it), not while a
+// block runs exclusively.
+func (s *cbs) nextAhead(r ReplicaID) TxnID {
+	if !s.c.cfg.Ahead || s.c.cfg.Mode != CBS || s.changing || s.excl != nil || s.ddlCommits(r) {
+		return 0
+	}
+	var best *ctxn
+	for _, t := range s.live {
+		if s.mayRunAhead(r, t) && (best == nil || t.advanced > best.advanced) {
+			best = t
+		}
+	}
+	if best == nil {
+		return 0
+	}
+	return best.id
+}
+
+// mayRunAhead reports whether open t may run on sequential secondary r
+// ahead of its COMMIT: its client is still at work in it, it has a
+// statement the primary answered, and nothing keeps it from committing
+// or from running there (an error, a doomed primary, a deferral, a wait
+// on DDL ordering; a survey waits for its COMMIT).
+func (s *cbs) mayRunAhead(r ReplicaID, t *ctxn) bool {
+	return t.runsAhead() && !t.failed && t.doom == nil && !t.survey && t.deferAt < 0 &&
+		!t.at[r].finished && t.advanced > 0 && t.stmts[0].runnable() && !s.ddlBlocked(t)
+}
+
+// runsAhead reports whether sequential secondaries would run open t
+// ahead of its COMMIT: nobody waits for it yet (no COMMIT asked, no error
+// held for a vote).
+func (t *ctxn) runsAhead() bool {
+	return t.phase == phaseOpen && t.commitSeq == 0 && !t.holds()
 }
 
 func (s *cbs) sendStmt(r ReplicaID, t *ctxn) {

@@ -107,6 +107,18 @@ type Config struct {
 	// a time in commit order (false); nil means DefaultConcurrent for each
 	// class. Serial-class replicas and SS mode are always one at a time.
 	Concurrent []bool
+	// Ahead lets a CBS secondary that runs one transaction at a time
+	// (sequential or pipelined) start an undecided transaction before its
+	// client asks to COMMIT it, when nothing decided or waiting for a
+	// decision is there to run: the transaction the primary answered
+	// most recently, statement by statement as the primary answers them.
+	// Its replay then overlaps the client's own work, and the decision
+	// needs no replay after the COMMIT, while the primary holds the
+	// transaction's locks. The attempt gives way to any COMMIT asked for
+	// and is aborted by any other decision, as a run ahead of the
+	// decision is (see cbs.nextAhead). Never in SS mode, never on a
+	// replica that commits DDL as it runs it.
+	Ahead bool
 	// PrimaryTimeout is how many ticks the primary may leave operations
 	// unanswered without answering anything before it is suspected and
 	// replaced (CBS and SS; 0 means DefaultPrimaryTimeout, -1 never). It

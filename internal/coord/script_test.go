@@ -19,7 +19,7 @@ import (
 // -rewrite to regenerate the expected output, and review the diff.
 //
 //	init mode=serial n=3 f=1
-//	init mode=cbs n=3 f=1 classes=locking,mvcc,serial stall=3 concurrent=1 ddlcommits=0 ptimeout=9 opticks=5 drain=20
+//	init mode=cbs n=3 f=1 classes=locking,mvcc,serial stall=3 concurrent=1 ddlcommits=0 ptimeout=9 opticks=5 drain=20 ahead=1
 //	begin t=1 [survey=1]
 //	stmt t=1 seq=0 [writes=1] [ddl=1] [recovers=1] [defer=1] | commit t=1 | rollback t=1 | cancel t=1
 //	answer r=0 op=t1/0 v=A      (v names an answer; err=40001 an error;
@@ -92,6 +92,7 @@ func TestScripts(t *testing.T) {
 				if _, ok := args["drain"]; ok {
 					cfg.DrainTicks = num("drain")
 				}
+				cfg.Ahead = args["ahead"] == "1"
 				c = New(cfg)
 				return ""
 			}

@@ -178,7 +178,7 @@
 // coord.PlanIntents (sim.resolveIntents): completing them (logged after
 // the log's last record, then replayed to every replica) or retiring the
 // replicas that may hold them. Start-up that ignores them leaves that
-// replica alone with a change (the restart seeds SS 3 and CBS 25 fail,
+// replica alone with a change (the restart seeds SS 3 and CBS 3 fail,
 // TestBrokenShellDecisions).
 //
 // Besides, every action must keep the contract of coord's Send, Abort,

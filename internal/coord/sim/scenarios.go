@@ -26,6 +26,27 @@ var scenarios = map[string]func(*setup){
 	"broken-primary": func(s *setup) {
 		cluster(s, 0, []driver.Class{driver.Locking, driver.Locking, driver.Locking}, faults{noLocks: true})
 	},
+	// The same primary with shepherd's default secondaries, which run
+	// one transaction at a time (PostgreSQL- and SQLite-like): they run
+	// a transaction ahead of its COMMIT (coord.Config.Ahead), so an
+	// attempt begun before another transaction is decided must not
+	// endorse a commit computed without that one's writes.
+	"ahead-broken-primary": func(s *setup) {
+		cluster(s, 0, []driver.Class{driver.Locking, driver.MVCC, driver.Serial}, faults{noLocks: true})
+		s.concurrent[1] = false
+		s.ddlSet = true // no DDL: the run is about the schedule
+	},
+	// The same with a correct primary and lone DDL, which the primary
+	// and a sequential MariaDB-like secondary commit as they run it:
+	// transactions ahead of their COMMIT on the sequential secondaries
+	// meet the ordering of commits around DDL, and the one whose
+	// rollback would not undo DDL runs nothing ahead.
+	"ahead-ddl": func(s *setup) {
+		cluster(s, -1, []driver.Class{driver.Locking, driver.Locking, driver.Serial}, faults{})
+		s.concurrent[1] = false
+		ddlOn(s, 0)
+		s.ddlCommits[1] = true
+	},
 	// The same primary with a concurrent MVCC secondary: a write whose
 	// answer is only a row count (copy) gives the same answer on a stale
 	// snapshot as on a fresh one, and writes differently; the stale

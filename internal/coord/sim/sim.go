@@ -411,7 +411,7 @@ func (s *sim) newCore() {
 	// patience (stuckTicks): it holds locks clients may wait for.
 	s.co = coord.New(coord.Config{Mode: s.opt.Mode, N: st.n, F: st.f, Classes: st.classes, Concurrent: concurrent,
 		StallTicks: st.stallTicks, OpTicks: st.opTicks, Log: s.wal, SurveyTicks: 20 * stall, DDLCommits: st.ddlCommits,
-		DrainTicks: 20 * stall})
+		DrainTicks: 20 * stall, Ahead: true})
 	s.core = s.co
 	if s.opt.wrap != nil {
 		s.core = s.opt.wrap(s, s.core)
