@@ -283,6 +283,7 @@ func (w *writer) cast(tc *pg_query.TypeCast) {
 		w.refuse("casts to %s", schema.TypeText(tc.TypeName))
 	}
 	if schema.IsArray(t) {
+		w.duckUncast(tc)
 		w.arrayValue(tc.Arg, t)
 		return
 	}

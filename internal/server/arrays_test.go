@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/shepherd-db/shepherd/internal/config"
 	"github.com/shepherd-db/shepherd/internal/dialect"
 	"github.com/shepherd-db/shepherd/internal/pgerr"
 	"github.com/shepherd-db/shepherd/internal/testenv"
@@ -151,6 +152,9 @@ func TestArraysAsPostgreSQL(t *testing.T) {
 			out = append(out, "any param "+s+": "+paramOutcome(ctx, c, "SELECT count(*) FROM a WHERE $1 = ANY(tags)", s))
 		}
 		simple("SELECT id, 5 = ANY(scores), -1 = ANY(big), true = ANY(flags), false <> ALL(flags) FROM a ORDER BY id")
+		// A NULL element or operand: NULL, but false (= ANY) and true
+		// (<> ALL) over an empty array whatever the operand.
+		simple("SELECT id, NULL::text = ANY(tags), NULL::text <> ALL(tags), NULL::int = ANY(scores), NULL::boolean = ANY(flags), NULL::boolean <> ALL(flags) FROM a ORDER BY id")
 		simple("SELECT id, array_length(tags, 1), cardinality(tags), array_length(scores, 1), cardinality(scores), array_length(tags, 2) FROM a ORDER BY id")
 		simple("SELECT id FROM a WHERE tags = '{}' ORDER BY id")
 		simple(`SELECT id FROM a WHERE tags = '{"go"}' OR tags = ARRAY['plain'] ORDER BY id`)
@@ -224,15 +228,22 @@ func TestArraysAsPostgreSQL(t *testing.T) {
 		simple("SELECT a.id, u FROM a JOIN unnest(ARRAY[300, 400, 5]) AS u ON a.id = u ORDER BY u")
 		return out
 	}
-	for _, setup := range []string{"cbs", "embedded"} {
+	for _, setup := range []string{"cbs", "embedded", "diverse"} {
 		t.Run(setup, func(t *testing.T) {
 			cfg := embedded(t)
-			if setup == "cbs" {
+			switch setup {
+			case "cbs":
 				cfg = realCluster(t, "cbs")
+			case "diverse":
+				// SQLite, SQLite (cgo) and DuckDB, which keeps arrays
+				// as SQLite does (dialect/duckdb_arrays.go).
+				cfg = config.EmbeddedWith(config.EmbeddedDiverse())
+				cfg.Listen = "127.0.0.1:0"
+				cfg.DataDir = t.TempDir()
 			}
-			want := run(testenv.Postgres(t), setup == "embedded")
+			want := run(testenv.Postgres(t), setup != "cbs")
 			addr, srv := start(t, cfg)
-			got := run(fmt.Sprintf("postgres://app@%s/app?sslmode=disable", addr), setup == "embedded")
+			got := run(fmt.Sprintf("postgres://app@%s/app?sslmode=disable", addr), setup != "cbs")
 			for i := range want {
 				if i >= len(got) {
 					t.Fatalf("shepherd stopped after %d outcomes", len(got))

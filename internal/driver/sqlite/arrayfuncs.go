@@ -67,13 +67,20 @@ func arrayArg(v any) ([]*string, bool, error) {
 	return items, true, nil
 }
 
-// arrayAny is PostgreSQL's x = ANY (a): true when some element equals x,
-// NULL when none does and some is NULL (or a or x is NULL).
+// arrayAny is PostgreSQL's x = ANY (a): NULL for a NULL a, false for an
+// empty a whatever x, NULL for a NULL x; true when some element equals
+// x, NULL when none does and some is NULL.
 func arrayAny(a, x any) (any, error) {
 	items, ok, err := arrayArg(a)
-	xs, xok := argText(x)
-	if err != nil || !ok || !xok {
+	if err != nil || !ok {
 		return nil, err
+	}
+	if len(items) == 0 {
+		return int64(0), nil
+	}
+	xs, xok := argText(x)
+	if !xok {
+		return nil, nil
 	}
 	null := false
 	for _, it := range items {
