@@ -237,9 +237,7 @@ func TestArraysAsPostgreSQL(t *testing.T) {
 			case "diverse":
 				// SQLite, SQLite (cgo) and DuckDB, which keeps arrays
 				// as SQLite does (dialect/duckdb_arrays.go).
-				cfg = config.EmbeddedWith(config.EmbeddedDiverse())
-				cfg.Listen = "127.0.0.1:0"
-				cfg.DataDir = t.TempDir()
+				cfg = diverse(t)
 			}
 			want := run(testenv.Postgres(t), setup != "cbs")
 			addr, srv := start(t, cfg)
@@ -315,4 +313,13 @@ func TestArrayInputAsPostgreSQL(t *testing.T) {
 	if accepted < 200 {
 		t.Errorf("only %d of the inputs were arrays PostgreSQL reads: the generator tests little", accepted)
 	}
+}
+
+// diverse is the diverse embedded cluster: SQLite, SQLite (cgo) and
+// DuckDB.
+func diverse(t *testing.T) *config.Config {
+	cfg := config.EmbeddedWith(config.EmbeddedDiverse())
+	cfg.Listen = "127.0.0.1:0"
+	cfg.DataDir = t.TempDir()
+	return cfg
 }
