@@ -17,7 +17,8 @@ import (
 // element range fails with PostgreSQL's 22003 and message before any
 // replica runs it (MariaDB and SQLite stored {100000} and outvoted
 // PostgreSQL). Every outcome equals PostgreSQL 15's and the replicas stay
-// up and identical.
+// up and identical; so on the diverse embedded cluster (SQLite, SQLite
+// (cgo), DuckDB).
 func TestArrayEdgesAsPostgreSQL(t *testing.T) {
 	ctx := context.Background()
 	run := func(dsn string) []string {
