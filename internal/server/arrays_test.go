@@ -156,6 +156,11 @@ func TestArraysAsPostgreSQL(t *testing.T) {
 		// (<> ALL) over an empty array whatever the operand.
 		simple("SELECT id, NULL::text = ANY(tags), NULL::text <> ALL(tags), NULL::int = ANY(scores), NULL::boolean = ANY(flags), NULL::boolean <> ALL(flags) FROM a ORDER BY id")
 		simple("SELECT id, array_length(tags, 1), cardinality(tags), array_length(scores, 1), cardinality(scores), array_length(tags, 2) FROM a ORDER BY id")
+		simple("SELECT array_length('{}'::int[], 1), cardinality('{}'::int[]), array_to_string('{}'::text[], ','), 1 = ANY('{}'::int[]), 1 <> ALL('{}'::int[]), NULL::int = ANY('{}'::int[])")
+		simple("SELECT id FROM a WHERE tags IN ('{go}', '{ plain }') ORDER BY id")
+		simple("SELECT count(DISTINCT tags), count(DISTINCT scores) FROM a")
+		simple("SELECT id, COALESCE(scores, '{}'), CASE WHEN id % 2 = 0 THEN tags END FROM a ORDER BY id")
+		out = append(out, "cast params: "+paramOutcome(ctx, c, "SELECT $1::text[], $2::integer[] IS NULL, cardinality($2::int[])", `{ a ,"b c"}`, "{ 1 , 2 }"))
 		simple("SELECT id FROM a WHERE tags = '{}' ORDER BY id")
 		simple(`SELECT id FROM a WHERE tags = '{"go"}' OR tags = ARRAY['plain'] ORDER BY id`)
 		simple("SELECT count(*) FROM a WHERE id = ANY('{1,2,3}')")
