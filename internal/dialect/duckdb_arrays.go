@@ -412,6 +412,8 @@ func (d *duck) arrays(n, out *pg_query.Node) {
 							done = apply(x, "unnest", parts[0])
 						}
 					}
+				case x.GetAIndirection() != nil:
+					done = apply(x, "subscript", x.GetAIndirection().Arg)
 				case x.GetAlterTableCmd() != nil:
 					d.arrayDefault(out, x.GetAlterTableCmd())
 				case x.GetColumnDef() != nil:

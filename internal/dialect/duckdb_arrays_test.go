@@ -63,6 +63,11 @@ func TestDuckDBArrays(t *testing.T) {
 		{"UPDATE a SET tags = $1, n = '{ 7 }' WHERE id = $2", "UPDATE a SET tags = $1, n = '{7}' WHERE id = $2"},
 		{"ALTER TABLE a ADD COLUMN extra integer[] DEFAULT '{ 5 , 6 }'", "ALTER TABLE a ADD COLUMN extra text DEFAULT '{5,6}'"},
 		{"ALTER TABLE a ALTER COLUMN n SET DEFAULT '{ 7 }'", "ALTER TABLE a ALTER COLUMN n SET DEFAULT '{7}'"},
+		// a[i]: the element's text as the element type.
+		{"SELECT tags[1], n[id], b[$1], v['2'] FROM a WHERE n[2] > 1",
+			"SELECT shepherd_array_get(tags, 1::int4), shepherd_array_get(n, id::int4)::int4, shepherd_array_get(b, $1::int4)::bool, " +
+				"shepherd_array_get(v, '2'::int4)::\"varchar\" FROM a WHERE shepherd_array_get(n, 2::int4)::int4 > 1"},
+		{"SELECT ('{ a }'::text[])[1]", "SELECT shepherd_array_get('{a}', 1::int4)"},
 	}
 	for _, c := range cases {
 		tree, err := pg_query.Parse(c.in)
@@ -90,7 +95,9 @@ func TestDuckDBArrays(t *testing.T) {
 		}
 	}
 	refused := map[string]string{
-		"SELECT tags[1] FROM a": "subscripts",
+		"SELECT tags[1:2] FROM a":        "array slices",
+		"SELECT tags[id::bigint] FROM a": "subscript of type int8",
+		"SELECT tags[1][2] FROM a":       "subscripts",
 	}
 	for in, want := range refused {
 		tree, err := pg_query.Parse(in)

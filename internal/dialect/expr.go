@@ -130,7 +130,7 @@ func (w *writer) expr(n *pg_query.Node) {
 		w.duckConst(n, v)
 		w.literal(v)
 	case n.GetAIndirection() != nil:
-		w.refuse("subscripts and field selection")
+		w.arraySubscript(n.GetAIndirection())
 	default:
 		w.refuse("%s expressions", nodeName(n))
 	}

@@ -124,6 +124,8 @@ func (w *writer) typeOf(n *pg_query.Node) string {
 		return w.funcType(n.GetFuncCall())
 	case n.GetAArrayExpr() != nil:
 		return w.constructorType(n.GetAArrayExpr())
+	case n.GetAIndirection() != nil:
+		return w.subscriptType(n.GetAIndirection())
 	}
 	return ""
 }

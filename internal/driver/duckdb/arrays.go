@@ -26,6 +26,7 @@ import (
 //	DuckArrayToString(a, sep)   array_to_string(a, sep)
 //	DuckStringToArray(s, sep)   string_to_array(s, sep)
 //	DuckArrayQuote(x)           x as an element of array_out's text
+//	DuckArrayGet(a, i)          a[i]'s text
 type arrayFunc struct {
 	name   string
 	args   []duckdb.Type
@@ -44,6 +45,7 @@ var arrayFuncs = []arrayFunc{
 	{name: dialect.DuckArrayToString, args: []duckdb.Type{duckdb.TYPE_VARCHAR, duckdb.TYPE_VARCHAR}, result: duckdb.TYPE_VARCHAR, fn: arrayToString},
 	{name: dialect.DuckStringToArray, args: []duckdb.Type{duckdb.TYPE_VARCHAR, duckdb.TYPE_VARCHAR}, result: duckdb.TYPE_VARCHAR, nulls: true, fn: stringToArray},
 	{name: dialect.DuckArrayQuote, args: []duckdb.Type{duckdb.TYPE_VARCHAR}, result: duckdb.TYPE_VARCHAR, fn: arrayQuote},
+	{name: dialect.DuckArrayGet, args: []duckdb.Type{duckdb.TYPE_VARCHAR, duckdb.TYPE_INTEGER}, result: duckdb.TYPE_VARCHAR, fn: arrayGet},
 }
 
 // udf is an arrayFunc as duckdb-go's ScalarFunc.
@@ -241,4 +243,15 @@ func arrayQuote(args []sqldriver.Value) (any, error) {
 		return nil, nil
 	}
 	return answer.QuoteArrayElement(s), nil
+}
+
+// arrayGet is a[i]: element i counted from 1 (an array's lower bound is
+// 1), NULL for a NULL element or an i outside a.
+func arrayGet(args []sqldriver.Value) (any, error) {
+	items, ok, err := arrayArg(args[0])
+	i, iok := args[1].(int32)
+	if err != nil || !ok || !iok || i < 1 || int(i) > len(items) || items[i-1] == nil {
+		return nil, err
+	}
+	return *items[i-1], nil
 }

@@ -19,7 +19,8 @@ import (
 // PostgreSQL's output text; = ANY and <> ALL are NULL with a NULL
 // element or operand, false and true over an empty array; array_length
 // of an empty array is NULL, its cardinality 0; array_agg keeps its
-// order and quotes; unnest of a constant keeps the element type. The
+// order and quotes; unnest of a constant keeps the element type; a[i]
+// counts from 1 and is NULL outside the array. The
 // functions are there on every session.
 func TestArrays(t *testing.T) {
 	e := open(t, driver.Spec{Name: "duck", DSN: "arr.duckdb", DataDir: t.TempDir()})
@@ -93,6 +94,8 @@ func TestArrays(t *testing.T) {
 			`{3,2,1}|{NULL,"x y","x y"}|{f,t,t}`},
 		{"SELECT array_agg(id ORDER BY id) FROM a WHERE id < 0", "<null>"},
 		{"SELECT string_to_array('a,b,,c', ','), string_to_array('x y', NULL), string_to_array('', ',')", `{a,b,"",c}|{x," ",y}|{}`},
+		{"SELECT id, tags[1], tags[3], tags[0], tags[4], n[2] + 1, b[1], b[2] FROM a ORDER BY id",
+			"1|go|<null>|<null>|<null>|2|t|<null>; 2|<null>|<null>|<null>|<null>|<null>|f|<null>; 3|<null>|<null>|<null>|<null>|<null>|<null>|<null>"},
 		{"SELECT x, n, x + 1 FROM unnest(ARRAY[3, NULL, 1]) WITH ORDINALITY AS u(x, n) ORDER BY n", "3|1|4; <null>|2|<null>; 1|3|2"},
 	} {
 		if got := run(c2, "SELECT", q.sql); got != q.want {

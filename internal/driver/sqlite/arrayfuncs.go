@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"errors"
+	"strconv"
 	"strings"
 
 	"github.com/shepherd-db/shepherd/internal/answer"
@@ -19,6 +20,7 @@ import (
 //	ArrayToStringFunction(a, sep)   array_to_string(a, sep)
 //	StringToArrayFunction(s, sep)   string_to_array(s, sep)
 //	ArrayQuoteFunction(x)           x as an element of array_out's text
+//	ArrayGetFunction(a, i)          a[i]'s text
 const (
 	ArrayAnyFunction      = "shepherd_array_any"
 	ArrayLengthFunction   = "shepherd_array_length"
@@ -27,6 +29,7 @@ const (
 	ArrayToStringFunction = "shepherd_array_to_string"
 	StringToArrayFunction = "shepherd_string_to_array"
 	ArrayQuoteFunction    = "shepherd_array_quote"
+	ArrayGetFunction      = "shepherd_array_get"
 )
 
 // Registered with the functions of datefuncs.go: this file's init runs
@@ -48,6 +51,7 @@ func init() {
 		{name: ArrayToStringFunction, n: 2, fn2: arrayToString},
 		{name: StringToArrayFunction, n: 2, fn2: stringToArray},
 		{name: ArrayQuoteFunction, n: 1, fn1: arrayQuote},
+		{name: ArrayGetFunction, n: 2, fn2: arrayGet},
 	}...)
 }
 
@@ -209,4 +213,20 @@ func arrayQuote(x any) (any, error) {
 		return nil, nil
 	}
 	return answer.QuoteArrayElement(s), nil
+}
+
+// arrayGet is a[i]: element i counted from 1 (an array's lower bound is
+// 1), NULL for a NULL element, a NULL a or i, or an i outside a.
+func arrayGet(a, i any) (any, error) {
+	items, ok, err := arrayArg(a)
+	n, iok := i.(int64)
+	if s, isText := i.(string); isText {
+		// A parameter bound as text.
+		v, perr := strconv.ParseInt(strings.TrimSpace(s), 10, 32)
+		n, iok = v, perr == nil
+	}
+	if err != nil || !ok || !iok || n < 1 || n > int64(len(items)) || items[n-1] == nil {
+		return nil, err
+	}
+	return *items[n-1], nil
 }
