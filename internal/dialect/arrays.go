@@ -532,6 +532,8 @@ func (w *writer) arrayOp(op string, l, r *pg_query.Node, lt, rt string) bool {
 		w.str(", ")
 		w.arrayValue(r, t)
 		w.str(")")
+	case "<", "<=", ">", ">=":
+		w.arrayCompare(op, l, r, t)
 	default:
 		w.refuse("operator %s on arrays (the replicas hold them as text)", op)
 	}

@@ -412,6 +412,8 @@ func (d *duck) arrays(n, out *pg_query.Node) {
 							done = apply(x, "unnest", parts[0])
 						}
 					}
+				case x.GetSortBy() != nil:
+					done = apply(x, "sort", x.GetSortBy().Node)
 				case x.GetAIndirection() != nil:
 					done = apply(x, "subscript", x.GetAIndirection().Arg)
 				case x.GetAlterTableCmd() != nil:

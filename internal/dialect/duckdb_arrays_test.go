@@ -68,6 +68,13 @@ func TestDuckDBArrays(t *testing.T) {
 			"SELECT shepherd_array_get(tags, 1::int4), shepherd_array_get(n, id::int4)::int4, shepherd_array_get(b, $1::int4)::bool, " +
 				"shepherd_array_get(v, '2'::int4)::\"varchar\" FROM a WHERE shepherd_array_get(n, 2::int4)::int4 > 1"},
 		{"SELECT ('{ a }'::text[])[1]", "SELECT shepherd_array_get('{a}', 1::int4)"},
+		// The order of arrays: by their sort keys.
+		{"SELECT id FROM a WHERE n < '{ 2 }' AND tags >= ARRAY['a']",
+			"SELECT id FROM a WHERE shepherd_array_key(n, 'int') < shepherd_array_key('{2}', 'int') AND shepherd_array_key(tags, 'text') >= shepherd_array_key('{a}', 'text')"},
+		{"SELECT max(n), min(b) FROM a",
+			"SELECT shepherd_array_unkey(max(shepherd_array_key(n, 'int')), 'int'), shepherd_array_unkey(min(shepherd_array_key(b, 'bool')), 'bool') FROM a"},
+		{"SELECT tags FROM a ORDER BY tags DESC NULLS LAST, n, id",
+			"SELECT tags FROM a ORDER BY shepherd_array_key(tags, 'text') DESC NULLS LAST, shepherd_array_key(n, 'int'), id"},
 	}
 	for _, c := range cases {
 		tree, err := pg_query.Parse(c.in)
@@ -95,9 +102,14 @@ func TestDuckDBArrays(t *testing.T) {
 		}
 	}
 	refused := map[string]string{
-		"SELECT tags[1:2] FROM a":        "array slices",
-		"SELECT tags[id::bigint] FROM a": "subscript of type int8",
-		"SELECT tags[1][2] FROM a":       "subscripts",
+		"SELECT tags[1:2] FROM a":                                   "array slices",
+		"SELECT tags[id::bigint] FROM a":                            "subscript of type int8",
+		"SELECT tags[1][2] FROM a":                                  "subscripts",
+		"SELECT DISTINCT tags FROM a ORDER BY tags":                 "ORDER BY an array",
+		"SELECT tags FROM a ORDER BY 1":                             "ORDER BY an array",
+		"SELECT n AS tags FROM a ORDER BY tags":                     "ORDER BY an array",
+		"SELECT tags FROM a UNION SELECT tags FROM a ORDER BY tags": "ORDER BY an array",
+		"SELECT max(n) OVER () FROM a":                              "max() of arrays over a window",
 	}
 	for in, want := range refused {
 		tree, err := pg_query.Parse(in)

@@ -59,7 +59,8 @@ func (w *writer) funcCall(fc *pg_query.FuncCall) {
 		w.refuse("%s() of intervals (the replicas hold them as text)", name)
 	}
 	if n == 1 && (name == "min" || name == "max") && schema.IsArray(w.typeOf(fc.Args[0])) {
-		w.refuse("%s() of arrays (the replicas hold them as text, which does not sort as the array)", name)
+		w.arrayMinMax(name, fc, w.typeOf(fc.Args[0]))
+		return
 	}
 	switch {
 	case name == "now" || name == "random" || name == "gen_random_uuid" || name == "clock_timestamp" ||

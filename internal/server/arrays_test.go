@@ -192,6 +192,13 @@ func TestArraysAsPostgreSQL(t *testing.T) {
 			// SQLite only: MariaDB refuses them (0A000).
 			simple("SELECT id, tags @> tags, tags && tags, scores <@ scores FROM a ORDER BY id")
 			simple("SELECT id, string_to_array(id::text || ',x y,' || id::text, ',') FROM a ORDER BY id")
+			// The order of arrays: element by element, a NULL element
+			// after every value, a prefix first (MariaDB refuses it).
+			simple("SELECT id, tags FROM a ORDER BY tags, id")
+			simple("SELECT id, scores, flags FROM a ORDER BY scores DESC NULLS FIRST, flags, id")
+			simple("SELECT max(tags), min(tags), max(scores), min(scores), max(big), min(flags), max(names) FROM a")
+			simple("SELECT id % 3, max(scores), min(tags) FROM a GROUP BY 1 ORDER BY 1")
+			simple("SELECT id, tags < '{go}', tags >= ARRAY['a b', NULL], scores > '{0}', scores <= '{}', flags < '{t,NULL}' FROM a ORDER BY id")
 		}
 		simple("SELECT '{ 1 , 02 }'::integer[], '{\"a\", b }'::text[], ARRAY['x y', NULL], ARRAY[1, 2]")
 		simple("UPDATE a SET tags = '{ u , \"v\" }', scores = ARRAY[7] WHERE id = 0")

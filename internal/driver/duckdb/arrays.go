@@ -27,6 +27,8 @@ import (
 //	DuckStringToArray(s, sep)   string_to_array(s, sep)
 //	DuckArrayQuote(x)           x as an element of array_out's text
 //	DuckArrayGet(a, i)          a[i]'s text
+//	DuckArrayKey(a, kind)       a's sort key (answer.ArraySortKey)
+//	DuckArrayUnkey(k, kind)     the array of sort key k
 type arrayFunc struct {
 	name   string
 	args   []duckdb.Type
@@ -46,6 +48,8 @@ var arrayFuncs = []arrayFunc{
 	{name: dialect.DuckStringToArray, args: []duckdb.Type{duckdb.TYPE_VARCHAR, duckdb.TYPE_VARCHAR}, result: duckdb.TYPE_VARCHAR, nulls: true, fn: stringToArray},
 	{name: dialect.DuckArrayQuote, args: []duckdb.Type{duckdb.TYPE_VARCHAR}, result: duckdb.TYPE_VARCHAR, fn: arrayQuote},
 	{name: dialect.DuckArrayGet, args: []duckdb.Type{duckdb.TYPE_VARCHAR, duckdb.TYPE_INTEGER}, result: duckdb.TYPE_VARCHAR, fn: arrayGet},
+	{name: dialect.DuckArrayKey, args: []duckdb.Type{duckdb.TYPE_VARCHAR, duckdb.TYPE_VARCHAR}, result: duckdb.TYPE_BLOB, fn: arrayKey},
+	{name: dialect.DuckArrayUnkey, args: []duckdb.Type{duckdb.TYPE_BLOB, duckdb.TYPE_VARCHAR}, result: duckdb.TYPE_VARCHAR, fn: arrayUnkey},
 }
 
 // udf is an arrayFunc as duckdb-go's ScalarFunc.
@@ -254,4 +258,25 @@ func arrayGet(args []sqldriver.Value) (any, error) {
 		return nil, err
 	}
 	return *items[i-1], nil
+}
+
+// arrayKey is a's sort key for elements of kind (answer.ArraySortKey):
+// a BLOB that DuckDB compares as PostgreSQL orders the arrays.
+func arrayKey(args []sqldriver.Value) (any, error) {
+	items, ok, err := arrayArg(args[0])
+	kind, kok := args[1].(string)
+	if err != nil || !ok || !kok {
+		return nil, err
+	}
+	return answer.ArraySortKey(items, kind)
+}
+
+// arrayUnkey is the canonical text of the array whose sort key is k.
+func arrayUnkey(args []sqldriver.Value) (any, error) {
+	key, ok := args[0].([]byte)
+	kind, kok := args[1].(string)
+	if !ok || !kok {
+		return nil, nil
+	}
+	return answer.ArrayFromSortKey(key, kind)
 }

@@ -21,6 +21,8 @@ import (
 //	StringToArrayFunction(s, sep)   string_to_array(s, sep)
 //	ArrayQuoteFunction(x)           x as an element of array_out's text
 //	ArrayGetFunction(a, i)          a[i]'s text
+//	ArrayKeyFunction(a, kind)       a's sort key (answer.ArraySortKey)
+//	ArrayUnkeyFunction(k, kind)     the array of sort key k
 const (
 	ArrayAnyFunction      = "shepherd_array_any"
 	ArrayLengthFunction   = "shepherd_array_length"
@@ -30,6 +32,8 @@ const (
 	StringToArrayFunction = "shepherd_string_to_array"
 	ArrayQuoteFunction    = "shepherd_array_quote"
 	ArrayGetFunction      = "shepherd_array_get"
+	ArrayKeyFunction      = "shepherd_array_key"
+	ArrayUnkeyFunction    = "shepherd_array_unkey"
 )
 
 // Registered with the functions of datefuncs.go: this file's init runs
@@ -52,6 +56,8 @@ func init() {
 		{name: StringToArrayFunction, n: 2, fn2: stringToArray},
 		{name: ArrayQuoteFunction, n: 1, fn1: arrayQuote},
 		{name: ArrayGetFunction, n: 2, fn2: arrayGet},
+		{name: ArrayKeyFunction, n: 2, fn2: arrayKey},
+		{name: ArrayUnkeyFunction, n: 2, fn2: arrayUnkey},
 	}...)
 }
 
@@ -229,4 +235,26 @@ func arrayGet(a, i any) (any, error) {
 		return nil, err
 	}
 	return *items[n-1], nil
+}
+
+// arrayKey is a's sort key for elements of kind (answer.ArraySortKey):
+// a BLOB that SQLite compares as PostgreSQL orders the arrays.
+func arrayKey(a, kind any) (any, error) {
+	items, ok, err := arrayArg(a)
+	k, kok := argText(kind)
+	if err != nil || !ok || !kok {
+		return nil, err
+	}
+	return answer.ArraySortKey(items, k)
+}
+
+// arrayUnkey is the canonical text of the array whose sort key is k
+// (max() and min() of arrays).
+func arrayUnkey(k, kind any) (any, error) {
+	key, ok := k.([]byte)
+	kd, kok := argText(kind)
+	if !ok || !kok {
+		return nil, nil
+	}
+	return answer.ArrayFromSortKey(key, kd)
 }
