@@ -1,13 +1,16 @@
 package dialect
 
 import (
+	"errors"
 	"strconv"
+	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/shepherd-db/shepherd/internal/driver"
+	"github.com/shepherd-db/shepherd/internal/pgerr"
 	"github.com/shepherd-db/shepherd/internal/schema"
 )
 
@@ -372,9 +375,15 @@ func (d *duck) arrays(n, out *pg_query.Node) {
 	}
 	own(n.ProtoReflect())
 	if _, err := write(&writer{d: driver.SQLite, schema: d.schema, duck: true, duckArrays: e}, n); err != nil {
-		// CheckDuckDB has refused it already, or will: the SQLite
-		// writer's error is the statement's.
-		return
+		// CheckDuckDB, which runs the same writer, has refused the
+		// statement already; without the rewrites DuckDB could read
+		// an array's text otherwise, so it is refused here too.
+		var pe *pgerr.Error
+		msg := err.Error()
+		if errors.As(err, &pe) {
+			msg = strings.TrimSuffix(strings.TrimPrefix(pe.Message, "shepherd cannot write "), " for SQLite replicas")
+		}
+		d.refuse("%s", msg)
 	}
 	if e.unkeyed != "" {
 		d.refuse("%s in a statement shepherd has rewritten", e.unkeyed)

@@ -124,4 +124,14 @@ func TestDuckDBArrays(t *testing.T) {
 			t.Errorf("%s: %v, want 0A000 naming %q", in, err, want)
 		}
 	}
+	// DuckDB alone (no CheckDuckDB before) refuses what the SQLite
+	// writer refuses once the statement may hold arrays: DuckDB would
+	// sort the text.
+	tree, err := pg_query.Parse("SELECT tags FROM a ORDER BY 1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := DuckDB(tree.Stmts[0].Stmt, s); pgerr.Code(err) != pgerr.FeatureNotSupported || !strings.Contains(err.Error(), "DuckDB replicas") {
+		t.Errorf("ORDER BY an array by position, DuckDB alone: %v, want 0A000", err)
+	}
 }
