@@ -2,6 +2,7 @@ package dialect
 
 import (
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -301,17 +302,10 @@ func (w *writer) duckUnnest(fc *pg_query.FuncCall, vals []*string, elem, alias s
 }
 
 // duckMayHoldArrays reports whether statement n may hold an array: a
-// construct of one, or a table of s with an array column.
+// construct of one, or a reference to a table of s with an array column
+// or to a view. (A CTE's name is no table of s: its query is visited on
+// its own; a table s does not know fails with 42P01.)
 func duckMayHoldArrays(n *pg_query.Node, s *schema.Snapshot) bool {
-	if s != nil {
-		for _, t := range s.Tables {
-			for _, c := range t.Columns {
-				if schema.IsArray(c.Type) {
-					return true
-				}
-			}
-		}
-	}
 	found := false
 	var visit func(m protoreflect.Message)
 	visit = func(m protoreflect.Message) {
@@ -324,7 +318,9 @@ func duckMayHoldArrays(n *pg_query.Node, s *schema.Snapshot) bool {
 		case *pg_query.TypeName:
 			found = len(x.ArrayBounds) > 0
 		case *pg_query.A_Expr:
-			found = x.Kind == pg_query.A_Expr_Kind_AEXPR_OP_ANY || x.Kind == pg_query.A_Expr_Kind_AEXPR_OP_ALL
+			op := opName(x.Name)
+			found = x.Kind == pg_query.A_Expr_Kind_AEXPR_OP_ANY || x.Kind == pg_query.A_Expr_Kind_AEXPR_OP_ALL ||
+				op == "@>" || op == "<@" || op == "&&"
 		case *pg_query.FuncCall:
 			switch schema.FuncName(x) {
 			case "array_agg", "array_length", "cardinality", "array_to_string", "string_to_array", "unnest":
@@ -332,6 +328,9 @@ func duckMayHoldArrays(n *pg_query.Node, s *schema.Snapshot) bool {
 			}
 		case *pg_query.RangeFunction:
 			found = true
+		case *pg_query.RangeVar:
+			t := s.Table(x.Relname)
+			found = t != nil && (t.View || slices.ContainsFunc(t.Columns, func(c schema.Column) bool { return schema.IsArray(c.Type) }))
 		}
 		m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
 			switch {
