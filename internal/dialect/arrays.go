@@ -150,6 +150,7 @@ func (w *writer) arrayValue(n *pg_query.Node, t string) {
 		if !ok || ct != t && !(schema.IsArray(ct) && schema.IsText(schema.ArrayElement(ct)) && schema.IsText(schema.ArrayElement(t))) {
 			w.refuse("a cast to %s where %s is expected", schema.TypeText(tc.TypeName), arrayTypeName(t))
 		}
+		w.duckUncast(tc)
 		w.arrayValue(tc.Arg, t)
 		return
 	}
@@ -169,9 +170,12 @@ func (w *writer) arrayValue(n *pg_query.Node, t string) {
 			}
 			panic(failure{pe})
 		}
+		w.duckConst(n, v)
 		w.literal(v)
 	case n.GetAArrayExpr() != nil:
-		w.literal(w.arrayConstructor(n.GetAArrayExpr(), t))
+		v := w.arrayConstructor(n.GetAArrayExpr(), t)
+		w.duckConst(n, v)
+		w.literal(v)
 	default:
 		if !w.canonicalArrayExpr(n, t) {
 			w.refuse("a computed value of type %s (only constants, parameters, columns of the type and CASE or COALESCE of them)", arrayTypeName(t))
@@ -398,7 +402,8 @@ func (w *writer) constructorType(a *pg_query.A_ArrayExpr) string {
 
 // arrayAny writes x = ANY (arr) and x <> ALL (arr) for an array arr of
 // type t that is not an ARRAY[...] list: PostgreSQL's answer, NULL when
-// x or arr is NULL, or when no element equals x and some is NULL.
+// arr is NULL, false (= ANY) for an empty arr whatever x, else NULL when
+// x is NULL or when no element equals x and some is NULL.
 func (w *writer) arrayAny(op string, all bool, l, r *pg_query.Node, t string) {
 	w.arraysHere()
 	if !all && op != "=" || all && op != "<>" {
@@ -410,15 +415,19 @@ func (w *writer) arrayAny(op string, all bool, l, r *pg_query.Node, t string) {
 		// compare the texts.
 		w.refuse("%s ANY (array) of a %s value and a %s", op, lt, arrayTypeName(t))
 	}
+	w.duckAny(all, r, t)
 	if all {
 		w.str("(NOT ")
 	}
 	elemText := func() {
 		switch {
 		case elem == "bool":
+			// NULL stays NULL (an element 'f' is no NULL's).
 			w.str("CASE WHEN ")
 			w.typed(l, elem)
-			w.str(" THEN 't' ELSE 'f' END")
+			w.str(" THEN 't' WHEN NOT ")
+			w.typed(l, elem)
+			w.str(" THEN 'f' END")
 		case w.my():
 			w.str("CAST(")
 			w.typed(l, elem)
@@ -439,11 +448,13 @@ func (w *writer) arrayAny(op string, all bool, l, r *pg_query.Node, t string) {
 		// The element's quoted text, escaped for the pattern, between
 		// whole elements of the array's text.
 		e := "(" + arrayElemPattern + ")"
-		w.repeated(r, 3, func() {
+		w.repeated(r, 4, func() {
 			w.repeated(l, 6, func() {
 				w.str("(CASE WHEN (")
 				w.arrayValue(r, t)
-				w.str(") IS NULL OR (")
+				w.str(") IS NULL THEN NULL WHEN (")
+				w.arrayValue(r, t)
+				w.str(") = '{}' THEN FALSE WHEN (")
 				w.typed(l, elem)
 				w.str(") IS NULL THEN NULL WHEN (")
 				w.arrayValue(r, t)
@@ -508,6 +519,7 @@ func (w *writer) arrayOp(op string, l, r *pg_query.Node, lt, rt string) bool {
 			w.myArrayOp(op, l, r, t)
 			return true
 		}
+		w.duckArrayOp(op, l)
 		fn := arrayContainsFunction
 		if op == "&&" {
 			fn = arrayOverlapFunction
@@ -520,6 +532,8 @@ func (w *writer) arrayOp(op string, l, r *pg_query.Node, lt, rt string) bool {
 		w.str(", ")
 		w.arrayValue(r, t)
 		w.str(")")
+	case "<", "<=", ">", ">=":
+		w.arrayCompare(op, l, r, t)
 	default:
 		w.refuse("operator %s on arrays (the replicas hold them as text)", op)
 	}
@@ -533,6 +547,7 @@ func (w *writer) arrayFunc(name string, fc *pg_query.FuncCall) bool {
 	switch {
 	case (name == "array_length" && len(a) == 2 || name == "cardinality" && len(a) == 1) && schema.IsArray(w.typeOf(a[0])):
 		t := w.typeOf(a[0])
+		w.duckArrayFunc(name, fc, "")
 		if w.lite() {
 			w.str(arrayLengthFunction + "(")
 			w.arrayValue(a[0], t)
@@ -571,6 +586,7 @@ func (w *writer) arrayFunc(name string, fc *pg_query.FuncCall) bool {
 			w.myArrayToString(a[0], a[1], w.typeOf(a[0]))
 			return true
 		}
+		w.duckArrayFunc(name, fc, "")
 		w.str(arrayToStringFunction + "(")
 		w.arrayValue(a[0], w.typeOf(a[0]))
 		w.str(", ")
@@ -593,6 +609,7 @@ func (w *writer) arrayFunc(name string, fc *pg_query.FuncCall) bool {
 			}
 			return true
 		}
+		w.duckArrayFunc(name, fc, "")
 		w.str(stringToArrayFunction + "(")
 		w.typed(a[0], "text")
 		w.str(", ")
@@ -650,6 +667,7 @@ func (w *writer) arrayAgg(fc *pg_query.FuncCall) {
 	case fc.Over != nil:
 		w.refuse("array_agg() over a window")
 	}
+	w.duckArrayFunc("array_agg", fc, elem)
 	item := func() {
 		w.str("COALESCE(")
 		switch {
@@ -953,6 +971,7 @@ func (w *writer) unnestTable(rf *pg_query.RangeFunction) bool {
 		return false
 	}
 	w.arraysHere()
+	w.duckUnnest(rf.Functions[0].GetList().GetItems()[0].GetFuncCall(), vals, elem, alias, cols)
 	w.str("(")
 	for i, v := range vals {
 		if i > 0 {

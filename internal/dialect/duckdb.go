@@ -65,6 +65,7 @@ func DuckDB(n *pg_query.Node, s *schema.Snapshot) (out *pg_query.Node, err error
 	}()
 	out = proto.Clone(n).(*pg_query.Node)
 	d := &duck{schema: s}
+	d.arrays(n, out)
 	d.stmt(out)
 	d.varchars(out)
 	d.walk(out.ProtoReflect())

@@ -126,9 +126,11 @@ func (w *writer) expr(n *pg_query.Node) {
 		if t == "" {
 			w.refuse("ARRAY[...] of values whose type shepherd cannot tell (cast it, e.g. ARRAY[...]::text[])")
 		}
-		w.literal(w.arrayConstructor(n.GetAArrayExpr(), t))
+		v := w.arrayConstructor(n.GetAArrayExpr(), t)
+		w.duckConst(n, v)
+		w.literal(v)
 	case n.GetAIndirection() != nil:
-		w.refuse("subscripts and field selection")
+		w.arraySubscript(n.GetAIndirection())
 	default:
 		w.refuse("%s expressions", nodeName(n))
 	}

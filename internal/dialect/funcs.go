@@ -1,6 +1,7 @@
 package dialect
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -59,7 +60,8 @@ func (w *writer) funcCall(fc *pg_query.FuncCall) {
 		w.refuse("%s() of intervals (the replicas hold them as text)", name)
 	}
 	if n == 1 && (name == "min" || name == "max") && schema.IsArray(w.typeOf(fc.Args[0])) {
-		w.refuse("%s() of arrays (the replicas hold them as text, which does not sort as the array)", name)
+		w.arrayMinMax(name, fc, w.typeOf(fc.Args[0]))
+		return
 	}
 	switch {
 	case name == "now" || name == "random" || name == "gen_random_uuid" || name == "clock_timestamp" ||
@@ -544,11 +546,22 @@ func (w *writer) stringAgg(fc *pg_query.FuncCall) {
 	}
 	w.str("GROUP_CONCAT(")
 	if fc.AggDistinct {
-		w.refuse("string_agg(DISTINCT ...)")
+		// SQLite's DISTINCT aggregates take one argument, joined
+		// with ','; PostgreSQL sorts a DISTINCT aggregate only by its
+		// arguments.
+		sep, ok := strConst(fc.Args[1])
+		if !ok || sep != "," || slices.ContainsFunc(fc.AggOrder, func(n *pg_query.Node) bool {
+			return !sameColumn(n.GetSortBy().GetNode(), fc.Args[0])
+		}) {
+			w.refuse("string_agg(DISTINCT ...) other than of a column, with the separator ',' and ORDER BY the column")
+		}
+		w.str("DISTINCT ")
+		w.expr(fc.Args[0])
+	} else {
+		w.expr(fc.Args[0])
+		w.str(", ")
+		w.expr(fc.Args[1])
 	}
-	w.expr(fc.Args[0])
-	w.str(", ")
-	w.expr(fc.Args[1])
 	w.str(" ORDER BY ")
 	list(w, fc.AggOrder, func(n *pg_query.Node) { w.sortBy(n.GetSortBy(), nil) })
 	w.str(")")

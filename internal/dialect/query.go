@@ -387,7 +387,11 @@ func (w *writer) orderLimit(s *pg_query.SelectStmt, targets []*pg_query.Node) {
 		w.str(" ORDER BY ")
 		list(w, s.SortClause, func(n *pg_query.Node) {
 			sb := n.GetSortBy()
-			if key := w.byOutputName("ORDER BY", sb.Node, names, scoped); key != sb.Node {
+			key := w.byOutputName("ORDER BY", sb.Node, names, scoped)
+			if w.arraySort(s, sb, key, targets) {
+				return
+			}
+			if key != sb.Node {
 				sb = &pg_query.SortBy{Node: key, SortbyDir: sb.SortbyDir, SortbyNulls: sb.SortbyNulls, UseOp: sb.UseOp, Location: sb.Location}
 			}
 			w.sortBy(sb, targets)

@@ -74,6 +74,7 @@ func (w *writer) arrayAnyAll(op string, all bool, l, r *pg_query.Node) {
 	}
 	switch {
 	case op == "=" && !all, op == "<>" && all:
+		w.duckAnyList(op, r)
 		w.in(op, l, arr.Elements)
 	default:
 		w.refuse("%s (only = ANY and <> ALL)", construct)

@@ -124,6 +124,8 @@ func (w *writer) typeOf(n *pg_query.Node) string {
 		return w.funcType(n.GetFuncCall())
 	case n.GetAArrayExpr() != nil:
 		return w.constructorType(n.GetAArrayExpr())
+	case n.GetAIndirection() != nil:
+		return w.subscriptType(n.GetAIndirection())
 	}
 	return ""
 }
@@ -283,6 +285,7 @@ func (w *writer) cast(tc *pg_query.TypeCast) {
 		w.refuse("casts to %s", schema.TypeText(tc.TypeName))
 	}
 	if schema.IsArray(t) {
+		w.duckUncast(tc)
 		w.arrayValue(tc.Arg, t)
 		return
 	}

@@ -187,6 +187,10 @@ type writer struct {
 	// havingAt is the query whose HAVING clause MariaDB's writer is in,
 	// outside aggregates and subqueries (see having).
 	havingAt *havingLevel
+
+	// duckArrays, in DuckDB mode, records how DuckDB's copy of the
+	// statement's array constructs is rewritten (duckdb_arrays.go).
+	duckArrays *duckArrayEdits
 }
 
 // scope is one query level's FROM items: alias (or table name) → table.

@@ -17,7 +17,8 @@ import (
 // element range fails with PostgreSQL's 22003 and message before any
 // replica runs it (MariaDB and SQLite stored {100000} and outvoted
 // PostgreSQL). Every outcome equals PostgreSQL 15's and the replicas stay
-// up and identical.
+// up and identical; so on the diverse embedded cluster (SQLite, SQLite
+// (cgo), DuckDB).
 func TestArrayEdgesAsPostgreSQL(t *testing.T) {
 	ctx := context.Background()
 	run := func(dsn string) []string {
@@ -68,21 +69,28 @@ func TestArrayEdgesAsPostgreSQL(t *testing.T) {
 		simple("SELECT id, s, i, b FROM ra ORDER BY id")
 		return out
 	}
-	cfg := realCluster(t, "cbs")
 	want := run(testenv.Postgres(t))
-	addr, srv := start(t, cfg)
-	got := run(fmt.Sprintf("postgres://app@%s/app?sslmode=disable", addr))
-	for i := range want {
-		if i >= len(got) {
-			t.Fatalf("shepherd stopped after %d outcomes", len(got))
-		}
-		if got[i] != want[i] {
-			t.Errorf("shepherd:      %s\nPostgreSQL 15: %s", got[i], want[i])
-		}
+	for _, setup := range []string{"cbs", "diverse"} {
+		t.Run(setup, func(t *testing.T) {
+			cfg := diverse(t)
+			if setup == "cbs" {
+				cfg = realCluster(t, "cbs")
+			}
+			addr, srv := start(t, cfg)
+			got := run(fmt.Sprintf("postgres://app@%s/app?sslmode=disable", addr))
+			for i := range want {
+				if i >= len(got) {
+					t.Fatalf("shepherd stopped after %d outcomes", len(got))
+				}
+				if got[i] != want[i] {
+					t.Errorf("shepherd:      %s\nPostgreSQL 15: %s", got[i], want[i])
+				}
+			}
+			assertReplicas(t, addr, 3)
+			if err := srv.Cluster().Idle(ctx); err != nil {
+				t.Fatal(err)
+			}
+			assertIdentical(t, cfg, "SELECT id, s, i, b FROM ra ORDER BY id")
+		})
 	}
-	assertReplicas(t, addr, 3)
-	if err := srv.Cluster().Idle(ctx); err != nil {
-		t.Fatal(err)
-	}
-	assertIdentical(t, cfg, "SELECT id, s, i, b FROM ra ORDER BY id")
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/shepherd-db/shepherd/internal/config"
 	"github.com/shepherd-db/shepherd/internal/dialect"
 	"github.com/shepherd-db/shepherd/internal/pgerr"
 	"github.com/shepherd-db/shepherd/internal/testenv"
@@ -151,7 +152,15 @@ func TestArraysAsPostgreSQL(t *testing.T) {
 			out = append(out, "any param "+s+": "+paramOutcome(ctx, c, "SELECT count(*) FROM a WHERE $1 = ANY(tags)", s))
 		}
 		simple("SELECT id, 5 = ANY(scores), -1 = ANY(big), true = ANY(flags), false <> ALL(flags) FROM a ORDER BY id")
+		// A NULL element or operand: NULL, but false (= ANY) and true
+		// (<> ALL) over an empty array whatever the operand.
+		simple("SELECT id, NULL::text = ANY(tags), NULL::text <> ALL(tags), NULL::int = ANY(scores), NULL::boolean = ANY(flags), NULL::boolean <> ALL(flags) FROM a ORDER BY id")
 		simple("SELECT id, array_length(tags, 1), cardinality(tags), array_length(scores, 1), cardinality(scores), array_length(tags, 2) FROM a ORDER BY id")
+		simple("SELECT array_length('{}'::int[], 1), cardinality('{}'::int[]), array_to_string('{}'::text[], ','), 1 = ANY('{}'::int[]), 1 <> ALL('{}'::int[]), NULL::int = ANY('{}'::int[])")
+		simple("SELECT id FROM a WHERE tags IN ('{go}', '{ plain }') ORDER BY id")
+		simple("SELECT count(DISTINCT tags), count(DISTINCT scores) FROM a")
+		simple("SELECT id, COALESCE(scores, '{}'), CASE WHEN id % 2 = 0 THEN tags END FROM a ORDER BY id")
+		out = append(out, "cast params: "+paramOutcome(ctx, c, "SELECT $1::text[], $2::integer[] IS NULL, cardinality($2::int[])", `{ a ,"b c"}`, "{ 1 , 2 }"))
 		simple("SELECT id FROM a WHERE tags = '{}' ORDER BY id")
 		simple(`SELECT id FROM a WHERE tags = '{"go"}' OR tags = ARRAY['plain'] ORDER BY id`)
 		simple("SELECT count(*) FROM a WHERE id = ANY('{1,2,3}')")
@@ -183,6 +192,13 @@ func TestArraysAsPostgreSQL(t *testing.T) {
 			// SQLite only: MariaDB refuses them (0A000).
 			simple("SELECT id, tags @> tags, tags && tags, scores <@ scores FROM a ORDER BY id")
 			simple("SELECT id, string_to_array(id::text || ',x y,' || id::text, ',') FROM a ORDER BY id")
+			// The order of arrays: element by element, a NULL element
+			// after every value, a prefix first (MariaDB refuses it).
+			simple("SELECT id, tags FROM a ORDER BY tags, id")
+			simple("SELECT id, scores, flags FROM a ORDER BY scores DESC NULLS FIRST, flags, id")
+			simple("SELECT max(tags), min(tags), max(scores), min(scores), max(big), min(flags), max(names) FROM a")
+			simple("SELECT id % 3, max(scores), min(tags) FROM a GROUP BY 1 ORDER BY 1")
+			simple("SELECT id, tags < '{go}', tags >= ARRAY['a b', NULL], scores > '{0}', scores <= '{}', flags < '{t,NULL}' FROM a ORDER BY id")
 		}
 		simple("SELECT '{ 1 , 02 }'::integer[], '{\"a\", b }'::text[], ARRAY['x y', NULL], ARRAY[1, 2]")
 		simple("UPDATE a SET tags = '{ u , \"v\" }', scores = ARRAY[7] WHERE id = 0")
@@ -224,15 +240,20 @@ func TestArraysAsPostgreSQL(t *testing.T) {
 		simple("SELECT a.id, u FROM a JOIN unnest(ARRAY[300, 400, 5]) AS u ON a.id = u ORDER BY u")
 		return out
 	}
-	for _, setup := range []string{"cbs", "embedded"} {
+	for _, setup := range []string{"cbs", "embedded", "diverse"} {
 		t.Run(setup, func(t *testing.T) {
 			cfg := embedded(t)
-			if setup == "cbs" {
+			switch setup {
+			case "cbs":
 				cfg = realCluster(t, "cbs")
+			case "diverse":
+				// SQLite, SQLite (cgo) and DuckDB, which keeps arrays
+				// as SQLite does (dialect/duckdb_arrays.go).
+				cfg = diverse(t)
 			}
-			want := run(testenv.Postgres(t), setup == "embedded")
+			want := run(testenv.Postgres(t), setup != "cbs")
 			addr, srv := start(t, cfg)
-			got := run(fmt.Sprintf("postgres://app@%s/app?sslmode=disable", addr), setup == "embedded")
+			got := run(fmt.Sprintf("postgres://app@%s/app?sslmode=disable", addr), setup != "cbs")
 			for i := range want {
 				if i >= len(got) {
 					t.Fatalf("shepherd stopped after %d outcomes", len(got))
@@ -304,4 +325,13 @@ func TestArrayInputAsPostgreSQL(t *testing.T) {
 	if accepted < 200 {
 		t.Errorf("only %d of the inputs were arrays PostgreSQL reads: the generator tests little", accepted)
 	}
+}
+
+// diverse is the diverse embedded cluster: SQLite, SQLite (cgo) and
+// DuckDB.
+func diverse(t *testing.T) *config.Config {
+	cfg := config.EmbeddedWith(config.EmbeddedDiverse())
+	cfg.Listen = "127.0.0.1:0"
+	cfg.DataDir = t.TempDir()
+	return cfg
 }

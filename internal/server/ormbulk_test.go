@@ -155,11 +155,14 @@ func runORMSteps(t *testing.T, setup []string, steps []ormStep) {
 	for i, s := range steps {
 		want[i] = runStep(ctx, pg, s)
 	}
-	for _, name := range []string{"mariadb+postgres+sqlite", "embedded"} {
+	for _, name := range []string{"mariadb+postgres+sqlite", "embedded", "diverse"} {
 		t.Run(name, func(t *testing.T) {
 			cfg := embedded(t)
-			if name != "embedded" {
+			switch name {
+			case "mariadb+postgres+sqlite":
 				cfg = realCluster(t, "cbs")
+			case "diverse":
+				cfg = diverse(t)
 			}
 			addr, _ := start(t, cfg)
 			sh := shepherdConn(t, addr)
@@ -227,11 +230,14 @@ func TestUnnestBinaryArrays(t *testing.T) {
 	}
 	defer pg.Close(ctx)
 	want := fmt.Sprint(run(pg))
-	for _, name := range []string{"mariadb+postgres+sqlite", "embedded"} {
+	for _, name := range []string{"mariadb+postgres+sqlite", "embedded", "diverse"} {
 		t.Run(name, func(t *testing.T) {
 			cfg := embedded(t)
-			if name != "embedded" {
+			switch name {
+			case "mariadb+postgres+sqlite":
 				cfg = realCluster(t, "cbs")
+			case "diverse":
+				cfg = diverse(t)
 			}
 			addr, _ := start(t, cfg)
 			if got := fmt.Sprint(run(connect(t, addr, "app"))); got != want {

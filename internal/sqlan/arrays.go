@@ -100,3 +100,20 @@ func (t *typer) unnestItem(rf *pg_query.RangeFunction, fc *pg_query.FuncCall, it
 	item.rel = renamed(r, rf.Alias.GetColnames())
 	return item
 }
+
+// subscriptType types a[i], one subscript of an array: its element type.
+// Slices and several subscripts are left untyped (the writers refuse
+// them).
+func (t *typer) subscriptType(ind *pg_query.A_Indirection) pgType {
+	if len(ind.Indirection) != 1 {
+		return pgType{}
+	}
+	if ix := ind.Indirection[0].GetAIndices(); ix == nil || ix.IsSlice {
+		return pgType{}
+	}
+	elem := schema.ArrayElement(t.typeOf(ind.Arg).name)
+	if elem == "" {
+		return pgType{}
+	}
+	return typ(elem)
+}

@@ -925,6 +925,8 @@ func (t *typer) typeOf(n *pg_query.Node) pgType {
 		return t.funcType(n.GetFuncCall())
 	case n.GetAArrayExpr() != nil:
 		return t.arrayExprType(n.GetAArrayExpr())
+	case n.GetAIndirection() != nil:
+		return t.subscriptType(n.GetAIndirection())
 	}
 	return pgType{}
 }

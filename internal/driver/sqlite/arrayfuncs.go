@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"errors"
+	"strconv"
 	"strings"
 
 	"github.com/shepherd-db/shepherd/internal/answer"
@@ -19,6 +20,9 @@ import (
 //	ArrayToStringFunction(a, sep)   array_to_string(a, sep)
 //	StringToArrayFunction(s, sep)   string_to_array(s, sep)
 //	ArrayQuoteFunction(x)           x as an element of array_out's text
+//	ArrayGetFunction(a, i)          a[i]'s text
+//	ArrayKeyFunction(a, kind)       a's sort key (answer.ArraySortKey)
+//	ArrayUnkeyFunction(k, kind)     the array of sort key k
 const (
 	ArrayAnyFunction      = "shepherd_array_any"
 	ArrayLengthFunction   = "shepherd_array_length"
@@ -27,6 +31,9 @@ const (
 	ArrayToStringFunction = "shepherd_array_to_string"
 	StringToArrayFunction = "shepherd_string_to_array"
 	ArrayQuoteFunction    = "shepherd_array_quote"
+	ArrayGetFunction      = "shepherd_array_get"
+	ArrayKeyFunction      = "shepherd_array_key"
+	ArrayUnkeyFunction    = "shepherd_array_unkey"
 )
 
 // Registered with the functions of datefuncs.go: this file's init runs
@@ -48,6 +55,9 @@ func init() {
 		{name: ArrayToStringFunction, n: 2, fn2: arrayToString},
 		{name: StringToArrayFunction, n: 2, fn2: stringToArray},
 		{name: ArrayQuoteFunction, n: 1, fn1: arrayQuote},
+		{name: ArrayGetFunction, n: 2, fn2: arrayGet},
+		{name: ArrayKeyFunction, n: 2, fn2: arrayKey},
+		{name: ArrayUnkeyFunction, n: 2, fn2: arrayUnkey},
 	}...)
 }
 
@@ -67,13 +77,20 @@ func arrayArg(v any) ([]*string, bool, error) {
 	return items, true, nil
 }
 
-// arrayAny is PostgreSQL's x = ANY (a): true when some element equals x,
-// NULL when none does and some is NULL (or a or x is NULL).
+// arrayAny is PostgreSQL's x = ANY (a): NULL for a NULL a, false for an
+// empty a whatever x, NULL for a NULL x; true when some element equals
+// x, NULL when none does and some is NULL.
 func arrayAny(a, x any) (any, error) {
 	items, ok, err := arrayArg(a)
-	xs, xok := argText(x)
-	if err != nil || !ok || !xok {
+	if err != nil || !ok {
 		return nil, err
+	}
+	if len(items) == 0 {
+		return int64(0), nil
+	}
+	xs, xok := argText(x)
+	if !xok {
+		return nil, nil
 	}
 	null := false
 	for _, it := range items {
@@ -202,4 +219,42 @@ func arrayQuote(x any) (any, error) {
 		return nil, nil
 	}
 	return answer.QuoteArrayElement(s), nil
+}
+
+// arrayGet is a[i]: element i counted from 1 (an array's lower bound is
+// 1), NULL for a NULL element, a NULL a or i, or an i outside a.
+func arrayGet(a, i any) (any, error) {
+	items, ok, err := arrayArg(a)
+	n, iok := i.(int64)
+	if s, isText := i.(string); isText {
+		// A parameter bound as text.
+		v, perr := strconv.ParseInt(strings.TrimSpace(s), 10, 32)
+		n, iok = v, perr == nil
+	}
+	if err != nil || !ok || !iok || n < 1 || n > int64(len(items)) || items[n-1] == nil {
+		return nil, err
+	}
+	return *items[n-1], nil
+}
+
+// arrayKey is a's sort key for elements of kind (answer.ArraySortKey):
+// a BLOB that SQLite compares as PostgreSQL orders the arrays.
+func arrayKey(a, kind any) (any, error) {
+	items, ok, err := arrayArg(a)
+	k, kok := argText(kind)
+	if err != nil || !ok || !kok {
+		return nil, err
+	}
+	return answer.ArraySortKey(items, k)
+}
+
+// arrayUnkey is the canonical text of the array whose sort key is k
+// (max() and min() of arrays).
+func arrayUnkey(k, kind any) (any, error) {
+	key, ok := k.([]byte)
+	kd, kok := argText(kind)
+	if !ok || !kok {
+		return nil, nil
+	}
+	return answer.ArrayFromSortKey(key, kd)
 }

@@ -147,3 +147,17 @@ SELECT x FROM unnest(ARRAY[true, NULL, false]) AS v(x) WHERE x IS NOT NULL ORDER
 ALTER TABLE arr_post DROP COLUMN big;
 
 SELECT id, tags, scores, extra FROM arr_post ORDER BY id;
+
+-- feature: arrays: subscripts
+SELECT id, tags[1], tags[2], tags[0], tags[99], scores[1] + 1, extra[2] FROM arr_post ORDER BY id;
+
+SELECT id FROM arr_post WHERE scores[1] > 4 OR tags[1] = 'b' ORDER BY id;
+
+SELECT ('{a,"b c"}'::text[])[2], (ARRAY[1, 2, 3])[NULL], ('{t,f}'::boolean[])[2];
+
+-- feature: arrays: order
+SELECT id, scores FROM arr_post ORDER BY scores DESC, id;
+
+SELECT id FROM arr_post WHERE scores < '{5}' OR tags >= ARRAY['x'] ORDER BY id;
+
+SELECT min(tags), max(extra) FROM arr_post;
