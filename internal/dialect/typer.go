@@ -255,7 +255,16 @@ type rel struct {
 type relItem struct {
 	alias string
 	rel   *rel
+	// join, on the tables of a NATURAL or USING join, is the join's
+	// columns (see usingJoin), which * lists in their place: the
+	// merged columns first, once, then the others of each side. The
+	// tables of a join within it carry the outer join's.
+	join *joinCols
 }
+
+// joinCols are the columns * lists for a NATURAL or USING join; nil
+// cols when they are unknown.
+type joinCols struct{ cols *rel }
 
 // typer types expressions the way PostgreSQL's parse analysis does, as
 // far as the schema and the statement tell.
@@ -475,10 +484,17 @@ func (t *typer) star(fields []*pg_query.Node) ([]relCol, bool) {
 	if len(fields) >= 2 {
 		qual = fields[len(fields)-2].GetString_().GetSval()
 	}
+	if qual == "" {
+		r := starOf(t.scopes[len(t.scopes)-1])
+		if r == nil {
+			return nil, false
+		}
+		return r.cols, true
+	}
 	var out []relCol
 	found := false
 	for _, it := range t.scopes[len(t.scopes)-1] {
-		if qual != "" && it.alias != qual {
+		if it.alias != qual {
 			continue
 		}
 		if it.rel == nil {
@@ -488,6 +504,85 @@ func (t *typer) star(fields []*pg_query.Node) ([]relCol, bool) {
 		out = append(out, it.rel.cols...)
 	}
 	return out, found
+}
+
+// starOf is what * lists over FROM items: their columns in order, a
+// NATURAL or USING join's as the join has them; nil when one is unknown.
+func starOf(items []relItem) *rel {
+	out := &rel{}
+	var done *joinCols
+	for _, it := range items {
+		switch {
+		case it.join != nil && it.join == done:
+			continue
+		case it.join != nil:
+			done = it.join
+			if it.join.cols == nil {
+				return nil
+			}
+			out.cols = append(out.cols, it.join.cols.cols...)
+		case it.rel == nil:
+			return nil
+		default:
+			out.cols = append(out.cols, it.rel.cols...)
+		}
+	}
+	return out
+}
+
+// usingJoin is the columns of a NATURAL or USING join of the FROM items
+// left and right, as PostgreSQL lists them (transformFromClauseItem):
+// the merged columns in the order of the USING list (of the left side's
+// columns for NATURAL), each of the common type of its two sides, then
+// the left side's other columns, then the right side's; nil when a side
+// is unknown or a merged column is missing from one.
+func usingJoin(j *pg_query.JoinExpr, left, right []relItem) *rel {
+	l, r := starOf(left), starOf(right)
+	if l == nil || r == nil {
+		return nil
+	}
+	var names []string
+	for _, n := range j.UsingClause {
+		names = append(names, n.GetString_().GetSval())
+	}
+	if j.IsNatural {
+		for _, lc := range l.cols {
+			for _, rc := range r.cols {
+				if lc.name == rc.name && !slices.Contains(names, lc.name) {
+					names = append(names, lc.name)
+				}
+			}
+		}
+	}
+	find := func(cols []relCol, used []bool, name string) int {
+		for i, c := range cols {
+			if c.name == name && !used[i] {
+				return i
+			}
+		}
+		return -1
+	}
+	lused, rused := make([]bool, len(l.cols)), make([]bool, len(r.cols))
+	out := &rel{}
+	for _, name := range names {
+		li, ri := find(l.cols, lused, name), find(r.cols, rused, name)
+		if li < 0 || ri < 0 {
+			return nil
+		}
+		lused[li], rused[ri] = true, true
+		out.cols = append(out.cols, relCol{name: name, t: commonType([]pgType{l.cols[li].t, r.cols[ri].t})})
+	}
+	for i, c := range l.cols {
+		if !lused[i] {
+			out.cols = append(out.cols, c)
+		}
+	}
+	for i, c := range r.cols {
+		if !rused[i] {
+			out.cols = append(out.cols, c)
+		}
+	}
+	return out
 }
 
 // fromItem returns the relations one FROM item makes visible; sofar are
@@ -511,20 +606,19 @@ func (t *typer) fromItem(n *pg_query.Node, sofar []relItem) []relItem {
 	case n.GetJoinExpr() != nil:
 		j := n.GetJoinExpr()
 		items := t.fromItem(j.Larg, sofar)
+		nl := len(items)
 		items = append(items, t.fromItem(j.Rarg, append(append([]relItem(nil), sofar...), items...))...)
+		if j.IsNatural || len(j.UsingClause) > 0 {
+			join := &joinCols{cols: usingJoin(j, items[:nl], items[nl:])}
+			for i := range items {
+				items[i].join = join
+			}
+		}
 		if j.Alias == nil {
 			return items
 		}
 		// (a JOIN b) AS j hides a and b.
-		merged := &rel{}
-		for _, it := range items {
-			if it.rel == nil {
-				merged = nil
-				break
-			}
-			merged.cols = append(merged.cols, it.rel.cols...)
-		}
-		return []relItem{{alias: j.Alias.Aliasname, rel: renamed(merged, j.Alias.Colnames)}}
+		return []relItem{{alias: j.Alias.Aliasname, rel: renamed(starOf(items), j.Alias.Colnames)}}
 	case n.GetRangeFunction() != nil:
 		return []relItem{t.rangeFunction(n.GetRangeFunction())}
 	}

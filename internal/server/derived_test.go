@@ -76,3 +76,33 @@ func TestGoTPCCheckQueries(t *testing.T) {
 		"SELECT k - 1 FROM (SELECT w_id AS k FROM warehouse) AS x",
 	}, 60*time.Second)
 }
+
+// TestDerivedTablesTypedOnce (issue 16): the writer typed the columns of
+// derived tables with a typer of its own, which disagreed with
+// PostgreSQL (and with the one Describe used): s + s of smallints was an
+// integer, so x + x over it missed PostgreSQL's smallint overflow; a
+// recursive query's columns took the types of its leftmost member, not
+// of the whole non-recursive term; a VALUES list or a UNION whose
+// members' types differ was not typed at all, so arithmetic over it was
+// refused. The writer now asks the one typer (see
+// dialect.TestDerivedTablesTypedAsPostgres).
+func TestDerivedTablesTypedOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real engines")
+	}
+	asPostgres(t, []string{
+		"CREATE TABLE dt (id int PRIMARY KEY, i int, s smallint)",
+		"INSERT INTO dt VALUES (1, 7, 10000), (2, 8, 20)",
+	}, []string{
+		"SELECT x + x FROM (SELECT s + s AS x FROM dt) q",
+		"SELECT x + x FROM (SELECT s + s AS x FROM dt WHERE id = 2) q",
+		"WITH q AS (SELECT s + s AS x FROM dt) SELECT x + x FROM q",
+		"WITH RECURSIVE r(n) AS (SELECT 1::int2 UNION ALL SELECT 20000 UNION ALL SELECT n + 1 FROM r WHERE n > 19999 AND n < 20001) " +
+			"SELECT n + n FROM r ORDER BY 1",
+		"SELECT a + b, a / 2 FROM (VALUES (1::int2, 2), (3, 4)) v(a, b) ORDER BY 1",
+		"SELECT x / 2, x * 3 FROM (SELECT i AS x FROM dt UNION SELECT s FROM dt) q ORDER BY 1",
+		"WITH q AS (SELECT i AS x FROM dt UNION ALL SELECT s FROM dt) SELECT x / 2 FROM q ORDER BY 1",
+		"SELECT y || '!', length(y) FROM (SELECT 'ab' AS y) q",
+		"SELECT x + 1 FROM (SELECT 3000000000 AS x) q",
+	}, 60*time.Second)
+}
