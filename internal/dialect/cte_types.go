@@ -30,6 +30,7 @@ func (w *writer) addCTETable(cte *pg_query.CommonTableExpr, q *pg_query.SelectSt
 	}
 	delete(w.cteTables, cte.Ctename)
 	t := w.typer()
+	defer func() { w.typedSelects += t.selects }()
 	if !recursive || q.Op != pg_query.SetOperation_SETOP_UNION {
 		w.cteTables[cte.Ctename] = w.derivedTable(cte.Ctename, t.stmtRel(cte.Ctequery), cte.Aliascolnames)
 		return
@@ -62,7 +63,14 @@ func (w *writer) subqueryTable(rs *pg_query.RangeSubselect) *schema.Table {
 	}
 	var t *schema.Table
 	if !rs.Lateral && rs.Alias != nil {
-		t = w.derivedTable(rs.Alias.Aliasname, w.typer().stmtRel(rs.Subquery), rs.Alias.Colnames)
+		ty := w.typer()
+		r, seen := ty.derived[rs]
+		if !seen {
+			r = resolvedRel(ty.stmtRel(rs.Subquery))
+			ty.derived[rs] = r
+		}
+		w.typedSelects += ty.selects
+		t = w.derivedTable(rs.Alias.Aliasname, r, rs.Alias.Colnames)
 	}
 	if w.subqueryTables == nil {
 		w.subqueryTables = map[*pg_query.RangeSubselect]*schema.Table{}
@@ -76,9 +84,13 @@ func (w *writer) subqueryTable(rs *pg_query.RangeSubselect) *schema.Table {
 // columns; not its own level's, which only LATERAL sees), and the WITH
 // queries in scope, typed or not (an untyped one hides a table of its
 // name). Their columns are the writer's, with the scales colScales
-// records.
+// records. It shares the writer's derivedRels: a subquery in FROM is
+// typed once, in its own scope, wherever it is met.
 func (w *writer) typer() *typer {
-	t := &typer{schema: w.schema}
+	if w.derivedRels == nil {
+		w.derivedRels = map[*pg_query.RangeSubselect]*rel{}
+	}
+	t := &typer{schema: w.schema, derived: w.derivedRels}
 	for _, sc := range w.scopes {
 		items := make([]relItem, len(sc.items))
 		for i, it := range sc.items {

@@ -280,6 +280,12 @@ type typer struct {
 	// steps. A subquery is typed in one place of the statement, with
 	// the same scopes each time, so its columns do not change.
 	subqueries map[*pg_query.Node]*rel
+	// derived, when not nil, keeps the columns of the subqueries in
+	// FROM (but LATERAL ones) typed so far, for the writer's typers:
+	// the writer types the derived tables of each query level it
+	// writes, and typing those nested in them again each time took
+	// time quadratic in the nesting.
+	derived map[*pg_query.RangeSubselect]*rel
 	// selects counts the SELECTs typed, a measure of the work done.
 	selects int
 }
@@ -597,7 +603,13 @@ func (t *typer) fromItem(n *pg_query.Node, sofar []relItem) []relItem {
 			t.scopes = append(t.scopes, sofar)
 			defer t.popScope()
 		}
-		r := resolvedRel(t.stmtRel(rs.Subquery))
+		r, seen := t.derived[rs]
+		if !seen || rs.Lateral {
+			r = resolvedRel(t.stmtRel(rs.Subquery))
+			if t.derived != nil && !rs.Lateral {
+				t.derived[rs] = r
+			}
+		}
 		item := relItem{rel: r}
 		if rs.Alias != nil {
 			item.alias, item.rel = rs.Alias.Aliasname, renamed(r, rs.Alias.Colnames)
