@@ -2,7 +2,6 @@ package dialect
 
 import (
 	"maps"
-	"strconv"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
@@ -19,36 +18,33 @@ func (w *writer) keepCTETables() func() {
 // addCTETable makes the columns of a WITH query known to the writer, as
 // the columns of a table are, so that expressions over them are typed as
 // PostgreSQL types them (a + b over WITH t (a, b) AS (VALUES (1, 2)) is
-// integer arithmetic, which the dialects must be told). The types are
-// those of the query's first (leftmost) member, which PostgreSQL uses
-// for a recursive query (its recursive term must agree, 42804 there);
-// a non-recursive compound resolves its members' types together, so its
-// columns are left unknown where the members' types could differ. A
-// column list (WITH t (a, b)) renames the first columns. Where any
-// column cannot be named or typed the query stays unknown, as before.
+// integer arithmetic, which the dialects must be told). The typer types
+// them (see derivedTable): a recursive query's by its non-recursive term
+// (the left side of its UNION, whose types the recursive term must
+// agree with, 42804 there). A column list (WITH t (a, b)) renames the
+// first columns. Where any column cannot be named or typed the query
+// stays unknown, as before.
 func (w *writer) addCTETable(cte *pg_query.CommonTableExpr, q *pg_query.SelectStmt, recursive bool) {
 	if w.cteTables == nil {
 		w.cteTables = map[string]*schema.Table{}
 	}
 	delete(w.cteTables, cte.Ctename)
-	first := q
-	for first.Op != pg_query.SetOperation_SETOP_NONE {
-		if !recursive {
-			return
-		}
-		first = first.Larg
-	}
-	if recursive && first == q {
-		return // not recursive after all: typed after it is written
-	}
-	cols, scales, ok := w.firstMemberColumns(first)
-	if !ok || len(cte.Aliascolnames) > len(cols) {
+	t := w.typer()
+	defer func() { w.typedSelects += t.selects }()
+	if !recursive || q.Op != pg_query.SetOperation_SETOP_UNION {
+		w.cteTables[cte.Ctename] = w.derivedTable(cte.Ctename, t.stmtRel(cte.Ctequery), cte.Aliascolnames)
 		return
 	}
-	if recursive && w.my() && !w.widenAnchor(first, cols) {
+	// The recursive term sees the columns the non-recursive term gives.
+	t.ctes = append(t.ctes, map[string]*rel{cte.Ctename: nil})
+	table := w.derivedTable(cte.Ctename, t.selectRel(q.Larg), cte.Aliascolnames)
+	if table == nil {
+		return
+	}
+	if w.my() && !w.widenAnchor(q.Larg, table.Columns) {
 		w.refuse("a recursive WITH query whose first member gives a bigint column from VALUES or beside a * (MariaDB types the column by that member's values)")
 	}
-	w.cteTables[cte.Ctename] = w.typedTable(cte.Ctename, cols, scales, cte.Aliascolnames)
+	w.cteTables[cte.Ctename] = table
 }
 
 // subqueryTable types the columns of a subquery in FROM as addCTETable
@@ -56,24 +52,25 @@ func (w *writer) addCTETable(cte *pg_query.CommonTableExpr, q *pg_query.SelectSt
 // PostgreSQL types them (d_next_o_id - 1 - mo over (SELECT max(o_id) mo
 // ...) q is integer arithmetic; c1 <> sm - smh over scalar subqueries of
 // sum(numeric) is numeric arithmetic at a known scale). It returns nil,
-// as before, where a column cannot be named or typed exactly, for a
-// LATERAL subquery (which sees the FROM items before it), a compound
-// query (whose members' types are resolved together) and a subquery with
-// its own WITH queries (which may hide tables its FROM names). The
-// result is kept per subquery: the scopes around a subquery in FROM are
-// the same each time it is met, and typing it again at every scope push
-// would cost time exponential in the nesting.
+// as before, where a column cannot be named or typed exactly, and for a
+// LATERAL subquery (which sees the FROM items before it). The result is
+// kept per subquery: the scopes around a subquery in FROM are the same
+// each time it is met, and typing it again at every scope push would
+// cost time exponential in the nesting.
 func (w *writer) subqueryTable(rs *pg_query.RangeSubselect) *schema.Table {
 	if t, seen := w.subqueryTables[rs]; seen {
 		return t
 	}
 	var t *schema.Table
-	sub := rs.Subquery.GetSelectStmt()
-	if !rs.Lateral && rs.Alias != nil && sub != nil && sub.Op == pg_query.SetOperation_SETOP_NONE && sub.WithClause == nil {
-		cols, scales, ok := w.firstMemberColumns(sub)
-		if ok && len(rs.Alias.Colnames) <= len(cols) {
-			t = w.typedTable(rs.Alias.Aliasname, cols, scales, rs.Alias.Colnames)
+	if !rs.Lateral && rs.Alias != nil {
+		ty := w.typer()
+		r, seen := ty.derived[rs]
+		if !seen {
+			r = resolvedRel(ty.stmtRel(rs.Subquery))
+			ty.derived[rs] = r
 		}
+		w.typedSelects += ty.selects
+		t = w.derivedTable(rs.Alias.Aliasname, r, rs.Alias.Colnames)
 	}
 	if w.subqueryTables == nil {
 		w.subqueryTables = map[*pg_query.RangeSubselect]*schema.Table{}
@@ -82,14 +79,85 @@ func (w *writer) subqueryTable(rs *pg_query.RangeSubselect) *schema.Table {
 	return t
 }
 
-// typedTable makes the table of a WITH query or subquery in FROM from
-// its typed columns, renamed by a column list, and records the scales
-// of its numeric columns that have no declared one (see colScales).
-func (w *writer) typedTable(name string, cols []schema.Column, scales []int, rename []*pg_query.Node) *schema.Table {
-	for i, a := range rename {
-		cols[i].Name = a.GetString_().GetSval()
+// typer is a typer that sees what the writer's scopes see: the FROM
+// items of the enclosing query levels (a subquery in FROM may name their
+// columns; not its own level's, which only LATERAL sees), and the WITH
+// queries in scope, typed or not (an untyped one hides a table of its
+// name). Their columns are the writer's, with the scales colScales
+// records. It shares the writer's derivedRels: a subquery in FROM is
+// typed once, in its own scope, wherever it is met.
+func (w *writer) typer() *typer {
+	if w.derivedRels == nil {
+		w.derivedRels = map[*pg_query.RangeSubselect]*rel{}
 	}
-	t := &schema.Table{Name: name, Columns: cols}
+	t := &typer{schema: w.schema, derived: w.derivedRels}
+	for _, sc := range w.scopes {
+		items := make([]relItem, len(sc.items))
+		for i, it := range sc.items {
+			items[i] = relItem{alias: it.alias, rel: w.tableRel(it.table)}
+		}
+		t.scopes = append(t.scopes, items)
+	}
+	frame := map[string]*rel{}
+	for name := range w.ctes {
+		frame[name] = nil
+	}
+	for name, table := range w.cteTables {
+		frame[name] = w.tableRel(table)
+	}
+	t.ctes = append(t.ctes, frame)
+	return t
+}
+
+// tableRel is the typer's view of a table in the writer's scopes; nil
+// for an unknown table or a view (whose columns the typer does not
+// type).
+func (w *writer) tableRel(table *schema.Table) *rel {
+	if table == nil || table.View {
+		return nil
+	}
+	r := &rel{cols: make([]relCol, len(table.Columns))}
+	for i := range table.Columns {
+		c := &table.Columns[i]
+		p := pgType{name: c.Type, mods: c.Mods}
+		if s, ok := w.colScales[c]; ok {
+			p.scale, p.scaled = int32(s), true
+		}
+		r.cols[i] = relCol{name: c.Name, t: p}
+	}
+	return r
+}
+
+// derivedTable makes the table of a WITH query or subquery in FROM from
+// the typer's columns r, renamed by a column list, and records the
+// scales of its numeric columns that have no declared one (see
+// colScales). It is nil where a column cannot be named or typed, or is
+// a numeric of unknown scale, which cannot be typed exactly (SQLite
+// computes with floats, rounded to the scale), or where the column list
+// is longer than the columns.
+func (w *writer) derivedTable(name string, r *rel, rename []*pg_query.Node) *schema.Table {
+	r = resolvedRel(r)
+	if r == nil || len(r.cols) == 0 || len(rename) > len(r.cols) {
+		return nil
+	}
+	t := &schema.Table{Name: name, Columns: make([]schema.Column, len(r.cols))}
+	scales := make([]int, len(r.cols))
+	for i, c := range r.cols {
+		scales[i] = -1
+		switch {
+		case c.name == "" || c.t.name == "":
+			return nil
+		case c.t.name == "numeric" && len(c.t.mods) == 0:
+			if !c.t.scaled {
+				return nil
+			}
+			scales[i] = int(c.t.scale)
+		}
+		t.Columns[i] = schema.Column{Name: c.name, Type: c.t.name, Mods: c.t.mods}
+	}
+	for i, a := range rename {
+		t.Columns[i].Name = a.GetString_().GetSval()
+	}
 	for i, s := range scales {
 		if s < 0 {
 			continue
@@ -102,109 +170,26 @@ func (w *writer) typedTable(name string, cols []schema.Column, scales []int, ren
 	return t
 }
 
-// firstMemberColumns types the result columns of a plain SELECT or
-// VALUES list (no set operation); ok is false when one cannot be named
-// or typed exactly. scales holds, per column, the scale of a numeric
-// value that has no declared one (sum(x) of a numeric(12,2) x has 2),
-// -1 for the others; a numeric value of unknown scale cannot be typed
-// exactly (SQLite computes with floats, rounded to the scale).
-func (w *writer) firstMemberColumns(s *pg_query.SelectStmt) (cols []schema.Column, scales []int, ok bool) {
-	if len(s.ValuesLists) > 0 {
-		rows := s.ValuesLists
-		n := len(rows[0].GetList().GetItems())
-		for j := range n {
-			t := ""
-			for i, r := range rows {
-				items := r.GetList().GetItems()
-				if len(items) != n {
-					return nil, nil, false
-				}
-				rt := w.typeOf(items[j])
-				if i == 0 {
-					t = rt
-				} else if rt != t {
-					return nil, nil, false // PostgreSQL's common type
-				}
-			}
-			if t == "" || t == "numeric" {
-				return nil, nil, false // unknown, or a scale to tell
-			}
-			cols = append(cols, schema.Column{Name: "column" + strconv.Itoa(j+1), Type: t})
-			scales = append(scales, -1)
-		}
-		return cols, scales, true
-	}
-	w.pushScope(s.FromClause)
-	defer w.popScope()
-	for _, tn := range s.TargetList {
-		rt := tn.GetResTarget()
-		if cr := rt.Val.GetColumnRef(); cr != nil && starRef(cr) {
-			qual := ""
-			if len(cr.Fields) == 2 {
-				qual = cr.Fields[0].GetString_().GetSval()
-			}
-			star, ok := w.star(qual)
-			if !ok {
-				return nil, nil, false
-			}
-			for _, c := range star {
-				cols = append(cols, schema.Column{Name: c.Name, Type: c.Type, Mods: c.Mods})
-				scales = append(scales, -1)
-			}
-			continue
-		}
-		name := rt.Name
-		if name == "" {
-			name, _ = outputName(rt.Val)
-		}
-		c := schema.Column{Name: name}
-		scale := -1
-		if cr := rt.Val.GetColumnRef(); cr != nil {
-			col, _ := w.column(refFields(cr))
-			if col == nil {
-				return nil, nil, false
-			}
-			c.Type, c.Mods = col.Type, col.Mods
-			if s, ok := w.colScales[col]; ok {
-				scale = s
-			}
-		} else {
-			c.Type = w.typeOf(rt.Val)
-			if tc := rt.Val.GetTypeCast(); tc != nil {
-				_, c.Mods, _, _ = schema.TypeOf(tc.TypeName)
-			}
-			if c.Type == "numeric" && len(c.Mods) == 0 {
-				s, ok := w.scaleOf(rt.Val)
-				if !ok {
-					return nil, nil, false // a scale to tell
-				}
-				scale = s
-			}
-		}
-		if c.Type == "" {
-			return nil, nil, false
-		}
-		cols = append(cols, c)
-		scales = append(scales, scale)
-	}
-	return cols, scales, true
-}
-
-// widenAnchor marks the bigint columns of a recursive query's first
-// member for MariaDB, which types a recursive query's columns by that
-// member's values: CAST(0 AS SIGNED) makes an int(2) column there, which
-// a sum past 2^31 overflows with 22003 where PostgreSQL's bigint column
-// holds it. target writes a marked column as a CASE whose dead branch is
-// a bigint constant, which makes the column BIGINT. It reports false
-// where it cannot mark them: a VALUES list or a * beside a bigint
-// column.
-func (w *writer) widenAnchor(first *pg_query.SelectStmt, cols []schema.Column) bool {
+// widenAnchor marks the bigint columns (cols) of a recursive query's
+// non-recursive term (anchor) for MariaDB, which types a recursive
+// query's columns by that term's values: CAST(0 AS SIGNED) makes an
+// int(2) column there, which a sum past 2^31 overflows with 22003 where
+// PostgreSQL's bigint column holds it. target writes a marked column of
+// the term's first member as a CASE whose dead branch is a bigint
+// constant, which makes the column (of the member, and so of a UNION of
+// members) BIGINT. It reports false where it cannot mark them: a VALUES
+// list or a * beside a bigint column.
+func (w *writer) widenAnchor(anchor *pg_query.SelectStmt, cols []schema.Column) bool {
 	wide := false
 	for _, c := range cols {
 		wide = wide || c.Type == "int8"
 	}
 	if !wide {
 		return true
+	}
+	first := anchor
+	for first.Op != pg_query.SetOperation_SETOP_NONE {
+		first = first.Larg
 	}
 	if len(first.ValuesLists) > 0 || len(first.TargetList) != len(cols) {
 		return false

@@ -175,6 +175,12 @@ type writer struct {
 	// subqueryTables are the typed columns of the subqueries in FROM
 	// (see subqueryTable), nil where they cannot be typed.
 	subqueryTables map[*pg_query.RangeSubselect]*schema.Table
+	// derivedRels are the typer's columns of the subqueries in FROM
+	// typed so far (see typer).
+	derivedRels map[*pg_query.RangeSubselect]*rel
+	// typedSelects counts the SELECTs the writer's typers typed, a
+	// measure of the work done.
+	typedSelects int
 	// colScales are the scales of the numeric columns of WITH queries
 	// and subqueries in FROM that have no declared scale but whose
 	// values have a known one (sum(x) of a numeric(12,2) x has 2).

@@ -1,8 +1,12 @@
 package server
 
 import (
+	"context"
+	"fmt"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // tpccCheckSchema is the part of go-tpc's PostgreSQL schema its
@@ -75,4 +79,88 @@ func TestGoTPCCheckQueries(t *testing.T) {
 		"SELECT a + b FROM (VALUES (1, 2), (3, 4)) AS v (a, b) ORDER BY 1",
 		"SELECT k - 1 FROM (SELECT w_id AS k FROM warehouse) AS x",
 	}, 60*time.Second)
+}
+
+// TestDerivedTablesTypedOnce (issue 16): the writer typed the columns of
+// derived tables with a typer of its own, which disagreed with
+// PostgreSQL (and with the one Describe used): s + s of smallints was an
+// integer, so x + x over it missed PostgreSQL's smallint overflow; a
+// recursive query's columns took the types of its leftmost member, not
+// of the whole non-recursive term; a VALUES list or a UNION whose
+// members' types differ was not typed at all, so arithmetic over it was
+// refused. The writer now asks the one typer (see
+// dialect.TestDerivedTablesTypedAsPostgres).
+func TestDerivedTablesTypedOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real engines")
+	}
+	asPostgres(t, []string{
+		"CREATE TABLE dt (id int PRIMARY KEY, i int, s smallint)",
+		"INSERT INTO dt VALUES (1, 7, 10000), (2, 8, 20)",
+	}, []string{
+		"SELECT x + x FROM (SELECT s + s AS x FROM dt) q",
+		"SELECT x + x FROM (SELECT s + s AS x FROM dt WHERE id = 2) q",
+		"WITH q AS (SELECT s + s AS x FROM dt) SELECT x + x FROM q",
+		"WITH RECURSIVE r(n) AS (SELECT 1::int2 UNION ALL SELECT 20000 UNION ALL SELECT n + 1 FROM r WHERE n > 19999 AND n < 20001) " +
+			"SELECT n + n FROM r ORDER BY 1",
+		"SELECT a + b, a / 2 FROM (VALUES (1::int2, 2), (3, 4)) v(a, b) ORDER BY 1",
+		"SELECT x / 2, x * 3 FROM (SELECT i AS x FROM dt UNION SELECT s FROM dt) q ORDER BY 1",
+		"WITH q AS (SELECT i AS x FROM dt UNION ALL SELECT s FROM dt) SELECT x / 2 FROM q ORDER BY 1",
+		"SELECT y || '!', length(y) FROM (SELECT 'ab' AS y) q",
+		"SELECT x + 1 FROM (SELECT 3000000000 AS x) q",
+	}, 60*time.Second)
+}
+
+// TestDescribeStarOverUsingJoin (issue 16): the typer listed * over a
+// USING or NATURAL join as every table's columns, so Describe, which
+// trusts it without a probe, announced 7 columns for SELECT * FROM emp
+// JOIN dept USING (id), whose rows have 6 (the merged id once, first,
+// of the common type of both sides).
+func TestDescribeStarOverUsingJoin(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real engines")
+	}
+	setup := []string{
+		"CREATE TABLE emp (id int PRIMARY KEY, name text, dept_id int)",
+		"CREATE TABLE dept (id bigint PRIMARY KEY, name varchar(20), budget numeric(10,2))",
+	}
+	queries := []string{
+		"SELECT * FROM emp JOIN dept USING (id)",
+		"SELECT * FROM emp NATURAL JOIN dept",
+		"SELECT * FROM emp e LEFT JOIN dept d USING (id, name)",
+		"SELECT * FROM (SELECT * FROM emp JOIN dept USING (id)) AS s",
+	}
+	want := describeAll(t, "PostgreSQL", postgresAlone(t), setup, queries)
+	addr, _ := start(t, embedded(t))
+	got := describeAll(t, "shepherd", shepherdConn(t, addr), setup, queries)
+	for i, q := range queries {
+		if got[i] != want[i] {
+			t.Errorf("%s:\n shepherd:   %s\n PostgreSQL: %s", q, got[i], want[i])
+		}
+	}
+}
+
+// describeAll runs setup on conn, then prepares each query and writes
+// its result columns as Describe gives them: name, type OID, modifier.
+func describeAll(t *testing.T, name string, conn *pgconn.PgConn, setup, queries []string) []string {
+	t.Helper()
+	ctx := context.Background()
+	for _, s := range setup {
+		if o := runText(ctx, conn, s); o.code != "" {
+			t.Fatalf("%s: %s: %v", name, s, o)
+		}
+	}
+	var out []string
+	for _, q := range queries {
+		d, err := conn.Prepare(ctx, "", q, nil)
+		if err != nil {
+			t.Fatalf("%s: %s: %v", name, q, err)
+		}
+		var cols []string
+		for _, f := range d.Fields {
+			cols = append(cols, fmt.Sprintf("%s %d(%d)", f.Name, f.DataTypeOID, f.TypeModifier))
+		}
+		out = append(out, fmt.Sprint(cols))
+	}
+	return out
 }

@@ -75,7 +75,7 @@ func (s *Stmt) exactAverages(r *rewriter, sel *pg_query.SelectStmt) {
 				continue
 			}
 			if rt.Name == "" {
-				rt.Name, _ = (&typer{}).figureName(rt.Val)
+				rt.Name, _ = columnName(rt.Val)
 			}
 			// A sort key naming the column would sort by the parts'
 			// text: one the client wrote leaves the aggregate to the
@@ -135,7 +135,7 @@ func (s *Stmt) exactAverages(r *rewriter, sel *pg_query.SelectStmt) {
 		}
 		avg := rt.Val
 		if rt.Name == "" {
-			rt.Name, _ = (&typer{}).figureName(avg) // PostgreSQL's name
+			rt.Name, _ = columnName(avg) // PostgreSQL's name
 		}
 		if rounded {
 			if s.rounds == nil {
@@ -412,10 +412,10 @@ func varianceParts(agg *pg_query.FuncCall, scale int) *pg_query.Node {
 // them exactly).
 func squaresExact(p pgType) (scale int, ok bool) {
 	switch {
-	case p.name == "int2" || p.name == "int4":
+	case p.Name() == "int2" || p.Name() == "int4":
 		return 0, true
-	case p.name == "numeric" && len(p.mods) == 2 && p.mods[0] <= 9 && p.mods[1] >= 0:
-		return int(p.mods[1]), true
+	case p.Name() == "numeric" && len(p.Mods()) == 2 && p.Mods()[0] <= 9 && p.Mods()[1] >= 0:
+		return int(p.Mods()[1]), true
 	}
 	return 0, false
 }
@@ -589,7 +589,7 @@ func ordinalOf(n *pg_query.Node) (int, bool) {
 // after it.
 func exactArgument(snap *schema.Snapshot, sel *pg_query.SelectStmt, x *pg_query.Node) (exact bool, whole, scale int) {
 	p := typeIn(snap, sel, x)
-	switch p.name {
+	switch p.Name() {
 	case "int2":
 		return true, 5, 0
 	case "int4":
@@ -597,27 +597,13 @@ func exactArgument(snap *schema.Snapshot, sel *pg_query.SelectStmt, x *pg_query.
 	case "int8":
 		return true, 19, 0
 	case "numeric":
-		s, ok := numericScale(p)
-		if len(p.mods) == 2 {
-			return ok, int(p.mods[0] - p.mods[1]), int(s)
+		s, ok := p.NumericScale()
+		if len(p.Mods()) == 2 {
+			return ok, int(p.Mods()[0] - p.Mods()[1]), int(s)
 		}
 		return ok, -1, int(s)
 	}
 	return false, -1, 0
-}
-
-// typeIn types x in the FROM scope of sel.
-func typeIn(snap *schema.Snapshot, sel *pg_query.SelectStmt, x *pg_query.Node) pgType {
-	t := &typer{schema: snap}
-	if sel.WithClause != nil {
-		t.pushWith(sel.WithClause)
-	}
-	var items []scopeItem
-	for _, f := range sel.FromClause {
-		items = append(items, t.fromItem(f, items)...)
-	}
-	t.scopes = append(t.scopes, items)
-	return t.typeOf(x)
 }
 
 // quotientParts is sum(x)::text || '/' || count(x)::text for avg(x),

@@ -143,7 +143,7 @@ func signedConstant(n *pg_query.Node) (string, bool) {
 // integer expression (int2, int4, int8), whose text every engine writes
 // alike; keys gets n as a sort key unless it is a constant.
 func intLeaf(snap *schema.Snapshot, sel *pg_query.SelectStmt, n *pg_query.Node, leaves, keys *[]*pg_query.Node) *avgTree {
-	if !isInteger(typeIn(snap, sel, n).name) {
+	if !isInteger(typeIn(snap, sel, n).Name()) {
 		return nil
 	}
 	*leaves = append(*leaves, textOf(n))
@@ -292,7 +292,7 @@ func (s *Stmt) avgExpression(r *rewriter, sel *pg_query.SelectStmt, i int, rt *p
 		return false
 	}
 	if rt.Name == "" {
-		rt.Name, _ = (&typer{}).figureName(rt.Val) // PostgreSQL's name
+		rt.Name, _ = columnName(rt.Val) // PostgreSQL's name
 	}
 	for _, g := range sel.GroupClause {
 		if _, ok := ordinalOf(g); ok || isColumn(g, rt.Name) {

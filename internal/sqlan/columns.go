@@ -1,7 +1,6 @@
 package sqlan
 
 import (
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/shepherd-db/shepherd/internal/answer"
 	"github.com/shepherd-db/shepherd/internal/dialect"
-	"github.com/shepherd-db/shepherd/internal/pgfunc"
 	"github.com/shepherd-db/shepherd/internal/schema"
 )
 
@@ -146,12 +144,12 @@ func (s *Stmt) withQuotients(guesses []ColumnGuess) []ColumnGuess {
 		for i, n := range targets {
 			guesses[i].Name = n.GetResTarget().GetName()
 			if guesses[i].Name == "" {
-				guesses[i].Name, _ = (&typer{}).figureName(n.GetResTarget().GetVal())
+				guesses[i].Name, _ = columnName(n.GetResTarget().GetVal())
 			}
 		}
 	}
 	for _, i := range s.quotients {
-		g := typ("numeric").guess()
+		g := guessType(dialect.NamedType("numeric"))
 		g.Name, g.quotient = guesses[i].Name, true
 		g.variance = s.variances[i]
 		g.arith = s.ariths[i]
@@ -207,136 +205,69 @@ func (s *Stmt) guessTypes() []ColumnGuess {
 // guessOf turns a PostgreSQL type into a column guess, with the type
 // modifier PostgreSQL reports (length + 4; (precision << 16 | scale) + 4).
 func guessOf(t dialect.Typed) ColumnGuess {
-	return pgType{name: t.Type, mods: t.Mods}.guess()
+	return guessType(dialect.DeclaredType(t.Type, t.Mods))
 }
 
 // guessColumns works out the result columns of a statement from its text
 // and the schema: the names PostgreSQL gives them and the types its
-// typing rules give them. It returns nil when the columns cannot be
-// listed (a * over a table shepherd does not know, a statement without a
-// result list).
+// typing rules give them (dialect.ResultColumns). It returns nil when the
+// columns cannot be listed (a * over a table shepherd does not know, a
+// statement without a result list).
 func guessColumns(sql string, snap *schema.Snapshot) []ColumnGuess {
 	tree, err := pg_query.Parse(sql)
 	if err != nil || len(tree.Stmts) != 1 {
 		return nil
 	}
-	t := &typer{schema: snap}
-	r := t.stmtRel(tree.Stmts[0].Stmt)
-	if r == nil || len(r.cols) == 0 {
+	cols := dialect.ResultColumns(tree.Stmts[0].Stmt, snap)
+	if cols == nil {
 		return nil
 	}
-	out := make([]ColumnGuess, len(r.cols))
-	for i, c := range r.cols {
-		out[i] = c.t.resolved().guess()
-		out[i].Name = c.name
+	out := make([]ColumnGuess, len(cols))
+	for i, c := range cols {
+		out[i] = guessType(c.Type)
+		out[i].Name = c.Name
 	}
 	return out
 }
 
-// pgType is what shepherd knows of the PostgreSQL type of an expression.
-type pgType struct {
-	// name is the type's internal name ("int4", "varchar"), litType for
-	// an untyped literal, "" when shepherd cannot tell.
-	name string
-	// mods are the type's modifiers as declared (varchar(n): [n],
-	// numeric(p,s): [p s]); nil when none or unknown.
-	mods []int32
-	// width is the length of character(n) values whose type has lost
-	// its modifier (min, max, lag of a char(n) column).
-	width int32
-	// scale, when scaled, is the number of fractional digits of numeric
-	// values whose type has no modifier (PostgreSQL's numeric arithmetic
-	// keeps the digits of its operands: sums, products, min, max).
-	scale  int32
-	scaled bool
+// columnName is the name PostgreSQL gives a result column written
+// without an alias (dialect.ColumnName).
+func columnName(n *pg_query.Node) (string, int) { return dialect.ColumnName(n) }
+
+// typeIn types x in the FROM scope of sel (dialect.TypeIn).
+func typeIn(snap *schema.Snapshot, sel *pg_query.SelectStmt, x *pg_query.Node) pgType {
+	return dialect.TypeIn(snap, sel, x)
 }
 
-// litType names the type of a quoted string or NULL that nothing gave a
-// type yet (PostgreSQL's "unknown"): it takes the type its context needs,
-// and is text where nothing needs one.
-const litType = "unknown"
+// isInteger reports whether a type is one of PostgreSQL's integers.
+func isInteger(name string) bool { return name == "int2" || name == "int4" || name == "int8" }
 
-func typ(name string) pgType { return pgType{name: name} }
+// pgType is the typer's type of an expression (dialect.PGType).
+type pgType = dialect.PGType
 
-func (p pgType) lit() bool { return p.name == litType }
-
-// resolved is the type of a result column: PostgreSQL makes untyped
-// literals text there.
-func (p pgType) resolved() pgType {
-	if p.lit() {
-		return typ("text")
-	}
-	return p
-}
-
-// guess turns the type into a column guess (no name); Type Unknown for
-// types the guesses do not cover.
-func (p pgType) guess() ColumnGuess {
-	g, ok := typeByName[p.name]
+// guessType turns a type into a column guess (no name); Type Unknown
+// for types the guesses do not cover.
+func guessType(p pgType) ColumnGuess {
+	name, mods := p.Name(), p.Mods()
+	g, ok := typeByName[name]
 	if !ok {
 		return ColumnGuess{}
 	}
 	switch {
-	case (p.name == "bpchar" || p.name == "varchar") && len(p.mods) == 1:
-		g.Mod = p.mods[0] + 4
-	case p.name == "numeric" && len(p.mods) == 1:
-		g.Mod = p.mods[0]<<16 + 4
-	case p.name == "numeric" && len(p.mods) == 2:
-		g.Mod = p.mods[0]<<16 | p.mods[1] + 4
-	case p.name == "bpchar":
-		g.pad = p.width
-	case p.name == "numeric" && p.scaled:
-		g.scale = p.scale + 1
+	case (name == "bpchar" || name == "varchar") && len(mods) == 1:
+		g.Mod = mods[0] + 4
+	case name == "numeric" && len(mods) == 1:
+		g.Mod = mods[0]<<16 + 4
+	case name == "numeric" && len(mods) == 2:
+		g.Mod = mods[0]<<16 | mods[1] + 4
+	case name == "bpchar":
+		g.pad = p.Width()
+	case name == "numeric":
+		if sc, ok := p.NumericScale(); ok {
+			g.scale = sc + 1
+		}
 	}
 	return g
-}
-
-// numericScale is the number of fractional digits of the values of a
-// numeric (or integer) expression, when known.
-func numericScale(p pgType) (int32, bool) {
-	switch {
-	case isInteger(p.name):
-		return 0, true
-	case p.name != "numeric":
-		return 0, false
-	case len(p.mods) == 2:
-		return p.mods[1], true
-	case len(p.mods) == 1:
-		return 0, true
-	}
-	return p.scale, p.scaled
-}
-
-// withScaleOf is t, a numeric type without modifiers, with the scale of
-// its values when known.
-func withScaleOf(name string, scale int32, ok bool) pgType {
-	if name != "numeric" || !ok {
-		return typ(name)
-	}
-	return pgType{name: name, scale: scale, scaled: true}
-}
-
-// keepValues is the type of an expression whose values are its
-// argument's (min, max, lag, abs, -x): the argument's type without its
-// modifiers, with the width or scale the values keep.
-func keepValues(name string, arg pgType) pgType {
-	if name == "bpchar" {
-		return pgType{name: name, width: charWidth(arg)}
-	}
-	sc, ok := numericScale(arg)
-	return withScaleOf(name, sc, ok)
-}
-
-// charWidth is the length of the values of a character(n) expression, 0
-// when unknown or not character(n).
-func charWidth(p pgType) int32 {
-	switch {
-	case p.name != "bpchar":
-		return 0
-	case len(p.mods) == 1:
-		return p.mods[0]
-	}
-	return p.width
 }
 
 var typeByName = map[string]ColumnGuess{
@@ -351,833 +282,6 @@ var typeByName = map[string]ColumnGuess{
 	"bytea": {Type: answer.Bytes, OID: answer.OIDBytea}, "time": {Type: answer.Time, OID: answer.OIDTime},
 	"json": {Type: answer.JSON, OID: answer.OIDJSON}, "jsonb": {Type: answer.JSON, OID: answer.OIDJSONB},
 	"interval": {Type: answer.Interval, OID: answer.OIDInterval},
-}
-
-// category and implicitCast are pgfunc's model
-// of PostgreSQL's types (the one the writers and the function catalogue
-// use).
-func category(name string) byte { return pgfunc.Category(name) }
-
-func implicitCast(a, b string) bool { return pgfunc.ImplicitCast(a, b) }
-
-// commonType is PostgreSQL's select_common_type and
-// select_common_typmod: the type CASE, COALESCE, GREATEST, VALUES and
-// UNION give to a list of expressions. Untyped literals follow the typed
-// expressions (and are text when all are literals); the modifiers survive
-// when every input has the same type and modifiers.
-func commonType(ts []pgType) pgType {
-	if len(ts) == 0 {
-		return pgType{}
-	}
-	names := make([]string, len(ts))
-	for i, t := range ts {
-		names[i] = t.name
-	}
-	// The type is pgfunc's; its modifiers those of the first input of
-	// that type.
-	name := pgfunc.CommonType(names)
-	if name == "" {
-		return pgType{}
-	}
-	p := typ(name)
-	for _, t := range ts {
-		if t.name == name {
-			p = t
-			break
-		}
-	}
-	out := pgType{name: p.name, mods: p.mods, width: charWidth(p)}
-	for _, t := range ts {
-		if t.name != p.name || !slices.Equal(t.mods, p.mods) {
-			out.mods = nil
-		}
-		if charWidth(t) != out.width {
-			out.width = 0 // a literal, or values of other lengths
-		}
-	}
-	if out.mods != nil {
-		out.width = 0
-	}
-	if out.name == "numeric" && out.mods == nil {
-		// Every value keeps its own digits: known when all agree (an
-		// untyped literal is taken for a NULL).
-		first := true
-		for _, t := range ts {
-			if t.lit() {
-				continue
-			}
-			sc, ok := numericScale(t)
-			switch {
-			case !ok || !first && sc != out.scale:
-				out.scale, out.scaled = 0, false
-				return out
-			case first:
-				out.scale, out.scaled, first = sc, true, false
-			}
-		}
-	}
-	return out
-}
-
-// relCol is one column of a relation in a FROM clause or of a result.
-type relCol struct {
-	name string
-	t    pgType
-}
-
-// rel is a relation whose columns shepherd can list (their types may
-// still be unknown). A nil *rel is one it cannot see into.
-type rel struct {
-	cols []relCol
-}
-
-// scopeItem is one relation visible in a FROM clause, under its alias.
-type scopeItem struct {
-	alias string
-	rel   *rel
-}
-
-// typer types expressions the way PostgreSQL's parse analysis does, as
-// far as the schema and the statement tell.
-type typer struct {
-	schema *schema.Snapshot
-	scopes [][]scopeItem
-	// ctes are the WITH frames in force, innermost last; a name mapped
-	// to nil is a CTE whose columns are unknown.
-	ctes []map[string]*rel
-	// subqueries holds the columns of the scalar subqueries typed so
-	// far: a result column's name and its type both need them, and
-	// typing a subquery twice at every level of nesting took 2^depth
-	// steps. A subquery is typed in one place of the statement, with
-	// the same scopes each time, so its columns do not change.
-	subqueries map[*pg_query.Node]*rel
-	// selects counts the SELECTs typed, a measure of the work done.
-	selects int
-}
-
-// subqueryRel returns the result columns of a scalar subquery.
-func (t *typer) subqueryRel(n *pg_query.Node) *rel {
-	if r, ok := t.subqueries[n]; ok {
-		return r
-	}
-	r := t.stmtRel(n)
-	if t.subqueries == nil {
-		t.subqueries = map[*pg_query.Node]*rel{}
-	}
-	t.subqueries[n] = r
-	return r
-}
-
-// stmtRel returns the result columns of a statement that returns rows.
-func (t *typer) stmtRel(n *pg_query.Node) *rel {
-	switch {
-	case n == nil:
-	case n.GetSelectStmt() != nil:
-		return t.selectRel(n.GetSelectStmt())
-	case n.GetInsertStmt() != nil:
-		i := n.GetInsertStmt()
-		return t.returningRel(i.WithClause, i.Relation, nil, i.ReturningList)
-	case n.GetUpdateStmt() != nil:
-		u := n.GetUpdateStmt()
-		return t.returningRel(u.WithClause, u.Relation, u.FromClause, u.ReturningList)
-	case n.GetDeleteStmt() != nil:
-		d := n.GetDeleteStmt()
-		return t.returningRel(d.WithClause, d.Relation, d.UsingClause, d.ReturningList)
-	}
-	return nil
-}
-
-func (t *typer) returningRel(with *pg_query.WithClause, target *pg_query.RangeVar, from, list []*pg_query.Node) *rel {
-	if len(list) == 0 {
-		return nil
-	}
-	if with != nil {
-		t.pushWith(with)
-		defer t.popWith()
-	}
-	items := t.rangeVar(target)
-	for _, f := range from {
-		items = append(items, t.fromItem(f, items)...)
-	}
-	t.scopes = append(t.scopes, items)
-	defer t.popScope()
-	return t.targetRel(list)
-}
-
-func (t *typer) popScope() { t.scopes = t.scopes[:len(t.scopes)-1] }
-
-func (t *typer) pushWith(w *pg_query.WithClause) {
-	frame := map[string]*rel{}
-	t.ctes = append(t.ctes, frame)
-	for _, n := range w.Ctes {
-		cte := n.GetCommonTableExpr()
-		if cte == nil {
-			continue
-		}
-		var r *rel
-		q := cte.Ctequery.GetSelectStmt()
-		if w.Recursive && q != nil && q.Op == pg_query.SetOperation_SETOP_UNION {
-			// The non-recursive term fixes the columns' types.
-			frame[cte.Ctename] = nil
-			r = t.selectRel(q.Larg)
-		} else {
-			r = t.stmtRel(cte.Ctequery)
-		}
-		frame[cte.Ctename] = renamed(resolvedRel(r), cte.Aliascolnames)
-	}
-}
-
-func (t *typer) popWith() { t.ctes = t.ctes[:len(t.ctes)-1] }
-
-// cte finds a WITH query by name.
-func (t *typer) cte(name string) (*rel, bool) {
-	for i := len(t.ctes) - 1; i >= 0; i-- {
-		if r, ok := t.ctes[i][name]; ok {
-			return r, true
-		}
-	}
-	return nil, false
-}
-
-// resolvedRel makes the untyped literals of a result text, as PostgreSQL
-// does for every SELECT list but the arms of a set operation.
-func resolvedRel(r *rel) *rel {
-	if r == nil {
-		return nil
-	}
-	out := &rel{cols: make([]relCol, len(r.cols))}
-	for i, c := range r.cols {
-		out.cols[i] = relCol{name: c.name, t: c.t.resolved()}
-	}
-	return out
-}
-
-// renamed applies column aliases (AS x(a, b)) to a relation.
-func renamed(r *rel, names []*pg_query.Node) *rel {
-	if r == nil || len(names) == 0 {
-		return r
-	}
-	out := &rel{cols: append([]relCol(nil), r.cols...)}
-	for i, n := range names {
-		if i < len(out.cols) {
-			out.cols[i].name = n.GetString_().GetSval()
-		}
-	}
-	return out
-}
-
-// selectRel returns a SELECT's (or VALUES') result columns, with untyped
-// literals left untyped (a set operation types them).
-func (t *typer) selectRel(sel *pg_query.SelectStmt) *rel {
-	if sel == nil {
-		return nil
-	}
-	t.selects++
-	if sel.WithClause != nil {
-		t.pushWith(sel.WithClause)
-		defer t.popWith()
-	}
-	switch {
-	case sel.Op != pg_query.SetOperation_SETOP_NONE:
-		l, r := t.selectRel(sel.Larg), t.selectRel(sel.Rarg)
-		if l == nil {
-			return nil
-		}
-		out := &rel{cols: make([]relCol, len(l.cols))}
-		for i, c := range l.cols {
-			out.cols[i].name = c.name
-			if r != nil && len(r.cols) == len(l.cols) {
-				out.cols[i].t = commonType([]pgType{c.t, r.cols[i].t})
-			}
-		}
-		return out
-	case len(sel.ValuesLists) > 0:
-		// VALUES types each column like a UNION of its rows.
-		var out rel
-		for i, row := range sel.ValuesLists {
-			items := row.GetList().GetItems()
-			if i == 0 {
-				out.cols = make([]relCol, len(items))
-			}
-			if len(items) != len(out.cols) {
-				return nil
-			}
-		}
-		for j := range out.cols {
-			ts := make([]pgType, len(sel.ValuesLists))
-			for i, row := range sel.ValuesLists {
-				ts[i] = t.typeOf(row.GetList().GetItems()[j])
-			}
-			out.cols[j] = relCol{name: "column" + strconv.Itoa(j+1), t: commonType(ts)}
-		}
-		return &out
-	}
-	var items []scopeItem
-	for _, f := range sel.FromClause {
-		items = append(items, t.fromItem(f, items)...)
-	}
-	t.scopes = append(t.scopes, items)
-	defer t.popScope()
-	return t.targetRel(sel.TargetList)
-}
-
-// targetRel names and types a target list in the innermost scope.
-func (t *typer) targetRel(list []*pg_query.Node) *rel {
-	out := &rel{}
-	for _, n := range list {
-		rt := n.GetResTarget()
-		if rt == nil {
-			return nil
-		}
-		if cr := rt.Val.GetColumnRef(); cr != nil && cr.Fields[len(cr.Fields)-1].GetAStar() != nil {
-			cols, ok := t.star(cr.Fields)
-			if !ok {
-				return nil
-			}
-			out.cols = append(out.cols, cols...)
-			continue
-		}
-		name := rt.Name
-		if name == "" {
-			name, _ = t.figureName(rt.Val)
-		}
-		out.cols = append(out.cols, relCol{name: name, t: t.typeOf(rt.Val)})
-	}
-	return out
-}
-
-// star lists the columns of * or alias.* over the innermost scope.
-func (t *typer) star(fields []*pg_query.Node) ([]relCol, bool) {
-	if len(t.scopes) == 0 {
-		return nil, false
-	}
-	qual := ""
-	if len(fields) >= 2 {
-		qual = fields[len(fields)-2].GetString_().GetSval()
-	}
-	var out []relCol
-	found := false
-	for _, it := range t.scopes[len(t.scopes)-1] {
-		if qual != "" && it.alias != qual {
-			continue
-		}
-		if it.rel == nil {
-			return nil, false
-		}
-		found = true
-		out = append(out, it.rel.cols...)
-	}
-	return out, found
-}
-
-// fromItem returns the relations one FROM item makes visible; sofar are
-// the items before it (which a LATERAL subquery sees).
-func (t *typer) fromItem(n *pg_query.Node, sofar []scopeItem) []scopeItem {
-	switch {
-	case n.GetRangeVar() != nil:
-		return t.rangeVar(n.GetRangeVar())
-	case n.GetRangeSubselect() != nil:
-		rs := n.GetRangeSubselect()
-		if rs.Lateral {
-			t.scopes = append(t.scopes, sofar)
-			defer t.popScope()
-		}
-		r := resolvedRel(t.stmtRel(rs.Subquery))
-		item := scopeItem{rel: r}
-		if rs.Alias != nil {
-			item.alias, item.rel = rs.Alias.Aliasname, renamed(r, rs.Alias.Colnames)
-		}
-		return []scopeItem{item}
-	case n.GetJoinExpr() != nil:
-		j := n.GetJoinExpr()
-		items := t.fromItem(j.Larg, sofar)
-		items = append(items, t.fromItem(j.Rarg, append(append([]scopeItem(nil), sofar...), items...))...)
-		if j.Alias == nil {
-			return items
-		}
-		// (a JOIN b) AS j hides a and b.
-		merged := &rel{}
-		for _, it := range items {
-			if it.rel == nil {
-				merged = nil
-				break
-			}
-			merged.cols = append(merged.cols, it.rel.cols...)
-		}
-		return []scopeItem{{alias: j.Alias.Aliasname, rel: renamed(merged, j.Alias.Colnames)}}
-	case n.GetRangeFunction() != nil:
-		return []scopeItem{t.rangeFunction(n.GetRangeFunction())}
-	}
-	return []scopeItem{{}}
-}
-
-// rangeVar resolves a table (or WITH query) named in FROM or as the
-// target of INSERT, UPDATE or DELETE.
-func (t *typer) rangeVar(rv *pg_query.RangeVar) []scopeItem {
-	if rv == nil {
-		return []scopeItem{{}}
-	}
-	item := scopeItem{alias: rv.Relname}
-	found := false
-	if rv.Schemaname == "" {
-		item.rel, found = t.cte(rv.Relname)
-	}
-	if !found && (rv.Schemaname == "" || rv.Schemaname == "public") {
-		if tb := t.schema.Table(rv.Relname); tb != nil && !tb.View {
-			r := &rel{cols: make([]relCol, len(tb.Columns))}
-			for i, c := range tb.Columns {
-				r.cols[i] = relCol{name: c.Name, t: pgType{name: c.Type, mods: c.Mods}}
-			}
-			item.rel = r
-		}
-	}
-	if rv.Alias != nil {
-		item.alias, item.rel = rv.Alias.Aliasname, renamed(item.rel, rv.Alias.Colnames)
-	}
-	return []scopeItem{item}
-}
-
-// rangeFunction types a function in FROM; only generate_series over
-// numbers is known.
-func (t *typer) rangeFunction(rf *pg_query.RangeFunction) scopeItem {
-	item := scopeItem{}
-	if rf.Alias != nil {
-		item.alias = rf.Alias.Aliasname
-	}
-	if len(rf.Functions) != 1 || len(rf.Coldeflist) > 0 {
-		return item
-	}
-	parts := rf.Functions[0].GetList().GetItems()
-	if len(parts) == 0 {
-		return item
-	}
-	fc := parts[0].GetFuncCall()
-	if fc != nil && schema.FuncName(fc) == "unnest" {
-		return t.unnestItem(rf, fc, item)
-	}
-	if fc == nil || schema.FuncName(fc) != "generate_series" || len(fc.Args) < 2 {
-		return item
-	}
-	var args []pgType
-	for _, a := range fc.Args[:2] {
-		args = append(args, t.typeOf(a))
-	}
-	ct := commonType(args)
-	if category(ct.name) != 'N' || rf.Ordinality {
-		return item
-	}
-	ct.mods = nil
-	name := "generate_series"
-	if item.alias != "" {
-		name = item.alias
-	} else {
-		item.alias = name
-	}
-	item.rel = renamed(&rel{cols: []relCol{{name: name, t: ct}}}, rf.Alias.GetColnames())
-	return item
-}
-
-// column types a column reference.
-func (t *typer) column(cr *pg_query.ColumnRef) pgType {
-	var fields []string
-	for _, f := range cr.Fields {
-		s := f.GetString_()
-		if s == nil {
-			return pgType{}
-		}
-		fields = append(fields, s.Sval)
-	}
-	if len(fields) == 0 {
-		return pgType{}
-	}
-	name := fields[len(fields)-1]
-	qual := ""
-	if len(fields) >= 2 {
-		qual = fields[len(fields)-2]
-	}
-	for i := len(t.scopes) - 1; i >= 0; i-- {
-		var found []pgType
-		for _, it := range t.scopes[i] {
-			if qual != "" && it.alias != qual {
-				continue
-			}
-			if it.rel == nil {
-				return pgType{} // it may have the column
-			}
-			for _, c := range it.rel.cols {
-				if c.name == name {
-					found = append(found, c.t)
-				}
-			}
-			if qual != "" {
-				if len(found) == 0 {
-					return pgType{}
-				}
-				return found[0]
-			}
-		}
-		switch len(found) {
-		case 0:
-		case 1:
-			return found[0]
-		default:
-			return commonType(found) // a JOIN ... USING column
-		}
-	}
-	return pgType{}
-}
-
-// figureName is PostgreSQL's FigureColname (dialect.OutputName), with a
-// scalar subquery named by its only column as the typer sees it.
-func (t *typer) figureName(n *pg_query.Node) (string, int) {
-	return dialect.OutputName(n, func(sub *pg_query.Node) (string, bool) {
-		if r := t.subqueryRel(sub); r != nil && len(r.cols) > 0 {
-			return r.cols[0].name, true
-		}
-		return "", false
-	})
-}
-
-// sqlValueNames and sqlValueTypes name and type the SQL-standard
-// functions written without parentheses.
-var sqlValueNames = map[pg_query.SQLValueFunctionOp]string{
-	pg_query.SQLValueFunctionOp_SVFOP_CURRENT_DATE:        "current_date",
-	pg_query.SQLValueFunctionOp_SVFOP_CURRENT_TIME:        "current_time",
-	pg_query.SQLValueFunctionOp_SVFOP_CURRENT_TIME_N:      "current_time",
-	pg_query.SQLValueFunctionOp_SVFOP_CURRENT_TIMESTAMP:   "current_timestamp",
-	pg_query.SQLValueFunctionOp_SVFOP_CURRENT_TIMESTAMP_N: "current_timestamp",
-	pg_query.SQLValueFunctionOp_SVFOP_LOCALTIME:           "localtime",
-	pg_query.SQLValueFunctionOp_SVFOP_LOCALTIME_N:         "localtime",
-	pg_query.SQLValueFunctionOp_SVFOP_LOCALTIMESTAMP:      "localtimestamp",
-	pg_query.SQLValueFunctionOp_SVFOP_LOCALTIMESTAMP_N:    "localtimestamp",
-	pg_query.SQLValueFunctionOp_SVFOP_CURRENT_ROLE:        "current_role",
-	pg_query.SQLValueFunctionOp_SVFOP_CURRENT_USER:        "current_user",
-	pg_query.SQLValueFunctionOp_SVFOP_USER:                "user",
-	pg_query.SQLValueFunctionOp_SVFOP_SESSION_USER:        "session_user",
-	pg_query.SQLValueFunctionOp_SVFOP_CURRENT_CATALOG:     "current_catalog",
-	pg_query.SQLValueFunctionOp_SVFOP_CURRENT_SCHEMA:      "current_schema",
-}
-
-var sqlValueTypes = map[string]string{
-	"current_date": "date", "current_time": "timetz", "current_timestamp": "timestamptz",
-	"localtime": "time", "localtimestamp": "timestamp", "current_role": "name",
-	"current_user": "name", "user": "name", "session_user": "name",
-	"current_catalog": "name", "current_schema": "name",
-}
-
-// typeOf works out an expression's type by PostgreSQL's rules, as far as
-// shepherd knows them ("" otherwise).
-func (t *typer) typeOf(n *pg_query.Node) pgType {
-	switch {
-	case n == nil:
-	case n.GetAConst() != nil:
-		return constType(n.GetAConst())
-	case n.GetColumnRef() != nil:
-		return t.column(n.GetColumnRef())
-	case n.GetTypeCast() != nil:
-		p := castType(n.GetTypeCast().TypeName)
-		if p.name == "numeric" && p.mods == nil && n.GetTypeCast().Arg.GetAConst().GetSval() == nil {
-			// x::numeric keeps the digits of an exact x (10::numeric
-			// has scale 0).
-			if a := t.typeOf(n.GetTypeCast().Arg); category(a.name) == 'N' && !isFloat(a.name) {
-				return keepValues("numeric", a)
-			}
-		}
-		return p
-	case n.GetCollateClause() != nil:
-		return t.typeOf(n.GetCollateClause().Arg)
-	case n.GetAExpr() != nil:
-		return t.exprType(n.GetAExpr())
-	case n.GetBoolExpr() != nil, n.GetNullTest() != nil, n.GetBooleanTest() != nil:
-		return typ("bool")
-	case n.GetSubLink() != nil:
-		sl := n.GetSubLink()
-		switch sl.SubLinkType {
-		case pg_query.SubLinkType_EXPR_SUBLINK:
-			if r := resolvedRel(t.subqueryRel(sl.Subselect)); r != nil && len(r.cols) == 1 {
-				return r.cols[0].t
-			}
-		case pg_query.SubLinkType_ARRAY_SUBLINK, pg_query.SubLinkType_MULTIEXPR_SUBLINK, pg_query.SubLinkType_CTE_SUBLINK:
-		default:
-			return typ("bool")
-		}
-	case n.GetCaseExpr() != nil:
-		ce := n.GetCaseExpr()
-		var ts []pgType
-		if ce.Defresult != nil {
-			// PostgreSQL puts the ELSE first (transformCaseExpr): of
-			// types that cast to each other (char(n), varchar) it wins.
-			ts = append(ts, t.typeOf(ce.Defresult))
-		}
-		for _, w := range ce.Args {
-			ts = append(ts, t.typeOf(w.GetCaseWhen().GetResult()))
-		}
-		return commonType(ts)
-	case n.GetCoalesceExpr() != nil:
-		return t.commonOf(n.GetCoalesceExpr().Args)
-	case n.GetMinMaxExpr() != nil:
-		return t.commonOf(n.GetMinMaxExpr().Args)
-	case n.GetSqlvalueFunction() != nil:
-		return typ(sqlValueTypes[sqlValueNames[n.GetSqlvalueFunction().Op]])
-	case n.GetGroupingFunc() != nil:
-		return typ("int4")
-	case n.GetFuncCall() != nil:
-		return t.funcType(n.GetFuncCall())
-	case n.GetAArrayExpr() != nil:
-		return t.arrayExprType(n.GetAArrayExpr())
-	case n.GetAIndirection() != nil:
-		return t.subscriptType(n.GetAIndirection())
-	}
-	return pgType{}
-}
-
-func (t *typer) commonOf(args []*pg_query.Node) pgType {
-	ts := make([]pgType, len(args))
-	for i, a := range args {
-		ts[i] = t.typeOf(a)
-	}
-	return commonType(ts)
-}
-
-// constType types a constant: integers that fit in 32 bits are integer,
-// in 64 bits bigint, other numbers numeric; strings and NULL are untyped.
-func constType(c *pg_query.A_Const) pgType {
-	switch {
-	case c.Isnull, c.GetSval() != nil:
-		return typ(litType)
-	case c.GetIval() != nil:
-		return typ("int4")
-	case c.GetFval() != nil:
-		f := c.GetFval().Fval
-		if _, err := strconv.ParseInt(f, 10, 64); err == nil {
-			return typ("int8")
-		}
-		if _, frac, ok := strings.Cut(f, "."); ok && !strings.ContainsAny(f, "eE") {
-			return pgType{name: "numeric", scale: int32(len(frac)), scaled: true}
-		}
-		return typ("numeric")
-	case c.GetBoolval() != nil:
-		return typ("bool")
-	}
-	return pgType{}
-}
-
-// castType types a cast's target type.
-func castType(tn *pg_query.TypeName) pgType {
-	name, mods, serial, ok := schema.TypeOf(tn)
-	if ok && !serial {
-		return pgType{name: name, mods: mods}
-	}
-	if tn != nil && len(tn.ArrayBounds) == 0 && len(tn.Names) > 0 {
-		// INTERVAL '1' DAY: a field restriction, still an interval.
-		if tn.Names[len(tn.Names)-1].GetString_().GetSval() == "interval" {
-			return typ("interval")
-		}
-	}
-	return pgType{}
-}
-
-// exprType types an operator expression.
-func (t *typer) exprType(e *pg_query.A_Expr) pgType {
-	switch e.Kind {
-	case pg_query.A_Expr_Kind_AEXPR_OP:
-	case pg_query.A_Expr_Kind_AEXPR_NULLIF:
-		return nullifType(t.typeOf(e.Lexpr), t.typeOf(e.Rexpr))
-	default:
-		// IN, LIKE, BETWEEN, IS DISTINCT FROM, = ANY (...), SIMILAR TO.
-		return typ("bool")
-	}
-	op := schema.OpName(e.Name)
-	if e.Lexpr == nil {
-		r := t.typeOf(e.Rexpr)
-		if (op == "-" || op == "+") && (category(r.name) == 'N' || r.name == "interval") {
-			return keepValues(r.name, r)
-		}
-		return pgType{}
-	}
-	l, r := t.typeOf(e.Lexpr), t.typeOf(e.Rexpr)
-	switch op {
-	case "=", "<>", "<", ">", "<=", ">=", "~~", "!~~", "~~*", "!~~*", "~", "~*", "!~", "!~*",
-		"@>", "<@", "?", "?|", "?&", "&&", "@@":
-		return typ("bool")
-	case "||":
-		return concatType(l, r)
-	case "->", "#>":
-		if l.name == "json" || l.name == "jsonb" {
-			return typ(l.name)
-		}
-	case "->>", "#>>":
-		if l.name == "json" || l.name == "jsonb" {
-			return typ("text")
-		}
-	case "+", "-", "*", "/", "%", "^":
-		if op == "/" {
-			if q, ok := quotientType(e.Lexpr, e.Rexpr); ok {
-				return q // folded (see foldQuotients)
-			}
-		}
-		return arithType(op, l, r)
-	}
-	return pgType{}
-}
-
-// concatType types a || b.
-func concatType(l, r pgType) pgType {
-	switch {
-	case l.name == "" || r.name == "":
-	case l.lit() && r.lit():
-		return typ("text")
-	case l.lit() || r.lit():
-		other := l
-		if l.lit() {
-			other = r
-		}
-		if other.name == "bytea" || other.name == "jsonb" {
-			return typ(other.name)
-		}
-		return typ("text") // text || anynonarray
-	case l.name == r.name && (l.name == "bytea" || l.name == "jsonb"):
-		return typ(l.name)
-	case category(l.name) == 'S' || category(r.name) == 'S':
-		return typ("text")
-	}
-	return pgType{}
-}
-
-// arithType types the arithmetic operators.
-func arithType(op string, l, r pgType) pgType {
-	switch {
-	case l.name == "" || r.name == "" || l.lit() && r.lit():
-		return pgType{}
-	case l.lit():
-		l = pgType{name: r.name}
-	case r.lit():
-		r = pgType{name: l.name}
-	}
-	ln, rn := l.name, r.name
-	if category(ln) == 'N' && category(rn) == 'N' {
-		lr, rr := pgfunc.NumericRank(ln), pgfunc.NumericRank(rn)
-		hi := ln
-		if rr > lr {
-			hi = rn
-		}
-		switch {
-		case op == "^":
-			// power: numeric when numeric is involved without floats,
-			// else double precision.
-			if hi == "numeric" {
-				return typ("numeric")
-			}
-			return typ("float8")
-		case op == "%" && pgfunc.NumericRank(hi) > pgfunc.NumericRank("numeric"):
-			return pgType{}
-		case hi == "float4" && ln != rn:
-			// float4 meets a non-float4: the float4-float8 operators win.
-			return typ("float8")
-		case hi == "numeric" && (op == "+" || op == "-" || op == "*" || op == "%"):
-			ls, lok := numericScale(l)
-			rs, rok := numericScale(r)
-			if op == "*" {
-				return withScaleOf(hi, ls+rs, lok && rok)
-			}
-			return withScaleOf(hi, max(ls, rs), lok && rok)
-		}
-		return typ(hi)
-	}
-	switch op {
-	case "+":
-		switch {
-		case ln == "date" && isInteger(rn), isInteger(ln) && rn == "date":
-			return typ("date")
-		case ln == "date" && (rn == "interval" || rn == "time"), rn == "date" && (ln == "interval" || ln == "time"):
-			return typ("timestamp")
-		case (ln == "timestamp" || ln == "timestamptz" || ln == "time") && rn == "interval":
-			return typ(ln)
-		case ln == "interval" && (rn == "timestamp" || rn == "timestamptz" || rn == "time"):
-			return typ(rn)
-		case ln == "interval" && rn == "interval":
-			return typ("interval")
-		}
-	case "-":
-		switch {
-		case ln == "date" && isInteger(rn):
-			return typ("date")
-		case ln == "date" && rn == "date":
-			return typ("int4")
-		case ln == "date" && rn == "interval":
-			return typ("timestamp")
-		case (ln == "timestamp" || ln == "timestamptz" || ln == "time") && rn == "interval":
-			return typ(ln)
-		case ln == "interval" && rn == "interval":
-			return typ("interval")
-		case category(ln) == 'D' && category(rn) == 'D' && ln != "time" && rn != "time":
-			return typ("interval") // timestamps (and dates against them)
-		case ln == "time" && rn == "time":
-			return typ("interval")
-		}
-	case "*":
-		if ln == "interval" && category(rn) == 'N' || rn == "interval" && category(ln) == 'N' {
-			return typ("interval")
-		}
-	case "/":
-		if ln == "interval" && category(rn) == 'N' {
-			return typ("interval")
-		}
-	}
-	return pgType{}
-}
-
-func isInteger(name string) bool { return name == "int2" || name == "int4" || name == "int8" }
-
-// funcType types a function call by pgfunc's catalogue of PostgreSQL's
-// functions, with the scale or width of the values where the function
-// keeps its argument's (sum, min, lag of a numeric(p,s) or char(n)) or
-// states it (round(x, 2)).
-func (t *typer) funcType(fc *pg_query.FuncCall) pgType {
-	name := schema.FuncName(fc)
-	args := make([]pgType, len(fc.Args))
-	names := make([]string, len(fc.Args))
-	for i, a := range fc.Args {
-		args[i] = t.typeOf(a)
-		names[i] = args[i].name
-	}
-	if p, ok := arrayFuncType(name, args); ok {
-		return p
-	}
-	res := pgfunc.Result(name, names)
-	switch {
-	case res == "":
-		return pgType{}
-	case len(args) == 0:
-		return typ(res)
-	}
-	switch name {
-	case "sum", "min", "max", "abs", "lag", "lead", "first_value", "last_value", "nth_value":
-		if res == args[0].name && !((name == "lag" || name == "lead") && len(args) == 3) {
-			return keepValues(res, args[0])
-		}
-	case "round", "trunc":
-		if res != "numeric" {
-			break
-		}
-		if len(args) == 1 {
-			return withScaleOf(res, 0, true)
-		}
-		// round(x, n) has n digits when n is a constant.
-		if c := fc.Args[1].GetAConst(); c != nil && c.GetIval() != nil {
-			return withScaleOf(res, max(c.GetIval().Ival, 0), true)
-		}
-	case "ceil", "ceiling", "floor":
-		if res == "numeric" {
-			return withScaleOf(res, 0, true)
-		}
-	case "mod", "gcd", "lcm":
-		if res == "numeric" && len(args) == 2 {
-			// mod(x, y) keeps the larger scale, as x % y.
-			return arithType("%", args[0], args[1])
-		}
-	}
-	return typ(res)
 }
 
 // Shape makes an answer's columns look the way PostgreSQL would show

@@ -49,7 +49,7 @@ func (s *Stmt) exactQuotient(r *rewriter, sel *pg_query.SelectStmt, i int, rt *p
 		return false
 	}
 	if rt.Name == "" {
-		rt.Name, _ = (&typer{}).figureName(rt.Val) // PostgreSQL's name
+		rt.Name, _ = columnName(rt.Val) // PostgreSQL's name
 	}
 	// A sort or grouping key naming the column would name the parts.
 	// One that totalOrder added (after the client's) only fixes the
@@ -126,16 +126,7 @@ func bothIntegers(snap *schema.Snapshot, sel *pg_query.SelectStmt, x, y *pg_quer
 	if xs != 0 || ys != 0 {
 		return false
 	}
-	t := &typer{schema: snap}
-	if sel.WithClause != nil {
-		t.pushWith(sel.WithClause)
-	}
-	var items []scopeItem
-	for _, f := range sel.FromClause {
-		items = append(items, t.fromItem(f, items)...)
-	}
-	t.scopes = append(t.scopes, items)
-	return isInteger(t.typeOf(x).name) && isInteger(t.typeOf(y).name)
+	return isInteger(typeIn(snap, sel, x).Name()) && isInteger(typeIn(snap, sel, y).Name())
 }
 
 // divisionParts is x::text || '/' || y::text, with the zero check.
@@ -290,14 +281,4 @@ func (s *Stmt) foldQuotients(r *rewriter) {
 		r.changed = true
 		return false
 	})
-}
-
-// quotientType is the type of l / r, a numeric division of constants
-// foldQuotients folds: numeric of the quotient's display scale.
-func quotientType(l, r *pg_query.Node) (pgType, bool) {
-	q, ok := pgnumeric.FoldQuotient(l, r)
-	if !ok {
-		return pgType{}, false
-	}
-	return withScaleOf("numeric", int32(q.Scale), true), true
 }

@@ -935,16 +935,7 @@ func orderable(s *schema.Snapshot, sel *pg_query.SelectStmt, n *pg_query.Node) b
 	// Values the replicas hold as text that PostgreSQL orders otherwise
 	// (or not at all): json, jsonb, intervals and arrays (shepherd writes
 	// them as PostgreSQL prints them).
-	t := &typer{schema: s}
-	if sel.WithClause != nil {
-		t.pushWith(sel.WithClause)
-	}
-	var items []scopeItem
-	for _, f := range sel.FromClause {
-		items = append(items, t.fromItem(f, items)...)
-	}
-	t.scopes = append(t.scopes, items)
-	switch name := t.typeOf(n).name; {
+	switch name := typeIn(s, sel, n).Name(); {
 	case name == "json", name == "jsonb", name == "interval", schema.IsArray(name):
 		return false
 	}

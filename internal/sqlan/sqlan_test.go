@@ -353,6 +353,12 @@ var columnsQueries = []string{
 	`SELECT * FROM ty`,
 	`SELECT e.*, d.name FROM emp e JOIN dept d ON d.id = e.dept_id`,
 	`SELECT id, e.name, d.name FROM emp e JOIN dept d USING (id)`,
+	// * over a USING or NATURAL join lists the merged columns once,
+	// first (the typer listed every table's columns: one too many).
+	`SELECT * FROM emp e JOIN dept d USING (id)`,
+	`SELECT * FROM emp NATURAL JOIN dept`,
+	`SELECT * FROM dept a JOIN dept b USING (name) JOIN emp c ON c.dept_id = a.id`,
+	`SELECT * FROM emp c JOIN (dept a JOIN dept b USING (id, name)) USING (id)`,
 	`SELECT x, y FROM (SELECT i4 AS x, 'a' AS y FROM ty) AS s`,
 	`SELECT a, b FROM (SELECT i4, n FROM ty) AS s (a, b)`,
 	`SELECT * FROM (VALUES (1, 'a')) AS v (k, w)`,

@@ -137,6 +137,13 @@ SELECT customer_id, spent * 2, spent - paid FROM (SELECT o.customer_id,
 
 SELECT a * b FROM (VALUES (2, 3), (4, 5)) AS v (a, b) ORDER BY 1;
 
+SELECT a + b, a / 2 FROM (VALUES (1::smallint, 2), (3, 4)) AS v (a, b) ORDER BY 1;
+
+SELECT x, x / 2, x * 3 FROM (SELECT line_no AS x FROM order_line UNION SELECT qty FROM order_line) AS u ORDER BY 1;
+
+WITH RECURSIVE r (n) AS (SELECT 1::smallint UNION ALL SELECT 20000 UNION ALL SELECT n + 1 FROM r WHERE n > 19999 AND n < 20001)
+    SELECT n + n FROM r ORDER BY 1;
+
 -- feature: union / intersect / except
 SELECT name FROM dept UNION SELECT name FROM customer ORDER BY 1;
 
