@@ -150,6 +150,10 @@ func (e *Engine) Connect(ctx context.Context) (driver.Conn, error) {
 			return nil, e.classify(ctx, err)
 		}
 	}
+	if err := registerShared(ctx, sc); err != nil {
+		sc.Close()
+		return nil, e.classify(ctx, err)
+	}
 	return &Conn{engine: e, conn: sc}, nil
 }
 

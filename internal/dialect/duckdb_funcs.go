@@ -1,0 +1,419 @@
+package dialect
+
+import (
+	"strings"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/shepherd-db/shepherd/internal/answer"
+	"github.com/shepherd-db/shepherd/internal/driver"
+)
+
+// json, jsonb and bytea on DuckDB replicas. DuckDB keeps a json or jsonb
+// value as text (varchar), the text SQLite keeps: a json value as
+// written, a jsonb value in jsonb's output form (CanonicalJSONB), which
+// DuckDB receives written so for every string constant cast to jsonb or
+// stored into a jsonb column (parameters are made canonical before any
+// replica sees them: sqlan). A bytea constant is written as the bytes
+// PostgreSQL reads in it (DuckDB reads '\xdeadbeef' as a byte \xde and
+// six letters). The json operators call the SQLite driver's functions,
+// which the DuckDB driver registers too (driver/sqlite's
+// SharedFunctions): one implementation answers for both, given the same
+// arguments as the SQL writer gives SQLite's (jsonOp, jsonbCompare,
+// jsonbOrder). What depends on the operands' types takes them from the
+// SQL writer's typing of the statement (operandTypes).
+
+// note records, when w.notes is set, the types of the operands of the
+// function call or operator at loc.
+func (w *writer) note(loc int32, operands ...*pg_query.Node) {
+	if w.notes == nil || loc < 0 {
+		return
+	}
+	types := make([]string, len(operands))
+	for i, o := range operands {
+		if o != nil && o.GetList() == nil {
+			types[i] = w.typeOf(o)
+		}
+	}
+	w.notes[loc] = types
+}
+
+// operandTypes returns the PostgreSQL types of the operands of the
+// function call or operator at loc in the statement, as the SQL writer
+// for SQLite types them ("" where it does not know). The writer runs
+// once per statement, on the first call: only statements that need
+// types pay for it. Its refusals were given by CheckDuckDB already.
+func (d *duck) operandTypes(loc int32) []string {
+	if d.types == nil {
+		d.types = map[int32][]string{}
+		if d.orig != nil && loc >= 0 {
+			_, _ = write(&writer{d: driver.SQLite, schema: d.schema, duck: true, notes: d.types}, d.orig)
+		}
+	}
+	return d.types[loc]
+}
+
+func (d *duck) operandType(loc int32, i int) string {
+	if t := d.operandTypes(loc); i < len(t) {
+		return t[i]
+	}
+	return ""
+}
+
+func duckCall(name string, args ...*pg_query.Node) *pg_query.Node {
+	return pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(name)}, args, -1)
+}
+
+// valueCast rewrites a cast of a string constant to jsonb (its
+// canonical text) or bytea (its bytes); false when n is left to cast.
+func (d *duck) valueCast(n *pg_query.Node, tc *pg_query.TypeCast) bool {
+	s, ok := strConst(tc.Arg)
+	if !ok {
+		return false
+	}
+	switch name := castTypeName(tc); name {
+	case "jsonb":
+		tc.Arg = pg_query.MakeAConstStrNode(d.canonicalJSONB(s), -1)
+	case "bytea":
+		n.Node = d.bytesConstant(s).Node
+		return true
+	}
+	return false
+}
+
+func castTypeName(tc *pg_query.TypeCast) string {
+	if tc.TypeName == nil || len(tc.TypeName.Names) == 0 || len(tc.TypeName.ArrayBounds) > 0 {
+		return ""
+	}
+	return tc.TypeName.Names[len(tc.TypeName.Names)-1].GetString_().GetSval()
+}
+
+func (d *duck) canonicalJSONB(s string) string {
+	v, err := CanonicalJSONB(s)
+	if err != nil {
+		// The SQL writer gave PostgreSQL's error before.
+		d.refuse("the jsonb constant %q", s)
+	}
+	return v
+}
+
+// bytesConstant is the bytes PostgreSQL reads in s, as DuckDB's
+// unhex() of their hex digits.
+func (d *duck) bytesConstant(s string) *pg_query.Node {
+	raw, ok := answer.ParseBytea(s)
+	if !ok {
+		d.refuse("the bytea constant %q", s)
+	}
+	const hex = "0123456789abcdef"
+	b := make([]byte, 0, 2*len(raw))
+	for i := 0; i < len(raw); i++ {
+		b = append(b, hex[raw[i]>>4], hex[raw[i]&15])
+	}
+	return duckCall("unhex", pg_query.MakeAConstStrNode(string(b), -1))
+}
+
+// storedConstants rewrites each string constant an INSERT ... VALUES, an
+// UPDATE or an ON CONFLICT ... DO UPDATE stores into a jsonb column (its
+// canonical text) or a bytea column (its bytes); DuckDB would store the
+// text as written, or read its backslashes otherwise. An INSERT ...
+// SELECT into such columns is refused.
+func (d *duck) storedConstants(n *pg_query.Node) {
+	store := func(v *pg_query.Node, t string) {
+		s, ok := strConst(v)
+		if !ok {
+			return
+		}
+		switch t {
+		case "jsonb":
+			v.Node = pg_query.MakeAConstStrNode(d.canonicalJSONB(s), -1).Node
+		case "bytea":
+			v.Node = d.bytesConstant(s).Node
+		}
+	}
+	typeOf := func(table, col string) string {
+		if t := d.schema.Table(table); t != nil {
+			if c := t.Column(col); c != nil {
+				return c.Type
+			}
+		}
+		return ""
+	}
+	sets := func(table string, targets []*pg_query.Node) {
+		for _, t := range targets {
+			if rt := t.GetResTarget(); rt != nil && len(rt.Indirection) == 0 {
+				store(rt.Val, typeOf(table, rt.Name))
+			}
+		}
+	}
+	if u := n.GetUpdateStmt(); u != nil {
+		sets(u.Relation.GetRelname(), u.TargetList)
+		return
+	}
+	ins := n.GetInsertStmt()
+	if ins == nil || d.schema.Table(ins.Relation.GetRelname()) == nil {
+		return
+	}
+	table := d.schema.Table(ins.Relation.GetRelname())
+	if oc := ins.OnConflictClause; oc != nil {
+		sets(table.Name, oc.TargetList)
+	}
+	var types []string
+	if len(ins.Cols) > 0 {
+		for _, c := range ins.Cols {
+			types = append(types, typeOf(table.Name, c.GetResTarget().GetName()))
+		}
+	} else {
+		for _, c := range table.Columns {
+			types = append(types, c.Type)
+		}
+	}
+	special := false
+	for _, t := range types {
+		special = special || t == "jsonb" || t == "bytea"
+	}
+	sel := ins.SelectStmt.GetSelectStmt()
+	if !special || sel == nil {
+		return
+	}
+	if len(sel.ValuesLists) == 0 || sel.Op != pg_query.SetOperation_SETOP_NONE {
+		d.refuse("INSERT ... SELECT into jsonb or bytea columns")
+	}
+	for _, r := range sel.ValuesLists {
+		for i, v := range r.GetList().GetItems() {
+			if i < len(types) {
+				store(v, types[i])
+			}
+		}
+	}
+}
+
+// funcOp rewrites an operator on json or jsonb values into a call of
+// the function the SQL writer calls on SQLite; false when op is none.
+func (d *duck) funcOp(n *pg_query.Node, e *pg_query.A_Expr, op string) bool {
+	if isJSONOp(op) {
+		d.jsonOp(n, e, op)
+		return true
+	}
+	if !duckComparisons[op] || !d.mayBeJSON(e.Lexpr) && !d.mayBeJSON(e.Rexpr) {
+		return false
+	}
+	lt, rt := d.operandType(e.Location, 0), d.operandType(e.Location, 1)
+	if lt != "jsonb" && rt != "jsonb" {
+		if isJSON(lt) || isJSON(rt) {
+			d.refuse("operator %s on json values", op)
+		}
+		return false
+	}
+	n.Node = d.jsonbCompare(op, e.Lexpr, e.Rexpr, lt, rt).Node
+	return true
+}
+
+// mayBeJSON reports whether n may be of type json or jsonb: a cast to
+// them, a json operator, or a column of that name in a table of json or
+// jsonb type. Only then are the statement's types worked out.
+func (d *duck) mayBeJSON(n *pg_query.Node) bool {
+	switch {
+	case n == nil:
+		return false
+	case n.GetTypeCast() != nil:
+		t := castTypeName(n.GetTypeCast())
+		return isJSON(t) || t == "varchar" // jsonb, already written as varchar
+	case n.GetAExpr() != nil:
+		return isJSONOp(opName(n.GetAExpr().Name))
+	case n.GetFuncCall() != nil:
+		return strings.HasPrefix(opName(n.GetFuncCall().Funcname), "shepherd_json")
+	case n.GetColumnRef() != nil:
+		f := n.GetColumnRef().Fields
+		name := f[len(f)-1].GetString_().GetSval()
+		if d.schema == nil {
+			return false
+		}
+		for _, t := range d.schema.Tables {
+			if c := t.Column(name); c != nil && isJSON(c.Type) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// jsonOp is jsonOp of the SQL writer (json.go), for DuckDB.
+func (d *duck) jsonOp(n *pg_query.Node, e *pg_query.A_Expr, op string) {
+	l, r := e.Lexpr, e.Rexpr
+	lt, rt := d.operandType(e.Location, 0), d.operandType(e.Location, 1)
+	if op == "<@" {
+		op, l, r, lt, rt = "@>", r, l, rt, lt
+	}
+	if !isJSON(lt) {
+		d.refuse("operator %s on a left operand that is not json or jsonb", op)
+	}
+	mode := 0
+	if lt == "jsonb" {
+		mode |= jsonB
+	}
+	if op == "->>" || op == "#>>" {
+		mode |= jsonAsText
+	}
+	switch op {
+	case "->", "->>":
+		if isInt(rt) {
+			mode |= jsonIndex
+		} else if rt != "" && !isTextual(rt) {
+			d.refuse("operator %s with a %s operand", op, rt)
+		}
+		n.Node = duckCall(jsonGetFunction, l, r, pg_query.MakeAConstIntNode(int64(mode), -1)).Node
+	case "#>", "#>>":
+		path, ok := textArrayConst(r)
+		if !ok {
+			d.refuse("operator %s with a path that is not a constant like '{a,b}'", op)
+		}
+		n.Node = duckCall(jsonPathFunction, l, pg_query.MakeAConstStrNode(path.text, -1),
+			pg_query.MakeAConstIntNode(int64(mode), -1)).Node
+	case "@>":
+		if lt != "jsonb" || rt != "" && rt != "jsonb" {
+			d.refuse("operator @> on %s and %s", lt, orUnknown(rt))
+		}
+		n.Node = duckCall(jsonContainsFunction, l, r).Node
+	case "?":
+		if lt != "jsonb" {
+			d.refuse("operator ? on %s", lt)
+		}
+		n.Node = duckCall(jsonExistsFunction, l, r).Node
+	default:
+		d.refuse("operator %s", op)
+	}
+}
+
+// jsonbCompare is the SQL writer's jsonbCompare and jsonbOrder (json.go)
+// for DuckDB: = and <> by jsonb equality, the orderings against a
+// constant by jsonb's order.
+func (d *duck) jsonbCompare(op string, l, r *pg_query.Node, lt, rt string) *pg_query.Node {
+	if op == "=" || op == "<>" {
+		if lt != "jsonb" {
+			l, r, rt = r, l, lt
+		}
+		_, constant := strConst(castArg(r))
+		if !constant && rt != "jsonb" {
+			d.refuse("operator %s on jsonb and %s", op, orUnknown(rt))
+		}
+		eq := duckCall(jsonEqualFunction, l, r)
+		if op == "<>" {
+			return pg_query.MakeBoolExprNode(pg_query.BoolExprType_NOT_EXPR, []*pg_query.Node{eq}, -1)
+		}
+		return eq
+	}
+	flip := map[string]string{"<": ">", ">": "<", "<=": ">=", ">=": "<="}
+	_, ok := strConst(castArg(r))
+	if !ok {
+		if _, ok = strConst(castArg(l)); ok {
+			op, l, r, lt = flip[op], r, l, rt
+		}
+	}
+	if !ok || lt != "jsonb" {
+		d.refuse("operator %s on jsonb other than with a constant", op)
+	}
+	return pg_query.MakeAExprNode(pg_query.A_Expr_Kind_AEXPR_OP, []*pg_query.Node{pg_query.MakeStrNode(op)},
+		duckCall(jsonCompareFunction, l, r), pg_query.MakeAConstIntNode(0, -1), -1)
+}
+
+// jsonbIn writes x IN (a, b) of a jsonb x as x = a OR x = b by jsonb
+// equality (NOT IN: NOT of that), as the SQL writer does (in); false
+// when x is not jsonb.
+func (d *duck) jsonbIn(n *pg_query.Node, e *pg_query.A_Expr, op string) bool {
+	if !d.mayBeJSON(e.Lexpr) {
+		return false
+	}
+	switch d.operandType(e.Location, 0) {
+	case "jsonb":
+	case "json":
+		d.refuse("IN on json values")
+	default:
+		return false
+	}
+	var parts []*pg_query.Node
+	for _, item := range e.Rexpr.GetList().GetItems() {
+		parts = append(parts, duckCall(jsonEqualFunction, e.Lexpr, item))
+	}
+	if len(parts) == 0 {
+		d.refuse("IN an empty list")
+	}
+	out := parts[0]
+	if len(parts) > 1 {
+		out = pg_query.MakeBoolExprNode(pg_query.BoolExprType_OR_EXPR, parts, -1)
+	}
+	if op == "<>" {
+		out = pg_query.MakeBoolExprNode(pg_query.BoolExprType_NOT_EXPR, []*pg_query.Node{out}, -1)
+	}
+	n.Node = out.Node
+	return true
+}
+
+// sharedFuncs are PostgreSQL's functions DuckDB replicas compute with
+// the SQLite driver's implementation (liteStringPrefix + the name), with
+// the argument types the SQL writer lets through to SQLite's; the value
+// is the number of arguments.
+var sharedFuncs = map[string]int{"initcap": 1}
+
+// sharedCall rewrites a call of a function DuckDB lacks or computes
+// otherwise: decode(constant, 'hex') is the bytes, sharedFuncs call the
+// SQLite driver's functions. false when f is none of them.
+func (d *duck) sharedCall(n *pg_query.Node, f *pg_query.FuncCall, name string) bool {
+	switch name {
+	case "unhex":
+		return true // written by bytesConstant
+	case "length", "octet_length":
+		// DuckDB's length() takes no BLOB, and its octet_length() no
+		// text: the bytes of text are strlen()'s. PostgreSQL's
+		// octet_length of a character(n) counts its padding, which
+		// DuckDB does not keep.
+		if len(f.Args) != 1 {
+			return false
+		}
+		switch t := d.operandType(f.Location, 0); {
+		case t == "bytea":
+			f.Funcname = []*pg_query.Node{pg_query.MakeStrNode("octet_length")}
+			return true
+		case name == "length":
+			return false
+		case t == "text" || t == "varchar":
+			f.Funcname = []*pg_query.Node{pg_query.MakeStrNode("strlen")}
+			return true
+		default:
+			d.refuse("octet_length() of a %s value", orUnknown(t))
+		}
+	case "decode":
+		if len(f.Args) != 2 {
+			d.refuse("decode() of %d arguments", len(f.Args))
+		}
+		s, ok1 := strConst(f.Args[0])
+		format, ok2 := strConst(f.Args[1])
+		if !ok1 || !ok2 || format != "hex" {
+			d.refuse("decode() other than of a constant in hex")
+		}
+		n.Node = d.bytesConstant(`\x` + s).Node
+		return true
+	}
+	args, ok := sharedFuncs[name]
+	if !ok {
+		return false
+	}
+	if len(f.Args) != args || f.AggFilter != nil || f.Over != nil || len(f.AggOrder) > 0 || f.AggDistinct {
+		d.refuse("%s() of %d arguments", name, len(f.Args))
+	}
+	for i := range f.Args {
+		if t := d.operandType(f.Location, i); t != "" && !isTextual(t) {
+			d.refuse("%s() of a %s value", name, t)
+		}
+	}
+	f.Funcname = []*pg_query.Node{pg_query.MakeStrNode(liteStringPrefix + name)}
+	f.Funcformat = pg_query.CoercionForm_COERCE_EXPLICIT_CALL
+	return true
+}
+
+// castArg is the argument of a cast, or n.
+func castArg(n *pg_query.Node) *pg_query.Node {
+	if tc := n.GetTypeCast(); tc != nil {
+		return tc.Arg
+	}
+	return n
+}

@@ -1,0 +1,79 @@
+package dialect
+
+import (
+	"strings"
+	"testing"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/shepherd-db/shepherd/internal/pgerr"
+	"github.com/shepherd-db/shepherd/internal/schema"
+)
+
+// TestDuckDBFunctions checks the text DuckDB replicas receive for json,
+// jsonb and bytea values and the functions shared with SQLite: json
+// kept as text, jsonb constants in jsonb's output form, bytea constants
+// as their bytes, the json operators as calls of the SQLite driver's
+// functions (chosen by the operands' types), and names DuckDB reserves
+// quoted.
+func TestDuckDBFunctions(t *testing.T) {
+	s := &schema.Snapshot{Tables: map[string]*schema.Table{"ev": {Name: "ev", Key: []string{"id"}, Columns: []schema.Column{
+		{Name: "id", Type: "int4"}, {Name: "at", Type: "timestamptz"}, {Name: "payload", Type: "json"},
+		{Name: "doc", Type: "jsonb"}, {Name: "body", Type: "bytea"}, {Name: "w", Type: "text"}, {Name: "c", Type: "bpchar", Mods: []int32{4}},
+	}}}}
+	write := func(in string) (string, error) {
+		tree, err := pg_query.Parse(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := DuckDB(tree.Stmts[0].Stmt, s)
+		if err != nil {
+			return "", err
+		}
+		text, err := pg_query.Deparse(&pg_query.ParseResult{Version: tree.Version, Stmts: []*pg_query.RawStmt{{Stmt: out}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return QuoteDuckNames(text), nil
+	}
+	cases := []struct{ in, want string }{
+		{"CREATE TABLE ev (id int PRIMARY KEY, at timestamptz, payload json, doc jsonb, body bytea)",
+			`CREATE TABLE ev (id int4 PRIMARY KEY, "at" timestamptz, payload "varchar", doc "varchar", body bytea)`},
+		{`INSERT INTO ev (id, doc, body) VALUES (1, '{"b": 1, "a": 1, "a": 2}', '\xDEad'), (2, NULL, 'hi')`,
+			`INSERT INTO ev (id, doc, body) VALUES (1, '{"a": 2, "b": 1}', unhex('dead')), (2, NULL, unhex('6869'))`},
+		{`UPDATE ev SET doc = '[1.0, 1e2]', body = decode('00ff', 'hex') WHERE at > '2024-01-01'`,
+			`UPDATE ev SET doc = '[1.0, 100]', body = unhex('00ff') WHERE "at" > '2024-01-01'`},
+		{`SELECT '{"a":  1}'::json, '{"a":  1}'::jsonb, '\x01'::bytea`,
+			`SELECT '{"a":  1}'::"varchar", '{"a": 1}'::"varchar", unhex('01')`},
+		{`SELECT payload->'a', payload->>0, doc->>'a', doc#>>'{a,b}' FROM ev`,
+			`SELECT shepherd_json_get(payload, 'a', 0), shepherd_json_get(payload, 0, 5), shepherd_json_get(doc, 'a', 3), shepherd_json_path(doc, '{a,b}', 3) FROM ev`},
+		{`SELECT id FROM ev WHERE doc @> '{"a": 1}' AND doc ? 'b' AND doc = '{"a": 1}' AND doc > '1'`,
+			`SELECT id FROM ev WHERE shepherd_jsonb_contains(doc, '{"a": 1}') AND shepherd_jsonb_exists(doc, 'b') AND shepherd_jsonb_eq(doc, '{"a": 1}') AND shepherd_jsonb_cmp(doc, '1') > 0`},
+		{`SELECT id FROM ev WHERE doc NOT IN ('1', '2')`,
+			`SELECT id FROM ev WHERE NOT (shepherd_jsonb_eq(doc, '1') OR shepherd_jsonb_eq(doc, '2'))`},
+		{"SELECT initcap(w), length(body), octet_length(w), length(w) FROM ev",
+			"SELECT shepherd_initcap(w), octet_length(body), strlen(w), length(w) FROM ev"},
+	}
+	for _, c := range cases {
+		got, err := write(c.in)
+		if err != nil {
+			t.Errorf("%s: %v", c.in, err)
+			continue
+		}
+		if got != c.want {
+			t.Errorf("%s:\n got %s\nwant %s", c.in, got, c.want)
+		}
+	}
+	refused := map[string]string{
+		"SELECT octet_length(c) FROM ev":                  "octet_length() of a bpchar",
+		"INSERT INTO ev (id, doc) SELECT id, doc FROM ev": "INSERT ... SELECT into jsonb or bytea",
+		"SELECT initcap(id) FROM ev":                      "initcap() of a int4",
+		"SELECT decode(w, 'hex') FROM ev":                 "decode()",
+	}
+	for in, what := range refused {
+		_, err := write(in)
+		if pgerr.Code(err) != pgerr.FeatureNotSupported || !strings.Contains(err.Error(), what) || !strings.Contains(err.Error(), "DuckDB") {
+			t.Errorf("%s: %v, want 0A000 naming %q for DuckDB", in, err, what)
+		}
+	}
+}
