@@ -194,6 +194,11 @@ func (d *duck) funcOp(n *pg_query.Node, e *pg_query.A_Expr, op string) bool {
 		d.jsonOp(n, e, op)
 		return true
 	}
+	switch op {
+	case "~", "~*", "!~", "!~*":
+		d.regexMatch(n, e, op)
+		return true
+	}
 	if !duckComparisons[op] || !d.mayBeJSON(e.Lexpr) && !d.mayBeJSON(e.Rexpr) {
 		return false
 	}
@@ -393,6 +398,39 @@ func (d *duck) sharedCall(n *pg_query.Node, f *pg_query.FuncCall, name string) b
 		n.Node = d.bytesConstant(`\x` + s).Node
 		return true
 	}
+	if d.rounding(n, f, name) {
+		return true
+	}
+	switch name {
+	case "regexp_replace":
+		for _, i := range []int{0, 2} {
+			if t := d.operandType(f.Location, i); !isTextArg(t) {
+				d.refuse("regexp_replace() of a %s value", t)
+			}
+		}
+		d.regexpReplace(f)
+		return true
+	case "format":
+		// shepherd_format() of the same arguments, of the types the
+		// SQL writer lets through (text, integers); a NULL format is
+		// NULL.
+		if len(f.Args) == 0 {
+			d.refuse("format() of no arguments")
+		}
+		if _, ok := strConst(f.Args[0]); !ok {
+			d.refuse("format() with a format that is not a constant")
+		}
+		for i := 1; i < len(f.Args); i++ {
+			switch t := d.operandType(f.Location, i); t {
+			case "", "text", "varchar", "int2", "int4", "int8":
+			default:
+				d.refuse("format() of a %s value", t)
+			}
+		}
+		f.Funcname = []*pg_query.Node{pg_query.MakeStrNode(liteStringPrefix + "format")}
+		f.Funcformat = pg_query.CoercionForm_COERCE_EXPLICIT_CALL
+		return true
+	}
 	args, ok := sharedFuncs[name]
 	if !ok {
 		return false
@@ -416,4 +454,103 @@ func castArg(n *pg_query.Node) *pg_query.Node {
 		return tc.Arg
 	}
 	return n
+}
+
+// rounding writes round(), ceil(), floor() and trunc() of one argument
+// by its type, as PostgreSQL picks the overload: of an integer they are
+// the double precision function (the value as a float8: an integer
+// rounds to itself), of a float8 round() rounds half to even (DuckDB's
+// round_even; its round() rounds half away from zero, as numeric's
+// does). false when f is none of them or has another number of
+// arguments.
+func (d *duck) rounding(n *pg_query.Node, f *pg_query.FuncCall, name string) bool {
+	switch name {
+	case "round", "ceil", "ceiling", "floor", "trunc":
+	default:
+		return false
+	}
+	if len(f.Args) != 1 || f.Over != nil || f.AggFilter != nil {
+		return false
+	}
+	switch t := d.operandType(f.Location, 0); {
+	case isInt(t):
+		n.Node = (&pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: &pg_query.TypeCast{
+			Arg: f.Args[0], TypeName: &pg_query.TypeName{Names: []*pg_query.Node{pg_query.MakeStrNode("float8")}, Typemod: -1},
+		}}}).Node
+	case t == "float8" && name == "round":
+		n.Node = duckCall("round_even", f.Args[0], pg_query.MakeAConstIntNode(0, -1)).Node
+	case t == "float8" || t == "numeric":
+		f.Funcname = []*pg_query.Node{pg_query.MakeStrNode(name)}
+	default:
+		d.refuse("%s() of a %s value", name, orUnknown(t))
+	}
+	return true
+}
+
+// regex is the SQL writer's translation of a constant pattern (regex,
+// strings.go), for the SQLite driver's regular expression functions.
+func (d *duck) regex(what string, pattern *pg_query.Node, icase bool) pgRegex {
+	p, ok := strConst(castArg(pattern))
+	if !ok {
+		d.refuse("%s with a pattern that is not a constant", what)
+	}
+	re, err := translateRegex(p, icase)
+	if err != nil {
+		d.refuse("%s: %v", what, err)
+	}
+	return re
+}
+
+// regexMatch writes ~, ~*, !~ and !~* as the SQL writer does for SQLite
+// (regexMatch): the SQLite driver's regexp_match of the translated
+// pattern.
+func (d *duck) regexMatch(n *pg_query.Node, e *pg_query.A_Expr, op string) {
+	if t := d.operandType(e.Location, 0); !isTextArg(t) {
+		d.refuse("%s on a %s value", op, t)
+	}
+	re := d.regex("operator "+op, e.Rexpr, strings.HasSuffix(op, "*"))
+	call := duckCall(liteStringPrefix+"regexp_match", e.Lexpr, pg_query.MakeAConstStrNode(re.pattern, -1))
+	if strings.HasPrefix(op, "!") {
+		call = pg_query.MakeBoolExprNode(pg_query.BoolExprType_NOT_EXPR, []*pg_query.Node{call}, -1)
+	}
+	n.Node = call.Node
+}
+
+// regexpReplace writes regexp_replace() as the SQL writer does for
+// SQLite (regexpReplace).
+func (d *duck) regexpReplace(f *pg_query.FuncCall) {
+	a := f.Args
+	if len(a) != 3 && len(a) != 4 {
+		d.refuse("regexp_replace() of %d arguments", len(a))
+	}
+	global, icase := false, false
+	if len(a) == 4 {
+		flags, ok := strConst(a[3])
+		if !ok {
+			d.refuse("regexp_replace() with flags that are not a constant")
+		}
+		for _, c := range flags {
+			switch c {
+			case 'g':
+				global = true
+			case 'i':
+				icase = true
+			case 'c':
+				icase = false
+			default:
+				d.refuse("regexp_replace() with the flag %c", c)
+			}
+		}
+	}
+	re := d.regex("regexp_replace()", a[1], icase)
+	repl, constRepl := strConst(a[2])
+	if re.groups > 0 && (!constRepl || hasGroupRef(repl)) && !re.uniqueGroups {
+		d.refuse("regexp_replace() with back-references to a pattern with alternation, repeated groups or more than one variable-length part")
+	}
+	g := int64(0)
+	if global {
+		g = 1
+	}
+	f.Funcname = []*pg_query.Node{pg_query.MakeStrNode(liteStringPrefix + "regexp_replace")}
+	f.Args = []*pg_query.Node{a[0], pg_query.MakeAConstStrNode(re.pattern, -1), a[2], pg_query.MakeAConstIntNode(g, -1)}
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"math"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -68,6 +69,76 @@ func TestEmbeddedDiverseJSON(t *testing.T) {
 		if err := rows.Err(); err != nil {
 			t.Errorf("%s: %v", sql, err)
 		}
+	}
+	idle, cancel := context.WithTimeout(ctx, 30e9)
+	defer cancel()
+	if err := srv.Cluster().Idle(idle); err != nil {
+		t.Fatal(err)
+	}
+	assertReplicas(t, addr, 3)
+	assertSameTables(t, cfg)
+}
+
+// TestEmbeddedDiverseFunctions runs PostgreSQL's functions DuckDB
+// replicas compute with the SQLite driver's implementation or with a
+// rewrite by type (round() of a float8 half to even, of an integer a
+// float8; the regular expression operators; format(); octet_length())
+// on the diverse embedded cluster: DuckDB answers every one as the
+// SQLite replicas do (no mismatch), and some as PostgreSQL does.
+func TestEmbeddedDiverseFunctions(t *testing.T) {
+	cfg := config.EmbeddedWith(config.EmbeddedDiverse())
+	cfg.Listen = "127.0.0.1:0"
+	cfg.DataDir = t.TempDir()
+	addr, srv := start(t, cfg)
+	ctx := context.Background()
+	c := connect(t, addr, "app")
+	for _, sql := range []string{
+		"CREATE TABLE p (id int PRIMARY KEY, name text, grade int, x numeric(10,3), f float8, w text)",
+		`INSERT INTO p VALUES (1, 'Alice', 3, 2.5, 2.5, 'héllo'), (2, 'bob', 2, -2.5, -0.5, NULL), (3, 'Cé dric', 1, 1234.567, 3.5, 'ab')`,
+		"CREATE TABLE ev (id int PRIMARY KEY, at timestamptz)",
+		"INSERT INTO ev VALUES (1, '2024-01-01 12:00:00+00'), (2, '2024-02-29 23:59:59.123456+00'), (3, '2024-03-31 01:30:00+02')",
+	} {
+		mustExec(t, c, sql)
+	}
+	for _, sql := range []string{
+		"SELECT id, octet_length(w), char_length(w) FROM p ORDER BY id",
+		"SELECT reverse('shepherd'), repeat('ab', 3), initcap('hello wORLD')",
+		"SELECT id, initcap(name), initcap(lower(name) || ' mc-donald_x 2nd éa'), initcap(NULL) FROM p ORDER BY id",
+		"SELECT format('%s has grade %s', name, grade) FROM p ORDER BY id",
+		"SELECT format('%s-%s-%1$s', 'a', NULL), format('100%%'), format('%s', id) FROM p ORDER BY id",
+		"SELECT regexp_replace('a1b22c333', '[0-9]+', '#', 'g'), regexp_replace(name, '[aeiou]+', '_', 'gi') FROM p ORDER BY id",
+		"SELECT name, name ~ '^[A-D]', name ~* '^a', name !~ 'e', name !~* 'E' FROM p ORDER BY id",
+		"SELECT round(2.5), round(-2.5), round(2.345, 2), round(1234.5678, -2)",
+		"SELECT round(2.5::double precision), round(3.5::double precision), round(-0.5::double precision)",
+		"SELECT id, ceil(grade) / 2, round(grade) / 4, floor(id) / 7, round(x), round(f), trunc(f), ceil(x) FROM p ORDER BY id",
+		"SELECT id, at FROM ev ORDER BY id",
+		"SELECT id FROM ev WHERE at - TIMESTAMPTZ '2024-01-01 00:00:00+00' > INTERVAL '30 days' ORDER BY id",
+		"SELECT id, TIMESTAMPTZ '2024-03-01 00:00:00+00' - at <= INTERVAL '1 month 1 hour', INTERVAL '1 day' = at - at FROM ev ORDER BY id",
+		"SELECT id, at - TIMESTAMPTZ '2024-02-29 23:59:59.5+00', TIMESTAMPTZ '2024-01-01 12:00:00+00' - at FROM ev ORDER BY id",
+	} {
+		rows, err := c.Query(ctx, sql, pgx.QueryExecModeSimpleProtocol)
+		if err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			t.Errorf("%s: %v", sql, err)
+		}
+	}
+	var got []float64
+	rows, err := c.Query(ctx, "SELECT round(f) FROM p ORDER BY id", pgx.QueryExecModeSimpleProtocol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var f float64
+		if err := rows.Scan(&f); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, f)
+	}
+	if len(got) != 3 || got[0] != 2 || got[1] != 0 || !math.Signbit(got[1]) || got[2] != 4 {
+		t.Errorf("round() of float8 2.5, -0.5, 3.5: %v; want 2, -0, 4 (half to even)", got)
 	}
 	idle, cancel := context.WithTimeout(ctx, 30e9)
 	defer cancel()
