@@ -2,6 +2,7 @@ package dialect
 
 import (
 	"strings"
+	"time"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
@@ -384,7 +385,7 @@ func (d *duck) sharedCall(n *pg_query.Node, f *pg_query.FuncCall, name string) b
 			f.Funcname = []*pg_query.Node{pg_query.MakeStrNode("strlen")}
 			return true
 		default:
-			d.refuse("octet_length() of a %s value", orUnknown(t))
+			d.refuse("octet_length() of %s", valueOf(t))
 		}
 	case "decode":
 		if len(f.Args) != 2 {
@@ -398,7 +399,7 @@ func (d *duck) sharedCall(n *pg_query.Node, f *pg_query.FuncCall, name string) b
 		n.Node = d.bytesConstant(`\x` + s).Node
 		return true
 	}
-	if d.rounding(n, f, name) {
+	if d.rounding(n, f, name) || d.temporalCall(n, f, name) {
 		return true
 	}
 	switch name {
@@ -482,7 +483,7 @@ func (d *duck) rounding(n *pg_query.Node, f *pg_query.FuncCall, name string) boo
 	case t == "float8" || t == "numeric":
 		f.Funcname = []*pg_query.Node{pg_query.MakeStrNode(name)}
 	default:
-		d.refuse("%s() of a %s value", name, orUnknown(t))
+		d.refuse("%s() of %s", name, valueOf(t))
 	}
 	return true
 }
@@ -553,4 +554,111 @@ func (d *duck) regexpReplace(f *pg_query.FuncCall) {
 	}
 	f.Funcname = []*pg_query.Node{pg_query.MakeStrNode(liteStringPrefix + "regexp_replace")}
 	f.Args = []*pg_query.Node{a[0], pg_query.MakeAConstStrNode(re.pattern, -1), a[2], pg_query.MakeAConstIntNode(g, -1)}
+}
+
+// temporalCall rewrites the date and time functions DuckDB computes
+// otherwise than PostgreSQL, as the SQL writer writes them for SQLite
+// (temporalFunc, extract, dateTrunc), whose checks of the arguments
+// CheckDuckDB made already: date_part() (a float8 in PostgreSQL) and
+// extract() of the fields with a fraction, age() and to_char() are the
+// SQLite driver's functions; make_date() of constants is the date;
+// AT TIME ZONE 'UTC' and date_trunc() are DuckDB's, which mean
+// PostgreSQL's in a UTC session for the units the writer lets through.
+// false when f is none of them.
+func (d *duck) temporalCall(n *pg_query.Node, f *pg_query.FuncCall, name string) bool {
+	a := f.Args
+	typeOf := func(i int) string { return d.operandType(f.Location, i) }
+	switch {
+	case (name == "date_part" || name == "extract") && len(a) == 2:
+		field, ok := strConst(a[0])
+		if !ok {
+			d.refuse("%s() of a field that is not a constant", name)
+		}
+		field = strings.ToLower(field)
+		switch field {
+		case "year", "month", "day", "hour", "minute", "quarter", "dow", "doy", "isodow", "week":
+			if name == "extract" {
+				return false // DuckDB's own (see funcCall)
+			}
+		case "second", "epoch", "milliseconds", "microseconds", "isoyear":
+		default:
+			d.refuse("%s(%s from ...)", name, field)
+		}
+		if t := typeOf(1); !isTime(t) {
+			d.refuse("%s(%s from ...) of %s", name, field, valueOf(t))
+		}
+		n.Node = duckCall(datePartFunction, pg_query.MakeAConstStrNode(field, -1), a[1]).Node
+	case name == "age" && len(a) == 2:
+		if typeOf(0) != "timestamp" && typeOf(0) != "timestamptz" || typeOf(1) != "timestamp" && typeOf(1) != "timestamptz" {
+			d.refuse("age() of values that are not both timestamps")
+		}
+		n.Node = duckCall(ageFunction, a[0], a[1]).Node
+	case name == "to_char" && len(a) == 2 && isTime(typeOf(0)):
+		format, ok := strConst(a[1])
+		if !ok {
+			d.refuse("to_char() with a format that is not a constant")
+		}
+		if _, ok := answer.ParseToCharFormat(format); !ok {
+			d.refuse("to_char() format %q", format)
+		}
+		n.Node = duckCall(toCharFunction, a[0], a[1]).Node
+	case name == "make_date" && len(a) == 3:
+		y, ok1 := intConst(a[0])
+		m, ok2 := intConst(a[1])
+		day, ok3 := intConst(a[2])
+		if !ok1 || !ok2 || !ok3 || y < 1 || y > 9999 || m < 1 || m > 12 || day < 1 || day > 31 {
+			d.refuse("make_date() of values that are not constants of years 1 to 9999")
+		}
+		t := time.Date(int(y), time.Month(m), int(day), 0, 0, 0, 0, time.UTC)
+		if t.Day() != int(day) {
+			d.refuse("make_date() of a day the month does not have")
+		}
+		n.Node = (&pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: &pg_query.TypeCast{
+			Arg:      pg_query.MakeAConstStrNode(t.Format("2006-01-02"), -1),
+			TypeName: &pg_query.TypeName{Names: []*pg_query.Node{pg_query.MakeStrNode("date")}, Typemod: -1},
+		}}}).Node
+	case name == "timezone" && len(a) == 2:
+		zone, ok := strConst(a[0])
+		if !ok || !isUTCZone(zone) {
+			d.refuse("AT TIME ZONE other than 'UTC'")
+		}
+		if t := typeOf(1); t != "timestamp" && t != "timestamptz" {
+			d.refuse("AT TIME ZONE on %s", valueOf(t))
+		}
+		a[0] = pg_query.MakeAConstStrNode("UTC", -1)
+		f.Funcname = []*pg_query.Node{pg_query.MakeStrNode("timezone")}
+	case name == "date_trunc" && len(a) == 2:
+		unit, ok := strConst(a[0])
+		if !ok {
+			d.refuse("date_trunc() of a unit that is not a constant")
+		}
+		switch strings.ToLower(unit) {
+		case "year", "quarter", "month", "week", "day", "hour", "minute", "second":
+		default:
+			d.refuse("date_trunc('%s', ...)", unit)
+		}
+		switch typeOf(1) {
+		case "timestamp", "timestamptz":
+		case "date":
+			// PostgreSQL truncates the date as a timestamptz.
+			a[1] = &pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: &pg_query.TypeCast{
+				Arg: a[1], TypeName: &pg_query.TypeName{Names: []*pg_query.Node{pg_query.MakeStrNode("timestamptz")}, Typemod: -1},
+			}}}
+		default:
+			d.refuse("date_trunc() of %s", valueOf(typeOf(1)))
+		}
+		a[0] = pg_query.MakeAConstStrNode(strings.ToLower(unit), -1)
+		f.Funcname = []*pg_query.Node{pg_query.MakeStrNode("date_trunc")}
+	default:
+		return false
+	}
+	return true
+}
+
+// valueOf names a value of type t in a refusal.
+func valueOf(t string) string {
+	if t == "" {
+		return "a value of unknown type"
+	}
+	return "a " + t + " value"
 }

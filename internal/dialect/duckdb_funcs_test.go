@@ -58,6 +58,13 @@ func TestDuckDBFunctions(t *testing.T) {
 			"SELECT round_even(f, 0), CASE WHEN 2 = 0 THEN error('division by zero') ELSE i::float8 / 2 END, i::float8, round(x), trunc(f), round(2.5) FROM ev"},
 		{`SELECT w ~ '^a\d', w !~* 'B', regexp_replace(w, 'a+', '_', 'gi'), format('%s-%s', w, i) FROM ev`,
 			`SELECT shepherd_regexp_match(w, E'(?s)\\Aa[0-9]'), NOT shepherd_regexp_match(w, '(?s)[bB]'), shepherd_regexp_replace(w, '(?s)[aA]+', '_', 1), shepherd_format('%s-%s', w, i) FROM ev`},
+		// Dates and times: the SQLite driver's extract() of seconds,
+		// age() and to_char(); DuckDB's date_trunc() (of a date as a
+		// timestamptz) and AT TIME ZONE 'UTC'.
+		{"SELECT extract(second FROM at), date_part('day', at), extract(day FROM at), age(at, at), to_char(at, 'YYYY') FROM ev",
+			"SELECT shepherd_date_part('second', \"at\"), shepherd_date_part('day', \"at\"), date_part('day', \"at\"), shepherd_age(\"at\", \"at\"), shepherd_to_char(\"at\", 'YYYY') FROM ev"},
+		{"SELECT date_trunc('Month', at::date), at AT TIME ZONE 'Z', make_date(2024, 2, 29) FROM ev",
+			"SELECT date_trunc('month', \"at\"::date::timestamptz), timezone('UTC', \"at\"), '2024-02-29'::date FROM ev"},
 		{"SELECT initcap(w), length(body), octet_length(w), length(w) FROM ev",
 			"SELECT shepherd_initcap(w), octet_length(body), strlen(w), length(w) FROM ev"},
 	}
@@ -77,6 +84,9 @@ func TestDuckDBFunctions(t *testing.T) {
 		"SELECT initcap(id) FROM ev":                      "initcap() of a int4",
 		"SELECT decode(w, 'hex') FROM ev":                 "decode()",
 		"SELECT round(r) FROM ev":                         "round() of a float4",
+		"SELECT at AT TIME ZONE 'Europe/Paris' FROM ev":   "AT TIME ZONE other than 'UTC'",
+		"SELECT date_trunc('century', at) FROM ev":        "date_trunc('century'",
+		"SELECT make_date(2023, 2, 29)":                   "make_date()",
 		"SELECT w ~ w FROM ev":                            "pattern that is not a constant",
 		"SELECT format('%s', f) FROM ev":                  "format() of a float8",
 	}

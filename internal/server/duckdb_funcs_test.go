@@ -83,7 +83,9 @@ func TestEmbeddedDiverseJSON(t *testing.T) {
 // replicas compute with the SQLite driver's implementation or with a
 // rewrite by type (round() of a float8 half to even, of an integer a
 // float8; the regular expression operators; format(); octet_length())
-// on the diverse embedded cluster: DuckDB answers every one as the
+// and the date and time functions (extract() of seconds and epochs,
+// to_char(), age() by the SQLite driver; date_trunc() and AT TIME ZONE
+// 'UTC' by DuckDB) on the diverse embedded cluster: DuckDB answers every one as the
 // SQLite replicas do (no mismatch), and some as PostgreSQL does.
 func TestEmbeddedDiverseFunctions(t *testing.T) {
 	cfg := config.EmbeddedWith(config.EmbeddedDiverse())
@@ -115,6 +117,11 @@ func TestEmbeddedDiverseFunctions(t *testing.T) {
 		"SELECT id FROM ev WHERE at - TIMESTAMPTZ '2024-01-01 00:00:00+00' > INTERVAL '30 days' ORDER BY id",
 		"SELECT id, TIMESTAMPTZ '2024-03-01 00:00:00+00' - at <= INTERVAL '1 month 1 hour', INTERVAL '1 day' = at - at FROM ev ORDER BY id",
 		"SELECT id, at - TIMESTAMPTZ '2024-02-29 23:59:59.5+00', TIMESTAMPTZ '2024-01-01 12:00:00+00' - at FROM ev ORDER BY id",
+		"SELECT id, date_part('day', at) / 2, extract(second FROM at), extract(epoch FROM at), date_part('dow', at), extract(isoyear FROM at) FROM ev ORDER BY id",
+		"SELECT id, to_char(at, 'DD Mon YYYY, HH12:MI:SS AM'), to_char(at, 'YYYY-MM-DD HH24:MI:SS.US'), age(at::timestamp, TIMESTAMP '2023-01-15') FROM ev ORDER BY id",
+		"SELECT id, date_trunc('week', at), date_trunc('quarter', at), date_trunc('day', at), date_trunc('month', at::date) FROM ev ORDER BY id",
+		"SELECT id, at AT TIME ZONE 'UTC', (at AT TIME ZONE 'UTC') AT TIME ZONE 'utc' FROM ev WHERE at AT TIME ZONE 'UTC' >= TIMESTAMP '2024-02-01' ORDER BY id",
+		"SELECT make_date(2024, 2, 29), age(TIMESTAMP '2024-01-31', TIMESTAMP '2024-03-01')",
 	} {
 		rows, err := c.Query(ctx, sql, pgx.QueryExecModeSimpleProtocol)
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/big"
 	"strings"
+	"time"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
 
@@ -64,6 +65,14 @@ func (s *sharedFunc) Executor() duckdb.ScalarFuncExecutor {
 				return nil, fmt.Errorf("%s returned %T, not an integer", s.f.Name, out)
 			}
 			return i, nil
+		case sqlite.SharedFloat:
+			switch x := out.(type) {
+			case int64:
+				return float64(x), nil
+			case float64:
+				return x, nil
+			}
+			return nil, fmt.Errorf("%s returned %T, not a number", s.f.Name, out)
 		}
 		switch x := out.(type) {
 		case string:
@@ -76,8 +85,11 @@ func (s *sharedFunc) Executor() duckdb.ScalarFuncExecutor {
 }
 
 // sqliteValue is a value DuckDB handed a function, as SQLite would hand
-// it: text, an int64 (booleans as 0 or 1), a float64, bytes or nil.
-// Values of other types (dates, decimals, lists) fail the statement:
+// it: text, an int64 (booleans as 0 or 1), a float64, bytes or nil; a
+// date, timestamp or timestamptz as the text SQLite stores for it (the
+// UTC wall-clock time, "2024-01-02 03:04:05.5"; a date at midnight, which
+// the shared functions read as the date). Values of other types
+// (decimals, intervals, lists) fail the statement:
 // the SQL writer passes none to these functions on SQLite, where they
 // would be text in another form.
 func sqliteValue(v any) (any, error) {
@@ -105,6 +117,8 @@ func sqliteValue(v any) (any, error) {
 		if x.IsInt64() {
 			return x.Int64(), nil
 		}
+	case time.Time:
+		return x.UTC().Format("2006-01-02 15:04:05.999999"), nil
 	}
 	return nil, fmt.Errorf("an argument of type %T, which shepherd does not pass to it", v)
 }
@@ -125,6 +139,7 @@ func registerShared(ctx context.Context, c *sql.Conn) error {
 	}
 	results := map[sqlite.SharedResult]duckdb.Type{
 		sqlite.SharedText: duckdb.TYPE_VARCHAR, sqlite.SharedBool: duckdb.TYPE_BOOLEAN, sqlite.SharedInt: duckdb.TYPE_BIGINT,
+		sqlite.SharedFloat: duckdb.TYPE_DOUBLE,
 	}
 	for _, f := range sqlite.SharedFunctions() {
 		result, err := duckdb.NewTypeInfo(results[f.Result])

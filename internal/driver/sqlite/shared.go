@@ -5,15 +5,16 @@ package sqlite
 // PostgreSQL function both engines lack is computed by one Go
 // implementation: the engines then answer alike by construction, and a
 // fix is made once. Each takes and returns values as SQLite hands them
-// (text as string, integers as int64, booleans as 0 or 1, NULL as nil);
-// the other driver converts its own.
+// (text as string, integers as int64, booleans as 0 or 1, dates and
+// timestamps as the text SQLite stores, timestamptz in UTC, NULL as
+// nil); the other driver converts its own.
 type Shared struct {
 	// Name is the SQL name, as the SQL writers call it.
 	Name string
 	// Args is the number of arguments, -1 for any.
 	Args int
 	// Result is what the function returns: SharedText, SharedBool
-	// (0 or 1) or SharedInt.
+	// (0 or 1), SharedInt or SharedFloat (an integer or a float).
 	Result SharedResult
 	Fn     func(args []any) (any, error)
 }
@@ -26,11 +27,14 @@ const (
 	SharedText SharedResult = iota
 	SharedBool
 	SharedInt
+	SharedFloat
 )
 
 // SharedFunctions returns the functions shared with other drivers: the
-// json operators' (JSONGetFunction and the rest) and the string
-// functions (StringFunctionPrefix + the names of StringFunctions).
+// json operators' (JSONGetFunction and the rest), extract(), age() and
+// to_char() of dates and timestamps (DatePartFunction, AgeFunction,
+// ToCharFunction) and the string functions (StringFunctionPrefix + the
+// names of StringFunctions).
 func SharedFunctions() []Shared {
 	out := []Shared{
 		{JSONGetFunction, 3, SharedText, func(a []any) (any, error) { return jsonGet(a[0], a[1], a[2]) }},
@@ -39,6 +43,9 @@ func SharedFunctions() []Shared {
 		{JSONExistsFunction, 2, SharedBool, func(a []any) (any, error) { return jsonbExists(a[0], a[1]) }},
 		{JSONEqualFunction, 2, SharedBool, func(a []any) (any, error) { return jsonbEqual(a[0], a[1]) }},
 		{JSONCompareFunction, 2, SharedInt, func(a []any) (any, error) { return jsonbCompare(a[0], a[1]) }},
+		{DatePartFunction, 2, SharedFloat, func(a []any) (any, error) { return datePart(a[0], a[1]) }},
+		{AgeFunction, 2, SharedText, func(a []any) (any, error) { return age(a[0], a[1]) }},
+		{ToCharFunction, 2, SharedText, func(a []any) (any, error) { return toChar(a[0], a[1]) }},
 	}
 	for name, n := range StringFunctions {
 		result := SharedText
