@@ -5,6 +5,7 @@ import (
 	"time"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/shepherd-db/shepherd/internal/answer"
 	"github.com/shepherd-db/shepherd/internal/driver"
@@ -34,6 +35,12 @@ func (w *writer) note(loc int32, operands ...*pg_query.Node) {
 	for i, o := range operands {
 		if o != nil && o.GetList() == nil {
 			types[i] = w.typeOf(o)
+		}
+		// An operator the writer writes as a whole without its own
+		// note (extract(epoch FROM a - b)): its operands' types too.
+		if e := o.GetAExpr(); e != nil && e.Location >= 0 && w.notes[e.Location] == nil && e.Lexpr != nil && e.Rexpr != nil &&
+			e.Lexpr.GetList() == nil && e.Rexpr.GetList() == nil {
+			w.notes[e.Location] = []string{w.typeOf(e.Lexpr), w.typeOf(e.Rexpr)}
 		}
 	}
 	w.notes[loc] = types
@@ -384,6 +391,23 @@ func (d *duck) sharedCall(n *pg_query.Node, f *pg_query.FuncCall, name string) b
 		case t == "text" || t == "varchar":
 			f.Funcname = []*pg_query.Node{pg_query.MakeStrNode("strlen")}
 			return true
+		case t == "bpchar":
+			// Padded to n characters, as PostgreSQL keeps it: the bytes
+			// of the text without trailing spaces, and a byte for each
+			// character of padding.
+			width := d.charWidth(f.Args[0])
+			if width < 0 {
+				d.refuse("octet_length() of a character(n) value other than a column")
+			}
+			trimmed := func() *pg_query.Node {
+				return duckCall("rtrim", proto.Clone(f.Args[0]).(*pg_query.Node), pg_query.MakeAConstStrNode(" ", -1))
+			}
+			plus := func(op string, l, r *pg_query.Node) *pg_query.Node {
+				return pg_query.MakeAExprNode(pg_query.A_Expr_Kind_AEXPR_OP, []*pg_query.Node{pg_query.MakeStrNode(op)}, l, r, -1)
+			}
+			n.Node = plus("-", plus("+", duckCall("strlen", trimmed()), pg_query.MakeAConstIntNode(int64(width), -1)),
+				duckCall("length", trimmed())).Node
+			return true
 		default:
 			d.refuse("octet_length() of %s", valueOf(t))
 		}
@@ -410,6 +434,30 @@ func (d *duck) sharedCall(n *pg_query.Node, f *pg_query.FuncCall, name string) b
 			}
 		}
 		d.regexpReplace(f)
+		return true
+	case "lpad", "rpad":
+		// The SQLite driver's: DuckDB fails an empty fill and pads
+		// otherwise for a negative length.
+		if len(f.Args) == 2 {
+			f.Args = append(f.Args, pg_query.MakeAConstStrNode(" ", -1))
+		}
+		if len(f.Args) != 3 {
+			d.refuse("%s() of %d arguments", name, len(f.Args))
+		}
+		f.Funcname = []*pg_query.Node{pg_query.MakeStrNode(liteStringPrefix + name)}
+		return true
+	case "substr", "substring":
+		d.substring(f, name)
+		return true
+	case "encode":
+		if len(f.Args) != 2 || d.operandType(f.Location, 0) != "bytea" {
+			d.refuse("encode() other than of a bytea value")
+		}
+		if format, ok := strConst(f.Args[1]); !ok || format != "hex" {
+			d.refuse("encode() other than in hex")
+		}
+		// DuckDB's hex() writes capitals.
+		n.Node = duckCall("lower", duckCall("hex", f.Args[0])).Node
 		return true
 	case "format":
 		// shepherd_format() of the same arguments, of the types the
@@ -584,6 +632,15 @@ func (d *duck) temporalCall(n *pg_query.Node, f *pg_query.FuncCall, name string)
 		default:
 			d.refuse("%s(%s from ...)", name, field)
 		}
+		if e := a[1].GetAExpr(); field == "epoch" && typeOf(1) == "interval" && e != nil && opName(e.Name) == "-" && e.Lexpr != nil {
+			// The SQL writer's epochOfDifference.
+			lt, rt := d.operandType(e.Location, 0), d.operandType(e.Location, 1)
+			if lt != rt || lt != "timestamp" && lt != "timestamptz" {
+				d.refuse("extract(epoch ...) of an interval other than timestamp - timestamp")
+			}
+			n.Node = duckCall(epochDiffFunction, e.Lexpr, e.Rexpr).Node
+			return true
+		}
 		if t := typeOf(1); !isTime(t) {
 			d.refuse("%s(%s from ...) of %s", name, field, valueOf(t))
 		}
@@ -660,5 +717,79 @@ func valueOf(t string) string {
 	if t == "" {
 		return "a value of unknown type"
 	}
+	if strings.ContainsRune("aeiou", rune(t[0])) {
+		return "an " + t + " value"
+	}
 	return "a " + t + " value"
+}
+
+// charWidth is n of the character(n) column n names, when every table
+// of the schema that has a character column of that name agrees on n;
+// -1 otherwise.
+func (d *duck) charWidth(n *pg_query.Node) int {
+	cr := n.GetColumnRef()
+	if cr == nil || d.schema == nil {
+		return -1
+	}
+	name := cr.Fields[len(cr.Fields)-1].GetString_().GetSval()
+	width := -1
+	for _, t := range d.schema.Tables {
+		c := t.Column(name)
+		if c == nil || c.Type != "bpchar" {
+			continue
+		}
+		w := 1 // character without a length is character(1)
+		if len(c.Mods) == 1 {
+			w = int(c.Mods[0])
+		}
+		if width >= 0 && w != width {
+			return -1
+		}
+		width = w
+	}
+	return width
+}
+
+// substring writes substr() and substring() as PostgreSQL counts:
+// characters from the position given, which may be 0 or less (DuckDB
+// counts a negative one from the end), for a number of them that must
+// not be negative; both constants. substring(s FROM pattern) is the
+// SQLite driver's regexp_substr (or regexp_group of a pattern with a
+// group), as the SQL writer writes it (regexpSubstr).
+func (d *duck) substring(f *pg_query.FuncCall, name string) {
+	a := f.Args
+	if t := d.operandType(f.Location, 0); !isTextArg(t) {
+		d.refuse("%s() of %s", name, valueOf(t))
+	}
+	f.Funcformat = pg_query.CoercionForm_COERCE_EXPLICIT_CALL
+	if _, ok := strConst(castArg(a[len(a)-1])); ok && len(a) == 2 && name == "substring" {
+		re := d.regex("substring(... FROM pattern)", a[1], false)
+		fn := "regexp_substr"
+		if re.groups > 0 {
+			if !re.uniqueGroups {
+				d.refuse("substring(... FROM pattern) with a group, in a pattern with alternation, repeated groups or more than one variable-length part")
+			}
+			fn = "regexp_group"
+		}
+		f.Funcname = []*pg_query.Node{pg_query.MakeStrNode(liteStringPrefix + fn)}
+		f.Args = []*pg_query.Node{a[0], pg_query.MakeAConstStrNode(re.pattern, -1)}
+		return
+	}
+	if len(a) != 2 && len(a) != 3 {
+		d.refuse("%s() of %d arguments", name, len(a))
+	}
+	from, ok := intConst(a[1])
+	if !ok {
+		d.refuse("%s() from a position that is not an integer constant", name)
+	}
+	start := max(from, 1)
+	f.Funcname = []*pg_query.Node{pg_query.MakeStrNode("substring")}
+	f.Args = []*pg_query.Node{a[0], pg_query.MakeAConstIntNode(start, -1)}
+	if len(a) == 3 {
+		count, ok := intConst(a[2])
+		if !ok || count < 0 {
+			d.refuse("%s() of a length that is not a constant of 0 or more", name)
+		}
+		f.Args = append(f.Args, pg_query.MakeAConstIntNode(max(from+count-start, 0), -1))
+	}
 }

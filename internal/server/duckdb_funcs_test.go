@@ -95,10 +95,10 @@ func TestEmbeddedDiverseFunctions(t *testing.T) {
 	ctx := context.Background()
 	c := connect(t, addr, "app")
 	for _, sql := range []string{
-		"CREATE TABLE p (id int PRIMARY KEY, name text, grade int, x numeric(10,3), f float8, w text)",
-		`INSERT INTO p VALUES (1, 'Alice', 3, 2.5, 2.5, 'héllo'), (2, 'bob', 2, -2.5, -0.5, NULL), (3, 'Cé dric', 1, 1234.567, 3.5, 'ab')`,
-		"CREATE TABLE ev (id int PRIMARY KEY, at timestamptz)",
-		"INSERT INTO ev VALUES (1, '2024-01-01 12:00:00+00'), (2, '2024-02-29 23:59:59.123456+00'), (3, '2024-03-31 01:30:00+02')",
+		"CREATE TABLE p (id int PRIMARY KEY, name text, grade int, x numeric(10,3), f float8, w text, code char(4))",
+		`INSERT INTO p VALUES (1, 'Alice', 3, 2.5, 2.5, 'héllo', 'é'), (2, 'bob', 2, -2.5, -0.5, NULL, 'ab  '), (3, 'Cé dric', 1, 1234.567, 3.5, 'ab', NULL)`,
+		"CREATE TABLE ev (id int PRIMARY KEY, at timestamptz, body bytea)",
+		`INSERT INTO ev VALUES (1, '2024-01-01 12:00:00+00', '\xdeadbeef'), (2, '2024-02-29 23:59:59.123456+00', 'hello'), (3, '2024-03-31 01:30:00+02', NULL)`,
 	} {
 		mustExec(t, c, sql)
 	}
@@ -122,6 +122,11 @@ func TestEmbeddedDiverseFunctions(t *testing.T) {
 		"SELECT id, date_trunc('week', at), date_trunc('quarter', at), date_trunc('day', at), date_trunc('month', at::date) FROM ev ORDER BY id",
 		"SELECT id, at AT TIME ZONE 'UTC', (at AT TIME ZONE 'UTC') AT TIME ZONE 'utc' FROM ev WHERE at AT TIME ZONE 'UTC' >= TIMESTAMP '2024-02-01' ORDER BY id",
 		"SELECT make_date(2024, 2, 29), age(TIMESTAMP '2024-01-31', TIMESTAMP '2024-03-01')",
+		"SELECT id, extract(epoch FROM at - TIMESTAMPTZ '2024-01-01 00:00:00+00'), encode(body, 'hex'), length(body) FROM ev ORDER BY id",
+		"SELECT id, substr(name, 2, 3), substring(name FROM 1 FOR 2), substring(name, 3), substr(w, 2) FROM p ORDER BY id",
+		"SELECT id, substring(name from '[a-z]+'), substring(name from 'x'), substring(name from 'l(i)') FROM p ORDER BY id",
+		"SELECT lpad('abc', -1, 'x'), lpad('abc', 5, ''), rpad(NULL, 3, 'x'), lpad('héé', 5, 'é'), left('héllo', -2), right('héllo', -2)",
+		"SELECT id, code || '|', length(code), octet_length(code) FROM p ORDER BY id",
 	} {
 		rows, err := c.Query(ctx, sql, pgx.QueryExecModeSimpleProtocol)
 		if err != nil {

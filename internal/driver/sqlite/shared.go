@@ -33,7 +33,7 @@ const (
 // SharedFunctions returns the functions shared with other drivers: the
 // json operators' (JSONGetFunction and the rest), extract(), age() and
 // to_char() of dates and timestamps (DatePartFunction, AgeFunction,
-// ToCharFunction) and the string functions (StringFunctionPrefix + the
+// ToCharFunction, EpochDiffFunction) and the string functions (StringFunctionPrefix + the
 // names of StringFunctions).
 func SharedFunctions() []Shared {
 	out := []Shared{
@@ -46,6 +46,7 @@ func SharedFunctions() []Shared {
 		{DatePartFunction, 2, SharedFloat, func(a []any) (any, error) { return datePart(a[0], a[1]) }},
 		{AgeFunction, 2, SharedText, func(a []any) (any, error) { return age(a[0], a[1]) }},
 		{ToCharFunction, 2, SharedText, func(a []any) (any, error) { return toChar(a[0], a[1]) }},
+		{EpochDiffFunction, 2, SharedFloat, func(a []any) (any, error) { return epochDiff(a[0], a[1]) }},
 	}
 	for name, n := range StringFunctions {
 		result := SharedText
