@@ -618,7 +618,8 @@ func (d *duck) cast(tc *pg_query.TypeCast) {
 	s := c.GetSval().GetSval()
 	switch name {
 	case "int2", "int4", "int8":
-		if _, err := strconv.ParseInt(s, 10, 64); err != nil {
+		// Both skip white space around the digits.
+		if _, err := strconv.ParseInt(strings.Trim(s, " \t\n\r\v\f"), 10, 64); err != nil {
 			d.refuse("casting '%s' to %s", s, name)
 		}
 	case "bool":
@@ -653,7 +654,7 @@ var isoDateTime = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}( \d{2}:\d{2}:\d{2}(\.\d
 // engines read alike.
 var (
 	canonicalUUID  = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
-	simpleInterval = regexp.MustCompile(`^(-?\d{1,6} (year|month|week|day|hour|minute|second)s?)( -?\d{1,6} (year|month|week|day|hour|minute|second)s?)*$`)
+	simpleInterval = regexp.MustCompile(`^(-?\d{1,6} (year|month|week|day|hour|minute|second)s?)( -?\d{1,6} (year|month|week|day|hour|minute|second)s?)*( \d{2}:\d{2}:\d{2}(\.\d{1,6})?)?$`)
 )
 
 // typeName checks a type DuckDB must store or cast to, and writes the

@@ -68,6 +68,10 @@ func TestDuckDBFunctions(t *testing.T) {
 		// character(n) is padded in PostgreSQL, not in DuckDB.
 		{"SELECT octet_length(c), substr(w, 2, 3), substring(w FROM -1 FOR 3), lpad(w, 3, '') FROM ev",
 			`SELECT (strlen(rtrim(c, ' ')) + 4) - length(rtrim(c, ' ')), "substring"(w, 2, 3), "substring"(w, 1, 1), shepherd_lpad(w, 3, '') FROM ev`},
+		// Both read white space around an integer, and an interval's
+		// time of day, alike.
+		{"SELECT ' 7 '::int, at + '1 month 2 days 03:04:05.5'::interval FROM ev",
+			`SELECT ' 7 '::int4, "at" + '1 month 2 days 03:04:05.5'::"interval" FROM ev`},
 		{"SELECT initcap(w), length(body), octet_length(w), length(w) FROM ev",
 			"SELECT shepherd_initcap(w), octet_length(body), strlen(w), length(w) FROM ev"},
 	}

@@ -127,6 +127,8 @@ func TestEmbeddedDiverseFunctions(t *testing.T) {
 		"SELECT id, substring(name from '[a-z]+'), substring(name from 'x'), substring(name from 'l(i)') FROM p ORDER BY id",
 		"SELECT lpad('abc', -1, 'x'), lpad('abc', 5, ''), rpad(NULL, 3, 'x'), lpad('héé', 5, 'é'), left('héllo', -2), right('héllo', -2)",
 		"SELECT id, code || '|', length(code), octet_length(code) FROM p ORDER BY id",
+		"SELECT '123'::int + 1, '  7 '::int, ' -7'::int8",
+		"SELECT id, at + INTERVAL '1 month 2 days 03:04:05.5', at - INTERVAL '1 year', DATE '2024-01-31' + INTERVAL '1 month 1 day' FROM ev ORDER BY id",
 	} {
 		rows, err := c.Query(ctx, sql, pgx.QueryExecModeSimpleProtocol)
 		if err != nil {
