@@ -68,6 +68,9 @@ func (d *duck) operandType(loc int32, i int) string {
 	return ""
 }
 
+// mathFunctionPrefix is driver/sqlite's MathFunctionPrefix.
+const mathFunctionPrefix = "shepherd_math_"
+
 func duckCall(name string, args ...*pg_query.Node) *pg_query.Node {
 	return pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(name)}, args, -1)
 }
@@ -458,6 +461,44 @@ func (d *duck) sharedCall(n *pg_query.Node, f *pg_query.FuncCall, name string) b
 		}
 		// DuckDB's hex() writes capitals.
 		n.Node = duckCall("lower", duckCall("hex", f.Args[0])).Node
+		return true
+	case "sqrt", "exp", "ln", "log", "log10", "power", "pow":
+		// SQLite's math functions, as the SQL writer writes them where
+		// PostgreSQL's double precision function is called (pgfunc.
+		// MathAlike; of numeric values it refuses them): computed by
+		// the same code as on SQLite.
+		if name == "log" && len(f.Args) != 1 || (name == "power" || name == "pow") && len(f.Args) != 2 ||
+			name != "log" && name != "power" && name != "pow" && len(f.Args) != 1 {
+			d.refuse("%s() of %d arguments", name, len(f.Args))
+		}
+		for i := range f.Args {
+			if t := d.operandType(f.Location, i); t != "" && !isInt(t) && t != "float8" {
+				d.refuse("%s() of %s", name, valueOf(t))
+			}
+		}
+		if name == "pow" {
+			name = "power"
+		}
+		f.Funcname = []*pg_query.Node{pg_query.MakeStrNode(mathFunctionPrefix + name)}
+		return true
+	case "sign":
+		// DuckDB's sign() is a small integer; PostgreSQL's has the
+		// type of its argument, a float8 for an integer.
+		if len(f.Args) != 1 {
+			d.refuse("sign() of %d arguments", len(f.Args))
+		}
+		to := &pg_query.TypeName{Names: []*pg_query.Node{pg_query.MakeStrNode("float8")}, Typemod: -1}
+		switch t := d.operandType(f.Location, 0); {
+		case isInt(t) || t == "float8":
+		case t == "numeric":
+			to = &pg_query.TypeName{Names: []*pg_query.Node{pg_query.MakeStrNode("numeric")}, Typemod: -1,
+				Typmods: []*pg_query.Node{pg_query.MakeAConstIntNode(1, -1), pg_query.MakeAConstIntNode(0, -1)}}
+		default:
+			d.refuse("sign() of %s", valueOf(t))
+		}
+		f.Funcname = []*pg_query.Node{pg_query.MakeStrNode("sign")}
+		n.Node = (&pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: &pg_query.TypeCast{
+			Arg: &pg_query.Node{Node: &pg_query.Node_FuncCall{FuncCall: f}}, TypeName: to}}}).Node
 		return true
 	case "format":
 		// shepherd_format() of the same arguments, of the types the

@@ -72,6 +72,9 @@ func TestDuckDBFunctions(t *testing.T) {
 		// time of day, alike.
 		{"SELECT ' 7 '::int, at + '1 month 2 days 03:04:05.5'::interval FROM ev",
 			`SELECT ' 7 '::int4, "at" + '1 month 2 days 03:04:05.5'::"interval" FROM ev`},
+		// SQLite's math functions, shared; sign() typed as PostgreSQL's.
+		{"SELECT sqrt(f), power(i, 2), log(f), sign(i), sign(x) FROM ev",
+			"SELECT shepherd_math_sqrt(f), shepherd_math_power(i, 2), shepherd_math_log(f), sign(i)::float8, sign(x)::\"numeric\"(1, 0) FROM ev"},
 		{"SELECT initcap(w), length(body), octet_length(w), length(w) FROM ev",
 			"SELECT shepherd_initcap(w), octet_length(body), strlen(w), length(w) FROM ev"},
 	}
@@ -91,6 +94,7 @@ func TestDuckDBFunctions(t *testing.T) {
 		"SELECT initcap(id) FROM ev":                      "initcap() of a int4",
 		"SELECT decode(w, 'hex') FROM ev":                 "decode()",
 		"SELECT round(r) FROM ev":                         "round() of a float4",
+		"SELECT sqrt(x) FROM ev":                          "sqrt() of a numeric value",
 		"SELECT at AT TIME ZONE 'Europe/Paris' FROM ev":   "AT TIME ZONE other than 'UTC'",
 		"SELECT date_trunc('century', at) FROM ev":        "date_trunc('century'",
 		"SELECT make_date(2023, 2, 29)":                   "make_date()",

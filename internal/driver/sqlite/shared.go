@@ -48,6 +48,7 @@ func SharedFunctions() []Shared {
 		{ToCharFunction, 2, SharedText, func(a []any) (any, error) { return toChar(a[0], a[1]) }},
 		{EpochDiffFunction, 2, SharedFloat, func(a []any) (any, error) { return epochDiff(a[0], a[1]) }},
 	}
+	out = append(out, sharedMath...)
 	for name, n := range StringFunctions {
 		result := SharedText
 		switch name {
@@ -60,6 +61,15 @@ func SharedFunctions() []Shared {
 	}
 	return out
 }
+
+// MathFunctionPrefix is the prefix of SQLite's math functions as shared
+// (sqrt, exp, ln, log, log10, power): MathFunctionPrefix + the name.
+const MathFunctionPrefix = "shepherd_math_"
+
+// sharedMath are SQLite's math functions of one number or two, as the
+// cgo build registers them (mathFunctions over the C library), filled in
+// by that build: another engine computes them as SQLite does.
+var sharedMath []Shared
 
 // FunctionError reads the SQLSTATE and message of an error a shared
 // function failed with back out of an engine's message, which holds the
