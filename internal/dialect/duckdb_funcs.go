@@ -382,7 +382,7 @@ func (d *duck) sharedCall(n *pg_query.Node, f *pg_query.FuncCall, name string) b
 		// text: the bytes of text are strlen()'s. PostgreSQL's
 		// octet_length of a character(n) counts its padding, which
 		// DuckDB does not keep.
-		if len(f.Args) != 1 {
+		if len(f.Args) != 1 || name == "length" && !d.mayBeBytes(f.Args[0]) {
 			return false
 		}
 		switch t := d.operandType(f.Location, 0); {
@@ -833,4 +833,27 @@ func (d *duck) substring(f *pg_query.FuncCall, name string) {
 		}
 		f.Args = append(f.Args, pg_query.MakeAConstIntNode(max(from+count-start, 0), -1))
 	}
+}
+
+// mayBeBytes reports whether n may be a bytea value: not a column of no
+// bytea column's name, nor a string constant (only then is length()'s
+// argument typed).
+func (d *duck) mayBeBytes(n *pg_query.Node) bool {
+	if _, ok := strConst(n); ok {
+		return false
+	}
+	cr := n.GetColumnRef()
+	if cr == nil {
+		return true
+	}
+	name := cr.Fields[len(cr.Fields)-1].GetString_().GetSval()
+	if d.schema == nil {
+		return false
+	}
+	for _, t := range d.schema.Tables {
+		if c := t.Column(name); c != nil && c.Type == "bytea" {
+			return true
+		}
+	}
+	return false
 }
