@@ -68,6 +68,10 @@ func (d *duck) operandType(loc int32, i int) string {
 	return ""
 }
 
+// bytesFunction is DuckDB's function of hex digits to their bytes
+// (no PostgreSQL function: bytesConstant writes it).
+const bytesFunction = "unhex"
+
 // mathFunctionPrefix is driver/sqlite's MathFunctionPrefix.
 const mathFunctionPrefix = "shepherd_math_"
 
@@ -120,7 +124,7 @@ func (d *duck) bytesConstant(s string) *pg_query.Node {
 	for i := 0; i < len(raw); i++ {
 		b = append(b, hex[raw[i]>>4], hex[raw[i]&15])
 	}
-	return duckCall("unhex", pg_query.MakeAConstStrNode(string(b), -1))
+	return duckCall(bytesFunction, pg_query.MakeAConstStrNode(string(b), -1))
 }
 
 // storedConstants rewrites each string constant an INSERT ... VALUES, an
@@ -374,9 +378,10 @@ var sharedFuncs = map[string]int{"initcap": 1}
 // otherwise: decode(constant, 'hex') is the bytes, sharedFuncs call the
 // SQLite driver's functions. false when f is none of them.
 func (d *duck) sharedCall(n *pg_query.Node, f *pg_query.FuncCall, name string) bool {
-	switch name {
-	case "unhex":
+	if opName(f.Funcname) == bytesFunction {
 		return true // written by bytesConstant
+	}
+	switch name {
 	case "length", "octet_length":
 		// DuckDB's length() takes no BLOB, and its octet_length() no
 		// text: the bytes of text are strlen()'s. PostgreSQL's
