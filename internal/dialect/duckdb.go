@@ -66,9 +66,9 @@ func DuckDB(n *pg_query.Node, s *schema.Snapshot) (out *pg_query.Node, err error
 	out = proto.Clone(n).(*pg_query.Node)
 	d := &duck{schema: s, orig: n}
 	d.stmt(out)
+	d.storedConstants(out)
 	d.varchars(out)
 	d.walk(out.ProtoReflect())
-	d.storedConstants(out)
 	d.noRows(out.ProtoReflect())
 	return out, nil
 }

@@ -129,11 +129,19 @@ func (d *duck) bytesConstant(s string) *pg_query.Node {
 
 // storedConstants rewrites each string constant an INSERT ... VALUES, an
 // UPDATE or an ON CONFLICT ... DO UPDATE stores into a jsonb column (its
-// canonical text) or a bytea column (its bytes); DuckDB would store the
-// text as written, or read its backslashes otherwise. An INSERT ...
-// SELECT into such columns is refused.
+// canonical text) or a bytea column (its bytes), also as an item of an
+// INSERT's SELECT; DuckDB would store the text as written, or read its
+// backslashes otherwise.
 func (d *duck) storedConstants(n *pg_query.Node) {
 	store := func(v *pg_query.Node, t string) {
+		if tc := v.GetTypeCast(); tc != nil && t == "jsonb" {
+			// '...'::json stored as jsonb: PostgreSQL reads the text as
+			// jsonb (the SQL writer's jsonbStored).
+			if s, ok := strConst(tc.Arg); ok {
+				tc.Arg = pg_query.MakeAConstStrNode(d.canonicalJSONB(s), -1)
+			}
+			return
+		}
 		s, ok := strConst(v)
 		if !ok {
 			return
@@ -186,20 +194,33 @@ func (d *duck) storedConstants(n *pg_query.Node) {
 	for _, t := range types {
 		special = special || t == "jsonb" || t == "bytea"
 	}
-	sel := ins.SelectStmt.GetSelectStmt()
-	if !special || sel == nil {
+	if !special {
 		return
 	}
-	if len(sel.ValuesLists) == 0 || sel.Op != pg_query.SetOperation_SETOP_NONE {
-		d.refuse("INSERT ... SELECT into jsonb or bytea columns")
-	}
-	for _, r := range sel.ValuesLists {
-		for i, v := range r.GetList().GetItems() {
-			if i < len(types) {
-				store(v, types[i])
+	var selects func(sel *pg_query.SelectStmt)
+	selects = func(sel *pg_query.SelectStmt) {
+		switch {
+		case sel == nil:
+		case sel.Op != pg_query.SetOperation_SETOP_NONE:
+			selects(sel.Larg)
+			selects(sel.Rarg)
+		case len(sel.ValuesLists) > 0:
+			for _, r := range sel.ValuesLists {
+				for i, v := range r.GetList().GetItems() {
+					if i < len(types) {
+						store(v, types[i])
+					}
+				}
+			}
+		default:
+			for i, t := range sel.TargetList {
+				if rt := t.GetResTarget(); rt != nil && i < len(types) {
+					store(rt.Val, types[i])
+				}
 			}
 		}
 	}
+	selects(ins.SelectStmt.GetSelectStmt())
 }
 
 // funcOp rewrites an operator on json or jsonb values into a call of

@@ -30,8 +30,16 @@ func TestEmbeddedDiverseJSON(t *testing.T) {
 			(2, '2024-03-31 01:30:00+02', '{"size": 1024, "parts": [1, 2, 3]}', '"x"', 'hello', NULL),
 			(3, '2023-12-31 23:00:00-05', NULL, NULL, decode('00ff10', 'hex'), NULL)`,
 		`UPDATE ev SET doc = '{"k": "\u0041"}', body = '\x0102' WHERE id = 3`,
+		"CREATE TABLE ev2 (id int PRIMARY KEY, kind varchar(5), doc jsonb, body bytea)",
+		`INSERT INTO ev2 SELECT id, 'k' || id, '{"a": [1.0], "z": 1}', '\x00ff'::bytea FROM ev`,
+		`INSERT INTO ev2 VALUES (9, 'nine', '{"a": 1, "a": 2}'::json, '\x01020304')`,
 	} {
 		mustExec(t, c, sql)
+	}
+	// PostgreSQL reads the constant as bytea input; the SQLite replicas
+	// would store its text.
+	if _, err := c.Exec(ctx, `INSERT INTO ev2 SELECT 10, 'x', NULL, '\x00ff'`); sqlstate(err) != "0A000" {
+		t.Errorf("INSERT ... SELECT of a string constant into a bytea column: %v, want 0A000", err)
 	}
 	queries := []struct{ sql, want string }{
 		{"SELECT payload->>'user' FROM ev WHERE id = 1", "ada"},
@@ -48,6 +56,7 @@ func TestEmbeddedDiverseJSON(t *testing.T) {
 		{"SELECT length(body)::text FROM ev WHERE id = 3", "2"},
 		{"SELECT ref::text FROM ev WHERE id = 1", "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11"},
 		{"SELECT initcap('hello wORLD mc-donald')", "Hello World Mc-Donald"},
+		{"SELECT string_agg(doc::text || length(body), ' ' ORDER BY id) FROM ev2", `{"a": [1.0], "z": 1}2 {"a": [1.0], "z": 1}2 {"a": [1.0], "z": 1}2 {"a": 2}4`},
 	}
 	for _, q := range queries {
 		var got string
