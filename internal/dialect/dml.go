@@ -93,6 +93,7 @@ func (w *writer) insertStmt(ins *pg_query.InsertStmt) {
 		}
 		w.checkArraySelect(sel, types)
 		w.checkJSONBSelect(sel, types)
+		w.checkBytesSelect(sel, types)
 		w.checkDuckSelect(sel, types)
 		w.str(" ")
 		if w.numericTargets(types) || w.checkedTargets(types) && (len(ins.Cols) > 0 || !selectsStar(sel)) && len(sel.SortClause) == 0 {

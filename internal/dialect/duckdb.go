@@ -64,18 +64,22 @@ func DuckDB(n *pg_query.Node, s *schema.Snapshot) (out *pg_query.Node, err error
 		}
 	}()
 	out = proto.Clone(n).(*pg_query.Node)
-	d := &duck{schema: s}
+	d := &duck{schema: s, orig: n}
 	d.arrays(n, out)
 	d.stmt(out)
+	d.storedConstants(out)
 	d.varchars(out)
 	d.walk(out.ProtoReflect())
 	d.noRows(out.ProtoReflect())
-	d.names(out.ProtoReflect())
 	return out, nil
 }
 
 type duck struct {
 	schema *schema.Snapshot
+	// orig is the statement as given, and types the types of its
+	// operands (see operandTypes).
+	orig  *pg_query.Node
+	types map[int32][]string
 }
 
 func (d *duck) refuse(format string, args ...any) {
@@ -231,13 +235,13 @@ var duckFuncs = map[string]bool{
 var duckTypes = map[string]bool{
 	"int2": true, "int4": true, "int8": true, "float4": true, "float8": true, "uuid": true, "interval": true,
 	"bool": true, "text": true, "varchar": true, "bpchar": true, "date": true, "timestamp": true, "timestamptz": true,
-	"bytea": true, "numeric": true,
+	"bytea": true, "numeric": true, "json": true, "jsonb": true,
 	"serial": true, "bigserial": true, "smallserial": true, "serial4": true, "serial8": true, "serial2": true,
 }
 
 // walk checks and rewrites every node under m, children first.
 func (d *duck) walk(m protoreflect.Message) {
-	if n, ok := m.Interface().(*pg_query.Node); ok && n.GetTypeCast() != nil {
+	if n, ok := m.Interface().(*pg_query.Node); ok && n.GetTypeCast() != nil && !d.valueCast(n, n.GetTypeCast()) {
 		d.varcharCast(n, n.GetTypeCast())
 	}
 	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
@@ -426,6 +430,9 @@ func (d *duck) aExpr(n *pg_query.Node, e *pg_query.A_Expr) {
 		if len(e.Name) > 1 {
 			d.refuse("OPERATOR(%s)", op)
 		}
+		if d.funcOp(n, e, op) {
+			return
+		}
 		if !duckOps[op] {
 			d.refuse("operator %s", op)
 		}
@@ -449,6 +456,9 @@ func (d *duck) aExpr(n *pg_query.Node, e *pg_query.A_Expr) {
 	case pg_query.A_Expr_Kind_AEXPR_IN:
 		// A row IN a list of rows: each compared with = (NOT IN: <>),
 		// as PostgreSQL expands it; DuckDB would compare structs.
+		if d.jsonbIn(n, e, op) {
+			return
+		}
 		l := e.Lexpr.GetRowExpr()
 		if l == nil {
 			return
@@ -505,6 +515,9 @@ func (d *duck) funcCall(n *pg_query.Node, f *pg_query.FuncCall) {
 	}
 	if len(f.Funcname) > 2 || len(f.Funcname) == 2 && f.Funcname[0].GetString_().GetSval() != "pg_catalog" {
 		d.refuse("function %s", name)
+	}
+	if d.sharedCall(n, f, name) {
+		return
 	}
 	if !duckFuncs[name] {
 		d.refuse("function %s()", name)
@@ -606,7 +619,8 @@ func (d *duck) cast(tc *pg_query.TypeCast) {
 	s := c.GetSval().GetSval()
 	switch name {
 	case "int2", "int4", "int8":
-		if _, err := strconv.ParseInt(s, 10, 64); err != nil {
+		// Both skip white space around the digits.
+		if _, err := strconv.ParseInt(strings.Trim(s, " \t\n\r\v\f"), 10, 64); err != nil {
 			d.refuse("casting '%s' to %s", s, name)
 		}
 	case "bool":
@@ -641,7 +655,7 @@ var isoDateTime = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}( \d{2}:\d{2}:\d{2}(\.\d
 // engines read alike.
 var (
 	canonicalUUID  = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
-	simpleInterval = regexp.MustCompile(`^(-?\d{1,6} (year|month|week|day|hour|minute|second)s?)( -?\d{1,6} (year|month|week|day|hour|minute|second)s?)*$`)
+	simpleInterval = regexp.MustCompile(`^(-?\d{1,6} (year|month|week|day|hour|minute|second)s?)( -?\d{1,6} (year|month|week|day|hour|minute|second)s?)*( \d{2}:\d{2}:\d{2}(\.\d{1,6})?)?$`)
 )
 
 // typeName checks a type DuckDB must store or cast to, and writes the
@@ -676,6 +690,9 @@ func (d *duck) typeName(t *pg_query.TypeName) {
 		if p := t.Typmods[0].GetAConst().GetIval().GetIval(); p > 38 {
 			d.refuse("numeric of more than 38 digits")
 		}
+	case "json", "jsonb":
+		// Kept as text (see duckdb_funcs.go).
+		t.Names = []*pg_query.Node{pg_query.MakeStrNode("varchar")}
 	case "varchar":
 		// A column's length is held by the values stored into it
 		// (varchars); a cast's by varcharCast.
@@ -959,45 +976,10 @@ func quoteDuck(name string) string {
 // duckReserved are the words DuckDB's parser reserves that PostgreSQL's
 // does not, so that PostgreSQL's text leaves them unquoted as names
 // (found by writing each of DuckDB's keywords as a table, column and
-// alias name through the deparser and DuckDB's parser).
+// alias name through the deparser and DuckDB's parser); QuoteDuckNames
+// quotes them.
 var duckReserved = map[string]bool{
 	"anti": true, "asof": true, "at": true, "by": true, "describe": true, "glob": true, "lambda": true,
 	"pivot": true, "pivot_longer": true, "pivot_wider": true, "positional": true, "qualify": true,
 	"semi": true, "show": true, "summarize": true, "unpack": true, "unpivot": true,
-}
-
-// nameFields are the fields of parse nodes that hold a name.
-var nameFields = map[protoreflect.Name]bool{
-	"colname": true, "relname": true, "aliasname": true, "name": true, "idxname": true,
-	"ctename": true, "conname": true, "newname": true, "subname": true, "schemaname": true,
-}
-
-// names refuses a name DuckDB reads as a keyword (duckReserved): the
-// text would not parse there, and the replica would fail what the
-// others run. String constants are no names.
-func (d *duck) names(m protoreflect.Message) {
-	switch x := m.Interface().(type) {
-	case *pg_query.A_Const:
-		return
-	case *pg_query.String:
-		if duckReserved[x.Sval] {
-			d.refuse("the name %q, which DuckDB reserves", x.Sval)
-		}
-	}
-	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-		switch {
-		case fd.Kind() == protoreflect.StringKind && !fd.IsList() && nameFields[fd.Name()]:
-			if duckReserved[v.String()] {
-				d.refuse("the name %q, which DuckDB reserves", v.String())
-			}
-		case fd.IsList() && fd.Message() != nil:
-			l := v.List()
-			for i := 0; i < l.Len(); i++ {
-				d.names(l.Get(i).Message())
-			}
-		case fd.Message() != nil && !fd.IsMap():
-			d.names(v.Message())
-		}
-		return true
-	})
 }

@@ -172,6 +172,8 @@ func duckCast(x *pg_query.Node, t string) *pg_query.Node {
 		Arg: x, TypeName: &pg_query.TypeName{Names: []*pg_query.Node{pg_query.MakeStrNode(t)}, Typemod: -1, Location: -1}, Location: -1}}}
 }
 
+// duckCall is a call of the function name (DuckDB's or one the driver
+// registers) with args.
 func duckCall(name string, args ...*pg_query.Node) *pg_query.Node {
 	return pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(name)}, args, -1)
 }

@@ -44,7 +44,7 @@ func TestDuckDB(t *testing.T) {
 		{"SELECT 1 FROM t WHERE (a, b) NOT IN ((1, 2), (3, 4))", "SELECT 1 FROM t WHERE (a <> 1 OR b <> 2) AND (a <> 3 OR b <> 4)"},
 		// ILIKE lowers ASCII letters only, as the C locale does.
 		{"SELECT 1 FROM t WHERE s NOT ILIKE 'A%'", "SELECT 1 FROM t WHERE NOT like_escape(translate(s, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz'), translate('A%', 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz'), E'\\\\')"},
-		{"SELECT lpad(s, 4), every(b) FROM t", "SELECT lpad(s, 4, ' '), bool_and(b) FROM t"},
+		{"SELECT lpad(s, 4), every(b) FROM t", "SELECT shepherd_lpad(s, 4, ' '), bool_and(b) FROM t"},
 		{"SELECT 1 FROM t WHERE (a, b, c) <= (1, 2, 3)", "SELECT 1 FROM t WHERE a < 1 OR (a = 1 AND (b < 2 OR (b = 2 AND c <= 3)))"},
 	}
 	for _, c := range cases {
@@ -70,8 +70,6 @@ func TestDuckDB(t *testing.T) {
 	}
 	refused := map[string]string{
 		"SELECT s SIMILAR TO 'a%' FROM t":                           "similar",
-		"SELECT substr(s, -1, 2) FROM t":                            "substr",
-		"SELECT round(x::float8) FROM t":                            "round",
 		"CREATE TABLE t (n numeric)":                                "numeric without a precision",
 		"SELECT extract(epoch from x) FROM t":                       "extract(epoch",
 		"SELECT '1.5'::int":                                         "casting '1.5' to int4",

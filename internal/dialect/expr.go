@@ -415,6 +415,7 @@ func (w *writer) subLink(s *pg_query.SubLink) {
 var comparison = map[string]bool{"=": true, "<>": true, "<": true, ">": true, "<=": true, ">=": true}
 
 func (w *writer) aExpr(e *pg_query.A_Expr) {
+	w.note(e.Location, e.Lexpr, e.Rexpr)
 	if nullOperands(e) || nullBetween(e) {
 		// NULL whatever the digits in it (see hide).
 		w.hide(e.Lexpr, true)

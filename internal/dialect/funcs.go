@@ -32,6 +32,7 @@ func (w *writer) refuseNumericMath(name string) {
 
 // funcCall writes a function call, aggregate or window function.
 func (w *writer) funcCall(fc *pg_query.FuncCall) {
+	w.note(fc.Location, fc.Args...)
 	if w.havingAt != nil && isAggregateCall(fc) {
 		w.outsideHaving(func() { w.funcCall(fc) })
 		return

@@ -112,7 +112,10 @@ type writer struct {
 	d driver.Dialect
 	// duck: the SQLite text is written only to check the statement for
 	// DuckDB replicas (see CheckDuckDB).
-	duck      bool
+	duck bool
+	// notes, when set, collects the types of the operands of every
+	// function call and operator by location (see duckTypes).
+	notes     map[int32][]string
 	schema    *schema.Snapshot
 	b         strings.Builder
 	params    []int

@@ -93,9 +93,6 @@ func TestEmbeddedDiverseAssignments(t *testing.T) {
 	mustExec(t, c, "INSERT INTO dn VALUES (1, 1.005, 1.005)")
 	for _, sql := range []string{
 		"UPDATE dn SET n = f",
-		// A name DuckDB's parser reserves (PostgreSQL's text leaves it
-		// unquoted).
-		"CREATE TABLE dr (id int PRIMARY KEY, at timestamptz)",
 		"INSERT INTO dn (id, n) VALUES (2, 1.005::float8)",
 		"INSERT INTO dn (id, n) SELECT 3, f FROM dn WHERE id = 1",
 	} {

@@ -110,5 +110,5 @@ func (s *Stmt) deparse(tree *pg_query.Node) (string, error) {
 	if err != nil {
 		return "", pgerr.Wrap(pgerr.InternalError, err, "writing the statement for DuckDB")
 	}
-	return text, nil
+	return dialect.QuoteDuckNames(text), nil
 }

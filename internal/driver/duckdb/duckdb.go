@@ -33,6 +33,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
 
@@ -76,6 +77,9 @@ type Engine struct {
 	path    string
 	conn    *duckdb.Connector
 	db      *sql.DB
+	// shared registers the shared functions (funcs.go) once.
+	shared    sync.Once
+	sharedErr error
 }
 
 func open(ctx context.Context, spec driver.Spec) (*Engine, error) {
@@ -153,6 +157,14 @@ func (e *Engine) Connect(ctx context.Context) (driver.Conn, error) {
 	if err := registerArrayFuncs(ctx, sc); err != nil {
 		sc.Close()
 		return nil, e.classify(ctx, err)
+	}
+	// The shared functions live in the database's catalog, for every
+	// connection: registered once, by the first (open's, before any
+	// other can connect).
+	e.shared.Do(func() { e.sharedErr = registerShared(ctx, sc) })
+	if e.sharedErr != nil {
+		sc.Close()
+		return nil, e.classify(ctx, e.sharedErr)
 	}
 	return &Conn{engine: e, conn: sc}, nil
 }

@@ -19,6 +19,8 @@ func (e *Engine) classify(ctx context.Context, err error) *pgerr.Error {
 	var de *duckdb.Error
 	switch {
 	case errors.As(err, &out):
+	case sharedPGError(err) != nil:
+		out = sharedPGError(err)
 	case ctx.Err() != nil:
 		out = pgerr.Wrap(pgerr.QueryCanceled, err, "canceling statement due to user request")
 	case errors.As(err, &de):
