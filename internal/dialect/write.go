@@ -187,6 +187,9 @@ type writer struct {
 	// havingAt is the query whose HAVING clause MariaDB's writer is in,
 	// outside aggregates and subqueries (see having).
 	havingAt *havingLevel
+	// notes collects, when the writer checks a statement for DuckDB
+	// replicas, what its types tell the DuckDB text (see PrepareDuckDB).
+	notes *duckNotes
 }
 
 // scope is one query level's FROM items: alias (or table name) → table.

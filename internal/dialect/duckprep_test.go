@@ -1,0 +1,62 @@
+package dialect
+
+import (
+	"testing"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+)
+
+// TestPrepareDuckDB: what the SQL writer's types and the schema tell the
+// DuckDB text (see PrepareDuckDB): PostgreSQL's folds to NULL, numeric
+// arithmetic widened to DECIMAL(38), a GROUP BY of a primary key
+// completed with the table's other columns.
+func TestPrepareDuckDB(t *testing.T) {
+	s := testSchema(t)
+	cases := []struct{ in, want string }{
+		{"SELECT n / 0 = NULL, NULL IN (n / (n - n)) FROM acct WHERE n % 0 > NULL",
+			"SELECT NULL, NULL FROM acct WHERE NULL"},
+		// Not folded where PostgreSQL evaluates: a guard stays.
+		{"SELECT n / 0 = 1 FROM acct", "SELECT CASE WHEN 0 = 0 THEN error('division by zero') ELSE n / 0 END = 1 FROM acct"},
+		{"SELECT bal * 2.5, bal + n, n * 2 FROM acct",
+			`SELECT (bal * 1::"numeric"(38, 0)) * (2.5 * 1::"numeric"(38, 0)), (bal * 1::"numeric"(38, 0)) + n, n * 2 FROM acct`},
+		// An operand that is itself widened arithmetic is not widened again.
+		{"SELECT bal * 2 * 3.5 FROM acct",
+			`SELECT ((bal * 1::"numeric"(38, 0)) * 2) * (3.5 * 1::"numeric"(38, 0)) FROM acct`},
+		{"SELECT id, n, count(*) FROM acct GROUP BY id",
+			"SELECT id, n, count(*) FROM acct GROUP BY id, acct.name, acct.bal, acct.n, acct.created"},
+		{"SELECT a.n FROM acct a JOIN acct b ON b.n = a.id GROUP BY a.id, b.n",
+			"SELECT a.n FROM acct a JOIN acct b ON b.n = a.id GROUP BY a.id, b.n, a.name, a.bal, a.n, a.created"},
+		// Not the table: a WITH query of its name; not the whole key.
+		{"WITH acct AS (SELECT 1 AS id, 2 AS n) SELECT id, n FROM acct GROUP BY id, n",
+			"WITH acct AS (SELECT 1 AS id, 2 AS n) SELECT id, n FROM acct GROUP BY id, n"},
+		{"SELECT n, count(*) FROM acct GROUP BY n", "SELECT n, count(*) FROM acct GROUP BY n"},
+	}
+	for _, c := range cases {
+		res, err := pg_query.Parse(c.in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tree := res.Stmts[0].Stmt
+		before := mustDeparse(t, c.in)
+		prepared, err := PrepareDuckDB(tree, s)
+		if err != nil {
+			t.Errorf("%s: %v", c.in, err)
+			continue
+		}
+		out, err := DuckDB(prepared, s)
+		if err != nil {
+			t.Errorf("%s: %v", c.in, err)
+			continue
+		}
+		got, err := pg_query.Deparse(&pg_query.ParseResult{Version: res.Version, Stmts: []*pg_query.RawStmt{{Stmt: out}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != c.want {
+			t.Errorf("%s:\n got %s\nwant %s", c.in, got, c.want)
+		}
+		if again, _ := pg_query.Deparse(&pg_query.ParseResult{Version: res.Version, Stmts: []*pg_query.RawStmt{{Stmt: tree}}}); again != before {
+			t.Errorf("%s: the input tree was changed", c.in)
+		}
+	}
+}
