@@ -178,3 +178,36 @@ func TestStatementSeparator(t *testing.T) {
 		}
 	}
 }
+
+// TestDuplicateKeyInTransaction: a key that a row inserted earlier in the
+// same transaction holds is a unique violation (23505), as outside one;
+// DuckDB words that case otherwise ("PRIMARY KEY or UNIQUE constraint
+// violation: duplicate key"), which the driver took for 23000, and the
+// replica lost the vote to SQLite's 23505.
+func TestDuplicateKeyInTransaction(t *testing.T) {
+	e := open(t, driver.Spec{Name: "duck", DSN: "dup.duckdb", DataDir: t.TempDir()})
+	defer e.Close()
+	ctx := context.Background()
+	c, err := e.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := exec(t, c, "CREATE TABLE", "CREATE TABLE t (id int PRIMARY KEY, u text UNIQUE)"); err != nil {
+		t.Fatal(err)
+	}
+	for _, dup := range []string{"INSERT INTO t VALUES (1, 'b')", "INSERT INTO t VALUES (2, 'a')"} {
+		if err := c.Begin(ctx, driver.TxOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := exec(t, c, "INSERT", "INSERT INTO t VALUES (1, 'a')"); err != nil {
+			t.Fatal(err)
+		}
+		if err := exec(t, c, "INSERT", dup); pgerr.Code(err) != pgerr.UniqueViolation {
+			t.Errorf("%s after (1, 'a') in one transaction: %v, want 23505", dup, err)
+		}
+		if err := c.Rollback(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -49,7 +49,9 @@ func sqlstateOf(t duckdb.ErrorType, msg string) string {
 			return pgerr.CheckViolation
 		case has("foreign key"), has("FOREIGN KEY"):
 			return pgerr.ForeignKeyViolation
-		case has("Duplicate key"), has("unique"), has("primary key"):
+		case has("Duplicate key"), has("duplicate key"), has("unique"), has("primary key"):
+			// "duplicate key" (lower case): a key a row of the same
+			// transaction holds.
 			return pgerr.UniqueViolation
 		}
 		return pgerr.IntegrityConstraint
