@@ -19,8 +19,15 @@ import (
 // others lost a vote) and hold the same rows.
 func diverseAsPostgres(t *testing.T, steps []string) {
 	t.Helper()
+	clusterAsPostgres(t, config.EmbeddedDiverse(), steps)
+}
+
+// clusterAsPostgres is diverseAsPostgres on an embedded cluster of the
+// given replicas (the first is the primary).
+func clusterAsPostgres(t *testing.T, replicas []config.Replica, steps []string) {
+	t.Helper()
 	ctx := context.Background()
-	cfg := config.EmbeddedWith(config.EmbeddedDiverse())
+	cfg := config.EmbeddedWith(replicas)
 	cfg.Listen = "127.0.0.1:0"
 	cfg.DataDir = t.TempDir()
 	addr, srv := start(t, cfg)
@@ -87,5 +94,81 @@ func TestEmbeddedDiverseAgrees(t *testing.T) {
 		"SELECT id, count(*) FROM emp GROUP BY id HAVING salary > 5000 AND grade IS NOT NULL ORDER BY id",
 		"SELECT e.id, e.salary, count(*) FROM emp e JOIN nums n ON n.id = e.id GROUP BY e.id ORDER BY e.salary",
 		"SELECT id, grade / 0 FROM emp",
+	})
+}
+
+// TestEmbeddedDiverseSavepoints: savepoints on the diverse embedded
+// cluster, which DuckDB lacks and its driver makes (it runs the
+// transaction again up to the savepoint): answers as PostgreSQL's, an
+// error inside a savepoint recovered by ROLLBACK TO, the block failed
+// (25P02) until then, RELEASE, a savepoint that does not exist (3B001),
+// DDL inside a savepoint; with the DuckDB replica secondary and primary.
+func TestEmbeddedDiverseSavepoints(t *testing.T) {
+	steps := []string{
+		"CREATE TABLE acct (id int PRIMARY KEY, bal numeric(10,2) NOT NULL CHECK (bal >= 0))",
+		"INSERT INTO acct VALUES (1, 100), (2, 50)",
+		"SAVEPOINT outside",
+		"BEGIN",
+		"UPDATE acct SET bal = bal - 30 WHERE id = 1",
+		"SAVEPOINT s1",
+		"UPDATE acct SET bal = bal - 80 WHERE id = 2",
+		"SELECT id, bal FROM acct ORDER BY id",
+		"RELEASE SAVEPOINT s1",
+		"ROLLBACK TO SAVEPOINT s1",
+		"SELECT id, bal FROM acct ORDER BY id",
+		"SAVEPOINT s2",
+		"INSERT INTO acct VALUES (3, 10) RETURNING id, bal",
+		"SAVEPOINT s3",
+		"INSERT INTO acct VALUES (3, 20)",
+		"ROLLBACK TO s3",
+		"RELEASE s2",
+		"SELECT id, bal FROM acct ORDER BY id",
+		"ROLLBACK TO s2",
+		"SELECT 1",
+		"ROLLBACK TO s1",
+		"SELECT id, bal FROM acct ORDER BY id",
+		"COMMIT",
+		"SELECT id, bal FROM acct ORDER BY id",
+		// A savepoint rolled back to twice, the same name twice.
+		"BEGIN",
+		"SAVEPOINT a",
+		"INSERT INTO acct VALUES (4, 4)",
+		"ROLLBACK TO a",
+		"INSERT INTO acct VALUES (5, 5)",
+		"SAVEPOINT a",
+		"DELETE FROM acct WHERE id = 1",
+		"ROLLBACK TO a",
+		"ROLLBACK TO a",
+		"UPDATE acct SET bal = bal + 1 WHERE id = 5 RETURNING id, bal",
+		"UPDATE acct SET bal = bal + 1 WHERE id <> 2",
+		"SELECT id, bal FROM acct ORDER BY id",
+		"COMMIT",
+		"SELECT id, bal FROM acct ORDER BY id",
+		// DDL inside a savepoint, undone; a failed block's COMMIT.
+		"BEGIN",
+		"CREATE TABLE kept (id int PRIMARY KEY)",
+		"SAVEPOINT d",
+		"CREATE TABLE undone (id int PRIMARY KEY)",
+		"INSERT INTO kept VALUES (1)",
+		"ROLLBACK TO SAVEPOINT d",
+		"SELECT count(*) FROM kept",
+		"SELECT count(*) FROM undone",
+		"ROLLBACK TO SAVEPOINT d",
+		"INSERT INTO kept VALUES (2)",
+		"COMMIT",
+		"SELECT id FROM kept",
+		"BEGIN",
+		"SAVEPOINT e",
+		"INSERT INTO kept VALUES (2)",
+		"COMMIT",
+		"SELECT id FROM kept",
+		"ROLLBACK TO SAVEPOINT e",
+	}
+	t.Run("duckdb-secondary", func(t *testing.T) {
+		clusterAsPostgres(t, config.EmbeddedDiverse(), steps)
+	})
+	t.Run("duckdb-primary", func(t *testing.T) {
+		r := config.EmbeddedDiverse()
+		clusterAsPostgres(t, []config.Replica{r[2], r[0], r[1]}, steps)
 	})
 }
