@@ -971,23 +971,24 @@ var nameFields = map[protoreflect.Name]bool{
 	"ctename": true, "conname": true, "newname": true, "subname": true, "schemaname": true,
 }
 
-// names refuses a name DuckDB reads as a keyword (duckReserved): the
-// text would not parse there, and the replica would fail what the
-// others run. String constants are no names.
+// names marks a name DuckDB reads as a keyword (duckReserved), which
+// PostgreSQL's text leaves unquoted, as DuckReservedMark and the name:
+// UnmarkDuckDB quotes it in the text. String constants are no names.
 func (d *duck) names(m protoreflect.Message) {
 	switch x := m.Interface().(type) {
 	case *pg_query.A_Const:
 		return
 	case *pg_query.String:
 		if duckReserved[x.Sval] {
-			d.refuse("the name %q, which DuckDB reserves", x.Sval)
+			x.Sval = DuckReservedMark + x.Sval
 		}
 	}
+	var marked []protoreflect.FieldDescriptor
 	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
 		switch {
 		case fd.Kind() == protoreflect.StringKind && !fd.IsList() && nameFields[fd.Name()]:
 			if duckReserved[v.String()] {
-				d.refuse("the name %q, which DuckDB reserves", v.String())
+				marked = append(marked, fd)
 			}
 		case fd.IsList() && fd.Message() != nil:
 			l := v.List()
@@ -999,4 +1000,7 @@ func (d *duck) names(m protoreflect.Message) {
 		}
 		return true
 	})
+	for _, fd := range marked {
+		m.Set(fd, protoreflect.ValueOfString(DuckReservedMark+m.Get(fd).String()))
+	}
 }

@@ -1,6 +1,9 @@
 package dialect
 
 import (
+	"regexp"
+	"strings"
+
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -218,5 +221,30 @@ func groupByKeys(tree *pg_query.Node, s *schema.Snapshot) {
 				}
 			}
 		}
+	})
+}
+
+// DuckReservedMark starts a name DuckDB reserves as a keyword and
+// PostgreSQL does not (duckReserved: at, by, show, ...) in the tree DuckDB
+// writes: the deparser leaves such a name unquoted, so it is written
+// marked, a plain name, and UnmarkDuckDB quotes it in the text. A
+// statement whose own text holds the mark is refused (sqlan), so the
+// mark stands for nothing else.
+const DuckReservedMark = "shepherd_dq_"
+
+var duckMarked = regexp.MustCompile(DuckReservedMark + `([a-z_]+)`)
+
+// UnmarkDuckDB writes every marked name of text (see DuckReservedMark)
+// quoted.
+func UnmarkDuckDB(text string) string {
+	if !strings.Contains(text, DuckReservedMark) {
+		return text
+	}
+	return duckMarked.ReplaceAllStringFunc(text, func(m string) string {
+		name := strings.TrimPrefix(m, DuckReservedMark)
+		if !duckReserved[name] {
+			return m
+		}
+		return `"` + name + `"`
 	})
 }

@@ -60,3 +60,28 @@ func TestPrepareDuckDB(t *testing.T) {
 		}
 	}
 }
+
+// TestUnmarkDuckDB: a name DuckDB reserves and PostgreSQL does not is
+// quoted in the DuckDB text; a string constant spelling it is not.
+func TestUnmarkDuckDB(t *testing.T) {
+	for in, want := range map[string]string{
+		"CREATE TABLE e (id int, at timestamp, pivot_longer int)": `CREATE TABLE e (id int4, "at" "timestamp", "pivot_longer" int4)`,
+		"SELECT at AS by, 'at' FROM e show WHERE show.at > 'show'": `SELECT "at" AS "by", 'at' FROM e "show" WHERE "show"."at" > 'show'`,
+	} {
+		res, err := pg_query.Parse(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := DuckDB(res.Stmts[0].Stmt, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", in, err)
+		}
+		text, err := pg_query.Deparse(&pg_query.ParseResult{Version: res.Version, Stmts: []*pg_query.RawStmt{{Stmt: out}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := UnmarkDuckDB(text); got != want {
+			t.Errorf("%s:\n got %s\nwant %s", in, got, want)
+		}
+	}
+}

@@ -81,7 +81,7 @@ func sameAnswer(a, b answerOf) bool {
 // a failed COMMIT, 40001): an operator over NULL PostgreSQL folds without
 // evaluating a division by zero in it; a numeric product beyond 64 bits
 // of DECIMAL digits; a GROUP BY of a primary key with its table's other
-// columns used ungrouped.
+// columns used ungrouped; names DuckDB reserves (before, refused).
 func TestEmbeddedDiverseAgrees(t *testing.T) {
 	diverseAsPostgres(t, []string{
 		"CREATE TABLE emp (id int PRIMARY KEY, grade smallint, salary numeric(10,2) NOT NULL)",
@@ -94,6 +94,13 @@ func TestEmbeddedDiverseAgrees(t *testing.T) {
 		"SELECT id, count(*) FROM emp GROUP BY id HAVING salary > 5000 AND grade IS NOT NULL ORDER BY id",
 		"SELECT e.id, e.salary, count(*) FROM emp e JOIN nums n ON n.id = e.id GROUP BY e.id ORDER BY e.salary",
 		"SELECT id, grade / 0 FROM emp",
+		// Names DuckDB's parser reserves and PostgreSQL's does not,
+		// which PostgreSQL's text leaves unquoted.
+		"CREATE TABLE event (id int PRIMARY KEY, at timestamp, by text, show int)",
+		"INSERT INTO event (id, at, by, show) VALUES (1, '2024-01-02 03:04:05', 'at', 2), (2, NULL, 'show', 3)",
+		"SELECT at, by AS qualify, show FROM event WHERE by <> 'by' ORDER BY at",
+		"SELECT e.at FROM event e JOIN event AS pivot ON pivot.id = e.id WHERE pivot.show > 2",
+		"UPDATE event SET at = at + interval '1 day' WHERE show = 2 RETURNING at",
 	})
 }
 

@@ -27,6 +27,10 @@ func (s *Stmt) duckDB(env *Env, names []string) (string, error) {
 		}
 		return err
 	}
+	if strings.Contains(strings.ToLower(s.SQL), dialect.DuckReservedMark) {
+		// It marks the names DuckDB reserves in the text written.
+		return "", name(unsupported("a statement holding %q, for DuckDB replicas", dialect.DuckReservedMark))
+	}
 	prepared, err := dialect.PrepareDuckDB(s.tree, env.Schema)
 	if err != nil {
 		return "", name(err)
@@ -54,7 +58,7 @@ func (s *Stmt) duckDB(env *Env, names []string) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		texts[i] = t
+		texts[i] = dialect.UnmarkDuckDB(t)
 	}
 	texts = append(texts, after...)
 	if len(texts) == 1 && !splitsDuckDB(tree) {
