@@ -65,7 +65,7 @@ func TestPrepareDuckDB(t *testing.T) {
 // quoted in the DuckDB text; a string constant spelling it is not.
 func TestUnmarkDuckDB(t *testing.T) {
 	for in, want := range map[string]string{
-		"CREATE TABLE e (id int, at timestamp, pivot_longer int)": `CREATE TABLE e (id int4, "at" "timestamp", "pivot_longer" int4)`,
+		"CREATE TABLE e (id int, at timestamp, pivot_longer int)":  `CREATE TABLE e (id int4, "at" "timestamp", "pivot_longer" int4)`,
 		"SELECT at AS by, 'at' FROM e show WHERE show.at > 'show'": `SELECT "at" AS "by", 'at' FROM e "show" WHERE "show"."at" > 'show'`,
 	} {
 		res, err := pg_query.Parse(in)
