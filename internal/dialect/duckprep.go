@@ -29,7 +29,8 @@ import (
 //   - a GROUP BY that lists a table's primary key lists its other
 //     columns too: PostgreSQL lets the query use them ungrouped (they
 //     depend on the key, and shepherd checks that rule), DuckDB fails
-//     it (42803). The groups are the same.
+//     it (42803). The groups are the same;
+//   - and what duckRewrites rewrites.
 //
 // n is not modified.
 func PrepareDuckDB(n *pg_query.Node, s *schema.Snapshot) (*pg_query.Node, error) {
@@ -40,6 +41,7 @@ func PrepareDuckDB(n *pg_query.Node, s *schema.Snapshot) (*pg_query.Node, error)
 	}
 	notes.apply(out)
 	groupByKeys(out, s)
+	duckRewrites(out)
 	return out, nil
 }
 

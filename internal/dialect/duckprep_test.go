@@ -30,6 +30,13 @@ func TestPrepareDuckDB(t *testing.T) {
 		{"WITH acct AS (SELECT 1 AS id, 2 AS n) SELECT id, n FROM acct GROUP BY id, n",
 			"WITH acct AS (SELECT 1 AS id, 2 AS n) SELECT id, n FROM acct GROUP BY id, n"},
 		{"SELECT n, count(*) FROM acct GROUP BY n", "SELECT n, count(*) FROM acct GROUP BY n"},
+		// duckRewrites.
+		{"SELECT 1 FROM acct WHERE n = ANY (ARRAY[1, NULL]) AND n <> ALL (ARRAY[2, 3]) OR n = ANY (ARRAY[4])",
+			"SELECT 1 FROM acct WHERE ((n = 1 OR n = NULL) AND (n <> 2 AND n <> 3)) OR n = 4"},
+		{"SELECT id FROM acct a WHERE (id, n) IN (SELECT n, id FROM acct) AND (SELECT true)",
+			"SELECT id FROM acct a WHERE EXISTS (SELECT 1 FROM (SELECT n, id FROM acct) shepherd_in1(shepherd_in1_1, shepherd_in1_2) WHERE shepherd_in1.shepherd_in1_1 = id AND shepherd_in1.shepherd_in1_2 = n) AND (SELECT true)"},
+		{"SELECT avg(NULL::int), sum(NULL::numeric), count(*) FROM acct",
+			`SELECT max(NULL::int4), max(NULL::"numeric"(38, 0)), count(*) FROM acct`},
 	}
 	for _, c := range cases {
 		res, err := pg_query.Parse(c.in)

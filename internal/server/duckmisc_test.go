@@ -94,7 +94,16 @@ func TestEmbeddedDiverseAgrees(t *testing.T) {
 		"SELECT id, count(*) FROM emp GROUP BY id HAVING salary > 5000 AND grade IS NOT NULL ORDER BY id",
 		"SELECT e.id, e.salary, count(*) FROM emp e JOIN nums n ON n.id = e.id GROUP BY e.id ORDER BY e.salary",
 		"SELECT id, grade / 0 FROM emp",
-		// Names DuckDB's parser reserves and PostgreSQL's does not,
+		// Rewritten for DuckDB (before, refused): ANY/ALL of an array
+		// constructor, a row IN a subquery where only its truth counts,
+		// aggregates of NULL, a NULL cast to numeric.
+		"SELECT count(*) FROM emp WHERE grade = ANY (ARRAY[1, 2, 3])",
+		"SELECT id, grade = ANY (ARRAY[1, NULL]), grade <> ALL (ARRAY[2, 3]), grade = ANY (ARRAY[3]) FROM emp ORDER BY id",
+		"SELECT id FROM emp WHERE (id, grade) IN (SELECT id, grade FROM emp WHERE salary > 5000) OR id = 2 ORDER BY id",
+		"SELECT e.id FROM emp e JOIN nums n ON (n.id, n.x) IN (SELECT id, x FROM nums WHERE x > 0) AND n.id = e.id",
+		"SELECT count(x / NULLIF(id, 0)), -sum(CAST(NULL AS DECIMAL)), avg(CAST(NULL AS INTEGER)) / 7 FROM nums",
+		"SELECT avg(NULL::int) FROM nums WHERE id > 10",
+				// Names DuckDB's parser reserves and PostgreSQL's does not,
 		// which PostgreSQL's text leaves unquoted.
 		"CREATE TABLE event (id int PRIMARY KEY, at timestamp, by text, show int)",
 		"INSERT INTO event (id, at, by, show) VALUES (1, '2024-01-02 03:04:05', 'at', 2), (2, NULL, 'show', 3)",
