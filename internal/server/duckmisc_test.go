@@ -103,7 +103,7 @@ func TestEmbeddedDiverseAgrees(t *testing.T) {
 		"SELECT e.id FROM emp e JOIN nums n ON (n.id, n.x) IN (SELECT id, x FROM nums WHERE x > 0) AND n.id = e.id",
 		"SELECT count(x / NULLIF(id, 0)), -sum(CAST(NULL AS DECIMAL)), avg(CAST(NULL AS INTEGER)) / 7 FROM nums",
 		"SELECT avg(NULL::int) FROM nums WHERE id > 10",
-				// Names DuckDB's parser reserves and PostgreSQL's does not,
+		// Names DuckDB's parser reserves and PostgreSQL's does not,
 		// which PostgreSQL's text leaves unquoted.
 		"CREATE TABLE event (id int PRIMARY KEY, at timestamp, by text, show int)",
 		"INSERT INTO event (id, at, by, show) VALUES (1, '2024-01-02 03:04:05', 'at', 2), (2, NULL, 'show', 3)",
