@@ -223,7 +223,7 @@ var duckFuncs = map[string]bool{
 	// Rewritten (see DuckDB).
 	"lower": true, "upper": true, "btrim": true,
 	// Written by the rewrites themselves.
-	"like_escape": true, "translate": true, "error": true, VarcharMacro: true,
+	"like_escape": true, "translate": true, "error": true, VarcharMacro: true, AvgCountMacro: true,
 }
 
 // duckTypes are the PostgreSQL types DuckDB stores and compares alike.

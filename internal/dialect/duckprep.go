@@ -35,7 +35,7 @@ import (
 // n is not modified.
 func PrepareDuckDB(n *pg_query.Node, s *schema.Snapshot) (*pg_query.Node, error) {
 	out := proto.Clone(n).(*pg_query.Node)
-	notes := &duckNotes{folds: map[foldKey]bool{}, widen: map[*pg_query.Node]bool{}}
+	notes := &duckNotes{folds: map[foldKey]bool{}, widen: map[*pg_query.Node]bool{}, avgCmps: map[foldKey]*pg_query.Node{}}
 	if _, err := write(&writer{d: driver.SQLite, schema: s, duck: true, notes: notes}, out); err != nil {
 		return nil, err
 	}
@@ -54,6 +54,10 @@ type duckNotes struct {
 	folds map[foldKey]bool
 	// widen are the numeric operands of +, - and *.
 	widen map[*pg_query.Node]bool
+	// avgCmps are the comparisons with an average written as
+	// comparisons of its sum (avgCompare), by operands, and what
+	// replaces them.
+	avgCmps map[foldKey]*pg_query.Node
 }
 
 // foldKey names a folded operation by its operands: l op r, or l IN
@@ -90,8 +94,54 @@ func (w *writer) noteWiden(op string, l, r *pg_query.Node) {
 	}
 }
 
+// AvgCountMacro is the DuckDB macro (package driver/duckdb defines it in
+// every session) the count of a comparison with an average goes through:
+// the count itself below the limit under which the comparison is exact
+// (avgCountLimit), else an error the driver reports as 0A000, as SQLite's
+// shepherd_avg_count does.
+const AvgCountMacro = "shepherd_avg_count"
+
+// avgCompare notes l op r, a comparison of e with an average that
+// avgCompare writes as e * count(x) op sum(x) (or the sum op the
+// product, flipped; the sum negated for neg), for DuckDB's text.
+func (d *duckNotes) avgCompare(op string, l, r, e, count, sum *pg_query.Node, neg, flipped bool) {
+	if d == nil {
+		return
+	}
+	count = proto.Clone(count).(*pg_query.Node)
+	guard := func(n *pg_query.Node) *pg_query.Node {
+		return pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(AvgCountMacro)}, []*pg_query.Node{n}, -1)
+	}
+	if sl := count.GetSubLink(); sl != nil {
+		rt := sl.Subselect.GetSelectStmt().TargetList[0].GetResTarget()
+		rt.Val = guard(rt.Val)
+	} else {
+		count = guard(count)
+	}
+	sum = proto.Clone(sum).(*pg_query.Node)
+	if neg {
+		sum = pg_query.MakeAExprNode(pg_query.A_Expr_Kind_AEXPR_OP, []*pg_query.Node{pg_query.MakeStrNode("-")}, nil, sum, -1)
+	}
+	product := pg_query.MakeAExprNode(pg_query.A_Expr_Kind_AEXPR_OP, []*pg_query.Node{pg_query.MakeStrNode("*")},
+		proto.Clone(e).(*pg_query.Node), count, -1)
+	a, b := product, sum
+	if flipped {
+		a, b = sum, product
+	}
+	d.avgCmps[foldKey{l: l, r: r}] = pg_query.MakeAExprNode(pg_query.A_Expr_Kind_AEXPR_OP, []*pg_query.Node{pg_query.MakeStrNode(op)}, a, b, -1)
+}
+
 // apply changes tree, the one the notes were taken on.
 func (d *duckNotes) apply(tree *pg_query.Node) {
+	if len(d.avgCmps) > 0 {
+		walkNodes(tree.ProtoReflect(), func(n *pg_query.Node) {
+			if e := n.GetAExpr(); e != nil && e.Kind == pg_query.A_Expr_Kind_AEXPR_OP {
+				if to := d.avgCmps[foldKey{l: e.Lexpr, r: e.Rexpr}]; to != nil {
+					n.Node = to.Node
+				}
+			}
+		})
+	}
 	if len(d.folds) > 0 {
 		walkNodes(tree.ProtoReflect(), func(n *pg_query.Node) {
 			e := n.GetAExpr()

@@ -30,6 +30,12 @@ func TestPrepareDuckDB(t *testing.T) {
 		{"WITH acct AS (SELECT 1 AS id, 2 AS n) SELECT id, n FROM acct GROUP BY id, n",
 			"WITH acct AS (SELECT 1 AS id, 2 AS n) SELECT id, n FROM acct GROUP BY id, n"},
 		{"SELECT n, count(*) FROM acct GROUP BY n", "SELECT n, count(*) FROM acct GROUP BY n"},
+		// A comparison with an average of integers: its sum against the
+		// count (avgCompare), the count checked by the driver's macro.
+		{"SELECT n FROM acct GROUP BY n HAVING avg(n) >= 2",
+			"SELECT n FROM acct GROUP BY n HAVING sum(n) >= (2 * shepherd_avg_count(count(n)))"},
+		{"SELECT id FROM acct WHERE n < -(SELECT avg(n) FROM acct)",
+			"SELECT id FROM acct WHERE (n * (SELECT shepherd_avg_count(count(n)) FROM acct)) < (- (SELECT sum(n) FROM acct))"},
 		// duckRewrites.
 		{"SELECT 1 FROM acct WHERE n = ANY (ARRAY[1, NULL]) AND n <> ALL (ARRAY[2, 3]) OR n = ANY (ARRAY[4])",
 			"SELECT 1 FROM acct WHERE ((n = 1 OR n = NULL) AND (n <> 2 AND n <> 3)) OR n = 4"},

@@ -103,6 +103,10 @@ func TestEmbeddedDiverseAgrees(t *testing.T) {
 		"SELECT e.id FROM emp e JOIN nums n ON (n.id, n.x) IN (SELECT id, x FROM nums WHERE x > 0) AND n.id = e.id",
 		"SELECT count(x / NULLIF(id, 0)), -sum(CAST(NULL AS DECIMAL)), avg(CAST(NULL AS INTEGER)) / 7 FROM nums",
 		"SELECT avg(NULL::int) FROM nums WHERE id > 10",
+		// Comparisons with averages of integers (before, refused).
+		"SELECT id FROM emp WHERE grade > (SELECT avg(grade) FROM emp) ORDER BY id",
+		"SELECT id, CASE WHEN grade >= (SELECT avg(e.grade) FROM emp e) THEN 'hi' ELSE 'lo' END FROM emp ORDER BY id",
+		"SELECT grade FROM emp GROUP BY grade HAVING avg(id) < 3 AND -avg(id) <= -1 ORDER BY grade",
 		// Names DuckDB's parser reserves and PostgreSQL's does not,
 		// which PostgreSQL's text leaves unquoted.
 		"CREATE TABLE event (id int PRIMARY KEY, at timestamp, by text, show int)",

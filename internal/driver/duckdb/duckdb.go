@@ -68,7 +68,18 @@ var sessionSetup = []string{
 		" WHEN v IS NULL OR length(CAST(v AS VARCHAR)) <= n THEN CAST(v AS VARCHAR)" +
 		" WHEN rtrim(substring(CAST(v AS VARCHAR), n + 1), ' ') = '' THEN left(CAST(v AS VARCHAR), n)" +
 		" ELSE error('value too long for type character varying(' || n || ')') END",
+	// dialect.AvgCountMacro: the count of a comparison with avg(), exact
+	// below the limit.
+	"CREATE OR REPLACE TEMP MACRO " + dialect.AvgCountMacro + "(n) AS CASE WHEN n < " + strconv.Itoa(avgCountLimit) +
+		" THEN n ELSE error('" + avgCountError + "') END",
 }
+
+// avgCountLimit and avgCountError are dialect.AvgCountMacro's limit and
+// error, which classify reports as 0A000.
+const (
+	avgCountLimit = 200000000
+	avgCountError = "shepherd cannot compare with avg() of 200000000 or more values exactly on DuckDB replicas"
+)
 
 // Engine is one DuckDB database file.
 type Engine struct {

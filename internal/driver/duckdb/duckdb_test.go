@@ -211,3 +211,24 @@ func TestDuplicateKeyInTransaction(t *testing.T) {
 		}
 	}
 }
+
+// TestAvgCountMacro: dialect.AvgCountMacro passes a count below the limit
+// under which a comparison with an average is exact and fails from it
+// with 0A000, as SQLite's shepherd_avg_count does.
+func TestAvgCountMacro(t *testing.T) {
+	e := open(t, driver.Spec{Name: "duck", DSN: "avg.duckdb", DataDir: t.TempDir()})
+	defer e.Close()
+	c, err := e.Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	a, err := c.Exec(context.Background(), driver.Query{SQL: "SELECT " + dialect.AvgCountMacro + "(199999999)", Verb: "SELECT", ReturnsRows: true})
+	if err != nil || len(a.Rows) != 1 || a.Rows[0][0].Text != "199999999" {
+		t.Fatalf("below the limit: %v %v", a, err)
+	}
+	_, err = c.Exec(context.Background(), driver.Query{SQL: "SELECT " + dialect.AvgCountMacro + "(200000000)", Verb: "SELECT", ReturnsRows: true})
+	if pgerr.Code(err) != pgerr.FeatureNotSupported {
+		t.Fatalf("at the limit: %v, want 0A000", err)
+	}
+}

@@ -101,6 +101,8 @@ func sqlstateOf(t duckdb.ErrorType, msg string) string {
 			return pgerr.DivisionByZero
 		case has("value too long for type character varying("):
 			return pgerr.StringDataRightTruncation
+		case has(avgCountError):
+			return pgerr.FeatureNotSupported
 		case has("out of range"), has("Overflow"), has("overflow"):
 			return pgerr.NumericValueOutOfRange
 		}
