@@ -30,16 +30,22 @@ import (
 //     columns too: PostgreSQL lets the query use them ungrouped (they
 //     depend on the key, and shepherd checks that rule), DuckDB fails
 //     it (42803). The groups are the same;
-//   - and what duckRewrites rewrites.
+//   - and what addConstraint and duckRewrites rewrite.
+//
+// An ALTER TABLE DuckDB cannot run is refused (indexedAlter).
 //
 // n is not modified.
 func PrepareDuckDB(n *pg_query.Node, s *schema.Snapshot) (*pg_query.Node, error) {
+	if err := indexedAlter(n, s); err != nil {
+		return nil, err
+	}
 	out := proto.Clone(n).(*pg_query.Node)
 	notes := &duckNotes{folds: map[foldKey]bool{}, widen: map[*pg_query.Node]bool{}, avgCmps: map[foldKey]*pg_query.Node{}}
 	if _, err := write(&writer{d: driver.SQLite, schema: s, duck: true, notes: notes}, out); err != nil {
 		return nil, err
 	}
 	notes.apply(out)
+	out = addConstraint(out, s)
 	groupByKeys(out, s)
 	duckRewrites(out)
 	return out, nil

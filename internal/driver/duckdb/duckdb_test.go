@@ -210,6 +210,17 @@ func TestDuplicateKeyInTransaction(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A unique index over rows that hold a key twice: 23505 as well
+	// (DuckDB: "Data contains duplicates").
+	if err := exec(t, c, "CREATE TABLE", "CREATE TABLE d (v int)"); err != nil {
+		t.Fatal(err)
+	}
+	if err := exec(t, c, "INSERT", "INSERT INTO d VALUES (1), (1)"); err != nil {
+		t.Fatal(err)
+	}
+	if err := exec(t, c, "CREATE INDEX", "CREATE UNIQUE INDEX d_v ON d (v)"); pgerr.Code(err) != pgerr.UniqueViolation {
+		t.Errorf("unique index over duplicates: %v, want 23505", err)
+	}
 }
 
 // TestAvgCountMacro: dialect.AvgCountMacro passes a count below the limit

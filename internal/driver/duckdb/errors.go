@@ -49,7 +49,8 @@ func sqlstateOf(t duckdb.ErrorType, msg string) string {
 			return pgerr.CheckViolation
 		case has("foreign key"), has("FOREIGN KEY"):
 			return pgerr.ForeignKeyViolation
-		case has("Duplicate key"), has("duplicate key"), has("unique"), has("primary key"):
+		case has("Duplicate key"), has("duplicate key"), has("unique"), has("primary key"),
+			has("Data contains duplicates"):
 			// "duplicate key" (lower case): a key a row of the same
 			// transaction holds.
 			return pgerr.UniqueViolation
@@ -103,6 +104,9 @@ func sqlstateOf(t duckdb.ErrorType, msg string) string {
 			return pgerr.StringDataRightTruncation
 		case has(avgCountError):
 			return pgerr.FeatureNotSupported
+		case has("violates foreign key constraint"):
+			// dialect's check of the rows of an added foreign key.
+			return pgerr.ForeignKeyViolation
 		case has("out of range"), has("Overflow"), has("overflow"):
 			return pgerr.NumericValueOutOfRange
 		}
