@@ -1058,7 +1058,12 @@ func (s *cbs) committedAt(r ReplicaID, t *ctxn, v Vote) {
 		// must be able to commit it (it holds what it needs). One that
 		// cannot now misses a committed transaction, and later ones may
 		// already have committed after it: its state can no longer be
-		// trusted, so it stops voting until recovered.
+		// trusted, so it stops voting until recovered. Its answers
+		// that differed come first: the likely cause (a statement
+		// that failed there alone, and made its engine abort the
+		// transaction, as DuckDB does), which the COMMIT's error
+		// does not name.
+		s.reportAnswers(r, t)
 		s.emit(Mismatch{R: r, Op: commit, Got: v})
 		if t.deferAt >= 0 && s.ddlCommits(r) {
 			// It ran the deferred DDL, which committed what came before
@@ -1077,17 +1082,26 @@ func (s *cbs) committedAt(r ReplicaID, t *ctxn, v Vote) {
 	s.replicas[r].pending = remove(s.replicas[r].pending, t)
 	t.commitOK++
 	s.replicas[r].stallLimit = max(s.replicas[r].stallLimit-1, s.stall)
-	// A stale MVCC answer is no evidence against the replica (see
-	// fresh); a fresh one must be the primary's. A survey's differences
-	// are its findings, not faults.
-	if r != s.primary && !t.survey && (!s.replicas[r].mvcc() || s.fresh(r, t, t.b)) {
-		for i, got := range t.at[r].votes {
-			if want := t.stmts[i].vote; got != want {
-				s.emit(Mismatch{R: r, Op: Op{Txn: t.id, Kind: OpStmt, Seq: i}, Got: got, Want: want})
-			}
+	s.reportAnswers(r, t)
+	s.replyCommit(t, r)
+}
+
+// reportAnswers reports the answers of secondary r to t's statements that
+// differ from the primary's. A stale MVCC answer is no evidence against
+// the replica (see fresh); a fresh one must be the primary's. A survey's
+// differences are its findings, not faults.
+func (s *cbs) reportAnswers(r ReplicaID, t *ctxn) {
+	if r == s.primary || t.survey || s.replicas[r].mvcc() && !s.fresh(r, t, t.b) {
+		return
+	}
+	for i, got := range t.at[r].votes {
+		if i >= len(t.stmts) {
+			break
+		}
+		if want := t.stmts[i].vote; got != want {
+			s.emit(Mismatch{R: r, Op: Op{Txn: t.id, Kind: OpStmt, Seq: i}, Got: got, Want: want})
 		}
 	}
-	s.replyCommit(t, r)
 }
 
 // replyCommit answers the client's COMMIT once f+1 replicas committed, or

@@ -63,7 +63,7 @@ const avgRefusal = "avg() of integer or numeric values inside an expression, a c
 // such an average and the other an int2 or int4 value, and reports
 // whether it did.
 func (w *writer) avgCompare(op string, l, r *pg_query.Node) bool {
-	if w.pg() || w.duck || !comparison[op] {
+	if w.pg() || !comparison[op] {
 		return false
 	}
 	e, avg, flipped := l, r, false
@@ -89,6 +89,7 @@ func (w *writer) avgCompare(op string, l, r *pg_query.Node) bool {
 		}
 		w.avgCounts[fc] = true // checked, and count() guarded, in funcCall
 	}
+	w.notes.avgCompare(op, l, r, e, count, sum, neg, flipped)
 	product := func() {
 		w.str("(")
 		w.expr(e)

@@ -25,10 +25,10 @@ import (
 // jsonbOrder). What depends on the operands' types takes them from the
 // SQL writer's typing of the statement (operandTypes).
 
-// note records, when w.notes is set, the types of the operands of the
+// note records, when w.operandTypes is set, the types of the operands of the
 // function call or operator at loc.
 func (w *writer) note(loc int32, operands ...*pg_query.Node) {
-	if w.notes == nil || loc < 0 {
+	if w.operandTypes == nil || loc < 0 {
 		return
 	}
 	types := make([]string, len(operands))
@@ -38,12 +38,12 @@ func (w *writer) note(loc int32, operands ...*pg_query.Node) {
 		}
 		// An operator the writer writes as a whole without its own
 		// note (extract(epoch FROM a - b)): its operands' types too.
-		if e := o.GetAExpr(); e != nil && e.Location >= 0 && w.notes[e.Location] == nil && e.Lexpr != nil && e.Rexpr != nil &&
+		if e := o.GetAExpr(); e != nil && e.Location >= 0 && w.operandTypes[e.Location] == nil && e.Lexpr != nil && e.Rexpr != nil &&
 			e.Lexpr.GetList() == nil && e.Rexpr.GetList() == nil {
-			w.notes[e.Location] = []string{w.typeOf(e.Lexpr), w.typeOf(e.Rexpr)}
+			w.operandTypes[e.Location] = []string{w.typeOf(e.Lexpr), w.typeOf(e.Rexpr)}
 		}
 	}
-	w.notes[loc] = types
+	w.operandTypes[loc] = types
 }
 
 // operandTypes returns the PostgreSQL types of the operands of the
@@ -55,7 +55,7 @@ func (d *duck) operandTypes(loc int32) []string {
 	if d.types == nil {
 		d.types = map[int32][]string{}
 		if d.orig != nil && loc >= 0 {
-			_, _ = write(&writer{d: driver.SQLite, schema: d.schema, duck: true, notes: d.types}, d.orig)
+			_, _ = write(&writer{d: driver.SQLite, schema: d.schema, duck: true, operandTypes: d.types}, d.orig)
 		}
 	}
 	return d.types[loc]

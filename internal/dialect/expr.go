@@ -462,6 +462,7 @@ func (w *writer) aExpr(e *pg_query.A_Expr) {
 		w.str(")")
 	case pg_query.A_Expr_Kind_AEXPR_IN:
 		if items := e.Rexpr.GetList().Items; w.inFoldsToNull(e.Lexpr, items) {
+			w.notes.fold(e.Lexpr, nil)
 			w.nullFolded(func() { w.in(op, e.Lexpr, items) })
 			return
 		}
@@ -585,9 +586,11 @@ func (w *writer) like(op string, l, r *pg_query.Node) {
 // operator writes a binary or prefix operator.
 func (w *writer) operator(op string, l, r *pg_query.Node) {
 	if w.foldsToNull(op, l, r) {
+		w.notes.fold(l, r)
 		w.nullFolded(func() { w.operation(op, l, r) })
 		return
 	}
+	w.noteWiden(op, l, r)
 	w.operation(op, l, r)
 }
 

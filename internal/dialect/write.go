@@ -113,15 +113,15 @@ type writer struct {
 	// duck: the SQLite text is written only to check the statement for
 	// DuckDB replicas (see CheckDuckDB).
 	duck bool
-	// notes, when set, collects the types of the operands of every
-	// function call and operator by location (see duckTypes).
-	notes     map[int32][]string
-	schema    *schema.Snapshot
-	b         strings.Builder
-	params    []int
-	hints     []answer.Type
-	ptypes    []string // see Form.ParamTypes
-	countRows int64
+	// operandTypes, when set, collects the types of the operands of
+	// every function call and operator by location (see duckTypes).
+	operandTypes map[int32][]string
+	schema       *schema.Snapshot
+	b            strings.Builder
+	params       []int
+	hints        []answer.Type
+	ptypes       []string // see Form.ParamTypes
+	countRows    int64
 	// excluded makes EXCLUDED.c read VALUES(c) (MariaDB's upsert).
 	excluded bool
 	// rounding counts the enclosing expressions that round their value
@@ -200,6 +200,10 @@ type writer struct {
 	// duckArrays, in DuckDB mode, records how DuckDB's copy of the
 	// statement's array constructs is rewritten (duckdb_arrays.go).
 	duckArrays *duckArrayEdits
+
+	// notes collects, when the writer checks a statement for DuckDB
+	// replicas, what its types tell the DuckDB text (see PrepareDuckDB).
+	notes *duckNotes
 }
 
 // scope is one query level's FROM items: alias (or table name) → table.

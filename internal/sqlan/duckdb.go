@@ -27,10 +27,11 @@ func (s *Stmt) duckDB(env *Env, names []string) (string, error) {
 		}
 		return err
 	}
-	if err := dialect.CheckDuckDB(s.tree, env.Schema); err != nil {
+	prepared, err := dialect.PrepareDuckDB(s.tree, env.Schema)
+	if err != nil {
 		return "", name(err)
 	}
-	tree, err := dialect.DuckDB(withoutSequenceDefaults(s.tree), env.Schema)
+	tree, err := dialect.DuckDB(withoutSequenceDefaults(prepared), env.Schema)
 	if err != nil {
 		return "", name(err)
 	}

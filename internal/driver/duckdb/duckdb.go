@@ -69,7 +69,18 @@ var sessionSetup = []string{
 		" WHEN v IS NULL OR length(CAST(v AS VARCHAR)) <= n THEN CAST(v AS VARCHAR)" +
 		" WHEN rtrim(substring(CAST(v AS VARCHAR), n + 1), ' ') = '' THEN left(CAST(v AS VARCHAR), n)" +
 		" ELSE error('value too long for type character varying(' || n || ')') END",
+	// dialect.AvgCountMacro: the count of a comparison with avg(), exact
+	// below the limit.
+	"CREATE OR REPLACE TEMP MACRO " + dialect.AvgCountMacro + "(n) AS CASE WHEN n < " + strconv.Itoa(avgCountLimit) +
+		" THEN n ELSE error('" + avgCountError + "') END",
 }
+
+// avgCountLimit and avgCountError are dialect.AvgCountMacro's limit and
+// error, which classify reports as 0A000.
+const (
+	avgCountLimit = 200000000
+	avgCountError = "shepherd cannot compare with avg() of 200000000 or more values exactly on DuckDB replicas"
+)
 
 // Engine is one DuckDB database file.
 type Engine struct {
@@ -178,6 +189,9 @@ type Conn struct {
 	// refuses everything but ROLLBACK, where MariaDB and SQLite keep the
 	// transaction going; see Exec.
 	failed bool
+	// log is what the open transaction ran, for ROLLBACK TO SAVEPOINT
+	// (see savepoint.go).
+	log txLog
 }
 
 // Begin starts a transaction. DuckDB runs snapshot isolation only; under
@@ -191,6 +205,7 @@ func (c *Conn) Begin(ctx context.Context, opts driver.TxOptions) error {
 	}
 	err := c.run(ctx, "BEGIN TRANSACTION")
 	c.inTx, c.failed = err == nil, false
+	c.log.reset()
 	return err
 }
 
@@ -198,11 +213,10 @@ func (c *Conn) Begin(ctx context.Context, opts driver.TxOptions) error {
 func (c *Conn) Commit(ctx context.Context) error {
 	failed := c.failed
 	c.inTx, c.failed = false, false
+	c.log.reset()
 	if failed {
 		_ = c.run(ctx, "ROLLBACK")
-		return c.engine.tagged(pgerr.New(pgerr.SerializationFailure,
-			"DuckDB aborted the whole transaction after a failed statement").
-			WithHint("roll the transaction back and retry it"))
+		return c.aborted()
 	}
 	return c.run(ctx, "COMMIT")
 }
@@ -213,6 +227,7 @@ func (c *Conn) Rollback(ctx context.Context) error {
 		return nil
 	}
 	c.inTx, c.failed = false, false
+	c.log.reset()
 	return c.run(ctx, "ROLLBACK")
 }
 
@@ -237,18 +252,23 @@ func (c *Conn) run(ctx context.Context, stmt string) error {
 // A failed statement aborts a DuckDB transaction as a whole, where
 // PostgreSQL undoes only the statement (and then refuses the rest: the
 // shepherd session sees 25P02 for what follows, as PostgreSQL would).
-// Savepoints, which PostgreSQL uses to go on after an error, DuckDB does
-// not have; so every later statement of the transaction fails with
-// 40001 here, as SQLite's driver does when SQLite rolled back on its own.
+// Every later statement of the transaction fails with 40001 here, as
+// SQLite's driver does when SQLite rolled back on its own, until a
+// ROLLBACK TO SAVEPOINT, which the driver does itself (savepoint.go),
+// recovers it.
 func (c *Conn) Exec(ctx context.Context, q driver.Query) (*answer.Answer, error) {
+	if op, name, ok := savepointOf(q); ok {
+		return c.savepoint(ctx, q, op, name)
+	}
 	if c.failed {
-		return nil, c.engine.tagged(pgerr.New(pgerr.SerializationFailure,
-			"DuckDB aborted the whole transaction after a failed statement").
-			WithHint("roll the transaction back and retry it"))
+		return nil, c.aborted()
 	}
 	a, err := c.exec(ctx, q)
-	if err != nil && c.inTx {
+	switch {
+	case err != nil && c.inTx:
 		c.failed = true
+	case err == nil && c.inTx:
+		c.log.record(q, a)
 	}
 	return a, err
 }

@@ -178,3 +178,68 @@ func TestStatementSeparator(t *testing.T) {
 		}
 	}
 }
+
+// TestDuplicateKeyInTransaction: a key that a row inserted earlier in the
+// same transaction holds is a unique violation (23505), as outside one;
+// DuckDB words that case otherwise ("PRIMARY KEY or UNIQUE constraint
+// violation: duplicate key"), which the driver took for 23000, and the
+// replica lost the vote to SQLite's 23505.
+func TestDuplicateKeyInTransaction(t *testing.T) {
+	e := open(t, driver.Spec{Name: "duck", DSN: "dup.duckdb", DataDir: t.TempDir()})
+	defer e.Close()
+	ctx := context.Background()
+	c, err := e.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := exec(t, c, "CREATE TABLE", "CREATE TABLE t (id int PRIMARY KEY, u text UNIQUE)"); err != nil {
+		t.Fatal(err)
+	}
+	for _, dup := range []string{"INSERT INTO t VALUES (1, 'b')", "INSERT INTO t VALUES (2, 'a')"} {
+		if err := c.Begin(ctx, driver.TxOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := exec(t, c, "INSERT", "INSERT INTO t VALUES (1, 'a')"); err != nil {
+			t.Fatal(err)
+		}
+		if err := exec(t, c, "INSERT", dup); pgerr.Code(err) != pgerr.UniqueViolation {
+			t.Errorf("%s after (1, 'a') in one transaction: %v, want 23505", dup, err)
+		}
+		if err := c.Rollback(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A unique index over rows that hold a key twice: 23505 as well
+	// (DuckDB: "Data contains duplicates").
+	if err := exec(t, c, "CREATE TABLE", "CREATE TABLE d (v int)"); err != nil {
+		t.Fatal(err)
+	}
+	if err := exec(t, c, "INSERT", "INSERT INTO d VALUES (1), (1)"); err != nil {
+		t.Fatal(err)
+	}
+	if err := exec(t, c, "CREATE INDEX", "CREATE UNIQUE INDEX d_v ON d (v)"); pgerr.Code(err) != pgerr.UniqueViolation {
+		t.Errorf("unique index over duplicates: %v, want 23505", err)
+	}
+}
+
+// TestAvgCountMacro: dialect.AvgCountMacro passes a count below the limit
+// under which a comparison with an average is exact and fails from it
+// with 0A000, as SQLite's shepherd_avg_count does.
+func TestAvgCountMacro(t *testing.T) {
+	e := open(t, driver.Spec{Name: "duck", DSN: "avg.duckdb", DataDir: t.TempDir()})
+	defer e.Close()
+	c, err := e.Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	a, err := c.Exec(context.Background(), driver.Query{SQL: "SELECT " + dialect.AvgCountMacro + "(199999999)", Verb: "SELECT", ReturnsRows: true})
+	if err != nil || len(a.Rows) != 1 || a.Rows[0][0].Text != "199999999" {
+		t.Fatalf("below the limit: %v %v", a, err)
+	}
+	_, err = c.Exec(context.Background(), driver.Query{SQL: "SELECT " + dialect.AvgCountMacro + "(200000000)", Verb: "SELECT", ReturnsRows: true})
+	if pgerr.Code(err) != pgerr.FeatureNotSupported {
+		t.Fatalf("at the limit: %v, want 0A000", err)
+	}
+}

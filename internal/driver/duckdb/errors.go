@@ -51,7 +51,10 @@ func sqlstateOf(t duckdb.ErrorType, msg string) string {
 			return pgerr.CheckViolation
 		case has("foreign key"), has("FOREIGN KEY"):
 			return pgerr.ForeignKeyViolation
-		case has("Duplicate key"), has("unique"), has("primary key"):
+		case has("Duplicate key"), has("duplicate key"), has("unique"), has("primary key"),
+			has("Data contains duplicates"):
+			// "duplicate key" (lower case): a key a row of the same
+			// transaction holds.
 			return pgerr.UniqueViolation
 		}
 		return pgerr.IntegrityConstraint
@@ -101,6 +104,11 @@ func sqlstateOf(t duckdb.ErrorType, msg string) string {
 			return pgerr.DivisionByZero
 		case has("value too long for type character varying("):
 			return pgerr.StringDataRightTruncation
+		case has(avgCountError):
+			return pgerr.FeatureNotSupported
+		case has("violates foreign key constraint"):
+			// dialect's check of the rows of an added foreign key.
+			return pgerr.ForeignKeyViolation
 		case has("out of range"), has("Overflow"), has("overflow"):
 			return pgerr.NumericValueOutOfRange
 		}

@@ -83,6 +83,62 @@ SELECT 1 / 0;
 
 ROLLBACK;
 
+-- feature: transaction: savepoints
+BEGIN;
+
+INSERT INTO kv (k, v) VALUES ('sp1', 1);
+
+SAVEPOINT before_dup;
+
+-- error: 23505
+INSERT INTO kv (k, v) VALUES ('sp1', 2);
+
+-- error: 25P02
+SELECT 1;
+
+ROLLBACK TO SAVEPOINT before_dup;
+
+UPDATE kv SET v = v + 10 WHERE k = 'sp1';
+
+SAVEPOINT inner_sp;
+
+DELETE FROM kv WHERE k = 'sp1';
+
+SELECT count(*) FROM kv WHERE k = 'sp1';
+
+ROLLBACK TO inner_sp;
+
+RELEASE SAVEPOINT before_dup;
+
+SELECT v FROM kv WHERE k = 'sp1';
+
+COMMIT;
+
+SELECT v FROM kv WHERE k = 'sp1';
+
+BEGIN;
+
+SAVEPOINT outer_sp;
+
+INSERT INTO kv (k, v) VALUES ('sp2', 2);
+
+SAVEPOINT outer_sp;
+
+UPDATE kv SET v = 20 WHERE k = 'sp2';
+
+ROLLBACK TO SAVEPOINT outer_sp;
+
+SELECT v FROM kv WHERE k = 'sp2';
+
+-- error: 3B001
+RELEASE SAVEPOINT no_such_savepoint;
+
+ROLLBACK TO outer_sp;
+
+COMMIT;
+
+SELECT v FROM kv WHERE k = 'sp2';
+
 -- feature: transaction: several statements
 BEGIN;
 
