@@ -42,13 +42,13 @@ func TestAverageComparisons(t *testing.T) {
 			`SELECT "a" FROM "t1" GROUP BY "a" HAVING ((-SUM("c")) < (-50 * shepherd_avg_count(COUNT("c"))))`},
 		// The average of a constant where its value alone matters.
 		{"SELECT NULLIF(1, - avg(DISTINCT - 1)), CAST(- avg(7) AS integer) FROM t1",
-			"SELECT NULLIF(1, (-(CASE WHEN COUNT(DISTINCT -1) > 0 THEN -1 END))), CAST((-(CASE WHEN COUNT(7) > 0 THEN 7 END)) AS SIGNED) FROM `t1`",
-			`SELECT NULLIF(1, (-(CASE WHEN COUNT(DISTINCT -1) > 0 THEN -1 END))), shepherd_numeric((-(CASE WHEN COUNT(7) > 0 THEN 7 END)), 18, 0) FROM "t1"`},
+			"SELECT NULLIF(1, (-(CASE WHEN COUNT(DISTINCT -1) > 0 THEN -1 END))), (CAST(18446744071562067968 + CAST((-(CASE WHEN COUNT(7) > 0 THEN 7 END)) AS SIGNED) - 18446744069414584320 AS SIGNED) - 2147483648) FROM `t1`",
+			`SELECT NULLIF(1, (-(CASE WHEN COUNT(DISTINCT -1) > 0 THEN -1 END))), shepherd_int4(shepherd_numeric((-(CASE WHEN COUNT(7) > 0 THEN 7 END)), 18, 0)) FROM "t1"`},
 		// Under arithmetic with NULL the average cannot matter: the
 		// engine's own.
 		{"SELECT avg(c) * - CAST(NULL AS real), CAST(NULL AS int) / avg(s) FROM t1",
 			"SELECT (AVG(`c`) * (-CAST(NULL AS DOUBLE))), (CAST(NULL AS SIGNED) / (CASE WHEN AVG(`s`) = 0 AND CAST(NULL AS SIGNED) IS NOT NULL THEN 18446744073709551615 + (AVG(`s`) + 22012) ELSE AVG(`s`) END)) FROM `t1`",
-			`SELECT (AVG("c") * (-CAST(NULL AS REAL))), (CAST(CAST(ROUND(NULL) AS INTEGER) AS REAL) / shepherd_divisor_if(AVG("s"), CAST(ROUND(NULL) AS INTEGER) IS NOT NULL)) FROM "t1"`},
+			`SELECT (AVG("c") * (CAST(NULL AS REAL) * -1)), (CAST(CAST(ROUND(NULL) AS INTEGER) AS REAL) / shepherd_divisor_if(AVG("s"), CAST(ROUND(NULL) AS INTEGER) IS NOT NULL)) FROM "t1"`},
 		{"SELECT avg(c) = 3 FROM t1",
 			"SELECT (SUM(`c`) = (3 * CAST(18446744073509551616 + COUNT(`c`) - 18446744073509551616 AS SIGNED))) FROM `t1`",
 			`SELECT (SUM("c") = (3 * shepherd_avg_count(COUNT("c")))) FROM "t1"`},
