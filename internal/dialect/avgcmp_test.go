@@ -97,3 +97,31 @@ func TestAverageComparisons(t *testing.T) {
 		}
 	}
 }
+
+// TestRoundedAverage: CAST(avg(x) AS integer) of int2/int4 values is
+// written as sign(S) * ((2|S| + N) DIV 2N), the count checked (doubled)
+// against avgCountLimit, with the target type's range check; avg() of
+// other values is refused as before.
+func TestRoundedAverage(t *testing.T) {
+	s := avgSchema(t) // a int, c int, s smallint, b bigint, x numeric(8,2)
+	n := parse(t, "SELECT CAST(avg(c) AS bigint), CAST(- avg(DISTINCT s) AS integer) FROM t1")
+	for _, c := range []struct {
+		d    driver.Dialect
+		want string
+	}{
+		{driver.MySQL, "SELECT CAST(((CASE WHEN SUM(`c`) < 0 THEN -1 ELSE 1 END) * ((2 * ABS(SUM(`c`)) + COUNT(`c`)) DIV NULLIF(CAST(18446744073509551616 + 2 * COUNT(`c`) - 18446744073509551616 AS SIGNED), 0))) AS SIGNED), " +
+			"(CAST(18446744071562067968 + (-CAST(((CASE WHEN SUM(DISTINCT `s`) < 0 THEN -1 ELSE 1 END) * ((2 * ABS(SUM(DISTINCT `s`)) + COUNT(DISTINCT `s`)) DIV NULLIF(CAST(18446744073509551616 + 2 * COUNT(DISTINCT `s`) - 18446744073509551616 AS SIGNED), 0))) AS SIGNED)) - 18446744069414584320 AS SIGNED) - 2147483648) FROM `t1`"},
+		{driver.SQLite, `SELECT shepherd_int8(((CASE WHEN SUM("c") < 0 THEN -1 ELSE 1 END) * ((2 * ABS(SUM("c")) + COUNT("c")) / NULLIF(shepherd_avg_count(2 * COUNT("c")), 0)))), ` +
+			`shepherd_int4((-((CASE WHEN SUM(DISTINCT "s") < 0 THEN -1 ELSE 1 END) * ((2 * ABS(SUM(DISTINCT "s")) + COUNT(DISTINCT "s")) / NULLIF(shepherd_avg_count(2 * COUNT(DISTINCT "s")), 0))))) FROM "t1"`},
+	} {
+		f, err := Write(n, c.d, s)
+		if err != nil || f.SQL != c.want {
+			t.Errorf("for %v: %v\n got %s\nwant %s", c.d, err, f.SQL, c.want)
+		}
+	}
+	for _, sql := range []string{"SELECT CAST(avg(b) AS integer) FROM t1", "SELECT CAST(avg(x) AS integer) FROM t1"} {
+		if _, err := Write(parse(t, sql), driver.MySQL, s); err == nil {
+			t.Errorf("%s: written, want the refusal of avg()", sql)
+		}
+	}
+}

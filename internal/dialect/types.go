@@ -341,6 +341,9 @@ func (w *writer) cast(tc *pg_query.TypeCast) {
 	if t == "float8" && w.doubleConstant(tc.Arg) {
 		return
 	}
+	if w.roundedAverage(tc.Arg, t) {
+		return
+	}
 	if src := w.typeOf(tc.Arg); (t == "int4" || t == "int2") && (src == "int8" || src == "numeric" ||
 		strings.HasPrefix(src, "float") || t == "int2" && src == "int4") && w.rangedCast != tc {
 		// PostgreSQL fails (22003) on a value out of the target's

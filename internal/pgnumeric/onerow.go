@@ -50,9 +50,40 @@ func OneRow(n *pg_query.Node) (Row, bool) {
 	return v, ok
 }
 
+// NoRows is OneRow for a result column of a SELECT whose FROM and WHERE
+// leave no row to aggregate (WHERE NULL IS NOT NULL), with aggregates
+// and no GROUP BY: it answers one row, where count is 0 and sum, avg,
+// min and max are NULL of their types. An aggregate's argument is not
+// computed there, but it is typed: a constant by OneRow (which also
+// tells that PostgreSQL, folding it when planning, does not fail on
+// it), a column under signs by typeOf.
+func NoRows(n *pg_query.Node, typeOf func(*pg_query.Node) string) (Row, bool) {
+	e := &rowEval{empty: true, typeOf: typeOf}
+	v, ok := e.eval(n, 0)
+	v.Exact = e.exact
+	return v, ok
+}
+
+// Condition returns PostgreSQL's value of n, a WHERE condition without
+// aggregates (ok is false for one with them, and for any that is not
+// a boolean or NULL OneRow tells).
+func Condition(n *pg_query.Node) (Row, bool) {
+	e := &rowEval{noAgg: true}
+	v, ok := e.eval(n, 0)
+	if !ok || v.Type != "bool" && !(v.Type == "unknown" && v.Null) {
+		return Row{}, false
+	}
+	return v, true
+}
+
 type rowEval struct {
 	exact bool // an avg() or a numeric division was evaluated
 	inAgg bool // inside an aggregate's argument
+	noAgg bool // no aggregate allowed (a WHERE condition)
+	// empty is set where the aggregates aggregate no row; typeOf
+	// types their arguments then (see NoRows).
+	empty  bool
+	typeOf func(*pg_query.Node) string
 }
 
 func null(t string) Row { return Row{Type: t, Null: true} }
@@ -531,15 +562,19 @@ func (e *rowEval) caseExpr(c *pg_query.CaseExpr, depth int) (Row, bool) {
 
 // aggregate is count, sum, avg, min or max of one row's value.
 func (e *rowEval) aggregate(fc *pg_query.FuncCall, depth int) (Row, bool) {
-	if e.inAgg || fc.Over != nil || fc.AggFilter != nil || len(fc.AggOrder) > 0 || fc.AggWithinGroup || fc.FuncVariadic {
+	if e.inAgg || e.noAgg || fc.Over != nil || fc.AggFilter != nil || len(fc.AggOrder) > 0 || fc.AggWithinGroup || fc.FuncVariadic {
 		return Row{}, false // an aggregate inside one fails in PostgreSQL
 	}
 	name := schema.FuncName(fc)
+	rows := int64(1)
+	if e.empty {
+		rows = 0
+	}
 	if fc.AggStar {
 		if name != "count" || len(fc.Args) > 0 {
 			return Row{}, false
 		}
-		return Row{Type: "int8", Num: fromSigned(big.NewInt(1), 0)}, true
+		return Row{Type: "int8", Num: fromSigned(big.NewInt(rows), 0)}, true
 	}
 	if len(fc.Args) != 1 {
 		return Row{}, false
@@ -547,12 +582,21 @@ func (e *rowEval) aggregate(fc *pg_query.FuncCall, depth int) (Row, bool) {
 	e.inAgg = true
 	v, ok := e.eval(fc.Args[0], depth)
 	e.inAgg = false
+	if !ok && e.empty && e.typeOf != nil && signedColumn(fc.Args[0]) {
+		v, ok = null(e.typeOf(fc.Args[0])), true
+		if name != "count" && !numericOrInt(v.Type) {
+			return Row{}, false
+		}
+	}
 	if !ok {
 		return Row{}, false
 	}
+	if e.empty && name != "count" {
+		v.Null = true // no value to sum, average, take the least of
+	}
 	switch name {
 	case "count":
-		if v.Null {
+		if v.Null || e.empty {
 			return Row{Type: "int8", Num: fromSigned(big.NewInt(0), 0)}, true
 		}
 		return Row{Type: "int8", Num: fromSigned(big.NewInt(1), 0)}, true
@@ -583,4 +627,18 @@ func (e *rowEval) aggregate(fc *pg_query.FuncCall, depth int) (Row, bool) {
 	}
 	v.Type = t
 	return v, true
+}
+
+// signedColumn reports whether n is a column under any number of signs.
+func signedColumn(n *pg_query.Node) bool {
+	for {
+		e := n.GetAExpr()
+		if e == nil || e.Kind != pg_query.A_Expr_Kind_AEXPR_OP || e.Lexpr != nil {
+			return n.GetColumnRef() != nil
+		}
+		if op := schema.OpName(e.Name); op != "-" && op != "+" {
+			return false
+		}
+		n = e.Rexpr
+	}
 }

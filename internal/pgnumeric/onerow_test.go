@@ -83,6 +83,51 @@ func TestOneRow(t *testing.T) {
 	}
 }
 
+// TestNoRows: over no rows count is 0 and sum, avg, min and max NULL of
+// their types, their arguments typed by OneRow or, for a column under
+// signs, by the typer given; Condition tells a WHERE without
+// aggregates.
+func TestNoRows(t *testing.T) {
+	typeOf := func(n *pg_query.Node) string { return "int4" } // every column an integer
+	for _, c := range []struct{ sql, typ, want string }{
+		{"SELECT - 76 / AVG ( 94 * + 34 )", "numeric", ""},
+		{"SELECT AVG ( DISTINCT + 32 ) / + COUNT ( * )", "numeric", ""},
+		{"SELECT COALESCE(avg(- col0), count(*) + 1) / 3", "numeric", "0.33333333333333333333"},
+		{"SELECT CAST(COALESCE(sum(col1), 5) AS integer) + avg(2)", "numeric", ""},
+		{"SELECT COALESCE(max(col1), count(col1) + 7) + avg(1)", "numeric", ""},
+		{"SELECT COALESCE(avg(col1), max(col1), count(col1) + 7)", "numeric", "7"},
+	} {
+		v, ok := NoRows(column(t, c.sql), typeOf)
+		if !ok || v.Type != c.typ || v.text() != c.want {
+			t.Errorf("%s: %s %q (%v), want %s %q", c.sql, v.Type, v.text(), ok, c.typ, c.want)
+		}
+	}
+	for _, sql := range []string{
+		"SELECT avg(1 / 0)",           // PostgreSQL folds the argument when planning: 22012
+		"SELECT avg(col0 + 1)",        // only a column under signs is typed
+		"SELECT col0 + avg(1)",        // 42803
+		"SELECT sum(NULL)",            // 42725
+		"SELECT avg(CAST(1 AS REAL))", // a float
+	} {
+		if v, ok := NoRows(column(t, sql), typeOf); ok {
+			t.Errorf("%s: evaluated to %s %q", sql, v.Type, v.text())
+		}
+	}
+	for _, c := range []struct {
+		sql  string
+		want string
+	}{{"SELECT NULL IS NOT NULL", "false"}, {"SELECT 1 = 1 AND NULL", ""}, {"SELECT NULL", ""}, {"SELECT NOT 2 > 3", "true"}} {
+		if v, ok := Condition(column(t, c.sql)); !ok || v.text() != c.want {
+			t.Errorf("%s: %q (%v), want %q", c.sql, v.text(), ok, c.want)
+		}
+	}
+	for _, sql := range []string{"SELECT count(*) > 0", "SELECT 1 + 1", "SELECT col0 > 1", "SELECT 1 / 0 > 1"} {
+		if v, ok := Condition(column(t, sql)); ok {
+			t.Errorf("%s: told %q", sql, v.text())
+		}
+	}
+}
+
 // TestOneRowOnPostgres compares OneRow with PostgreSQL 15 over random
 // expressions of constants, NULLs, aggregates, signs, casts, + - * / %,
 // comparisons, AND/OR/NOT, IS NULL, BETWEEN, IN, CASE, COALESCE and

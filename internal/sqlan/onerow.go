@@ -7,6 +7,7 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/shepherd-db/shepherd/internal/pgnumeric"
+	"github.com/shepherd-db/shepherd/internal/schema"
 )
 
 // A SELECT without FROM, WHERE, GROUP BY or HAVING answers one row, in
@@ -22,40 +23,64 @@ import (
 // column whose type it tells otherwise than OneRow is left alone).
 // Nothing in such a column can fail in PostgreSQL (OneRow evaluates
 // none that could), so the replicas answer the row PostgreSQL answers.
+// So does an aggregating SELECT whose WHERE is false whatever the rows
+// (WHERE NULL IS NOT NULL): its one row aggregates no value
+// (pgnumeric.NoRows).
 
-// oneRowSelect reports whether sel answers exactly one row whose
-// aggregates each aggregate one value: no FROM, WHERE, GROUP BY, HAVING,
-// window, set operation, VALUES, LIMIT, OFFSET, DISTINCT ON, locking,
-// INTO or WITH.
-func oneRowSelect(sel *pg_query.SelectStmt) bool {
-	return sel.Op == pg_query.SetOperation_SETOP_NONE && len(sel.FromClause) == 0 && sel.WhereClause == nil &&
-		len(sel.GroupClause) == 0 && sel.HavingClause == nil && len(sel.WindowClause) == 0 &&
-		len(sel.ValuesLists) == 0 && sel.LimitCount == nil && sel.LimitOffset == nil &&
-		len(sel.LockingClause) == 0 && sel.IntoClause == nil && sel.WithClause == nil &&
-		(len(sel.DistinctClause) == 0 || len(sel.DistinctClause) == 1 && sel.DistinctClause[0].GetNode() == nil)
+// oneRowSelect returns how sel evaluates its result columns when it
+// answers one row whose aggregates aggregate one value each (no FROM,
+// WHERE, GROUP BY, HAVING, window, set operation, VALUES, LIMIT,
+// OFFSET, DISTINCT ON, locking, INTO or WITH; a WHERE OneRow tells true
+// is as none), or no value (a WHERE OneRow tells false or NULL, with or
+// without FROM, and aggregates in the result columns: see
+// pgnumeric.NoRows); nil otherwise.
+func oneRowSelect(snap *schema.Snapshot, sel *pg_query.SelectStmt) func(*pg_query.Node) (pgnumeric.Row, bool) {
+	if sel.Op != pg_query.SetOperation_SETOP_NONE || len(sel.GroupClause) > 0 || sel.HavingClause != nil ||
+		len(sel.WindowClause) > 0 || len(sel.ValuesLists) > 0 || sel.LimitCount != nil || sel.LimitOffset != nil ||
+		len(sel.LockingClause) > 0 || sel.IntoClause != nil || sel.WithClause != nil ||
+		len(sel.DistinctClause) > 0 && (len(sel.DistinctClause) > 1 || sel.DistinctClause[0].GetNode() != nil) {
+		return nil
+	}
+	if sel.WhereClause != nil {
+		v, ok := pgnumeric.Condition(sel.WhereClause)
+		switch {
+		case !ok:
+			return nil
+		case (v.Null || !v.Bool) && oneRow(sel):
+			return func(n *pg_query.Node) (pgnumeric.Row, bool) {
+				return pgnumeric.NoRows(n, func(x *pg_query.Node) string { return typeIn(snap, sel, x).name })
+			}
+		case v.Null || !v.Bool:
+			return nil // no row at all
+		}
+	}
+	if len(sel.FromClause) > 0 {
+		return nil
+	}
+	return pgnumeric.OneRow
 }
 
-// oneRowKeys reports whether each sort key of sel, a oneRowSelect, is
-// an ordinal or a value OneRow tells: one PostgreSQL computes without
-// failing, so that dropping the keys (one row needs no order) changes
-// nothing.
-func oneRowKeys(sel *pg_query.SelectStmt) bool {
+// oneRowKeys reports whether each sort key of sel is an ordinal or a
+// value eval tells: one PostgreSQL computes without failing, so that
+// dropping the keys (one row needs no order) changes nothing.
+func oneRowKeys(sel *pg_query.SelectStmt, eval func(*pg_query.Node) (pgnumeric.Row, bool)) bool {
 	for _, sn := range sel.SortClause {
 		sb := sn.GetSortBy()
 		if _, ok := ordinalOf(sb.Node); ok {
 			continue
 		}
-		if _, ok := pgnumeric.OneRow(sb.Node); !ok {
+		if _, ok := eval(sb.Node); !ok {
 			return false
 		}
 	}
 	return true
 }
 
-// foldOneRow folds the result columns of sel, a oneRowSelect, as above,
-// but for those at taken (which exactAverages rewrote), and returns the
-// positions of the numeric ones (the quotients ShapeAnswer writes).
-func (s *Stmt) foldOneRow(r *rewriter, sel *pg_query.SelectStmt, taken []int) []int {
+// foldOneRow folds the result columns of sel, a oneRowSelect evaluating
+// them with eval, as above, but for those at taken (which exactAverages
+// rewrote), and returns the positions of the numeric ones (the quotients
+// ShapeAnswer writes).
+func (s *Stmt) foldOneRow(r *rewriter, sel *pg_query.SelectStmt, eval func(*pg_query.Node) (pgnumeric.Row, bool), taken []int) []int {
 	type fold struct {
 		i int
 		v pgnumeric.Row
@@ -69,7 +94,7 @@ func (s *Stmt) foldOneRow(r *rewriter, sel *pg_query.SelectStmt, taken []int) []
 		if slices.Contains(taken, i) {
 			continue
 		}
-		v, ok := pgnumeric.OneRow(rt.Val)
+		v, ok := eval(rt.Val)
 		if !ok || !v.Exact {
 			continue
 		}
@@ -88,8 +113,29 @@ func (s *Stmt) foldOneRow(r *rewriter, sel *pg_query.SelectStmt, taken []int) []
 	if len(folds) == 0 {
 		return nil
 	}
-	if !oneRowKeys(sel) {
+	if !oneRowKeys(sel, eval) {
 		return nil
+	}
+	// An aggregating SELECT answers its one row even over no rows; with
+	// its aggregates folded away, it would answer none there. Each
+	// folded column keeps an aggregate: CASE WHEN count(*) >= 0 THEN
+	// value END.
+	aggregating := oneRow(sel)
+	kept := func(n *pg_query.Node) *pg_query.Node {
+		if !aggregating {
+			return n
+		}
+		count := &pg_query.Node{Node: &pg_query.Node_FuncCall{FuncCall: &pg_query.FuncCall{
+			Funcname: []*pg_query.Node{pg_query.MakeStrNode("count")}, AggStar: true, Location: -1,
+		}}}
+		cond := pg_query.MakeAExprNode(pg_query.A_Expr_Kind_AEXPR_OP, []*pg_query.Node{pg_query.MakeStrNode(">=")},
+			count, pg_query.MakeAConstIntNode(0, -1), -1)
+		return &pg_query.Node{Node: &pg_query.Node_CaseExpr{CaseExpr: &pg_query.CaseExpr{
+			Args: []*pg_query.Node{{Node: &pg_query.Node_CaseWhen{CaseWhen: &pg_query.CaseWhen{
+				Expr: cond, Result: n, Location: -1,
+			}}}},
+			Location: -1,
+		}}}
 	}
 	sel.SortClause = nil
 	var numeric []int
@@ -107,11 +153,11 @@ func (s *Stmt) foldOneRow(r *rewriter, sel *pg_query.SelectStmt, taken []int) []
 				s.trees = map[int]*avgTree{}
 			}
 			s.trees[f.i] = tree
-			rt.Val = pg_query.MakeAConstStrNode("0", -1)
+			rt.Val = kept(pg_query.MakeAConstStrNode("0", -1))
 			numeric = append(numeric, f.i)
 			continue
 		}
-		rt.Val = intConstant(f.v)
+		rt.Val = kept(intConstant(f.v))
 	}
 	r.changed = true
 	return numeric
