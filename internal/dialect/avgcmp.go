@@ -333,3 +333,64 @@ func (w *writer) constAverage(fc *pg_query.FuncCall) bool {
 	w.str(" END)")
 	return true
 }
+
+// roundedAverage writes CAST(avg(x) AS t), t an integer type, of int2 or
+// int4 values x (the average under any signs), and reports whether it
+// did. PostgreSQL rounds the average q = S/N to s decimals (s >= 8, see
+// avgCompare) and that, half away from zero, to an integer; below 10^8
+// values this is S/N rounded half away from zero at once (a q within
+// 10^-s / 2 of a half, and not on it, needs |2S - (2k+1)N| <= N * 10^-s,
+// and that integer is not 0), which the engines compute exactly in
+// integers:
+//
+//	sign(S) * ((2 * |S| + N) DIV (2 * N))
+//
+// NULL for no values (S is NULL). The count is checked as avgCompare's,
+// doubled: from avgCountLimit / 2 values the engines fail with 0A000. A
+// sign is the rounded value's (rounding half away from zero is
+// symmetric), and the result gets t's range check, which PostgreSQL's
+// cast of - avg(x) fails where the negation leaves int4's range.
+func (w *writer) roundedAverage(arg *pg_query.Node, t string) bool {
+	if w.pg() || w.duck || !isInt(t) {
+		return false
+	}
+	neg, avg := unsigned(arg)
+	fc := avg.GetFuncCall()
+	if fc == nil || !averageForm(avg) || w.constAvgs[fc] || w.mootAvgs[fc] {
+		return false
+	}
+	if xt := w.typeOf(fc.Args[0]); xt != "int4" && xt != "int2" {
+		return false
+	}
+	count, sum := avgParts(avg)
+	w.inRange(t, func() {
+		w.repeated(fc.Args[0], 4, func() {
+			if neg {
+				w.str("(-")
+			}
+			if w.my() {
+				w.str("CAST(")
+			}
+			w.str("((CASE WHEN ")
+			w.expr(sum)
+			w.str(" < 0 THEN -1 ELSE 1 END) * ((2 * ABS(")
+			w.expr(sum)
+			w.str(") + ")
+			w.expr(count)
+			if w.my() {
+				w.str(") DIV NULLIF(CAST(" + avgCountMark + "2 * ")
+				w.expr(count)
+				w.str(" - 18446744073509551616 AS SIGNED), 0)))")
+				w.str(" AS SIGNED)")
+			} else {
+				w.str(") / NULLIF(" + avgCountFunction + "(2 * ")
+				w.expr(count)
+				w.str("), 0)))")
+			}
+			if neg {
+				w.str(")")
+			}
+		})
+	})
+	return true
+}

@@ -42,13 +42,13 @@ func TestAverageComparisons(t *testing.T) {
 			`SELECT "a" FROM "t1" GROUP BY "a" HAVING ((-SUM("c")) < (-50 * shepherd_avg_count(COUNT("c"))))`},
 		// The average of a constant where its value alone matters.
 		{"SELECT NULLIF(1, - avg(DISTINCT - 1)), CAST(- avg(7) AS integer) FROM t1",
-			"SELECT NULLIF(1, (-(CASE WHEN COUNT(DISTINCT -1) > 0 THEN -1 END))), CAST((-(CASE WHEN COUNT(7) > 0 THEN 7 END)) AS SIGNED) FROM `t1`",
-			`SELECT NULLIF(1, (-(CASE WHEN COUNT(DISTINCT -1) > 0 THEN -1 END))), shepherd_numeric((-(CASE WHEN COUNT(7) > 0 THEN 7 END)), 18, 0) FROM "t1"`},
+			"SELECT NULLIF(1, (-(CASE WHEN COUNT(DISTINCT -1) > 0 THEN -1 END))), (CAST(18446744071562067968 + CAST((-(CASE WHEN COUNT(7) > 0 THEN 7 END)) AS SIGNED) - 18446744069414584320 AS SIGNED) - 2147483648) FROM `t1`",
+			`SELECT NULLIF(1, (-(CASE WHEN COUNT(DISTINCT -1) > 0 THEN -1 END))), shepherd_int4(shepherd_numeric((-(CASE WHEN COUNT(7) > 0 THEN 7 END)), 18, 0)) FROM "t1"`},
 		// Under arithmetic with NULL the average cannot matter: the
 		// engine's own.
 		{"SELECT avg(c) * - CAST(NULL AS real), CAST(NULL AS int) / avg(s) FROM t1",
 			"SELECT (AVG(`c`) * (-CAST(NULL AS DOUBLE))), (CAST(NULL AS SIGNED) / (CASE WHEN AVG(`s`) = 0 AND CAST(NULL AS SIGNED) IS NOT NULL THEN 18446744073709551615 + (AVG(`s`) + 22012) ELSE AVG(`s`) END)) FROM `t1`",
-			`SELECT (AVG("c") * (-CAST(NULL AS REAL))), (CAST(CAST(ROUND(NULL) AS INTEGER) AS REAL) / shepherd_divisor_if(AVG("s"), CAST(ROUND(NULL) AS INTEGER) IS NOT NULL)) FROM "t1"`},
+			`SELECT (AVG("c") * (CAST(NULL AS REAL) * -1)), (CAST(CAST(ROUND(NULL) AS INTEGER) AS REAL) / shepherd_divisor_if(AVG("s"), CAST(ROUND(NULL) AS INTEGER) IS NOT NULL)) FROM "t1"`},
 		{"SELECT avg(c) = 3 FROM t1",
 			"SELECT (SUM(`c`) = (3 * CAST(18446744073509551616 + COUNT(`c`) - 18446744073509551616 AS SIGNED))) FROM `t1`",
 			`SELECT (SUM("c") = (3 * shepherd_avg_count(COUNT("c")))) FROM "t1"`},
@@ -94,6 +94,34 @@ func TestAverageComparisons(t *testing.T) {
 			if pgerr.Code(err) != pgerr.FeatureNotSupported || !strings.Contains(err.Error(), "avg()") {
 				t.Errorf("%s for %v: got %v, want 0A000 naming avg()", q, d, err)
 			}
+		}
+	}
+}
+
+// TestRoundedAverage: CAST(avg(x) AS integer) of int2/int4 values is
+// written as sign(S) * ((2|S| + N) DIV 2N), the count checked (doubled)
+// against avgCountLimit, with the target type's range check; avg() of
+// other values is refused as before.
+func TestRoundedAverage(t *testing.T) {
+	s := avgSchema(t) // a int, c int, s smallint, b bigint, x numeric(8,2)
+	n := parse(t, "SELECT CAST(avg(c) AS bigint), CAST(- avg(DISTINCT s) AS integer) FROM t1")
+	for _, c := range []struct {
+		d    driver.Dialect
+		want string
+	}{
+		{driver.MySQL, "SELECT CAST(((CASE WHEN SUM(`c`) < 0 THEN -1 ELSE 1 END) * ((2 * ABS(SUM(`c`)) + COUNT(`c`)) DIV NULLIF(CAST(18446744073509551616 + 2 * COUNT(`c`) - 18446744073509551616 AS SIGNED), 0))) AS SIGNED), " +
+			"(CAST(18446744071562067968 + (-CAST(((CASE WHEN SUM(DISTINCT `s`) < 0 THEN -1 ELSE 1 END) * ((2 * ABS(SUM(DISTINCT `s`)) + COUNT(DISTINCT `s`)) DIV NULLIF(CAST(18446744073509551616 + 2 * COUNT(DISTINCT `s`) - 18446744073509551616 AS SIGNED), 0))) AS SIGNED)) - 18446744069414584320 AS SIGNED) - 2147483648) FROM `t1`"},
+		{driver.SQLite, `SELECT shepherd_int8(((CASE WHEN SUM("c") < 0 THEN -1 ELSE 1 END) * ((2 * ABS(SUM("c")) + COUNT("c")) / NULLIF(shepherd_avg_count(2 * COUNT("c")), 0)))), ` +
+			`shepherd_int4((-((CASE WHEN SUM(DISTINCT "s") < 0 THEN -1 ELSE 1 END) * ((2 * ABS(SUM(DISTINCT "s")) + COUNT(DISTINCT "s")) / NULLIF(shepherd_avg_count(2 * COUNT(DISTINCT "s")), 0))))) FROM "t1"`},
+	} {
+		f, err := Write(n, c.d, s)
+		if err != nil || f.SQL != c.want {
+			t.Errorf("for %v: %v\n got %s\nwant %s", c.d, err, f.SQL, c.want)
+		}
+	}
+	for _, sql := range []string{"SELECT CAST(avg(b) AS integer) FROM t1", "SELECT CAST(avg(x) AS integer) FROM t1"} {
+		if _, err := Write(parse(t, sql), driver.MySQL, s); err == nil {
+			t.Errorf("%s: written, want the refusal of avg()", sql)
 		}
 	}
 }

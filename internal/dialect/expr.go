@@ -616,6 +616,21 @@ func (w *writer) operation(op string, l, r *pg_query.Node) {
 				}
 				w.str(")")
 			}
+			if op == "-" && w.my() && strings.HasPrefix(w.typeOf(r), "float") && zeroValued(r) && !nullValued(r) {
+				// PostgreSQL's - x of a float zero is -0; MariaDB
+				// computes it but writes 0 (and the vote takes -0 and
+				// 0 as one value). A zero whenever not NULL, e.g.
+				// - NULLIF(0, f), is refused.
+				w.refuse("negation of a floating-point zero (MariaDB writes -0 as 0)")
+			}
+			if op == "-" && w.lite() && strings.HasPrefix(w.typeOf(r), "float") {
+				// SQLite's - x is 0 - x, whose zero is 0: x * -1 is
+				// -0, as PostgreSQL's - x of a float zero.
+				w.str("(")
+				w.expr(r)
+				w.str(" * -1)")
+				return
+			}
 			if op == "-" && w.my() && w.typeOf(r) == "int8" {
 				// MariaDB's - x of a constant -9223372036854775808
 				// is a DECIMAL, 9223372036854775808 (and its 0 - x
@@ -1257,4 +1272,53 @@ func nonZeroConst(n *pg_query.Node) bool {
 		return true
 	}
 	return c.GetFval() != nil && strings.Trim(c.GetFval().Fval, "0.-+") != ""
+}
+
+// zeroValued reports whether n is zero whenever it is not NULL: a zero
+// constant, signed or cast, NULL, NULLIF of such a value, and COALESCE
+// and CASE whose every result is one.
+func zeroValued(n *pg_query.Node) bool {
+	switch {
+	case n == nil:
+		return false
+	case isNullConst(n):
+		return true
+	case n.GetAConst() != nil:
+		c := n.GetAConst()
+		switch {
+		case c.GetIval() != nil:
+			return c.GetIval().Ival == 0
+		case c.GetFval() != nil:
+			mantissa, _, _ := strings.Cut(strings.ToLower(c.GetFval().Fval), "e")
+			return strings.Trim(mantissa, "-+0.") == ""
+		}
+		return c.Val == nil && !c.Isnull // pg_query's integer 0
+	case n.GetTypeCast() != nil:
+		return zeroValued(n.GetTypeCast().Arg)
+	case n.GetAExpr() != nil:
+		e := n.GetAExpr()
+		switch {
+		case e.Kind == pg_query.A_Expr_Kind_AEXPR_NULLIF:
+			return zeroValued(e.Lexpr)
+		case e.Kind == pg_query.A_Expr_Kind_AEXPR_OP && e.Lexpr == nil:
+			op := schema.OpName(e.Name)
+			return (op == "-" || op == "+") && zeroValued(e.Rexpr)
+		}
+	case n.GetCoalesceExpr() != nil:
+		for _, a := range n.GetCoalesceExpr().Args {
+			if !zeroValued(a) {
+				return false
+			}
+		}
+		return true
+	case n.GetCaseExpr() != nil:
+		c := n.GetCaseExpr()
+		for _, a := range c.Args {
+			if !zeroValued(a.GetCaseWhen().Result) {
+				return false
+			}
+		}
+		return c.Defresult == nil || zeroValued(c.Defresult)
+	}
+	return false
 }

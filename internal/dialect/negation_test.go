@@ -99,3 +99,41 @@ func TestDivisionRange(t *testing.T) {
 		}
 	}
 }
+
+// TestNegatedFloatZero: PostgreSQL's - x of a float zero is -0, which
+// MariaDB computes but writes as 0 (and the vote takes for 0): the
+// sqllogictest sample's - NULLIF(+ 0, <a real>) answered 0 through a
+// MariaDB primary. A negation of a float that is zero whenever it is
+// not NULL is refused for MariaDB; SQLite writes -0.0, and other
+// negations are written as before.
+func TestNegatedFloatZero(t *testing.T) {
+	s, err := avgSchema(t).Apply(parse(t, "CREATE TABLE tf (f float8, r real)"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		sql     string
+		refused bool
+	}{
+		{"SELECT DISTINCT - NULLIF ( + 0, + 96 + CAST ( - + 31 AS REAL ) + + 11 + NULLIF ( 79, - COUNT ( * ) ) ) col0", true},
+		{"SELECT - CAST(0 AS REAL), - COALESCE(NULL, 0.0::float8)", true},
+		{"SELECT - CASE WHEN f > 1 THEN 0 ELSE CAST(NULL AS float8) END FROM tf", true},
+		{"SELECT - f, - r, - NULLIF(f, 0), - CAST(1 AS REAL) FROM tf", false},
+		{"SELECT - NULLIF(0, 1), - CAST(0 AS numeric)", false},
+		{"SELECT - CAST(NULL AS REAL), - NULLIF(CAST(NULL AS float8), 1)", false},
+	} {
+		n := parse(t, c.sql)
+		for _, d := range []driver.Dialect{driver.MySQL, driver.SQLite, driver.Postgres} {
+			_, err := Write(n, d, s)
+			if want := c.refused && d == driver.MySQL; want != (err != nil) {
+				t.Errorf("%s for %v: refused %v, want %v (%v)", c.sql, d, err != nil, want, err)
+			}
+		}
+	}
+	// SQLite's - x is 0 - x, whose zero is 0: a float is negated as
+	// x * -1, whose zero is -0.
+	f, err := Write(parse(t, "SELECT - f, - a FROM tf, t1"), driver.SQLite, s)
+	if want := `SELECT ("f" * -1), shepherd_int4((-"a")) FROM "tf", "t1"`; err != nil || f.SQL != want {
+		t.Errorf("for SQLite: %v %v, want %s", f, err, want)
+	}
+}

@@ -344,6 +344,20 @@ func (w *writer) cast(tc *pg_query.TypeCast) {
 	if t == "float8" && w.doubleConstant(tc.Arg) {
 		return
 	}
+	if w.roundedAverage(tc.Arg, t) {
+		return
+	}
+	if src := w.typeOf(tc.Arg); (t == "int4" || t == "int2") && (src == "int8" || src == "numeric" ||
+		strings.HasPrefix(src, "float") || t == "int2" && src == "int4") && w.rangedCast != tc {
+		// PostgreSQL fails (22003) on a value out of the target's
+		// range; MariaDB's CAST AS SIGNED and SQLite's keep 64 bits
+		// (CAST(3000000000::bigint AS integer) was 3000000000).
+		saved := w.rangedCast
+		w.rangedCast = tc
+		w.inRange(t, func() { w.cast(tc) })
+		w.rangedCast = saved
+		return
+	}
 	if c := tc.Arg.GetAConst(); t == "float4" && c != nil && (c.GetFval() != nil || c.GetIval() != nil) {
 		// 0.1::real: the single-precision value, as '0.1'::real.
 		if c.GetFval() != nil {

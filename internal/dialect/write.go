@@ -161,6 +161,9 @@ type writer struct {
 	constAvgs map[*pg_query.FuncCall]bool
 	// textSum is the call a cast to text is being written around.
 	textSum *pg_query.FuncCall
+	// rangedCast is the cast to int2 or int4 whose range check is being
+	// written around it (see cast).
+	rangedCast *pg_query.TypeCast
 	// ctes are the names of the statement's WITH queries.
 	ctes map[string]bool
 	// cteTables are the WITH queries in scope whose columns the writer

@@ -39,13 +39,25 @@ func (s *Stmt) exactAverages(r *rewriter, sel *pg_query.SelectStmt) {
 	if sel.Op != pg_query.SetOperation_SETOP_NONE || len(sel.ValuesLists) > 0 {
 		return
 	}
-	if len(sel.DistinctClause) > 0 && (!oneRow(sel) || len(sel.SortClause) > 0) {
+	single := oneRowSelect(r.schema, sel)
+	if single != nil && len(sel.DistinctClause) > 0 && oneRowKeys(sel, single) {
+		sel.SortClause = nil // one row needs no order
+	}
+	if len(sel.DistinctClause) > 0 && (!oneRow(sel) && single == nil || len(sel.SortClause) > 0) {
 		// Two rows with one average may have other sums and counts;
 		// and the sort keys of a SELECT DISTINCT must be result
 		// columns, which the parts are not.
 		return
 	}
 	var found []int
+	defer func() {
+		// What no rewrite above took, in a SELECT of one row.
+		if single != nil {
+			if folded := s.foldOneRow(r, sel, single, found); len(folded) > 0 {
+				s.quotients = append(s.quotients, folded...)
+			}
+		}
+	}()
 	for _, n := range sel.TargetList {
 		rt := n.GetResTarget()
 		if rt == nil || hasStar([]*pg_query.Node{n}) {

@@ -206,7 +206,7 @@ func fromMySQLError(me *mysql.MySQLError) *pgerr.Error {
 		e.Message = "bigint out of range"
 	}
 	if me.Number == 1690 && strings.Contains(me.Message, "'"+AvgCountMark) {
-		e.Code, e.Message = pgerr.FeatureNotSupported, "shepherd cannot compare with avg() of 200000000 or more values exactly on MariaDB/MySQL replicas"
+		e.Code, e.Message = pgerr.FeatureNotSupported, "shepherd cannot compute avg() exactly over so many values on MariaDB/MySQL replicas (compared: fewer than 200000000; cast to an integer: fewer than 100000000)"
 	}
 	inPostgresWords(e, me)
 	return e

@@ -25,7 +25,7 @@ func init() {
 // avgCount implements AvgCountFunction.
 func avgCount(v any) (any, error) {
 	if n, ok := v.(int64); !ok || n >= AvgCountLimit {
-		return nil, pgFunctionError("0A000", "shepherd cannot compare with avg() of %d or more values exactly on SQLite replicas", AvgCountLimit)
+		return nil, pgFunctionError("0A000", "shepherd cannot compute avg() exactly over so many values on SQLite replicas (compared: fewer than %d; cast to an integer: fewer than %d)", AvgCountLimit, AvgCountLimit/2)
 	}
 	return v, nil
 }

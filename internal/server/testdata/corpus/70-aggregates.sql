@@ -19,6 +19,12 @@ SELECT id, CASE WHEN grade >= (SELECT avg(e.grade) FROM emp AS e WHERE e.dept_id
 
 SELECT dept_id, avg(grade) >= 2 FROM emp GROUP BY dept_id HAVING avg(grade) > 1 ORDER BY dept_id;
 
+SELECT dept_id, CAST(avg(grade) AS integer), - CAST(avg(DISTINCT grade) AS smallint) FROM emp GROUP BY dept_id ORDER BY dept_id;
+
+SELECT COALESCE(avg(salary), 0) / 12, CAST(avg(grade) AS integer), count(*) FROM emp WHERE false;
+
+SELECT NULLIF(7, 96 / avg(97) + 13), CASE WHEN avg(3) = 3 THEN avg(10) / 4 END, CAST(avg(2.5) AS integer);
+
 SELECT min(name), max(name), min(hired), max(hired) FROM emp;
 
 SELECT sum(x), avg(x), sum(f), min(f), max(r) FROM nums;
