@@ -6,6 +6,7 @@ import (
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
+	"github.com/shepherd-db/shepherd/internal/dialect"
 	"github.com/shepherd-db/shepherd/internal/pgnumeric"
 	"github.com/shepherd-db/shepherd/internal/schema"
 )
@@ -48,7 +49,7 @@ func oneRowSelect(snap *schema.Snapshot, sel *pg_query.SelectStmt) func(*pg_quer
 			return nil
 		case (v.Null || !v.Bool) && oneRow(sel):
 			return func(n *pg_query.Node) (pgnumeric.Row, bool) {
-				return pgnumeric.NoRows(n, func(x *pg_query.Node) string { return typeIn(snap, sel, x).name })
+				return pgnumeric.NoRows(n, func(x *pg_query.Node) string { return typeIn(snap, sel, x).Name() })
 			}
 		case v.Null || !v.Bool:
 			return nil // no row at all
@@ -98,7 +99,7 @@ func (s *Stmt) foldOneRow(r *rewriter, sel *pg_query.SelectStmt, eval func(*pg_q
 		if !ok || !v.Exact {
 			continue
 		}
-		if t := typeIn(r.schema, sel, rt.Val); t.name != v.Type || len(t.mods) > 0 {
+		if t := typeIn(r.schema, sel, rt.Val); t.Name() != v.Type || len(t.Mods()) > 0 {
 			continue
 		}
 		switch {
@@ -142,7 +143,7 @@ func (s *Stmt) foldOneRow(r *rewriter, sel *pg_query.SelectStmt, eval func(*pg_q
 	for _, f := range folds {
 		rt := sel.TargetList[f.i].GetResTarget()
 		if rt.Name == "" {
-			rt.Name, _ = (&typer{}).figureName(rt.Val) // PostgreSQL's name
+			rt.Name, _ = dialect.ColumnName(rt.Val) // PostgreSQL's name
 		}
 		if f.v.Type == "numeric" {
 			tree := &avgTree{op: "null"}
