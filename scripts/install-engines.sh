@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the database engines the integration tests start (PostgreSQL 15
 # server binaries and MariaDB), and the clients they drive (psql, pgbench,
-# psycopg2), from Debian's packages, when they are missing. Tests start their own throw-away servers; nothing is configured
+# psycopg2, PgBouncer), from Debian's packages, when they are missing. Tests start their own throw-away servers; nothing is configured
 # here and no service is left running.
 set -euo pipefail
 
@@ -11,6 +11,9 @@ command -v mariadbd >/dev/null 2>&1 || command -v mysqld >/dev/null 2>&1 || need
 command -v psql >/dev/null 2>&1 || need+=(postgresql-client)
 # psycopg2 for the COPY client test (TestCopyClients).
 /usr/bin/python3 -c 'import psycopg2' >/dev/null 2>&1 || need+=(python3-psycopg2)
+# PgBouncer, which the benchmarks compare passthrough with
+# (testenv.StartPgBouncer).
+command -v pgbouncer >/dev/null 2>&1 || [ -x /usr/sbin/pgbouncer ] || need+=(pgbouncer)
 [ ${#need[@]} -eq 0 ] && exit 0
 
 if [ "$(id -u)" -ne 0 ]; then
