@@ -83,9 +83,11 @@
 //
 // # Not yet here
 //
-// The server does not use this package yet: wiring it in (the cluster's
-// log writer behind an interface the local log and Log both satisfy,
-// takeover through the existing replay, the fence statements in the
-// replica worker, standbys refusing clients) is the next step of issue
-// 19.
+// The server does not use this package yet. Log satisfies cluster.WAL,
+// the interface the cluster writes its decided transactions to (the
+// local log does too), and pgwire.Server.Admit lets a standby refuse
+// clients with 57P03; the rest of the wiring (the server's start as a
+// node, takeover through the existing replay, the fence statements in
+// the replica worker) is the next step of issue 19 (docs/DESIGN.md
+// section 9, "Left for the wiring").
 package ha
