@@ -81,13 +81,13 @@
 // (replica.FenceRaise, replica.LogInsertFenced), tested on PostgreSQL and
 // MariaDB.
 //
-// # Not yet here
+// # In the server
 //
-// The server does not use this package yet. Log satisfies cluster.WAL,
-// the interface the cluster writes its decided transactions to (the
-// local log does too), and pgwire.Server.Admit lets a standby refuse
-// clients with 57P03; the rest of the wiring (the server's start as a
-// node, takeover through the existing replay, the fence statements in
-// the replica worker) is the next step of issue 19 (docs/DESIGN.md
-// section 9, "Left for the wiring").
+// The server runs a node on this package (server/node.go: member,
+// campaign, the term's Log as the cluster's WAL, takeover through the
+// restart's recovery), but refuses a [cluster] table until the replicas'
+// fence is run (docs/DESIGN.md section 9, "Left for the wiring"). Log
+// satisfies cluster.WAL, the interface the cluster writes its decided
+// transactions to (the local log does too), and pgwire.Server.Admit lets
+// a standby refuse clients with 57P03.
 package ha
