@@ -88,6 +88,6 @@
 // restart's recovery), but refuses a [cluster] table until the replicas'
 // fence is run (docs/DESIGN.md section 9, "Left for the wiring"). Log
 // satisfies cluster.WAL, the interface the cluster writes its decided
-// transactions to (the local log does too), and pgwire.Server.Admit lets
-// a standby refuse clients with 57P03.
+// transactions to (the local log does too), and a standby refuses
+// clients with 57P03 naming the leader (pgwire.Server.Admit).
 package ha

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/shepherd-db/shepherd/internal/config"
 	"github.com/shepherd-db/shepherd/internal/driver"
@@ -19,8 +21,8 @@ import (
 )
 
 // clusterTestNode is one shepherd node of TestClusterTakeover, run in
-// this process: Open waits while the node stands by, and it listens only
-// once it leads.
+// this process: Open waits while the node stands by (refusing clients on
+// its address itself), and Serve listens once it leads.
 type clusterTestNode struct {
 	name   string
 	addr   string
@@ -31,7 +33,7 @@ type clusterTestNode struct {
 
 // TestClusterTakeover: three shepherd nodes, each with an etcd member in
 // process, over MariaDB and two PostgreSQL databases that live outside
-// them. A client with a multi-host connection string (libpq's form,
+// them. A standby refuses clients with 57P03 naming the leader. A client with a multi-host connection string (libpq's form,
 // target_session_attrs=read-write) commits through the leader; the leader
 // is stopped; the client's next connection reaches the new leader, which
 // took over from the replicated log, and sees every acknowledged commit,
@@ -148,6 +150,13 @@ func TestClusterTakeover(t *testing.T) {
 
 	first := leader()
 	c := connectAny(first)
+	// A standby refuses, before authentication, with PostgreSQL's 57P03,
+	// naming the leader: what the multi-host string moved on from.
+	for _, n := range nodes {
+		if n != first {
+			checkStandbyRefuses(t, n, first)
+		}
+	}
 	mustExec(t, c, "CREATE TABLE acked (id int PRIMARY KEY, v text NOT NULL)")
 	const n1 = 50
 	for i := 1; i <= n1; i++ {
@@ -188,5 +197,34 @@ func checkAcked(t *testing.T, c *pgx.Conn, n int) {
 	}
 	if count != n || sum != n*(n+1)/2 {
 		t.Fatalf("acked holds %d rows summing %d, want %d summing %d", count, sum, n, n*(n+1)/2)
+	}
+}
+
+// checkStandbyRefuses connects to standby alone (retrying while its
+// listener is not up yet) and expects 57P03 naming leader.
+func checkStandbyRefuses(t *testing.T, standby, leader *clusterTestNode) {
+	t.Helper()
+	host, port, _ := net.SplitHostPort(standby.addr)
+	deadline := time.Now().Add(time.Minute)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		c, err := pgx.Connect(ctx, fmt.Sprintf("host=%s port=%s user=app dbname=app sslmode=disable", host, port))
+		cancel()
+		if err == nil {
+			c.Close(context.Background())
+			t.Fatalf("standby %s accepted a client", standby.name)
+		}
+		var pe *pgconn.PgError
+		if errors.As(err, &pe) {
+			want := fmt.Sprintf("the leader is %s at %s", leader.name, leader.addr)
+			if pe.Code != "57P03" || !strings.Contains(pe.Detail, want) {
+				t.Fatalf("standby %s: %v (detail %q), want 57P03 saying %q", standby.name, err, pe.Detail, want)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("standby %s: %v, want 57P03", standby.name, err)
+		}
+		time.Sleep(50 * time.Millisecond) // its listener comes up once its member has
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"path/filepath"
 	"time"
 
@@ -12,6 +13,8 @@ import (
 
 	"github.com/shepherd-db/shepherd/internal/config"
 	"github.com/shepherd-db/shepherd/internal/ha"
+	"github.com/shepherd-db/shepherd/internal/pgerr"
+	"github.com/shepherd-db/shepherd/internal/pgwire"
 	"github.com/shepherd-db/shepherd/internal/wal"
 )
 
@@ -39,8 +42,8 @@ const recordSlack = 64 << 10
 
 // joinCluster starts this node's etcd member (or connects to the external
 // endpoints), campaigns, and returns once this node leads: a standby
-// waits here, serving no client, until the leader's term ends (or ctx
-// does). It returns the term's log, opened, and every record in it, from
+// waits here until the leader's term ends (or ctx does), refusing the
+// clients that connect to its listen address (refuseClients). It returns the term's log, opened, and every record in it, from
 // which open recovers the replicas as a restart recovers them from the
 // local log.
 func joinCluster(ctx context.Context, cfg *config.Config, log *slog.Logger) (*clusterNode, []wal.Record, error) {
@@ -72,8 +75,14 @@ func joinCluster(ctx context.Context, cfg *config.Config, log *slog.Logger) (*cl
 	if n.node, err = ha.NewNode(cli, ha.Options{Name: cl.Node, Prefix: cl.Prefix, Lease: lease, Address: cfg.Listen}); err != nil {
 		return fail("cluster", err)
 	}
+	stopRefusing, err := refuseClients(ctx, cfg, n.node, log)
+	if err != nil {
+		return fail("listen", err)
+	}
 	log.Info("standing by: campaigning for leadership", "node", cl.Node)
-	if n.lead, err = n.node.Campaign(ctx); err != nil {
+	n.lead, err = n.node.Campaign(ctx)
+	stopRefusing()
+	if err != nil {
 		return fail("cluster", fmt.Errorf("campaigning: %w", err))
 	}
 	log.Info("leading the cluster", "node", cl.Node, "epoch", n.lead.Epoch)
@@ -114,4 +123,52 @@ func (n *clusterNode) close(log *slog.Logger) {
 	if n.member != nil {
 		n.member.Close()
 	}
+}
+
+// refuseClients listens on cfg.Listen while this node stands by and
+// refuses every client before authentication with 57P03, as PostgreSQL
+// refuses connections it cannot serve, naming the leader when the store
+// tells it: libpq's and pgx's multi-host connection strings move on to
+// the next host. stop closes the listener (and waits for it), so that
+// the leader's own listener can take the address.
+func refuseClients(ctx context.Context, cfg *config.Config, node *ha.Node, log *slog.Logger) (stop func(), err error) {
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return nil, err
+	}
+	tlsConfig, _ := cfg.TLS.Config() // checked by cfg.Check
+	refuse := func() error { return standbyRefusal(ctx, node) }
+	front := &pgwire.Server{Handler: standbyHandler(refuse), Logger: log, TLS: tlsConfig, Admit: refuse}
+	sctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := front.Serve(sctx, ln); err != nil {
+			ln.Close()
+			log.Warn("standby listener stopped", "err", err)
+		}
+	}()
+	return func() { cancel(); <-done }, nil
+}
+
+// standbyRefusal is what a standby tells a client: PostgreSQL's 57P03,
+// with the leader in the detail when the store names one.
+func standbyRefusal(ctx context.Context, node *ha.Node) error {
+	e := pgerr.New(pgerr.CannotConnectNow, "the database system is not accepting connections")
+	lctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	if l, err := node.Leader(lctx); err == nil && l.Node != "" {
+		e = e.WithDetail("This shepherd node (%s) is a standby; the leader is %s at %s.", node.Name(), l.Node, l.Address)
+	} else {
+		e = e.WithDetail("This shepherd node (%s) is a standby; no node leads now.", node.Name())
+	}
+	return e.WithHint("List every node in a multi-host connection string with target_session_attrs=read-write.").Fatal()
+}
+
+// standbyHandler opens no session: Admit refuses every client first.
+type standbyHandler func() error
+
+// NewSession implements pgwire.Handler.
+func (h standbyHandler) NewSession(context.Context, pgwire.StartupInfo) (pgwire.Session, error) {
+	return nil, h()
 }
