@@ -44,7 +44,8 @@ type Options struct {
 	Log  *slog.Logger
 	// WAL, in CBS and SS, is the write-ahead log: a decided transaction is
 	// appended, durably, before any replica is sent its COMMIT. nil: none.
-	WAL *wal.Log
+	// The local log (*wal.Log) or a replicated one (*ha.Log): see WAL.
+	WAL WAL
 	// Base is the log barrier of this run's first commit (the core counts
 	// from 0): above every barrier in the log and in the replicas' log
 	// tables.

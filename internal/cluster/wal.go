@@ -14,6 +14,29 @@ import (
 	"github.com/shepherd-db/shepherd/internal/wal"
 )
 
+// WAL is the log of decided transactions the cluster writes: the local
+// write-ahead log (*wal.Log, the single-node default) or the log a
+// leader replicates in etcd (*ha.Log). The cluster does not know which it
+// has; what it relies on is what both promise:
+//   - Enqueue never waits (it is called under the cluster's lock), takes
+//     records in barrier order, and its Ticket is done once the record
+//     is durable (on disk; on a majority of the store's members) or
+//     failed. An error wrapping wal.ErrFailed or wal.ErrClosed means the
+//     log takes nothing more; any other refuses that record alone.
+//   - ReadFrom returns the records from a barrier on, for catch-up; it
+//     may include records whose Ticket is not done yet.
+//   - TruncateBefore drops records below a barrier every replica
+//     applied, and First is the oldest record still kept (ok false when
+//     it does not know).
+type WAL interface {
+	Enqueue(r wal.Record) (wal.Ticket, error)
+	ReadFrom(from uint64) ([]wal.Record, error)
+	TruncateBefore(barrier uint64) error
+	First() (barrier uint64, ok bool)
+}
+
+var _ WAL = (*wal.Log)(nil)
+
 // logQueue hands the records the coordinator asked to log to the one
 // goroutine that waits for them to be durable, in barrier order. It has
 // no cap of its own, so that queueing under c.mu never waits; its bound
@@ -30,8 +53,8 @@ type logQueue struct {
 }
 
 type logItem struct {
-	p       *wal.Pending // nil: a transaction without writes, not logged
-	barrier int          // the core's barrier
+	p       wal.Ticket // nil: a transaction without writes, not logged
+	barrier int        // the core's barrier
 	txn     coord.TxnID
 	// err is why the log would not take the record: Enqueue's error.
 	err error

@@ -81,11 +81,13 @@
 // (replica.FenceRaise, replica.LogInsertFenced), tested on PostgreSQL and
 // MariaDB.
 //
-// # Not yet here
+// # In the server
 //
-// The server does not use this package yet: wiring it in (the cluster's
-// log writer behind an interface the local log and Log both satisfy,
-// takeover through the existing replay, the fence statements in the
-// replica worker, standbys refusing clients) is the next step of issue
-// 19.
+// The server runs a node on this package (server/node.go: member,
+// campaign, the term's Log as the cluster's WAL, takeover through the
+// restart's recovery), but refuses a [cluster] table until the replicas'
+// fence is run (docs/DESIGN.md section 9, "Left for the wiring"). Log
+// satisfies cluster.WAL, the interface the cluster writes its decided
+// transactions to (the local log does too), and a standby refuses
+// clients with 57P03 naming the leader (pgwire.Server.Admit).
 package ha

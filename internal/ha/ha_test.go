@@ -376,8 +376,15 @@ func TestDeposedAppendFails(t *testing.T) {
 	if err := lg.Append(ctx, record(4)); !errors.Is(err, ErrDeposed) {
 		t.Fatalf("deposed Log.Append: %v, want ErrDeposed", err)
 	}
-	if _, err := lg.Enqueue(record(5)); !errors.Is(err, ErrDeposed) {
-		t.Fatalf("Enqueue after the log failed: %v, want ErrDeposed", err)
+	if _, err := lg.Enqueue(record(5)); !errors.Is(err, ErrDeposed) || !errors.Is(err, wal.ErrFailed) {
+		t.Fatalf("Enqueue after the log failed: %v, want ErrDeposed and wal.ErrFailed", err)
+	}
+	if err := lg.TruncateBefore(3); !errors.Is(err, ErrDeposed) {
+		t.Fatalf("deposed Log.TruncateBefore: %v, want ErrDeposed", err)
+	}
+	lg.Close()
+	if _, err := lg.Enqueue(record(5)); !errors.Is(err, ErrLogClosed) || !errors.Is(err, wal.ErrClosed) {
+		t.Fatalf("Enqueue after Close: %v, want ErrLogClosed and wal.ErrClosed", err)
 	}
 	if err := a.TruncateBefore(ctx, la, 3); !errors.Is(err, ErrDeposed) {
 		t.Fatalf("deposed TruncateBefore: %v, want ErrDeposed", err)
@@ -407,10 +414,19 @@ func TestDeposedAppendFails(t *testing.T) {
 	if err := lgb.Append(ctx, record(4)); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.TruncateBefore(ctx, lb, 3); err != nil {
+	if first, ok := lgb.First(); !ok || first != 1 {
+		t.Fatalf("First: %d, %v; want 1", first, ok)
+	}
+	if err := lgb.TruncateBefore(3); err != nil {
 		t.Fatal(err)
 	}
 	checkLog(t, b, []uint64{3, 4})
+	if first, ok := lgb.First(); !ok || first != 3 {
+		t.Fatalf("First after truncation: %d, %v; want 3", first, ok)
+	}
+	if recs, err := lgb.ReadFrom(4); err != nil || len(recs) != 1 || recs[0].Barrier != 4 {
+		t.Fatalf("ReadFrom(4): %v, %v; want the record at 4", recs, err)
+	}
 	// Truncating past the end keeps the newest record.
 	if err := b.TruncateBefore(ctx, lb, 100); err != nil {
 		t.Fatal(err)

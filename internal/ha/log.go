@@ -371,13 +371,18 @@ func (n *Node) OpenLog(ctx context.Context, l *Leadership, o LogOptions) (*Log, 
 	return lg, nil
 }
 
-// ErrLogClosed is returned by Enqueue after Close.
-var ErrLogClosed = errors.New("ha: the replicated log is closed")
+// ErrLogClosed is returned by Enqueue after Close. It wraps
+// wal.ErrClosed, which is how a writer holding either log (the local one
+// or this) learns that the log takes nothing more.
+var ErrLogClosed = fmt.Errorf("ha: the replicated log is closed (%w)", wal.ErrClosed)
 
-// Enqueue accepts r for the next batch and returns at once. It refuses a
-// barrier not above every one before (wal.ErrBarrierOrder), a record
-// wal.Encode refuses, and everything after Close or a failure.
-func (lg *Log) Enqueue(r wal.Record) (*Pending, error) {
+// Enqueue accepts r for the next batch and returns at once; the Ticket
+// (a *Pending) says when r is durable on a majority of the members. It
+// refuses a barrier not above every one before (wal.ErrBarrierOrder), a
+// record wal.Encode refuses, and everything after Close (ErrLogClosed)
+// or a failure (wrapping wal.ErrFailed and the failure, ErrDeposed among
+// them), as the local log does.
+func (lg *Log) Enqueue(r wal.Record) (wal.Ticket, error) {
 	p, err := wal.Encode(r)
 	if err != nil {
 		return nil, err
@@ -389,7 +394,7 @@ func (lg *Log) Enqueue(r wal.Record) (*Pending, error) {
 	case lg.mu.closed:
 		return nil, ErrLogClosed
 	case lg.mu.err != nil:
-		return nil, lg.mu.err
+		return nil, fmt.Errorf("%w: %w", wal.ErrFailed, lg.mu.err)
 	case lg.mu.hasLast && r.Barrier <= lg.mu.last:
 		return nil, fmt.Errorf("%w: barrier %d of txn %d after %d", wal.ErrBarrierOrder, r.Barrier, r.Txn, lg.mu.last)
 	}
@@ -409,6 +414,38 @@ func (lg *Log) Append(ctx context.Context, r wal.Record) error {
 		return err
 	}
 	return p.Wait(ctx)
+}
+
+// ReadFrom returns the records at barriers from on, as Node.ReadLog does
+// (bounded by the log's Timeout): the catch-up of a replica that comes
+// back while this term leads.
+func (lg *Log) ReadFrom(from uint64) ([]wal.Record, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), lg.opts.Timeout)
+	defer cancel()
+	return lg.node.ReadLog(ctx, from)
+}
+
+// TruncateBefore deletes the records below barrier under this log's term
+// (Node.TruncateBefore: the newest is kept), bounded by the log's Timeout.
+func (lg *Log) TruncateBefore(barrier uint64) error {
+	ctx, cancel := context.WithTimeout(context.Background(), lg.opts.Timeout)
+	defer cancel()
+	return lg.node.TruncateBefore(ctx, lg.lead, barrier)
+}
+
+// First returns the lowest barrier in the log; ok is false for an empty
+// log and when the store could not be read (the caller then trims
+// nothing).
+func (lg *Log) First() (barrier uint64, ok bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), lg.opts.Timeout)
+	defer cancel()
+	r, err := lg.node.cli.Get(ctx, lg.node.logPrefix(), clientv3.WithPrefix(), clientv3.WithKeysOnly(),
+		clientv3.WithSort(clientv3.SortByKey, clientv3.SortAscend), clientv3.WithLimit(1))
+	if err != nil || len(r.Kvs) == 0 {
+		return 0, false
+	}
+	b, err := lg.node.barrierOf(r.Kvs[0].Key)
+	return b, err == nil
 }
 
 // Stats returns how many records and batches were appended.

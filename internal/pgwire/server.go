@@ -89,6 +89,15 @@ type Server struct {
 	// CancelRequests are served either way (their key is their proof).
 	RequireTLS bool
 
+	// Admit, when set, is asked about every StartupMessage before the
+	// client authenticates; an error refuses the connection with it
+	// (FATAL), as PostgreSQL refuses one it cannot serve now (57P03,
+	// "the database system is not accepting connections") before
+	// authentication. A standby shepherd node refuses clients this way:
+	// libpq's and pgx's multi-host connection strings move on to the
+	// next host. CancelRequests are served either way.
+	Admit func() error
+
 	// MaxConnections caps the connections past their StartupMessage
 	// served at once; one more is told 53300 "sorry, too many clients
 	// already", as PostgreSQL tells it past max_connections. 0 means no

@@ -46,7 +46,8 @@ var errTLSHandshake = errors.New("pgwire: TLS handshake failed")
 // answers an SSLRequest with 'S' and goes on inside TLS when the Server has
 // a TLS configuration (else 'N'), a GSSENCRequest with 'N', serves a
 // CancelRequest (returning errCancelRequest) and negotiates the protocol
-// down to 3.0. A StartupMessage outside TLS is refused when RequireTLS, and
+// down to 3.0. A StartupMessage outside TLS is refused when RequireTLS, one
+// Admit refuses gets Admit's error, and
 // one past MaxConnections gets 53300, as does one of a user Reserved does
 // not accept in the reserved slots. Every error it returns other than the
 // client leaving is FATAL.
@@ -72,6 +73,11 @@ func (c *conn) startup(ctx context.Context) (StartupInfo, error) {
 	}
 	if c.srv.RequireTLS && !c.tls {
 		return info, c.plaintextRefused(info)
+	}
+	if c.srv.Admit != nil {
+		if err := c.srv.Admit(); err != nil {
+			return info, err
+		}
 	}
 	if c.releaseSlot, err = c.srv.takeSlot(); err != nil {
 		return info, err

@@ -142,6 +142,7 @@ func (s *Server) closeAll() {
 	if s.wal != nil {
 		s.wal.Close()
 	}
+	s.node.close(s.log)
 	s.closeEngines()
 }
 
@@ -252,6 +253,11 @@ func (dbs *databases) release(d *database) {
 // CreateDatabase implements session.Databases.
 func (dbs *databases) CreateDatabase(ctx context.Context, from string, st *sqlan.DatabaseStmt) error {
 	name := st.Name
+	if dbs.top.cfg.Cluster.Enabled() {
+		// Its cluster would need a log of its own in the store, and its
+		// own term: not built yet.
+		return pgerr.New(pgerr.FeatureNotSupported, "CREATE DATABASE is not supported on a node of a [cluster] yet")
+	}
 	dbs.op.Lock()
 	defer dbs.op.Unlock()
 	dbs.mu.Lock()

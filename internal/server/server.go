@@ -48,7 +48,8 @@ type Server struct {
 	engines []driver.Engine
 	cache   *sqlan.Cache
 	front   *pgwire.Server
-	wal     *wal.Log // cbs and ss
+	wal     *wal.Log     // cbs and ss, one node
+	node    *clusterNode // cbs and ss, a node of a [cluster] (node.go)
 	repair  *repair.Service
 	shared  *session.Shared // advisory locks
 	dbs     *databases      // created databases (databases.go); nil in theirs
@@ -77,12 +78,18 @@ func open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Server, e
 		return nil, &config.Error{Field: "mode", Msg: fmt.Sprintf("unknown mode %q", cfg.Mode)}
 	}
 	if cfg.Cluster.Enabled() {
-		// TODO(issue 19): serve as a node of a cluster (package ha): the
-		// replicated log in place of the local one, takeover, standbys
-		// refusing clients. Until then a [cluster] table is refused rather
-		// than ignored: a node that believed itself one of three would
+		// A node of a cluster (node.go) needs the log to take over, and
+		// the replicas' fence to be safe against a deposed leader that
+		// is only partitioned; until the fence runs (docs/DESIGN.md
+		// section 9), a [cluster] table is refused rather than served
+		// unsafely, and rather than ignored by a node that would then
 		// run alone.
-		return nil, &config.Error{Field: "cluster", Msg: "standby nodes are not served yet (issue 19): remove the [cluster] table to run one node"}
+		switch {
+		case !unfencedCluster:
+			return nil, &config.Error{Field: "cluster", Msg: "standby nodes are not served yet (issue 19): the replicas' fence against a deposed leader is not run yet; remove the [cluster] table to run one node"}
+		case mode != coord.CBS && mode != coord.SS:
+			return nil, &config.Error{Field: "cluster", Msg: fmt.Sprintf("mode %s has no log of decided transactions to take over from: a [cluster] needs mode cbs or ss", cfg.Mode)}
+		}
 	}
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return nil, &config.Error{Field: "data_dir", Msg: err.Error()}
@@ -159,23 +166,38 @@ func open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Server, e
 	// out holds the replicas left out at start, with why.
 	var out map[int]error
 	if mode == coord.CBS || mode == coord.SS {
-		w, records, err := wal.Open(filepath.Join(cfg.DataDir, "wal"), s.walOptions())
-		if err != nil {
-			s.closeEngines()
-			return nil, &config.Error{Field: "data_dir", Msg: "write-ahead log: " + err.Error()}
-		}
-		if r, ok := w.Repaired(); ok {
-			log.Warn("write-ahead log had a torn tail, dropped", "repair", r.String())
-		}
-		// Schema changes a replica that commits DDL as it runs it may
-		// hold without the log: completed, or that replica retired.
-		copts.IntentFile = filepath.Join(cfg.DataDir, "ddl-intents.json")
+		var w *wal.Log
+		var records []wal.Record
 		var more map[string]cluster.Retirement
-		records, more, err = resolveIntents(ctx, w, records, copts.IntentFile, copts.RetiredFile, s.engines, names, log)
-		if err != nil {
-			w.Close()
-			s.closeEngines()
-			return nil, &config.Error{Field: "data_dir", Msg: err.Error()}
+		if cfg.Cluster.Enabled() {
+			// The replicated log in place of the local one: a standby
+			// waits in joinCluster until it leads. The DDL intents of a
+			// replica that commits DDL as it runs it are not kept (they
+			// would be on this node's disk only).
+			s.node, records, err = joinCluster(ctx, cfg, log)
+			if err != nil {
+				s.closeEngines()
+				return nil, err
+			}
+			copts.MaxTxnBytes = s.node.maxRecord - recordSlack
+		} else {
+			w, records, err = wal.Open(filepath.Join(cfg.DataDir, "wal"), s.walOptions())
+			if err != nil {
+				s.closeEngines()
+				return nil, &config.Error{Field: "data_dir", Msg: "write-ahead log: " + err.Error()}
+			}
+			if r, ok := w.Repaired(); ok {
+				log.Warn("write-ahead log had a torn tail, dropped", "repair", r.String())
+			}
+			// Schema changes a replica that commits DDL as it runs it may
+			// hold without the log: completed, or that replica retired.
+			copts.IntentFile = filepath.Join(cfg.DataDir, "ddl-intents.json")
+			records, more, err = resolveIntents(ctx, w, records, copts.IntentFile, copts.RetiredFile, s.engines, names, log)
+			if err != nil {
+				w.Close()
+				s.closeEngines()
+				return nil, &config.Error{Field: "data_dir", Msg: err.Error()}
+			}
 		}
 		if more != nil {
 			copts.Retired = more
@@ -186,17 +208,22 @@ func open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Server, e
 			}
 		}
 		if err := recoverCatalog(s.cache, records, log); err != nil {
-			w.Close()
+			s.closeLog(w)
 			s.closeEngines()
 			return nil, &config.Error{Field: "data_dir", Msg: err.Error()}
 		}
 		rec, err := recoverReplicas(ctx, s.engines, names, cfg.F, records, retired, log)
 		if err != nil {
-			w.Close()
+			s.closeLog(w)
 			s.closeEngines()
 			return nil, err
 		}
-		s.wal, copts.WAL, copts.Base, copts.Cache = w, w, rec.base, s.cache
+		copts.Base, copts.Cache = rec.base, s.cache
+		if s.node != nil {
+			copts.WAL = s.node.log
+		} else {
+			s.wal, copts.WAL = w, w
+		}
 		out = rec.out
 	}
 	// classes: cluster.New reads them from the engines itself and the
@@ -386,7 +413,18 @@ func (s *Server) close() {
 			s.log.Error("closing the write-ahead log", "err", err)
 		}
 	}
+	s.node.close(s.log)
 	s.closeEngines()
+}
+
+// closeLog closes w, the local log, or the cluster node's term, for a
+// start-up that fails.
+func (s *Server) closeLog(w *wal.Log) {
+	if w != nil {
+		w.Close()
+	}
+	s.node.close(s.log)
+	s.node = nil
 }
 
 // applyMemoryLimit sets the Go runtime's memory limit to cfg's

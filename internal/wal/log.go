@@ -133,6 +133,17 @@ type Log struct {
 	closeErr  error
 }
 
+// Ticket is a record accepted for logging, on its way to being durable:
+// what Enqueue returns, here (a *Pending) and in a replicated log
+// (package ha), so that a writer may hold either log behind one
+// interface.
+type Ticket interface {
+	// Done is closed once the record is durable or failed.
+	Done() <-chan struct{}
+	// Wait returns nil once the record is durable, or why it is not.
+	Wait(ctx context.Context) error
+}
+
 // Pending is a record accepted by Enqueue on its way to disk.
 type Pending struct {
 	frame   []byte
@@ -351,8 +362,8 @@ func (l *Log) Append(ctx context.Context, r Record) error {
 	return p.Wait(ctx)
 }
 
-// Enqueue accepts r for writing and returns at once; the Pending says
-// when r is durable. Records are written in the order Enqueue accepted
+// Enqueue accepts r for writing and returns at once; the Ticket (a
+// *Pending) says when r is durable. Records are written in the order Enqueue accepted
 // them, so a caller that decides the commit order under its own lock can
 // enqueue under that lock and wait outside it. Enqueue refuses a record
 // whose barrier is not above every barrier accepted before
@@ -360,7 +371,7 @@ func (l *Log) Append(ctx context.Context, r Record) error {
 // larger than Options.MaxRecordBytes (ErrTooLarge), and everything after
 // Close (ErrClosed) or after a failed write (ErrFailed). The first three
 // concern r alone; after the last two the log takes nothing more.
-func (l *Log) Enqueue(r Record) (*Pending, error) {
+func (l *Log) Enqueue(r Record) (Ticket, error) {
 	if err := r.validate(); err != nil {
 		return nil, err
 	}
