@@ -153,3 +153,32 @@ func TestPassthroughInlineCancel(t *testing.T) {
 		t.Errorf("statement on a replica taken out succeeded")
 	}
 }
+
+// TestPassthroughInlineCancelConnect: a statement the session's goroutine
+// runs itself may have to open the engine connection first (none pooled);
+// a cancel or statement_timeout that ends its context then stops the
+// connect, and the client gets 57014 as when a worker runs it, not the
+// 08006 of an engine that cannot be reached.
+func TestPassthroughInlineCancelConnect(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	fc := newPassthrough(t, driver.MVCC)
+	defer fc.Close()
+	e := fc.engines[0]
+	st := fc.stmt(t, "SELECT v FROM t")
+	latch := fakeengine.NewLatch()
+	e.On(fakeengine.Connect, "").Block(latch).Times(1)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- autocommitOn(ctx, fc.Cluster, st) }()
+	<-latch.Reached()
+	cancel()
+	if err := <-done; sqlState(err) != pgerr.QueryCanceled {
+		t.Fatalf("statement cancelled while its connection was opened: %v (SQLSTATE %s), want 57014", err, sqlState(err))
+	}
+	if n := e.Count(fakeengine.Exec, "SELECT v FROM t"); n != 0 {
+		t.Errorf("the cancelled statement ran %d times", n)
+	}
+	if err := autocommitOn(context.Background(), fc.Cluster, st); err != nil {
+		t.Fatalf("statement after the cancel: %v", err)
+	}
+}

@@ -224,6 +224,13 @@ func (m *Manager) Run(ctx context.Context, t *Task) Result {
 	conn, err := m.conn(tctx)
 	if err != nil {
 		res.Err = withReplica(pgerr.Wrap(pgerr.ConnectionFailure, err, "cannot connect"), m.name)
+		if ctx.Err() != nil {
+			// The caller's cancel (the client's, statement_timeout)
+			// stopped the connect: the statement was cancelled, as a
+			// worker's is once its connect (under the worker's own
+			// context) is done, not failed by an engine out of reach.
+			res.Err = withReplica(pgerr.New(pgerr.QueryCanceled, "canceling statement due to user request"), m.name)
+		}
 		res.Vote.Code = res.Err.Code
 		return res
 	}
