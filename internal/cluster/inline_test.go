@@ -182,3 +182,30 @@ func TestPassthroughInlineCancelConnect(t *testing.T) {
 		t.Fatalf("statement after the cancel: %v", err)
 	}
 }
+
+// TestPassthroughInlineTakenOut: a replica taken out after the core sent
+// it a statement that the session's goroutine runs itself, but before
+// that goroutine started it, does not run it: the client was told the
+// statement failed (no replica is up), so a write must not commit there,
+// as it does not when a worker would have run it (the manager stops the
+// attempts it knows of when the replica is taken out).
+func TestPassthroughInlineTakenOut(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	fc := newPassthrough(t, driver.MVCC)
+	defer fc.Close()
+	e := fc.engines[0]
+	st := fc.stmt(t, "UPDATE t SET v = 1")
+	fc.beforeInline = func() {
+		fc.beforeInline = nil
+		if err := fc.TakeDown("p"); err != nil {
+			t.Error(err)
+		}
+	}
+	err := autocommitOn(context.Background(), fc.Cluster, st)
+	if err == nil {
+		t.Fatalf("statement on a replica taken out succeeded")
+	}
+	if n := e.Count(fakeengine.Exec, "UPDATE t"); n != 0 {
+		t.Errorf("the client was told %q, but the replica taken out ran the write %d times", err, n)
+	}
+}
