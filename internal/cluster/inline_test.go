@@ -209,3 +209,30 @@ func TestPassthroughInlineTakenOut(t *testing.T) {
 		t.Errorf("the client was told %q, but the replica taken out ran the write %d times", err, n)
 	}
 }
+
+// TestPassthroughCommitTakenOut: a COMMIT that no replica can be sent (its
+// one replica was taken out after the statement ran) fails, and the
+// transaction still ends: it leaves the cluster (Idle) and gives its
+// admission slot back, as a ROLLBACK does. Found by a stress run of
+// inline statements with a TakeDown.
+func TestPassthroughCommitTakenOut(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	fc := newPassthrough(t, driver.MVCC)
+	defer fc.Close()
+	st := fc.stmt(t, "UPDATE t SET v = 1")
+	ctx := context.Background()
+	txn, err := fc.BeginSingle(ctx, driver.TxOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := txn.ExecSingle(ctx, st, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := fc.TakeDown("p"); err != nil {
+		t.Fatal(err)
+	}
+	if err := txn.Commit(ctx); err == nil {
+		t.Fatalf("COMMIT with no replica up succeeded")
+	}
+	fc.idle(t)
+}
