@@ -140,6 +140,10 @@ type Cluster struct {
 	// cancelHandled, set by tests only, is called once the cancel of an
 	// operation was passed on to the replicas (see Txn.submit).
 	cancelHandled func(coord.Op)
+	// beforeInline, set by tests only, is called when the session's
+	// goroutine is about to run tasks of an inline transaction (see
+	// runInlined), c.mu not held.
+	beforeInline func()
 
 	mu struct {
 		sync.Mutex
@@ -426,6 +430,9 @@ type Txn struct {
 type inlineTask struct {
 	r    coord.ReplicaID
 	task replica.Task
+	// aborts is the manager's Aborts when the core sent the task (c.mu
+	// held, as when a replica taken out aborts its attempts): Run's since.
+	aborts uint64
 }
 
 // replies are reply channels of ended transactions, for the next ones:
@@ -856,8 +863,11 @@ func (t *Txn) takeInlinedLocked() []inlineTask {
 // goroutine, and hands their results to the coordinator as a worker's.
 // c.mu is not held.
 func (c *Cluster) runInlined(ctx context.Context, run []inlineTask) {
+	if c.beforeInline != nil && len(run) > 0 {
+		c.beforeInline()
+	}
 	for i := range run {
-		c.onResult(c.managers[run[i].r].Run(ctx, &run[i].task))
+		c.onResult(c.managers[run[i].r].Run(ctx, &run[i].task, run[i].aborts))
 		run[i].task = replica.Task{}
 	}
 }
@@ -1176,7 +1186,7 @@ func (c *Cluster) sendLocked(a coord.Send) {
 		if t.inlined == nil {
 			t.inlined = t.inlinedBuf[:0]
 		}
-		t.inlined = append(t.inlined, inlineTask{r: a.R, task: task})
+		t.inlined = append(t.inlined, inlineTask{r: a.R, task: task, aborts: c.managers[a.R].Aborts()})
 		return
 	}
 	c.managers[a.R].Submit(task)

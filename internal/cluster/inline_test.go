@@ -153,3 +153,86 @@ func TestPassthroughInlineCancel(t *testing.T) {
 		t.Errorf("statement on a replica taken out succeeded")
 	}
 }
+
+// TestPassthroughInlineCancelConnect: a statement the session's goroutine
+// runs itself may have to open the engine connection first (none pooled);
+// a cancel or statement_timeout that ends its context then stops the
+// connect, and the client gets 57014 as when a worker runs it, not the
+// 08006 of an engine that cannot be reached.
+func TestPassthroughInlineCancelConnect(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	fc := newPassthrough(t, driver.MVCC)
+	defer fc.Close()
+	e := fc.engines[0]
+	st := fc.stmt(t, "SELECT v FROM t")
+	latch := fakeengine.NewLatch()
+	e.On(fakeengine.Connect, "").Block(latch).Times(1)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- autocommitOn(ctx, fc.Cluster, st) }()
+	<-latch.Reached()
+	cancel()
+	if err := <-done; sqlState(err) != pgerr.QueryCanceled {
+		t.Fatalf("statement cancelled while its connection was opened: %v (SQLSTATE %s), want 57014", err, sqlState(err))
+	}
+	if n := e.Count(fakeengine.Exec, "SELECT v FROM t"); n != 0 {
+		t.Errorf("the cancelled statement ran %d times", n)
+	}
+	if err := autocommitOn(context.Background(), fc.Cluster, st); err != nil {
+		t.Fatalf("statement after the cancel: %v", err)
+	}
+}
+
+// TestPassthroughInlineTakenOut: a replica taken out after the core sent
+// it a statement that the session's goroutine runs itself, but before
+// that goroutine started it, does not run it: the client was told the
+// statement failed (no replica is up), so a write must not commit there,
+// as it does not when a worker would have run it (the manager stops the
+// attempts it knows of when the replica is taken out).
+func TestPassthroughInlineTakenOut(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	fc := newPassthrough(t, driver.MVCC)
+	defer fc.Close()
+	e := fc.engines[0]
+	st := fc.stmt(t, "UPDATE t SET v = 1")
+	fc.beforeInline = func() {
+		fc.beforeInline = nil
+		if err := fc.TakeDown("p"); err != nil {
+			t.Error(err)
+		}
+	}
+	err := autocommitOn(context.Background(), fc.Cluster, st)
+	if err == nil {
+		t.Fatalf("statement on a replica taken out succeeded")
+	}
+	if n := e.Count(fakeengine.Exec, "UPDATE t"); n != 0 {
+		t.Errorf("the client was told %q, but the replica taken out ran the write %d times", err, n)
+	}
+}
+
+// TestPassthroughCommitTakenOut: a COMMIT that no replica can be sent (its
+// one replica was taken out after the statement ran) fails, and the
+// transaction still ends: it leaves the cluster (Idle) and gives its
+// admission slot back, as a ROLLBACK does. Found by a stress run of
+// inline statements with a TakeDown.
+func TestPassthroughCommitTakenOut(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	fc := newPassthrough(t, driver.MVCC)
+	defer fc.Close()
+	st := fc.stmt(t, "UPDATE t SET v = 1")
+	ctx := context.Background()
+	txn, err := fc.BeginSingle(ctx, driver.TxOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := txn.ExecSingle(ctx, st, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := fc.TakeDown("p"); err != nil {
+		t.Fatal(err)
+	}
+	if err := txn.Commit(ctx); err == nil {
+		t.Fatalf("COMMIT with no replica up succeeded")
+	}
+	fc.idle(t)
+}

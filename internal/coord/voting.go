@@ -226,6 +226,11 @@ func (m *voting) dispatch(t *txnState, op Op) {
 		return
 	}
 	m.decide(op) // no live replica left: fails at once
+	if op.Kind == OpCommit {
+		// A COMMIT no replica was sent (every one is down) is done
+		// with: the transaction is finished, as no answer will come.
+		m.checkFinished(op.Txn)
+	}
 }
 
 func (m *voting) sendTo(r ReplicaID, op Op) {

@@ -13,6 +13,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 
 	"github.com/shepherd-db/shepherd/internal/answer"
 	"github.com/shepherd-db/shepherd/internal/coord"
@@ -114,6 +115,8 @@ type Manager struct {
 	}
 	// wg counts the runner goroutines, parked or running a worker.
 	wg sync.WaitGroup
+	// aborts counts AbortAll's calls (changed with m.mu held; see Run).
+	aborts atomic.Uint64
 	// slot, for engines of the serial class, admits one engine
 	// transaction at a time (see worker.open).
 	slot chan struct{}
@@ -181,6 +184,10 @@ func closedErr(name string) *pgerr.Error {
 // one transaction slot a worker waits for.
 func (m *Manager) Inline() bool { return m.slot == nil }
 
+// Aborts returns how many times AbortAll gave up the attempts running
+// here so far: taken when Run's task is decided on (Run's since).
+func (m *Manager) Aborts() uint64 { return m.aborts.Load() }
+
 // Run runs t on the calling goroutine and returns its result instead of
 // reporting it. It is for a transaction the engine runs in its own
 // autocommit (Task.Autocommit) whose caller waits for the answer anyway
@@ -193,8 +200,12 @@ func (m *Manager) Inline() bool { return m.slot == nil }
 // registered as a worker is, so Cancel, CancelOp, Abort, AbortAll, Close
 // and Blockers reach it; ctx ending stops it too. Only where Inline
 // says so, and only for the first task of an attempt: no worker may run
-// the attempt.
-func (m *Manager) Run(ctx context.Context, t *Task) Result {
+// the attempt. since is Aborts when t was decided on: Run registers the
+// statement only later, so an AbortAll in between (the replica taken
+// out) would not reach it; then it does not run (as a worker's
+// statement is stopped: whoever sent it may have been told of a failure
+// already).
+func (m *Manager) Run(ctx context.Context, t *Task, since uint64) Result {
 	res := Result{R: m.id, Op: t.Op, Try: t.Try}
 	if t.Op.Kind != coord.OpStmt {
 		// The engine committed the statement by itself, or rolled it
@@ -210,6 +221,8 @@ func (m *Manager) Run(ctx context.Context, t *Task) Result {
 	switch {
 	case m.mu.closed:
 		res.Err = closedErr(m.name)
+	case m.aborts.Load() != since:
+		res.Err = withReplica(pgerr.New(pgerr.ConnectionFailure, "replica %s was taken out before the statement started", m.name), m.name)
 	case m.mu.workers[key] != nil:
 		res.Err = withReplica(pgerr.New(pgerr.InternalError, "attempt %d of transaction %d already runs here", t.Try, uint64(t.Op.Txn)), m.name)
 	}
@@ -224,6 +237,13 @@ func (m *Manager) Run(ctx context.Context, t *Task) Result {
 	conn, err := m.conn(tctx)
 	if err != nil {
 		res.Err = withReplica(pgerr.Wrap(pgerr.ConnectionFailure, err, "cannot connect"), m.name)
+		if ctx.Err() != nil {
+			// The caller's cancel (the client's, statement_timeout)
+			// stopped the connect: the statement was cancelled, as a
+			// worker's is once its connect (under the worker's own
+			// context) is done, not failed by an engine out of reach.
+			res.Err = withReplica(pgerr.New(pgerr.QueryCanceled, "canceling statement due to user request"), m.name)
+		}
 		res.Vote.Code = res.Err.Code
 		return res
 	}
@@ -337,6 +357,7 @@ func (m *Manager) Abort(txn coord.TxnID, try int) {
 func (m *Manager) AbortAll() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.aborts.Add(1)
 	for _, w := range m.mu.workers {
 		w.cancel()
 	}
