@@ -99,7 +99,10 @@ func (w *writer) ddlType(c schema.Column, keyed bool) {
 	case "int2":
 		w.str("SMALLINT")
 	case "int4":
-		w.str("INTEGER")
+		// Not INTEGER: an INTEGER PRIMARY KEY is SQLite's rowid, which
+		// takes a NULL as the next number (NOT NULL and CHECK see the
+		// number), where PostgreSQL fails with 23502.
+		w.str("INT")
 	case "int8":
 		w.str("BIGINT")
 	case "numeric":

@@ -30,6 +30,49 @@ func (w *writer) refuseNumericMath(name string) {
 	w.refuse("%s() of numeric values (%s computes it in double precision, PostgreSQL in numeric with more digits; cast the argument to float8)", name, engine)
 }
 
+// pgMathFails reports whether PostgreSQL's float8 function name of n
+// arguments fails (2201E, 2201F, 22003) on operands where SQLite's math
+// function answers NULL or an infinity (sqrt(-1), ln(0), power(0, -1),
+// exp(1000)).
+func pgMathFails(name string, n int) bool {
+	switch name {
+	case "sqrt", "ln", "log", "log10", "exp":
+		return n == 1
+	case "power", "pow":
+		return n == 2
+	}
+	return false
+}
+
+// checkedMath writes SQLite's math function name of fc's arguments inside
+// shepherd_math_check, which fails where PostgreSQL does and otherwise
+// passes the engine's result on: each argument is written twice.
+func (w *writer) checkedMath(name string, fc *pg_query.FuncCall) {
+	var write func(i int)
+	write = func(i int) {
+		if i < len(fc.Args) {
+			w.repeated(fc.Args[i], 2, func() { write(i + 1) })
+			return
+		}
+		w.str(mathCheckFunction + "('" + name + "', ")
+		if name == "log" {
+			w.call("LOG10", fc) // PostgreSQL's log of one argument is base 10
+		} else {
+			w.call(strings.ToUpper(name), fc)
+		}
+		for _, a := range fc.Args {
+			w.str(", ")
+			w.expr(a)
+		}
+		w.str(")")
+	}
+	write(0)
+}
+
+// mathCheckFunction is the SQLite driver's shepherd_math_check
+// (sqlite.MathCheckFunction).
+const mathCheckFunction = "shepherd_math_check"
+
 // funcCall writes a function call, aggregate or window function.
 func (w *writer) funcCall(fc *pg_query.FuncCall) {
 	w.note(fc.Location, fc.Args...)
@@ -154,6 +197,9 @@ func (w *writer) funcCall(fc *pg_query.FuncCall) {
 			w.refuseNumericMath(name)
 		case my != "" && w.my():
 			w.call(my, fc)
+			return
+		case w.lite() && pgMathFails(name, n):
+			w.checkedMath(name, fc)
 			return
 		}
 		w.call(strings.ToUpper(name), fc)
@@ -337,6 +383,10 @@ func (w *writer) special(name string, fc *pg_query.FuncCall) {
 	case name == "log" && n == 1:
 		if pgfunc.Result(name, w.argTypes(a)) != "float8" && !w.pg() {
 			w.refuseNumericMath(name)
+		}
+		if w.lite() {
+			w.checkedMath("log", fc)
+			return
 		}
 		// PostgreSQL's log is base 10, MariaDB's natural.
 		if w.my() {

@@ -278,6 +278,10 @@ func (w *writer) notNull(n *pg_query.Node, targets []*pg_query.Node) bool {
 	return false
 }
 
+// textOfFunction is the SQLite driver's shepherd_text_of
+// (sqlite.TextOfFunction).
+const textOfFunction = "shepherd_text_of"
+
 // cast writes a type cast.
 func (w *writer) cast(tc *pg_query.TypeCast) {
 	t, mods, serial, ok := schema.TypeOf(tc.TypeName)
@@ -507,6 +511,19 @@ func (w *writer) cast(tc *pg_query.TypeCast) {
 			w.expr(tc.Arg)
 			w.str(") END)")
 		})
+	case isTextual(t) && (src == "float8" || src == "float4" || src == "timestamptz"):
+		// SQLite prints a float8 2 as 2.0 and keeps a timestamptz's
+		// text without its offset: PostgreSQL's text is the driver's
+		// (sqlite.TextOfFunction).
+		if len(mods) == 1 && t != "text" {
+			w.str("substr(")
+		}
+		w.str(textOfFunction + "(")
+		w.expr(tc.Arg)
+		w.str(", '" + src + "')")
+		if len(mods) == 1 && t != "text" {
+			w.str(", 1, " + strconv.Itoa(int(mods[0])) + ")")
+		}
 	case isTextual(t):
 		if len(mods) == 1 && t != "text" {
 			w.str("substr(CAST(")

@@ -95,6 +95,17 @@ func init() {
 		}, true); err != nil {
 			return err
 		}
+		if err := c.RegisterFunc(MathCheckFunction, func(args ...any) (any, error) {
+			for i, v := range args {
+				args[i] = cgoArg(v)
+			}
+			return mathCheck(args)
+		}, true); err != nil {
+			return err
+		}
+		if err := c.RegisterFunc(TextOfFunction, func(v, t any) (any, error) { return textOf(cgoArg(v), cgoArg(t)) }, true); err != nil {
+			return err
+		}
 		if err := c.RegisterFunc(DivideFunction, func(a, b any) (any, error) {
 			return divide(cgoArg(a), cgoArg(b))
 		}, true); err != nil {

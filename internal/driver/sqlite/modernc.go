@@ -40,6 +40,18 @@ func init() {
 		func(_ *msqlite.FunctionContext, args []sqldriver.Value) (sqldriver.Value, error) {
 			return divisorIf(args[0], args[1])
 		})
+	msqlite.MustRegisterDeterministicScalarFunction(MathCheckFunction, -1,
+		func(_ *msqlite.FunctionContext, args []sqldriver.Value) (sqldriver.Value, error) {
+			a := make([]any, len(args))
+			for i, v := range args {
+				a[i] = v
+			}
+			return mathCheck(a)
+		})
+	msqlite.MustRegisterDeterministicScalarFunction(TextOfFunction, 2,
+		func(_ *msqlite.FunctionContext, args []sqldriver.Value) (sqldriver.Value, error) {
+			return textOf(args[0], args[1])
+		})
 	msqlite.MustRegisterDeterministicScalarFunction(DivideFunction, 2,
 		func(_ *msqlite.FunctionContext, args []sqldriver.Value) (sqldriver.Value, error) {
 			return divide(args[0], args[1])
