@@ -1,6 +1,7 @@
 package dialect
 
 import (
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -875,7 +876,13 @@ func constType(c *pg_query.A_Const) pgType {
 		return typ("int4")
 	case c.GetFval() != nil:
 		f := c.GetFval().Fval
-		if _, err := strconv.ParseInt(f, 10, 64); err == nil {
+		if v, err := strconv.ParseInt(f, 10, 64); err == nil {
+			// PostgreSQL's make_const: an integer too wide for the
+			// parser's int4 constant is int4 when it fits after all
+			// (-2147483648, which the parser negates), else int8.
+			if v >= math.MinInt32 && v <= math.MaxInt32 {
+				return typ("int4")
+			}
 			return typ("int8")
 		}
 		if _, frac, ok := strings.Cut(f, "."); ok && !strings.ContainsAny(f, "eE") {

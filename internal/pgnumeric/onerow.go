@@ -584,7 +584,10 @@ func (e *rowEval) aggregate(fc *pg_query.FuncCall, depth int) (Row, bool) {
 	e.inAgg = false
 	if !ok && e.empty && e.typeOf != nil && signedColumn(fc.Args[0]) {
 		v, ok = null(e.typeOf(fc.Args[0])), true
-		if name != "count" && !numericOrInt(v.Type) {
+		// A column the typer cannot tell may name no table or
+		// column: folded away, PostgreSQL's error (42P01, 42703)
+		// would become an answer.
+		if v.Type == "" || v.Type == "unknown" || name != "count" && !numericOrInt(v.Type) {
 			return Row{}, false
 		}
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/shepherd-db/shepherd/internal/pgerr"
 	"github.com/shepherd-db/shepherd/internal/pgtree"
+	"github.com/shepherd-db/shepherd/internal/schema"
 )
 
 // invalidCursorDefinition is SQLSTATE 42P11.
@@ -166,4 +167,58 @@ func aggregatesOrWindows(list []*pg_query.Node) bool {
 		pgtree.Walk(n.ProtoReflect(), visit)
 	}
 	return found
+}
+
+// lockable returns PostgreSQL's error (0A000, its message) for a
+// locking clause over a SELECT whose rows are not table rows: a set
+// operation, DISTINCT, GROUP BY, HAVING, aggregates or window functions
+// (CheckSelectLocking, parseCheckAggregates). The engines lock or drop
+// the clause and answer; PostgreSQL refuses the statement.
+func lockable(sel *pg_query.SelectStmt) error {
+	strength := map[pg_query.LockClauseStrength]string{
+		pg_query.LockClauseStrength_LCS_FORKEYSHARE:    "FOR KEY SHARE",
+		pg_query.LockClauseStrength_LCS_FORSHARE:       "FOR SHARE",
+		pg_query.LockClauseStrength_LCS_FORNOKEYUPDATE: "FOR NO KEY UPDATE",
+	}[sel.LockingClause[0].GetLockingClause().GetStrength()]
+	if strength == "" {
+		strength = "FOR UPDATE"
+	}
+	refuse := func(what string) error {
+		return pgerr.New(pgerr.FeatureNotSupported, "%s is not allowed with %s", strength, what)
+	}
+	switch {
+	case sel.Op != pg_query.SetOperation_SETOP_NONE:
+		return refuse("UNION/INTERSECT/EXCEPT")
+	case len(sel.DistinctClause) > 0:
+		return refuse("DISTINCT clause")
+	case len(sel.GroupClause) > 0:
+		return refuse("GROUP BY clause")
+	case sel.HavingClause != nil:
+		return refuse("HAVING clause")
+	}
+	aggregates, windows := false, false
+	for _, list := range [][]*pg_query.Node{sel.TargetList, sel.SortClause} {
+		for _, n := range list {
+			pgtree.Walk(n.ProtoReflect(), func(m protoreflect.Message) bool {
+				switch x := m.Interface().(type) {
+				case *pg_query.SubLink:
+					return false
+				case *pg_query.FuncCall:
+					if x.Over != nil {
+						windows = true
+					} else if isAggregate(x) || averages[schema.FuncName(x)] || schema.FuncName(x) == "sum" {
+						aggregates = true
+					}
+				}
+				return true
+			})
+		}
+	}
+	switch {
+	case aggregates:
+		return refuse("aggregate functions")
+	case windows || len(sel.WindowClause) > 0:
+		return refuse("window functions")
+	}
+	return nil
 }

@@ -537,6 +537,9 @@ func analyse(text string, n *pg_query.Node) (*Stmt, error) {
 		st.Ordered = len(sel.SortClause) > 0
 		if len(sel.LockingClause) > 0 {
 			st.Kind = Write // row locks make it part of the write set
+			if err := lockable(sel); err != nil {
+				return nil, err
+			}
 		}
 		if wc := sel.WithClause; wc != nil {
 			for _, c := range wc.Ctes {
