@@ -432,6 +432,10 @@ type cstmt struct {
 	// (voteDeferred), and it reaches the DDLCommits replicas only after
 	// the decision (see deferred.go).
 	deferReq, deferred bool
+	// heardAt is 1 + the tick a participant first answered deferred
+	// statement (0: none yet): from then on it waits at most DrainTicks
+	// for f+1 participants to agree (see deferredWaited).
+	heardAt int
 }
 
 // rtx is a transaction's progress on one replica.
@@ -1137,6 +1141,9 @@ func (s *cbs) progress() {
 		if n := len(t.stmts); n > 0 {
 			s.voteDeferred(t, n-1)
 		}
+		if t.failed {
+			s.exclusive() // it waited too long (deferredWaited): the held go on
+		}
 	}
 	for again := true; again; {
 		again = false
@@ -1146,6 +1153,9 @@ func (s *cbs) progress() {
 			// ddlBlocked): once more, then.
 			again = again || (s.ddlOrdered && t.phase == phaseCommitted)
 		}
+	}
+	if t := s.excl; t != nil && t.phase == phaseEnded {
+		s.exclusive() // its COMMIT waited too long (deferredWaited): the held go on
 	}
 	for r := range s.c.cfg.N {
 		rid := ReplicaID(r)
