@@ -960,6 +960,9 @@ func (s *cbs) voteError(t *ctxn, i int) {
 		if rid == s.primary || s.replicas[r].out() || s.replicas[r].joining() {
 			continue
 		}
+		if q.deferred && !s.participant(rid) {
+			continue // it runs the statement only after the decision (deferred.go)
+		}
 		if rt.done() <= i {
 			if !rt.finished {
 				support.Open++
