@@ -342,11 +342,6 @@ func (s *cbs) evaluateDeferred(t *ctxn) {
 	switch support := (quorum.Support{For: endorsing, Open: open}); {
 	case support.Won(s.c.cfg.F):
 		s.decide(t)
-	case endorsing > 0 && s.now-t.askedAt >= s.drainTicks():
-		// Waited too long for the other participants (see
-		// deferredWaited); nothing of t reached the DDLCommits replicas.
-		s.failCommit(t, s.deferredWaited("COMMIT"))
-		s.end(t)
 	case !support.Reachable(s.c.cfg.F):
 		fail := s.tooFewParticipants()
 		if s.participants() >= s.quorum() {
@@ -355,6 +350,11 @@ func (s *cbs) evaluateDeferred(t *ctxn) {
 				WithHint("the transaction was rolled back on every replica; retry it")
 		}
 		s.failCommit(t, fail)
+		s.end(t)
+	case endorsing > 0 && s.now-t.askedAt >= s.drainTicks():
+		// Waited too long for the other participants (see
+		// deferredWaited); nothing of t reached the DDLCommits replicas.
+		s.failCommit(t, s.deferredWaited("COMMIT"))
 		s.end(t)
 	}
 }
