@@ -432,6 +432,10 @@ type cstmt struct {
 	// (voteDeferred), and it reaches the DDLCommits replicas only after
 	// the decision (see deferred.go).
 	deferReq, deferred bool
+	// heardAt is 1 + the tick a participant first answered deferred
+	// statement (0: none yet): from then on it waits at most DrainTicks
+	// for f+1 participants to agree (see deferredWaited).
+	heardAt int
 }
 
 // rtx is a transaction's progress on one replica.
@@ -956,6 +960,9 @@ func (s *cbs) voteError(t *ctxn, i int) {
 		if rid == s.primary || s.replicas[r].out() || s.replicas[r].joining() {
 			continue
 		}
+		if q.deferred && !s.participant(rid) {
+			continue // it runs the statement only after the decision (deferred.go)
+		}
 		if rt.done() <= i {
 			if !rt.finished {
 				support.Open++
@@ -1151,6 +1158,9 @@ func (s *cbs) progress() {
 		if n := len(t.stmts); n > 0 {
 			s.voteDeferred(t, n-1)
 		}
+		if t.failed {
+			s.exclusive() // it waited too long (deferredWaited): the held go on
+		}
 	}
 	for again := true; again; {
 		again = false
@@ -1160,6 +1170,9 @@ func (s *cbs) progress() {
 			// ddlBlocked): once more, then.
 			again = again || (s.ddlOrdered && t.phase == phaseCommitted)
 		}
+	}
+	if t := s.excl; t != nil && t.phase == phaseEnded {
+		s.exclusive() // its COMMIT waited too long (deferredWaited): the held go on
 	}
 	for r := range s.c.cfg.N {
 		rid := ReplicaID(r)

@@ -153,7 +153,9 @@ type Config struct {
 	DDLCommits []bool
 	// DrainTicks is how long a transaction block's first DDL statement
 	// waits, with DDLCommits replicas, for every other transaction to end
-	// before it fails with 55P03 (see deferred.go). 0 means
+	// before it fails with 55P03, and how long each deferred statement
+	// (and its COMMIT) waits for f+1 participants to agree once one
+	// answered before it fails with 57014 (see deferred.go). 0 means
 	// DefaultDrainTicks.
 	DrainTicks int
 }

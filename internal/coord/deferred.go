@@ -28,11 +28,15 @@ import (
 //     transactions (participants: up, not joining, not DDLCommits), and
 //     each answer is the one f+1 of them agree on (voteDeferred), given
 //     by one of them. With fewer than f+1 participants up the statement
-//     is refused (57P03) and the transaction can only roll back.
+//     is refused (57P03) and the transaction can only roll back. Once
+//     one participant answered, the statement waits at most DrainTicks
+//     for f+1 to agree, then fails with 57014 (deferredWaited): a
+//     participant may be faulty and never get there.
 //  3. Its COMMIT is decided among the participants: f+1 of them ready to
 //     commit, each having given every answer the client saw (the
 //     primary's, before the deferral; the agreed ones, after). It is
-//     logged, committed on them, and only then are the DDLCommits
+//     logged, committed on them (failed with 57014 once one was ready
+//     and f+1 were not within DrainTicks), and only then are the DDLCommits
 //     replicas (the primary among them) sent the deferred statements, in
 //     order, then COMMIT, before anything else runs there. A replica
 //     whose answers differ from the decided ones, or that fails, or that
@@ -271,6 +275,13 @@ func (s *cbs) voteDeferred(t *ctxn, i int) {
 		return
 	}
 	if votes.Reachable(s.c.cfg.F, open) {
+		if slices.ContainsFunc(votes, func(v *Vote) bool { return v != nil }) && q.heardAt == 0 {
+			q.heardAt = s.now + 1
+		}
+		if q.heardAt > 0 && s.now-(q.heardAt-1) >= s.drainTicks() {
+			t.fail()
+			s.emit(Reply{Op: op, From: -1, Fail: s.deferredWaited(fmt.Sprintf("statement %d", i+1))})
+		}
 		return
 	}
 	t.fail()
@@ -286,6 +297,25 @@ func (s *cbs) voteDeferred(t *ctxn, i int) {
 	s.emit(Reply{Op: op, From: -1, Fail: pgerr.New(pgerr.SerializationFailure,
 		"replicas disagreed on %s, after DDL inside the transaction block: no answer was given by %d replicas", describe(op), s.quorum()).
 		WithHint("the transaction can only roll back; retry it")})
+}
+
+// deferredWaited is the failure of a deferred statement or COMMIT that
+// some participant answered (or is ready to commit) but that f+1 did not
+// within Config.DrainTicks since: the others are behind, and may stay so
+// for ever (a faulty one that re-runs an earlier decided transaction
+// without end, or never answers), while every other client waits for the
+// exclusive transaction. With exactly f+1 participants (N = 2f+1 and f
+// replicas that commit DDL as they run it) one faulty participant would
+// otherwise stop all work. The timer starts only once one participant
+// answered, so a statement that is merely long everywhere is not
+// failed. The client sees PostgreSQL's statement timeout (57014); the
+// transaction can only roll back, which never reached the DDLCommits
+// replicas with its DDL.
+func (s *cbs) deferredWaited(what string) *pgerr.Error {
+	return pgerr.New(pgerr.QueryCanceled, "canceling statement due to statement timeout").
+		WithDetail("DDL inside a transaction block needs %d replicas that run DDL in transactions to agree on each answer; %s waited %d ticks after the first of them answered (a replica commits DDL as it runs it).",
+			s.quorum(), what, s.drainTicks()).
+		WithHint("the transaction can only roll back; retry it (SHOW REPLICAS shows which replicas are behind), or run the DDL outside a transaction block")
 }
 
 // evaluateDeferred is the COMMIT rule of a deferred transaction: commit
@@ -320,6 +350,11 @@ func (s *cbs) evaluateDeferred(t *ctxn) {
 				WithHint("the transaction was rolled back on every replica; retry it")
 		}
 		s.failCommit(t, fail)
+		s.end(t)
+	case endorsing > 0 && s.now-t.askedAt >= s.drainTicks():
+		// Waited too long for the other participants (see
+		// deferredWaited); nothing of t reached the DDLCommits replicas.
+		s.failCommit(t, s.deferredWaited("COMMIT"))
 		s.end(t)
 	}
 }

@@ -214,6 +214,28 @@ func TestFoundSeeds(t *testing.T) {
 		// failed was picked by a sequential secondary, aborted there as
 		// failed, and picked again, for ever: the run hangs in one Step.
 		{coord.CBS, "corrupt-secondary", 26, "a failed exclusive block is not run (nextDue)"},
+		// A secondary whose engine fails every statement (40P01) re-runs
+		// a decided transaction for ever; a later block with DDL (deferred
+		// on the MariaDB-like primary) runs only on the two other
+		// replicas, one of them that secondary, which never reaches it:
+		// the block waited for its answer, and every other client for
+		// the block, for ever (stuck).
+		{coord.CBS, "mvcc-failing-secondary", 16, "a deferred statement waits for its f+1 participants at most DrainTicks once one answered (voteDeferred)"},
+		{coord.CBS, "mvcc-failing-secondary", 25, "the same"},
+		{coord.CBS, "mvcc-failing-secondary", 26, "the same"},
+		{coord.CBS, "mvcc-failing-secondary", 30, "the same"},
+		{coord.SS, "mvcc-failing-secondary", 16, "the same"},
+		// A participant primary's error on a deferred statement (DDL
+		// inside a block, the MariaDB-like replica not the primary) was
+		// held for a vote that counted the MariaDB-like replica, which
+		// runs the statement only after the decision, as still to
+		// answer: the client waited for ever (stuck).
+		{coord.CBS, "erring-primary-locking", 55, "voteError counts only participants for a deferred statement"},
+		// A primary's DDL error, not voted while a replica commits DDL
+		// as it runs it (docs/DESIGN.md), was taken by the check for an
+		// error f+1 replicas must have given (the model's mistake).
+		{coord.CBS, "erring-primary-locking", 66, "checkBacked skips DDL errors with DDLCommits replicas"},
+		{coord.CBS, "erring-primary-locking", 76, "the same"},
 	} {
 		if res := Run(Options{Mode: c.mode, Scenario: c.scenario, Seed: c.seed}); res.Err != nil {
 			t.Errorf("%v %s seed %d (%s): %v", c.mode, c.scenario, c.seed, c.fix, res.Err)
