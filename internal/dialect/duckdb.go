@@ -908,7 +908,8 @@ func asciiCase(name string, x *pg_query.Node) *pg_query.Node {
 // deleted or get NULL keys, and a deletion goes on to their own
 // children. Before n no such row exists (a statement that would leave
 // one fails on the replicas that hold the key, and its transaction with
-// it). A cycle of such actions is refused (0A000).
+// it). A cycle of such actions is refused (0A000). After an ALTER TABLE
+// ADD UNIQUE, the table is made again with it (duckUniqueAfter).
 func DuckDBAfter(n *pg_query.Node, s *schema.Snapshot) (out []string, err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -920,6 +921,9 @@ func DuckDBAfter(n *pg_query.Node, s *schema.Snapshot) (out []string, err error)
 				"shepherd cannot write %s for DuckDB replicas", ref.what)
 		}
 	}()
+	if n.GetAlterTableStmt() != nil {
+		return duckUniqueAfter(n, s)
+	}
 	del := n.GetDeleteStmt()
 	if del == nil {
 		return nil, nil

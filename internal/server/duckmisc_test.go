@@ -227,6 +227,37 @@ func TestEmbeddedDiverseAddConstraint(t *testing.T) {
 	})
 }
 
+// TestEmbeddedDiverseAddUnique: ALTER TABLE ... ADD [CONSTRAINT] UNIQUE,
+// which DuckDB has no ALTER TABLE for (it was refused, 0A000: Django's,
+// Knex's migrations), is the DuckDB replica's table rebuilt with the
+// constraint: duplicates fail with 23505 as on PostgreSQL, later
+// duplicates too, NULLs do not clash, and the table can still be altered.
+func TestEmbeddedDiverseAddUnique(t *testing.T) {
+	diverseAsPostgres(t, []string{
+		"CREATE TABLE vendor (id serial PRIMARY KEY, name varchar(20) NOT NULL, code text DEFAULT 'x', n numeric(6,2) CHECK (n > 0))",
+		"INSERT INTO vendor (name, n) VALUES ('a', 1.5), ('b', 2), ('b', 3)",
+		"ALTER TABLE vendor ADD CONSTRAINT vendor_name_unique UNIQUE (name)",
+		"DELETE FROM vendor WHERE id = 3",
+		"ALTER TABLE vendor ADD CONSTRAINT vendor_name_unique UNIQUE (name)",
+		"INSERT INTO vendor (name, n) VALUES ('b', 4)",
+		"INSERT INTO vendor (name, code, n) VALUES ('c', NULL, 5), ('d', NULL, 6)",
+		"ALTER TABLE vendor ADD UNIQUE (code)",
+		"INSERT INTO vendor (name, code, n) VALUES ('e', NULL, 7)",
+		"INSERT INTO vendor (name, code, n) VALUES ('f', 'x', 7)",
+		"INSERT INTO vendor (name, n) VALUES ('g', -1)",
+		"ALTER TABLE vendor ADD COLUMN extra int",
+		"ALTER TABLE vendor ALTER COLUMN extra SET DEFAULT 9",
+		"INSERT INTO vendor (name, code, n) VALUES ('h', 'h', 8)",
+		"BEGIN",
+		"CREATE TABLE tag (id int PRIMARY KEY, label text)",
+		"INSERT INTO tag VALUES (1, 'p'), (2, 'q')",
+		"ALTER TABLE tag ADD CONSTRAINT tag_label_key UNIQUE (label)",
+		"INSERT INTO tag VALUES (3, 'q')",
+		"ROLLBACK",
+		"SELECT id, name, code, n, extra FROM vendor ORDER BY id",
+	})
+}
+
 // TestEmbeddedDiverseIndexedAlter: DuckDB cannot alter a table that has an
 // index made by CREATE INDEX but to add a column or change a default;
 // such an ALTER TABLE or rename is refused (0A000) on the diverse
