@@ -69,6 +69,7 @@ func DuckDB(n *pg_query.Node, s *schema.Snapshot) (out *pg_query.Node, err error
 	d.stmt(out)
 	d.storedConstants(out)
 	d.varchars(out)
+	d.updatedKeys(out)
 	d.walk(out.ProtoReflect())
 	d.noRows(out.ProtoReflect())
 	return out, nil
@@ -728,8 +729,10 @@ func (d *duck) constraint(c *pg_query.Constraint) {
 		// violates one fails on the other replicas, and its
 		// transaction with it. ON DELETE CASCADE and SET NULL are
 		// done after each DELETE (DuckDBAfter).
-		if a := c.FkUpdAction; a != "" && a != "a" && a != "r" {
-			d.refuse("foreign keys with ON UPDATE actions")
+		// ON UPDATE actions: an UPDATE of a key they act on is
+		// refused (updatedKeys).
+		if a := c.FkUpdAction; a == "d" {
+			d.refuse("foreign keys with ON UPDATE SET DEFAULT")
 		}
 		if a := c.FkDelAction; a != "" && a != "a" && a != "r" && a != "c" && a != "n" {
 			d.refuse("foreign keys with ON DELETE SET DEFAULT")
@@ -759,6 +762,48 @@ func varcharLength(c *schema.Column) int {
 		return -1
 	}
 	return int(c.Mods[0])
+}
+
+// updatedKeys refuses an UPDATE, or an INSERT's ON CONFLICT ... DO
+// UPDATE, that sets a column a foreign key with an ON UPDATE action
+// (CASCADE, SET NULL) references: the DuckDB replica holds no foreign
+// keys and does not do the action. Such keys are allowed (Sequelize makes
+// every key ON UPDATE CASCADE) because a key is rarely updated.
+func (d *duck) updatedKeys(n *pg_query.Node) {
+	if d.schema == nil {
+		return
+	}
+	check := func(table string, targets []*pg_query.Node) {
+		parent := d.schema.Table(table)
+		if parent == nil {
+			return
+		}
+		for _, t := range d.schema.Tables {
+			for _, fk := range t.ForeignKeys() {
+				upd, _, _ := fk.Actions()
+				if fk.RefTable != parent.Name || upd == 'a' || upd == 'r' {
+					continue
+				}
+				refs := fk.RefColumns
+				if len(refs) == 0 {
+					refs = parent.Key
+				}
+				for _, tg := range targets {
+					if rt := tg.GetResTarget(); rt != nil && (len(refs) == 0 || slices.Contains(refs, rt.Name)) {
+						d.refuse("an UPDATE of column %q of table %q, which foreign key %s references with an ON UPDATE action", rt.Name, parent.Name, fk.Name)
+					}
+				}
+			}
+		}
+	}
+	walkNodes(n.ProtoReflect(), func(x *pg_query.Node) {
+		if u := x.GetUpdateStmt(); u != nil {
+			check(u.Relation.GetRelname(), u.TargetList)
+		}
+		if ins := x.GetInsertStmt(); ins != nil && ins.OnConflictClause != nil {
+			check(ins.Relation.GetRelname(), ins.OnConflictClause.TargetList)
+		}
+	})
 }
 
 // varchars wraps every value an INSERT, an ON CONFLICT ... DO UPDATE or

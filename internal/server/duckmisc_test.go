@@ -258,6 +258,43 @@ func TestEmbeddedDiverseAddUnique(t *testing.T) {
 	})
 }
 
+// TestEmbeddedDiverseOnUpdateCascade: a foreign key ON UPDATE CASCADE
+// (every key Sequelize makes) is taken on the diverse embedded cluster,
+// where its CREATE TABLE was refused; rows are written, checked and
+// deleted as on PostgreSQL, and only an UPDATE of the referenced key,
+// whose action the DuckDB replica (which holds no foreign keys) would not
+// do, is refused (0A000).
+func TestEmbeddedDiverseOnUpdateCascade(t *testing.T) {
+	diverseAsPostgres(t, []string{
+		"CREATE TABLE owner (id serial PRIMARY KEY, name text)",
+		"CREATE TABLE pet (id serial PRIMARY KEY, owner_id int REFERENCES owner (id) ON DELETE CASCADE ON UPDATE CASCADE, name text)",
+		"INSERT INTO owner (name) VALUES ('a'), ('b')",
+		"INSERT INTO pet (owner_id, name) VALUES (1, 'x'), (2, 'y'), (2, 'z')",
+		"INSERT INTO pet (owner_id, name) VALUES (3, 'w')",
+		"UPDATE owner SET name = 'c' WHERE id = 2",
+		"UPDATE pet SET owner_id = 1 WHERE name = 'z'",
+		"INSERT INTO owner (id, name) VALUES (1, 'd') ON CONFLICT (id) DO UPDATE SET name = excluded.name",
+		"DELETE FROM owner WHERE id = 2",
+		"SELECT p.id, p.name, o.name FROM pet p JOIN owner o ON o.id = p.owner_id ORDER BY p.id",
+	})
+	cfg := config.EmbeddedWith(config.EmbeddedDiverse())
+	cfg.Listen = "127.0.0.1:0"
+	cfg.DataDir = t.TempDir()
+	addr, _ := start(t, cfg)
+	ctx := context.Background()
+	c := connect(t, addr, "app")
+	mustExec(t, c, "CREATE TABLE owner (id int PRIMARY KEY)")
+	mustExec(t, c, "CREATE TABLE pet (id int PRIMARY KEY, owner_id int REFERENCES owner ON UPDATE CASCADE)")
+	for _, sql := range []string{
+		"UPDATE owner SET id = 2 WHERE id = 1",
+		"INSERT INTO owner VALUES (1) ON CONFLICT (id) DO UPDATE SET id = 5",
+	} {
+		if _, err := c.Exec(ctx, sql); sqlstate(err) != "0A000" {
+			t.Errorf("%s: %v, want 0A000", sql, err)
+		}
+	}
+}
+
 // TestEmbeddedDiverseIndexedAlter: DuckDB cannot alter a table that has an
 // index made by CREATE INDEX but to add a column or change a default;
 // such an ALTER TABLE or rename is refused (0A000) on the diverse
