@@ -160,7 +160,15 @@ func (d *duck) stmt(n *pg_query.Node) {
 				d.refuse("ALTER TABLE %s", strings.TrimPrefix(cmd.GetSubtype().String(), "AT_"))
 			}
 			if cmd.Behavior == pg_query.DropBehavior_DROP_CASCADE {
-				d.refuse("ALTER TABLE ... CASCADE")
+				if cmd.Subtype != pg_query.AlterTableType_AT_DropColumn {
+					d.refuse("ALTER TABLE ... CASCADE")
+				}
+				// DROP COLUMN ... CASCADE with nothing depending on
+				// the column is a plain DROP COLUMN (Django removes
+				// fields so); the SQL writer, which has checked the
+				// statement before (PrepareDuckDB), refuses it
+				// otherwise, and package sqlan when a view may read it.
+				cmd.Behavior = pg_query.DropBehavior_DROP_RESTRICT
 			}
 		}
 		at := n.GetAlterTableStmt()

@@ -295,6 +295,30 @@ func TestEmbeddedDiverseOnUpdateCascade(t *testing.T) {
 	}
 }
 
+// TestEmbeddedDiverseDropColumnCascade: ALTER TABLE ... DROP COLUMN ...
+// CASCADE (Django's RemoveField) of a column nothing depends on is a
+// plain DROP COLUMN on the diverse embedded cluster too, where DuckDB's
+// translation refused it (0A000); with a foreign key referencing the
+// column it stays refused.
+func TestEmbeddedDiverseDropColumnCascade(t *testing.T) {
+	diverseAsPostgres(t, []string{
+		"CREATE TABLE item (id int PRIMARY KEY, note text, qty int)",
+		"INSERT INTO item VALUES (1, 'a', 2), (2, 'b', 3)",
+		"ALTER TABLE item DROP COLUMN note CASCADE",
+		"SELECT * FROM item ORDER BY id",
+	})
+	cfg := config.EmbeddedWith(config.EmbeddedDiverse())
+	cfg.Listen = "127.0.0.1:0"
+	cfg.DataDir = t.TempDir()
+	addr, _ := start(t, cfg)
+	c := connect(t, addr, "app")
+	mustExec(t, c, "CREATE TABLE p (id int PRIMARY KEY, code int UNIQUE)")
+	mustExec(t, c, "CREATE TABLE ch (id int PRIMARY KEY, code int REFERENCES p (code))")
+	if _, err := c.Exec(context.Background(), "ALTER TABLE p DROP COLUMN code CASCADE"); sqlstate(err) != "0A000" {
+		t.Errorf("DROP COLUMN ... CASCADE of a referenced column: %v, want 0A000", err)
+	}
+}
+
 // TestEmbeddedDiverseIndexedAlter: DuckDB cannot alter a table that has an
 // index made by CREATE INDEX but to add a column or change a default;
 // such an ALTER TABLE or rename is refused (0A000) on the diverse
