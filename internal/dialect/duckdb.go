@@ -502,18 +502,40 @@ func (d *duck) aExpr(n *pg_query.Node, e *pg_query.A_Expr) {
 		pg_query.A_Expr_Kind_AEXPR_NULLIF,
 		pg_query.A_Expr_Kind_AEXPR_BETWEEN, pg_query.A_Expr_Kind_AEXPR_NOT_BETWEEN:
 	case pg_query.A_Expr_Kind_AEXPR_LIKE, pg_query.A_Expr_Kind_AEXPR_ILIKE:
-		if f := e.Rexpr.GetFuncCall(); f != nil {
-			d.refuse("LIKE ... ESCAPE")
-		}
 		s, p := e.Lexpr, e.Rexpr
+		// PostgreSQL reads LIKE p ESCAPE e as LIKE like_escape(p, e);
+		// a constant escape of one character is DuckDB's like_escape's
+		// third argument, an empty one (no escape character, Hibernate
+		// writes it) DuckDB's plain LIKE, which has none. Others are
+		// refused.
+		escape := pg_query.MakeAConstStrNode(`\`, -1)
+		if f := e.Rexpr.GetFuncCall(); f != nil {
+			var esc *pg_query.String
+			if len(f.Args) == 2 {
+				esc = f.Args[1].GetAConst().GetSval()
+			}
+			if esc == nil || utf8.RuneCountInString(esc.Sval) > 1 {
+				d.refuse("LIKE ... ESCAPE of other than one character or none")
+			}
+			p = f.Args[0]
+			escape = f.Args[1]
+			if esc.Sval == "" {
+				escape = nil
+			}
+		}
 		if e.Kind == pg_query.A_Expr_Kind_AEXPR_ILIKE {
 			// ILIKE lowers both sides as lower() does in the C
 			// locale (ASCII letters only); DuckDB's folds every
 			// letter.
 			s, p = asciiCase("lower", s), asciiCase("lower", p)
 		}
-		call := pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("like_escape")},
-			[]*pg_query.Node{s, p, pg_query.MakeAConstStrNode(`\`, -1)}, -1)
+		var call *pg_query.Node
+		if escape == nil {
+			call = pg_query.MakeAExprNode(pg_query.A_Expr_Kind_AEXPR_OP, []*pg_query.Node{pg_query.MakeStrNode("~~")}, s, p, -1)
+		} else {
+			call = pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("like_escape")},
+				[]*pg_query.Node{s, p, escape}, -1)
+		}
 		if op == "!~~" || op == "!~~*" {
 			call = pg_query.MakeBoolExprNode(pg_query.BoolExprType_NOT_EXPR, []*pg_query.Node{call}, -1)
 		}

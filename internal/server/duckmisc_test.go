@@ -319,6 +319,23 @@ func TestEmbeddedDiverseDropColumnCascade(t *testing.T) {
 	}
 }
 
+// TestEmbeddedDiverseLikeEscape: LIKE and ILIKE with ESCAPE, of one
+// character or none (Hibernate writes an empty ESCAPE), answer on the diverse
+// embedded cluster as on PostgreSQL, where DuckDB's translation refused
+// them (0A000).
+func TestEmbeddedDiverseLikeEscape(t *testing.T) {
+	diverseAsPostgres(t, []string{
+		"CREATE TABLE w (id int PRIMARY KEY, s text)",
+		`INSERT INTO w VALUES (1, 'a_b'), (2, 'axb'), (3, 'a\b'), (4, 'a%b'), (5, 'A_B'), (6, 'a!b')`,
+		"SELECT id FROM w WHERE s LIKE 'a!_b' ESCAPE '!' ORDER BY id",
+		"SELECT id FROM w WHERE s LIKE 'a\\_b' ESCAPE '' ORDER BY id",
+		"SELECT id FROM w WHERE s LIKE 'a_b' ESCAPE '' ORDER BY id",
+		"SELECT id FROM w WHERE s NOT LIKE 'a#%b' ESCAPE '#' ORDER BY id",
+		"SELECT id FROM w WHERE s ILIKE 'a#_b' ESCAPE '#' ORDER BY id",
+		"SELECT id FROM w WHERE s LIKE 'a\\_b' ORDER BY id",
+	})
+}
+
 // TestEmbeddedDiverseIndexedAlter: DuckDB cannot alter a table that has an
 // index made by CREATE INDEX but to add a column or change a default;
 // such an ALTER TABLE or rename is refused (0A000) on the diverse
