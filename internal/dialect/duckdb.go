@@ -87,6 +87,10 @@ func (d *duck) refuse(format string, args ...any) {
 	panic(refusal{what: fmt.Sprintf(format, args...)})
 }
 
+// patternOpclass are PostgreSQL's operator classes for LIKE on text
+// types, which a DuckDB index is written without.
+var patternOpclass = map[string]bool{"text_pattern_ops": true, "varchar_pattern_ops": true, "bpchar_pattern_ops": true}
+
 // stmt checks the statement kind and its statement-level options.
 func (d *duck) stmt(n *pg_query.Node) {
 	switch {
@@ -127,6 +131,13 @@ func (d *duck) stmt(n *pg_query.Node) {
 			d.refuse("CREATE INDEX options")
 		}
 		for _, p := range ix.IndexParams {
+			// The pattern operator classes (Django indexes every
+			// text field so, for LIKE) only say which operators may
+			// use the index: what it holds and how it compares are
+			// the type's, so DuckDB's index stands for it.
+			if e := p.GetIndexElem(); e != nil && len(e.Opclass) == 1 && len(e.Opclassopts) == 0 && patternOpclass[e.Opclass[0].GetString_().GetSval()] {
+				e.Opclass = nil
+			}
 			if e := p.GetIndexElem(); e != nil && (len(e.Opclass) > 0 || len(e.Collation) > 0 ||
 				e.Ordering != pg_query.SortByDir_SORTBY_DEFAULT || e.NullsOrdering != pg_query.SortByNulls_SORTBY_NULLS_DEFAULT) {
 				d.refuse("index column options")

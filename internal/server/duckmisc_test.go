@@ -336,6 +336,20 @@ func TestEmbeddedDiverseLikeEscape(t *testing.T) {
 	})
 }
 
+// TestEmbeddedDiversePatternOpsIndex: an index with a pattern operator
+// class (Django's index of every text field it indexes) is taken on the
+// diverse embedded cluster, where DuckDB's translation refused it.
+func TestEmbeddedDiversePatternOpsIndex(t *testing.T) {
+	diverseAsPostgres(t, []string{
+		"CREATE TABLE slug (id int PRIMARY KEY, s varchar(20), t text)",
+		"INSERT INTO slug VALUES (1, 'ab', 'x'), (2, 'ac', 'y')",
+		"CREATE INDEX slug_s_like ON slug (s varchar_pattern_ops)",
+		"CREATE INDEX slug_t_like ON slug (t text_pattern_ops)",
+		"INSERT INTO slug VALUES (3, 'ad', 'x')",
+		"SELECT id FROM slug WHERE s LIKE 'a%' ORDER BY id",
+	})
+}
+
 // TestEmbeddedDiverseIndexedAlter: DuckDB cannot alter a table that has an
 // index made by CREATE INDEX but to add a column or change a default;
 // such an ALTER TABLE or rename is refused (0A000) on the diverse
