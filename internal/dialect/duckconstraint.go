@@ -2,6 +2,7 @@ package dialect
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
@@ -21,9 +22,8 @@ import (
 //
 // A PRIMARY KEY stays ALTER TABLE ... ADD PRIMARY KEY, which DuckDB has
 // (it fails NULLs with 23502 and duplicates with 23505, as PostgreSQL).
-// Anything else (UNIQUE: a unique index on DuckDB would stop the later
-// ALTER TABLEs of the table, see indexedAlter) is left for DuckDB to
-// refuse.
+// A UNIQUE is the table rebuilt (duckUnique). Anything else is left for
+// DuckDB to refuse.
 func addConstraint(tree *pg_query.Node, s *schema.Snapshot) *pg_query.Node {
 	at := tree.GetAlterTableStmt()
 	if at == nil || len(at.Cmds) != 1 || at.Relation == nil || s == nil {
@@ -37,6 +37,14 @@ func addConstraint(tree *pg_query.Node, s *schema.Snapshot) *pg_query.Node {
 	table := s.Table(at.Relation.Relname)
 	if table == nil || table.View || at.Relation.Schemaname != "" && at.Relation.Schemaname != "public" {
 		return tree
+	}
+	if _, _, ok := duckUnique(tree, s); ok {
+		// The table renamed; duckUniqueAfter makes it again.
+		res, err := pg_query.Parse("ALTER TABLE " + quoteDuck(table.Name) + " RENAME TO " + quoteDuck(duckRebuildTable))
+		if err != nil || len(res.Stmts) != 1 {
+			return tree
+		}
+		return res.Stmts[0].Stmt
 	}
 	switch con.Contype {
 	case pg_query.ConstrType_CONSTR_PRIMARY:
@@ -173,4 +181,141 @@ func indexedAlter(tree *pg_query.Node, s *schema.Snapshot) error {
 		}
 	}
 	return nil
+}
+
+// duckRebuildTable is the name a DuckDB replica's table takes while it is
+// rebuilt with a UNIQUE constraint added (see duckUnique).
+const duckRebuildTable = "shepherd_rebuild"
+
+// duckUnique reports whether ALTER TABLE t ADD [CONSTRAINT c] UNIQUE
+// (cols) is written for DuckDB as the table rebuilt, and returns the
+// table's definition with the constraint added (PostgreSQL's syntax,
+// foreign keys left out: the DuckDB replica holds none). DuckDB has no
+// ALTER TABLE ADD UNIQUE, and a unique index made instead would stop the
+// later ALTER TABLEs of the table (see indexedAlter); a constraint made
+// with the table does not. So the table is renamed, made again with the
+// constraint, filled from the old one (duplicates fail there, 23505 as
+// on PostgreSQL), and the old one dropped: one transaction (the driver
+// runs the parts together). Only a plain UNIQUE over known columns of a
+// table whose constraints shepherd recorded, with no index made by
+// CREATE INDEX (those indexedAlter refuses), is rebuilt; anything else
+// stays for DuckDB to refuse.
+func duckUnique(tree *pg_query.Node, s *schema.Snapshot) (*schema.Table, string, bool) {
+	at := tree.GetAlterTableStmt()
+	if at == nil || len(at.Cmds) != 1 || at.Relation == nil || s == nil || at.MissingOk ||
+		at.Relation.Schemaname != "" && at.Relation.Schemaname != "public" {
+		return nil, "", false
+	}
+	cmd := at.Cmds[0].GetAlterTableCmd()
+	con := cmd.GetDef().GetConstraint()
+	if cmd.GetSubtype() != pg_query.AlterTableType_AT_AddConstraint || con == nil || con.Contype != pg_query.ConstrType_CONSTR_UNIQUE ||
+		con.Deferrable || con.Initdeferred || con.NullsNotDistinct || len(con.Including) > 0 || len(con.Options) > 0 ||
+		con.Indexname != "" || con.Indexspace != "" || len(con.Keys) == 0 {
+		return nil, "", false
+	}
+	table := s.Table(at.Relation.Relname)
+	if table == nil || table.View || len(table.Constraints) == 0 && len(table.Key) > 0 {
+		return nil, "", false
+	}
+	if con.Conname != "" && table.Constraint(con.Conname) != nil {
+		return nil, "", false
+	}
+	for _, t := range s.Indexes {
+		if t == table.Name {
+			return nil, "", false
+		}
+	}
+	added, ok := schema.AddedConstraint(table, con, "")
+	if !ok {
+		return nil, "", false
+	}
+	for _, k := range added.Columns {
+		if table.Column(k) == nil {
+			return nil, "", false
+		}
+	}
+	var b strings.Builder
+	b.WriteString("CREATE TABLE " + quoteDuck(duckRebuildTable) + " (")
+	for i, c := range table.Columns {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		if schema.IsArray(c.Type) {
+			b.WriteString(quoteDuck(c.Name) + " pg_catalog." + schema.ArrayElement(c.Type) + "[]")
+		} else {
+			b.WriteString(quoteDuck(c.Name) + " pg_catalog." + c.Type)
+		}
+		if len(c.Mods) > 0 {
+			m := make([]string, len(c.Mods))
+			for j, v := range c.Mods {
+				m[j] = strconv.Itoa(int(v))
+			}
+			b.WriteString("(" + strings.Join(m, ", ") + ")")
+		}
+		if c.NotNull {
+			b.WriteString(" NOT NULL")
+		}
+		if c.Fill == schema.FillNone && c.Default != "" {
+			b.WriteString(" DEFAULT (" + c.Default + ")")
+		}
+	}
+	for _, c := range append(slices.Clone(table.Constraints), added) {
+		switch c.Kind {
+		case schema.ConstraintPrimary:
+			b.WriteString(", PRIMARY KEY (" + quoteList(c.Columns) + ")")
+		case schema.ConstraintUnique:
+			b.WriteString(", UNIQUE (" + quoteList(c.Columns) + ")")
+		case schema.ConstraintCheck:
+			if c.Expr == "" {
+				return nil, "", false
+			}
+			b.WriteString(", CHECK (" + c.Expr + ")")
+		}
+	}
+	b.WriteString(")")
+	return table, b.String(), true
+}
+
+// duckUniqueAfter returns what a DuckDB replica runs after the rename of
+// duckUnique: the table made again, filled and the old one dropped; nil
+// when tree is no such ALTER TABLE.
+func duckUniqueAfter(tree *pg_query.Node, s *schema.Snapshot) ([]string, error) {
+	table, def, ok := duckUnique(tree, s)
+	if !ok {
+		return nil, nil
+	}
+	refuse := func() ([]string, error) {
+		return nil, pgerr.New(pgerr.FeatureNotSupported,
+			"shepherd cannot write ALTER TABLE ADD UNIQUE of table %q for DuckDB replicas (its definition does not translate)", table.Name)
+	}
+	res, err := pg_query.Parse(def)
+	if err != nil || len(res.Stmts) != 1 {
+		return refuse()
+	}
+	prepared, err := PrepareDuckDB(res.Stmts[0].Stmt, s)
+	if err != nil {
+		return nil, err
+	}
+	out, err := DuckDB(prepared, s)
+	if err != nil {
+		return nil, err
+	}
+	cs := out.GetCreateStmt()
+	if cs == nil || cs.Relation == nil {
+		return refuse()
+	}
+	cs.Relation.Relname = table.Name
+	text, err := pg_query.Deparse(&pg_query.ParseResult{Version: parseVersion(), Stmts: []*pg_query.RawStmt{{Stmt: out}}})
+	if err != nil {
+		return refuse()
+	}
+	names := make([]string, len(table.Columns))
+	for i, c := range table.Columns {
+		names[i] = c.Name
+	}
+	return []string{
+		QuoteDuckNames(text),
+		"INSERT INTO " + quoteDuck(table.Name) + " (" + quoteList(names) + ") SELECT " + quoteList(names) + " FROM " + quoteDuck(duckRebuildTable),
+		"DROP TABLE " + quoteDuck(duckRebuildTable),
+	}, nil
 }

@@ -69,6 +69,7 @@ func DuckDB(n *pg_query.Node, s *schema.Snapshot) (out *pg_query.Node, err error
 	d.stmt(out)
 	d.storedConstants(out)
 	d.varchars(out)
+	d.updatedKeys(out)
 	d.walk(out.ProtoReflect())
 	d.noRows(out.ProtoReflect())
 	return out, nil
@@ -85,6 +86,10 @@ type duck struct {
 func (d *duck) refuse(format string, args ...any) {
 	panic(refusal{what: fmt.Sprintf(format, args...)})
 }
+
+// patternOpclass are PostgreSQL's operator classes for LIKE on text
+// types, which a DuckDB index is written without.
+var patternOpclass = map[string]bool{"text_pattern_ops": true, "varchar_pattern_ops": true, "bpchar_pattern_ops": true}
 
 // stmt checks the statement kind and its statement-level options.
 func (d *duck) stmt(n *pg_query.Node) {
@@ -126,6 +131,13 @@ func (d *duck) stmt(n *pg_query.Node) {
 			d.refuse("CREATE INDEX options")
 		}
 		for _, p := range ix.IndexParams {
+			// The pattern operator classes (Django indexes every
+			// text field so, for LIKE) only say which operators may
+			// use the index: what it holds and how it compares are
+			// the type's, so DuckDB's index stands for it.
+			if e := p.GetIndexElem(); e != nil && len(e.Opclass) == 1 && len(e.Opclassopts) == 0 && patternOpclass[e.Opclass[0].GetString_().GetSval()] {
+				e.Opclass = nil
+			}
 			if e := p.GetIndexElem(); e != nil && (len(e.Opclass) > 0 || len(e.Collation) > 0 ||
 				e.Ordering != pg_query.SortByDir_SORTBY_DEFAULT || e.NullsOrdering != pg_query.SortByNulls_SORTBY_NULLS_DEFAULT) {
 				d.refuse("index column options")
@@ -159,7 +171,15 @@ func (d *duck) stmt(n *pg_query.Node) {
 				d.refuse("ALTER TABLE %s", strings.TrimPrefix(cmd.GetSubtype().String(), "AT_"))
 			}
 			if cmd.Behavior == pg_query.DropBehavior_DROP_CASCADE {
-				d.refuse("ALTER TABLE ... CASCADE")
+				if cmd.Subtype != pg_query.AlterTableType_AT_DropColumn {
+					d.refuse("ALTER TABLE ... CASCADE")
+				}
+				// DROP COLUMN ... CASCADE with nothing depending on
+				// the column is a plain DROP COLUMN (Django removes
+				// fields so); the SQL writer, which has checked the
+				// statement before (PrepareDuckDB), refuses it
+				// otherwise, and package sqlan when a view may read it.
+				cmd.Behavior = pg_query.DropBehavior_DROP_RESTRICT
 			}
 		}
 		at := n.GetAlterTableStmt()
@@ -493,18 +513,40 @@ func (d *duck) aExpr(n *pg_query.Node, e *pg_query.A_Expr) {
 		pg_query.A_Expr_Kind_AEXPR_NULLIF,
 		pg_query.A_Expr_Kind_AEXPR_BETWEEN, pg_query.A_Expr_Kind_AEXPR_NOT_BETWEEN:
 	case pg_query.A_Expr_Kind_AEXPR_LIKE, pg_query.A_Expr_Kind_AEXPR_ILIKE:
-		if f := e.Rexpr.GetFuncCall(); f != nil {
-			d.refuse("LIKE ... ESCAPE")
-		}
 		s, p := e.Lexpr, e.Rexpr
+		// PostgreSQL reads LIKE p ESCAPE e as LIKE like_escape(p, e);
+		// a constant escape of one character is DuckDB's like_escape's
+		// third argument, an empty one (no escape character, Hibernate
+		// writes it) DuckDB's plain LIKE, which has none. Others are
+		// refused.
+		escape := pg_query.MakeAConstStrNode(`\`, -1)
+		if f := e.Rexpr.GetFuncCall(); f != nil {
+			var esc *pg_query.String
+			if len(f.Args) == 2 {
+				esc = f.Args[1].GetAConst().GetSval()
+			}
+			if esc == nil || utf8.RuneCountInString(esc.Sval) > 1 {
+				d.refuse("LIKE ... ESCAPE of other than one character or none")
+			}
+			p = f.Args[0]
+			escape = f.Args[1]
+			if esc.Sval == "" {
+				escape = nil
+			}
+		}
 		if e.Kind == pg_query.A_Expr_Kind_AEXPR_ILIKE {
 			// ILIKE lowers both sides as lower() does in the C
 			// locale (ASCII letters only); DuckDB's folds every
 			// letter.
 			s, p = asciiCase("lower", s), asciiCase("lower", p)
 		}
-		call := pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("like_escape")},
-			[]*pg_query.Node{s, p, pg_query.MakeAConstStrNode(`\`, -1)}, -1)
+		var call *pg_query.Node
+		if escape == nil {
+			call = pg_query.MakeAExprNode(pg_query.A_Expr_Kind_AEXPR_OP, []*pg_query.Node{pg_query.MakeStrNode("~~")}, s, p, -1)
+		} else {
+			call = pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode("like_escape")},
+				[]*pg_query.Node{s, p, escape}, -1)
+		}
 		if op == "!~~" || op == "!~~*" {
 			call = pg_query.MakeBoolExprNode(pg_query.BoolExprType_NOT_EXPR, []*pg_query.Node{call}, -1)
 		}
@@ -728,8 +770,10 @@ func (d *duck) constraint(c *pg_query.Constraint) {
 		// violates one fails on the other replicas, and its
 		// transaction with it. ON DELETE CASCADE and SET NULL are
 		// done after each DELETE (DuckDBAfter).
-		if a := c.FkUpdAction; a != "" && a != "a" && a != "r" {
-			d.refuse("foreign keys with ON UPDATE actions")
+		// ON UPDATE actions: an UPDATE of a key they act on is
+		// refused (updatedKeys).
+		if a := c.FkUpdAction; a == "d" {
+			d.refuse("foreign keys with ON UPDATE SET DEFAULT")
 		}
 		if a := c.FkDelAction; a != "" && a != "a" && a != "r" && a != "c" && a != "n" {
 			d.refuse("foreign keys with ON DELETE SET DEFAULT")
@@ -759,6 +803,48 @@ func varcharLength(c *schema.Column) int {
 		return -1
 	}
 	return int(c.Mods[0])
+}
+
+// updatedKeys refuses an UPDATE, or an INSERT's ON CONFLICT ... DO
+// UPDATE, that sets a column a foreign key with an ON UPDATE action
+// (CASCADE, SET NULL) references: the DuckDB replica holds no foreign
+// keys and does not do the action. Such keys are allowed (Sequelize makes
+// every key ON UPDATE CASCADE) because a key is rarely updated.
+func (d *duck) updatedKeys(n *pg_query.Node) {
+	if d.schema == nil {
+		return
+	}
+	check := func(table string, targets []*pg_query.Node) {
+		parent := d.schema.Table(table)
+		if parent == nil {
+			return
+		}
+		for _, t := range d.schema.Tables {
+			for _, fk := range t.ForeignKeys() {
+				upd, _, _ := fk.Actions()
+				if fk.RefTable != parent.Name || upd == 'a' || upd == 'r' {
+					continue
+				}
+				refs := fk.RefColumns
+				if len(refs) == 0 {
+					refs = parent.Key
+				}
+				for _, tg := range targets {
+					if rt := tg.GetResTarget(); rt != nil && (len(refs) == 0 || slices.Contains(refs, rt.Name)) {
+						d.refuse("an UPDATE of column %q of table %q, which foreign key %s references with an ON UPDATE action", rt.Name, parent.Name, fk.Name)
+					}
+				}
+			}
+		}
+	}
+	walkNodes(n.ProtoReflect(), func(x *pg_query.Node) {
+		if u := x.GetUpdateStmt(); u != nil {
+			check(u.Relation.GetRelname(), u.TargetList)
+		}
+		if ins := x.GetInsertStmt(); ins != nil && ins.OnConflictClause != nil {
+			check(ins.Relation.GetRelname(), ins.OnConflictClause.TargetList)
+		}
+	})
 }
 
 // varchars wraps every value an INSERT, an ON CONFLICT ... DO UPDATE or
@@ -908,7 +994,8 @@ func asciiCase(name string, x *pg_query.Node) *pg_query.Node {
 // deleted or get NULL keys, and a deletion goes on to their own
 // children. Before n no such row exists (a statement that would leave
 // one fails on the replicas that hold the key, and its transaction with
-// it). A cycle of such actions is refused (0A000).
+// it). A cycle of such actions is refused (0A000). After an ALTER TABLE
+// ADD UNIQUE, the table is made again with it (duckUniqueAfter).
 func DuckDBAfter(n *pg_query.Node, s *schema.Snapshot) (out []string, err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -920,6 +1007,9 @@ func DuckDBAfter(n *pg_query.Node, s *schema.Snapshot) (out []string, err error)
 				"shepherd cannot write %s for DuckDB replicas", ref.what)
 		}
 	}()
+	if n.GetAlterTableStmt() != nil {
+		return duckUniqueAfter(n, s)
+	}
 	del := n.GetDeleteStmt()
 	if del == nil {
 		return nil, nil

@@ -1,11 +1,18 @@
 // Package ecosystem is the ecosystem suite of issue 15: real clients
 // (drivers, ORMs, migration tools, psql and friends), each with a small
-// realistic application in apps/, run unmodified against three setups:
+// realistic application in apps/, run unmodified against these setups:
 //
 //   - postgres: a plain PostgreSQL 15 (the oracle: an app must pass there,
 //     which proves the app itself is right);
 //   - embedded: shepherd with its embedded default (three SQLite replicas);
-//   - cbs: shepherd in cbs mode over MariaDB + PostgreSQL + SQLite.
+//   - cbs: shepherd in cbs mode over MariaDB + PostgreSQL + SQLite;
+//   - diverse: shepherd over the diverse embedded cluster, SQLite + SQLite
+//     (cgo) + DuckDB (config.EmbeddedDiverse), the candidate default of
+//     issue 16; not run unless named (below).
+//
+// SHEPHERD_ECOSYSTEM_SETUPS=list (comma-separated, e.g. "diverse" or
+// "embedded,diverse") chooses the shepherd setups, default "embedded,cbs";
+// postgres, the oracle, always runs first.
 //
 // The engines are started by testenv like in every other test; shepherd is
 // the binary built from this tree, started once per app and setup in a
@@ -42,6 +49,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -57,8 +65,42 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 // appTimeout bounds one app on one setup.
 const appTimeout = 4 * time.Minute
 
-// The setups, in the table's column order.
-var setups = []string{"postgres", "embedded", "cbs"}
+// shepherdSetups are the shepherd setups in the table's column order;
+// defaultSetups are those run unless SHEPHERD_ECOSYSTEM_SETUPS names
+// others, and those "*" stands for in expected.txt.
+var (
+	shepherdSetups = []string{"embedded", "cbs", "diverse"}
+	defaultSetups  = []string{"embedded", "cbs"}
+)
+
+// chooseSetups reads SHEPHERD_ECOSYSTEM_SETUPS's value v: the setups to
+// run, postgres first, then the named shepherd setups in the table's
+// order; an unknown name is an error, not silently nothing.
+func chooseSetups(v string) ([]string, error) {
+	named := map[string]bool{}
+	if strings.TrimSpace(v) == "" {
+		for _, st := range defaultSetups {
+			named[st] = true
+		}
+	}
+	for _, f := range strings.Split(v, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" || f == "postgres" {
+			continue
+		}
+		if !slices.Contains(shepherdSetups, f) {
+			return nil, fmt.Errorf("SHEPHERD_ECOSYSTEM_SETUPS: unknown setup %q (want some of %s)", f, strings.Join(shepherdSetups, ", "))
+		}
+		named[f] = true
+	}
+	out := []string{"postgres"}
+	for _, st := range shepherdSetups {
+		if named[st] {
+			out = append(out, st)
+		}
+	}
+	return out, nil
+}
 
 // runtimeKind says what an app needs installed.
 type runtimeKind string
@@ -143,6 +185,7 @@ type suite struct {
 	repo, apps, eco string
 	shepherd        string // the built binary
 	expected        map[string]expectation
+	setups          []string // postgres, then the shepherd setups run
 }
 
 func TestEcosystem(t *testing.T) {
@@ -151,6 +194,10 @@ func TestEcosystem(t *testing.T) {
 		t.Skip("SHEPHERD_ECOSYSTEM=off")
 	}
 	s := newSuite(t)
+	var err error
+	if s.setups, err = chooseSetups(os.Getenv("SHEPHERD_ECOSYSTEM_SETUPS")); err != nil {
+		t.Fatal(err)
+	}
 	var chosen []app
 	var missing []string
 	filter, err := regexp.Compile(os.Getenv("SHEPHERD_ECOSYSTEM_RUN"))
@@ -181,12 +228,12 @@ func TestEcosystem(t *testing.T) {
 	for _, a := range chosen {
 		results[a.name] = map[string]result{}
 		if why := s.installed(a); why != "" {
-			for _, st := range setups {
+			for _, st := range s.setups {
 				results[a.name][st] = result{status: "skip", first: why}
 			}
 			continue
 		}
-		for _, st := range setups {
+		for _, st := range s.setups {
 			if st != "postgres" && results[a.name]["postgres"].status != "pass" {
 				results[a.name][st] = result{status: "-", first: "not run: the app fails on PostgreSQL"}
 				continue
@@ -283,6 +330,8 @@ driver = "sqlite"
 dsn = "lite.db"
 `, testenv.MariaDB(t), testenv.Postgres(t))
 		tg = s.startShepherd(t, conf)
+	case "diverse":
+		tg = s.startShepherd(t, diverseConf)
 	}
 	start := time.Now()
 	out, err := s.runApp(t, a, tg)
@@ -334,6 +383,24 @@ func pgTarget(t *testing.T, dsn string) target {
 	}
 	return target{host: cfg.Host, port: fmt.Sprint(cfg.Port), user: cfg.User, password: cfg.Password, database: cfg.Database}
 }
+
+// diverseConf is config.EmbeddedDiverse as a configuration file: the
+// embedded default's mode with SQLite + SQLite (cgo) + DuckDB, their files
+// in the data directory.
+const diverseConf = `f = 1
+[[replicas]]
+name = "lite1"
+driver = "sqlite"
+dsn = "lite1.db"
+[[replicas]]
+name = "lite2"
+driver = "sqlite-cgo"
+dsn = "lite2.db"
+[[replicas]]
+name = "duck"
+driver = "duckdb"
+dsn = "duck.duckdb"
+`
 
 // startShepherd starts the built binary on a free port in a temporary
 // directory, with conf as its configuration ("" for the embedded
@@ -511,7 +578,8 @@ type expectation struct{ item, note string }
 func key(app, setup string) string { return app + " " + setup }
 
 // readExpected reads lines "app setup item note...", setup one of the
-// shepherd setups or "*" for both; # starts a comment.
+// shepherd setups or "*" for the default ones (embedded and cbs); #
+// starts a comment.
 func readExpected(path string) (map[string]expectation, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -530,12 +598,12 @@ func readExpected(path string) (map[string]expectation, error) {
 		if len(f) == 0 {
 			continue
 		}
-		if len(f) < 3 || !known[f[0]] || (f[1] != "*" && f[1] != "embedded" && f[1] != "cbs") {
-			return nil, fmt.Errorf("%s:%d: want \"app embedded|cbs|* issue-item note\" with a known app, got %q", path, i+1, line)
+		if len(f) < 3 || !known[f[0]] || (f[1] != "*" && !slices.Contains(shepherdSetups, f[1])) {
+			return nil, fmt.Errorf("%s:%d: want \"app embedded|cbs|diverse|* issue-item note\" with a known app, got %q", path, i+1, line)
 		}
 		e := expectation{item: f[2], note: strings.Join(f[3:], " ")}
-		for _, st := range []string{"embedded", "cbs"} {
-			if f[1] == "*" || f[1] == st {
+		for _, st := range shepherdSetups {
+			if (f[1] == "*" && slices.Contains(defaultSetups, st)) || f[1] == st {
 				exp[key(f[0], st)] = e
 			}
 		}
@@ -548,7 +616,7 @@ func readExpected(path string) (map[string]expectation, error) {
 func (s *suite) report(t *testing.T, chosen []app, results map[string]map[string]result) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%-20s", "client")
-	for _, st := range setups {
+	for _, st := range s.setups {
 		fmt.Fprintf(&b, " %-11s", st)
 	}
 	b.WriteString(" first error\n")
@@ -556,7 +624,7 @@ func (s *suite) report(t *testing.T, chosen []app, results map[string]map[string
 	for _, a := range chosen {
 		fmt.Fprintf(&b, "%-20s", a.name)
 		var firsts []string
-		for _, st := range setups {
+		for _, st := range s.setups {
 			r := results[a.name][st]
 			cell := r.status
 			// A failure says how far the app got: steps passed of those
@@ -587,7 +655,7 @@ func (s *suite) report(t *testing.T, chosen []app, results map[string]map[string
 	}
 	var xpass []string
 	for _, a := range chosen {
-		for _, st := range setups {
+		for _, st := range s.setups {
 			if results[a.name][st].status == "XPASS" {
 				xpass = append(xpass, a.name+" "+st)
 			}

@@ -4,10 +4,12 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
-// TestReadExpected: "*" stands for both shepherd setups, and a line naming
+// TestReadExpected: "*" stands for the default shepherd setups (embedded
+// and cbs; diverse is listed by name), and a line naming
 // an unknown app or setup is refused rather than silently matching
 // nothing.
 func TestReadExpected(t *testing.T) {
@@ -19,11 +21,11 @@ func TestReadExpected(t *testing.T) {
 		}
 		return p
 	}
-	exp, err := readExpected(write("# comment\npsql * 15.1 the catalogs\npgx cbs 15.6 several DDL  # why\n"))
+	exp, err := readExpected(write("# comment\npsql * 15.1 the catalogs\npgx cbs 15.6 several DDL  # why\ndjango diverse 16 ADD UNIQUE\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(exp) != 3 || exp[key("psql", "embedded")].item != "15.1" || exp[key("psql", "cbs")].note != "the catalogs" ||
+	if len(exp) != 4 || exp[key("django", "diverse")].note != "ADD UNIQUE" || exp[key("psql", "embedded")].item != "15.1" || exp[key("psql", "cbs")].note != "the catalogs" ||
 		exp[key("pgx", "cbs")].note != "several DDL" {
 		t.Errorf("got %v", exp)
 	}
@@ -38,6 +40,26 @@ func TestReadExpected(t *testing.T) {
 	// The file in the repository is well formed.
 	if _, err := readExpected("expected.txt"); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestChooseSetups: postgres always runs first, the shepherd setups
+// follow in the table's order, diverse only when named, and an unknown
+// name is refused.
+func TestChooseSetups(t *testing.T) {
+	for v, want := range map[string]string{
+		"":                  "postgres embedded cbs",
+		"diverse":           "postgres diverse",
+		"diverse, embedded": "postgres embedded diverse",
+		"postgres,cbs":      "postgres cbs",
+	} {
+		got, err := chooseSetups(v)
+		if err != nil || strings.Join(got, " ") != want {
+			t.Errorf("chooseSetups(%q) = %v, %v; want %s", v, got, err, want)
+		}
+	}
+	if _, err := chooseSetups("duck"); err == nil {
+		t.Error("unknown setup accepted")
 	}
 }
 

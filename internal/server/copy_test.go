@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgproto3"
 
+	"github.com/shepherd-db/shepherd/internal/config"
 	"github.com/shepherd-db/shepherd/internal/testenv"
 )
 
@@ -398,4 +399,39 @@ func TestCopyFileRefused(t *testing.T) {
 			t.Errorf("%s\nshepherd:      %s\nPostgreSQL 15: %s", q, got, want)
 		}
 	}
+}
+
+// TestCopyNumericDiverse: COPY FROM into a numeric(p,s) column on the
+// diverse embedded cluster answers as PostgreSQL, where the values went
+// to DuckDB as 'v'::numeric, a numeric without a precision it refuses
+// (0A000), and so failed every COPY into a table with such a column.
+func TestCopyNumericDiverse(t *testing.T) {
+	steps := []copyStep{
+		{sql: "CREATE TABLE cn (id int PRIMARY KEY, p numeric(10,2))"},
+		{sql: "COPY cn (id, p) FROM STDIN (FORMAT csv)", in: "1,0.25\n2,3.14159\n3,\n"},
+		{sql: "COPY cn FROM STDIN", in: "4\t-7.005\n"},
+		{sql: "COPY cn FROM STDIN", in: "6\tabc\n"},
+		{sql: "SELECT id, p FROM cn ORDER BY id"},
+	}
+	ctx := context.Background()
+	pg := pgconnUTC(t, testenv.Postgres(t))
+	var want []string
+	for _, s := range steps {
+		want = append(want, runCopyStep(ctx, pg, s))
+	}
+	cfg := config.EmbeddedWith(config.EmbeddedDiverse())
+	cfg.Listen = "127.0.0.1:0"
+	cfg.DataDir = t.TempDir()
+	addr, srv := start(t, cfg)
+	c := pgconnUTC(t, fmt.Sprintf("postgres://app@%s/app?sslmode=disable", addr))
+	for i, s := range steps {
+		if got := runCopyStep(ctx, c, s); got != want[i] {
+			t.Errorf("%s\nshepherd:      %s\nPostgreSQL 15: %s", s.sql, got, want[i])
+		}
+	}
+	if err := srv.Cluster().Idle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	assertReplicas(t, addr, 3)
+	assertSameTables(t, cfg)
 }

@@ -227,6 +227,129 @@ func TestEmbeddedDiverseAddConstraint(t *testing.T) {
 	})
 }
 
+// TestEmbeddedDiverseAddUnique: ALTER TABLE ... ADD [CONSTRAINT] UNIQUE,
+// which DuckDB has no ALTER TABLE for (it was refused, 0A000: Django's,
+// Knex's migrations), is the DuckDB replica's table rebuilt with the
+// constraint: duplicates fail with 23505 as on PostgreSQL, later
+// duplicates too, NULLs do not clash, and the table can still be altered.
+func TestEmbeddedDiverseAddUnique(t *testing.T) {
+	diverseAsPostgres(t, []string{
+		"CREATE TABLE vendor (id serial PRIMARY KEY, name varchar(20) NOT NULL, code text DEFAULT 'x', n numeric(6,2) CHECK (n > 0))",
+		"INSERT INTO vendor (name, n) VALUES ('a', 1.5), ('b', 2), ('b', 3)",
+		"ALTER TABLE vendor ADD CONSTRAINT vendor_name_unique UNIQUE (name)",
+		"DELETE FROM vendor WHERE id = 3",
+		"ALTER TABLE vendor ADD CONSTRAINT vendor_name_unique UNIQUE (name)",
+		"INSERT INTO vendor (name, n) VALUES ('b', 4)",
+		"INSERT INTO vendor (name, code, n) VALUES ('c', NULL, 5), ('d', NULL, 6)",
+		"ALTER TABLE vendor ADD UNIQUE (code)",
+		"INSERT INTO vendor (name, code, n) VALUES ('e', NULL, 7)",
+		"INSERT INTO vendor (name, code, n) VALUES ('f', 'x', 7)",
+		"INSERT INTO vendor (name, n) VALUES ('g', -1)",
+		"ALTER TABLE vendor ADD COLUMN extra int",
+		"ALTER TABLE vendor ALTER COLUMN extra SET DEFAULT 9",
+		"INSERT INTO vendor (name, code, n) VALUES ('h', 'h', 8)",
+		"BEGIN",
+		"CREATE TABLE tag (id int PRIMARY KEY, label text)",
+		"INSERT INTO tag VALUES (1, 'p'), (2, 'q')",
+		"ALTER TABLE tag ADD CONSTRAINT tag_label_key UNIQUE (label)",
+		"INSERT INTO tag VALUES (3, 'q')",
+		"ROLLBACK",
+		"SELECT id, name, code, n, extra FROM vendor ORDER BY id",
+	})
+}
+
+// TestEmbeddedDiverseOnUpdateCascade: a foreign key ON UPDATE CASCADE
+// (every key Sequelize makes) is taken on the diverse embedded cluster,
+// where its CREATE TABLE was refused; rows are written, checked and
+// deleted as on PostgreSQL, and only an UPDATE of the referenced key,
+// whose action the DuckDB replica (which holds no foreign keys) would not
+// do, is refused (0A000).
+func TestEmbeddedDiverseOnUpdateCascade(t *testing.T) {
+	diverseAsPostgres(t, []string{
+		"CREATE TABLE owner (id serial PRIMARY KEY, name text)",
+		"CREATE TABLE pet (id serial PRIMARY KEY, owner_id int REFERENCES owner (id) ON DELETE CASCADE ON UPDATE CASCADE, name text)",
+		"INSERT INTO owner (name) VALUES ('a'), ('b')",
+		"INSERT INTO pet (owner_id, name) VALUES (1, 'x'), (2, 'y'), (2, 'z')",
+		"INSERT INTO pet (owner_id, name) VALUES (3, 'w')",
+		"UPDATE owner SET name = 'c' WHERE id = 2",
+		"UPDATE pet SET owner_id = 1 WHERE name = 'z'",
+		"INSERT INTO owner (id, name) VALUES (1, 'd') ON CONFLICT (id) DO UPDATE SET name = excluded.name",
+		"DELETE FROM owner WHERE id = 2",
+		"SELECT p.id, p.name, o.name FROM pet p JOIN owner o ON o.id = p.owner_id ORDER BY p.id",
+	})
+	cfg := config.EmbeddedWith(config.EmbeddedDiverse())
+	cfg.Listen = "127.0.0.1:0"
+	cfg.DataDir = t.TempDir()
+	addr, _ := start(t, cfg)
+	ctx := context.Background()
+	c := connect(t, addr, "app")
+	mustExec(t, c, "CREATE TABLE owner (id int PRIMARY KEY)")
+	mustExec(t, c, "CREATE TABLE pet (id int PRIMARY KEY, owner_id int REFERENCES owner ON UPDATE CASCADE)")
+	for _, sql := range []string{
+		"UPDATE owner SET id = 2 WHERE id = 1",
+		"INSERT INTO owner VALUES (1) ON CONFLICT (id) DO UPDATE SET id = 5",
+	} {
+		if _, err := c.Exec(ctx, sql); sqlstate(err) != "0A000" {
+			t.Errorf("%s: %v, want 0A000", sql, err)
+		}
+	}
+}
+
+// TestEmbeddedDiverseDropColumnCascade: ALTER TABLE ... DROP COLUMN ...
+// CASCADE (Django's RemoveField) of a column nothing depends on is a
+// plain DROP COLUMN on the diverse embedded cluster too, where DuckDB's
+// translation refused it (0A000); with a foreign key referencing the
+// column it stays refused.
+func TestEmbeddedDiverseDropColumnCascade(t *testing.T) {
+	diverseAsPostgres(t, []string{
+		"CREATE TABLE item (id int PRIMARY KEY, note text, qty int)",
+		"INSERT INTO item VALUES (1, 'a', 2), (2, 'b', 3)",
+		"ALTER TABLE item DROP COLUMN note CASCADE",
+		"SELECT * FROM item ORDER BY id",
+	})
+	cfg := config.EmbeddedWith(config.EmbeddedDiverse())
+	cfg.Listen = "127.0.0.1:0"
+	cfg.DataDir = t.TempDir()
+	addr, _ := start(t, cfg)
+	c := connect(t, addr, "app")
+	mustExec(t, c, "CREATE TABLE p (id int PRIMARY KEY, code int UNIQUE)")
+	mustExec(t, c, "CREATE TABLE ch (id int PRIMARY KEY, code int REFERENCES p (code))")
+	if _, err := c.Exec(context.Background(), "ALTER TABLE p DROP COLUMN code CASCADE"); sqlstate(err) != "0A000" {
+		t.Errorf("DROP COLUMN ... CASCADE of a referenced column: %v, want 0A000", err)
+	}
+}
+
+// TestEmbeddedDiverseLikeEscape: LIKE and ILIKE with ESCAPE, of one
+// character or none (Hibernate writes an empty ESCAPE), answer on the diverse
+// embedded cluster as on PostgreSQL, where DuckDB's translation refused
+// them (0A000).
+func TestEmbeddedDiverseLikeEscape(t *testing.T) {
+	diverseAsPostgres(t, []string{
+		"CREATE TABLE w (id int PRIMARY KEY, s text)",
+		`INSERT INTO w VALUES (1, 'a_b'), (2, 'axb'), (3, 'a\b'), (4, 'a%b'), (5, 'A_B'), (6, 'a!b')`,
+		"SELECT id FROM w WHERE s LIKE 'a!_b' ESCAPE '!' ORDER BY id",
+		"SELECT id FROM w WHERE s LIKE 'a\\_b' ESCAPE '' ORDER BY id",
+		"SELECT id FROM w WHERE s LIKE 'a_b' ESCAPE '' ORDER BY id",
+		"SELECT id FROM w WHERE s NOT LIKE 'a#%b' ESCAPE '#' ORDER BY id",
+		"SELECT id FROM w WHERE s ILIKE 'a#_b' ESCAPE '#' ORDER BY id",
+		"SELECT id FROM w WHERE s LIKE 'a\\_b' ORDER BY id",
+	})
+}
+
+// TestEmbeddedDiversePatternOpsIndex: an index with a pattern operator
+// class (Django's index of every text field it indexes) is taken on the
+// diverse embedded cluster, where DuckDB's translation refused it.
+func TestEmbeddedDiversePatternOpsIndex(t *testing.T) {
+	diverseAsPostgres(t, []string{
+		"CREATE TABLE slug (id int PRIMARY KEY, s varchar(20), t text)",
+		"INSERT INTO slug VALUES (1, 'ab', 'x'), (2, 'ac', 'y')",
+		"CREATE INDEX slug_s_like ON slug (s varchar_pattern_ops)",
+		"CREATE INDEX slug_t_like ON slug (t text_pattern_ops)",
+		"INSERT INTO slug VALUES (3, 'ad', 'x')",
+		"SELECT id FROM slug WHERE s LIKE 'a%' ORDER BY id",
+	})
+}
+
 // TestEmbeddedDiverseIndexedAlter: DuckDB cannot alter a table that has an
 // index made by CREATE INDEX but to add a column or change a default;
 // such an ALTER TABLE or rename is refused (0A000) on the diverse

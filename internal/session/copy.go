@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/shepherd-db/shepherd/internal/answer"
@@ -308,6 +309,20 @@ func (w *copyWriter) insert(rows []pgwire.CopyRow, only int) string {
 			if t := w.cols[i].Type; castTypes[t] {
 				b.WriteString("::")
 				b.WriteString(t)
+				// numeric(p,s) keeps its typmod: the value rounds and
+				// overflows as the column's (PostgreSQL's outcome
+				// either way), and DuckDB replicas, which refuse a
+				// numeric without a precision, can take it.
+				if mods := w.cols[i].Mods; t == "numeric" && len(mods) > 0 {
+					b.WriteByte('(')
+					for j, m := range mods {
+						if j > 0 {
+							b.WriteString(", ")
+						}
+						b.WriteString(strconv.Itoa(int(m)))
+					}
+					b.WriteByte(')')
+				}
 			}
 		}
 		b.WriteByte(')')
