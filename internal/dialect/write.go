@@ -83,6 +83,7 @@ func write(w *writer, n *pg_query.Node) (form Form, err error) {
 				"shepherd cannot write %s for %s replicas", ref.what, dialectName(d))
 		}
 	}()
+	w.mixedScales(n)
 	w.stmt(n)
 	w.checkJoinLimit()
 	form = Form{SQL: w.b.String(), CountRows: w.countRows}
