@@ -83,9 +83,9 @@ func write(w *writer, n *pg_query.Node) (form Form, err error) {
 				"shepherd cannot write %s for %s replicas", ref.what, dialectName(d))
 		}
 	}()
-	w.mixedScales(n)
 	w.stmt(n)
 	w.checkJoinLimit()
+	w.mixedScales(n) // after the writing, whose refusals say more
 	form = Form{SQL: w.b.String(), CountRows: w.countRows}
 	if d != driver.SQLite {
 		form.Params = w.params
