@@ -187,3 +187,31 @@ func (w *writer) widenedReal(x *pg_query.Node) bool {
 	w.numberConstant(strconv.FormatFloat(float64(r), 'g', -1, 64), "float8", nil)
 	return true
 }
+
+// mixedScales refuses, on MariaDB and SQLite (and DuckDB, checked as
+// SQLite), a result column of statement n whose numeric values come from
+// inputs of different scales (typer's mixed: SELECT 1 UNION ALL SELECT
+// 2.50, COALESCE(n, i), VALUES (1), (2.50), also through subqueries in
+// FROM and WITH queries). PostgreSQL shows each value at the scale of
+// the input it came from (1 and 2.50); SQLite keeps 2.50 as the double
+// 2.5 and MariaDB's DECIMAL column gives every value the largest scale
+// (1.00), and no column scale gives PostgreSQL's text. Where every input
+// has the same scale the column has it, and is written.
+func (w *writer) mixedScales(n *pg_query.Node) {
+	if w.pg() {
+		return
+	}
+	r := w.typer().stmtRel(n)
+	if r == nil {
+		return
+	}
+	engine := "SQLite"
+	if w.my() {
+		engine = "MariaDB"
+	}
+	for _, c := range r.cols {
+		if c.t.mixed != "" {
+			w.refuse("a %s result column of integer and numeric values (or numeric values of different scales): PostgreSQL shows each value at its own scale (1 and 2.50), %s at one; cast the values to one numeric(p,s)", c.t.mixed, engine)
+		}
+	}
+}

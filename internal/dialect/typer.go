@@ -1,6 +1,7 @@
 package dialect
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"strconv"
@@ -106,6 +107,12 @@ type pgType struct {
 	// keeps the digits of its operands: sums, products, min, max).
 	scale  int32
 	scaled bool
+	// mixed names the construct (UNION, VALUES, CASE, COALESCE,
+	// GREATEST/LEAST) whose numeric values come from inputs of different
+	// scales (an integer and a numeric(p,2), 1 and 2.50): PostgreSQL
+	// shows each value at its own scale, which no column scale gives
+	// (see mixedScales). "" otherwise.
+	mixed string
 }
 
 // litType names the type of a quoted string or NULL that nothing gave a
@@ -159,7 +166,11 @@ func keepValues(name string, arg pgType) pgType {
 		return pgType{name: name, width: charWidth(arg)}
 	}
 	sc, ok := numericScale(arg)
-	return withScaleOf(name, sc, ok)
+	out := withScaleOf(name, sc, ok)
+	if !out.scaled {
+		out.mixed = arg.mixed
+	}
+	return out
 }
 
 // charWidth is the length of the values of a character(n) expression, 0
@@ -235,6 +246,38 @@ func commonType(ts []pgType) pgType {
 			case first:
 				out.scale, out.scaled, first = sc, true, false
 			}
+		}
+	}
+	return out
+}
+
+// mixedCommon is commonType of the inputs of the construct what, marked
+// mixed when its values are numeric of no common scale and at least two
+// inputs differ in scale (known or not): the column's values then keep
+// the scale of the input each came from. An input already mixed makes
+// the result mixed.
+func mixedCommon(what string, ts []pgType) pgType {
+	out := commonType(ts)
+	if out.name != "numeric" || out.mods != nil || out.scaled {
+		return out
+	}
+	seen, first := false, pgType{}
+	for _, t := range ts {
+		if t.lit() {
+			continue
+		}
+		if t.mixed != "" {
+			out.mixed = t.mixed
+			return out
+		}
+		sc, ok := numericScale(t)
+		if !seen {
+			seen, first.scale, first.scaled = true, sc, ok
+			continue
+		}
+		if ok != first.scaled || sc != first.scale {
+			out.mixed = what
+			return out
 		}
 	}
 	return out
@@ -423,7 +466,7 @@ func (t *typer) selectRel(sel *pg_query.SelectStmt) *rel {
 		for i, c := range l.cols {
 			out.cols[i].name = c.name
 			if r != nil && len(r.cols) == len(l.cols) {
-				out.cols[i].t = commonType([]pgType{c.t, r.cols[i].t})
+				out.cols[i].t = mixedCommon(setOpName(sel.Op), []pgType{c.t, r.cols[i].t})
 			}
 		}
 		return out
@@ -444,7 +487,7 @@ func (t *typer) selectRel(sel *pg_query.SelectStmt) *rel {
 			for i, row := range sel.ValuesLists {
 				ts[i] = t.typeOf(row.GetList().GetItems()[j])
 			}
-			out.cols[j] = relCol{name: "column" + strconv.Itoa(j+1), t: commonType(ts)}
+			out.cols[j] = relCol{name: "column" + strconv.Itoa(j+1), t: mixedCommon("VALUES", ts)}
 		}
 		return &out
 	}
@@ -839,11 +882,15 @@ func (t *typer) typeOf(n *pg_query.Node) pgType {
 		for _, w := range ce.Args {
 			ts = append(ts, t.typeOf(w.GetCaseWhen().GetResult()))
 		}
-		return commonType(ts)
+		return mixedCommon("CASE", ts)
 	case n.GetCoalesceExpr() != nil:
-		return t.commonOf(n.GetCoalesceExpr().Args)
+		return t.mixedOf("COALESCE", n.GetCoalesceExpr().Args)
 	case n.GetMinMaxExpr() != nil:
-		return t.commonOf(n.GetMinMaxExpr().Args)
+		what := "GREATEST"
+		if n.GetMinMaxExpr().Op == pg_query.MinMaxOp_IS_LEAST {
+			what = "LEAST"
+		}
+		return t.mixedOf(what, n.GetMinMaxExpr().Args)
 	case n.GetSqlvalueFunction() != nil:
 		return typ(sqlValueTypes[sqlValueNames[n.GetSqlvalueFunction().Op]])
 	case n.GetGroupingFunc() != nil:
@@ -864,6 +911,26 @@ func (t *typer) commonOf(args []*pg_query.Node) pgType {
 		ts[i] = t.typeOf(a)
 	}
 	return commonType(ts)
+}
+
+// mixedOf is mixedCommon of the types of args.
+func (t *typer) mixedOf(what string, args []*pg_query.Node) pgType {
+	ts := make([]pgType, len(args))
+	for i, a := range args {
+		ts[i] = t.typeOf(a)
+	}
+	return mixedCommon(what, ts)
+}
+
+// setOpName is the SQL name of a set operation.
+func setOpName(op pg_query.SetOperation) string {
+	switch op {
+	case pg_query.SetOperation_SETOP_INTERSECT:
+		return "INTERSECT"
+	case pg_query.SetOperation_SETOP_EXCEPT:
+		return "EXCEPT"
+	}
+	return "UNION"
 }
 
 // constType types a constant: integers that fit in 32 bits are integer,
@@ -1010,10 +1077,14 @@ func arithType(op string, l, r pgType) pgType {
 		case hi == "numeric" && (op == "+" || op == "-" || op == "*" || op == "%"):
 			ls, lok := numericScale(l)
 			rs, rok := numericScale(r)
+			out := withScaleOf(hi, max(ls, rs), lok && rok)
 			if op == "*" {
-				return withScaleOf(hi, ls+rs, lok && rok)
+				out = withScaleOf(hi, ls+rs, lok && rok)
 			}
-			return withScaleOf(hi, max(ls, rs), lok && rok)
+			if !out.scaled {
+				out.mixed = cmp.Or(l.mixed, r.mixed)
+			}
+			return out
 		}
 		return typ(hi)
 	}

@@ -85,6 +85,7 @@ func write(w *writer, n *pg_query.Node) (form Form, err error) {
 	}()
 	w.stmt(n)
 	w.checkJoinLimit()
+	w.mixedScales(n) // after the writing, whose refusals say more
 	form = Form{SQL: w.b.String(), CountRows: w.countRows}
 	if d != driver.SQLite {
 		form.Params = w.params
