@@ -69,6 +69,112 @@ func (w *writer) checkedMath(name string, fc *pg_query.FuncCall) {
 	write(0)
 }
 
+// mariaMath writes MariaDB's math function for PostgreSQL's float8
+// function name (pgMathFails) of fc's arguments, failing where
+// PostgreSQL does: MariaDB answers NULL for sqrt(-1), ln(0) and log10(-1)
+// and 0 for exp(-1000) and power(10, -400), and fails with its own
+// message for power(0, -1) and power(-8, 0.5). Each failure is a marked
+// overflow of MariaDB's unsigned arithmetic (mathFailure), evaluated
+// only in its CASE branch, that the driver reports with PostgreSQL's
+// SQLSTATE and message; an overflowing exp or pow is MariaDB's own
+// "DOUBLE value is out of range in 'exp(...)'", which the driver reports
+// as PostgreSQL's overflow. Conditions on NULL are not true, so NULL in
+// is NULL out. The operands are written up to eight times.
+func (w *writer) mariaMath(name string, fc *pg_query.FuncCall) {
+	a := fc.Args
+	x := func() { w.expr(a[0]) }
+	fn := map[string]string{"sqrt": "SQRT", "ln": "LN", "log": "LOG10", "log10": "LOG10", "exp": "EXP", "power": "POW", "pow": "POW"}[name]
+	result := func() { w.call(fn, fc) }
+	switch name {
+	case "sqrt":
+		w.repeated(a[0], 3, func() {
+			w.str("(CASE WHEN ")
+			x()
+			w.str(" < 0 THEN ")
+			w.mathFailure(sqrtNegativeMark, a[0])
+			w.str(" ELSE ")
+			result()
+			w.str(" END)")
+		})
+	case "ln", "log", "log10":
+		w.repeated(a[0], 5, func() {
+			w.str("(CASE WHEN ")
+			x()
+			w.str(" = 0 THEN ")
+			w.mathFailure(logZeroMark, a[0])
+			w.str(" WHEN ")
+			x()
+			w.str(" < 0 THEN ")
+			w.mathFailure(logNegativeMark, a[0])
+			w.str(" ELSE ")
+			result()
+			w.str(" END)")
+		})
+	case "exp":
+		w.repeated(a[0], 3, func() {
+			w.str("(CASE WHEN ")
+			result()
+			w.str(" = 0 THEN ")
+			w.mathFailure(underflowMark, a[0])
+			w.str(" ELSE ")
+			result()
+			w.str(" END)")
+		})
+	default: // power, pow
+		y := func() { w.expr(a[1]) }
+		w.repeated(a[0], 8, func() {
+			w.repeated(a[1], 5, func() {
+				w.str("(CASE WHEN ")
+				x()
+				w.str(" = 0 AND ")
+				y()
+				w.str(" < 0 THEN ")
+				w.mathFailure(powerZeroNegativeMark, a[0])
+				w.str(" WHEN ")
+				x()
+				w.str(" < 0 AND ")
+				y()
+				w.str(" <> FLOOR(")
+				y()
+				w.str(") THEN ")
+				w.mathFailure(powerComplexMark, a[0])
+				w.str(" WHEN ")
+				result()
+				w.str(" = 0 AND ")
+				x()
+				w.str(" <> 0 THEN ")
+				w.mathFailure(underflowMark, a[0])
+				w.str(" ELSE ")
+				result()
+				w.str(" END)")
+			})
+		})
+	}
+}
+
+// mathFailure writes an expression that overflows MariaDB's unsigned
+// arithmetic whenever it is evaluated, its text opening with mark. It
+// names x so that MariaDB does not evaluate it as a constant before the
+// CASE chose it.
+func (w *writer) mathFailure(mark string, x *pg_query.Node) {
+	w.str(mark + "(")
+	w.expr(x)
+	w.str(" IS NULL) + 2000)")
+}
+
+// The marks of MariaDB's math failures (mariaMath), the text of the
+// MariaDB driver's mysql.SqrtNegativeMark and the rest, which it reports
+// as PostgreSQL's errors. Each is 2^64 - 1 less a little: adding 2000
+// overflows.
+const (
+	sqrtNegativeMark      = "18446744073709551614 + ("
+	logZeroMark           = "18446744073709551613 + ("
+	logNegativeMark       = "18446744073709551612 + ("
+	powerZeroNegativeMark = "18446744073709551611 + ("
+	powerComplexMark      = "18446744073709551610 + ("
+	underflowMark         = "18446744073709551609 + ("
+)
+
 // mathCheckFunction is the SQLite driver's shepherd_math_check
 // (sqlite.MathCheckFunction).
 const mathCheckFunction = "shepherd_math_check"
@@ -195,6 +301,9 @@ func (w *writer) funcCall(fc *pg_query.FuncCall) {
 		switch {
 		case !ok && !w.pg():
 			w.refuseNumericMath(name)
+		case w.my() && pgMathFails(name, n):
+			w.mariaMath(name, fc)
+			return
 		case my != "" && w.my():
 			w.call(my, fc)
 			return
@@ -388,12 +497,11 @@ func (w *writer) special(name string, fc *pg_query.FuncCall) {
 			w.checkedMath("log", fc)
 			return
 		}
-		// PostgreSQL's log is base 10, MariaDB's natural.
 		if w.my() {
-			w.call("LOG10", fc)
-		} else {
-			w.call("LOG10", fc)
+			w.mariaMath("log", fc)
+			return
 		}
+		w.call("LOG10", fc) // PostgreSQL's log is base 10
 	case name == "string_agg" && n == 2:
 		w.stringAgg(fc)
 	case (name == "bool_and" || name == "every" || name == "bool_or") && n == 1:

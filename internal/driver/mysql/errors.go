@@ -46,6 +46,30 @@ const Int2RangeMark = "18446744073709518848 + "
 // (0A000) when its message names this value.
 const AvgCountMark = "18446744073509551616 + "
 
+// The marks of the overflows the SQL writer makes MariaDB evaluate where
+// PostgreSQL's float8 math functions fail and MariaDB's answer NULL or 0
+// (dialect's mariaMath): each opens an expression that overflows
+// MariaDB's unsigned arithmetic, and the driver reports the overflow as
+// PostgreSQL's error (mathFailures) when its message names the mark.
+const (
+	SqrtNegativeMark      = "18446744073709551614 + ("
+	LogZeroMark           = "18446744073709551613 + ("
+	LogNegativeMark       = "18446744073709551612 + ("
+	PowerZeroNegativeMark = "18446744073709551611 + ("
+	PowerComplexMark      = "18446744073709551610 + ("
+	UnderflowMark         = "18446744073709551609 + ("
+)
+
+// mathFailures maps each math mark onto PostgreSQL's SQLSTATE and message.
+var mathFailures = []struct{ mark, code, message string }{
+	{SqrtNegativeMark, "2201F", "cannot take square root of a negative number"},
+	{LogZeroMark, "2201E", "cannot take logarithm of zero"},
+	{LogNegativeMark, "2201E", "cannot take logarithm of a negative number"},
+	{PowerZeroNegativeMark, "2201F", "zero raised to a negative power is undefined"},
+	{PowerComplexMark, "2201F", "a negative number raised to a non-integer power yields a complex result"},
+	{UnderflowMark, pgerr.NumericValueOutOfRange, "value out of range: underflow"},
+}
+
 // SQLSTATEs package pgerr does not name.
 const (
 	invalidDatetimeFormat  = "22007"
@@ -204,6 +228,17 @@ func fromMySQLError(me *mysql.MySQLError) *pgerr.Error {
 	if me.Number == 1690 && strings.HasPrefix(me.Message, "BIGINT value is out of range") {
 		// Signed 64-bit arithmetic, as PostgreSQL's bigint's.
 		e.Message = "bigint out of range"
+	}
+	for _, m := range mathFailures {
+		if me.Number == 1690 && strings.Contains(me.Message, "'"+m.mark) {
+			e.Code, e.Message = m.code, m.message
+		}
+	}
+	if me.Number == 1690 && (strings.HasPrefix(me.Message, "DOUBLE value is out of range in 'exp(") ||
+		strings.HasPrefix(me.Message, "DOUBLE value is out of range in 'pow(")) {
+		// MariaDB's exp and pow fail where the result is infinite, as
+		// PostgreSQL's do.
+		e.Code, e.Message = pgerr.NumericValueOutOfRange, "value out of range: overflow"
 	}
 	if me.Number == 1690 && strings.Contains(me.Message, "'"+AvgCountMark) {
 		e.Code, e.Message = pgerr.FeatureNotSupported, "shepherd cannot compute avg() exactly over so many values on MariaDB/MySQL replicas (compared: fewer than 200000000; cast to an integer: fewer than 100000000)"

@@ -2,6 +2,7 @@ package mysql
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -216,6 +217,49 @@ func TestRangeChecksOnMariaDB(t *testing.T) {
 			if got := map[bool]string{true: "NULL", false: v.Text}[v.Null]; got != w.value {
 				t.Errorf("%s: %s, want %s", w.sql, got, w.value)
 			}
+		}
+	}
+}
+
+// TestMathFailuresOnMariaDB: the marked overflows the SQL writer makes
+// MariaDB evaluate where PostgreSQL's math functions fail, and MariaDB's
+// own overflow of exp and pow, are reported with PostgreSQL's SQLSTATE
+// and message on a real MariaDB.
+func TestMathFailuresOnMariaDB(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	e, err := Open(ctx, driver.Spec{Name: "maria1", DSN: testenv.MariaDB(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	dc, err := e.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dc.Close()
+	c := dc.(*Conn)
+	fail := func(mark string) string {
+		return "SELECT CASE WHEN x < 0 THEN " + mark + "(x IS NULL) + 2000) ELSE x END FROM (SELECT -1e0 AS x) t"
+	}
+	for _, w := range []struct{ sql, code, msg string }{
+		{fail(SqrtNegativeMark), "2201F", "cannot take square root of a negative number"},
+		{fail(LogZeroMark), "2201E", "cannot take logarithm of zero"},
+		{fail(LogNegativeMark), "2201E", "cannot take logarithm of a negative number"},
+		{fail(PowerZeroNegativeMark), "2201F", "zero raised to a negative power is undefined"},
+		{fail(PowerComplexMark), "2201F", "a negative number raised to a non-integer power yields a complex result"},
+		{fail(UnderflowMark), "22003", "value out of range: underflow"},
+		{"SELECT EXP(1000e0)", "22003", "value out of range: overflow"},
+		{"SELECT POW(10e0, x) FROM (SELECT 400e0 AS x) t", "22003", "value out of range: overflow"},
+	} {
+		q := driver.Query{SQL: w.sql, Verb: "SELECT", ReturnsRows: true}
+		a, err := c.Exec(ctx, q)
+		if err != nil {
+			err = c.failure(ctx, q, err)
+		}
+		var pe *pgerr.Error
+		if !errors.As(err, &pe) || pe.Code != w.code || pe.Message != w.msg {
+			t.Errorf("%s: %v %v, want %s %q", w.sql, a, err, w.code, w.msg)
 		}
 	}
 }
