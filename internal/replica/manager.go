@@ -12,6 +12,8 @@ package replica
 import (
 	"context"
 	"log/slog"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -120,6 +122,54 @@ type Manager struct {
 	// slot, for engines of the serial class, admits one engine
 	// transaction at a time (see worker.open).
 	slot chan struct{}
+	// epoch is the term of the cluster node this manager commits for; 0
+	// (a single-node shepherd) writes LogInsert, unfenced, as always.
+	// Above 0 each commit writes LogInsertFenced, the fence's check.
+	epoch atomic.Uint64
+}
+
+// SetEpoch sets the term whose commits this manager writes from now on
+// (docs/DESIGN.md, section 9). The node raises the replica's fence to
+// epoch (FenceRaise) before its first commit with it.
+func (m *Manager) SetEpoch(epoch uint64) { m.epoch.Store(epoch) }
+
+// logInsert is the commit's row in LogTable: fenced when the manager
+// commits for a term of a cluster.
+func (m *Manager) logInsert(b uint64) driver.Query {
+	if e := m.epoch.Load(); e > 0 {
+		return LogInsertFenced(m.engine.Dialect(), b, e)
+	}
+	return LogInsert(m.engine.Dialect(), b)
+}
+
+// lostTermMessage starts the error of a commit the replica's fence
+// refused (IsLostTerm tells it from a replica's fault).
+const lostTermMessage = "this shepherd node lost its term"
+
+// lostTerm turns the fence's refusal of a commit at epoch into the error
+// that says the node is deposed: the replica did nothing wrong, and the
+// transaction did not commit there.
+func lostTerm(err error, epoch uint64, replica string) error {
+	if !IsFenced(err) {
+		return err
+	}
+	return &pgerr.Error{
+		Code:     pgerr.AdminShutdown,
+		Severity: pgerr.SeverityError,
+		Message:  lostTermMessage + " (epoch " + strconv.FormatUint(epoch, 10) + "): a newer leader fenced replica " + replica + "; the transaction did not commit",
+		Replica:  replica,
+	}
+}
+
+// IsLostTerm reports whether err is a commit refused by a replica's
+// fence: the node lost its term. It is never a fault of the replica, so
+// it must not count against it nor take it out.
+func IsLostTerm(err error) bool {
+	if err == nil {
+		return false
+	}
+	e := pgerr.From(err)
+	return e.Code == pgerr.AdminShutdown && strings.HasPrefix(e.Message, lostTermMessage)
 }
 
 // attempt names one engine transaction: a try of a shepherd transaction.

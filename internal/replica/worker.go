@@ -441,16 +441,22 @@ func (w *worker) exec(conn driver.Conn, t Task, col *collector) (*answer.Answer,
 		// of what it committed goes in first, in the same engine
 		// transaction: after a crash it tells what this replica has (see
 		// LogTable).
+		// In a cluster the row is also the fence's check (LogInsertFenced):
+		// a newer term's raise fails it, and the transaction with it.
 		committer, together := conn.(driver.Committer)
+		epoch := w.m.epoch.Load()
 		switch {
 		case t.Barrier > 0 && together:
-			err = committer.ExecCommit(ctx, LogInsert(w.m.engine.Dialect(), t.Barrier))
+			err = committer.ExecCommit(ctx, w.m.logInsert(t.Barrier))
 		case t.Barrier > 0:
-			if _, err = conn.Exec(ctx, LogInsert(w.m.engine.Dialect(), t.Barrier)); err == nil {
+			if _, err = conn.Exec(ctx, w.m.logInsert(t.Barrier)); err == nil {
 				err = conn.Commit(ctx)
 			}
 		default:
 			err = conn.Commit(ctx)
+		}
+		if epoch > 0 {
+			err = lostTerm(err, epoch, w.m.name)
 		}
 	case coord.OpRollback:
 		// A rollback is never cancelled, even when the manager gives up
