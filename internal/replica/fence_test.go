@@ -96,16 +96,23 @@ func TestFenceOrdersCommits(t *testing.T) {
 			// without waiting.
 			waitForLockWait := func(finished <-chan struct{}) {
 				t.Helper()
+				var last []string
 				for {
-					if n := query(fe.waiting); len(n) == 1 && n[0] == "1" {
+					n := query(fe.waiting)
+					if len(n) == 1 && n[0] == "1" {
 						return
 					}
+					last = n
 					select {
 					case <-finished:
-						t.Fatal("the operation that had to wait for the fence row's lock went ahead")
+						t.Fatalf("the operation that had to wait for the fence row's lock went ahead (sessions seen waiting: %v)", last)
 					case <-ctx.Done():
 						t.Fatal("no session came to wait for the fence row's lock")
-					case <-time.After(20 * time.Millisecond):
+					case <-time.After(150 * time.Millisecond):
+						// Not sooner: InnoDB refreshes what INNODB_TRX
+						// shows only when it was last read over 100 ms
+						// ago, so a faster poll reads a stale list for
+						// ever (and saw no waiting session for 50 s).
 					}
 				}
 			}

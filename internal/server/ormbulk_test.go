@@ -164,7 +164,7 @@ func runORMSteps(t *testing.T, setup []string, steps []ormStep) {
 			case "diverse":
 				cfg = diverse(t)
 			}
-			addr, _ := start(t, cfg)
+			addr, srv := start(t, cfg)
 			sh := shepherdConn(t, addr)
 			for _, s := range setup {
 				if o := runText(ctx, sh, s); o.code != "" {
@@ -179,12 +179,24 @@ func runORMSteps(t *testing.T, setup []string, steps []ormStep) {
 					t.Errorf("%.140s %v\n shepherd:   %v\n PostgreSQL: %v", s.sql, s.args, got, want[i])
 				}
 			}
-			cols, rows, err := admin.Compare(ctx, admin.Login{Addr: addr, User: "app"}, false, "")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got, _ := findings(t, cols, rows); len(got) > 0 {
-				t.Errorf("replicas differ: %v", got)
+			if name == "diverse" {
+				// Compare-and-repair does not read DuckDB replicas yet
+				// (its row hash is written for PostgreSQL, MariaDB and
+				// SQLite): the tables are compared through the drivers.
+				idle, cancel := context.WithTimeout(ctx, 30*time.Second)
+				defer cancel()
+				if err := srv.Cluster().Idle(idle); err != nil {
+					t.Fatal(err)
+				}
+				assertSameTables(t, cfg)
+			} else {
+				cols, rows, err := admin.Compare(ctx, admin.Login{Addr: addr, User: "app"}, false, "")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got, _ := findings(t, cols, rows); len(got) > 0 {
+					t.Errorf("replicas differ: %v (%v)", got, rows)
+				}
 			}
 			assertReplicas(t, addr, 3)
 		})
